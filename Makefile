@@ -1,0 +1,46 @@
+# ttanjit — see README.md. Every target installs what it needs first.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PROTOS := $(wildcard proto/ttanjit/v1/*.proto)
+GEN_STAMP := services/ttanjit/v1/.generated
+
+.PHONY: install proto run test test-fast lint bench clean
+
+install: $(STAMP) $(GEN_STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev,bench]'
+	touch $(STAMP)
+
+# Generated gRPC/protobuf stubs: never committed, never hand-edited.
+proto: $(GEN_STAMP)
+$(GEN_STAMP): $(STAMP) $(PROTOS)
+	rm -rf services/ttanjit/v1
+	mkdir -p services/ttanjit/v1
+	if [ -n "$(PROTOS)" ]; then $(BIN)/python -m grpc_tools.protoc -Iproto \
+	  --python_out=services --grpc_python_out=services --pyi_out=services $(PROTOS); fi
+	touch services/ttanjit/v1/__init__.py $(GEN_STAMP)
+
+run: install
+	$(BIN)/python -m ttanjit.run
+
+test: install
+	$(BIN)/python -m pytest -q
+
+test-fast: install
+	$(BIN)/python -m pytest -q tests/unit tests/scenarios
+
+lint: install
+	$(BIN)/ruff check services tests
+	$(BIN)/mypy services/ttanjit/games
+
+bench: install
+	$(BIN)/python -m ttanjit.bench
+
+clean:
+	rm -rf $(VENV) services/ttanjit/v1 .pytest_cache

@@ -1,0 +1,3 @@
+from ttanjit.cli import main
+
+raise SystemExit(main())

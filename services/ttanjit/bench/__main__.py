@@ -1,0 +1,44 @@
+"""Run the benchmark sections: ``python -m ttanjit.bench [section ...]``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pkgutil
+import sys
+import time
+
+import ttanjit.bench as pkg
+
+
+def sections() -> list[str]:
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_"))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(prog="python -m ttanjit.bench")
+    p.add_argument("sections", nargs="*", help=f"default: all of {', '.join(sections())}")
+    p.add_argument("--quick", action="store_true", help="smaller runs (smoke check)")
+    p.add_argument("--out", default="bench-results.json")
+    args = p.parse_args()
+    chosen = args.sections or sections()
+    results: dict[str, object] = {"started": time.strftime("%Y-%m-%d %H:%M:%S")}
+    failed = False
+    for name in chosen:
+        print(f"\n=== {name} ===", flush=True)
+        try:
+            mod = importlib.import_module(f"ttanjit.bench.{name}")
+            results[name] = mod.run(args)
+        except Exception as exc:  # a failing section is reported, the rest still run
+            failed = True
+            print(f"section {name} failed: {exc!r}", file=sys.stderr)
+            results[name] = {"error": repr(exc)}
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(results, f, ensure_ascii=False, indent=2)
+    print(f"\nfigures written to {args.out}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,68 @@
+"""``ttanjit`` command line: replay, simulate (more subcommands join as the
+services land: ladder, loadtest)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ttanjit.games.record import RecordError
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from ttanjit.games.record import load, replay
+
+    try:
+        record = load(args.file)
+        engine, results, events = replay(record)
+    except RecordError as exc:
+        print(f"ttanjit replay: {exc}", file=sys.stderr)
+        return 2
+    doc = {"results": results, "events": events, "state": engine.state()}
+    json.dump(doc, sys.stdout, ensure_ascii=False, indent=args.indent)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from ttanjit.games.simulate import simulate
+
+    try:
+        options = json.loads(args.options) if args.options else {}
+        summary, record = simulate(args.game, args.games, args.seats, args.seed, options,
+                                   keep_record=bool(args.write_record))
+    except (ValueError, RecordError) as exc:
+        print(f"ttanjit simulate: {exc}", file=sys.stderr)
+        return 2
+    if record is not None and args.write_record:
+        with open(args.write_record, "w", encoding="utf-8") as f:
+            json.dump(record.to_json(), f, ensure_ascii=False)
+    print(json.dumps(summary.to_json(), ensure_ascii=False, indent=2))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ttanjit", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("replay", help="re-run a game record and print results, events and state")
+    r.add_argument("file")
+    r.add_argument("--indent", type=int, default=None)
+    r.set_defaults(func=_replay)
+
+    s = sub.add_parser("simulate", help="play random legal games as fast as possible")
+    s.add_argument("--game", required=True, choices=["onecard", "penalty_rows", "hakka"])
+    s.add_argument("--games", type=int, default=100)
+    s.add_argument("--seats", type=int, default=4)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--options", help="room options as JSON, e.g. '{\"turn_ms\": 45000}'")
+    s.add_argument("--write-record", metavar="FILE", help="write the last game's record")
+    s.set_defaults(func=_simulate)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    rc: int = args.func(args)
+    return rc

@@ -1,0 +1,1 @@
+"""Helpers shared by the services: config, NATS/JetStream, gRPC, metrics, logging."""

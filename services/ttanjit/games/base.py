@@ -1,0 +1,398 @@
+"""What every rules engine shares: events, refusals, results, the engine
+interface, and the presence/clock rules of RULES.md section 4.
+
+An engine is a deterministic state machine (DESIGN.md section 1): no I/O, no
+clock, no asyncio. Every input carries ``t`` (ms since the game started); the
+engine decides every deadline from those values. All randomness comes from
+``self.rng``, a ``random.Random`` seeded from the record.
+
+Contract used by the shard, the bots, the replay CLI and the tests:
+
+- ``Engine(setup)`` builds the game from a :class:`Setup` (record header).
+- ``apply(t, seat, action)`` -> :class:`Result`. ``seat``/``action`` ``None``
+  is a clock-only input. A refused input changes nothing (not even the
+  clock: a deadline that would fire before ``t`` does not fire).
+  Malformed input is refused with code ``bad_action``.
+- ``next_deadline()`` -> the ``t`` at which the engine needs a clock input,
+  or ``None`` (finished, or paused because every human is away).
+- ``view(seat)`` -> what that seat may see (``None`` = spectator/public).
+- ``legal_actions(seat)`` -> game actions the seat may send now (never
+  presence actions; ``one_card`` only when a press is meaningful is up to
+  the game, see its docstring).
+- ``state()`` -> the omniscient state (DESIGN.md 3.1 field names).
+- ``clone()`` -> an independent copy (bots edit hidden cards in a clone to
+  search a determinised game; engines may override it with a faster copy).
+- ``result()`` -> the finished game's outcome.
+- ``finished`` -> bool.
+
+Events are seat-filtered: :meth:`Event.for_seat` merges the public part
+with that seat's private part. Spectators get ``for_seat(None)``.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+JSON = dict[str, Any]
+
+# RULES.md 4: presence timings. ``options.absence_ms`` may shorten it for
+# tests only (not offered to rooms).
+ABSENCE_MS = 60_000
+
+# Common refusal codes and their Korean messages. Each game module adds its
+# own table; :func:`message_for` looks a code up in all of them.
+COMMON_MESSAGES: dict[str, str] = {
+    "bad_action": "잘못된 요청이에요.",
+    "unknown_action": "알 수 없는 동작이에요.",
+    "bad_seat": "없는 자리예요.",
+    "not_your_turn": "내 차례가 아니에요.",
+    "game_finished": "이미 끝난 게임이에요.",
+    "time_goes_back": "시간이 거꾸로 갈 수 없어요.",
+    "seat_is_bot": "봇이 이어받은 자리예요. 구경만 할 수 있어요.",
+    "not_human": "사람 자리가 아니에요.",
+    "already_connected": "이미 연결되어 있어요.",
+    "not_disconnected": "연결이 끊긴 상태가 아니에요.",
+    "not_on_autopilot": "자동 진행 중이 아니에요.",
+    "not_allowed_now": "지금은 할 수 없어요.",
+}
+
+_MESSAGE_TABLES: list[dict[str, str]] = [COMMON_MESSAGES]
+
+
+def register_messages(table: dict[str, str]) -> dict[str, str]:
+    """Add a game's code -> Korean message table; returns it."""
+    _MESSAGE_TABLES.append(table)
+    return table
+
+
+def message_for(code: str) -> str:
+    for table in reversed(_MESSAGE_TABLES):
+        if code in table:
+            return table[code]
+    return COMMON_MESSAGES["not_allowed_now"]
+
+
+class Refusal(Exception):
+    """An input the game refuses. ``code`` is stable snake_case."""
+
+    def __init__(self, code: str, message: str | None = None) -> None:
+        super().__init__(code)
+        self.code = code
+        self.message = message or message_for(code)
+
+
+class InvalidAction(Refusal):
+    """Malformed: not an action of this game at all (python-chess's InvalidMoveError)."""
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__("bad_action")
+        self.detail = detail
+
+
+class IllegalAction(Refusal):
+    """Well-formed but not allowed now (python-chess's IllegalMoveError)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened. ``data`` is public; ``private[seat]`` is
+    merged in for that seat only (e.g. the drawn card's face)."""
+
+    type: str
+    data: JSON = field(default_factory=dict)
+    private: dict[int, JSON] | None = None
+
+    def for_seat(self, seat: int | None) -> JSON:
+        out: JSON = {"type": self.type, **self.data}
+        if self.private is not None and seat is not None and seat in self.private:
+            out.update(self.private[seat])
+        return out
+
+    def omniscient(self) -> JSON:
+        out: JSON = {"type": self.type, **self.data}
+        if self.private:
+            out["private"] = {str(k): v for k, v in sorted(self.private.items())}
+        return out
+
+
+@dataclass(slots=True)
+class Result:
+    ok: bool
+    events: list[Event] = field(default_factory=list)
+    code: str | None = None
+    message: str | None = None
+    info: JSON | None = None  # extra reply data, e.g. the order used for a multi-card play
+
+    def to_json(self) -> JSON:
+        if self.ok:
+            out: JSON = {"ok": True}
+            if self.info:
+                out.update(self.info)
+            return out
+        return {"ok": False, "code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSpec:
+    kind: str = "human"  # "human" | "bot" | "empty"
+    level: str | None = None  # bot level: easy | normal | hard
+
+    @staticmethod
+    def from_json(obj: Any) -> SeatSpec:
+        if not isinstance(obj, dict):
+            raise ValueError("seat must be an object")
+        kind = obj.get("kind", "human")
+        if kind not in ("human", "bot", "empty"):
+            raise ValueError(f"seat kind must be human, bot or empty, not {kind!r}")
+        level = obj.get("level")
+        if kind == "bot":
+            level = level or "normal"
+            if level not in ("easy", "normal", "hard"):
+                raise ValueError(f"bot level must be easy, normal or hard, not {level!r}")
+        return SeatSpec(kind, level)
+
+    def to_json(self) -> JSON:
+        out: JSON = {"kind": self.kind}
+        if self.level is not None:
+            out["level"] = self.level
+        return out
+
+
+@dataclass(slots=True)
+class Setup:
+    """Everything a record says before its inputs (DESIGN.md 3.1)."""
+
+    game: str
+    options: JSON
+    seats: list[SeatSpec]
+    seed: int
+    decks: list[list[str]] | None = None
+    first_player: int | None = None
+    dealer: int | None = None
+
+
+class Presence:
+    """RULES.md section 4, shared by every game.
+
+    Tracks which human seats are connected, bot substitution after 60 s away
+    or on ``leave``, and *game time*: while every human seat is
+    disconnected, game clocks, absence counters and the length cap pause.
+
+    Engines keep every deadline in game time (``gt``) and convert with
+    :meth:`game_time` / :meth:`real_time`.
+    """
+
+    def __init__(self, seats: list[SeatSpec], absence_ms: int = ABSENCE_MS) -> None:
+        self.absence_ms = absence_ms
+        self.human = [s.kind == "human" for s in seats]
+        self.connected = list(self.human)
+        self.substituted = [False] * len(seats)
+        self.away_since_gt: list[int | None] = [None] * len(seats)
+        self.paused_total = 0  # real ms spent paused so far
+        self.paused_since: int | None = None  # real t when the pause began
+
+    # -- time ------------------------------------------------------------
+    def game_time(self, t: int) -> int:
+        if self.paused_since is not None:
+            return self.paused_since - self.paused_total
+        return t - self.paused_total
+
+    def real_time(self, gt: int) -> int | None:
+        """Real ``t`` at which game time reaches ``gt`` (None while paused)."""
+        if self.paused_since is not None:
+            return None
+        return gt + self.paused_total
+
+    @property
+    def paused(self) -> bool:
+        return self.paused_since is not None
+
+    # -- who plays a seat --------------------------------------------------
+    def is_active_human(self, seat: int) -> bool:
+        return self.human[seat] and not self.substituted[seat]
+
+    def any_human_present(self) -> bool:
+        return any(
+            self.is_active_human(s) and self.connected[s] for s in range(len(self.human))
+        )
+
+    def has_active_humans(self) -> bool:
+        return any(self.is_active_human(s) for s in range(len(self.human)))
+
+    def _update_pause(self, t: int) -> None:
+        should_pause = self.has_active_humans() and not self.any_human_present()
+        if should_pause and self.paused_since is None:
+            self.paused_since = t
+        elif not should_pause and self.paused_since is not None:
+            self.paused_total += t - self.paused_since
+            self.paused_since = None
+
+    def next_substitution_gt(self) -> tuple[int, int] | None:
+        """(game time, seat) of the earliest pending 60 s substitution."""
+        best: tuple[int, int] | None = None
+        for s, since in enumerate(self.away_since_gt):
+            if since is not None and self.is_active_human(s):
+                cand = (since + self.absence_ms, s)
+                if best is None or cand < best:
+                    best = cand
+        return best
+
+    # -- inputs (engines call these; they raise Refusal) ---------------------
+    def disconnect(self, t: int, seat: int) -> Event:
+        if not self.is_active_human(seat):
+            raise IllegalAction("not_human" if not self.human[seat] else "seat_is_bot")
+        if not self.connected[seat]:
+            raise IllegalAction("not_allowed_now")
+        gt = self.game_time(t)
+        self.connected[seat] = False
+        self.away_since_gt[seat] = gt
+        self._update_pause(t)
+        return Event("disconnected", {"seat": seat, "paused": self.paused})
+
+    def reconnect(self, t: int, seat: int) -> Event:
+        if not self.is_active_human(seat):
+            raise IllegalAction("not_human" if not self.human[seat] else "seat_is_bot")
+        if self.connected[seat]:
+            raise IllegalAction("already_connected")
+        self.connected[seat] = True
+        self.away_since_gt[seat] = None
+        self._update_pause(t)
+        return Event("reconnected", {"seat": seat, "paused": self.paused})
+
+    def substitute(self, t: int, seat: int, reason: str) -> Event:
+        """``leave`` or 60 s away: a normal bot takes the seat for good."""
+        if not self.is_active_human(seat):
+            raise IllegalAction("not_human" if not self.human[seat] else "seat_is_bot")
+        self.substituted[seat] = True
+        self.connected[seat] = False
+        self.away_since_gt[seat] = None
+        self._update_pause(t)
+        return Event("substituted", {"seat": seat, "reason": reason, "level": "normal"})
+
+    def to_json(self) -> JSON:
+        return {
+            "absence_ms": self.absence_ms,
+            "human": list(self.human),
+            "connected": list(self.connected),
+            "substituted": list(self.substituted),
+            "away_since_gt": list(self.away_since_gt),
+            "paused_total": self.paused_total,
+            "paused_since": self.paused_since,
+        }
+
+    @classmethod
+    def from_json(cls, obj: JSON) -> Presence:
+        p = cls.__new__(cls)
+        p.absence_ms = obj.get("absence_ms", ABSENCE_MS)
+        p.human = list(obj["human"])
+        p.connected = list(obj["connected"])
+        p.substituted = list(obj["substituted"])
+        p.away_since_gt = list(obj["away_since_gt"])
+        p.paused_total = obj["paused_total"]
+        p.paused_since = obj["paused_since"]
+        return p
+
+
+class Engine:
+    """Base class of the three engines. Subclasses implement the game; this
+    class holds the common input plumbing (validation of ``t`` and seat,
+    transactional refusal) so every game refuses the same way."""
+
+    GAME: ClassVar[str] = ""
+    MIN_SEATS: ClassVar[int] = 2
+    MAX_SEATS: ClassVar[int] = 10
+
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+        self.n = len(setup.seats)
+        self.rng = random.Random(setup.seed)
+        absence = setup.options.get("absence_ms", ABSENCE_MS)
+        if not isinstance(absence, int) or isinstance(absence, bool) or absence < 1000:
+            raise ValueError("options.absence_ms must be an integer >= 1000")
+        self.presence = Presence(setup.seats, absence)
+        self.now = 0  # last real t seen
+        self.finished = False
+
+    # -- to implement ----------------------------------------------------
+    def _advance(self, t: int, events: list[Event]) -> None:
+        """Fire every deadline due at or before real time ``t``."""
+        raise NotImplementedError
+
+    def _act(self, t: int, seat: int, action: JSON, events: list[Event]) -> JSON | None:
+        """Apply a game or presence action (clock already advanced).
+
+        Raise :class:`Refusal` *before* mutating anything: when no deadline
+        fired on the way to ``t`` there is no saved copy to roll back to.
+        Returns extra reply data (or None)."""
+        raise NotImplementedError
+
+    def next_deadline(self) -> int | None:
+        raise NotImplementedError
+
+    def view(self, seat: int | None) -> JSON:
+        raise NotImplementedError
+
+    def legal_actions(self, seat: int) -> list[JSON]:
+        raise NotImplementedError
+
+    def state(self) -> JSON:
+        raise NotImplementedError
+
+    def result(self) -> JSON:
+        raise NotImplementedError
+
+    def _would_fire(self, t: int) -> bool:
+        nd = self.next_deadline()
+        return nd is not None and nd <= t
+
+    # -- the one entry point -----------------------------------------------
+    def apply(self, t: int, seat: int | None = None, action: JSON | None = None) -> Result:
+        if not isinstance(t, int) or isinstance(t, bool) or t < 0:
+            return _refused(InvalidAction("t must be a non-negative integer"))
+        if t < self.now:
+            return _refused(IllegalAction("time_goes_back"))
+        if seat is None and action is None:
+            events: list[Event] = []
+            self._advance(t, events)
+            self.now = t
+            return Result(True, events)
+        if seat is None or action is None:
+            return _refused(InvalidAction("seat and action go together"))
+        if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < self.n:
+            return _refused(IllegalAction("bad_seat"))
+        if not isinstance(action, dict) or not isinstance(action.get("type"), str):
+            return _refused(InvalidAction("action must be an object with a type"))
+        # Transactional: a refused input must leave no trace, including
+        # deadlines fired on the way to ``t``. Copy only when something would
+        # fire (rare); otherwise subclasses validate before mutating.
+        saved = self._save() if self._would_fire(t) else None
+        events = []
+        try:
+            self._advance(t, events)
+            info = self._act(t, seat, action, events)
+        except Refusal as exc:
+            if saved is not None:
+                self._load(saved)
+            return _refused(exc)
+        self.now = t
+        return Result(True, events, info=info)
+
+    # -- copies --------------------------------------------------------------
+    def _save(self) -> dict[str, Any]:
+        return copy.deepcopy({k: v for k, v in self.__dict__.items() if k != "setup"})
+
+    def _load(self, saved: dict[str, Any]) -> None:
+        self.__dict__.update(saved)
+
+    def clone(self) -> Engine:
+        new = self.__class__.__new__(self.__class__)
+        new.__dict__.update(self._save())
+        new.setup = self.setup
+        return new
+
+
+def _refused(exc: Refusal) -> Result:
+    return Result(False, [], code=exc.code, message=exc.message)
