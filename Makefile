@@ -7,9 +7,22 @@ STAMP := $(VENV)/.installed
 PROTOS := $(wildcard proto/ttanjit/v1/*.proto)
 GEN_STAMP := services/ttanjit/v1/.generated
 
-.PHONY: install proto run test test-fast lint bench clean
+.PHONY: install proto run test test-fast lint bench clean web browser
 
-install: $(STAMP) $(GEN_STAMP)
+install: $(STAMP) $(GEN_STAMP) web
+
+# The web client's build-time assets: the Korean web font from npm, copied into
+# the static folder (generated, gitignored; DESIGN.md 6: never from a CDN).
+WEB := services/ttanjit/gateway/web
+FONT_STAMP := services/ttanjit/gateway/static/fonts/fonts.css
+web: $(FONT_STAMP)
+$(FONT_STAMP): $(WEB)/package.json $(WEB)/package-lock.json $(WEB)/copy-fonts.mjs
+	cd $(WEB) && (npm ci --no-audit --no-fund --loglevel=error || npm install --no-audit --no-fund --loglevel=error)
+	node $(WEB)/copy-fonts.mjs
+
+# Debian's chromium for the browser tests (Playwright's own download cannot work here).
+browser:
+	test -x /usr/bin/chromium || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-noto-cjk)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -29,7 +42,7 @@ $(GEN_STAMP): $(STAMP) $(PROTOS)
 run: install
 	$(BIN)/python -m ttanjit.run
 
-test: install
+test: install browser
 	$(BIN)/python -m pytest -q
 
 test-fast: install
