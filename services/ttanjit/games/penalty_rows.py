@@ -1,0 +1,450 @@
+"""줄줄이 벌점 (penalty rows) — game id ``penalty_rows``. RULES.md sections 2
+and 4; seed page ``seeds/002_83e43fefb11789c1.txt``.
+
+A game is rounds (판) of 10 simultaneous turns (회차). In each turn every
+seat secretly selects a card and a row (``select``, changeable), then
+``confirm``s (final). When every seat has confirmed, or at the shared
+deadline, all picks are revealed and placed one at a time in increasing card
+order (``penalty_rows_cards``). After a round: a 5,000 ms intermission, or
+the end (quick rounds / classic 66). Phases: ``select``, ``intermission``,
+``finished``.
+
+Decisions taken here (beyond RULES.md):
+- **A selection that was not confirmed by the deadline does not stand**: the
+  timeout pick of 2.5 replaces it and the turn counts as a timeout. The seed
+  says "시간 안에 확정하지 않으면 … 대신 골라요. 이미 확정한 카드와 줄은
+  바꾸지 않아요" — only confirmed picks are kept — and RULES.md says the
+  game picks "for each unconfirmed player".
+- Autopilot seats are played by the ``normal`` bot through the shard. The
+  shard marks the actions it sends for a seat on autopilot with
+  ``"auto": true``; a ``confirm`` *without* that mark is the player's own
+  and releases autopilot (2.5: "or a manual confirmation"), as ``resume``
+  does. A bot that fails to answer leaves the seat to the timeout pick.
+- The reveal and its placements happen at the instant of the last
+  confirmation (or the deadline); the next turn's deadline starts then.
+  Clients animate the ``revealed``/``placed`` events meanwhile.
+- ``select`` of exactly the current selection is refused
+  (``already_selected``); it is not among the legal actions.
+- Only seats of kind ``empty`` sit out (not dealt, never win); every other
+  seat, connected or not, must confirm or be picked for.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ttanjit.games.base import (
+    JSON,
+    Engine,
+    Event,
+    IllegalAction,
+    InvalidAction,
+    Setup,
+    register_messages,
+)
+from ttanjit.games.penalty_rows_cards import (
+    APPEND,
+    CARDS,
+    HAND,
+    ROWS,
+    SIXTH_CARD,
+    is_card,
+    parse_deck,
+    place,
+    timeout_pick,
+)
+from ttanjit.games.penalty_rows_view import public_view, seat_view, selection_view
+
+SELECT_MS_CHOICES = (20_000, 30_000, 45_000)
+END_MODES = ("rounds", "score_66")
+ROUNDS_CHOICES = (1, 3, 5)
+TARGET = 66  # classic mode ends after a round in which anyone reached it
+INTERMISSION_MS = 5_000  # RULES.md 2.4 Decision
+CAP_MS = 45 * 60_000  # RULES.md 2.5: game-length cap (game time)
+AUTOPILOT_AFTER = 3  # consecutive timeouts
+OPTION_KEYS = {"seats", "select_ms", "end", "rounds", "absence_ms"}
+
+SELECT, INTERMISSION, FINISHED = "select", "intermission", "finished"
+
+MESSAGES = register_messages(
+    {
+        "card_not_in_hand": "그 카드는 손패에 없어요.",
+        "bad_row": "줄은 1~4번 중에서 골라요.",
+        "nothing_selected": "먼저 카드와 줄을 골라요.",
+        "already_confirmed": "이미 확정했어요. 바꾸거나 취소할 수 없어요.",
+        "already_selected": "이미 그 카드와 줄을 골랐어요.",
+        "not_selecting": "지금은 카드를 고르는 시간이 아니에요.",
+        "empty_seat": "빈자리예요.",
+    }
+)
+
+
+def _options(raw: JSON, n: int) -> tuple[int, str, int | None]:
+    unknown = set(raw) - OPTION_KEYS
+    if unknown:
+        raise ValueError(f"penalty_rows: unknown options {sorted(unknown)}")
+    select_ms = raw.get("select_ms", 20_000)
+    if select_ms not in SELECT_MS_CHOICES or isinstance(select_ms, bool):
+        raise ValueError(f"penalty_rows: select_ms must be one of {SELECT_MS_CHOICES}")
+    end = raw.get("end", "rounds")
+    if end not in END_MODES:
+        raise ValueError(f"penalty_rows: end must be one of {END_MODES}")
+    rounds: int | None = None
+    if end == "rounds":
+        rounds = raw.get("rounds", 3)
+        if rounds not in ROUNDS_CHOICES or isinstance(rounds, bool):
+            raise ValueError(f"penalty_rows: rounds must be one of {ROUNDS_CHOICES}")
+    elif "rounds" in raw:
+        raise ValueError("penalty_rows: rounds goes only with end=rounds")
+    if not 2 <= n <= 10:
+        raise ValueError("penalty_rows: 2 to 10 seats")
+    return int(select_ms), str(end), rounds
+
+
+class PenaltyRows(Engine):
+    GAME: ClassVar[str] = "penalty_rows"
+    MIN_SEATS: ClassVar[int] = 2
+    MAX_SEATS: ClassVar[int] = 10
+
+    def __init__(self, setup: Setup) -> None:
+        super().__init__(setup)
+        self.select_ms, self.end, self.rounds = _options(setup.options, self.n)
+        self.active = [s.kind != "empty" for s in setup.seats]
+        self.players = [s for s in range(self.n) if self.active[s]]
+        if len(self.players) < 2:
+            raise ValueError("penalty_rows: at least 2 seats must be filled")
+        self.decks = [parse_deck(d) for d in (setup.decks or [])]
+        for d in self.decks:
+            if len(d) < HAND * len(self.players) + ROWS:
+                raise ValueError(
+                    f"penalty_rows deck: {HAND} cards per seat + {ROWS} needs "
+                    f"{HAND * len(self.players) + ROWS} cards, got {len(d)}"
+                )
+        self.bot_kind = [s.kind == "bot" for s in setup.seats]
+        self.round = 0
+        self.turn = 1
+        self.phase = SELECT
+        self.rows: list[list[int]] = [[] for _ in range(ROWS)]
+        self.hands: list[list[int]] = [[] for _ in range(self.n)]
+        self.taken: list[list[int]] = [[] for _ in range(self.n)]  # this round's piles
+        self.unused: list[int] = []
+        self.penalties = [0] * self.n
+        self.round_penalties = [0] * self.n
+        self.selection: list[tuple[int, int] | None] = [None] * self.n
+        self.confirmed = [False] * self.n
+        self.timeouts = [0] * self.n  # consecutive
+        self.autopilot = [False] * self.n
+        self.deadline_gt: int | None = None
+        self.winners: list[int] = []
+        self.ended_by: str | None = None
+        self.length_ms: int | None = None
+        self.last_reveal: list[JSON] = []
+        self.counters = {"turns": 0, "rounds": 0, "timeout_picks": 0, "autopilot": 0,
+                         "appends": 0, "sixth_cards": 0, "row_end_higher": 0}
+        self._start_round(0, [])
+
+    # -- rounds and turns ------------------------------------------------------
+    def _start_round(self, gt: int, events: list[Event]) -> None:
+        """RULES.md 2.1: reshuffle all 104, deal 10 each round-robin from seat
+        0 (empty seats skipped), then rows 1-4; the rest is unused."""
+        self.round += 1
+        self.counters["rounds"] += 1
+        if self.round <= len(self.decks):
+            deck = list(self.decks[self.round - 1])
+            deck += [c for c in CARDS if c not in set(deck)]
+        else:
+            deck = list(CARDS)
+            self.rng.shuffle(deck)
+        self.hands = [[] for _ in range(self.n)]
+        k = 0
+        for _ in range(HAND):
+            for s in self.players:
+                self.hands[s].append(deck[k])
+                k += 1
+        for h in self.hands:
+            h.sort()
+        self.rows = [[deck[k + r]] for r in range(ROWS)]
+        self.unused = deck[k + ROWS:]
+        self.taken = [[] for _ in range(self.n)]
+        self.round_penalties = [0] * self.n
+        self.turn = 1
+        events.append(Event(
+            "round_started",
+            {"round": self.round, "rows": [list(r) for r in self.rows]},
+            {s: {"hand": list(self.hands[s])} for s in self.players},
+        ))
+        self._start_turn(gt, events)
+
+    def _start_turn(self, gt: int, events: list[Event]) -> None:
+        self.phase = SELECT
+        self.selection = [None] * self.n
+        self.confirmed = [False] * self.n
+        self.deadline_gt = gt + self.select_ms
+        events.append(Event("turn_started", {
+            "round": self.round, "turn": self.turn, "deadline": self._deadline_t(),
+            "select_ms": self.select_ms,
+        }))
+
+    def _reveal(self, gt: int, events: list[Event]) -> None:
+        """RULES.md 2.5 then 2.3 steps 2-3: timeout picks for unconfirmed
+        seats, the reveal, placements in increasing card order."""
+        picks: list[tuple[int, int, int, bool]] = []  # card, row, seat, timed out
+        timed_out: list[int] = []
+        for s in self.players:
+            sel = self.selection[s]
+            if self.confirmed[s] and sel is not None:
+                picks.append((sel[0], sel[1], s, False))
+                continue
+            card, row = timeout_pick(self.hands[s], self.rows)
+            picks.append((card, row, s, True))
+            timed_out.append(s)
+            self.counters["timeout_picks"] += 1
+            if self.presence.is_active_human(s) and not self.autopilot[s]:
+                self.timeouts[s] += 1
+        if timed_out:
+            events.append(Event("timed_out", {"seats": timed_out}))
+        picks.sort()
+        reveal = [{"seat": s, "card": c, "row": r, "timeout": to} for c, r, s, to in picks]
+        events.append(Event("revealed", {"round": self.round, "turn": self.turn,
+                                         "picks": reveal}))
+        placements: list[JSON] = []
+        for card, row, s, _ in picks:
+            self.hands[s].remove(card)
+            how = place(self.rows, card, row)
+            self.taken[s].extend(how.taken)
+            self.penalties[s] += how.penalty
+            self.round_penalties[s] += how.penalty
+            self.counters[{APPEND: "appends", SIXTH_CARD: "sixth_cards"}.get(
+                how.outcome, "row_end_higher")] += 1
+            placed = {"seat": s, "card": card, "row": row, **how.to_json(),
+                      "row_cards": list(self.rows[row - 1]), "total": self.penalties[s]}
+            placements.append(placed)
+            events.append(Event("placed", placed))
+        self.last_reveal = placements
+        self.counters["turns"] += 1
+        for s in timed_out:
+            if self.timeouts[s] >= AUTOPILOT_AFTER and not self.autopilot[s]:
+                self.autopilot[s] = True
+                self.counters["autopilot"] += 1
+                events.append(Event("autopilot", {"seat": s, "on": True,
+                                                  "reason": "timeouts"}))
+        if self.turn < HAND:
+            self.turn += 1
+            self._start_turn(gt, events)
+        else:
+            self._end_round(gt, events)
+
+    def _end_round(self, gt: int, events: list[Event]) -> None:
+        """RULES.md 2.4: the two end modes; otherwise the intermission."""
+        last = (self.end == "rounds" and self.round == self.rounds) or (
+            self.end == "score_66" and max(self.penalties) >= TARGET)
+        self.selection = [None] * self.n
+        self.confirmed = [False] * self.n
+        if not last:
+            self.phase = INTERMISSION
+            self.deadline_gt = gt + INTERMISSION_MS
+        events.append(Event("round_ended", {
+            "round": self.round, "round_penalties": list(self.round_penalties),
+            "penalties": list(self.penalties), "last": last,
+            "next_round_at": None if last else self._deadline_t(),
+        }))
+        if last:
+            low = min(self.penalties[s] for s in self.players)
+            self._finish(gt, self.end, [s for s in self.players if self.penalties[s] == low],
+                         events)
+
+    def _finish(self, gt: int, ended_by: str, winners: list[int], events: list[Event]) -> None:
+        self.phase = FINISHED
+        self.finished = True
+        self.deadline_gt = None
+        self.ended_by = ended_by
+        self.winners = winners
+        self.length_ms = gt  # game time: paused time excluded
+        events.append(Event("game_ended", {"ended_by": ended_by, "winners": list(winners),
+                                           "penalties": list(self.penalties)}))
+
+    # -- the clock -----------------------------------------------------------
+    def _deadline_t(self) -> int | None:
+        if self.deadline_gt is None:
+            return None
+        return self.presence.real_time(self.deadline_gt)
+
+    def _next_due(self) -> tuple[int, int, int] | None:
+        """(game time, kind, seat) of the next thing the clock fires;
+        kind 0 = cap, 1 = substitution, 2 = phase deadline."""
+        if self.finished:
+            return None
+        due = (CAP_MS, 0, -1)
+        sub = self.presence.next_substitution_gt()
+        if sub is not None and (sub[0], 1) < due[:2]:
+            due = (sub[0], 1, sub[1])
+        if self.deadline_gt is not None and (self.deadline_gt, 2) < due[:2]:
+            due = (self.deadline_gt, 2, -1)
+        return due
+
+    def next_deadline(self) -> int | None:
+        due = self._next_due()
+        return None if due is None else self.presence.real_time(due[0])
+
+    def _advance(self, t: int, events: list[Event]) -> None:
+        while True:
+            due = self._next_due()
+            if due is None or due[0] > self.presence.game_time(t):
+                return
+            gt, kind, seat = due
+            if kind == 0:
+                events.append(Event("time_cap", {"cap_ms": CAP_MS}))
+                self._finish(gt, "time_cap", [], events)
+            elif kind == 1:
+                events.append(self._substitute(self.presence.real_time(gt) or t, seat,
+                                               "absent"))
+            elif self.phase == SELECT:
+                self._reveal(gt, events)
+            else:
+                self._start_round(gt, events)
+
+    def _substitute(self, t: int, seat: int, reason: str) -> Event:
+        ev = self.presence.substitute(t, seat, reason)
+        self.autopilot[seat] = False
+        self.timeouts[seat] = 0
+        return ev
+
+    # -- inputs --------------------------------------------------------------
+    def _act(self, t: int, seat: int, action: JSON, events: list[Event]) -> JSON | None:
+        if self.finished:
+            raise IllegalAction("game_finished")
+        kind = action["type"]
+        if kind == "disconnect":
+            events.append(self.presence.disconnect(t, seat))
+            return None
+        if kind == "reconnect":
+            events.append(self.presence.reconnect(t, seat))
+            return None
+        if kind == "leave":
+            events.append(self._substitute(t, seat, "left"))
+            return None
+        if kind not in ("select", "confirm", "resume"):
+            raise IllegalAction("unknown_action")
+        if not self.active[seat]:
+            raise IllegalAction("empty_seat")
+        auto = action.get("auto", False)
+        if not isinstance(auto, bool):
+            raise InvalidAction("auto must be true or false")
+        if kind == "resume":
+            if not self.autopilot[seat]:
+                raise IllegalAction("not_on_autopilot")
+            self._release(seat, "resume", events)
+            return None
+        if self.phase != SELECT:
+            raise IllegalAction("not_selecting")
+        if self.confirmed[seat]:
+            raise IllegalAction("already_confirmed")
+        if kind == "select":
+            return self._select(seat, action)
+        return self._confirm(t, seat, auto, events)
+
+    def _select(self, seat: int, action: JSON) -> JSON:
+        card, row = action.get("card"), action.get("row")
+        if not is_card(card):
+            raise InvalidAction("card must be an integer 1..104")
+        if not isinstance(row, int) or isinstance(row, bool):
+            raise InvalidAction("row must be an integer")
+        if not 1 <= row <= ROWS:
+            raise IllegalAction("bad_row")
+        if card not in self.hands[seat]:
+            raise IllegalAction("card_not_in_hand")
+        if self.selection[seat] == (card, row):
+            raise IllegalAction("already_selected")
+        self.selection[seat] = (card, row)
+        return {"selection": selection_view(self, seat)}
+
+    def _confirm(self, t: int, seat: int, auto: bool, events: list[Event]) -> JSON:
+        sel = self.selection[seat]
+        if sel is None:
+            raise IllegalAction("nothing_selected")
+        self.confirmed[seat] = True
+        if not auto:
+            self.timeouts[seat] = 0
+            if self.autopilot[seat]:
+                self._release(seat, "confirm", events)
+        events.append(Event("confirmed", {"seat": seat},
+                            {seat: {"card": sel[0], "row": sel[1]}}))
+        if all(self.confirmed[s] for s in self.players):
+            self._reveal(self.presence.game_time(t), events)
+        return {"confirmed": {"card": sel[0], "row": sel[1]}}
+
+    def _release(self, seat: int, how: str, events: list[Event]) -> None:
+        self.autopilot[seat] = False
+        self.timeouts[seat] = 0
+        events.append(Event("autopilot", {"seat": seat, "on": False, "reason": how}))
+
+    # -- what seats may do and see ---------------------------------------------
+    def legal_actions(self, seat: int) -> list[JSON]:
+        if self.finished or not self.active[seat]:
+            return []
+        out: list[JSON] = []
+        if self.phase == SELECT and not self.confirmed[seat]:
+            sel = self.selection[seat]
+            out = [{"type": "select", "card": c, "row": r}
+                   for c in self.hands[seat] for r in (1, 2, 3, 4) if (c, r) != sel]
+            if sel is not None:
+                out.append({"type": "confirm"})
+        if self.autopilot[seat]:
+            out.append({"type": "resume"})
+        return out
+
+    def actors(self) -> list[int]:
+        """Seats with a game action now (cheaper than ``legal_actions``)."""
+        if self.finished:
+            return []
+        selecting = self.phase == SELECT
+        return [s for s in self.players
+                if (selecting and not self.confirmed[s]) or self.autopilot[s]]
+
+    def view(self, seat: int | None) -> JSON:
+        if seat is None or not 0 <= seat < self.n:
+            return public_view(self)
+        return seat_view(self, seat)
+
+    def state(self) -> JSON:
+        p = self.presence
+        return {
+            "game": self.GAME,
+            "phase": self.phase,
+            "round": self.round,
+            "turn": self.turn,
+            "rows": [list(r) for r in self.rows],
+            "hands": [list(h) for h in self.hands],
+            "taken": [list(x) for x in self.taken],
+            "unused": list(self.unused),
+            "penalties": list(self.penalties),
+            "round_penalties": list(self.round_penalties),
+            "selections": [None if x is None else {"card": x[0], "row": x[1]}
+                           for x in self.selection],
+            "confirmed": list(self.confirmed),
+            "timeouts": list(self.timeouts),
+            "deadline": self._deadline_t(),
+            "deadline_gt": self.deadline_gt,
+            "game_time": p.game_time(self.now),
+            "finished": self.finished,
+            "winners": list(self.winners),
+            "ended_by": self.ended_by,
+            "bot": self.bot_seats(),
+            "autopilot": list(self.autopilot),
+            "options": {"select_ms": self.select_ms, "end": self.end, "rounds": self.rounds},
+            "presence": p.to_json(),
+            "last_reveal": [dict(x) for x in self.last_reveal],
+        }
+
+    def bot_seats(self) -> list[bool]:
+        return [self.bot_kind[s] or self.presence.substituted[s] for s in range(self.n)]
+
+    def result(self) -> JSON:
+        return {
+            "winners": list(self.winners),
+            "ended_by": self.ended_by,
+            "penalties": list(self.penalties),
+            "substituted": list(self.presence.substituted),
+            "length_ms": self.length_ms,
+            "counters": dict(self.counters),
+        }

@@ -1,0 +1,93 @@
+"""What a seat (or a spectator) may see of a 줄줄이 벌점 game.
+
+Public: rows with each card's penalty, who has confirmed (never what), hand
+sizes, the taken piles (face up, seed: "받은 카드는 엎어 두지 않고"), scores,
+the shared deadline, the last reveal, the end-mode badge. A seat adds its own
+hand and its own current selection with a placement preview against the rows
+as they are now ("how it would land"); nothing says which row is best.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ttanjit.games.base import JSON
+from ttanjit.games.penalty_rows_cards import HAND, PENALTY, placement, row_penalty
+
+if TYPE_CHECKING:
+    from ttanjit.games.penalty_rows import PenaltyRows
+
+
+def _cards(cards: list[int]) -> list[JSON]:
+    return [{"card": c, "penalty": PENALTY[c]} for c in cards]
+
+
+def badge(e: PenaltyRows) -> JSON:
+    """RULES.md 2.4: the end mode, shown as a badge on the room."""
+    if e.end == "rounds":
+        return {"end": "rounds", "rounds": e.rounds, "label": f"빠른 {e.rounds}판"}
+    return {"end": "score_66", "target": 66, "label": "기본 66점"}
+
+
+def public_view(e: PenaltyRows) -> JSON:
+    p = e.presence
+    gt = p.game_time(e.now)
+    deadline = None if e.deadline_gt is None else p.real_time(e.deadline_gt)
+    remaining = None if e.deadline_gt is None else max(0, e.deadline_gt - gt)
+    seats = e.setup.seats
+    bots = e.bot_seats()
+    return {
+        "game": e.GAME,
+        "phase": e.phase,
+        "round": e.round,
+        "rounds": e.rounds,
+        "turn": e.turn,
+        "turns_per_round": HAND,
+        "badge": badge(e),
+        "select_ms": e.select_ms,
+        "rows": [
+            {"row": i + 1, "cards": _cards(r), "count": len(r), "end": r[-1],
+             "penalty": row_penalty(r)}
+            for i, r in enumerate(e.rows)
+        ],
+        "confirmed": list(e.confirmed),
+        "hand_counts": [len(h) for h in e.hands],
+        "deadline": deadline,
+        "remaining_ms": remaining,
+        "paused": p.paused,
+        "penalties": list(e.penalties),
+        "round_penalties": list(e.round_penalties),
+        "taken": [list(x) for x in e.taken],
+        "seats": [
+            {"seat": s, "kind": seats[s].kind, "bot": bots[s], "autopilot": e.autopilot[s],
+             "connected": p.connected[s], "substituted": p.substituted[s]}
+            for s in range(e.n)
+        ],
+        "last_reveal": [dict(x) for x in e.last_reveal],
+        "finished": e.finished,
+        "winners": list(e.winners),
+        "ended_by": e.ended_by,
+    }
+
+
+def selection_view(e: PenaltyRows, seat: int) -> JSON | None:
+    sel = e.selection[seat]
+    if sel is None:
+        return None
+    card, row = sel
+    return {
+        "card": card,
+        "row": row,
+        "confirmed": e.confirmed[seat],
+        "label": f"{card} → {row}번 줄 확정",
+        "preview": placement(e.rows[row - 1], card).to_json(),
+    }
+
+
+def seat_view(e: PenaltyRows, seat: int) -> JSON:
+    out = public_view(e)
+    out["seat"] = seat
+    out["hand"] = _cards(e.hands[seat])
+    out["selection"] = selection_view(e, seat)
+    out["timeouts"] = e.timeouts[seat]
+    return out
