@@ -1,0 +1,650 @@
+"""One Card (원카드, "딴짓 기본 규칙"): RULES.md section 1, presence rules of
+section 4.
+
+The state is the whole truth; :meth:`OneCard.view` projects what one seat may
+see and every event keeps a drawn card's face in ``private`` for the drawer.
+Cards and matching live in :mod:`ttanjit.games.onecard_cards`.
+
+Time: every deadline (turn timer, One Card window, 60 s absence, 30 min cap)
+is kept in *game time* (``gt``: real ``t`` minus paused time, section 4) and
+fires in :meth:`_advance` when an input's ``t`` reaches it.
+
+Decisions beyond RULES.md (documented here, tested in the scenarios):
+- A One Card window stays open until the first press or expiry even if its
+  holder's hand changes meanwhile (RULES 1.7 names only those two ends).
+- A player eliminated by a penalty draw during their own turn (a false call
+  under attack) ends that attack; the turn passes to the next player.
+- Game actions from a disconnected human seat are refused (``not_connected``:
+  the gateway reconnects first); while the game is paused (every human away)
+  game actions are refused with ``game_paused``.
+- A late press (within 1,000 ms of a window closing) and a second false call
+  in one turn are accepted and ignored: reply ``{"ignored": reason}``.
+- ``resume`` takes effect when the seat's next turn starts (K turns count).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ttanjit.games.base import (
+    JSON,
+    Engine,
+    Event,
+    IllegalAction,
+    InvalidAction,
+    Presence,
+    Setup,
+    register_messages,
+)
+from ttanjit.games.onecard_cards import (
+    DECK,
+    NOT_LAST,
+    RANK,
+    START_RANKS,
+    STRENGTH,
+    SUIT,
+    SUIT_NAMING,
+    SUITS,
+    check_group,
+    find_order,
+    legal_plays,
+)
+
+HAND_SIZE = 7
+TURN_MS = (30_000, 45_000)
+WINDOW_MS = 3_000  # RULES 1.7
+LATE_MS = 1_000  # RULES 1.7, late press grace
+ELIMINATE_AT = 20  # RULES 1.8
+CAP_MS = 30 * 60_000  # RULES 1.8
+AUTOPILOT_AFTER = 3  # RULES 1.9
+OPTIONS = frozenset({"seats", "turn_ms", "absence_ms"})
+
+MESSAGES = register_messages({
+    "card_not_in_hand": "손에 없는 카드예요.",
+    "does_not_match": "맨 위 카드와 무늬나 숫자가 맞지 않아요.",
+    "weaker_attack": "지금 공격보다 약한 카드로는 넘길 수 없어요.",
+    "last_card_forbidden": "마지막 카드로는 2·A·조커를 낼 수 없어요. 1장 뽑아요.",
+    "under_attack": "공격을 받는 중이에요. 공격 카드로 넘기거나 받아야 해요.",
+    "cannot_defend": "3으로는 2만 이어진 공격만 막을 수 있어요.",
+    "mixed_ranks": "같은 숫자 카드만 함께 낼 수 있어요(조커 두 장은 함께).",
+    "too_many_cards": "한 번에 최대 4장까지 낼 수 있어요.",
+    "suit_required": "다음 무늬를 골라요.",
+    "cannot_draw_now": "뽑을 카드가 없어요. [카드 없음 · 넘기기]를 눌러요.",
+    "cannot_pass": "뽑을 카드가 있으면 넘길 수 없어요.",
+    "not_under_attack": "받을 공격이 없어요.",
+    "no_cards": "낼 카드를 골라요.",
+    "not_in_game": "게임에 참여하지 않은 자리예요.",
+    "eliminated": "탈락해서 구경만 할 수 있어요.",
+    "not_connected": "연결이 끊긴 자리예요. 다시 연결해요.",
+    "game_paused": "모두 연결이 끊겨 게임이 멈췄어요.",
+    "already_resuming": "다음 내 차례부터 직접 해요.",
+})
+
+# Deadline kinds, in firing order when two fall on the same game time.
+_WINDOW, _ABSENCE, _TURN, _CAP = 0, 1, 2, 3
+
+
+def _options(setup: Setup) -> int:
+    opts = setup.options
+    unknown = set(opts) - OPTIONS
+    if unknown:
+        raise ValueError(f"unknown One Card option(s): {', '.join(sorted(unknown))}")
+    n = len(setup.seats)
+    if opts.get("seats", n) != n or not 2 <= n <= 6:
+        raise ValueError("One Card has 2-6 seats (options.seats = len(seats))")
+    turn_ms = opts.get("turn_ms", TURN_MS[0])
+    if turn_ms not in TURN_MS or isinstance(turn_ms, bool):
+        raise ValueError("options.turn_ms must be 30000 or 45000")
+    if sum(s.kind != "empty" for s in setup.seats) < 2:
+        raise ValueError("One Card needs at least 2 seats dealt in")
+    if setup.dealer is not None:
+        raise ValueError("One Card has no dealer (use first_player)")
+    return int(turn_ms)
+
+
+def _deck(setup: Setup, rng: random.Random) -> list[str]:
+    if not setup.decks:
+        deck = list(DECK)
+        rng.shuffle(deck)
+        return deck
+    if len(setup.decks) != 1:
+        raise ValueError("One Card is one deal: decks must hold one card list")
+    deck = setup.decks[0]
+    if sorted(map(str, deck)) != sorted(DECK) or not all(isinstance(c, str) for c in deck):
+        raise ValueError("decks[0] must hold each of the 54 One Card codes once")
+    return list(deck)
+
+
+class OneCard(Engine):
+    GAME = "onecard"
+    MIN_SEATS = 2
+    MAX_SEATS = 6
+
+    def __init__(self, setup: Setup) -> None:
+        self.turn_ms = _options(setup)
+        super().__init__(setup)
+        n = self.n
+        deck = _deck(setup, self.rng)
+        self.dealt = [s.kind != "empty" for s in setup.seats]
+        self.alive = list(self.dealt)
+        self.bot = [s.kind == "bot" for s in setup.seats]
+        players = [s for s in range(n) if self.dealt[s]]
+        self.hands: list[list[str]] = [[] for _ in range(n)]
+        pos = 0
+        for _ in range(HAND_SIZE):  # DESIGN 3.1: one card at a time from seat 0
+            for s in players:
+                self.hands[s].append(deck[pos])
+                pos += 1
+        rest = deck[pos:]
+        turned = 0
+        while RANK[rest[turned]] not in START_RANKS:  # RULES 1.1 start card
+            turned += 1
+        top = rest[turned]
+        order = rest[turned + 1:] + rest[:turned]  # turned-before cards go to the bottom
+        self.pile = order[::-1]  # the next card to draw is pile[-1]
+        self.discard = [top]  # top card last
+        self.suit = SUIT[top]
+        self.pending = 0
+        self.twos_only = False  # every attack card of the current chain is a 2
+        self.direction = 1
+        fp = setup.first_player
+        if fp is None:
+            fp = self.rng.choice(players)
+        elif not (isinstance(fp, int) and 0 <= fp < n and self.dealt[fp]):
+            raise ValueError("first_player must be a seat that is dealt in")
+        self.turn: int | None = fp
+        self.turn_no = 0
+        self.deadline_gt: int | None = None
+        self.window_holder: int | None = None
+        self.window_closes = 0
+        self.grace_until = -1
+        self.false_called = [False] * n
+        self.timeouts = [0] * n
+        self.autopilot = [False] * n
+        self.resume_pending = [False] * n
+        self.eliminated: list[int] = []
+        self.winner: int | None = None
+        self.ended_by: str | None = None
+        self.end_gt: int | None = None
+        self.counters = {"eliminations": 0, "one_card_penalties": 0, "false_calls": 0}
+        self._any_away = False
+        self._nd: int | None = None
+        self._nd_kind = _CAP
+        self._start_turn(fp, 0)
+        self._refresh()
+
+    # -- deadlines -----------------------------------------------------------
+    def next_deadline(self) -> int | None:
+        return self._nd
+
+    def _refresh(self) -> None:
+        """Recompute the next deadline (real t) after every change."""
+        p = self.presence
+        if self.finished or p.paused_since is not None:
+            self._nd = None
+            return
+        gt, kind = CAP_MS, _CAP
+        if self.deadline_gt is not None and self.deadline_gt <= gt:
+            gt, kind = self.deadline_gt, _TURN
+        if self._any_away:
+            sub = p.next_substitution_gt()
+            if sub is not None and sub[0] <= gt:
+                gt, kind = sub[0], _ABSENCE
+        if self.window_holder is not None and self.window_closes <= gt:
+            gt, kind = self.window_closes, _WINDOW
+        self._nd = gt + p.paused_total
+        self._nd_kind = kind
+
+    def _advance(self, t: int, events: list[Event]) -> None:
+        while self._nd is not None and self._nd <= t:
+            gt = self._nd - self.presence.paused_total
+            kind = self._nd_kind
+            if kind == _WINDOW:
+                events.append(Event("one_card_window_closed",
+                                    {"holder": self.window_holder, "pressed": False}))
+                self.window_holder = None
+                self.grace_until = gt + LATE_MS
+            elif kind == _ABSENCE:
+                sub = self.presence.next_substitution_gt()
+                assert sub is not None
+                self._substitute(self._nd, sub[1], "absent", events)
+            elif kind == _TURN:
+                self._timeout(gt, events)
+            else:
+                self._finish(None, "time_cap", gt, events)
+            self._refresh()
+
+    def _timeout(self, gt: int, events: list[Event]) -> None:
+        """RULES 1.9: take under attack, else draw 1 (or pass)."""
+        seat = self.turn
+        assert seat is not None
+        if self.presence.human[seat] and not self.presence.substituted[seat]:
+            self.timeouts[seat] += 1
+            if self.timeouts[seat] >= AUTOPILOT_AFTER and not self.autopilot[seat]:
+                self.autopilot[seat] = True
+                self.resume_pending[seat] = False
+                events.append(Event("autopilot", {"seat": seat, "on": True}))
+        if self.pending:
+            how = "take"
+        elif self._can_draw():
+            how = "draw"
+        else:
+            how = "pass"
+        events.append(Event("timeout", {"seat": seat, "action": how}))
+        if how == "take":
+            self._take(seat, gt, events)
+        elif how == "draw":
+            self._draw_turn(seat, gt, events)
+        else:
+            self._pass(seat, gt, events)
+
+    # -- the input ------------------------------------------------------------
+    def _act(self, t: int, seat: int, action: JSON, events: list[Event]) -> JSON | None:
+        kind = action["type"]
+        if self.finished:
+            raise IllegalAction("game_finished")
+        p = self.presence
+        if kind in _PRESENCE:
+            if kind == "disconnect":
+                events.append(p.disconnect(t, seat))
+            elif kind == "reconnect":
+                events.append(p.reconnect(t, seat))
+            else:
+                self._substitute(t, seat, "left", events)
+            self._any_away = any(x is not None for x in p.away_since_gt)
+            self._refresh()
+            return None
+        handler = _HANDLERS.get(kind)
+        if handler is None:
+            raise InvalidAction(f"unknown One Card action {kind!r}")
+        if not self.alive[seat]:
+            raise IllegalAction("eliminated" if self.dealt[seat] else "not_in_game")
+        if p.paused_since is not None:
+            raise IllegalAction("game_paused")
+        if not p.connected[seat] and p.human[seat] and not p.substituted[seat]:
+            raise IllegalAction("not_connected")
+        info: JSON | None = handler(self, seat, t - p.paused_total, action, events)
+        self._refresh()
+        return info
+
+    def _substitute(self, t: int, seat: int, reason: str, events: list[Event]) -> None:
+        events.append(self.presence.substitute(t, seat, reason))
+        self.bot[seat] = True
+        self.autopilot[seat] = False
+        self.resume_pending[seat] = False
+        self._any_away = any(x is not None for x in self.presence.away_since_gt)
+
+    def _play(self, seat: int, gt: int, action: JSON, events: list[Event]) -> JSON:
+        if seat != self.turn:
+            raise IllegalAction("not_your_turn")
+        cards = action.get("cards")
+        if not isinstance(cards, list):
+            raise InvalidAction("cards must be a list of card codes")
+        if not cards:
+            raise IllegalAction("no_cards")
+        for c in cards:
+            if not isinstance(c, str) or c not in RANK:
+                raise InvalidAction(f"unknown card {c!r}")
+        chosen = tuple(cards)
+        if len(set(chosen)) != len(chosen):
+            raise InvalidAction("a card is named twice")
+        hand = self.hands[seat]
+        for c in chosen:
+            if c not in hand:
+                raise IllegalAction("card_not_in_hand")
+        why = check_group(chosen)
+        if why:
+            raise IllegalAction(why)
+        rank = RANK[chosen[0]]
+        emptying = len(chosen) == len(hand)
+        if emptying and rank in NOT_LAST:
+            raise IllegalAction("last_card_forbidden")
+        order = find_order(chosen, self.discard[-1], self.suit, self.pending, self.twos_only)
+        if isinstance(order, str):
+            raise IllegalAction(order)
+        named = action.get("suit")
+        if rank in SUIT_NAMING and not emptying:
+            if named is None:
+                raise IllegalAction("suit_required")
+            if not isinstance(named, str) or named not in _SUIT_SET:
+                raise InvalidAction("suit must be one of S, H, D, C")
+        else:
+            named = SUIT[order[-1]]
+        # -- valid: apply ----------------------------------------------------
+        self.timeouts[seat] = 0
+        for c in order:
+            hand.remove(c)
+        self.discard.extend(order)
+        self.suit = named
+        k = len(order)
+        steps = 1
+        again = False
+        strength = STRENGTH[order[0]]
+        if strength:
+            self.twos_only = rank == "2" and (self.pending == 0 or self.twos_only)
+            self.pending += sum(STRENGTH[c] for c in order)
+        elif self.pending:  # RULES 1.5: 3s cancel a chain of 2s
+            self.pending = 0
+            self.twos_only = False
+        elif rank == "J":
+            steps += k
+        elif rank == "Q":
+            if k % 2:
+                self.direction = -self.direction
+        elif rank == "K":
+            again = True
+        reordered = list(order) != cards
+        ev: JSON = {"seat": seat, "cards": list(order), "reordered": reordered,
+                    "suit": named, "pending": self.pending, "left": len(hand)}
+        events.append(Event("played", ev))
+        if not hand:
+            self._finish(seat, "win", gt, events)
+        else:
+            if len(hand) == 1:  # RULES 1.7: a window opens (and replaces any other)
+                self.window_holder = seat
+                self.window_closes = gt + WINDOW_MS
+                events.append(Event("one_card_window", {
+                    "holder": seat, "closes_at": self.window_closes + self.presence.paused_total}))
+            self._next(seat, 0 if again else steps, gt)
+            ev["turn"] = self.turn
+        return {"order": list(order), "reordered": reordered}
+
+    def _draw(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
+        if seat != self.turn:
+            raise IllegalAction("not_your_turn")
+        if self.pending:
+            raise IllegalAction("under_attack")
+        if not self._can_draw():
+            raise IllegalAction("cannot_draw_now")
+        self.timeouts[seat] = 0
+        self._draw_turn(seat, gt, events)
+
+    def _draw_turn(self, seat: int, gt: int, events: list[Event]) -> None:
+        ev = self._deal(seat, 1, "draw", events)
+        if not self._check_eliminated(seat, gt, events):
+            self._next(seat, 1, gt)
+        ev["turn"] = self.turn
+
+    def _take_action(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
+        if seat != self.turn:
+            raise IllegalAction("not_your_turn")
+        if not self.pending:
+            raise IllegalAction("not_under_attack")
+        self.timeouts[seat] = 0
+        self._take(seat, gt, events)
+
+    def _take(self, seat: int, gt: int, events: list[Event]) -> None:
+        """RULES 1.5/1.8: draw the pending total (what there is); attack ends."""
+        n = self.pending
+        self.pending = 0
+        self.twos_only = False
+        ev = self._deal(seat, n, "take", events)
+        ev["pending"] = n
+        if not self._check_eliminated(seat, gt, events):
+            self._next(seat, 1, gt)
+        ev["turn"] = self.turn
+
+    def _pass_action(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
+        if seat != self.turn:
+            raise IllegalAction("not_your_turn")
+        if self.pending or self._can_draw():
+            raise IllegalAction("cannot_pass")
+        self.timeouts[seat] = 0
+        self._pass(seat, gt, events)
+
+    def _pass(self, seat: int, gt: int, events: list[Event]) -> None:
+        self._next(seat, 1, gt)
+        events.append(Event("passed", {"seat": seat, "turn": self.turn}))
+
+    def _one_card(self, seat: int, gt: int, action: JSON, events: list[Event]) -> JSON | None:
+        """RULES 1.7: the first press decides; late presses and repeated false
+        calls are ignored; otherwise a press with no window is a false call."""
+        holder = self.window_holder
+        if holder is not None:
+            self.window_holder = None
+            self.grace_until = gt + LATE_MS
+            penalty = 0 if seat == holder else 2
+            events.append(Event("one_card", {"seat": seat, "holder": holder, "penalty": penalty}))
+            if penalty:
+                self.counters["one_card_penalties"] += 1
+                self._deal(holder, penalty, "one_card_penalty", events)
+                self._check_eliminated(holder, gt, events)
+            return None
+        if gt < self.grace_until:
+            return {"ignored": "late_press"}
+        if self.false_called[seat]:
+            return {"ignored": "false_call_limit"}
+        self.false_called[seat] = True
+        self.counters["false_calls"] += 1
+        events.append(Event("false_call", {"seat": seat}))
+        self._deal(seat, 1, "false_call", events)
+        self._check_eliminated(seat, gt, events)
+        return None
+
+    def _resume(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
+        if not self.autopilot[seat]:
+            raise IllegalAction("not_on_autopilot")
+        if self.resume_pending[seat]:
+            raise IllegalAction("already_resuming")
+        self.resume_pending[seat] = True
+        events.append(Event("resume", {"seat": seat}))
+
+    # -- helpers ---------------------------------------------------------------
+    def _can_draw(self) -> bool:
+        return bool(self.pile) or len(self.discard) > 1
+
+    def _deal(self, seat: int, n: int, reason: str, events: list[Event]) -> JSON:
+        """Draw up to ``n`` cards for ``seat``, reshuffling the discards under
+        the top card when the pile runs out (RULES 1.8). Returns the public
+        data of the ``drew`` event (callers add to it)."""
+        pile = self.pile
+        got: list[str] = []
+        for _ in range(n):
+            if not pile:
+                if len(self.discard) <= 1:
+                    break
+                rest = self.discard[:-1]
+                del self.discard[:-1]
+                self.rng.shuffle(rest)
+                pile.extend(rest)
+                events.append(Event("reshuffled", {"cards": len(rest)}))
+            got.append(pile.pop())
+        hand = self.hands[seat]
+        hand.extend(got)
+        data: JSON = {"seat": seat, "count": len(got), "reason": reason, "left": len(hand)}
+        events.append(Event("drew", data, {seat: {"cards": got}}))
+        return data
+
+    def _check_eliminated(self, seat: int, gt: int, events: list[Event]) -> bool:
+        """RULES 1.8: 20 or more cards eliminates; True if the game moved on
+        (the turn already passed or the game ended)."""
+        hand = self.hands[seat]
+        if len(hand) < ELIMINATE_AT:
+            return False
+        self.alive[seat] = False
+        self.eliminated.append(seat)
+        self.counters["eliminations"] += 1
+        self.pile.extend(hand)
+        self.rng.shuffle(self.pile)
+        events.append(Event("eliminated", {"seat": seat, "cards": len(hand)}))
+        hand.clear()
+        if self.window_holder == seat:
+            self.window_holder = None
+        left = [s for s in range(self.n) if self.alive[s]]
+        if len(left) == 1:
+            self._finish(left[0], "last_player", gt, events)
+            return True
+        if self.turn == seat:
+            self.pending = 0
+            self.twos_only = False
+            self._next(seat, 1, gt)
+            return True
+        return False
+
+    def _next(self, seat: int, steps: int, gt: int) -> None:
+        """RULES 1.3: among seats still in the game, ``steps`` in the current
+        direction (0 = the same player again)."""
+        s, d, n, alive = seat, self.direction, self.n, self.alive
+        while steps:
+            s = (s + d) % n
+            if alive[s]:
+                steps -= 1
+        self._start_turn(s, gt)
+
+    def _start_turn(self, seat: int, gt: int) -> None:
+        self.turn = seat
+        self.turn_no += 1
+        self.deadline_gt = gt + self.turn_ms
+        fc = self.false_called
+        for i in range(self.n):
+            fc[i] = False
+        if self.resume_pending[seat]:
+            self.resume_pending[seat] = False
+            self.autopilot[seat] = False
+            self.timeouts[seat] = 0
+
+    def _finish(self, winner: int | None, how: str, gt: int, events: list[Event]) -> None:
+        self.finished = True
+        self.winner = winner
+        self.ended_by = how
+        self.end_gt = gt
+        self.turn = None
+        self.deadline_gt = None
+        self.window_holder = None
+        events.append(Event("game_over", {"winner": winner, "ended_by": how}))
+        self._nd = None
+
+    # -- what may be sent now -----------------------------------------------------
+    def _may_act(self, seat: int) -> bool:
+        p = self.presence
+        return (self.alive[seat] and not self.finished and p.paused_since is None
+                and (p.connected[seat] or not p.human[seat] or p.substituted[seat]))
+
+    def actors(self) -> list[int]:
+        """Seats with a game action now (fast path of :meth:`legal_actions`)."""
+        if self.finished:
+            return []
+        if self.window_holder is None and not any(self.autopilot):
+            return [self.turn] if self.turn is not None and self._may_act(self.turn) else []
+        return [s for s in range(self.n) if self.legal_actions(s)]
+
+    def legal_actions(self, seat: int) -> list[JSON]:
+        """Game actions ``seat`` may send now: every distinct legal play,
+        draw/take/pass, ``one_card`` only while a window is open (a false call
+        is never suggested), ``resume`` on autopilot. Bots use these; the
+        player's screen never shows them (seed page)."""
+        if not self._may_act(seat):
+            return []
+        out: list[JSON] = []
+        if seat == self.turn:
+            out = legal_plays(self.hands[seat], self.discard[-1], self.suit, self.pending,
+                              self.twos_only)
+            if self.pending:
+                out.append({"type": "take"})
+            elif self._can_draw():
+                out.append({"type": "draw"})
+            else:
+                out.append({"type": "pass"})
+        if self.window_holder is not None:
+            out.append({"type": "one_card"})
+        if self.autopilot[seat] and not self.resume_pending[seat]:
+            out.append({"type": "resume"})
+        return out
+
+    # -- projections ------------------------------------------------------------------
+    def _public(self) -> JSON:
+        p = self.presence
+        pt = p.paused_total
+        return {
+            "game": "onecard",
+            "t": self.now,
+            "seats": self.n,
+            "turn_ms": self.turn_ms,
+            "turn": self.turn,
+            "deadline": None if self.deadline_gt is None or p.paused else self.deadline_gt + pt,
+            "direction": self.direction,
+            "top": self.discard[-1],
+            "suit": self.suit,
+            "pending": self.pending,
+            "twos_only": self.twos_only,
+            "counts": [len(h) for h in self.hands],
+            "draw_pile": len(self.pile),
+            "discard": list(self.discard),
+            "can_draw": self._can_draw(),
+            "window": None if self.window_holder is None else {
+                "holder": self.window_holder, "closes_at": self.window_closes + pt},
+            "dealt": list(self.dealt),
+            "eliminated": list(self.eliminated),
+            "bot": list(self.bot),
+            "autopilot": list(self.autopilot),
+            "resume_pending": list(self.resume_pending),
+            "connected": [p.connected[s] or not p.is_active_human(s) for s in range(self.n)],
+            "paused": p.paused,
+            "winner": self.winner,
+            "finished": self.finished,
+            "ended_by": self.ended_by,
+        }
+
+    def view(self, seat: int | None) -> JSON:
+        out = self._public()
+        out["seat"] = seat
+        if seat is not None and 0 <= seat < self.n:
+            out["hand"] = list(self.hands[seat])
+            out["false_call_used"] = self.false_called[seat]
+        return out
+
+    def state(self) -> JSON:
+        p = self.presence
+        return {
+            **self._public(),
+            "hands": [list(h) for h in self.hands],
+            "draw_pile": len(self.pile),
+            "pile": self.pile[::-1],
+            "game_time": p.game_time(self.now),
+            "turn_no": self.turn_no,
+            "deadline_gt": self.deadline_gt,
+            "grace_until": self.grace_until,
+            "false_called": list(self.false_called),
+            "timeouts": list(self.timeouts),
+            "counters": dict(self.counters),
+            "presence": p.to_json(),
+        }
+
+    def result(self) -> JSON:
+        if not self.finished:
+            raise ValueError("the game is not finished")
+        return {
+            "winners": [] if self.winner is None else [self.winner],
+            "ended_by": self.ended_by,
+            "substituted": [s for s in range(self.n) if self.presence.substituted[s]],
+            "length_ms": self.end_gt,
+            "counters": dict(self.counters),
+        }
+
+    # -- copies (no deepcopy on the hot path) -----------------------------------------
+    def _save(self) -> dict[str, Any]:
+        d = self.__dict__.copy()
+        del d["setup"]
+        for k, v in d.items():
+            if type(v) is list:
+                d[k] = list(v)
+        d["hands"] = [list(h) for h in self.hands]
+        d["counters"] = dict(self.counters)
+        d["presence"] = Presence.from_json(self.presence.to_json())
+        rng = random.Random()
+        rng.setstate(self.rng.getstate())
+        d["rng"] = rng
+        return d
+
+
+_PRESENCE = frozenset({"disconnect", "reconnect", "leave"})
+_SUIT_SET = frozenset(SUITS)
+_HANDLERS: dict[str, Any] = {
+    "play": OneCard._play,
+    "draw": OneCard._draw,
+    "take": OneCard._take_action,
+    "pass": OneCard._pass_action,
+    "one_card": OneCard._one_card,
+    "resume": OneCard._resume,
+}
