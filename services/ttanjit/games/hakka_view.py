@@ -1,0 +1,68 @@
+"""Hakka Cards: what one seat (or a spectator) may see (RULES.md 3, 4).
+
+Public: phase, round, dealer/dreamer/privileged marks, calls, whose turn and
+its deadline, hand counts, the table (patterns played face up; face-down
+discards as counts only), the cards played face up this hand, the Elder
+cards now (public information only), tricks, scores, presence, and after
+the scoring reveal the last hand's result with the dreamer's card.
+A seat adds its own hand and its own face-down discards. The dreamer's card
+is face down for everyone until the reveal, the dreamer included."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ttanjit.games.base import JSON
+from ttanjit.games.hakka_patterns import sort_cards
+
+if TYPE_CHECKING:
+    from ttanjit.games.hakka import Hakka
+
+
+def public_view(g: Hakka) -> JSON:
+    p = g.presence
+    return {
+        "game": g.GAME,
+        "phase": g.phase,
+        "round": g.round,
+        "hands_total": 4,
+        "deal": g.deal_no,
+        "dealer": g.dealer,
+        "dreamer": g.dreamer,
+        "privileged": g.privileged,
+        "caller": g.caller,
+        "calls": [dict(c) for c in g.calls],
+        "turn": g.turn,
+        "leader": g.leader,
+        "deadline": g._deadline_t(),
+        "turn_ms": g.turn_ms,
+        "hand_counts": [len(h) for h in g.hands],
+        "table": [
+            {"seat": x.seat, "cards": list(x.cards), "kind": x.pattern.kind}
+            if x.pattern is not None else {"seat": x.seat, "kind": "discard", "count": len(x.cards)}
+            for x in g.table
+        ],
+        "best": g.table[g.best].seat if g.table else None,
+        "last_trick": g.last_trick,
+        "played": list(g.played),
+        "discard_counts": [len(d) for d in g.discards],
+        "elders": sort_cards(g.elder_set()),
+        "tricks": list(g.tricks),
+        "scores": list(g.scores),
+        "last_hand": g.last_hand,
+        "bot": g.bot_seats(),
+        "autopilot": list(g.autopilot),
+        "connected": [p.connected[s] or not p.is_active_human(s) for s in range(g.n)],
+        "paused": p.paused,
+        "finished": g.finished,
+        "winners": list(g.winners),
+        "ended_by": g.ended_by,
+    }
+
+
+def seat_view(g: Hakka, seat: int) -> JSON:
+    out = public_view(g)
+    out["seat"] = seat
+    out["hand"] = [] if seat == g.dreamer else list(g.hands[seat])
+    out["my_discards"] = list(g.discards[seat])
+    return out
