@@ -1,0 +1,160 @@
+{{/* Names ------------------------------------------------------------ */}}
+
+{{- define "ttanjit.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "ttanjit.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* "<fullname>-<component>"; call with (dict "root" $ "component" "shard") */}}
+{{- define "ttanjit.componentName" -}}
+{{- printf "%s-%s" (include "ttanjit.fullname" .root) .component | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "ttanjit.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels ----------------------------------------------------------- */}}
+
+{{- define "ttanjit.labels" -}}
+helm.sh/chart: {{ include "ttanjit.chart" . }}
+app.kubernetes.io/name: {{ include "ttanjit.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: ttanjit
+{{- end }}
+
+{{- define "ttanjit.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "ttanjit.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "ttanjit.componentLabels" -}}
+{{ include "ttanjit.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* Service account, image, secret ------------------------------------ */}}
+
+{{- define "ttanjit.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "ttanjit.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "ttanjit.image" -}}
+{{- $tag := default .Chart.AppVersion .Values.image.tag }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" .Values.image.repository $tag }}
+{{- end }}
+{{- end }}
+
+{{- define "ttanjit.secretName" -}}
+{{- default (printf "%s-token" (include "ttanjit.fullname" .)) .Values.auth.existingSecret }}
+{{- end }}
+
+{{- define "ttanjit.secretKey" -}}
+{{- if .Values.auth.existingSecret }}{{ .Values.auth.existingSecretKey }}{{ else }}token-secret{{ end }}
+{{- end }}
+
+{{/* Pod pieces shared by every component ------------------------------- */}}
+
+{{/* Environment common to every service (docs/protocol.md §6). */}}
+{{- define "ttanjit.env" -}}
+- name: TTANJIT_NATS_URL
+  value: {{ .Values.nats.url | quote }}
+- name: TTANJIT_NATS_PREFIX
+  value: {{ .Values.nats.prefix | quote }}
+- name: TTANJIT_JS_REPLICAS
+  value: {{ .Values.nats.jetstreamReplicas | quote }}
+- name: TTANJIT_LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+- name: TTANJIT_POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: TTANJIT_POD_IP
+  valueFrom:
+    fieldRef:
+      fieldPath: status.podIP
+{{- end }}
+
+{{- define "ttanjit.tokenSecretEnv" -}}
+- name: TTANJIT_TOKEN_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "ttanjit.secretName" . }}
+      key: {{ include "ttanjit.secretKey" . }}
+{{- end }}
+
+{{/* Pod-level spec shared by every component; call with (dict "root" $ "component" "x" "values" .Values.x) */}}
+{{- define "ttanjit.podCommon" -}}
+{{- $root := .root -}}
+serviceAccountName: {{ include "ttanjit.serviceAccountName" $root }}
+automountServiceAccountToken: false
+securityContext:
+  {{- toYaml $root.Values.podSecurityContext | nindent 2 }}
+{{- with $root.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with $root.Values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- if $root.Values.topologySpread.enabled }}
+topologySpreadConstraints:
+  {{- range $root.Values.topologySpread.topologyKeys }}
+  - maxSkew: {{ $root.Values.topologySpread.maxSkew }}
+    topologyKey: {{ . }}
+    whenUnsatisfiable: {{ $root.Values.topologySpread.whenUnsatisfiable }}
+    labelSelector:
+      matchLabels:
+        {{- include "ttanjit.selectorLabels" (dict "root" $root "component" $.component) | nindent 8 }}
+  {{- end }}
+{{- end }}
+volumes:
+  - name: tmp
+    emptyDir:
+      sizeLimit: {{ $root.Values.tmpSizeLimit }}
+{{- end }}
+
+{{/* Container-level pieces: image, security context, /tmp mount. */}}
+{{- define "ttanjit.containerCommon" -}}
+image: {{ include "ttanjit.image" . }}
+imagePullPolicy: {{ .Values.image.pullPolicy }}
+securityContext:
+  {{- toYaml .Values.securityContext | nindent 2 }}
+volumeMounts:
+  - name: tmp
+    mountPath: /tmp
+{{- end }}
