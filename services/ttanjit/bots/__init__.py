@@ -1,0 +1,95 @@
+"""Bot policies (easy / normal / hard for each game) and the bot-worker service.
+
+A policy sees exactly what a player in its seat sees: ``engine.view(seat)``
+(own hand, public table, public history). Nothing else is passed in, so a bot
+cannot peek (DESIGN.md 1, RULES.md 4).
+
+- :func:`decide` -> a legal game action for the seat, or ``None`` when the seat
+  has nothing to do now;
+- :func:`press_after_ms` -> One Card only: when to press ``[원카드!]`` after a
+  window opened (``None`` = don't press);
+- :mod:`ttanjit.bots.timing`: thinking pauses and reaction delays;
+- :mod:`ttanjit.bots.worker`: the NATS queue-group service
+  (``python -m ttanjit.bots``); :mod:`ttanjit.bots.ladder`: levels against
+  each other through the engines.
+
+Levels: ``easy``, ``normal``, ``hard``; ``random`` (uniform legal play) exists
+for the ladder's baseline.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import time
+from typing import Any, Protocol
+
+JSON = dict[str, Any]
+
+LEVELS = ("easy", "normal", "hard")
+ALL_LEVELS = ("random", *LEVELS)
+GAMES = ("onecard", "penalty_rows", "hakka")
+
+# Default search budget of a hard decision when the caller gives none (ms).
+HARD_BUDGET_MS = 200
+
+
+class Budget:
+    """A wall-clock deadline a decision checks (``time.perf_counter`` based)."""
+
+    __slots__ = ("deadline",)
+
+    def __init__(self, ms: float | None) -> None:
+        self.deadline = time.perf_counter() + (ms if ms is not None else HARD_BUDGET_MS) / 1000
+
+    def left_ms(self) -> float:
+        return (self.deadline - time.perf_counter()) * 1000
+
+    def expired(self) -> bool:
+        return time.perf_counter() >= self.deadline
+
+
+class GamePolicies(Protocol):
+    def decide(self, level: str, seat: int, view: JSON, rng: random.Random,
+               budget: Budget) -> JSON | None: ...
+
+    def legal(self, seat: int, view: JSON) -> list[JSON]: ...
+
+
+def module(game: str) -> Any:
+    if game not in GAMES:
+        raise ValueError(f"unknown game {game!r}; known: {', '.join(GAMES)}")
+    return importlib.import_module(f"ttanjit.bots.{game}")
+
+
+def _rng(rng: random.Random | int) -> random.Random:
+    return rng if isinstance(rng, random.Random) else random.Random(rng)
+
+
+def decide(game: str, level: str, seat: int, view: JSON, rng: random.Random | int = 0,
+           budget_ms: float | None = None) -> JSON | None:
+    """A legal action for ``seat`` computed only from its ``view``."""
+    if level not in ALL_LEVELS:
+        raise ValueError(f"unknown level {level!r}; known: {', '.join(ALL_LEVELS)}")
+    mod = module(game)
+    r = _rng(rng)
+    if level == "random":
+        fn = getattr(mod, "random_action", None)
+        if fn is not None:
+            rand: JSON | None = fn(seat, view, r)
+            return rand
+        acts = mod.legal(seat, view)
+        return r.choice(acts) if acts else None
+    action: JSON | None = mod.decide(level, seat, view, r, Budget(budget_ms))
+    return action
+
+
+def press_after_ms(game: str, level: str, seat: int, view: JSON,
+                   rng: random.Random | int = 0) -> int | None:
+    """One Card: ms after the window opened at which this seat presses."""
+    mod = module(game)
+    fn = getattr(mod, "press_after_ms", None)
+    if fn is None:
+        return None
+    delay: int | None = fn(level, seat, view, _rng(rng))
+    return delay
