@@ -1,0 +1,148 @@
+"""NATS and JetStream plumbing shared by the services (docs/protocol.md).
+
+- :class:`Subjects`: every subject name, under one prefix (``TTANJIT_NATS_PREFIX``).
+- :func:`connect`: a NATS connection that keeps reconnecting.
+- :func:`ensure_jetstream`: creates (or updates) the streams and KV buckets of
+  docs/protocol.md section 5, idempotently; every service may call it at start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+import nats
+from nats.aio.client import Client
+from nats.js import JetStreamContext
+from nats.js.api import (
+    DiscardPolicy,
+    KeyValueConfig,
+    RetentionPolicy,
+    StorageType,
+    StreamConfig,
+)
+from nats.js.errors import BadRequestError
+from nats.js.kv import KeyValue
+
+log = logging.getLogger("ttanjit.nats")
+
+RECORDS_STREAM = "TTANJIT_RECORDS"
+RESULTS_STREAM = "TTANJIT_RESULTS"
+OWNERS_BUCKET = "ttanjit_owners"
+GAMES_BUCKET = "ttanjit_games"
+RATINGS_BUCKET = "ttanjit_ratings"
+SESSIONS_BUCKET = "ttanjit_sessions"
+
+DAY_S = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Subjects:
+    """Subject names (docs/protocol.md). Partitioned by game id where they
+    concern one game."""
+
+    prefix: str = "ttanjit.v1"
+
+    def cmd(self, game_id: str) -> str:
+        return f"{self.prefix}.game.{game_id}.cmd"
+
+    def sync(self, game_id: str) -> str:
+        return f"{self.prefix}.game.{game_id}.sync"
+
+    def public(self, game_id: str) -> str:
+        return f"{self.prefix}.game.{game_id}.public"
+
+    def player_events(self, player_id: str) -> str:
+        return f"{self.prefix}.player.{player_id}.events"
+
+    def record(self, game_id: str) -> str:
+        return f"{self.prefix}.record.{game_id}"
+
+    def result(self, game: str) -> str:
+        return f"{self.prefix}.result.{game}"
+
+    @property
+    def bots_decide(self) -> str:
+        return f"{self.prefix}.bots.decide"
+
+    @property
+    def heartbeat(self) -> str:
+        return f"{self.prefix}.shards.heartbeat"
+
+    def adopt(self, shard_id: str) -> str:
+        """Handover: a draining shard asks ``shard_id`` to take games."""
+        return f"{self.prefix}.shard.{shard_id}.adopt"
+
+
+async def connect(url: str, name: str, **kwargs: object) -> Client:
+    """Connect, retrying until the server is there; reconnects forever."""
+
+    async def _err(exc: Exception) -> None:
+        log.warning("nats error: %s", exc)
+
+    async def _disc() -> None:
+        log.warning("nats disconnected")
+
+    async def _recon() -> None:
+        log.info("nats reconnected")
+
+    opts: dict[str, object] = dict(
+        servers=[url], name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
+        connect_timeout=2, error_cb=_err, disconnected_cb=_disc, reconnected_cb=_recon,
+        allow_reconnect=True, pending_size=64 * 1024 * 1024,
+    )
+    opts.update(kwargs)
+    for attempt in range(60):
+        try:
+            return await nats.connect(**opts)  # type: ignore[arg-type]
+        except (TimeoutError, OSError, nats.errors.NoServersError) as exc:
+            if attempt == 59:
+                raise
+            log.info("waiting for NATS at %s: %s", url, exc)
+            await asyncio.sleep(0.5)
+    raise RuntimeError("unreachable")
+
+
+async def _stream(js: JetStreamContext, cfg: StreamConfig) -> None:
+    try:
+        await js.add_stream(cfg)
+    except BadRequestError:
+        await js.update_stream(cfg)  # exists with other settings: converge
+
+
+async def _bucket(js: JetStreamContext, cfg: KeyValueConfig) -> KeyValue:
+    try:
+        return await js.create_key_value(cfg)
+    except BadRequestError:
+        return await js.key_value(cfg.bucket)
+
+
+async def ensure_jetstream(js: JetStreamContext, subjects: Subjects, replicas: int = 1
+                           ) -> dict[str, KeyValue]:
+    """Create the streams and buckets of docs/protocol.md section 5 if missing.
+    Returns the KV buckets by name."""
+    p = subjects.prefix
+    await _stream(js, StreamConfig(
+        name=RECORDS_STREAM, subjects=[f"{p}.record.*"], retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE, num_replicas=replicas, max_age=30 * DAY_S,
+        discard=DiscardPolicy.OLD, duplicate_window=120.0,
+    ))
+    await _stream(js, StreamConfig(
+        name=RESULTS_STREAM, subjects=[f"{p}.result.*"], retention=RetentionPolicy.LIMITS,
+        storage=StorageType.FILE, num_replicas=replicas, max_age=365 * DAY_S,
+        duplicate_window=3600.0,
+    ))
+    buckets = {}
+    for cfg in (
+        KeyValueConfig(bucket=OWNERS_BUCKET, history=1, replicas=replicas,
+                       storage=StorageType.FILE),
+        KeyValueConfig(bucket=GAMES_BUCKET, history=1, replicas=replicas,
+                       storage=StorageType.FILE, ttl=7 * DAY_S),
+        KeyValueConfig(bucket=RATINGS_BUCKET, history=1, replicas=replicas,
+                       storage=StorageType.FILE),
+        KeyValueConfig(bucket=SESSIONS_BUCKET, history=1, replicas=replicas,
+                       storage=StorageType.FILE, ttl=3600.0),
+    ):
+        buckets[cfg.bucket] = await _bucket(js, cfg)
+    return buckets

@@ -1,0 +1,1 @@
+"""The game shard service (issue 5): ``python -m ttanjit.shard``."""

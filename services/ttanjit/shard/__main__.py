@@ -1,0 +1,69 @@
+"""``python -m ttanjit.shard``: the game shard (issue 5).
+
+Settings from ``TTANJIT_*`` env vars (docs/protocol.md 6). SIGTERM/SIGINT
+drain: no new games, live games handed to other shards, then exit."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import signal
+
+from ttanjit.common import log as logsetup
+from ttanjit.common import metrics_http
+from ttanjit.common.config import Settings
+
+
+async def main(cfg: Settings) -> int:
+    from ttanjit.shard import grpc_api
+    from ttanjit.shard.service import Shard
+
+    log = logsetup.setup("shard", cfg.log_level, cfg.log_format)
+    shard = Shard(cfg)
+    done = asyncio.Event()
+    server, health, port = await grpc_api.serve(shard, cfg.grpc_port, cfg.grpc_host, done.set)
+    shard.grpc_addr = f"{cfg.advertise_host}:{port}"
+    await shard.start()
+    if cfg.metrics_port:
+        metrics_http.serve(cfg.metrics_port, healthy=lambda: not done.is_set())
+    log.info("ready", extra={"settings": cfg.describe(), "grpc_port": port})
+
+    loop = asyncio.get_running_loop()
+    draining: list[asyncio.Task[object]] = []
+
+    def on_signal(signame: str) -> None:
+        log.info("signal: draining", extra={"signal": signame})
+        if not draining:
+            async def drain_and_exit() -> None:
+                await health.set(False)
+                out = await shard.drain()
+                log.info("drained", extra=out)
+                done.set()
+            draining.append(asyncio.ensure_future(drain_and_exit()))
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal, sig.name)
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 100)
+    await done.wait()
+    await health.set(False)
+    await shard.close()
+    await server.stop(1.0)
+    log.info("stopped")
+    return 0
+
+
+def run() -> int:
+    cfg = Settings.from_env()
+    try:
+        import uvloop
+
+        return uvloop.run(main(cfg))
+    except ImportError:
+        return asyncio.run(main(cfg))
+
+
+if __name__ == "__main__":
+    raise SystemExit(run())

@@ -1,0 +1,262 @@
+"""One hosted game, sans-I/O: the engine plus what the shard adds around it
+(docs/protocol.md sections 1, 2 and 5) — player ↔ seat mapping, command
+dedup by ``cmd_id``, per-(game, player) event sequence numbers with a
+bounded backlog for resume, the public (spectator) sequence, and the
+record-message form of every accepted input.
+
+No clock and no network here: the caller passes ``t`` (game ms) and
+``server_ms`` (wall ms) and ships the returned frames and record entries.
+The same code rebuilds a game from its record on failover, so the sequence
+numbers, backlogs and dedup table come out exactly as the first owner had
+them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from ttanjit.games.base import JSON, Engine, Result, Setup
+from ttanjit.games.record import FORMAT, Input, Record, setup_from_json
+
+DEDUP_WINDOW = 1000  # command ids remembered per game (docs/protocol.md 1)
+
+SHARD_MESSAGES = {
+    "bad_request": "잘못된 요청이에요.",
+    "not_seated": "이 게임에 앉아 있지 않아요.",
+    "game_unavailable": "게임에 잠시 연결할 수 없어요. 잠시 후 다시 시도해 주세요.",
+    "shard_draining": "서버를 옮기는 중이에요. 잠시 후 다시 시도해 주세요.",
+    "game_not_found": "게임을 찾을 수 없어요.",
+    "internal_error": "서버 오류가 났어요. 다시 시도해 주세요.",
+}
+
+
+def refusal(code: str, cmd_id: Any = None, message: str | None = None) -> JSON:
+    out: JSON = {"ok": False, "code": code,
+                 "message": message or SHARD_MESSAGES.get(code, SHARD_MESSAGES["bad_request"])}
+    if cmd_id is not None:
+        out["cmd_id"] = cmd_id
+    return out
+
+
+@dataclass(slots=True)
+class Applied:
+    """What one accepted input produced: its record entry, the frames to
+    publish (``(player_id or None for the public subject, frame)``), and the
+    reply (for commands)."""
+
+    entry: JSON
+    frames: list[tuple[str | None, JSON]]
+    reply: JSON | None
+    result: Result
+    finished_now: bool = False
+
+
+@dataclass(slots=True)
+class Backlog:
+    seq: int = 0
+    frames: deque[JSON] = field(default_factory=deque)
+
+
+class HostedGame:
+    """The engine of one game and its seats, players, sequences and dedup."""
+
+    def __init__(self, game_id: str, setup: Setup, players: dict[str, int],
+                 origin_ms: int, backlog: int = 256) -> None:
+        from ttanjit.games import engine_class
+
+        self.game_id = game_id
+        self.setup = setup
+        self.engine: Engine = engine_class(setup.game)(setup)
+        self.players = dict(players)  # player_id -> seat (human seats)
+        self.seat_player: list[str | None] = [None] * self.engine.n
+        for pid, seat in self.players.items():
+            self.seat_player[seat] = pid
+        self.origin_ms = origin_ms  # wall ms of t = 0 (of the creating shard)
+        self.backlog_size = backlog
+        self.backlogs: dict[str | None, Backlog] = {p: Backlog() for p in self.players}
+        self.backlogs[None] = Backlog()  # spectators
+        self.dedup: OrderedDict[tuple[str, str], JSON] = OrderedDict()
+        self.inputs = 0
+        self.version = 0  # bumps on every accepted input
+
+    # -- the record header -------------------------------------------------
+    def header(self) -> JSON:
+        doc = Record(self.setup).header_json()
+        doc["game_id"] = self.game_id
+        doc["players"] = dict(self.players)
+        doc["origin_ms"] = self.origin_ms
+        return doc
+
+    @classmethod
+    def from_header(cls, doc: JSON, backlog: int = 256) -> HostedGame:
+        setup = setup_from_json({**doc, "format": doc.get("format", FORMAT)})
+        return cls(doc["game_id"], setup, {str(k): int(v) for k, v in doc["players"].items()},
+                   int(doc.get("origin_ms", 0)), backlog)
+
+    # -- who ---------------------------------------------------------------
+    def seat_of(self, player: str) -> int | None:
+        return self.players.get(player)
+
+    @property
+    def finished(self) -> bool:
+        return self.engine.finished
+
+    def driven_seats(self) -> list[int]:
+        """Seats the shard plays through the bot pool: bot seats, substituted
+        seats and seats on autopilot (RULES.md 1.9, 4)."""
+        eng = self.engine
+        bot_fn = getattr(eng, "bot_seats", None)
+        auto = getattr(eng, "autopilot", None)
+        if bot_fn is None or auto is None:
+            st = eng.state()
+            bots, auto = st.get("bot", [False] * eng.n), st.get("autopilot", [False] * eng.n)
+        else:
+            bots = bot_fn()
+        return [s for s in range(eng.n) if bots[s] or auto[s]]
+
+    def on_autopilot(self, seat: int) -> bool:
+        auto = getattr(self.engine, "autopilot", None)
+        if auto is None:
+            auto = self.engine.state().get("autopilot", [False] * self.engine.n)
+        return bool(auto[seat])
+
+    def has_active_humans(self) -> bool:
+        return self.engine.presence.has_active_humans()
+
+    def level_of(self, seat: int) -> str:
+        spec = self.setup.seats[seat]
+        return spec.level or "normal" if spec.kind == "bot" else "normal"
+
+    # -- dedup -------------------------------------------------------------
+    def seen(self, player: str, cmd_id: str) -> JSON | None:
+        return self.dedup.get((player, cmd_id))
+
+    def remember(self, player: str, cmd_id: str, reply: JSON) -> None:
+        self.dedup[(player, cmd_id)] = reply
+        if len(self.dedup) > DEDUP_WINDOW:
+            self.dedup.popitem(last=False)
+
+    # -- inputs ------------------------------------------------------------
+    def apply(self, t: int, seat: int | None = None, action: JSON | None = None, *,
+              player: str | None = None, cmd_id: str | None = None, server_ms: int = 0,
+              by: str | None = None) -> Applied | Result:
+        """Apply one input at game time ``t``. Returns the engine's refusal
+        (a :class:`Result` with ``ok`` False: nothing changed) or an
+        :class:`Applied` to make durable and then publish."""
+        res = self.engine.apply(t, seat, action)
+        if not res.ok:
+            return res
+        entry: JSON = {"t": t}
+        if seat is not None:
+            entry["seat"] = seat
+            entry["action"] = action
+            if player is not None:
+                entry["player"] = player
+            if cmd_id is not None:
+                entry["cmd"] = cmd_id
+            if by is not None:
+                entry["by"] = by
+        entry["ms"] = server_ms
+        return self._accepted(entry, res, server_ms)
+
+    def _accepted(self, entry: JSON, res: Result, server_ms: int) -> Applied:
+        self.inputs += 1
+        self.version += 1
+        t = entry["t"]
+        frames: list[tuple[str | None, JSON]] = []
+        deadline = self.deadline(server_ms, t)
+        if res.events:
+            for pid, bl in self.backlogs.items():
+                seat = None if pid is None else self.players[pid]
+                for ev in res.events:
+                    bl.seq += 1
+                    frame: JSON = {"game": self.game_id, "seq": bl.seq, "t": t,
+                                   "server_ms": server_ms, "event": ev.for_seat(seat)}
+                    if deadline is not None:
+                        frame["deadline"] = deadline
+                    bl.frames.append(frame)
+                    frames.append((pid, frame))
+                while len(bl.frames) > self.backlog_size:
+                    bl.frames.popleft()
+        reply: JSON | None = None
+        player, cmd_id = entry.get("player"), entry.get("cmd")
+        if player is not None and cmd_id is not None:
+            reply = {"ok": True, "cmd_id": cmd_id, "seq": self.backlogs[player].seq}
+            if res.info:
+                reply["info"] = res.info
+            self.remember(player, cmd_id, reply)
+        return Applied(entry, frames, reply, res, finished_now=self.engine.finished)
+
+    def deadline(self, server_ms: int, t: int) -> JSON | None:
+        nd = self.engine.next_deadline()
+        if nd is None:
+            return None
+        return {"t": nd, "remaining_ms": max(0, nd - t), "server_ms": server_ms + max(0, nd - t)}
+
+    def replay_entry(self, entry: JSON) -> Applied:
+        """Re-apply a recorded input (failover): it was accepted once, so it
+        must be again (a deterministic engine); raises if not."""
+        inp = Input(int(entry["t"]), entry.get("seat"), entry.get("action"))
+        res = self.engine.apply(inp.t, inp.seat, inp.action)
+        if not res.ok:
+            raise RuntimeError(f"{self.game_id}: recorded input {entry} refused on replay: "
+                               f"{res.code}")
+        return self._accepted(entry, res, int(entry.get("ms", 0)))
+
+    # -- sync / resume -----------------------------------------------------
+    def sync(self, player: str | None, last_seq: int, server_ms: int) -> JSON:
+        """Everything after ``last_seq`` or a resync view (docs/protocol.md 2)."""
+        bl = self.backlogs[player]
+        seat = None if player is None else self.players[player]
+        out: JSON = {"game": self.game_id, "seq": bl.seq,
+                     "view": self.engine.view(seat)}
+        dl = self.deadline(server_ms, self.engine.now)
+        if dl is not None:
+            out["deadline"] = dl
+        if last_seq >= bl.seq:
+            out["events"] = []
+        elif bl.frames and bl.frames[0]["seq"] <= last_seq + 1 and last_seq >= 0:
+            out["events"] = [f for f in bl.frames if f["seq"] > last_seq]
+        else:
+            out["resync"] = True
+        return out
+
+    # -- summary -------------------------------------------------------------
+    def directory_entry(self) -> JSON:
+        return {"game": self.setup.game, "players": dict(self.players),
+                "state": "finished" if self.finished else "live"}
+
+    def result_doc(self) -> JSON:
+        res = dict(self.engine.result())
+        res.pop("counters", None)
+        winners = res.get("winners")
+        if winners is None:
+            w = res.get("winner")
+            winners = [] if w is None else [w]
+        scores = res.get("scores", res.get("penalties"))
+        return {
+            "game_id": self.game_id, "game": self.setup.game, "players": dict(self.players),
+            "seats": [s.to_json() for s in self.setup.seats], "winners": winners,
+            "scores": scores, "substituted": list(self.engine.presence.substituted),
+            "length_ms": res.get("length_ms", self.engine.now), "ended_by": res.get("ended_by"),
+            "result": res,
+        }
+
+
+def summary_seats(game: HostedGame) -> list[JSON]:
+    out = []
+    for s, spec in enumerate(game.setup.seats):
+        d = spec.to_json()
+        pid = game.seat_player[s]
+        if pid is not None:
+            d["player_id"] = pid
+        out.append(d)
+    return out
+
+
+def record_from_messages(header: JSON, entries: list[JSON]) -> Record:
+    """The replayable ``ttanjit.record/1`` of a game from its stream messages."""
+    setup = setup_from_json({**header, "format": header.get("format", FORMAT)})
+    return Record(setup, [Input(int(e["t"]), e.get("seat"), e.get("action")) for e in entries])

