@@ -1,0 +1,103 @@
+// Card faces of the three games (RULES.md 1.1, 2.2, 3.1).
+import { h } from "./ui.js";
+
+// -- One Card: "10H", "AS", "BJ", "CJ" ------------------------------------
+export const SUIT_SYMBOL = { S: "♠", H: "♥", D: "♦", C: "♣" };
+export const SUIT_NAME = { S: "스페이드", H: "하트", D: "다이아몬드", C: "클로버" };
+export const JOKER_NAME = { BJ: "흑백 조커", CJ: "컬러 조커" };
+
+export function ocParse(code) {
+  if (code === "BJ" || code === "CJ") return { rank: code, suit: null, joker: true };
+  return { rank: code.slice(0, -1), suit: code.slice(-1), joker: false };
+}
+
+export function ocName(code) {
+  const c = ocParse(code);
+  if (c.joker) return JOKER_NAME[code];
+  return `${SUIT_SYMBOL[c.suit]}${c.rank}`;
+}
+
+export function ocCard(code, attrs = {}, order = null) {
+  const c = ocParse(code);
+  const red = c.joker ? code === "CJ" : c.suit === "H" || c.suit === "D";
+  const face = c.joker
+    ? [h("span.rank", {}, "JOKER"), h("span.suit", {}, code === "CJ" ? "컬러" : "흑백")]
+    : [h("span.rank", {}, c.rank), h("span.suit", {}, SUIT_SYMBOL[c.suit])];
+  return h(
+    "button.card.oc",
+    { type: "button", class: [red ? "red" : "black", c.joker ? "joker" : ""].join(" "),
+      "aria-label": ocName(code), dataset: { card: code }, ...attrs },
+    face,
+    order !== null ? h("span.order", {}, String(order)) : null,
+  );
+}
+
+export function cardBack(attrs = {}) {
+  return h("span.card.back", { "aria-hidden": "true", ...attrs });
+}
+
+// -- 줄줄이 벌점: 1..104 with "벌점 N" -------------------------------------
+export function prPenalty(n) {
+  if (n === 55) return 7;
+  if (n % 11 === 0) return 5;
+  if (n % 10 === 0) return 3;
+  if (n % 5 === 0) return 2;
+  return 1;
+}
+
+export function prCard(n, attrs = {}) {
+  const p = prPenalty(n);
+  return h(
+    "button.card.pr",
+    { type: "button", class: `pen${p}`, "aria-label": `${n} 벌점 ${p}`, dataset: { card: String(n) }, ...attrs },
+    h("span.num", {}, String(n)),
+    h("span.pen", {}, `벌점 ${p}`),
+  );
+}
+
+// -- 하카 카드: sup9 gon1 zok5 sin3 wan -------------------------------------
+export const HK_SUITS = ["sup", "gon", "zok", "sin"];
+export const HK_SUIT_NAME = { sup: "섭", gon: "곤", zok: "족", sin: "신" };
+
+export function hkParse(code) {
+  if (code === "wan") return { suit: null, num: 1 };
+  return { suit: code.slice(0, 3), num: Number(code.slice(3)) };
+}
+
+export function hkName(code) {
+  if (code === "wan") return "완신";
+  const c = hkParse(code);
+  return `${HK_SUIT_NAME[c.suit]} ${c.num}`;
+}
+
+export function hkCard(code, elder = false, attrs = {}) {
+  const c = hkParse(code);
+  return h(
+    "button.card.hk",
+    { type: "button", class: `hk-${c.suit || "wan"}${elder ? " elder" : ""}`,
+      "aria-label": hkName(code) + (elder ? " 상위 카드" : ""), dataset: { card: code }, ...attrs },
+    h("span.suit", {}, c.suit ? HK_SUIT_NAME[c.suit] : "완신"),
+    h("span.num", {}, String(c.num)),
+    elder ? h("span.star", { title: "상위 카드" }, "★") : null,
+  );
+}
+
+/** Sort helpers for the hands. */
+const OC_RANKS = ["3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "2", "A"];
+const OC_SUITS = ["S", "H", "D", "C"];
+export function ocSort(cards) {
+  const key = (code) => {
+    const c = ocParse(code);
+    if (c.joker) return 1000 + (code === "CJ" ? 1 : 0);
+    return OC_SUITS.indexOf(c.suit) * 100 + OC_RANKS.indexOf(c.rank);
+  };
+  return [...cards].sort((a, b) => key(a) - key(b));
+}
+
+export function hkSort(cards) {
+  const key = (code) => {
+    const c = hkParse(code);
+    return c.suit ? HK_SUITS.indexOf(c.suit) * 10 + (10 - c.num) : 99;
+  };
+  return [...cards].sort((a, b) => key(a) - key(b));
+}

@@ -1,0 +1,62 @@
+// Server time (DESIGN.md 3.3): every ping/pong carries the server's clock.
+// offset = server_ms - local time at the middle of the round trip; the sample
+// with the smallest round trip wins. Deadlines travel as server time, so the
+// countdowns are right whatever the device clock says.
+
+let offset = 0;
+let bestRtt = Infinity;
+let samples = 0;
+
+export function addSample(sentLocal, serverMs, recvLocal = Date.now()) {
+  const rtt = Math.max(0, recvLocal - sentLocal);
+  // old best samples age out slowly, so a drifting clock is followed
+  bestRtt = Math.min(bestRtt * 1.05 + 1, Infinity);
+  if (rtt <= bestRtt || samples < 2) {
+    bestRtt = rtt;
+    offset = serverMs - (sentLocal + rtt / 2);
+  }
+  samples += 1;
+}
+
+/** A frame that carries server_ms without a round trip: only a first guess. */
+export function hint(serverMs) {
+  if (samples === 0 && typeof serverMs === "number") {
+    offset = serverMs - Date.now();
+  }
+}
+
+export const serverNow = () => Date.now() + offset;
+export const clockOffset = () => offset;
+
+/** Remaining ms until a deadline given as server time. */
+export function remaining(deadlineServerMs) {
+  return deadlineServerMs - serverNow();
+}
+
+/** A deadline object {server_ms, remaining_ms} -> absolute server ms. */
+export function deadlineMs(deadline) {
+  if (!deadline) return null;
+  if (typeof deadline.server_ms === "number") return deadline.server_ms;
+  if (typeof deadline.remaining_ms === "number") return serverNow() + deadline.remaining_ms;
+  return null;
+}
+
+// One ticker for every countdown on the page: elements with data-deadline
+// (server ms) show whole seconds left; data-total (ms) drives a bar.
+function tick() {
+  const now = serverNow();
+  for (const el of document.querySelectorAll("[data-deadline]")) {
+    const left = Number(el.dataset.deadline) - now;
+    const secs = Math.max(0, Math.ceil(left / 1000));
+    const text = el.querySelector(".secs") || el;
+    if (text.textContent !== String(secs)) text.textContent = String(secs);
+    el.classList.toggle("urgent", left < 5000);
+    const bar = el.querySelector(".bar > i");
+    if (bar && el.dataset.total) {
+      const frac = Math.max(0, Math.min(1, left / Number(el.dataset.total)));
+      bar.style.width = `${(frac * 100).toFixed(1)}%`;
+    }
+  }
+}
+setInterval(tick, 200);
+export const refreshTimers = tick;

@@ -1,0 +1,152 @@
+// Hakka table (RULES.md 3, seed 004): dealer, dreamer and privileged player
+// marked, [콜]/[패스], the Elder stars (★) moving as cards are played, leading
+// and beating or discarding face down, tricks per player, the claim and the
+// scoring with the dreamer's reveal, and the four hands (4판) of a game.
+import { h, mount, button } from "./ui.js";
+import { hkCard, hkName, hkParse, hkSort, cardBack } from "./cards.js";
+import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel } from "./game.js";
+
+const KIND = { single: "한 장", run: "런", set: "세트", discard: "엎어 버림" };
+
+/** Local shape check for the preview only; the server decides. */
+export function classify(cards) {
+  if (!cards.length) return null;
+  if (cards.length === 1) return "single";
+  const p = cards.map(hkParse);
+  if (cards.length >= 3 && p.every((c) => c.num === p[0].num)) return "set";
+  if (cards.length >= 3 && p.every((c) => c.suit && c.suit === p[0].suit)) {
+    const nums = p.map((c) => c.num).sort((a, b) => a - b);
+    if (nums.every((n, i) => i === 0 || n === nums[i - 1] + 1)) return "run";
+  }
+  return null;
+}
+
+function name(ctl, s) { return ctl.names()[s] || `${s + 1}번`; }
+
+export function render(ctl, root) {
+  const v = ctl.view;
+  const st = ctl.tableState;
+  if (!st.sel) st.sel = [];
+  const hand = v.hand || [];
+  st.sel = st.sel.filter((c) => hand.includes(c));
+  const me = ctl.seat();
+  const elders = new Set(v.elders || []);
+  const myTurn = !v.finished && v.turn === me && me !== null;
+  const leading = v.phase === "playing" && (v.table || []).length === 0;
+
+  const head = gameHeader(ctl, [
+    h("span.round", {}, `${Math.min(v.round, v.hands_total || 4)}/${v.hands_total || 4}판`),
+    v.phase === "calling" ? h("span.badge", {}, "콜하기") : v.phase === "playing" ? h("span.badge", {}, "플레이") : null,
+  ]);
+
+  // four seats in counter-clockwise turn order starting with me
+  const order = [];
+  for (let i = 0; i < 4; i++) order.push((((me ?? 0) - i) % 4 + 4) % 4);
+  const seats = h("ol.hk-seats", {}, order.map((s) => {
+    const call = (v.calls || []).find((c) => c.seat === s);
+    return h("li.hk-seat", { class: [s === me ? "me" : "", v.turn === s ? "turn" : "", s === v.dreamer ? "dreamer" : ""].join(" "), dataset: { seat: s } },
+      h("span.name", {}, name(ctl, s), s === me ? " (나)" : ""),
+      s === v.dealer ? h("span.badge.dealer", { title: "딜러" }, "딜러") : null,
+      s === v.dreamer ? h("span.badge.dreamer", { title: "드리머: 이번 판은 쉬어요" }, "드리머") : null,
+      s === v.privileged ? h("span.badge.priv", { title: "특별 플레이어" }, "특별 플레이어") : null,
+      call ? h("span.badge", {}, call.call ? "콜" : "패스") : null,
+      v.turn === s ? h("span.badge.turn", {}, "차례") : null,
+      v.autopilot?.[s] ? h("span.badge.auto", {}, "자동") : null,
+      v.connected && v.connected[s] === false ? h("span.badge.away", {}, "연결 끊김") : null,
+      h("span.stats", {},
+        s === v.dreamer ? [cardBack({ class: "mini" }), " 1장"] : `손패 ${v.hand_counts?.[s] ?? 0}장`,
+        s === v.dreamer ? "" : ` · 트릭 ${v.tricks?.[s] ?? 0}`,
+        ` · 점수 ${v.scores?.[s] ?? 0}`),
+      v.turn === s ? timerEl(ctl, s) : null);
+  }));
+
+  const elderRow = h("p.elders", {}, h("span.star", {}, "★"), " 상위 카드: ",
+    (v.elders || []).map((c) => h("span.elder-chip", { dataset: { card: c } }, hkName(c))));
+
+  const tableEl = h("div.hk-table", { "aria-label": "테이블" },
+    (v.table || []).length
+      ? (v.table || []).map((p, i) => h("div.play", { class: v.best === p.seat ? "best" : "", dataset: { seat: p.seat } },
+        h("span.who", {}, `${name(ctl, p.seat)} · ${i === 0 ? "리드 " : ""}${KIND[p.kind] || p.kind}`),
+        h("span.cards", {}, p.kind === "discard"
+          ? Array.from({ length: p.count }, () => cardBack())
+          : p.cards.map((c) => hkCard(c, false, { tabindex: -1 }))),
+        v.best === p.seat ? h("span.badge.win", {}, "가장 높음") : null))
+      : h("p.muted", {}, v.phase === "calling" ? "콜하기 중이에요." : v.phase === "playing" ? `${name(ctl, v.leader)}이(가) 리드할 차례예요.` : ""),
+    v.last_trick && !(v.table || []).length ? h("p.last-trick", {}, `지난 트릭: ${name(ctl, v.last_trick.winner)}이(가) 가져감`) : null);
+
+  let status;
+  if (v.finished) status = "게임이 끝났어요.";
+  else if (me === v.dreamer) status = "이번 판은 드리머예요. 콜하기와 플레이에 참여하지 않고 쉬어요.";
+  else if (v.phase === "scoring") status = "판이 끝났어요. 곧 다음 판을 나눠 줘요.";
+  else if (myTurn && v.phase === "calling") status = "콜 또는 패스를 골라요.";
+  else if (myTurn && leading) status = "리드할 차례예요: 한 장, 런 또는 세트를 내요.";
+  else if (myTurn) status = `테이블의 가장 높은 패턴을 꺾거나 ${(v.table[0]?.cards?.length) || v.table[0]?.count || ""}장을 엎어서 버려요.`;
+  else if (v.turn !== null && v.turn !== undefined) status = `${name(ctl, v.turn)}의 차례예요.`;
+  else status = "";
+
+  const kind = classify(st.sel);
+  const preview = st.sel.length ? h("p.effect", {}, `${st.sel.map(hkName).join(" · ")} — ${kind ? KIND[kind] + ` ${st.sel.length}장` : "패턴이 아니에요 (엎어 버리기만 돼요)"}`) : null;
+
+  let actions = null;
+  if (myTurn && v.phase === "calling") {
+    actions = h("div.hk-actions", {},
+      button("패스", () => ctl.act({ type: "pass" }), { dataset: { act: "pass" } }),
+      button("콜", () => ctl.act({ type: "call" }), { class: "primary", dataset: { act: "call" } }));
+  } else if (myTurn && v.phase === "playing") {
+    actions = h("div.hk-actions", {},
+      leading ? null : button("엎어서 버리기", () => send(ctl, "discard"), { disabled: !st.sel.length, dataset: { act: "discard" } }),
+      button(leading ? "리드하기" : "꺾기", () => send(ctl, "play"), { class: "primary", disabled: !st.sel.length, dataset: { act: "play" } }));
+  }
+
+  const handEl = h("div.hand.hk-hand", { "aria-label": "내 손패" }, hkSort(hand).map((c) => hkCard(c, elders.has(c), {
+    class: st.sel.includes(c) ? "selected" : "", disabled: v.finished,
+    onclick: () => { const i = st.sel.indexOf(c); if (i >= 0) st.sel.splice(i, 1); else st.sel.push(c); ctl.render(); } })));
+
+  const discards = (v.my_discards || []).length
+    ? h("p.muted.my-discards", {}, `내가 엎어 버린 카드: ${v.my_discards.map(hkName).join(", ")}`) : null;
+
+  mount(root, h("section.table.hk", { dataset: { game: "hakka", phase: v.phase } },
+    head, autopilotBar(ctl, me !== null && v.autopilot?.[me]),
+    seats, elderRow, tableEl, h("p.oc-status", { role: "status" }, status, myTurn ? [" ", timerEl(ctl, me)] : null),
+    refusalBox(), preview, actions, handEl, discards,
+    v.last_hand && (v.phase === "scoring" || v.finished) ? handResult(ctl, v.last_hand) : null,
+    v.finished ? results(ctl) : null));
+}
+
+async function send(ctl, type) {
+  const st = ctl.tableState;
+  const r = await ctl.act({ type, cards: [...st.sel] });
+  if (r) st.sel = [];
+}
+
+function handResult(ctl, lh) {
+  const how = { claim: "트릭과 상위 카드가 6 이상", five_tigers: "5마리 호랑이", no_winner: "아무도 6에 닿지 않음" }[lh.how] || lh.how;
+  return h("section.hand-result", { "aria-label": "판 결과" },
+    h("h2", {}, `${lh.round}판 결과`),
+    lh.winner === null || lh.winner === undefined
+      ? h("p", {}, "이번 판은 점수 없이 끝났어요.")
+      : h("p", {}, `${name(ctl, lh.winner)}이(가) ${lh.tricks}트릭으로 판을 이겼어요 (${how}).`),
+    lh.winning_cards?.length ? h("p.cards-line", {}, "이긴 카드: ", lh.winning_cards.map((c) => hkCard(c, false, { tabindex: -1, class: "small" }))) : null,
+    h("p.dreamer-reveal", {}, `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { tabindex: -1, class: "small reveal" }),
+      ` → ${lh.dreamer_tricks}트릭${lh.dreamer_tricks >= 6 ? " (점수를 받아요)" : ""}`),
+    lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${name(ctl, lh.privileged)}이(가) 판을 이기지 못해 혼자 점수를 내요.`) : null,
+    h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th", {}, "이번 판"), h("th", {}, "누적"))),
+      h("tbody", {}, [0, 1, 2, 3].map((s) => h("tr", {}, h("td", {}, name(ctl, s)),
+        h("td.num", {}, (lh.deltas[s] > 0 ? "+" : "") + lh.deltas[s]), h("td.num", {}, String(lh.scores[s])))))));
+}
+
+function results(ctl) {
+  const v = ctl.view;
+  const w = v.winners || [];
+  const title = v.ended_by === "time_cap" ? "45분이 지나 승자 없이 끝났어요." :
+    w.length > 1 ? `공동 우승: ${w.map((s) => name(ctl, s)).join(", ")}` : w.length ? `우승: ${name(ctl, w[0])}` : "게임 결과";
+  const order = [0, 1, 2, 3].sort((a, b) => v.scores[b] - v.scores[a]);
+  return resultsPanel(ctl, [h("p.result-title", {}, title),
+    h("table.scores", {}, h("tbody", {}, order.map((s) => h("tr", { class: w.includes(s) ? "win" : "" },
+      h("td", {}, name(ctl, s)), h("td.num", {}, `${v.scores[s]}점`)))))]);
+}
+
+export function onEvent(ctl, ev) {
+  const st = ctl.tableState;
+  if (ev.type === "dealt" || ev.type === "trick_won") st.sel = [];
+}

@@ -1,0 +1,129 @@
+// The lobby: guest sign-in with a nickname, quick match per game and table
+// size, private rooms by code, ratings, links to each game's rules.
+import { h, mount, button, toast } from "./ui.js";
+import { net } from "./net.js";
+import * as store from "./store.js";
+import { state, GAMES } from "./state.js";
+
+let unsubs = [];
+
+export function showLobby(root) {
+  unsubs.forEach((u) => u());
+  unsubs = [];
+  if (!store.get("token", null)) return mount(root, signIn());
+  const render = () => mount(root, h("section.page.lobby", {},
+    queueBanner(),
+    h("div.games", {}, Object.keys(GAMES).map(gameCard)),
+    joinBox(),
+    ratingsBox(),
+  ));
+  render();
+  unsubs.push(state.on("queue", render), state.on("ratings", render));
+  if (net.state === "open") net.send({ type: "ratings" });
+}
+
+function signIn() {
+  const input = h("input#nickname", { name: "nickname", maxlength: 16, autocomplete: "nickname",
+    placeholder: "닉네임 (1~16자)", value: store.lastNickname(), required: true });
+  const msg = h("p.form-error", { role: "alert" });
+  const submit = async (ev) => {
+    ev.preventDefault();
+    msg.textContent = "";
+    const nickname = input.value.trim();
+    let res;
+    try {
+      res = await fetch("api/guest", { method: "POST", headers: { "content-type": "application/json" },
+        body: JSON.stringify({ nickname }) });
+    } catch {
+      msg.textContent = "서버에 연결할 수 없어요. 잠시 후 다시 해 주세요.";
+      return;
+    }
+    const body = await res.json().catch(() => ({}));
+    if (!res.ok) {
+      msg.textContent = body.message || body.detail?.message || "닉네임을 확인해 주세요.";
+      return;
+    }
+    store.set("token", body.token);
+    store.set("player", body.player);
+    store.set("nickname", body.nickname);
+    store.del("session");
+    store.set("last_seq", 0);
+    store.rememberNickname(body.nickname);
+    net.connect();
+    location.hash = "#/";
+    showLobby(document.getElementById("app"));
+  };
+  return h("section.page.signin", {},
+    h("h1", {}, "딴짓"),
+    h("p.lead", {}, "원카드 · 줄줄이 벌점 · 하카 카드를 친구나 봇과 함께해요."),
+    h("form.card-box", { onsubmit: submit },
+      h("label", { for: "nickname" }, "닉네임"),
+      input,
+      h("button.primary", { type: "submit" }, "손님으로 시작하기"),
+      msg),
+    h("nav.rule-links", {}, "규칙 보기: ",
+      Object.entries(GAMES).map(([g, m]) => h("a", { href: `#/rules/${g}` }, m.name))),
+  );
+}
+
+function queueBanner() {
+  if (!state.queue) return null;
+  const name = GAMES[state.queue.game]?.name || state.queue.game;
+  return h("div.banner.queue", { role: "status" },
+    h("span.spinner", { "aria-hidden": "true" }),
+    `${name} ${state.queue.seats}인 상대를 찾고 있어요…`,
+    button("취소", () => net.send({ type: "cancel_queue" })));
+}
+
+function gameCard(g) {
+  const meta = GAMES[g];
+  const seatSel = h("select", { "aria-label": "인원", name: `seats-${g}` },
+    meta.seats.map((n) => h("option", { value: n, selected: n === meta.defaultSeats }, `${n}명`)));
+  const quick = async () => {
+    const seats = Number(seatSel.value);
+    const f = await net.request({ type: "queue", game: g, seats }, ["queued", "matched"]).catch(() => null);
+    if (f && f.type === "error") toast(f.message, "error");
+  };
+  const create = async () => {
+    const f = await net.request({ type: "room_create", game: g, seats: Number(seatSel.value) }, ["room"])
+      .catch(() => null);
+    if (f && f.type === "error") toast(f.message, "error");
+  };
+  return h("article.game-card", { dataset: { game: g } },
+    h("h2", {}, meta.name),
+    h("p", {}, meta.blurb),
+    h("div.row", {},
+      meta.seats.length > 1 ? seatSel : h("span.fixed", {}, "4명"),
+      button("빠른 대전", quick, { class: "primary", disabled: !!state.queue, dataset: { act: "quick" } }),
+      button("방 만들기", create, { disabled: !!state.queue, dataset: { act: "create" } })),
+    h("a.rules-link", { href: `#/rules/${g}` }, `${meta.name} 규칙`),
+  );
+}
+
+function joinBox() {
+  const code = h("input", { name: "code", placeholder: "방 코드", autocapitalize: "characters",
+    maxlength: 12, "aria-label": "방 코드" });
+  const join = async (ev) => {
+    ev.preventDefault();
+    const c = code.value.trim().toUpperCase();
+    if (!c) return;
+    const f = await net.request({ type: "room_join", code: c }, ["room"]).catch(() => null);
+    if (f && f.type === "error") toast(f.message, "error");
+  };
+  return h("form.card-box.join", { onsubmit: join },
+    h("h2", {}, "친구 방에 들어가기"),
+    h("div.row", {}, code, h("button", { type: "submit" }, "입장")));
+}
+
+function ratingsBox() {
+  const rows = (state.ratings || []).map((r) => h("tr", {},
+    h("td", {}, GAMES[r.game]?.name || r.game),
+    h("td.num", {}, Number(r.ordinal ?? 0).toFixed(1)),
+    h("td.num", {}, String(r.games ?? 0))));
+  return h("section.card-box.ratings", {},
+    h("h2", {}, "내 레이팅"),
+    rows.length
+      ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "게임"), h("th", {}, "점수"), h("th", {}, "판수"))),
+        h("tbody", {}, rows))
+      : h("p.muted", {}, "아직 레이팅이 없어요. 한 판 해 보세요!"));
+}

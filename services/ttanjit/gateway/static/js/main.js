@@ -1,0 +1,92 @@
+// The app: a hash router over the screens, and the glue between the
+// session (net.js) and the screens.
+import { net } from "./net.js";
+import * as store from "./store.js";
+import { app, toast } from "./ui.js";
+import { showLobby } from "./lobby.js";
+import { showRoom } from "./room.js";
+import { showRules } from "./rules.js";
+import { game, showGame } from "./game.js";
+import { state } from "./state.js";
+
+function route() {
+  const [, screen, arg] = (location.hash || "#/").split("/");
+  if (screen === "rules") return showRules(app(), arg);
+  if (!store.get("token", null)) return showLobby(app());
+  if (screen === "room" && state.room) return showRoom(app());
+  if (screen === "game" && arg) return showGame(app(), arg);
+  return showLobby(app());
+}
+
+export function go(hash) {
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+function updateHeader() {
+  document.getElementById("who").textContent = store.get("nickname", "") || "";
+  const n = document.getElementById("net");
+  n.dataset.state = net.state;
+  n.textContent = { open: "연결됨", connecting: "연결 중…", closed: "다시 연결 중…", replaced: "다른 창에서 접속함", idle: "" }[net.state] || "";
+}
+
+net.on("net", () => {
+  updateHeader();
+  if (net.state === "replaced") toast("다른 창에서 같은 계정으로 접속해서 이 창의 연결을 끊었어요.", "error", 8000);
+});
+
+net.on("welcome", (f) => {
+  state.player = f.player;
+  state.ratings = f.ratings || [];
+  if (f.room) state.room = f.room;
+  updateHeader();
+  const [, screen, arg] = (location.hash || "#/").split("/");
+  if (f.game_id && !(screen === "game" && arg === f.game_id)) {
+    go(`#/game/${f.game_id}`);
+  } else if (!f.game_id && screen === "game") {
+    // the game ended while we were away: the game screen asks for its result
+    route();
+  } else if (!f.game_id && state.room && screen !== "room") {
+    go("#/room");
+  } else {
+    route();
+  }
+});
+
+net.on("room", (f) => {
+  state.room = f.room;
+  if (!location.hash.startsWith("#/room") && !location.hash.startsWith("#/game")) go("#/room");
+  state.emit("room");
+});
+
+net.on("room_left", (f) => {
+  state.room = null;
+  if (f.reason) toast(f.reason);
+  if (location.hash.startsWith("#/room")) go("#/");
+});
+
+net.on("matched", (f) => {
+  state.queue = null;
+  state.room = null;
+  game.matched(f);
+  go(`#/game/${f.game_id}`);
+});
+
+net.on("queued", (f) => { state.queue = f; state.emit("queue"); });
+net.on("queue_cancelled", () => { state.queue = null; state.emit("queue"); });
+net.on("ratings", (f) => { state.ratings = f.ratings || []; state.emit("ratings"); });
+net.on("signed_out", () => { toast("로그인 정보가 만료됐어요. 다시 시작해 주세요.", "error"); go("#/"); });
+
+net.on("error", (f) => {
+  // action errors are shown by the table that sent them; the rest here
+  if (!f.cmd_id && !f.ref_handled) toast(f.message || f.code, "error");
+});
+
+window.addEventListener("hashchange", route);
+window.addEventListener("DOMContentLoaded", () => {
+  updateHeader();
+  route();
+  net.connect();
+});
+// for tests and the curious: window.ttanjit.net.drop() simulates a dropped connection
+window.ttanjit = { net, state, game };

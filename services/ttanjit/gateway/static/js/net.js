@@ -1,0 +1,165 @@
+// The WebSocket session (docs/websocket.md): hello / resume, frame seq
+// bookkeeping, ping/pong clock sync, reconnect with backoff, and game
+// actions that survive a dropped connection (same cmd_id resent; the shard
+// deduplicates it).
+import * as clock from "./clock.js";
+import * as store from "./store.js";
+
+const PING_MS = 10_000;
+
+export class Session extends EventTarget {
+  constructor() {
+    super();
+    this.ws = null;
+    this.state = "idle"; // idle | connecting | open | closed | replaced
+    this.lastSeq = store.get("last_seq", 0);
+    this.session = store.get("session", null);
+    this.pending = new Map(); // cmd_id -> {frame, resolve}
+    this.waiters = []; // {type, resolve, reject, timer}
+    this.backoff = 500;
+    this.pingTimer = null;
+    this.cmdCounter = 0;
+    this.welcome = null;
+  }
+
+  get token() { return store.get("token", null); }
+
+  connect() {
+    if (!this.token) return;
+    if (this.ws && (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING)) return;
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const ws = new WebSocket(`${proto}//${location.host}/ws`);
+    this.ws = ws;
+    this.setState("connecting");
+    ws.onopen = () => {
+      const hello = { type: "hello", token: this.token };
+      if (this.session) hello.resume = { session: this.session, last_seq: this.lastSeq };
+      ws.send(JSON.stringify(hello));
+    };
+    ws.onmessage = (msg) => this.onFrame(msg.data);
+    ws.onclose = (ev) => this.onClose(ev);
+    ws.onerror = () => {};
+  }
+
+  /** Drop the connection as a network failure would (used by the UI's 다시 연결 and tests). */
+  drop() {
+    if (this.ws) this.ws.close(4000, "client drop");
+  }
+
+  setState(s) {
+    this.state = s;
+    this.emit("net", { state: s });
+  }
+
+  onClose(ev) {
+    clearInterval(this.pingTimer);
+    this.ws = null;
+    if (ev.code === 4001) { // another tab took over this player
+      this.setState("replaced");
+      return;
+    }
+    if (ev.code === 1008 || ev.code === 4004) { // bad token: sign in again
+      store.clearAuth();
+      this.setState("closed");
+      this.emit("signed_out", {});
+      return;
+    }
+    this.setState("closed");
+    const wait = this.backoff;
+    this.backoff = Math.min(this.backoff * 2, 5000);
+    setTimeout(() => this.connect(), wait);
+  }
+
+  onFrame(data) {
+    let f;
+    try { f = JSON.parse(data); } catch { return; }
+    if (f.server_ms) clock.hint(f.server_ms);
+    if (f.type === "welcome") {
+      this.welcome = f;
+      this.session = f.session;
+      store.set("session", f.session);
+      this.backoff = 500;
+      this.setState("open");
+      this.startPings();
+      // answered actions are forgotten; the rest go again with the same cmd_id
+      for (const { frame } of this.pending.values()) this.raw(frame);
+    }
+    if (typeof f.seq === "number") {
+      this.lastSeq = f.seq;
+      store.set("last_seq", f.seq);
+    }
+    if (f.type === "pong" && typeof f.client_ms === "number") {
+      clock.addSample(f.client_ms, f.server_ms);
+    }
+    if ((f.type === "result" || f.type === "error") && f.cmd_id && this.pending.has(f.cmd_id)) {
+      const p = this.pending.get(f.cmd_id);
+      this.pending.delete(f.cmd_id);
+      p.resolve(f);
+    }
+    for (const w of [...this.waiters]) {
+      if (w.types.includes(f.type) || (f.type === "error" && w.ref && f.ref === w.ref)) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        clearTimeout(w.timer);
+        w.resolve(f);
+      }
+    }
+    this.emit("frame", f);
+    this.emit(f.type, f);
+  }
+
+  startPings() {
+    clearInterval(this.pingTimer);
+    const ping = () => this.raw({ type: "ping", client_ms: Date.now() });
+    ping();
+    setTimeout(ping, 300);
+    setTimeout(ping, 1200);
+    this.pingTimer = setInterval(ping, PING_MS);
+  }
+
+  raw(frame) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) {
+      this.ws.send(JSON.stringify(frame));
+      return true;
+    }
+    return false;
+  }
+
+  /** Send a lobby frame and wait for one of `types` (or an error about it). */
+  request(frame, types, timeoutMs = 10_000) {
+    return new Promise((resolve, reject) => {
+      const w = { types, ref: frame.type, resolve, reject, timer: null };
+      w.timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        reject(new Error("timeout"));
+      }, timeoutMs);
+      this.waiters.push(w);
+      if (!this.raw(frame)) {
+        // not connected: try once the session is back
+        const again = () => { this.removeEventListener("welcome", again); this.raw(frame); };
+        this.addEventListener("welcome", again);
+      }
+    });
+  }
+
+  send(frame) { return this.raw(frame); }
+
+  /** A game action; resolves with the `result` or `error` frame. */
+  action(gameId, action) {
+    this.cmdCounter += 1;
+    const cmd_id = `c${Date.now().toString(36)}${this.cmdCounter}`;
+    const frame = { type: "action", game_id: gameId, cmd_id, action };
+    return new Promise((resolve) => {
+      this.pending.set(cmd_id, { frame, resolve });
+      this.raw(frame);
+    });
+  }
+
+  emit(type, detail) { this.dispatchEvent(new CustomEvent(type, { detail })); }
+  on(type, fn) {
+    const l = (e) => fn(e.detail);
+    this.addEventListener(type, l);
+    return () => this.removeEventListener(type, l);
+  }
+}
+
+export const net = new Session();

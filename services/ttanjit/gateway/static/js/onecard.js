@@ -1,0 +1,338 @@
+// One Card table (RULES.md 1, seed 000 "딴짓 기본 규칙"): own hand, others'
+// card counts, the top card and `무늬 → 하트`, direction, draw pile, selection
+// of one or several same-rank cards with small order numbers, the effect
+// preview, [1장 뽑기] left and [카드 내기] right, the suit picker, [공격 N장
+// 받기], [카드 없음 · 넘기기], refusals, [원카드!] (always there; over every
+// screen while a window is open), 헛원카드, eliminations, spectating, the turn
+// timer, autopilot and [직접 하기]. Playable cards are NOT highlighted: the
+// seed says players find them.
+import { h, mount, button } from "./ui.js";
+import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack } from "./cards.js";
+import { gameHeader, timerEl, refusalBox, resultsPanel } from "./game.js";
+import * as clock from "./clock.js";
+
+const ATTACK = { 2: 2, A: 3 };
+function strength(code) {
+  if (code === "AS" || code === "BJ") return 5;
+  if (code === "CJ") return 7;
+  return ATTACK[ocParse(code).rank] || 0;
+}
+
+/** What the selected cards would do (the seed: "고른 카드의 효과를 확인하고"). */
+export function effectText(sel, view) {
+  if (!sel.length) return "";
+  const c = ocParse(sel[0]);
+  const k = sel.length;
+  const atk = sel.reduce((s, x) => s + strength(x), 0);
+  const names = sel.map(ocName).join(" · ");
+  const emptying = k === (view.hand || []).length;
+  let what;
+  if (c.joker) what = `공격 ${atk}장${view.pending ? ` (쌓인 공격 ${view.pending + atk}장을 다음 사람에게 넘겨요)` : ""} · 다음 무늬를 골라요`;
+  else if (atk) what = view.pending ? `공격을 넘겨요: 모두 ${view.pending + atk}장` : `다음 사람에게 공격 ${atk}장`;
+  else if (view.pending && c.rank === "3") what = `공격 ${view.pending}장을 막아요`;
+  else if (c.rank === "7") what = "다음 무늬를 골라요";
+  else if (c.rank === "J") what = k > 1 ? `${k}명을 건너뛰어요` : "다음 사람을 건너뛰어요";
+  else if (c.rank === "Q") what = k % 2 ? "순서 방향이 바뀌어요" : "방향이 두 번 바뀌어 그대로예요";
+  else if (c.rank === "K") what = "한 번 더 해요";
+  else what = "효과 없음";
+  if (emptying && !atk && !c.joker) what = "마지막 카드 — 내면 이겨요";
+  return `${names}: ${what}`;
+}
+
+function ts(ctl) {
+  const v = ctl.view;
+  const st = ctl.tableState;
+  if (!st.sel) st.sel = [];
+  if (!st.log) st.log = [];
+  const hand = v.hand || [];
+  st.sel = st.sel.filter((c) => hand.includes(c));
+  if (st.turnNo !== v.t && v.turn !== ctl.seat()) st.picker = false;
+  return st;
+}
+
+function seatName(ctl, s) {
+  const n = ctl.names()[s];
+  return n || `${s + 1}번`;
+}
+
+export function render(ctl, root) {
+  const v = ctl.view;
+  const st = ts(ctl);
+  const me = ctl.seat();
+  const myTurn = !v.finished && v.turn === me && me !== null;
+  const out = me !== null && (v.eliminated || []).includes(me);
+  const onAutopilot = me !== null && v.autopilot?.[me];
+
+  const head = gameHeader(ctl, [
+    h("span.dir", { title: "순서 방향" }, v.direction === 1 ? "↻ 시계 방향" : "↺ 반시계 방향"),
+  ]);
+
+  // others, in turn order starting after me
+  const n = v.seats;
+  const others = [];
+  for (let i = 1; i <= n; i++) {
+    const s = ((me ?? -1) + i + n) % n;
+    if (s === me || !v.dealt?.[s]) continue;
+    others.push(s);
+  }
+  if (me === null) others.unshift(...[]);
+  const opp = h("ol.oc-opponents", {}, others.map((s) => {
+    const elim = (v.eliminated || []).includes(s);
+    return h("li.opp", { class: [v.turn === s ? "turn" : "", elim ? "out" : ""].join(" "), dataset: { seat: s } },
+      h("span.name", {}, seatName(ctl, s)),
+      h("span.count", { title: "카드 수" }, cardBack({ class: "mini" }), ` ${v.counts[s]}장`),
+      v.turn === s ? h("span.badge.turn", {}, "차례") : null,
+      v.counts[s] === 1 && !elim ? h("span.badge.one", {}, "한 장!") : null,
+      elim ? h("span.badge.out", {}, "탈락") : null,
+      v.winner === s ? h("span.badge.win", {}, "승리") : null,
+      v.autopilot?.[s] ? h("span.badge.auto", {}, "자동") : null,
+      v.bot?.[s] && (ctl.info?.players || []).find((p) => p.seat === s)?.kind !== "bot" ? h("span.badge.bot", {}, "봇이 대신함") : null,
+      v.connected && v.connected[s] === false ? h("span.badge.away", {}, "연결 끊김") : null,
+      v.turn === s ? timerEl(ctl, s) : null);
+  }));
+
+  const top = ocParse(v.top);
+  const suitSet = top.joker || top.rank === "7";
+  const center = h("div.oc-center", {},
+    h("div.pile", { title: "뽑기 더미" }, cardBack({ class: "big" }), h("span.pile-count", {}, `뽑기 더미 ${v.draw_pile}장`)),
+    h("div.top", {},
+      h("div.top-cards", {}, lastPlay(st, v)),
+      suitSet || v.suit !== top.suit ? h("p.suit-now", { dataset: { suit: v.suit } }, `무늬 → ${SUIT_NAME[v.suit] || v.suit}`) : null),
+    v.pending ? h("p.attack", { role: "status" }, `공격 ${v.pending}장!`) : null,
+  );
+
+  const status = h("p.oc-status", { role: "status" },
+    v.finished ? "게임이 끝났어요."
+      : out ? "탈락했어요. 남은 게임을 구경해요."
+        : myTurn ? (v.pending ? `공격을 받았어요! 공격 카드로 넘기거나 ${v.pending}장을 받아요.` : "내 차례예요.")
+          : v.turn !== null ? `${seatName(ctl, v.turn)}의 차례예요.` : "",
+    myTurn ? [" ", timerEl(ctl, me)] : null,
+    v.paused ? h("span.badge.away", {}, "모두 연결이 끊겨 멈춤") : null);
+
+  const sel = st.sel;
+  const effect = h("p.effect", { "aria-live": "polite" }, sel.length ? effectText(sel, v) : (myTurn ? "낼 카드를 눌러 골라요. 같은 숫자는 여러 장 함께 고를 수 있어요." : ""));
+
+  const canAct = myTurn && !out && !v.paused;
+  let left;
+  if (v.pending) {
+    left = button(`공격 ${v.pending}장 받기`, () => act(ctl, { type: "take" }), { class: "take", disabled: !canAct, dataset: { act: "take" } });
+  } else if (v.can_draw === false) {
+    left = button("카드 없음 · 넘기기", () => act(ctl, { type: "pass" }), { disabled: !canAct, dataset: { act: "pass" } });
+  } else {
+    left = button("1장 뽑기", () => act(ctl, { type: "draw" }), { disabled: !canAct, dataset: { act: "draw" } });
+  }
+  const right = button("카드 내기", () => play(ctl), { class: "primary", disabled: !canAct || !sel.length, dataset: { act: "play" } });
+  const actions = out || v.finished ? null : h("div.oc-actions", {}, left, right);
+
+  const picker = st.picker ? h("div.suit-picker", { role: "dialog", "aria-label": "다음 무늬 고르기" },
+    h("p", {}, "다음 무늬를 골라요"),
+    h("div.row", {}, ["S", "H", "D", "C"].map((s) => button(`${SUIT_SYMBOL[s]} ${SUIT_NAME[s]}`,
+      () => { st.picker = false; play(ctl, s); }, { class: `suit-btn ${s === "H" || s === "D" ? "red" : ""}`, dataset: { suit: s } }))),
+    button("취소", () => { st.picker = false; ctl.render(); }, { class: "small" })) : null;
+
+  const hand = h("div.hand.oc-hand", { "aria-label": "내 손패" }, ocSort(v.hand || []).map((c) => {
+    const i = sel.indexOf(c);
+    return ocCard(c, { class: i >= 0 ? "selected" : "", disabled: out || v.finished,
+      onclick: () => toggle(ctl, c) }, i >= 0 && sel.length > 1 ? i + 1 : null);
+  }));
+
+  const oneCardBtn = out || v.finished || me === null ? null
+    : button("원카드!", () => pressOneCard(ctl), { class: "onecard-btn", dataset: { act: "one_card" } });
+
+  const log = h("ol.oc-log", { "aria-label": "최근 진행" }, st.log.slice(-4).map((l) => h("li", { class: l.kind || "" }, l.text)));
+
+  mount(root, h("section.table.oc", { dataset: { game: "onecard", turn: String(v.turn), me: String(me) } },
+    head,
+    onAutopilot ? h("div.banner.autopilot", { role: "status" },
+      v.resume_pending?.[me] ? "다음 내 차례부터 직접 해요." : "시간이 세 번 지나 자동 진행 중이에요.",
+      v.resume_pending?.[me] ? null : button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } })) : null,
+    opp, center, status, log, refusalBox(), effect, actions, picker,
+    h("div.my-row", {}, h("span.name", {}, `${seatName(ctl, me)} (나) · ${(v.hand || []).length}장`), oneCardBtn),
+    hand,
+    v.finished ? results(ctl) : null));
+  updateFloat(ctl);
+}
+
+function lastPlay(st, v) {
+  const lp = st.lastPlay;
+  if (lp && lp.cards[lp.cards.length - 1] === v.top && lp.cards.length > 1) {
+    return lp.cards.map((c, i) => ocCard(c, { tabindex: -1, class: i === lp.cards.length - 1 ? "top-card" : "under" }, i + 1));
+  }
+  return [ocCard(v.top, { tabindex: -1, class: "top-card", "aria-label": `맨 위 카드 ${ocName(v.top)}` })];
+}
+
+function toggle(ctl, code) {
+  const st = ctl.tableState;
+  const i = st.sel.indexOf(code);
+  if (i >= 0) st.sel.splice(i, 1);
+  else {
+    const r = ocParse(code);
+    const first = st.sel[0] && ocParse(st.sel[0]);
+    const same = first && (first.joker ? r.joker : (!r.joker && first.rank === r.rank));
+    if (!same) st.sel = [];
+    if (st.sel.length < 4) st.sel.push(code);
+  }
+  st.picker = false;
+  ctl.render();
+}
+
+async function act(ctl, action) {
+  const r = await ctl.act(action);
+  if (r) { ctl.tableState.sel = []; ctl.tableState.picker = false; }
+  return r;
+}
+
+async function play(ctl, suit) {
+  const st = ctl.tableState;
+  const sel = [...st.sel];
+  if (!sel.length) return;
+  const c = ocParse(sel[0]);
+  const emptying = sel.length === (ctl.view.hand || []).length;
+  if ((c.joker || c.rank === "7") && !suit && !emptying) {
+    st.picker = true;
+    ctl.render();
+    return;
+  }
+  const action = { type: "play", cards: sel };
+  if (suit) action.suit = suit;
+  const r = await act(ctl, action);
+  if (r && r.info && r.info.reordered) {
+    addLog(ctl, `고른 순서로는 낼 수 없어 ${r.info.order.map(ocName).join(" → ")} 순서로 냈어요.`, "info");
+    ctl.render();
+  }
+}
+
+async function pressOneCard(ctl) {
+  const r = await ctl.act({ type: "one_card" });
+  if (r && r.info && r.info.ignored) {
+    addLog(ctl, r.info.ignored === "late_press" ? "버튼이 사라진 뒤에 눌러 넘어갔어요." : "헛원카드는 한 턴에 한 번만 해요.", "info");
+    ctl.render();
+  }
+}
+
+function addLog(ctl, text, kind = "") {
+  const st = ctl.tableState;
+  if (!st.log) st.log = [];
+  st.log.push({ text, kind });
+  if (st.log.length > 30) st.log.shift();
+}
+
+function results(ctl) {
+  const v = ctl.view;
+  const me = ctl.seat();
+  let title;
+  if (v.ended_by === "time_cap") title = "30분이 지나 승부 없이 끝났어요.";
+  else if (v.winner === me) title = "이겼어요! 🎉";
+  else if (v.winner !== null) title = `${seatName(ctl, v.winner)}이(가) 이겼어요.`;
+  else title = "게임이 끝났어요.";
+  const rows = [];
+  for (let s = 0; s < v.seats; s++) {
+    if (!v.dealt?.[s]) continue;
+    rows.push(h("tr", { class: v.winner === s ? "win" : "" },
+      h("td", {}, seatName(ctl, s)),
+      h("td", {}, v.winner === s ? "승리" : (v.eliminated || []).includes(s) ? "탈락" : `${v.counts[s]}장 남음`)));
+  }
+  return resultsPanel(ctl, [h("p.result-title", {}, title),
+    h("table.scores", {}, h("tbody", {}, rows))], "게임 결과");
+}
+
+// -- the [원카드!] window, over every screen -----------------------------------
+let floatTimer = null;
+function updateFloat(ctl) {
+  const el = document.getElementById("onecard-float");
+  const st = ctl.tableState;
+  const v = ctl.view;
+  const me = ctl.seat();
+  const w = st.window;
+  const open = w && clock.serverNow() < w.until && !v?.finished && me !== null && !(v.eliminated || []).includes(me);
+  if (!open) {
+    el.hidden = true;
+    el.replaceChildren();
+    return;
+  }
+  const holder = w.holder === me ? "내가 한 장 남았어요! 먼저 눌러요." : `${seatName(ctl, w.holder)}이(가) 한 장 남았어요!`;
+  mount(el, h("div.float-inner", {},
+    h("p", {}, holder),
+    button("원카드!", () => { st.window = null; updateFloat(ctl); pressOneCard(ctl); }, { class: "onecard-btn big", dataset: { act: "one_card_float" } }),
+    h("span.timer", { dataset: { deadline: String(w.until), total: "3000" } }, h("span.secs"), "초", h("span.bar", {}, h("i")))));
+  el.hidden = false;
+  clearTimeout(floatTimer);
+  floatTimer = setTimeout(() => updateFloat(ctl), Math.max(50, w.until - clock.serverNow() + 20));
+}
+
+export function onEvent(ctl, ev, frame) {
+  const st = ctl.tableState;
+  const name = (s) => seatName(ctl, s);
+  const me = ctl.seat();
+  switch (ev.type) {
+    case "played": {
+      st.lastPlay = { cards: ev.cards };
+      const suitNote = ev.cards.some((c) => { const p = ocParse(c); return p.joker || p.rank === "7"; })
+        ? ` · 무늬 → ${SUIT_NAME[ev.suit]}` : "";
+      addLog(ctl, `${name(ev.seat)}: ${ev.cards.map(ocName).join(" ")}${suitNote}${ev.pending ? ` · 공격 ${ev.pending}장` : ""}`);
+      break;
+    }
+    case "drew":
+      if (ev.reason === "take") addLog(ctl, `${name(ev.seat)}: 공격 ${ev.count}장을 받았어요.`);
+      else if (ev.reason === "draw") addLog(ctl, `${name(ev.seat)}: 1장 뽑았어요.`);
+      else if (ev.reason === "one_card_penalty") addLog(ctl, `${name(ev.seat)}: 벌칙으로 ${ev.count}장을 받았어요.`, "warn");
+      break;
+    case "passed":
+      addLog(ctl, `${name(ev.seat)}: 카드가 없어 넘겼어요.`);
+      break;
+    case "one_card_window": {
+      const left = typeof ev.closes_at === "number" && typeof frame.t === "number" ? ev.closes_at - frame.t : 3000;
+      st.window = { holder: ev.holder, until: (frame.server_ms || clock.serverNow()) + Math.max(0, left) };
+      break;
+    }
+    case "one_card_window_closed":
+      st.window = null;
+      break;
+    case "one_card":
+      st.window = null;
+      addLog(ctl, ev.penalty
+        ? `원카드! ${name(ev.seat)}이(가) 먼저 눌러 ${name(ev.holder)}이(가) ${ev.penalty}장을 받아요.`
+        : `원카드! ${name(ev.holder)}이(가) 먼저 눌러 벌칙이 없어요.`, "announce");
+      announce(`원카드! — ${name(ev.seat)}`);
+      break;
+    case "false_call":
+      addLog(ctl, `헛원카드! ${name(ev.seat)}이(가) 1장을 받아요.`, "warn");
+      announce(`헛원카드! ${name(ev.seat)}이(가) 1장을 받아요.`, "warn");
+      break;
+    case "eliminated":
+      addLog(ctl, `${name(ev.seat)}: 카드가 ${ev.cards}장이 되어 탈락했어요.`, "warn");
+      if (ev.seat === me) announce("20장이 넘어 탈락했어요. 남은 게임을 구경해요.", "warn");
+      break;
+    case "timeout":
+      addLog(ctl, `${name(ev.seat)}: 시간이 지나 자동으로 ${ev.action === "take" ? "받았어요" : ev.action === "pass" ? "넘겼어요" : "1장 뽑았어요"}.`);
+      break;
+    case "autopilot":
+      if (ev.on) addLog(ctl, `${name(ev.seat)}: 자동 진행으로 바뀌었어요.`);
+      break;
+    case "reshuffled":
+      addLog(ctl, `버린 카드 ${ev.cards}장을 섞어 뽑기 더미를 만들었어요.`);
+      break;
+    case "substituted":
+      addLog(ctl, `${name(ev.seat)}: ${ev.reason === "left" ? "나가서" : "1분 안에 돌아오지 않아"} 봇이 이어받아요.`);
+      break;
+    case "disconnected":
+      addLog(ctl, `${name(ev.seat)}: 연결이 끊겼어요.`);
+      break;
+    case "reconnected":
+      addLog(ctl, `${name(ev.seat)}: 다시 연결됐어요.`);
+      break;
+    case "game_over":
+      st.window = null;
+      break;
+    default:
+      break;
+  }
+  if (ctl.view) updateFloat(ctl);
+}
+
+function announce(text, kind = "announce") {
+  const box = document.getElementById("toasts");
+  const el = h("div.toast.big", { class: kind, role: "status" }, text);
+  box.append(el);
+  setTimeout(() => el.remove(), 3000);
+}

@@ -1,0 +1,231 @@
+// 줄줄이 벌점 table (RULES.md 2, seed 002): four rows in fixed positions,
+// every card with its number and "벌점 N", hand + row selection with the
+// placement preview, the [58 → 2번 줄 확정] button, others' 확정 markers, the
+// shared countdown, the reveal of every pick and the one-by-one placement,
+// rows taken, round and total penalties, the end-mode badge, the round
+// summary and the results with ties. Nothing says which row is best.
+import { h, mount, button } from "./ui.js";
+import { prCard, prPenalty } from "./cards.js";
+import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel } from "./game.js";
+import { animMs } from "./anim.js";
+
+/** Where a card would land on a row as it is now (seed: 놓는 규칙). */
+export function preview(rowCards, card) {
+  const end = rowCards[rowCards.length - 1];
+  if (end < card && rowCards.length < 5) return { outcome: "append", position: rowCards.length + 1, penalty: 0, cards: 0 };
+  const taken = rowCards;
+  const penalty = taken.reduce((s, c) => s + prPenalty(c), 0);
+  return { outcome: end < card ? "sixth_card" : "row_end_higher", position: 1, penalty, cards: taken.length };
+}
+
+export function previewText(card, row, p, end) {
+  if (p.outcome === "append") return `${card}은(는) ${row}번 줄 끝(${end}) 뒤 ${p.position}번째 자리에 놓여요.`;
+  if (p.outcome === "sixth_card") return `${row}번 줄이 이미 5장이라 ${p.cards}장을 가져가요 (벌점 ${p.penalty}). ${card}이(가) 새 첫 카드가 돼요.`;
+  return `${row}번 줄 끝(${end})이 ${card}보다 커서 ${row}번 줄 ${p.cards}장을 모두 가져가요 (벌점 ${p.penalty}).`;
+}
+
+function ts(ctl) {
+  const v = ctl.view;
+  const key = `${v.round}.${v.turn}`;
+  if (ctl.tableState.key !== key) ctl.tableState = { key, card: null, row: null, anim: ctl.tableState.anim };
+  const sel = v.selection;
+  if (sel && ctl.tableState.card === null) { ctl.tableState.card = sel.card; ctl.tableState.row = sel.row; }
+  return ctl.tableState;
+}
+
+export function render(ctl, root) {
+  const v = ctl.view;
+  const st = ts(ctl);
+  const me = ctl.seat();
+  const names = ctl.names();
+  const confirmedMine = me !== null && v.confirmed?.[me];
+  const selecting = v.phase === "select" && !v.finished && me !== null && !confirmedMine && (v.hand || []).length > 0;
+  const myAuto = me !== null && v.seats?.[me]?.autopilot;
+
+  const head = gameHeader(ctl, [
+    h("span.badge.end", { title: "끝나는 방법" }, v.badge?.label || (v.badge?.end === "score_66" ? "기본 66점" : "빠른 판수")),
+    h("span.round", {}, v.badge?.end === "score_66" ? `${v.round}판` : `${v.round}/${v.rounds}판`, " · ", `${v.turn}/${v.turns_per_round || 10}회차`),
+    v.phase === "select" && !v.finished ? timerEl(ctl) : null,
+  ]);
+
+  const players = h("ol.pr-players", {}, (v.seats || []).map((s) => h("li.pr-player", {
+    class: [s.seat === me ? "me" : "", v.confirmed?.[s.seat] ? "done" : ""].join(" "), dataset: { seat: s.seat } },
+  h("span.name", {}, names[s.seat] || `${s.seat + 1}번`, s.seat === me ? " (나)" : ""),
+  v.confirmed?.[s.seat] && v.phase === "select" ? h("span.badge.ok", {}, "확정") : null,
+  s.autopilot ? h("span.badge.auto", {}, "자동") : null,
+  s.substituted ? h("span.badge.bot", {}, "봇이 대신함") : null,
+  s.connected === false && s.kind === "human" && !s.substituted ? h("span.badge.away", {}, "연결 끊김") : null,
+  h("span.pen", { title: "이번 판 벌점 / 누적 벌점" }, `이번 판 ${v.round_penalties?.[s.seat] ?? 0} · 누적 ${v.penalties?.[s.seat] ?? 0}`),
+  (v.taken?.[s.seat] || []).length ? h("span.taken", {}, `가져간 카드 ${(v.taken[s.seat]).length}장`) : null)));
+
+  const rows = h("div.pr-rows", {}, (v.rows || []).map((r) => {
+    const cards = r.cards.map((c) => (typeof c === "number" ? c : c.card));
+    const chosen = st.row === r.row;
+    const slots = [];
+    for (let i = 0; i < 5; i++) {
+      slots.push(cards[i] !== undefined ? prCard(cards[i], { tabindex: -1 }) : h("span.slot", { "aria-hidden": "true" }, i === 4 ? "5" : ""));
+    }
+    return h("div.pr-row", { class: chosen ? "chosen" : "", role: "button", tabindex: 0,
+      "aria-label": `${r.row}번 줄`, dataset: { row: r.row },
+      onclick: () => { if (selecting) choose(ctl, st.card, r.row); } },
+    h("span.row-label", {}, `${r.row}번 줄`),
+    h("span.row-cards", {}, slots),
+    h("span.row-info", {}, `${cards.length}장 · 벌점 ${r.penalty ?? cards.reduce((s, c) => s + prPenalty(c), 0)}`));
+  }));
+
+  let action = null;
+  if (v.finished) {
+    action = null;
+  } else if (v.phase === "intermission") {
+    action = roundSummary(ctl, names, false);
+  } else if (confirmedMine) {
+    const sel = v.selection;
+    action = h("div.pr-action", {}, h("p.muted", { dataset: { state: "confirmed" } },
+      sel ? `${sel.card} → ${sel.row}번 줄로 확정했어요. 다른 사람을 기다리고 있어요…` : "확정했어요. 다른 사람을 기다리고 있어요…"));
+  } else if (selecting) {
+    let pv = null;
+    if (st.card !== null && st.row !== null) {
+      const row = v.rows[st.row - 1];
+      const cards = row.cards.map((c) => (typeof c === "number" ? c : c.card));
+      pv = h("p.preview", { dataset: { outcome: preview(cards, st.card).outcome } },
+        previewText(st.card, st.row, preview(cards, st.card), cards[cards.length - 1]));
+    } else {
+      pv = h("p.muted", {}, st.card === null ? "손패에서 카드 한 장을 누르고, 놓을 줄을 눌러요." : "놓을 줄을 눌러요.");
+    }
+    const label = st.card !== null && st.row !== null ? `${st.card} → ${st.row}번 줄 확정` : "카드와 줄을 골라요";
+    action = h("div.pr-action", {}, pv,
+      button(label, () => confirmPick(ctl), { class: "primary big", disabled: st.card === null || st.row === null, dataset: { act: "confirm" } }));
+  }
+
+  const hand = h("div.hand.pr-hand", { "aria-label": "내 손패" }, (v.hand || []).map((c) => {
+    const n = typeof c === "number" ? c : c.card;
+    return prCard(n, { class: st.card === n ? "selected" : "", disabled: !selecting,
+      onclick: () => choose(ctl, n, st.row) });
+  }));
+
+  const log = h("div#pr-log.pr-log", { "aria-live": "polite" }, lastReveal(ctl, names));
+
+  mount(root, h("section.table.pr", { dataset: { game: "penalty_rows", phase: v.phase } },
+    head, autopilotBar(ctl, myAuto), players, rows, refusalBox(), action,
+    h("h2.visually-hidden", {}, "내 손패"), hand, log,
+    v.finished ? results(ctl, names) : null));
+}
+
+async function choose(ctl, card, row) {
+  const st = ctl.tableState;
+  st.card = card;
+  st.row = row;
+  ctl.render();
+  if (card !== null && row !== null) {
+    const cur = ctl.view.selection;
+    if (!cur || cur.card !== card || cur.row !== row) await ctl.act({ type: "select", card, row });
+  }
+}
+
+async function confirmPick(ctl) {
+  const st = ctl.tableState;
+  const cur = ctl.view.selection;
+  if (!cur || cur.card !== st.card || cur.row !== st.row) {
+    const r = await ctl.act({ type: "select", card: st.card, row: st.row });
+    if (!r) return;
+  }
+  await ctl.act({ type: "confirm" });
+}
+
+function lastReveal(ctl, names) {
+  const picks = ctl.view.last_reveal || [];
+  if (!picks.length) return null;
+  return h("div.reveal-summary", {}, h("h3", {}, "지난 회차 공개"),
+    h("ul", {}, picks.map((p) => h("li", {}, placementLine(p, names)))));
+}
+
+export function placementLine(p, names) {
+  const who = names[p.seat] || `${p.seat + 1}번`;
+  if (p.outcome === "append") return `${who}: ${p.card} → ${p.row}번 줄에 이어 놓음`;
+  return `${who}: ${p.card} → ${p.row}번 줄 ${p.cards}장 가져감 (벌점 ${p.penalty})`;
+}
+
+function roundSummary(ctl, names, final) {
+  const v = ctl.view;
+  return h("section.round-summary", { "aria-label": "판 결과" },
+    h("h2", {}, final ? "마지막 판 결과" : `${v.round}판 결과 — 곧 다음 판을 시작해요`),
+    penaltyTable(v, names));
+}
+
+function penaltyTable(v, names) {
+  const order = (v.seats || []).map((s) => s.seat).filter((s) => v.seats[s].kind !== "empty")
+    .sort((a, b) => v.penalties[a] - v.penalties[b]);
+  const low = Math.min(...order.map((s) => v.penalties[s]));
+  let rank = 0;
+  let prev = null;
+  return h("table.scores", {},
+    h("thead", {}, h("tr", {}, h("th", {}, "순위"), h("th", {}, "이름"), h("th", {}, "이번 판"), h("th", {}, "누적 벌점"))),
+    h("tbody", {}, order.map((s, i) => {
+      if (v.penalties[s] !== prev) { rank = i + 1; prev = v.penalties[s]; }
+      const win = v.finished ? (v.winners || []).includes(s) : v.penalties[s] === low;
+      return h("tr", { class: win ? "win" : "" }, h("td", {}, `${rank}위`), h("td", {}, names[s] || `${s + 1}번`),
+        h("td.num", {}, String(v.round_penalties?.[s] ?? 0)), h("td.num", {}, String(v.penalties[s])));
+    })));
+}
+
+function results(ctl, names) {
+  const v = ctl.view;
+  const w = v.winners || [];
+  const title = v.ended_by === "time_cap" ? "45분이 지나 승자 없이 끝났어요" :
+    w.length > 1 ? `공동 우승: ${w.map((s) => names[s] || `${s + 1}번`).join(", ")}` :
+      w.length === 1 ? `우승: ${names[w[0]] || `${w[0] + 1}번`}` : "게임 결과";
+  return resultsPanel(ctl, [h("p.result-title", {}, title), penaltyTable(v, names)], "게임 결과");
+}
+
+// -- events: the reveal and the one-by-one placement --------------------------
+export function onEvent(ctl, ev) {
+  const names = ctl.names();
+  const st = ctl.tableState || (ctl.tableState = {});
+  if (ev.type === "revealed") {
+    ctl.hold();
+    st.anim = { left: ev.picks.length, picks: ev.picks };
+    showReveal(ev.picks, names);
+    if (!ev.picks.length) { st.anim = null; ctl.release(); }
+  } else if (ev.type === "placed") {
+    const a = st.anim;
+    if (!a) return;
+    a.queue = (a.queue || Promise.resolve()).then(() => animatePlacement(ctl, ev, names)).then(() => {
+      a.left -= 1;
+      if (a.left <= 0) { st.anim = null; closeReveal(); ctl.release(); }
+    });
+  }
+}
+
+function showReveal(picks, names) {
+  const log = document.getElementById("pr-log");
+  if (!log) return;
+  mount(log, h("div.reveal", { dataset: { state: "revealing" } }, h("h3", {}, "모두의 카드 공개"),
+    h("ul.picks", {}, picks.map((p) => h("li", { dataset: { card: p.card } },
+      prCard(p.card, { tabindex: -1 }), h("span", {}, `${names[p.seat] || `${p.seat + 1}번`} → ${p.row}번 줄`),
+      p.timeout ? h("span.badge.auto", {}, "시간 초과") : null)))));
+}
+
+function closeReveal() {}
+
+function animatePlacement(ctl, ev, names) {
+  return new Promise((resolve) => {
+    const rowEl = document.querySelector(`.pr-row[data-row="${ev.row}"] .row-cards`);
+    const info = document.querySelector(`.pr-row[data-row="${ev.row}"] .row-info`);
+    if (rowEl) {
+      const slots = [];
+      const cards = ev.row_cards || [];
+      for (let i = 0; i < 5; i++) slots.push(cards[i] !== undefined ? prCard(cards[i], { tabindex: -1 }) : h("span.slot", {}, ""));
+      mount(rowEl, slots);
+      const placed = rowEl.querySelector(`[data-card="${ev.card}"]`);
+      if (placed) placed.classList.add("just-placed");
+      rowEl.parentElement.classList.add(ev.outcome === "append" ? "flash" : "flash-take");
+      if (info) info.textContent = `${cards.length}장 · 벌점 ${cards.reduce((s, c) => s + prPenalty(c), 0)}`;
+    }
+    const li = document.querySelector(`.reveal li[data-card="${ev.card}"]`);
+    if (li) { li.classList.add("done"); li.append(h("span.outcome", {}, ev.outcome === "append" ? "이어 놓음" : `${ev.cards}장 가져감 · 벌점 ${ev.penalty}`)); }
+    setTimeout(() => {
+      if (rowEl) rowEl.parentElement.classList.remove("flash", "flash-take");
+      resolve();
+    }, animMs(550));
+  });
+}

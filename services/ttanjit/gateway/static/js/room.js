@@ -1,0 +1,101 @@
+// The private room (대기방): its code, seats, bots and their levels, the
+// host's options, start and leave (docs/websocket.md §3, §7).
+import { h, mount, button, toast } from "./ui.js";
+import { net } from "./net.js";
+import { state, GAMES, LEVELS } from "./state.js";
+
+let unsub = null;
+
+export function endBadge(options) {
+  if (!options) return null;
+  if (options.end === "score_66") return h("span.badge.end", {}, "기본 66점");
+  const n = options.rounds || 3;
+  return h("span.badge.end", {}, `빠른 판수 · ${n}판`);
+}
+
+async function send(frame, types = ["room"]) {
+  const f = await net.request(frame, types).catch(() => null);
+  if (f && f.type === "error") toast(f.message, "error");
+  return f;
+}
+
+export function showRoom(root) {
+  if (unsub) unsub();
+  const render = () => {
+    const room = state.room;
+    if (!room) { location.hash = "#/"; return; }
+    mount(root, roomView(room));
+  };
+  unsub = state.on("room", () => { if (location.hash.startsWith("#/room")) render(); });
+  render();
+}
+
+function roomView(room) {
+  const meta = GAMES[room.game];
+  const isHost = room.host === state.player;
+  const bySeat = new Map((room.members || []).map((m) => [m.seat, m]));
+  const seats = [];
+  for (let s = 0; s < room.seats; s++) {
+    const m = bySeat.get(s);
+    seats.push(h("li.seat", { class: m ? m.kind : "empty", dataset: { seat: s } },
+      h("span.seat-no", {}, `${s + 1}`),
+      !m ? h("span.muted", {}, "빈자리")
+        : m.kind === "bot" ? [h("span.name", {}, `봇 (${LEVELS[m.level] || m.level})`),
+          isHost ? button("빼기", () => send({ type: "room_remove_bot", seat: s }), { class: "small" }) : null]
+          : [h("span.name", {}, m.nickname || "손님"),
+            m.player === room.host ? h("span.badge", {}, "방장") : null,
+            m.player === state.player ? h("span.badge.me", {}, "나") : null,
+            m.rating !== undefined && m.rating !== null ? h("span.muted", {}, ` ${Number(m.rating).toFixed(1)}`) : null]));
+  }
+  const humans = (room.members || []).filter((m) => m.kind !== "bot").length;
+  const empty = room.seats - (room.members || []).length;
+  return h("section.page.room", {},
+    h("div.room-head", {},
+      h("h1", {}, meta?.name || room.game),
+      room.game === "penalty_rows" ? endBadge(room.options) : null,
+      h("p.code", {}, "방 코드 ", h("strong#room-code", { "data-code": room.code }, room.code),
+        button("복사", () => navigator.clipboard?.writeText(room.code).then(() => toast("복사했어요.")), { class: "small" }))),
+    h("p.muted", {}, "친구에게 방 코드를 알려 주세요. 사람이 두 명 이상 모이면 시작할 수 있어요."),
+    h("ol.seats", {}, seats),
+    isHost ? hostControls(room, empty) : h("p.muted", {}, "방장이 시작하기를 기다리고 있어요…"),
+    optionsSummary(room, isHost),
+    h("div.row.actions", {},
+      button("방 나가기", () => send({ type: "room_leave" }, ["room_left"])),
+      isHost ? button("시작", () => send({ type: "room_start" }, ["matched"]),
+        { class: "primary", disabled: humans < 2 && room.game !== "hakka" ? false : false, dataset: { act: "start" } }) : null),
+    h("a.rules-link", { href: `#/rules/${room.game}` }, `${meta?.name || ""} 규칙`),
+  );
+}
+
+function hostControls(room, empty) {
+  const level = h("select", { "aria-label": "봇 난이도", name: "bot-level" },
+    Object.entries(LEVELS).map(([k, v]) => h("option", { value: k, selected: k === "normal" }, v)));
+  return h("div.row.host", {},
+    level,
+    button("봇 넣기", () => send({ type: "room_add_bot", level: level.value }), { disabled: empty <= 0, dataset: { act: "add-bot" } }));
+}
+
+function optionsSummary(room, isHost) {
+  const o = room.options || {};
+  const set = (patch) => send({ type: "room_options", options: { ...o, ...patch } });
+  const choice = (label, key, values, fmt) => h("label.opt", {}, label,
+    h("select", { name: key, disabled: !isHost, onchange: (e) => set({ [key]: parse(e.target.value) }) },
+      values.map((v) => h("option", { value: v, selected: o[key] === v }, fmt(v)))));
+  const parse = (v) => (/^\d+$/.test(v) ? Number(v) : v);
+  const items = [];
+  const meta = GAMES[room.game];
+  if (meta.seats.length > 1) {
+    items.push(h("label.opt", {}, "인원",
+      h("select", { name: "seats", disabled: !isHost,
+        onchange: (e) => send({ type: "room_options", seats: Number(e.target.value) }) },
+      meta.seats.map((n) => h("option", { value: n, selected: room.seats === n }, `${n}명`)))));
+  }
+  if (room.game === "onecard") items.push(choice("제한 시간", "turn_ms", [30000, 45000], (v) => `${v / 1000}초`));
+  if (room.game === "penalty_rows") {
+    items.push(choice("고르는 시간", "select_ms", [20000, 30000, 45000], (v) => `${v / 1000}초`));
+    items.push(choice("끝나는 방법", "end", ["rounds", "score_66"], (v) => (v === "rounds" ? "빠른 판수" : "기본 66점")));
+    if (o.end !== "score_66") items.push(choice("판 수", "rounds", [1, 3, 5], (v) => `${v}판`));
+  }
+  if (!items.length) return null;
+  return h("fieldset.options", {}, h("legend", {}, isHost ? "방 설정" : "방 설정 (방장만 바꿀 수 있어요)"), items);
+}

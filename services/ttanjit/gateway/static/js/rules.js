@@ -1,0 +1,44 @@
+// The rules page of each game: the seed's text, kept verbatim in rules/*.txt
+// (Hakka's cleaned up, with RULES.md 3's decisions), laid out as headings,
+// paragraphs and lists.
+import { h, mount, button } from "./ui.js";
+import { GAMES } from "./state.js";
+
+export async function showRules(root, gameName) {
+  const meta = GAMES[gameName];
+  if (!meta) {
+    mount(root, h("p", {}, "없는 게임이에요."));
+    return;
+  }
+  const tabs = h("nav.tabs", {}, Object.entries(GAMES).map(([g, m]) =>
+    h("a", { href: `#/rules/${g}`, class: g === gameName ? "active" : "" }, m.name)));
+  const body = h("article.rules", { lang: "ko" }, h("p.loading", {}, "불러오는 중…"));
+  mount(root, h("section.page", {}, tabs, body,
+    h("p", {}, button("← 로비로", () => history.length > 1 ? history.back() : (location.hash = "#/")))));
+  const res = await fetch(`rules/${gameName}.txt`);
+  const text = await res.text();
+  mount(body, ...renderRules(text));
+}
+
+export function renderRules(text) {
+  const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
+  const out = [];
+  let list = null;
+  lines.forEach((line, i) => {
+    const bullet = line.startsWith("• ");
+    const numbered = /^\d+\.?\s*\d*/.test(line) && /^\d/.test(line) && !/^\d+\s*(명|장|초|분)/.test(line);
+    if (i === 0) {
+      out.push(h("h2", {}, line));
+    } else if (bullet || numbered) {
+      if (!list) { list = h(bullet ? "ul" : "ol"); out.push(list); }
+      list.append(h("li", {}, bullet ? line.slice(2) : line));
+      return;
+    } else if (line.length <= 20 && !/[.요다)]$/.test(line)) {
+      out.push(h("h3", {}, line));
+    } else {
+      out.push(h("p", {}, line));
+    }
+    list = null;
+  });
+  return out;
+}
