@@ -1,0 +1,38 @@
+"""``python -m ttanjit.gateway``: uvicorn (uvloop, permessage-deflate off,
+1 MiB hard frame cap) on ``TTANJIT_HTTP_PORT``; SIGTERM/SIGINT stop it
+cleanly (open sockets are closed with 1001 and their sessions saved for
+resume on another gateway)."""
+
+from __future__ import annotations
+
+import os
+
+import uvicorn
+
+from ttanjit.common import log as logsetup
+from ttanjit.gateway.app import GWSettings, create_app
+from ttanjit.gateway.limits import HARD_MAX_FRAME
+
+
+def main() -> None:
+    settings = GWSettings.from_env()
+    logsetup.setup("gateway", os.environ.get("TTANJIT_LOG_LEVEL", "INFO").upper(),
+                   os.environ.get("TTANJIT_LOG_FORMAT", "json"))
+    try:
+        import uvloop  # noqa: F401
+        loop = "uvloop"
+    except ImportError:
+        loop = "asyncio"
+    config = uvicorn.Config(
+        create_app(settings), host=settings.host, port=settings.http_port, loop=loop,
+        ws=os.environ.get("TTANJIT_WS_IMPL", "websockets-sansio"),
+        ws_per_message_deflate=False, ws_max_size=HARD_MAX_FRAME,
+        ws_ping_interval=20.0, ws_ping_timeout=20.0, lifespan="on",
+        log_level="warning", access_log=False, timeout_graceful_shutdown=3,
+        log_config=None,
+    )
+    uvicorn.Server(config).run()
+
+
+if __name__ == "__main__":
+    main()

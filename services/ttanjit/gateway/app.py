@@ -1,0 +1,341 @@
+"""The gateway process: FastAPI for the HTTP routes (sign-in, health,
+metrics, the web client, OpenAPI) and a plain ASGI handler for ``/ws`` (no
+Starlette WebSocket wrapper on the per-message path), both on one port
+under uvicorn.
+
+:class:`Gateway` holds what connections share: the NATS connection, the
+sessions bucket, the matchmaker stub, the tokens, and the local connections
+by player. Several gateways run side by side: nothing here is needed by
+another gateway except through NATS and JetStream KV.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+import grpc
+import orjson
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from google.protobuf import json_format
+from nats.aio.client import Client
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.kv import KeyValue
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from pydantic import BaseModel
+
+from ttanjit.common.nats import SESSIONS_BUCKET, Subjects, connect, ensure_jetstream
+from ttanjit.gateway import codec
+from ttanjit.gateway import metrics as m
+from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
+from ttanjit.gateway.conn import Connection, now_ms
+from ttanjit.gateway.errors import MESSAGES, FrameError
+from ttanjit.gateway.limits import HELLO_MS, IDLE_MS
+from ttanjit.gateway.session import Session
+from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
+
+log = logging.getLogger("ttanjit.gateway")
+
+STATIC = Path(__file__).parent / "static"
+CHECKPOINT_S = 5.0
+PLACEHOLDER = """<!doctype html>
+<html lang="ko"><head><meta charset="utf-8"><title>딴짓</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><h1>딴짓</h1><p>웹 클라이언트를 준비하고 있어요. 곧 여기서 원카드, 줄줄이 벌점,
+하카 카드를 할 수 있어요.</p><p>지금은 <code>/ws</code> WebSocket과
+<a href="/docs">HTTP API</a>를 쓸 수 있어요.</p></body></html>
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class GWSettings:
+    nats_url: str = "nats://127.0.0.1:4222"
+    prefix: str = "ttanjit.v1"
+    js_replicas: int = 1
+    host: str = "0.0.0.0"
+    http_port: int = 8080
+    matchmaker_addr: str = "127.0.0.1:7200"
+    token_secret: str = "dev-secret"
+
+    @classmethod
+    def from_env(cls) -> GWSettings:
+        env = os.environ.get
+        return cls(
+            nats_url=env("TTANJIT_NATS_URL") or cls.nats_url,
+            prefix=env("TTANJIT_NATS_PREFIX") or cls.prefix,
+            js_replicas=int(env("TTANJIT_JS_REPLICAS") or cls.js_replicas),
+            host=env("TTANJIT_HTTP_HOST") or cls.host,
+            http_port=int(env("TTANJIT_HTTP_PORT") or cls.http_port),
+            matchmaker_addr=env("TTANJIT_MATCHMAKER_ADDR") or cls.matchmaker_addr,
+            token_secret=env("TTANJIT_TOKEN_SECRET") or cls.token_secret,
+        )
+
+
+class Gateway:
+    def __init__(self, settings: GWSettings) -> None:
+        self.s = settings
+        self.prefix = settings.prefix
+        self.subjects = Subjects(settings.prefix)
+        self.tokens = Tokens(settings.token_secret)
+        self.nc: Client = None  # type: ignore[assignment]
+        self.kv: KeyValue = None  # type: ignore[assignment]
+        self.mm: matchmaker_pb2_grpc.MatchmakerStub = None  # type: ignore[assignment]
+        self.channel: grpc.aio.Channel | None = None
+        self.by_player: dict[str, Connection] = {}
+        self.conns: set[Connection] = set()
+        self.ready = False
+        self._sweeper: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self.nc = await connect(self.s.nats_url, "gateway")
+        buckets = await ensure_jetstream(self.nc.jetstream(), self.subjects, self.s.js_replicas)
+        self.kv = buckets[SESSIONS_BUCKET]
+        self.channel = grpc.aio.insecure_channel(self.s.matchmaker_addr)
+        self.mm = matchmaker_pb2_grpc.MatchmakerStub(self.channel)
+        self._sweeper = asyncio.create_task(self.sweep())
+        self.ready = True
+        gc.collect()
+        gc.freeze()  # start-up objects never need collecting again (PERFORMANCE.md)
+
+    async def stop(self) -> None:
+        self.ready = False
+        if self._sweeper:
+            self._sweeper.cancel()
+        for c in list(self.conns):
+            await c.close(1001, "going_away")
+            await c.finish()
+        if self.channel:
+            await self.channel.close()
+        if self.nc:
+            await self.nc.drain()
+
+    # -- connections ---------------------------------------------------------------
+    def register(self, conn: Connection) -> None:
+        assert conn.session is not None
+        self.by_player[conn.session.player] = conn
+
+    def unregister(self, conn: Connection) -> None:
+        if conn.session and self.by_player.get(conn.session.player) is conn:
+            del self.by_player[conn.session.player]
+
+    async def take_over(self, player: str, new: Connection) -> Session | None:
+        """Close the player's older connection (on any gateway) and get its
+        session; else the saved session (KV)."""
+        try:
+            msg = await self.nc.request(f"{self.prefix}.player.{player}.kick",
+                                        orjson.dumps({"conn": new.id}), timeout=2.0)
+            return Session.from_json(orjson.loads(msg.data))
+        except (NoRespondersError, NatsTimeout):
+            pass
+        try:
+            ptr = await self.kv.get(f"player.{player}")
+            sid = orjson.loads(ptr.value or b"{}").get("session")
+            entry = await self.kv.get(sid)
+            return Session.from_json(orjson.loads(entry.value or b"{}"))
+        except Exception:  # no saved session (or unreadable): a new one
+            return None
+
+    async def save(self, s: Session) -> None:
+        try:
+            await self.kv.put(s.id, orjson.dumps(s.to_json()))
+            await self.kv.put(f"player.{s.player}", orjson.dumps({"session": s.id}))
+            s.saved_seq = s.seq
+        except Exception as exc:
+            log.warning("session save failed: %r", exc)
+
+    async def sweep(self) -> None:
+        """Idle and hello timeouts; session checkpoints for crash resume."""
+        last_cp = time.monotonic()
+        while True:
+            await asyncio.sleep(1.0)
+            now = time.monotonic()
+            for c in list(self.conns):
+                if c.closed:
+                    continue
+                if c.session is None and now - c.opened > HELLO_MS / 1000:
+                    asyncio.create_task(c.close(4003, "hello_timeout"))
+                elif now - c.last_rx > IDLE_MS / 1000:
+                    asyncio.create_task(c.close(4002, "idle_timeout"))
+            if now - last_cp >= CHECKPOINT_S:
+                last_cp = now
+                for c in list(self.conns):
+                    s = c.session
+                    if s is not None and not c.closed and s.seq != s.saved_seq:
+                        await self.save(s)
+
+    # -- shard and matchmaker calls ------------------------------------------------
+    async def command(self, game_id: str, player: str, cmd_id: str, action: dict[str, Any],
+                      total_s: float = 5.0) -> dict[str, Any]:
+        """NATS request to the owner shard; retried with backoff while the
+        game is between owners (docs/protocol.md 1)."""
+        data = orjson.dumps({"player": player, "cmd_id": cmd_id, "action": action})
+        deadline = time.monotonic() + total_s
+        delay = 0.05
+        while True:
+            try:
+                msg = await self.nc.request(self.subjects.cmd(game_id), data, timeout=2.0)
+                reply: dict[str, Any] = orjson.loads(msg.data)
+                return reply
+            except (NoRespondersError, NatsTimeout):
+                if time.monotonic() + delay > deadline:
+                    return {"ok": False, "code": "game_unavailable",
+                            "message": MESSAGES["game_unavailable"]}
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+
+    async def sync(self, s: Session, last_seq: int | None) -> dict[str, Any] | None:
+        """The shard's sync for the session's game: events after
+        ``last_seq`` or a resync view (``None`` = ask for a view)."""
+        data = orjson.dumps({"player": s.player,
+                             "last_seq": -1 if last_seq is None else last_seq})
+        for delay in (0.1, 0.3, 0.6, 1.0):
+            try:
+                msg = await self.nc.request(self.subjects.sync(s.game_id), data, timeout=2.0)
+                reply: dict[str, Any] = orjson.loads(msg.data)
+                if reply.get("ok") is False:
+                    return None
+                return reply
+            except (NoRespondersError, NatsTimeout):
+                await asyncio.sleep(delay)
+        return None
+
+    async def player_state(self, player: str) -> dict[str, Any] | None:
+        try:
+            rep = await self.mm.GetPlayer(matchmaker_pb2.PlayerRequest(player=player), timeout=3)
+        except grpc.aio.AioRpcError:
+            return None
+        out = json_format.MessageToDict(rep, preserving_proto_field_name=True)
+        out.setdefault("ratings", [])
+        return out
+
+
+class AsgiTransport:
+    """:class:`ttanjit.gateway.conn.Transport` over an ASGI WebSocket."""
+
+    __slots__ = ("_send",)
+
+    def __init__(self, send: Any) -> None:
+        self._send = send
+
+    async def send_text(self, data: str) -> None:
+        await self._send({"type": "websocket.send", "text": data})
+
+    async def send_bytes(self, data: bytes) -> None:
+        await self._send({"type": "websocket.send", "bytes": data})
+
+    async def close(self, code: int, reason: str) -> None:
+        await self._send({"type": "websocket.close", "code": code, "reason": reason})
+
+
+async def websocket(gw: Gateway, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    first = await receive()
+    if first["type"] != "websocket.connect":
+        return
+    offered = scope.get("subprotocols") or []
+    proto = codec.PROTO_SUBPROTOCOL in offered
+    chosen = codec.PROTO_SUBPROTOCOL if proto else (
+        codec.JSON_SUBPROTOCOL if codec.JSON_SUBPROTOCOL in offered else None)
+    await send({"type": "websocket.accept", "subprotocol": chosen})
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    conn = Connection(gw, AsgiTransport(send), proto, (query.get("token") or [None])[0])
+    gw.conns.add(conn)
+    m.CONNECTIONS.inc()
+    try:
+        while True:
+            msg = await receive()
+            if msg["type"] == "websocket.receive":
+                data = msg.get("text")
+                await conn.on_frame(data if data is not None else msg.get("bytes") or b"")
+            elif msg["type"] == "websocket.disconnect":
+                break
+    finally:
+        m.CONNECTIONS.dec()
+        gw.conns.discard(conn)
+        await conn.finish()
+
+
+class GuestIn(BaseModel):
+    nickname: str
+
+
+class GuestOut(BaseModel):
+    player: str
+    nickname: str
+    token: str
+    expires_ms: int
+
+
+def create_app(settings: GWSettings | None = None) -> Any:
+    gw = Gateway(settings or GWSettings.from_env())
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await gw.start()
+        log.info("gateway ready", extra={"http_port": gw.s.http_port})
+        try:
+            yield
+        finally:
+            await gw.stop()
+
+    api = FastAPI(title="ttanjit gateway", version="1",
+                  description="Guest sign-in, health and metrics. The game protocol is the "
+                              "WebSocket at /ws (docs/websocket.md).", lifespan=lifespan)
+
+    @api.post("/api/guest", response_model=GuestOut,
+              responses={400: {"description": "bad_nickname"}})
+    async def guest(body: GuestIn) -> Any:
+        """Guest sign-in: a new player id and a signed token for the WebSocket."""
+        try:
+            nick = clean_nickname(body.nickname)
+        except FrameError as e:
+            m.REJECTIONS.labels(e.code).inc()
+            return JSONResponse({"code": e.code, "message": e.message}, status_code=400)
+        token, ident = gw.tokens.issue(new_player_id(), nick, now_ms())
+        return GuestOut(player=ident.player, nickname=nick, token=token,
+                        expires_ms=ident.expires_ms)
+
+    @api.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        """Liveness: the process serves HTTP."""
+        return {"status": "ok"}
+
+    @api.get("/readyz")
+    async def readyz() -> Response:
+        """Readiness: connected to NATS and started."""
+        ok = gw.ready and gw.nc is not None and gw.nc.is_connected
+        return JSONResponse({"status": "ready" if ok else "not_ready",
+                             "connections": len(gw.conns)}, status_code=200 if ok else 503)
+
+    @api.get("/metrics")
+    async def metrics() -> Response:
+        """Prometheus metrics (docs/metrics.md)."""
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    if (STATIC / "index.html").exists():
+        api.mount("/", StaticFiles(directory=STATIC, html=True), name="client")
+    else:
+        @api.get("/", response_class=HTMLResponse)
+        async def index() -> HTMLResponse:
+            """The web client (a placeholder until it is built)."""
+            return HTMLResponse(PLACEHOLDER, media_type="text/html; charset=utf-8")
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket" and scope.get("path") == "/ws":
+            await websocket(gw, scope, receive, send)
+        else:
+            await api(scope, receive, send)
+
+    app.gateway = gw  # type: ignore[attr-defined]
+    return app

@@ -1,0 +1,76 @@
+"""Guest sign-in (docs/websocket.md 1): player ids and HMAC-SHA256 signed
+tokens. Every gateway sharing ``TTANJIT_TOKEN_SECRET`` accepts every
+other's tokens. Sans-I/O: the clock is a parameter."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+import unicodedata
+from dataclasses import dataclass
+
+import orjson
+
+from ttanjit.gateway.errors import FrameError
+
+TOKEN_TTL_MS = 24 * 3600 * 1000
+NICK_MAX = 16
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def new_player_id() -> str:
+    return "p_" + secrets.token_hex(8)
+
+
+def clean_nickname(raw: object) -> str:
+    if not isinstance(raw, str):
+        raise FrameError("bad_nickname")
+    nick = unicodedata.normalize("NFC", raw).strip()
+    if not 1 <= len(nick) <= NICK_MAX or any(unicodedata.category(c)[0] == "C" for c in nick):
+        raise FrameError("bad_nickname")
+    return nick
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    player: str
+    nickname: str
+    expires_ms: int
+
+
+class Tokens:
+    def __init__(self, secret: str) -> None:
+        self.key = secret.encode()
+
+    def _sig(self, body: str) -> str:
+        return _b64(hmac.new(self.key, body.encode(), hashlib.sha256).digest()[:20])
+
+    def issue(self, player: str, nickname: str, now_ms: int) -> tuple[str, Identity]:
+        ident = Identity(player, nickname, now_ms + TOKEN_TTL_MS)
+        body = _b64(orjson.dumps({"p": player, "n": nickname, "e": ident.expires_ms}))
+        return f"{body}.{self._sig(body)}", ident
+
+    def verify(self, token: object, now_ms: int) -> Identity:
+        """The identity in a valid, unexpired token; else ``bad_token``."""
+        if not isinstance(token, str) or token.count(".") != 1 or len(token) > 512:
+            raise FrameError("bad_token")
+        body, sig = token.split(".")
+        if not hmac.compare_digest(sig, self._sig(body)):
+            raise FrameError("bad_token")
+        try:
+            doc = orjson.loads(_unb64(body))
+            ident = Identity(str(doc["p"]), str(doc["n"]), int(doc["e"]))
+        except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+            raise FrameError("bad_token") from None
+        if ident.expires_ms < now_ms:
+            raise FrameError("bad_token")
+        return ident

@@ -1,0 +1,146 @@
+"""Frames both ways, from one schema (``proto/ttanjit/v1/client.proto``):
+
+- JSON (default): the proto3 JSON mapping with original field names, read
+  with ``orjson`` and checked against the ``ClientFrame`` descriptor (field
+  names and types), written with ``orjson``;
+- protobuf (subprotocol ``ttanjit.v1.proto``): ``ClientFrame`` /
+  ``ServerFrame`` serialized; numbers inside ``Struct`` values (actions,
+  events, views, options) come back as integers when they are whole.
+
+Every decode error is a :class:`FrameError` with a stable code. Sans-I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from google.protobuf import json_format
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.message import DecodeError
+
+from ttanjit.gateway.errors import FrameError
+from ttanjit.v1.client_pb2 import ClientFrame, ServerFrame
+
+JSON_SUBPROTOCOL = "ttanjit.v1.json"
+PROTO_SUBPROTOCOL = "ttanjit.v1.proto"
+MAX_STRING = 512
+
+Check = Callable[[Any], bool]
+
+
+def _is_str(v: Any) -> bool:
+    return type(v) is str and len(v) <= MAX_STRING
+
+
+def _is_uint32(v: Any) -> bool:
+    return type(v) is int and 0 <= v < 2**32
+
+
+def _is_number(v: Any) -> bool:
+    return type(v) in (int, float)
+
+
+def _is_object(v: Any) -> bool:
+    return type(v) is dict
+
+
+def _schema(desc: Descriptor) -> dict[str, Check]:
+    out: dict[str, Check] = {}
+    for f in desc.fields:
+        if f.type == FieldDescriptor.TYPE_STRING:
+            out[f.name] = _is_str
+        elif f.type in (FieldDescriptor.TYPE_UINT32,):
+            out[f.name] = _is_uint32
+        elif f.type == FieldDescriptor.TYPE_DOUBLE:
+            out[f.name] = _is_number
+        elif f.type == FieldDescriptor.TYPE_MESSAGE and f.message_type.full_name == \
+                "google.protobuf.Struct":
+            out[f.name] = _is_object
+        elif f.type == FieldDescriptor.TYPE_MESSAGE:
+            sub = _schema(f.message_type)
+            out[f.name] = lambda v, sub=sub: type(v) is dict and _conforms(v, sub)
+        else:  # not used by ClientFrame; refuse rather than guess
+            out[f.name] = lambda v: False
+    return out
+
+
+def _conforms(obj: dict[str, Any], schema: dict[str, Check]) -> bool:
+    for k, v in obj.items():
+        check = schema.get(k)
+        if check is None or (v is not None and not check(v)):
+            return False
+    return True
+
+
+CLIENT_SCHEMA = _schema(ClientFrame.DESCRIPTOR)
+
+
+def _checked(obj: Any) -> dict[str, Any]:
+    if type(obj) is not dict:
+        raise FrameError("bad_frame")
+    if type(obj.get("type")) is not str or not obj["type"]:
+        raise FrameError("bad_frame")
+    if not _conforms(obj, CLIENT_SCHEMA):
+        raise FrameError("bad_frame")
+    if None in obj.values():
+        obj = {k: v for k, v in obj.items() if v is not None}
+    return obj
+
+
+def decode_json(data: str | bytes) -> dict[str, Any]:
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise FrameError("bad_frame") from None
+    return _checked(obj)
+
+
+def whole_numbers(obj: Any) -> Any:
+    """Struct numbers are doubles: 58.0 -> 58 (cards, rows, seats)."""
+    if type(obj) is float and obj.is_integer():
+        return int(obj)
+    if type(obj) is dict:
+        return {k: whole_numbers(v) for k, v in obj.items()}
+    if type(obj) is list:
+        return [whole_numbers(v) for v in obj]
+    return obj
+
+
+def decode_proto(data: bytes) -> dict[str, Any]:
+    try:
+        msg = ClientFrame.FromString(data)
+    except (DecodeError, RuntimeError, ValueError):
+        raise FrameError("bad_frame") from None
+    obj = json_format.MessageToDict(msg, preserving_proto_field_name=True)
+    for key in ("action", "options"):
+        if key in obj:
+            obj[key] = whole_numbers(obj[key])
+    if "client_ms" in obj:
+        obj["client_ms"] = float(obj["client_ms"])
+    return _checked(obj)
+
+
+def encode_json(frame: dict[str, Any]) -> str:
+    return orjson.dumps(frame).decode()
+
+
+def encode_proto(frame: dict[str, Any]) -> bytes:
+    msg = json_format.ParseDict(frame, ServerFrame())
+    return msg.SerializeToString()
+
+
+def decode_server_proto(data: bytes) -> dict[str, Any]:
+    """For clients and tests: a binary server frame as the JSON dict."""
+    obj = json_format.MessageToDict(ServerFrame.FromString(data),
+                                    preserving_proto_field_name=True)
+    for key in ("event", "view", "info", "options", "limits"):
+        if key in obj:
+            obj[key] = whole_numbers(obj[key])
+    return obj
+
+
+def encode_client_proto(frame: dict[str, Any]) -> bytes:
+    """For clients and tests: a client frame dict as a binary frame."""
+    return json_format.ParseDict(frame, ClientFrame()).SerializeToString()

@@ -1,0 +1,493 @@
+"""One player's WebSocket connection: frames in, frames out, the player's
+NATS subscription (game events, lobby notifications, take-over requests).
+
+The transport is anything with the small :class:`Transport` protocol (the
+ASGI WebSocket in ``app``). Frames are handled one at a time in arrival
+order; server frames are numbered and sent under one lock, so ``seq`` on the
+wire is always increasing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from typing import TYPE_CHECKING, Any, Protocol
+
+import grpc
+import orjson
+
+from ttanjit.gateway import codec
+from ttanjit.gateway import metrics as m
+from ttanjit.gateway.errors import FrameError
+from ttanjit.gateway.limits import MAX_FRAME, TokenBucket, limits_json
+from ttanjit.gateway.session import Session, new_session_id
+from ttanjit.v1 import matchmaker_pb2
+
+if TYPE_CHECKING:
+    from ttanjit.gateway.app import Gateway
+
+log = logging.getLogger("ttanjit.gateway")
+
+GAME_OVER = "game_ended"
+PRESENCE = ("disconnect", "reconnect")
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Transport(Protocol):
+    async def send_text(self, data: str) -> None: ...
+    async def send_bytes(self, data: bytes) -> None: ...
+    async def close(self, code: int, reason: str) -> None: ...
+
+
+class Connection:
+    def __init__(self, gw: Gateway, transport: Transport, proto: bool,
+                 url_token: str | None = None) -> None:
+        self.gw = gw
+        self.t = transport
+        self.proto = proto
+        self.url_token = url_token
+        self.id = secrets.token_hex(8)
+        self.session: Session | None = None
+        self.finished_game = False
+        now = time.monotonic()
+        self.bucket = TokenBucket(last=now)
+        self.opened = now
+        self.last_rx = now
+        self.lock = asyncio.Lock()
+        self.closed = False
+        self.replaced = False
+        self.buffer: list[dict[str, Any]] | None = None  # events held during a catch-up
+        self.sub: Any = None
+        self._finishing: asyncio.Future[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- sending ---------------------------------------------------------------
+    async def send(self, frame: dict[str, Any], game_seq: int | None = None,
+                   view: bool = False) -> None:
+        async with self.lock:
+            if self.closed:
+                return
+            s = self.session
+            seq = s.next_seq() if s is not None else 0
+            frame["seq"] = seq
+            frame["server_ms"] = now_ms()
+            if s is not None and game_seq is not None:
+                (s.view_sent if view else s.event_sent)(seq, game_seq)
+            try:
+                if self.proto:
+                    await self.t.send_bytes(codec.encode_proto(frame))
+                else:
+                    await self.t.send_text(codec.encode_json(frame))
+            except Exception:  # the socket went away under us
+                self.closed = True
+                return
+        m.frame_out(frame["type"])
+
+    async def reject(self, code: str, ref: str | None = None, cmd_id: Any = None,
+                     message: str | None = None) -> None:
+        m.REJECTIONS.labels(code).inc()
+        frame: dict[str, Any] = {"type": "error", "code": code,
+                                 "message": message or FrameError(code).message}
+        if ref:
+            frame["ref"] = ref
+        if isinstance(cmd_id, str) and cmd_id:
+            frame["cmd_id"] = cmd_id
+        await self.send(frame)
+
+    # -- receiving -------------------------------------------------------------
+    async def on_frame(self, data: str | bytes) -> None:
+        now = time.monotonic()
+        self.last_rx = now
+        size = len(data)
+        if size > MAX_FRAME // 4 and isinstance(data, str):
+            size = len(data.encode())
+        if size > MAX_FRAME:
+            m.frame_in("too_large")
+            await self.reject("frame_too_large")
+            return
+        if not self.bucket.allow(now):
+            m.frame_in("rate_limited")
+            if self.bucket.should_warn(now):
+                await self.reject("rate_limited")
+            else:
+                m.REJECTIONS.labels("rate_limited").inc()
+            return
+        try:
+            if self.proto:
+                if isinstance(data, str):
+                    raise FrameError("bad_frame")
+                frame = codec.decode_proto(data)
+            else:
+                frame = codec.decode_json(data)
+        except FrameError as e:
+            m.frame_in("bad")
+            await self.reject(e.code)
+            return
+        kind = frame["type"]
+        m.frame_in(kind)
+        handler = HANDLERS.get(kind)
+        try:
+            if handler is None:
+                raise FrameError("unknown_type")
+            if self.session is None and kind != "hello":
+                raise FrameError("unauthenticated")
+            await handler(self, frame)
+        except FrameError as e:
+            await self.reject(e.code, kind, frame.get("cmd_id"))
+        except grpc.aio.AioRpcError:
+            await self.reject("matchmaker_unavailable", kind)
+
+    # -- hello / resume --------------------------------------------------------
+    async def h_hello(self, f: dict[str, Any]) -> None:
+        if self.session is not None:
+            raise FrameError("already_hello")
+        ident = self.gw.tokens.verify(f.get("token") or self.url_token, now_ms())
+        prior = await self.gw.take_over(ident.player, self)
+        resume = f.get("resume") or {}
+        last_seq = int(resume.get("last_seq") or 0)
+        resumed = bool(resume) and prior is not None and prior.id == resume.get("session") \
+            and prior.player == ident.player and prior.resumable(now_ms())
+        if resumed:
+            assert prior is not None
+            sess = prior
+            from_game_seq = sess.game_seq_at(last_seq)
+            sess.seq, sess.closed_ms = last_seq, None
+        else:
+            if resume:
+                m.RESUMES.labels("failed").inc()
+            sess = Session(new_session_id(), ident.player, ident.nickname)
+            if prior is not None and prior.game_id:
+                sess.new_game(prior.game_id, prior.seat)
+            from_game_seq = None
+        self.session = sess
+        self.gw.register(self)
+        self.buffer = []
+        await self.subscribe()
+        catch_up = await self.gw.sync(sess, from_game_seq) if sess.game_id else None
+        if catch_up is None and sess.game_id:
+            sess.game_id, sess.seat = "", None  # the game is gone (finished long ago)
+        result = ""
+        if resumed:
+            result = "resync" if catch_up is not None and "events" not in catch_up else "gapless"
+            m.RESUMES.labels(result).inc()
+        state = await self.gw.player_state(ident.player)
+        welcome: dict[str, Any] = {
+            "type": "welcome", "session": sess.id, "player": ident.player,
+            "nickname": ident.nickname, "resumed": resumed, "limits": limits_json(),
+            "ratings": list(state["ratings"]) if state else [],
+        }
+        if result:
+            welcome["resume_result"] = result
+        if sess.game_id:
+            welcome["game_id"] = sess.game_id
+            if sess.seat is not None:
+                welcome["seat"] = sess.seat
+        if state and state.get("room"):
+            welcome["room"] = state["room"]
+        await self.send(welcome)
+        if catch_up is not None:
+            await self.deliver_catch_up(catch_up)
+        await self.flush_buffer()
+        if sess.game_id and not self.finished_game:
+            await self.gw.command(sess.game_id, sess.player, "gw-" + secrets.token_hex(6),
+                                  {"type": "reconnect"})
+        await self.gw.save(sess)
+
+    async def deliver_catch_up(self, reply: dict[str, Any]) -> None:
+        s = self.session
+        assert s is not None
+        gid = reply.get("game") or s.game_id
+        if "events" in reply:
+            for ev in reply["events"]:
+                ev.setdefault("game", gid)
+                await self.deliver_event(ev, replayed=True)
+        else:
+            view = reply.get("view") or {}
+            if isinstance(view.get("seat"), int):
+                s.seat = view["seat"]
+            frame: dict[str, Any] = {"type": "view", "game_id": gid,
+                                     "game_seq": int(reply.get("seq", 0)), "view": view,
+                                     "resync": True}
+            if reply.get("deadline"):
+                frame["deadline"] = reply["deadline"]
+            if view.get("finished"):
+                self.finished_game = True
+            await self.send(frame, game_seq=int(reply.get("seq", 0)), view=True)
+
+    async def flush_buffer(self) -> None:
+        while self.buffer:
+            pending, self.buffer = self.buffer, []
+            for ev in pending:
+                await self.deliver_event(ev)
+        self.buffer = None
+
+    # -- NATS --------------------------------------------------------------------
+    async def subscribe(self) -> None:
+        s = self.session
+        assert s is not None
+        self.sub = await self.gw.nc.subscribe(f"{self.gw.prefix}.player.{s.player}.*",
+                                              cb=self.on_msg)
+
+    async def on_msg(self, msg: Any) -> None:
+        kind = msg.subject.rsplit(".", 1)[-1]
+        try:
+            if kind == "events":
+                ev = orjson.loads(msg.data)
+                if self.buffer is not None:
+                    self.buffer.append(ev)
+                else:
+                    await self.deliver_event(ev)
+            elif kind == "lobby":
+                await self.on_lobby(orjson.loads(msg.data))
+            elif kind == "kick":
+                self._spawn(self.on_kick(msg))
+        except Exception:
+            log.exception("bad message on %s", msg.subject)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def deliver_event(self, ev: dict[str, Any], replayed: bool = False) -> None:
+        s = self.session
+        if s is None or "event" not in ev:
+            return
+        gid, gs = ev.get("game"), int(ev.get("seq", 0))
+        if gid != s.game_id:
+            s.new_game(str(gid), None)
+            self.finished_game = False
+        elif gs <= s.game_seq:
+            return  # already delivered
+        elif gs > s.game_seq + 1 and not replayed:
+            reply = await self.gw.sync(s, s.game_seq)  # a live event went missing
+            if reply is not None:
+                await self.deliver_catch_up(reply)
+                if gs <= s.game_seq:
+                    return
+        frame: dict[str, Any] = {"type": "event", "game_id": gid, "game_seq": gs,
+                                 "t": ev.get("t", 0), "event": ev["event"]}
+        if ev.get("deadline"):
+            frame["deadline"] = ev["deadline"]
+        if replayed:
+            frame["replayed"] = True
+        await self.send(frame, game_seq=gs)
+        if ev["event"].get("type") == GAME_OVER:
+            self.finished_game = True
+
+    async def on_lobby(self, frame: dict[str, Any]) -> None:
+        s = self.session
+        if s is None:
+            return
+        if frame.get("type") == "matched":
+            s.new_game(frame["game_id"], frame.get("seat"))
+            self.finished_game = False
+            self._spawn(self.gw.save(s))
+        await self.send(frame)
+
+    async def on_kick(self, msg: Any) -> None:
+        try:
+            req = orjson.loads(msg.data)
+        except orjson.JSONDecodeError:
+            return
+        if req.get("conn") == self.id or self.session is None:
+            return
+        self.replaced = True
+        await self.close(4001, "replaced")
+        await self.finish()
+        await msg.respond(orjson.dumps(self.session.to_json()))
+
+    # -- closing -------------------------------------------------------------------
+    async def close(self, code: int, reason: str) -> None:
+        async with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+        try:
+            await self.t.close(code, reason)
+        except Exception:
+            pass
+
+    async def finish(self) -> None:
+        """The connection is over: tell the game (unless replaced), save the
+        session for resume, let go of the subscription. Idempotent."""
+        if self._finishing is not None:
+            await asyncio.shield(self._finishing)
+            return
+        self._finishing = asyncio.get_running_loop().create_future()
+        try:
+            self.closed = True
+            s = self.session
+            if s is None:
+                return
+            if self.sub is not None:
+                try:
+                    await self.sub.unsubscribe()
+                except Exception:
+                    pass
+            self.gw.unregister(self)
+            if not self.replaced:
+                s.closed_ms = now_ms()
+                if s.game_id and not self.finished_game:
+                    await self.gw.command(s.game_id, s.player, "gw-" + secrets.token_hex(6),
+                                          {"type": "disconnect"}, total_s=1.0)
+            await self.gw.save(s)
+        finally:
+            self._finishing.set_result(None)
+
+    # -- lobby -----------------------------------------------------------------------
+    def _player_ref(self) -> matchmaker_pb2.PlayerRef:
+        s = self.session
+        assert s is not None
+        return matchmaker_pb2.PlayerRef(player=s.player, nickname=s.nickname)
+
+    def _not_in_game(self) -> None:
+        if self.session is not None and self.session.game_id and not self.finished_game:
+            raise FrameError("in_game")
+
+    async def h_ping(self, f: dict[str, Any]) -> None:
+        frame: dict[str, Any] = {"type": "pong"}
+        if "client_ms" in f:
+            frame["client_ms"] = f["client_ms"]
+        await self.send(frame)
+
+    async def h_queue(self, f: dict[str, Any]) -> None:
+        if not f.get("game"):
+            raise FrameError("missing_field")
+        self._not_in_game()
+        rep = await self.gw.mm.Enqueue(matchmaker_pb2.EnqueueRequest(
+            player=self._player_ref(), game=f["game"], seats=f.get("seats") or 0), timeout=5)
+        _check(rep)
+        await self.send({"type": "queued", "game": f["game"],
+                         "seats": f.get("seats") or 0, "ticket": rep.ticket})
+
+    async def h_cancel_queue(self, f: dict[str, Any]) -> None:
+        rep = await self.gw.mm.Cancel(matchmaker_pb2.CancelRequest(
+            player=self._player_ref().player), timeout=5)
+        _check(rep)
+        await self.send({"type": "queue_cancelled", "game": rep.game})
+
+    async def h_room_create(self, f: dict[str, Any]) -> None:
+        if not f.get("game"):
+            raise FrameError("missing_field")
+        self._not_in_game()
+        rep = await self.gw.mm.CreateRoom(matchmaker_pb2.CreateRoomRequest(
+            player=self._player_ref(), game=f["game"], seats=f.get("seats") or 0,
+            options_json=orjson.dumps(f["options"]).decode() if "options" in f else ""),
+            timeout=5)
+        _check(rep)
+
+    async def h_room_join(self, f: dict[str, Any]) -> None:
+        if not f.get("code"):
+            raise FrameError("missing_field")
+        self._not_in_game()
+        rep = await self.gw.mm.JoinRoom(matchmaker_pb2.JoinRoomRequest(
+            player=self._player_ref(), code=f["code"]), timeout=5)
+        _check(rep)
+
+    async def h_room_leave(self, f: dict[str, Any]) -> None:
+        rep = await self.gw.mm.LeaveRoom(self._room_req(), timeout=5)
+        _check(rep)
+        await self.send({"type": "room_left", "code": rep.room.code})
+
+    def _room_req(self, **kw: Any) -> matchmaker_pb2.RoomRequest:
+        return matchmaker_pb2.RoomRequest(player=self._player_ref().player, **kw)
+
+    async def h_room_options(self, f: dict[str, Any]) -> None:
+        if "options" not in f and "seats" not in f:
+            raise FrameError("missing_field")
+        rep = await self.gw.mm.SetRoomOptions(self._room_req(
+            seats=f.get("seats") or 0,
+            options_json=orjson.dumps(f["options"]).decode() if "options" in f else ""),
+            timeout=5)
+        _check(rep)
+
+    async def h_room_add_bot(self, f: dict[str, Any]) -> None:
+        rep = await self.gw.mm.AddBot(self._room_req(level=f.get("level") or "normal"),
+                                      timeout=5)
+        _check(rep)
+
+    async def h_room_remove_bot(self, f: dict[str, Any]) -> None:
+        if "seat" not in f:
+            raise FrameError("missing_field")
+        rep = await self.gw.mm.RemoveBot(self._room_req(seat=f["seat"]), timeout=5)
+        _check(rep)
+
+    async def h_room_start(self, f: dict[str, Any]) -> None:
+        rep = await self.gw.mm.StartRoom(self._room_req(), timeout=15)
+        _check(rep)
+
+    async def h_ratings(self, f: dict[str, Any]) -> None:
+        state = await self.gw.player_state(self._player_ref().player)
+        await self.send({"type": "ratings", "ratings": state["ratings"] if state else []})
+
+    # -- game ------------------------------------------------------------------------
+    async def h_action(self, f: dict[str, Any]) -> None:
+        s = self.session
+        assert s is not None
+        gid = f.get("game_id") or s.game_id
+        if not gid or gid != s.game_id:
+            raise FrameError("not_in_game")
+        if "seat" in f and f["seat"] != s.seat:
+            raise FrameError("not_your_seat")
+        cmd_id = f.get("cmd_id")
+        if not isinstance(cmd_id, str) or not 1 <= len(cmd_id) <= 64:
+            raise FrameError("bad_cmd_id")
+        action = f.get("action")
+        if not isinstance(action, dict) or not isinstance(action.get("type"), str):
+            raise FrameError("missing_field")
+        if action["type"] in PRESENCE:
+            raise FrameError("reserved_action")
+        t0 = time.perf_counter()
+        reply = await self.gw.command(gid, s.player, cmd_id, action)
+        if reply.get("ok"):
+            frame: dict[str, Any] = {"type": "result", "cmd_id": cmd_id, "game_id": gid}
+            if isinstance(reply.get("seq"), int):
+                frame["game_seq"] = reply["seq"]
+            info = {k: v for k, v in reply.items() if k not in ("ok", "cmd_id", "seq")}
+            if info:
+                frame["info"] = info
+            await self.send(frame)
+        else:
+            code = str(reply.get("code") or "bad_frame")
+            await self.reject(code, "action", cmd_id, message=reply.get("message"))
+        m.COMMAND_RTT.observe(time.perf_counter() - t0)
+
+    async def h_sync(self, f: dict[str, Any]) -> None:
+        s = self.session
+        assert s is not None
+        gid = f.get("game_id") or s.game_id
+        if not gid or gid != s.game_id:
+            raise FrameError("not_in_game")
+        reply = await self.gw.sync(s, None)
+        if reply is None:
+            raise FrameError("game_unavailable")
+        await self.deliver_catch_up(reply)
+
+
+def _check(rep: Any) -> None:
+    if rep.error_code:
+        raise FrameError(rep.error_code)
+
+
+HANDLERS = {
+    "hello": Connection.h_hello,
+    "ping": Connection.h_ping,
+    "queue": Connection.h_queue,
+    "cancel_queue": Connection.h_cancel_queue,
+    "room_create": Connection.h_room_create,
+    "room_join": Connection.h_room_join,
+    "room_leave": Connection.h_room_leave,
+    "room_options": Connection.h_room_options,
+    "room_add_bot": Connection.h_room_add_bot,
+    "room_remove_bot": Connection.h_room_remove_bot,
+    "room_start": Connection.h_room_start,
+    "ratings": Connection.h_ratings,
+    "action": Connection.h_action,
+    "sync": Connection.h_sync,
+}

@@ -1,0 +1,34 @@
+"""Gateway refusal codes and their Korean messages (docs/websocket.md 6).
+Lobby codes come from the matchmaker, game codes from the shard."""
+
+from __future__ import annotations
+
+from ttanjit.matchmaker.errors import MESSAGES as LOBBY_MESSAGES
+
+MESSAGES: dict[str, str] = {
+    "bad_frame": "잘못된 형식의 메시지예요.",
+    "unknown_type": "알 수 없는 메시지 종류예요.",
+    "frame_too_large": "메시지가 너무 커요.",
+    "rate_limited": "너무 빨리 보내고 있어요. 잠시 후 다시 해 주세요.",
+    "unauthenticated": "먼저 로그인해 주세요.",
+    "bad_token": "로그인 정보가 올바르지 않아요. 다시 로그인해 주세요.",
+    "already_hello": "이미 연결되어 있어요.",
+    "missing_field": "필요한 값이 빠졌어요.",
+    "bad_cmd_id": "명령 번호가 올바르지 않아요.",
+    "not_in_game": "참여 중인 게임이 아니에요.",
+    "not_your_seat": "내 자리가 아니에요. 내 자리의 카드만 낼 수 있어요.",
+    "reserved_action": "연결 상태는 서버가 알려요. 보낼 수 없는 동작이에요.",
+    "game_unavailable": "게임 서버에 잠시 연결할 수 없어요. 잠시 후 다시 해 주세요.",
+    "matchmaker_unavailable": "매칭 서버에 잠시 연결할 수 없어요. 잠시 후 다시 해 주세요.",
+    "bad_nickname": "닉네임은 1~16자로 정해 주세요.",
+    **LOBBY_MESSAGES,
+}
+
+
+class FrameError(Exception):
+    """A client frame refused by the gateway: ``code`` is stable snake_case."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+        self.message = MESSAGES.get(code, MESSAGES["bad_frame"])

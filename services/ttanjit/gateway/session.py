@@ -1,0 +1,105 @@
+"""A player's session (docs/websocket.md 4), sans-I/O.
+
+Two counters meet here:
+- ``seq``: the gateway's frame sequence of the session, on every server frame;
+- ``game_seq``: the shard's per-(game, player) event sequence
+  (docs/protocol.md 2).
+
+``recent`` remembers, for the last event frames sent, which ``seq`` carried
+which ``game_seq``. On resume the client says the last ``seq`` it processed;
+:meth:`Session.game_seq_at` turns that into the last ``game_seq`` it has, and
+the new gateway asks the shard's sync for every event after it. Frames the
+client never received are renumbered from ``last_seq + 1``, so the client's
+``seq`` stays gapless.
+
+The session is saved (JetStream KV ``ttanjit_sessions``) when it closes, when
+a newer connection takes over, when a game starts, and every few seconds
+while it changes (so even a crashed gateway's sessions resume, at worst with
+a few events sent twice and marked ``replayed``).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+RESUME_MS = 60_000
+RECENT = 256
+
+
+def new_session_id() -> str:
+    return "s_" + secrets.token_hex(10)
+
+
+@dataclass(slots=True)
+class Session:
+    id: str
+    player: str
+    nickname: str
+    seq: int = 0  # last frame seq sent
+    game_id: str = ""  # the game the player is seated in ("" = none)
+    seat: int | None = None
+    game_seq: int = 0  # last game event seq sent
+    recent: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=RECENT))
+    closed_ms: int | None = None
+    saved_seq: int = -1  # seq at the last save (dirty check)
+
+    def next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    def event_sent(self, seq: int, game_seq: int) -> None:
+        self.game_seq = game_seq
+        self.recent.append((seq, game_seq))
+
+    def view_sent(self, seq: int, game_seq: int) -> None:
+        """A whole view at ``game_seq``: a client that missed it needs another."""
+        self.game_seq = game_seq
+        self.recent.clear()
+        self.recent.append((seq, -game_seq))
+
+    def new_game(self, game_id: str, seat: int | None) -> None:
+        if game_id != self.game_id:
+            self.game_id, self.seat, self.game_seq = game_id, seat, 0
+            self.recent.clear()
+        elif seat is not None:
+            self.seat = seat
+
+    def game_seq_at(self, last_seq: int) -> int | None:
+        """The last game event seq the client has when it processed frame
+        ``last_seq``; ``None`` when that is no longer known (resync)."""
+        if last_seq >= self.seq:
+            return self.game_seq
+        best: int | None = None
+        for s, g in self.recent:
+            if s > last_seq:
+                break
+            best = abs(g)
+        if best is not None:
+            return best
+        if not self.recent:  # nothing sent in this game yet
+            return 0 if self.game_seq == 0 else None
+        first_g = self.recent[0][1]
+        if first_g < 0:  # it missed a whole view
+            return None
+        return first_g - 1 if first_g == 1 or len(self.recent) < RECENT else None
+
+    def resumable(self, now_ms: int) -> bool:
+        return self.closed_ms is None or now_ms - self.closed_ms <= RESUME_MS
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "player": self.player, "nickname": self.nickname,
+                "seq": self.seq, "game_id": self.game_id, "seat": self.seat,
+                "game_seq": self.game_seq, "recent": list(self.recent),
+                "closed_ms": self.closed_ms}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, Any]) -> Session:
+        s = cls(str(obj["id"]), str(obj["player"]), str(obj.get("nickname", "")),
+                int(obj.get("seq", 0)), str(obj.get("game_id") or ""), obj.get("seat"),
+                int(obj.get("game_seq", 0)))
+        s.recent.extend((int(a), int(b)) for a, b in obj.get("recent", []))
+        s.closed_ms = obj.get("closed_ms")
+        return s

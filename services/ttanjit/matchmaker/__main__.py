@@ -1,0 +1,41 @@
+"""``python -m ttanjit.matchmaker``: settings from ``TTANJIT_*`` env vars
+(docs/protocol.md 6; ``TTANJIT_BOT_WAIT_MS`` default 15000,
+``TTANJIT_TEST_OPTIONS=1`` accepts test-only room options); SIGTERM/SIGINT
+stop it cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+from ttanjit.common import log as logsetup
+from ttanjit.common.nats import connect
+from ttanjit.matchmaker.service import MMSettings, serve
+
+
+async def main() -> None:
+    settings = MMSettings.from_env()
+    logsetup.setup("matchmaker", os.environ.get("TTANJIT_LOG_LEVEL", "INFO").upper(),
+                   os.environ.get("TTANJIT_LOG_FORMAT", "json"))
+    if settings.metrics_port:
+        from ttanjit.common.metrics_http import serve as serve_metrics
+        serve_metrics(settings.metrics_port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    nc = await connect(settings.nats_url, "matchmaker")
+    try:
+        await serve(settings, nc, stop)
+    finally:
+        await nc.drain()
+
+
+if __name__ == "__main__":
+    try:
+        import uvloop
+        uvloop.install()
+    except ImportError:
+        pass
+    asyncio.run(main())

@@ -1,0 +1,18 @@
+"""Matchmaker metrics, names from docs/metrics.md."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+TICKETS_WAITING = Gauge("ttanjit_mm_tickets_waiting", "Quick-match tickets waiting", ["game"])
+MATCH_WAIT = Histogram("ttanjit_mm_match_wait_seconds", "Time from ticket to match", ["game"],
+                       buckets=(0.5, 1, 2, 5, 10, 15, 20, 30, 60, 120))
+MATCHES = Counter("ttanjit_mm_matches_total", "Games made", ["game", "kind"])
+BOT_BACKFILLS = Counter("ttanjit_mm_bot_backfills_total", "Quick matches filled with bots",
+                        ["game"])
+ROOMS_OPEN = Gauge("ttanjit_mm_rooms_open", "Private rooms open")
+PLACEMENT_FAILURES = Counter("ttanjit_mm_placement_failures_total",
+                             "CreateGame calls that failed (each is retried elsewhere)")
+
+for _g in ("onecard", "penalty_rows", "hakka"):
+    TICKETS_WAITING.labels(_g).set(0)

@@ -1,0 +1,92 @@
+"""Games, table sizes and room options (RULES.md 1.9, 2.4, 2.5, 3.1;
+DESIGN.md 3.1 option names). Pure validation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ttanjit.matchmaker.errors import LobbyError
+
+# game -> (min seats, max seats, default seats)
+SEATS: dict[str, tuple[int, int, int]] = {
+    "onecard": (2, 6, 4),
+    "penalty_rows": (2, 10, 5),
+    "hakka": (4, 4, 4),
+}
+
+# game -> option -> allowed values (the first is the default)
+CHOICES: dict[str, dict[str, tuple[Any, ...]]] = {
+    "onecard": {"turn_ms": (30000, 45000)},
+    "penalty_rows": {
+        "select_ms": (20000, 30000, 45000),
+        "end": ("rounds", "score_66"),
+        "rounds": (3, 1, 5),
+    },
+    "hakka": {},
+}
+
+# Quick games: the defaults, except penalty rows play one round (docs/websocket.md 7).
+QUICK_OVERRIDES: dict[str, dict[str, Any]] = {"penalty_rows": {"rounds": 1}}
+
+BOT_LEVELS = ("easy", "normal", "hard")
+
+# Test-only options, accepted only when the matchmaker runs with test options
+# on (TTANJIT_TEST_OPTIONS=1): the 60 s absence rule shortened (base.py).
+TEST_OPTIONS = ("absence_ms",)
+
+
+def check_game(game: str) -> None:
+    if game not in SEATS:
+        raise LobbyError("unknown_game")
+
+
+def check_seats(game: str, seats: int | None) -> int:
+    check_game(game)
+    lo, hi, default = SEATS[game]
+    if seats is None or seats == 0:
+        return default
+    if not isinstance(seats, int) or isinstance(seats, bool) or not lo <= seats <= hi:
+        raise LobbyError("bad_seats")
+    return seats
+
+
+def defaults(game: str, quick: bool = False) -> dict[str, Any]:
+    check_game(game)
+    out = {k: v[0] for k, v in CHOICES[game].items()}
+    if quick:
+        out.update(QUICK_OVERRIDES.get(game, {}))
+    return out
+
+
+def merge_options(game: str, current: dict[str, Any], changes: Any,
+                  allow_test: bool = False) -> dict[str, Any]:
+    """``current`` updated with ``changes``; raises ``bad_option``."""
+    if changes is None:
+        return dict(current)
+    if not isinstance(changes, dict):
+        raise LobbyError("bad_option")
+    out = dict(current)
+    for key, value in changes.items():
+        if key in CHOICES[game]:
+            allowed = CHOICES[game][key]
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)  # protobuf Struct numbers arrive as floats
+            if isinstance(value, bool) or value not in allowed:
+                raise LobbyError("bad_option")
+            out[key] = value
+        elif allow_test and key in TEST_OPTIONS:
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1000:
+                raise LobbyError("bad_option")
+            out[key] = value
+        else:
+            raise LobbyError("bad_option")
+    return out
+
+
+def bot_level_for(ordinal: float) -> str:
+    """Backfill bots roughly as strong as the player (ordinal = mu - 3 sigma)."""
+    if ordinal < 3:
+        return "easy" if ordinal < -3 else "normal"
+    return "hard" if ordinal > 12 else "normal"

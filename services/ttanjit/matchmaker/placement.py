@@ -1,0 +1,60 @@
+"""Placement (docs/protocol.md 4): the least-loaded non-draining shard seen
+in the last 5 s of heartbeats; a shard whose CreateGame failed is skipped
+for a while so the retry goes elsewhere. Sans-I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+FRESH_MS = 5_000
+PENALTY_MS = 10_000
+
+
+@dataclass(slots=True)
+class ShardInfo:
+    shard: str
+    grpc: str
+    games: int
+    players: int
+    capacity: int
+    draining: bool
+    seen_ms: int
+    failed_until_ms: int = 0
+
+    @property
+    def load(self) -> float:
+        return self.games / max(1, self.capacity)
+
+
+class ShardTable:
+    def __init__(self) -> None:
+        self.shards: dict[str, ShardInfo] = {}
+
+    def heartbeat(self, hb: dict[str, Any], now_ms: int) -> None:
+        sid = str(hb.get("shard") or "")
+        addr = str(hb.get("grpc") or "")
+        if not sid or not addr:
+            return
+        old = self.shards.get(sid)
+        self.shards[sid] = ShardInfo(
+            sid, addr, int(hb.get("games") or 0), int(hb.get("players") or 0),
+            int(hb.get("capacity") or 1), bool(hb.get("draining")), now_ms,
+            old.failed_until_ms if old else 0)
+
+    def candidates(self, now_ms: int) -> list[ShardInfo]:
+        """Live, not draining, not recently failed: least loaded first."""
+        live = [s for s in self.shards.values()
+                if now_ms - s.seen_ms <= FRESH_MS and not s.draining
+                and s.games < s.capacity]
+        ok = [s for s in live if s.failed_until_ms <= now_ms]
+        return sorted(ok or live, key=lambda s: (s.load, s.players, s.shard))
+
+    def failed(self, shard: str, now_ms: int) -> None:
+        if shard in self.shards:
+            self.shards[shard].failed_until_ms = now_ms + PENALTY_MS
+
+    def placed(self, shard: str) -> None:
+        """Count the new game at once so a burst spreads before the next heartbeat."""
+        if shard in self.shards:
+            self.shards[shard].games += 1

@@ -1,0 +1,106 @@
+"""Quick match (issue 6): tickets per (game, table size), grouped by rating.
+
+Sans-I/O: the service calls :meth:`QuickQueue.take_matches` with the time
+every tick. A ticket's acceptable rating window starts at ``base_window``
+(openskill ordinal points) and widens by ``widen_per_s`` per second of
+waiting; two tickets may meet when their distance fits the wider of their two
+windows. When the oldest ticket has waited ``bot_wait_ms``, it starts with
+whoever fits and bots in the empty seats, so nobody waits forever.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+
+from ttanjit.matchmaker.errors import LobbyError
+from ttanjit.matchmaker.options import bot_level_for, check_seats
+
+
+@dataclass(slots=True)
+class Ticket:
+    player: str
+    nickname: str
+    game: str
+    seats: int
+    rating: float  # openskill ordinal
+    since_ms: int
+    id: str = field(default_factory=lambda: "t_" + secrets.token_hex(6))
+
+    def window(self, now_ms: int, base: float, widen: float) -> float:
+        return base + widen * max(0, now_ms - self.since_ms) / 1000
+
+
+@dataclass(slots=True)
+class QuickMatch:
+    game: str
+    seats: int
+    tickets: list[Ticket]
+    bots: list[str]  # levels of the bots filling the remaining seats
+
+    @property
+    def backfilled(self) -> bool:
+        return bool(self.bots)
+
+
+class QuickQueue:
+    def __init__(self, bot_wait_ms: int = 15_000, base_window: float = 5.0,
+                 widen_per_s: float = 1.0) -> None:
+        self.bot_wait_ms = bot_wait_ms
+        self.base_window = base_window
+        self.widen_per_s = widen_per_s
+        self.by_player: dict[str, Ticket] = {}
+
+    def add(self, ticket: Ticket) -> Ticket:
+        check_seats(ticket.game, ticket.seats)
+        if ticket.player in self.by_player:
+            raise LobbyError("already_queued")
+        self.by_player[ticket.player] = ticket
+        return ticket
+
+    def remove(self, player: str) -> Ticket:
+        ticket = self.by_player.pop(player, None)
+        if ticket is None:
+            raise LobbyError("not_queued")
+        return ticket
+
+    def waiting(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for t in self.by_player.values():
+            out[t.game] = out.get(t.game, 0) + 1
+        return out
+
+    def take_matches(self, now_ms: int) -> list[QuickMatch]:
+        """Form every match possible now and remove its tickets."""
+        buckets: dict[tuple[str, int], list[Ticket]] = {}
+        for t in self.by_player.values():
+            buckets.setdefault((t.game, t.seats), []).append(t)
+        matches: list[QuickMatch] = []
+        for (game, seats), pending in buckets.items():
+            pending.sort(key=lambda t: t.since_ms)
+            while pending:
+                oldest = pending[0]
+                w_old = oldest.window(now_ms, self.base_window, self.widen_per_s)
+                fits = [
+                    t for t in pending[1:]
+                    if abs(t.rating - oldest.rating)
+                    <= max(w_old, t.window(now_ms, self.base_window, self.widen_per_s))
+                ]
+                fits.sort(key=lambda t: (abs(t.rating - oldest.rating), t.since_ms))
+                group = [oldest, *fits[: seats - 1]]
+                waited = now_ms - oldest.since_ms
+                if len(group) < seats and waited < self.bot_wait_ms:
+                    pending.pop(0)  # the oldest waits; younger ones may still meet
+                    continue
+                mean = sum(t.rating for t in group) / len(group)
+                bots = [bot_level_for(mean)] * (seats - len(group))
+                matches.append(QuickMatch(game, seats, group, bots))
+                for t in group:
+                    pending.remove(t)
+                    self.by_player.pop(t.player, None)
+        return matches
+
+    def put_back(self, match: QuickMatch) -> None:
+        """A match that could not be placed: its tickets wait again (same age)."""
+        for t in match.tickets:
+            self.by_player.setdefault(t.player, t)

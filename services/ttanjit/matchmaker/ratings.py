@@ -1,0 +1,92 @@
+"""Ratings per game with openskill (Plackett-Luce, multiplayer). Sans-I/O:
+:func:`rate_result` turns a finished game (docs/protocol.md 5,
+``TTANJIT_RESULTS``) and the players' current ratings into new ones.
+
+Bots take part with a fixed rating per level (never stored), so a player
+who plays bots alone still moves. Winners share rank 1, everybody else rank
+2; a game with no winner (time cap) changes nothing. A player whose seat was
+substituted by a bot (left or away 60 s) counts as a loser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from openskill.models import PlackettLuce
+
+MODEL = PlackettLuce()
+BOT_MU = {"easy": 18.0, "normal": 25.0, "hard": 32.0}
+BOT_SIGMA = 4.0
+
+
+@dataclass(slots=True)
+class Rating:
+    mu: float = MODEL.mu
+    sigma: float = MODEL.sigma
+    games: int = 0
+
+    @property
+    def ordinal(self) -> float:
+        return self.mu - 3 * self.sigma
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mu": self.mu, "sigma": self.sigma, "games": self.games}
+
+    @staticmethod
+    def from_json(obj: dict[str, Any]) -> Rating:
+        return Rating(float(obj["mu"]), float(obj["sigma"]), int(obj.get("games", 0)))
+
+
+def seat_players(result: dict[str, Any]) -> dict[int, str]:
+    """seat -> player id of the human seats of a result."""
+    players = result.get("players") or {}
+    out: dict[int, str] = {}
+    if isinstance(players, dict):
+        for pid, seat in players.items():
+            if isinstance(seat, int):
+                out[seat] = pid
+    elif isinstance(players, list):
+        for seat, pid in enumerate(players):
+            if isinstance(pid, str) and pid:
+                out[seat] = pid
+            elif isinstance(pid, dict) and pid.get("player"):
+                out[seat] = pid["player"]
+    return out
+
+
+def rate_result(result: dict[str, Any], current: dict[str, Rating]) -> dict[str, Rating]:
+    """New ratings of the human players of ``result`` (player id -> Rating)."""
+    humans = seat_players(result)
+    winners = set(result.get("winners") or [])
+    if not humans or not winners:
+        return {}
+    seats = result.get("seats") or []
+    substituted = result.get("substituted") or []
+    n = max(len(seats), max(humans) + 1)
+    teams: list[list[Any]] = []
+    ranks: list[int] = []
+    who: list[str | None] = []
+    for seat in range(n):
+        pid = humans.get(seat)
+        if pid is not None:
+            r = current.get(pid, Rating())
+            teams.append([MODEL.rating(mu=r.mu, sigma=r.sigma)])
+        else:
+            spec = seats[seat] if seat < len(seats) and isinstance(seats[seat], dict) else {}
+            if spec.get("kind") == "empty":
+                continue
+            teams.append([MODEL.rating(mu=BOT_MU.get(spec.get("level") or "normal", 25.0),
+                                       sigma=BOT_SIGMA)])
+        lost = seat < len(substituted) and bool(substituted[seat]) and pid is not None
+        ranks.append(1 if seat in winners and not lost else 2)
+        who.append(pid)
+    if len(teams) < 2:
+        return {}
+    rated = MODEL.rate(teams, ranks=ranks)
+    out: dict[str, Rating] = {}
+    for pid, team in zip(who, rated, strict=True):
+        if pid is not None:
+            old = current.get(pid, Rating())
+            out[pid] = Rating(team[0].mu, team[0].sigma, old.games + 1)
+    return out

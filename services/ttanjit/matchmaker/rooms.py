@@ -1,0 +1,193 @@
+"""Private rooms (issue 6, RULES.md seats and options): a short code, a host
+(방장) who sets options and bots, members who join and leave. Sans-I/O."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from ttanjit.matchmaker.errors import LobbyError
+from ttanjit.matchmaker.options import (
+    BOT_LEVELS,
+    check_seats,
+    defaults,
+    merge_options,
+)
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
+CODE_LEN = 6
+
+
+@dataclass(slots=True)
+class Seat:
+    kind: str  # human | bot
+    player: str = ""
+    nickname: str = ""
+    level: str = ""
+
+
+@dataclass(slots=True)
+class Room:
+    code: str
+    game: str
+    seats: int
+    options: dict[str, Any]
+    host: str
+    members: list[Seat | None]
+    state: str = "open"  # open | started | closed
+    game_id: str = ""
+    ratings: dict[str, float] = field(default_factory=dict)
+
+    def humans(self) -> list[Seat]:
+        return [s for s in self.members if s is not None and s.kind == "human"]
+
+    def seat_of(self, player: str) -> int | None:
+        for i, s in enumerate(self.members):
+            if s is not None and s.kind == "human" and s.player == player:
+                return i
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        members: list[dict[str, Any]] = []
+        for i, s in enumerate(self.members):
+            if s is None:
+                members.append({"seat": i, "kind": "empty"})
+            elif s.kind == "bot":
+                members.append({"seat": i, "kind": "bot", "level": s.level})
+            else:
+                m: dict[str, Any] = {"seat": i, "kind": "human", "player": s.player,
+                                     "nickname": s.nickname}
+                if s.player in self.ratings:
+                    m["rating"] = round(self.ratings[s.player], 2)
+                members.append(m)
+        return {"code": self.code, "game": self.game, "seats": self.seats,
+                "options": dict(self.options), "host": self.host, "members": members,
+                "state": self.state}
+
+
+class Rooms:
+    def __init__(self, allow_test_options: bool = False) -> None:
+        self.by_code: dict[str, Room] = {}
+        self.by_player: dict[str, str] = {}
+        self.allow_test = allow_test_options
+
+    def _new_code(self) -> str:
+        while True:
+            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LEN))
+            if code not in self.by_code:
+                return code
+
+    def room_of(self, player: str) -> Room | None:
+        code = self.by_player.get(player)
+        return self.by_code.get(code) if code else None
+
+    def get(self, code: str) -> Room:
+        room = self.by_code.get(code.strip().upper())
+        if room is None or room.state == "closed":
+            raise LobbyError("room_not_found")
+        return room
+
+    def create(self, player: str, nickname: str, game: str, seats: int | None,
+               options: Any) -> Room:
+        if player in self.by_player:
+            raise LobbyError("in_room")
+        n = check_seats(game, seats)
+        opts = merge_options(game, defaults(game), options, self.allow_test)
+        members: list[Seat | None] = [None] * n
+        members[0] = Seat("human", player, nickname)
+        room = Room(self._new_code(), game, n, opts, player, members)
+        self.by_code[room.code] = room
+        self.by_player[player] = room.code
+        return room
+
+    def join(self, player: str, nickname: str, code: str) -> Room:
+        if player in self.by_player:
+            raise LobbyError("in_room")
+        room = self.get(code)
+        if room.state != "open":
+            raise LobbyError("room_started")
+        for i, s in enumerate(room.members):
+            if s is None:
+                room.members[i] = Seat("human", player, nickname)
+                self.by_player[player] = room.code
+                return room
+        raise LobbyError("room_full")
+
+    def leave(self, player: str) -> Room:
+        room = self._member_room(player)
+        seat = room.seat_of(player)
+        if seat is not None:
+            room.members[seat] = None
+        del self.by_player[player]
+        if not room.humans():
+            room.state = "closed"
+            self.by_code.pop(room.code, None)
+        elif room.host == player:
+            room.host = room.humans()[0].player  # the next human by seat
+        return room
+
+    def _member_room(self, player: str) -> Room:
+        room = self.room_of(player)
+        if room is None:
+            raise LobbyError("not_in_room")
+        return room
+
+    def _host_room(self, player: str) -> Room:
+        room = self._member_room(player)
+        if room.host != player:
+            raise LobbyError("not_host")
+        if room.state != "open":
+            raise LobbyError("room_started")
+        return room
+
+    def set_options(self, player: str, seats: int | None, options: Any) -> Room:
+        room = self._host_room(player)
+        opts = merge_options(room.game, room.options, options, self.allow_test)
+        if seats:
+            n = check_seats(room.game, seats)
+            taken = [s for s in room.members if s is not None]
+            if len(taken) > n:
+                raise LobbyError("bad_seats")
+            members: list[Seat | None] = list(taken) + [None] * (n - len(taken))
+            room.members, room.seats = members, n
+        room.options = opts
+        return room
+
+    def add_bot(self, player: str, level: str) -> Room:
+        room = self._host_room(player)
+        if level not in BOT_LEVELS:
+            raise LobbyError("bad_level")
+        for i, s in enumerate(room.members):
+            if s is None:
+                room.members[i] = Seat("bot", level=level)
+                return room
+        raise LobbyError("no_empty_seat")
+
+    def remove_bot(self, player: str, seat: int) -> Room:
+        room = self._host_room(player)
+        if not 0 <= seat < room.seats or room.members[seat] is None \
+                or room.members[seat].kind != "bot":  # type: ignore[union-attr]
+            raise LobbyError("no_bot")
+        room.members[seat] = None
+        return room
+
+    def start_seats(self, player: str) -> tuple[Room, list[Seat]]:
+        """Check the host may start now; the seats of the game (empty seats
+        are not dealt in; Hakka fills them with bots)."""
+        room = self._host_room(player)
+        if len(room.humans()) < 2:
+            raise LobbyError("need_two_humans")
+        if room.game == "hakka":
+            seats = [s if s is not None else Seat("bot", level="normal") for s in room.members]
+        else:
+            seats = [s for s in room.members if s is not None]
+        return room, seats
+
+    def started(self, room: Room, game_id: str) -> None:
+        """The room became a game: it closes; members are free again."""
+        room.state = "started"
+        room.game_id = game_id
+        for s in room.humans():
+            self.by_player.pop(s.player, None)
+        self.by_code.pop(room.code, None)

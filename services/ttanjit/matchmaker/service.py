@@ -1,0 +1,380 @@
+"""The matchmaker process: gRPC ``ttanjit.v1.Matchmaker`` for the gateways,
+shard heartbeats and results from NATS, ratings in JetStream KV, placement by
+gRPC ``CreateGame`` (docs/protocol.md 4, 5). All lobby state lives in this one
+process (one matchmaker per deployment); lobby notifications go to players
+on ``<prefix>.player.<player_id>.lobby`` as client frames (docs/websocket.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import orjson
+from nats.aio.client import Client
+from nats.js.kv import KeyValue
+
+from ttanjit.common.grpcutil import HealthServer, aio_server
+from ttanjit.common.nats import RATINGS_BUCKET, RESULTS_STREAM, Subjects, ensure_jetstream
+from ttanjit.matchmaker import metrics as m
+from ttanjit.matchmaker.errors import LobbyError
+from ttanjit.matchmaker.options import check_seats, defaults
+from ttanjit.matchmaker.placement import ShardTable
+from ttanjit.matchmaker.queue import QuickMatch, QuickQueue, Ticket
+from ttanjit.matchmaker.ratings import Rating, rate_result, seat_players
+from ttanjit.matchmaker.rooms import Room, Rooms, Seat
+from ttanjit.v1 import client_pb2, matchmaker_pb2, matchmaker_pb2_grpc, shard_pb2, shard_pb2_grpc
+
+log = logging.getLogger("ttanjit.matchmaker")
+
+GAMES = ("onecard", "penalty_rows", "hakka")
+PLACE_TRIES = 3
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class MMSettings:
+    nats_url: str = "nats://127.0.0.1:4222"
+    prefix: str = "ttanjit.v1"
+    js_replicas: int = 1
+    grpc_host: str = "0.0.0.0"
+    grpc_port: int = 7200
+    metrics_port: int = 0
+    bot_wait_ms: int = 15_000
+    test_options: bool = False
+    tick_ms: int = 200
+
+    @classmethod
+    def from_env(cls) -> MMSettings:
+        env = os.environ.get
+        return cls(
+            nats_url=env("TTANJIT_NATS_URL") or cls.nats_url,
+            prefix=env("TTANJIT_NATS_PREFIX") or cls.prefix,
+            js_replicas=int(env("TTANJIT_JS_REPLICAS") or cls.js_replicas),
+            grpc_host=env("TTANJIT_GRPC_HOST") or cls.grpc_host,
+            grpc_port=int(env("TTANJIT_GRPC_PORT") or cls.grpc_port),
+            metrics_port=int(env("TTANJIT_METRICS_PORT") or 0),
+            bot_wait_ms=int(env("TTANJIT_BOT_WAIT_MS") or cls.bot_wait_ms),
+            test_options=(env("TTANJIT_TEST_OPTIONS") or "") in ("1", "true", "yes"),
+        )
+
+
+def _pb_room(room: Room) -> client_pb2.Room:
+    j = room.to_json()
+    out = client_pb2.Room(code=j["code"], game=j["game"], seats=j["seats"], host=j["host"],
+                          state=j["state"])
+    out.options.update(j["options"])
+    for mem in j["members"]:
+        out.members.add(**mem)
+    return out
+
+
+def _options(raw: str) -> Any:
+    if not raw:
+        return None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise LobbyError("bad_option") from None
+
+
+class Matchmaker:
+    def __init__(self, nc: Client, kv_ratings: KeyValue, settings: MMSettings) -> None:
+        self.nc = nc
+        self.kv = kv_ratings
+        self.s = settings
+        self.subjects = Subjects(settings.prefix)
+        self.queue = QuickQueue(settings.bot_wait_ms)
+        self.rooms = Rooms(allow_test_options=settings.test_options)
+        self.shards = ShardTable()
+        self.ratings: dict[tuple[str, str], Rating] = {}
+        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- ratings ------------------------------------------------------------
+    async def rating(self, game: str, player: str) -> Rating:
+        key = (game, player)
+        if key not in self.ratings:
+            try:
+                entry = await self.kv.get(f"{game}.{player}")
+                self.ratings[key] = Rating.from_json(orjson.loads(entry.value or b"{}"))
+            except Exception:  # missing key (or unreadable): a new player
+                self.ratings[key] = Rating()
+        return self.ratings[key]
+
+    async def ratings_of(self, player: str) -> list[dict[str, Any]]:
+        out = []
+        for g in GAMES:
+            r = await self.rating(g, player)
+            out.append({"game": g, "mu": round(r.mu, 3), "sigma": round(r.sigma, 3),
+                        "ordinal": round(r.ordinal, 3), "games": r.games})
+        return out
+
+    async def on_result(self, result: dict[str, Any]) -> None:
+        game = result.get("game")
+        if game not in GAMES:
+            return
+        current = {pid: await self.rating(game, pid) for pid in seat_players(result).values()}
+        for pid, r in rate_result(result, current).items():
+            self.ratings[(game, pid)] = r
+            await self.kv.put(f"{game}.{pid}", orjson.dumps(r.to_json()))
+            await self.notify(pid, {"type": "ratings", "ratings": await self.ratings_of(pid)})
+
+    # -- notifications -------------------------------------------------------
+    async def notify(self, player: str, frame: dict[str, Any]) -> None:
+        await self.nc.publish(f"{self.s.prefix}.player.{player}.lobby", orjson.dumps(frame))
+
+    async def notify_room(self, room: Room) -> None:
+        frame = {"type": "room", "room": room.to_json()}
+        for s in room.humans():
+            await self.notify(s.player, frame)
+
+    # -- placement -------------------------------------------------------------
+    def _stub(self, addr: str) -> shard_pb2_grpc.ShardServiceStub:
+        ch = self._channels.get(addr)
+        if ch is None:
+            ch = self._channels[addr] = grpc.aio.insecure_channel(addr)
+        return shard_pb2_grpc.ShardServiceStub(ch)
+
+    async def place(self, game: str, options: dict[str, Any], seats: list[Seat]) -> str:
+        """CreateGame on the least-loaded shard, retrying elsewhere; game id."""
+        req = shard_pb2.CreateGameRequest(game=game, options_json=orjson.dumps(options).decode())
+        for s in seats:
+            req.seats.add(kind=s.kind, level=s.level, player_id=s.player)
+        tried: set[str] = set()
+        for _ in range(PLACE_TRIES):
+            cands = [c for c in self.shards.candidates(now_ms()) if c.shard not in tried]
+            if not cands:
+                break
+            shard = cands[0]
+            tried.add(shard.shard)
+            try:
+                rep = await self._stub(shard.grpc).CreateGame(req, timeout=5)
+            except grpc.aio.AioRpcError as exc:
+                m.PLACEMENT_FAILURES.inc()
+                self.shards.failed(shard.shard, now_ms())
+                log.warning("CreateGame failed on %s: %s", shard.shard, exc.code())
+                continue
+            self.shards.placed(shard.shard)
+            return str(rep.game_id)
+        raise LobbyError("no_shard")
+
+    async def _announce(self, game_id: str, game: str, kind: str, options: dict[str, Any],
+                        seats: list[Seat]) -> None:
+        players = []
+        for i, s in enumerate(seats):
+            p: dict[str, Any] = {"seat": i, "kind": s.kind}
+            if s.kind == "human":
+                p.update(player=s.player, nickname=s.nickname,
+                         rating=round((await self.rating(game, s.player)).ordinal, 2))
+            else:
+                p["level"] = s.level
+            players.append(p)
+        for i, s in enumerate(seats):
+            if s.kind == "human":
+                await self.notify(s.player, {"type": "matched", "game_id": game_id,
+                                             "game": game, "seat": i, "kind": kind,
+                                             "players": players, "options": options})
+        m.MATCHES.labels(game, kind).inc()
+
+    async def _place_quick(self, match: QuickMatch) -> None:
+        options = defaults(match.game, quick=True)
+        seats = [Seat("human", t.player, t.nickname) for t in match.tickets]
+        seats += [Seat("bot", level=lvl) for lvl in match.bots]
+        try:
+            game_id = await self.place(match.game, options, seats)
+        except LobbyError:
+            self.queue.put_back(match)
+            return
+        now = now_ms()
+        for t in match.tickets:
+            m.MATCH_WAIT.labels(match.game).observe((now - t.since_ms) / 1000)
+        if match.backfilled:
+            m.BOT_BACKFILLS.labels(match.game).inc()
+        await self._announce(game_id, match.game, "quick", options, seats)
+
+    async def tick(self) -> None:
+        for match in self.queue.take_matches(now_ms()):
+            task = asyncio.create_task(self._place_quick(match))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        waiting = self.queue.waiting()
+        for g in GAMES:
+            m.TICKETS_WAITING.labels(g).set(waiting.get(g, 0))
+        m.ROOMS_OPEN.set(len(self.rooms.by_code))
+
+    # -- lobby operations (called by the gRPC servicer) ------------------------
+    def _free(self, player: str) -> None:
+        if player in self.queue.by_player:
+            raise LobbyError("already_queued")
+        if self.rooms.room_of(player) is not None:
+            raise LobbyError("in_room")
+
+    async def enqueue(self, player: str, nickname: str, game: str, seats: int) -> Ticket:
+        n = check_seats(game, seats)
+        self._free(player)
+        r = await self.rating(game, player)
+        return self.queue.add(Ticket(player, nickname, game, n, r.ordinal, now_ms()))
+
+    async def _room_ratings(self, room: Room) -> None:
+        for s in room.humans():
+            room.ratings[s.player] = (await self.rating(room.game, s.player)).ordinal
+
+    async def start_room(self, player: str) -> tuple[Room, str]:
+        room, seats = self.rooms.start_seats(player)
+        game_id = await self.place(room.game, room.options, seats)
+        self.rooms.started(room, game_id)
+        await self._announce(game_id, room.game, "room", room.options, seats)
+        return room, game_id
+
+
+class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
+    def __init__(self, mm: Matchmaker) -> None:
+        self.mm = mm
+
+    async def _room_op(self, fn: Any, *args: Any, notify: bool = True) -> Any:
+        try:
+            room = fn(*args)
+            await self.mm._room_ratings(room)
+        except LobbyError as e:
+            return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message)
+        if notify:
+            await self.mm.notify_room(room)
+        return matchmaker_pb2.RoomReply(room=_pb_room(room))
+
+    async def Enqueue(self, req: Any, ctx: Any) -> Any:
+        try:
+            t = await self.mm.enqueue(req.player.player, req.player.nickname, req.game,
+                                      req.seats)
+        except LobbyError as e:
+            return matchmaker_pb2.EnqueueReply(error_code=e.code, error_message=e.message)
+        return matchmaker_pb2.EnqueueReply(ticket=t.id)
+
+    async def Cancel(self, req: Any, ctx: Any) -> Any:
+        try:
+            t = self.mm.queue.remove(req.player)
+        except LobbyError as e:
+            return matchmaker_pb2.CancelReply(error_code=e.code, error_message=e.message)
+        return matchmaker_pb2.CancelReply(game=t.game)
+
+    async def CreateRoom(self, req: Any, ctx: Any) -> Any:
+        try:
+            self.mm._free(req.player.player)
+            opts = _options(req.options_json)
+        except LobbyError as e:
+            return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message)
+        return await self._room_op(self.mm.rooms.create, req.player.player,
+                                   req.player.nickname, req.game, req.seats or None, opts)
+
+    async def JoinRoom(self, req: Any, ctx: Any) -> Any:
+        if req.player.player in self.mm.queue.by_player:
+            return matchmaker_pb2.RoomReply(error_code="already_queued",
+                                            error_message=LobbyError("already_queued").message)
+        return await self._room_op(self.mm.rooms.join, req.player.player, req.player.nickname,
+                                   req.code)
+
+    async def LeaveRoom(self, req: Any, ctx: Any) -> Any:
+        try:
+            room = self.mm.rooms.leave(req.player)
+        except LobbyError as e:
+            return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message)
+        room.ratings.pop(req.player, None)
+        if room.state != "closed":
+            await self.mm.notify_room(room)
+        return matchmaker_pb2.RoomReply(room=_pb_room(room))
+
+    async def SetRoomOptions(self, req: Any, ctx: Any) -> Any:
+        try:
+            opts = _options(req.options_json)
+        except LobbyError as e:
+            return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message)
+        return await self._room_op(self.mm.rooms.set_options, req.player, req.seats or None, opts)
+
+    async def AddBot(self, req: Any, ctx: Any) -> Any:
+        return await self._room_op(self.mm.rooms.add_bot, req.player, req.level)
+
+    async def RemoveBot(self, req: Any, ctx: Any) -> Any:
+        return await self._room_op(self.mm.rooms.remove_bot, req.player, req.seat)
+
+    async def StartRoom(self, req: Any, ctx: Any) -> Any:
+        try:
+            room, game_id = await self.mm.start_room(req.player)
+        except LobbyError as e:
+            return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message)
+        return matchmaker_pb2.RoomReply(room=_pb_room(room), game_id=game_id)
+
+    async def GetPlayer(self, req: Any, ctx: Any) -> Any:
+        out = matchmaker_pb2.PlayerState()
+        room = self.mm.rooms.room_of(req.player)
+        if room is not None:
+            out.room.CopyFrom(_pb_room(room))
+        t = self.mm.queue.by_player.get(req.player)
+        if t is not None:
+            out.queued_game, out.queued_seats = t.game, t.seats
+        for r in await self.mm.ratings_of(req.player):
+            out.ratings.add(**r)
+        return out
+
+
+async def run_results(mm: Matchmaker, js: Any, stop: asyncio.Event) -> None:
+    """Ratings from the finished-games stream (durable: each result once)."""
+    sub = await js.pull_subscribe(f"{mm.s.prefix}.result.*", durable="matchmaker-ratings",
+                                  stream=RESULTS_STREAM)
+    while not stop.is_set():
+        try:
+            msgs = await sub.fetch(32, timeout=1)
+        except TimeoutError:
+            continue
+        except Exception as exc:  # server restarting: try again
+            log.warning("results fetch: %r", exc)
+            await asyncio.sleep(1)
+            continue
+        for msg in msgs:
+            try:
+                await mm.on_result(orjson.loads(msg.data))
+            except Exception:
+                log.exception("bad result message")
+            await msg.ack()
+
+
+async def serve(settings: MMSettings, nc: Client, stop: asyncio.Event,
+                ready: asyncio.Event | None = None) -> None:
+    js = nc.jetstream()
+    buckets = await ensure_jetstream(js, Subjects(settings.prefix), settings.js_replicas)
+    mm = Matchmaker(nc, buckets[RATINGS_BUCKET], settings)
+
+    async def on_heartbeat(msg: Any) -> None:
+        try:
+            mm.shards.heartbeat(orjson.loads(msg.data), now_ms())
+        except (orjson.JSONDecodeError, TypeError, ValueError, AttributeError):
+            log.warning("bad heartbeat")
+
+    await nc.subscribe(mm.subjects.heartbeat, cb=on_heartbeat)
+    server, port = aio_server(settings.grpc_port, settings.grpc_host)
+    matchmaker_pb2_grpc.add_MatchmakerServicer_to_server(Servicer(mm), server)
+    health = HealthServer(server, ["ttanjit.v1.Matchmaker"])
+    await server.start()
+    await health.set(True)
+    results = asyncio.create_task(run_results(mm, js, stop))
+    log.info("matchmaker ready", extra={"grpc_port": port, "bot_wait_ms": settings.bot_wait_ms})
+    if ready is not None:
+        ready.set()
+    try:
+        while not stop.is_set():
+            await mm.tick()
+            try:
+                await asyncio.wait_for(stop.wait(), settings.tick_ms / 1000)
+            except TimeoutError:
+                pass
+    finally:
+        await health.set(False)
+        results.cancel()
+        await server.stop(2)
