@@ -9,8 +9,8 @@ discards of :func:`discard_options`): cards are ordered by the key
 ``(is Elder, number, suit)`` with suits ``sin`` < ``zok`` < ``gon`` < ``sup``
 < ``wan`` — every non-Elder card is lower than every Elder; among them the
 smaller number is lower, then the lower suit. E.g. with nothing played,
-``sin2`` < ``zok2`` < ``sup2`` < ``sin3`` < … < ``sup8`` < ``sin1`` < ``sup1``
-< ``wan`` < ``sin9`` < … < ``sup9``.
+``zok1`` < ``gon1`` < ``sin2`` < ``zok2`` < ``gon2`` < ``sup2`` < ``sin3`` < …
+< ``sup8`` < ``sin1`` < ``sup1`` < ``wan`` < ``sin9`` < … < ``sup9``.
 """
 
 from __future__ import annotations
