@@ -131,6 +131,8 @@ class _Presses:
             if mod.window_key(engine.view(None)) != self.window:
                 self.due = []
                 break
+            if {"type": "one_card"} not in engine.legal_actions(seat):
+                continue  # eliminated meanwhile
             res = engine.apply(max(tp, engine.now), seat, {"type": "one_card"})
             if not res.ok:
                 raise RuntimeError(f"onecard: press refused: {res.code}")
@@ -157,22 +159,21 @@ def play_game(game: str, levels: list[str], seed: int, options: JSON | None = No
             if engine.finished:
                 break
             level = levels[seat]
+            if timed:
+                t = max(t, engine.now) + timing.thinking_ms(
+                    level if level in bots.LEVELS else "normal", rng)
+            nd = engine.next_deadline()
+            if nd is not None and nd <= t:
+                t = max(nd - 1, engine.now)
+            if presses is not None and presses.fire(engine, t):
+                acted = True
+                break  # a press changed hands: re-read who acts and what they see
             view = engine.view(seat)
             t0 = time.perf_counter()
             action = bots.decide(game, level, seat, view, rng, budget_ms)
             decide_s.setdefault(level, []).append(time.perf_counter() - t0)
             if action is None:
                 continue
-            if timed:
-                t = max(t, engine.now) + timing.thinking_ms(
-                    level if level in bots.LEVELS else "normal", rng)
-            nd = engine.next_deadline()
-            if nd is not None and nd <= t:
-                t = nd - 1 if nd - 1 >= engine.now else engine.now
-            if presses is not None:
-                presses.fire(engine, t)
-                if engine.finished:
-                    break
             res = engine.apply(max(t, engine.now), seat, action)
             if not res.ok:
                 raise RuntimeError(f"{game}: {level} bot's action {action} refused: "
@@ -181,7 +182,6 @@ def play_game(game: str, levels: list[str], seed: int, options: JSON | None = No
             acted = True
             if presses is not None:
                 presses.update(engine, levels, engine.now, rng)
-            if game == "onecard":
                 break  # the turn moved on: re-read who acts
         if not acted and not engine.finished:
             if presses is not None and presses.due:

@@ -1,0 +1,186 @@
+"""Hard One Card bot: determinised Monte Carlo over the hidden cards.
+
+From the seat's view only: the unseen cards are the deck minus our hand minus
+the discard pile (every card played since the last reshuffle is public).
+A *determinisation* deals them at random into the other live hands by their
+public counts, the rest becoming the draw pile in random order. We build a
+real :class:`~ttanjit.games.onecard.OneCard` with that state (so every rule is
+the engine's), apply each candidate, and play on with a fast normal-style
+rollout policy for a bounded number of actions. The outcome is 1 for our win,
+0 for another's, or — when the rollout stops first — a soft estimate from the
+hand sizes. The same determinisations are shared by every candidate (common
+random numbers); sampling continues until the budget runs out.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from ttanjit.bots import Budget
+from ttanjit.bots.onecard import best_suit, next_seat, normal_choice, score
+from ttanjit.games.base import SeatSpec, Setup
+from ttanjit.games.onecard import OneCard
+from ttanjit.games.onecard_cards import DECK, legal_plays
+
+JSON = dict[str, Any]
+ROLLOUT_ACTIONS = 24  # actions per rollout before the hand-size estimate
+SOFTNESS = 0.45  # hand-size estimate: win chance ∝ exp(-SOFTNESS * cards)
+MAX_SAMPLES = 300
+MIN_SAMPLES = 4
+
+
+def candidates(seat: int, view: JSON, acts: list[JSON]) -> list[JSON]:
+    """Legal actions with one suit per card set (the best-held suit, and the
+    next player's... not known: we keep the best two by our hand)."""
+    out: list[JSON] = []
+    seen: set[tuple[str, ...]] = set()
+    hand = view["hand"]
+    for a in acts:
+        if a["type"] == "play" and "suit" in a:
+            key = tuple(a["cards"])
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append({**a, "suit": best_suit(hand, a["cards"])})
+        else:
+            out.append(a)
+    return out
+
+
+def base_engine(view: JSON) -> OneCard:
+    """A One Card engine whose public state is the view's (hands filled in later)."""
+    n = view["seats"]
+    e = OneCard(Setup("onecard", {"seats": n}, [SeatSpec("bot", "normal")] * n, 0))
+    e.dealt = list(view["dealt"])
+    e.alive = [view["dealt"][s] and s not in view["eliminated"] for s in range(n)]
+    e.eliminated = list(view["eliminated"])
+    e.discard = list(view["discard"])
+    e.suit = view["suit"]
+    e.pending = view["pending"]
+    e.twos_only = view["twos_only"]
+    e.direction = view["direction"]
+    e.turn = view["turn"]
+    e.window_holder = None
+    e.autopilot = [False] * n
+    e.resume_pending = [False] * n
+    e.now = 0
+    e.deadline_gt = e.turn_ms
+    e._refresh()
+    return e
+
+
+def determinise(base: OneCard, seat: int, view: JSON, rng: random.Random) -> OneCard:
+    hand = view["hand"]
+    known = set(hand) | set(view["discard"])
+    unseen = [c for c in DECK if c not in known]
+    rng.shuffle(unseen)
+    e = base.clone()
+    assert isinstance(e, OneCard)
+    k = 0
+    hands: list[list[str]] = []
+    for s, cnt in enumerate(view["counts"]):
+        if s == seat:
+            hands.append(list(hand))
+        elif e.alive[s]:
+            hands.append(unseen[k:k + cnt])
+            k += cnt
+        else:
+            hands.append([])
+    e.hands = hands
+    e.pile = unseen[k:]
+    e.rng = random.Random(rng.getrandbits(32))
+    return e
+
+
+def rollout_action(e: OneCard, seat: int) -> JSON:
+    hand = e.hands[seat]
+    acts = legal_plays(hand, e.discard[-1], e.suit, e.pending, e.twos_only)
+    if e.pending:
+        acts.append({"type": "take"})
+    elif e._can_draw():
+        acts.append({"type": "draw"})
+    else:
+        acts.append({"type": "pass"})
+    if len(acts) == 1:
+        return acts[0]
+    s, d, n = seat, e.direction, e.n
+    while True:
+        s = (s + d) % n
+        if e.alive[s]:
+            break
+    nxt = len(e.hands[s])
+    best = acts[-1]
+    best_s = -1e9
+    for a in acts:
+        if "suit" in a and a["suit"] != "S":
+            continue
+        sc = score(a, hand, e.pending, nxt)
+        if sc > best_s:
+            best, best_s = a, sc
+    if "suit" in best:
+        best = {**best, "suit": best_suit(hand, best["cards"])}
+    return best
+
+
+def evaluate(e: OneCard, seat: int) -> float:
+    if e.finished:
+        return 1.0 if e.winner == seat else 0.0
+    if not e.alive[seat]:
+        return 0.0
+    w = [math.exp(-SOFTNESS * len(e.hands[s])) if e.alive[s] else 0.0 for s in range(e.n)]
+    return w[seat] / sum(w)
+
+
+def rollout(e: OneCard, seat: int, first: JSON) -> float:
+    res = e.apply(e.now, seat, first)
+    if not res.ok:
+        raise RuntimeError(f"onecard search: candidate {first} refused: {res.code}")
+    for _ in range(ROLLOUT_ACTIONS):
+        if e.finished or e.turn is None:
+            break
+        who = e.turn
+        res = e.apply(e.now, who, rollout_action(e, who))
+        if not res.ok:
+            raise RuntimeError(f"onecard rollout: refused {res.code}")
+    return evaluate(e, seat)
+
+
+def search(seat: int, view: JSON, acts: list[JSON], rng: random.Random,
+           budget: Budget) -> JSON:
+    cands = candidates(seat, view, acts)
+    if len(cands) == 1:
+        return cands[0]
+    fallback = normal_choice(seat, view, acts)
+    if budget.left_ms() < 2:
+        return fallback
+    base = base_engine(view)
+    totals = [0.0] * len(cands)
+    n = 0
+    while n < MAX_SAMPLES and (n < MIN_SAMPLES or not budget.expired()):
+        det = determinise(base, seat, view, rng)
+        vals: list[float] = []
+        for a in cands:
+            vals.append(rollout(det.clone(), seat, a))  # type: ignore[arg-type]
+            if n >= MIN_SAMPLES and budget.expired():
+                break
+        if len(vals) < len(cands):
+            break  # an unfinished sample would favour the candidates it reached
+        for i, v in enumerate(vals):
+            totals[i] += v
+        n += 1
+    if n == 0:
+        return fallback
+    # prefer the normal choice on ties (it knows what it keeps for later)
+    fb = next((i for i, a in enumerate(cands) if _same(a, fallback)), None)
+    best = max(range(len(cands)),
+               key=lambda i: (totals[i] + (1e-6 if i == fb else 0.0), -i))
+    return cands[best]
+
+
+def _same(a: JSON, b: JSON) -> bool:
+    return a["type"] == b["type"] and a.get("cards") == b.get("cards")
+
+
+__all__ = ["search", "next_seat"]
