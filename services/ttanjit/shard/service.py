@@ -148,8 +148,14 @@ class Shard:
     async def close(self) -> None:
         for task in self._tasks:
             task.cancel()
+        left = [g for g in self.games.values() if not g.hosted.finished]
         for live in list(self.games.values()):
             self._drop(live, "shutdown")
+        if not left:  # nothing to fail over: release the lease at once
+            try:
+                await self.owners.delete(SHARD_PREFIX + self.id, last=self.lease_rev)
+            except Exception:  # noqa: BLE001
+                pass
         try:
             await self.nc.drain()
         except Exception:  # noqa: BLE001 - closing anyway

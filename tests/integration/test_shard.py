@@ -1,0 +1,302 @@
+"""The game shard over real NATS/JetStream with real shard (and bot worker)
+processes (issue 5; docs/protocol.md sections 1, 2, 4, 5).
+
+Each test gets its own nats-server (they start in ~50 ms), so games, leases
+and records of one test never meet another's."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nats
+import orjson
+import pytest
+from conftest import Services
+from shardkit import (
+    SUBJ,
+    EventLog,
+    RecordTail,
+    command,
+    create_game,
+    play_humans,
+    player_id,
+    raw_request,
+    sync,
+)
+
+from ttanjit.common.natsserver import NatsServer
+from ttanjit.games import GAMES, engine_class
+from ttanjit.games.record import Input, Record, replay
+from ttanjit.shard.game import record_from_messages
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+
+def _available() -> list[str]:
+    out = []
+    for g in GAMES:
+        try:
+            engine_class(g)
+        except ImportError:
+            continue
+        out.append(g)
+    return out
+
+
+AVAILABLE = _available()
+SEATS = {"onecard": 4, "penalty_rows": 4, "hakka": 4}
+QUICK = {"penalty_rows": {"rounds": 1}}
+
+
+@pytest.fixture
+def svc(tmp_path: Path) -> Iterator[Services]:
+    """A fresh nats-server and a process factory on it."""
+    server = NatsServer().start()
+    services = Services(server.url, tmp_path)
+    try:
+        yield services
+    finally:
+        services.stop_all()
+        server.stop()
+
+
+def humans(n: int) -> tuple[list[str], list[dict[str, str]]]:
+    pids = [player_id(str(i)) for i in range(n)]
+    return pids, [{"kind": "human", "player_id": p} for p in pids]
+
+
+def assert_gapless(seqs: list[int], what: str) -> None:
+    assert seqs == list(range(1, len(seqs) + 1)), f"{what}: {seqs[:50]}"
+
+
+async def replay_stored(tail: RecordTail) -> Any:
+    """The record as `ttanjit replay` runs it."""
+    assert tail.rec is not None
+    return replay(record_from_messages(tail.rec.header, tail.entries))
+
+
+# --------------------------------------------------------------------------
+def _bots_for(game: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(f"ttanjit.bots.{game}") is not None
+
+
+@pytest.mark.parametrize("game", AVAILABLE)
+async def test_bot_only_game_plays_out_and_is_recorded(svc: Services, game: str) -> None:
+    """DESIGN 1 / RULES 4: a game with no humans is played out at once by the
+    bot pool; its result goes to the results stream; its record replays."""
+    if not _bots_for(game):
+        pytest.skip(f"no bot policy for {game} yet")
+    shard = svc.start("shard", name="shard-a")
+    svc.start("bots", ready="ready")
+    nc = await nats.connect(svc.nats_url)
+    results: list[dict[str, Any]] = []
+
+    async def on_result(msg: Any) -> None:
+        results.append(orjson.loads(msg.data))
+    await nc.subscribe(SUBJ.result(game), cb=on_result)
+    seats = [{"kind": "bot", "level": lvl} for lvl in ("easy", "normal", "hard", "normal")]
+    gid = await create_game(shard.ports["grpc"], game, seats[:SEATS[game]], QUICK.get(game), 7)
+    deadline = time.monotonic() + 30
+    while not results and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert results, f"no result for {gid}"
+    res = results[0]
+    assert res["game_id"] == gid and res["game"] == game
+    tail = await RecordTail(nc, gid).start()
+    engine, replies, _ = await replay_stored(tail)
+    assert all(r["ok"] for r in replies)
+    assert engine.finished and engine.result()["ended_by"] == res["ended_by"]
+    assert any(e.get("by") == "bot" for e in tail.entries)
+    await nc.close()
+
+
+async def test_commands_refusals_dedup_full_game(svc: Services) -> None:
+    """docs/protocol.md 1-2: bad input gets a clear code and changes nothing;
+    a repeated cmd_id applies once; events reach each player gapless after
+    the input is durable; the record replays to the same game."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    shard = svc.start("shard", name="shard-a")
+    nc = await nats.connect(svc.nats_url)
+    pids, seats = humans(3)
+    logs = {p: await EventLog().subscribe(nc, SUBJ.player_events(p)) for p in pids}
+    gid = await create_game(shard.ports["grpc"], game, seats, QUICK.get(game), 11)
+    public = await EventLog().subscribe(nc, SUBJ.public(gid))
+    tail = await RecordTail(nc, gid).start()
+    before = tail.seq
+    state0 = tail.hosted.engine.state()  # type: ignore[union-attr]
+
+    # Malformed requests, strangers, bad actions: refused, nothing recorded.
+    bad = await raw_request(nc, SUBJ.cmd(gid), b"not json")
+    assert bad["ok"] is False and bad["code"] == "bad_request" and bad["message"]
+    r = await command(nc, gid, "p_stranger", {"type": "confirm"})
+    assert r == {"ok": False, "cmd_id": r["cmd_id"], "code": "not_seated",
+                 "message": r["message"]}
+    r = await command(nc, gid, pids[0], {"type": "no_such_thing"})
+    assert r["ok"] is False and r["code"] in ("bad_action", "unknown_action")
+    r = await command(nc, gid, pids[0], {"type": "select", "card": 999, "row": 1}, "bad-1")
+    assert r["ok"] is False and r["code"] and r["message"]
+    assert (await command(nc, gid, pids[0], {"type": "select", "card": 999, "row": 1},
+                          "bad-1")) == r  # the same answer again
+    await asyncio.sleep(0.1)
+    await tail.caught_up()
+    assert tail.seq == before, "a refused command was recorded"
+    assert tail.hosted.engine.state() == state0  # type: ignore[union-attr]
+
+    # Duplicate cmd_id: applied once, the same reply twice.
+    seat0 = tail.hosted.players[pids[0]]  # type: ignore[union-attr]
+    act = tail.hosted.engine.legal_actions(seat0)[0]  # type: ignore[union-attr]
+    first = await command(nc, gid, pids[0], act, "dup-1")
+    again = await command(nc, gid, pids[0], act, "dup-1")
+    assert first["ok"] is True and again == first
+    await tail.caught_up()
+    assert sum(1 for e in tail.entries if e.get("cmd") == "dup-1") == 1
+
+    # Play the rest; every accepted command is in the record exactly once.
+    accepted = await play_humans(nc, tail, random.Random(3), timeout=60)
+    await tail.caught_up()
+    assert tail.hosted.finished  # type: ignore[union-attr]
+    cmds = [e.get("cmd") for e in tail.entries if e.get("cmd")]
+    assert len(cmds) == len(set(cmds))
+    assert {a["cmd"] for a in accepted} | {"dup-1"} == set(cmds)
+    await asyncio.sleep(0.3)
+    for p in pids:
+        assert_gapless(logs[p].seqs(gid), p)
+        # the player's last seq is what the last reply said (or later)
+    assert_gapless(public.seqs(gid), "public")
+    # spectators never see a hand: the public frames equal for_seat(None)
+    engine, replies, _ = await replay_stored(tail)
+    assert all(x["ok"] for x in replies)
+    assert engine.state() == tail.hosted.engine.state()  # type: ignore[union-attr]
+    await nc.close()
+
+
+async def test_sync_resume_backlog_and_resync(svc: Services) -> None:
+    """docs/protocol.md 2: a player who missed events gets exactly the ones
+    after last_seq; beyond the backlog a view marked resync; RULES 4: the
+    absence timer (shortened) fires from the shard clock and is recorded."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    shard = svc.start("shard", name="shard-a", env={"TTANJIT_BACKLOG": "12",
+                                                    "TTANJIT_ABSENCE_MS": "1500"})
+    nc = await nats.connect(svc.nats_url)
+    pids, seats = humans(2)
+    gid = await create_game(shard.ports["grpc"], game, seats, QUICK.get(game), 5)
+    tail = await RecordTail(nc, gid).start()
+    s0 = await sync(nc, gid, pids[1], 0)
+    assert "view" in s0 and s0["events"] == [] or s0["seq"] > 0
+    await play_humans(nc, tail, random.Random(1), max_moves=6, until_finished=False)
+    got = await sync(nc, gid, pids[1], 2)
+    assert [f["seq"] for f in got["events"]] == list(range(3, got["seq"] + 1))
+    assert got["view"]["seat"] == 1
+    await play_humans(nc, tail, random.Random(2), max_moves=20, until_finished=False)
+    full = await sync(nc, gid, pids[1], 0)
+    assert full["seq"] > 12 and full.get("resync") is True and "events" not in full
+    assert "hand" in full["view"]  # the seat's own view
+    spect = await sync(nc, gid, None, 0)
+    assert "hand" not in spect["view"]
+
+    # RULES 4: away 1.5 s (test setting) -> a bot takes the seat, by timer.
+    log = await EventLog().subscribe(nc, SUBJ.player_events(pids[0]))
+    assert (await command(nc, gid, pids[1], {"type": "disconnect"}))["ok"]
+    deadline = time.monotonic() + 6
+    while time.monotonic() < deadline and not any(
+            f["event"]["type"] == "substituted" for f in log.frames):
+        await asyncio.sleep(0.05)
+    assert any(f["event"]["type"] == "substituted" for f in log.frames)
+    await tail.caught_up()
+    assert any("seat" not in e for e in tail.entries), "the clock input is recorded"
+    await nc.close()
+
+
+async def _games_on(shard_port: int, n: int, game: str) -> list[tuple[str, list[str]]]:
+    out = []
+    for i in range(n):
+        pids, seats = humans(2)
+        out.append((await create_game(shard_port, game, seats, QUICK.get(game), 100 + i), pids))
+    return out
+
+
+async def test_kill9_failover_keeps_every_accepted_move(svc: Services) -> None:
+    """Issue 5 / DESIGN 4: kill -9 of the owner mid-game; another shard claims
+    each game within seconds, replays the record and continues; every move
+    that was ever accepted is in the record."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    a = svc.start("shard", name="shard-a")
+    svc.start("shard", name="shard-b")
+    nc = await nats.connect(svc.nats_url)
+    games = await _games_on(a.ports["grpc"], 4, game)
+    tails = [await RecordTail(nc, gid).start() for gid, _ in games]
+    accepted: list[dict[str, Any]] = []
+    for tail in tails:
+        accepted += await play_humans(nc, tail, random.Random(7), max_moves=5,
+                                      until_finished=False)
+    t_kill = time.monotonic()
+    a.kill()
+    back = []
+    for tail in tails:
+        more = await play_humans(nc, tail, random.Random(8), max_moves=1, until_finished=False)
+        back.append(time.monotonic() - t_kill)
+        accepted += more
+    assert max(back) < 8.0, back
+    for tail in tails:
+        accepted += await play_humans(nc, tail, random.Random(9), max_moves=4,
+                                      until_finished=False)
+    for tail in tails:
+        await tail.caught_up()
+        assert any("claim" in m and m["claim"]["reason"] == "failover"
+                   and m["claim"]["shard"] == "shard-b" for _, m in tail.rec.markers)
+    recorded = {e["cmd"] for t in tails for e in t.entries if e.get("cmd")}
+    assert {x["cmd"] for x in accepted} <= recorded
+    for tail in tails:
+        engine, replies, _ = await replay_stored(tail)
+        assert all(r["ok"] for r in replies)
+    await nc.close()
+
+
+async def test_sigterm_drain_hands_games_over(svc: Services) -> None:
+    """Issue 5: SIGTERM drains: live games move to another shard without
+    losing a move, the process exits 0, play resumes within a few seconds."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    a = svc.start("shard", name="shard-a")
+    svc.start("shard", name="shard-b")
+    nc = await nats.connect(svc.nats_url)
+    games = await _games_on(a.ports["grpc"], 6, game)
+    tails = [await RecordTail(nc, gid).start() for gid, _ in games]
+    accepted: list[dict[str, Any]] = []
+    for tail in tails:
+        accepted += await play_humans(nc, tail, random.Random(4), max_moves=3,
+                                      until_finished=False)
+    t0 = time.monotonic()
+    rc = await asyncio.to_thread(a.terminate, 30)
+    assert rc == 0
+    for tail in tails:
+        accepted += await play_humans(nc, tail, random.Random(5), max_moves=2,
+                                      until_finished=False)
+    assert time.monotonic() - t0 < 10
+    js = nc.jetstream()
+    owners = await js.key_value("ttanjit_owners")
+    for (gid, _), tail in zip(games, tails, strict=True):
+        entry = orjson.loads((await owners.get(gid)).value)
+        assert entry["shard"] == "shard-b" and entry["reason"] == "handover"
+        await tail.caught_up()
+        assert any("handover" in m for _, m in tail.rec.markers)
+    recorded = {e["cmd"] for t in tails for e in t.entries if e.get("cmd")}
+    assert {x["cmd"] for x in accepted} <= recorded
+    assert "handed over" in a.log() or "drained" in a.log()
+    await nc.close()
+
+
+def test_record_is_replayable_with_cli(tmp_path: Path) -> None:
+    """The record helper turns stream messages into a ttanjit.record/1 file."""
+    game = AVAILABLE[0]
+    header = {"format": "ttanjit.record/1", "game": game, "options": {"seats": 2},
+              "seats": [{"kind": "human"}, {"kind": "human"}], "seed": 1, "game_id": "x" * 12,
+              "players": {"p_a": 0, "p_b": 1}, "origin_ms": 0}
+    rec = record_from_messages(header, [{"t": 0, "ms": 0}])
+    assert isinstance(rec, Record) and rec.inputs == [Input(0)]
