@@ -87,14 +87,6 @@ app.kubernetes.io/component: {{ .component }}
   value: {{ .Values.nats.jetstreamReplicas | quote }}
 - name: TTANJIT_LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
-- name: TTANJIT_POD_NAME
-  valueFrom:
-    fieldRef:
-      fieldPath: metadata.name
-- name: TTANJIT_POD_IP
-  valueFrom:
-    fieldRef:
-      fieldPath: status.podIP
 {{- end }}
 
 {{- define "ttanjit.tokenSecretEnv" -}}

@@ -1,0 +1,261 @@
+"""The Helm chart, rendered by a real helm and checked against Kubernetes schemas.
+
+Issue 8: `helm lint --strict` and `helm template` for the default values and
+every scenario under helm/ttanjit/ci/, each manifest validated offline with
+kubernetes-validate, then assertions on the rendered objects: shard drain,
+HPAs vs replicas, probes / resources / security context everywhere, env
+contract (docs/protocol.md §6), monitoring toggles, schema rejections.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+from chartlib import ALL_VALUES, CHART, ROOT, Manifest, by_kind, pod_specs, run_helm, values_args
+
+Rendered = Callable[[str], list[Manifest]]
+KUBERNETES_VERSION = "1.35.0"  # the kubectl/helm client version of `make tools`
+CRD_GROUPS = ("monitoring.coreos.com/",)  # no schema offline: checked by the tests below
+
+
+@pytest.mark.parametrize("values", ALL_VALUES)
+def test_lint_strict(helm: Path, values: str) -> None:
+    done = run_helm(helm, "lint", "--strict", str(CHART), *values_args(values))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("values", ALL_VALUES)
+def test_every_manifest_matches_the_kubernetes_schema(rendered: Rendered, values: str) -> None:
+    manifests = rendered(values)
+    kinds = {m["kind"] for m in manifests}
+    assert {"Deployment", "StatefulSet", "Service", "PodDisruptionBudget"} <= kinds
+    for m in manifests:
+        if m["apiVersion"].startswith(CRD_GROUPS):
+            continue
+        kubernetes_validate.validate(m, KUBERNETES_VERSION, strict=True)
+
+
+def test_shards_drain_before_they_stop(rendered: Rendered) -> None:
+    manifests = rendered("default")
+    sts = by_kind(manifests, "StatefulSet")["ttanjit-shard"]
+    pod = sts["spec"]["template"]["spec"]
+    (shard,) = pod["containers"]
+    assert shard["command"] == ["python", "-m", "ttanjit.shard"]
+    assert shard["lifecycle"]["preStop"]["exec"]["command"] == [
+        "python", "-m", "ttanjit.shard", "drain"]
+    assert pod["terminationGracePeriodSeconds"] >= 60
+    # One shard at a time on upgrades, so the others take its games.
+    assert sts["spec"]["updateStrategy"]["type"] == "RollingUpdate"
+    assert sts["spec"]["replicas"] == 3
+    headless = by_kind(manifests, "Service")[sts["spec"]["serviceName"]]
+    assert headless["spec"]["clusterIP"] == "None"
+    env = {e["name"]: e for e in shard["env"]}
+    assert env["TTANJIT_SHARD_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    assert "ttanjit-shard" in by_kind(manifests, "PodDisruptionBudget")
+
+
+def test_shard_count_and_grace_follow_values(template: Callable[..., Any]) -> None:
+    done = template("--set", "shard.replicas=7", "--set", "shard.terminationGracePeriodSeconds=90")
+    assert done.returncode == 0, done.stderr
+    sts = by_kind([d for d in yaml.safe_load_all(done.stdout) if d], "StatefulSet")["ttanjit-shard"]
+    assert sts["spec"]["replicas"] == 7
+    assert sts["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 90
+
+
+@pytest.mark.parametrize("values", ALL_VALUES)
+def test_hpas_own_the_replica_count(rendered: Rendered, values: str) -> None:
+    manifests = rendered(values)
+    deployments = by_kind(manifests, "Deployment")
+    hpas = by_kind(manifests, "HorizontalPodAutoscaler")
+    scaled = set()
+    for hpa in hpas.values():
+        ref = hpa["spec"]["scaleTargetRef"]
+        assert ref["kind"] == "Deployment" and ref["name"] in deployments
+        assert "replicas" not in deployments[ref["name"]]["spec"], ref["name"]
+        assert 1 <= hpa["spec"]["minReplicas"] <= hpa["spec"]["maxReplicas"]
+        scaled.add(ref["name"])
+    for name, dep in deployments.items():
+        if name not in scaled:
+            assert dep["spec"]["replicas"] >= 1, name
+    autoscaling = values != "autoscaling-off-values.yaml"
+    assert scaled == ({"ttanjit-gateway", "ttanjit-bots"} if autoscaling else set())
+
+
+def _pod_security(pod: dict[str, Any], container: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(pod.get("securityContext", {}))
+    merged.update(container.get("securityContext", {}))
+    return merged
+
+
+@pytest.mark.parametrize("values", ALL_VALUES)
+def test_every_container_has_probes_resources_and_a_locked_down_context(
+    rendered: Rendered, values: str
+) -> None:
+    specs = pod_specs(rendered(values))
+    assert len(specs) == 4
+    for workload, pod in specs.items():
+        assert pod["automountServiceAccountToken"] is False, workload
+        for c in pod.get("initContainers", []) + pod["containers"]:
+            where = f"{workload}/{c['name']}"
+            assert c.get("livenessProbe") and c.get("readinessProbe"), where
+            requests = c["resources"]["requests"]
+            assert requests.get("cpu") and requests.get("memory"), where
+            assert c["resources"]["limits"].get("memory"), where
+            sec = _pod_security(pod, c)
+            assert sec["runAsNonRoot"] is True, where
+            assert sec["allowPrivilegeEscalation"] is False, where
+            assert sec["readOnlyRootFilesystem"] is True, where
+            assert sec["capabilities"]["drop"] == ["ALL"], where
+            assert not sec["capabilities"].get("add"), where
+            assert sec["seccompProfile"]["type"] == "RuntimeDefault", where
+            # The root file system is read-only: /tmp is an emptyDir.
+            mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+            volumes = {v["name"]: v for v in pod["volumes"]}
+            assert "emptyDir" in volumes[mounts["/tmp"]], where
+        if values == "autoscaling-off-values.yaml":
+            assert "topologySpreadConstraints" not in pod
+        else:
+            keys = {t["topologyKey"] for t in pod["topologySpreadConstraints"]}
+            assert keys == {"kubernetes.io/hostname", "topology.kubernetes.io/zone"}
+
+
+def test_grpc_services_have_grpc_probes_and_the_gateway_http_ones(rendered: Rendered) -> None:
+    specs = pod_specs(rendered("default"))
+    for workload, port in (("StatefulSet/ttanjit-shard", 7100),
+                           ("Deployment/ttanjit-matchmaker", 7200)):
+        (c,) = specs[workload]["containers"]
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            assert c[probe]["grpc"]["port"] == port, (workload, probe)
+    (gw,) = specs["Deployment/ttanjit-gateway"]["containers"]
+    assert gw["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert gw["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    (bots,) = specs["Deployment/ttanjit-bots"]["containers"]
+    assert bots["livenessProbe"]["httpGet"]["port"] == "metrics"
+
+
+def _protocol_env_names() -> set[str]:
+    text = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    section = text.split("## 6.", 1)[1]
+    return set(re.findall(r"`(TTANJIT_[A-Z_]+)`", section))
+
+
+@pytest.mark.parametrize("values", ALL_VALUES)
+def test_configuration_follows_the_env_contract(rendered: Rendered, values: str) -> None:
+    """docs/protocol.md §6: only the documented env vars, wired to real objects."""
+    manifests = rendered(values)
+    known = _protocol_env_names()
+    services = by_kind(manifests, "Service")
+    secrets = by_kind(manifests, "Secret")
+    for workload, pod in pod_specs(manifests).items():
+        (c,) = pod["containers"]
+        env = {e["name"]: e for e in c["env"]}
+        assert set(env) <= known, (workload, set(env) - known)
+        assert env["TTANJIT_NATS_URL"]["value"].startswith("nats://")
+        replicas = "1" if values == "single-nats-values.yaml" else "3"
+        assert env["TTANJIT_JS_REPLICAS"]["value"] == replicas
+        ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+        if "metrics" in ports:
+            assert env["TTANJIT_METRICS_PORT"]["value"] == str(ports["metrics"])
+        if "grpc" in ports:
+            assert env["TTANJIT_GRPC_PORT"]["value"] == str(ports["grpc"])
+    (gw,) = pod_specs(manifests)["Deployment/ttanjit-gateway"]["containers"]
+    env = {e["name"]: e for e in gw["env"]}
+    host, port = env["TTANJIT_MATCHMAKER_ADDR"]["value"].split(":")
+    assert int(port) in {p["port"] for p in services[host]["spec"]["ports"]}
+    ref = env["TTANJIT_TOKEN_SECRET"]["valueFrom"]["secretKeyRef"]
+    if values == "external-nats-values.yaml":
+        assert ref == {"name": "ttanjit-token", "key": "hmac"} and not secrets
+    else:
+        token = base64.b64decode(secrets[ref["name"]]["data"][ref["key"]]).decode()
+        assert len(token) >= 32
+
+
+def test_given_token_secret_is_used(template: Callable[..., Any]) -> None:
+    secret = "s" * 40
+    done = template("--set", f"auth.tokenSecret={secret}", "--show-only", "templates/secret.yaml")
+    assert done.returncode == 0, done.stderr
+    data = yaml.safe_load(done.stdout)["data"]
+    assert base64.b64decode(data["token-secret"]).decode() == secret
+
+
+def _labels_match(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+@pytest.mark.parametrize("values", ALL_VALUES)
+def test_services_and_budgets_select_pods(rendered: Rendered, values: str) -> None:
+    manifests = rendered(values)
+    pods = [m["spec"]["template"] for m in manifests if m["kind"] in ("Deployment", "StatefulSet")]
+    for svc in by_kind(manifests, "Service").values():
+        matched = [p for p in pods if _labels_match(svc["spec"]["selector"], p["metadata"]["labels"])]
+        assert len(matched) == 1, svc["metadata"]["name"]
+        names = {p["name"] for c in matched[0]["spec"]["containers"] for p in c["ports"]}
+        assert {p["targetPort"] for p in svc["spec"]["ports"]} <= names
+    for pdb in by_kind(manifests, "PodDisruptionBudget").values():
+        sel = pdb["spec"]["selector"]["matchLabels"]
+        assert any(_labels_match(sel, p["metadata"]["labels"]) for p in pods)
+
+
+def test_monitoring_is_off_by_default(rendered: Rendered) -> None:
+    kinds = {m["kind"] for m in rendered("default")}
+    assert not kinds & {"ServiceMonitor", "PrometheusRule", "ConfigMap"}
+
+
+def test_monitoring_on_renders_monitors_rules_and_dashboards(rendered: Rendered) -> None:
+    manifests = rendered("monitoring-on-values.yaml")
+    services = by_kind(manifests, "Service")
+    monitors = by_kind(manifests, "ServiceMonitor")
+    assert set(monitors) == {f"ttanjit-{c}" for c in ("gateway", "matchmaker", "shard", "bots")}
+    for monitor in monitors.values():
+        assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+        sel = monitor["spec"]["selector"]["matchLabels"]
+        (svc,) = [s for s in services.values() if _labels_match(sel, s["metadata"]["labels"])]
+        (endpoint,) = monitor["spec"]["endpoints"]
+        assert endpoint["port"] in {p["name"] for p in svc["spec"]["ports"]}
+    (rule,) = by_kind(manifests, "PrometheusRule").values()
+    alerts = yaml.safe_load((ROOT / "deploy" / "prometheus" / "ttanjit-alerts.yaml").read_text())
+    assert rule["spec"] == alerts
+    dashboards = by_kind(manifests, "ConfigMap")
+    files = sorted((ROOT / "deploy" / "grafana").glob("*.json"))
+    assert len(dashboards) == len(files) >= 3
+    for cm in dashboards.values():
+        assert cm["metadata"]["labels"]["grafana_dashboard"] == "1"
+        assert cm["metadata"]["namespace"] == "monitoring"
+        ((name, body),) = cm["data"].items()
+        assert json.loads(body) == json.loads((ROOT / "deploy" / "grafana" / name).read_text())
+
+
+BAD_VALUES = [
+    ("shard.replicas=0", "/shard/replicas"),
+    ("shard.terminationGracePeriodSeconds=5", "/shard/terminationGracePeriodSeconds"),
+    ("shard.replicas=three", "/shard/replicas"),
+    ("securityContext.allowPrivilegeEscalation=true", "/securityContext/allowPrivilegeEscalation"),
+    ("securityContext.runAsNonRoot=false", "/securityContext/runAsNonRoot"),
+    ("podSecurityContext.runAsNonRoot=false", "/podSecurityContext/runAsNonRoot"),
+    ("nats.url=http://nats:4222", "/nats/url"),
+    ("nats.jetstreamReplicas=2", "/nats/jetstreamReplicas"),
+    ("gateway.port=70000", "/gateway/port"),
+    ("gateway.replicaz=3", "/gateway"),
+    ("image.pullPolicy=Sometimes", "/image/pullPolicy"),
+    ("logLevel=loud", "/logLevel"),
+    ("matchmaker.replicas=3", "/matchmaker/replicas"),
+    ("bots.autoscaling.targetCPUUtilizationPercentage=150", "/bots/autoscaling"),
+    ("gateway.resources.requests.cpu=lots", "/gateway/resources/requests/cpu"),
+    ("gateway.autoscaling.minReplicas=9,gateway.autoscaling.maxReplicas=3", "minReplicas"),
+    ("auth.tokenSecret=short", "auth.tokenSecret"),
+]
+
+
+@pytest.mark.parametrize(("setting", "complaint"), BAD_VALUES)
+def test_bad_values_are_rejected(template: Callable[..., Any], setting: str, complaint: str) -> None:
+    done = template("--set", setting)
+    assert done.returncode != 0, f"{setting} rendered"
+    assert complaint in done.stderr, done.stderr

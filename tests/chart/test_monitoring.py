@@ -1,0 +1,187 @@
+"""Dashboards (deploy/grafana) and alerts (deploy/prometheus) — issue 8.
+
+Every alert and dashboard expression parses as PromQL (promql-parser, the
+Rust parser of the Prometheus grammar, with type checks), uses only metric
+names of docs/metrics.md, and each alert links a runbook section that exists
+in the README.  That the running services export those names is
+tests/integration/test_metrics_exported.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import promql_parser
+import pytest
+import yaml
+from chartlib import ROOT
+
+ALERTS = ROOT / "deploy" / "prometheus" / "ttanjit-alerts.yaml"
+DASHBOARDS = sorted((ROOT / "deploy" / "grafana").glob("*.json"))
+# Series Prometheus itself makes for every scrape target.
+PROMETHEUS_BUILTINS = {"up"}
+HISTOGRAM_SUFFIXES = ("_bucket", "_sum", "_count")
+# Grafana's variables, replaced by what Grafana would put there.
+GRAFANA_VARIABLES = {"$__rate_interval": "1m", "$__interval": "15s", "$__range": "1h"}
+
+
+def documented_metrics() -> dict[str, str]:
+    """name → type from the tables of docs/metrics.md."""
+    text = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
+    return dict(re.findall(r"^\| `(ttanjit_[a-z_]+)` \| (\w+) \|", text, flags=re.M))
+
+
+def metric_names(expr: str) -> set[str]:
+    names: set[str] = set()
+
+    def visit(node: Any) -> None:
+        if isinstance(node, promql_parser.VectorSelector) and node.name:
+            names.add(node.name)
+
+    promql_parser.walk(promql_parser.parse(expr), visit)
+    return names
+
+
+def exported_name(series: str, documented: dict[str, str]) -> str | None:
+    """The docs/metrics.md metric a series name belongs to (histogram parts too)."""
+    if series in documented:
+        return series
+    for suffix in HISTOGRAM_SUFFIXES:
+        base = series.removesuffix(suffix)
+        if base != series and documented.get(base) == "histogram":
+            return base
+    return None
+
+
+def alert_rules() -> list[dict[str, Any]]:
+    doc = yaml.safe_load(ALERTS.read_text(encoding="utf-8"))
+    return [rule for group in doc["groups"] for rule in group["rules"]]
+
+
+def grafana_expr(expr: str) -> str:
+    for var, value in GRAFANA_VARIABLES.items():
+        expr = expr.replace(var, value)
+    return expr
+
+
+def dashboard_panels(path: Path) -> list[dict[str, Any]]:
+    panels = []
+    for panel in json.loads(path.read_text(encoding="utf-8"))["panels"]:
+        panels.append(panel)
+        panels.extend(panel.get("panels", []))  # collapsed rows
+    return panels
+
+
+def dashboard_exprs() -> list[tuple[str, str]]:
+    return [(f"{p.name}: {panel['title']}", target["expr"])
+            for p in DASHBOARDS for panel in dashboard_panels(p)
+            for target in panel.get("targets", [])]
+
+
+def all_exprs() -> list[tuple[str, str]]:
+    return [(r["alert"], r["expr"]) for r in alert_rules()] + [
+        (where, grafana_expr(e)) for where, e in dashboard_exprs()]
+
+
+def test_docs_list_the_metrics() -> None:
+    documented = documented_metrics()
+    assert len(documented) >= 25
+    assert set(documented.values()) <= {"counter", "gauge", "histogram"}
+
+
+@pytest.mark.parametrize(("where", "expr"), all_exprs(), ids=lambda v: v[:60])
+def test_expression_parses_and_uses_documented_metrics(where: str, expr: str) -> None:
+    documented = documented_metrics()
+    names = metric_names(expr)  # raises on a syntax or type error
+    assert names, f"{where}: no metric in {expr}"
+    unknown = {n for n in names - PROMETHEUS_BUILTINS if not exported_name(n, documented)}
+    assert not unknown, f"{where}: not in docs/metrics.md: {unknown}"
+    for name in names:
+        kind = documented.get(exported_name(name, documented) or "")
+        if kind == "histogram":
+            assert name.endswith(HISTOGRAM_SUFFIXES), f"{where}: {name} is a histogram"
+
+
+def test_parser_rejects_broken_expressions() -> None:
+    for broken in ("sum(rate(ttanjit_shard_commands_total[5m])",
+                   "rate(ttanjit_shard_commands_total)",
+                   "histogram_quantile(0.9, ttanjit_mm_match_wait_seconds_bucket[5m])"):
+        with pytest.raises(ValueError):
+            metric_names(broken)
+
+
+REQUIRED_ALERTS = {
+    "TtanjitShardDown", "TtanjitTimerLagHigh", "TtanjitCommandErrors",
+    "TtanjitRecordAppendFailing", "TtanjitMatchmakingWaitHigh", "TtanjitBotPoolSaturated",
+}
+
+
+def readme_anchors() -> set[str]:
+    """GitHub's heading anchors of README.md."""
+    anchors = set()
+    for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines():
+        if m := re.match(r"#{1,6} (.+)", line):
+            slug = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-")
+            anchors.add(slug)
+    return anchors
+
+
+def test_alerts_are_complete_and_have_runbooks() -> None:
+    rules = alert_rules()
+    names = [r["alert"] for r in rules]
+    assert len(names) == len(set(names))
+    assert REQUIRED_ALERTS <= set(names)
+    anchors = readme_anchors()
+    for rule in rules:
+        assert rule["labels"]["severity"] in {"warning", "critical"}, rule["alert"]
+        assert re.fullmatch(r"\d+[smh]", rule["for"]), rule["alert"]
+        notes = rule["annotations"]
+        assert notes["summary"] and notes["description"], rule["alert"]
+        page, _, anchor = notes["runbook_url"].partition("#")
+        assert page == "README.md" and anchor in anchors, (rule["alert"], anchor)
+
+
+@pytest.mark.parametrize("path", DASHBOARDS, ids=lambda p: p.name)
+def test_dashboard_is_a_grafana_dashboard_with_a_datasource_variable(path: Path) -> None:
+    board = json.loads(path.read_text(encoding="utf-8"))
+    assert board["uid"] and board["title"] and board["schemaVersion"] >= 36
+    variables = {v["name"]: v for v in board["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource"
+    assert variables["datasource"]["query"] == "prometheus"
+    panels = dashboard_panels(path)
+    ids = [p["id"] for p in panels]
+    assert len(ids) == len(set(ids))
+    for panel in panels:
+        grid = panel["gridPos"]
+        assert 0 <= grid["x"] and grid["x"] + grid["w"] <= 24, panel["title"]
+        if panel["type"] == "row":
+            continue
+        assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
+        assert panel["targets"], panel["title"]
+        for target in panel["targets"]:
+            assert target["refId"] and target["expr"], panel["title"]
+
+
+def test_dashboards_cover_the_issue() -> None:
+    """Issue 8: what an SRE must see."""
+    exprs = " ".join(e for _, e in dashboard_exprs())
+    wanted = [
+        "ttanjit_gateway_connections",  # players online
+        "ttanjit_mm_tickets_waiting",  # in queue
+        "sum by (game) (ttanjit_shard_games_live",  # games live by type
+        "sum by (pod) (ttanjit_shard_games_live",  # … and by shard
+        "ttanjit_shard_command_latency_seconds_bucket",  # command latency
+        'result="error"',  # command error rate
+        "ttanjit_shard_timer_lag_seconds_bucket",
+        "ttanjit_shard_record_append_seconds_bucket",
+        "ttanjit_shard_ownership_claims_total",  # failovers
+        "ttanjit_shard_handovers_total",
+        "ttanjit_bot_decision_seconds_bucket",
+        "sum(ttanjit_bot_inflight{",  # pool saturation: inflight / capacity
+        "ttanjit_bot_capacity",
+        "ttanjit_mm_match_wait_seconds_bucket",
+    ]
+    assert [w for w in wanted if w not in exprs] == []
