@@ -60,7 +60,8 @@ def test_placement_and_timeout_pick_are_pure() -> None:
 
 
 @pytest.mark.parametrize("options", [
-    {"select_ms": 10000}, {"select_ms": True}, {"end": "score_100"}, {"rounds": 2},
+    {"select_ms": 10000}, {"select_ms": True}, {"select_ms": 20000.0}, {"end": "score_100"},
+    {"rounds": 2}, {"rounds": "3"},
     {"end": "score_66", "rounds": 3}, {"turn_ms": 30000}, {"absence_ms": 5},
 ])
 def test_bad_options_raise(options: dict[str, object]) -> None:

@@ -40,7 +40,6 @@ from ttanjit.games.base import (
     IllegalAction,
     InvalidAction,
     Setup,
-    register_messages,
 )
 from ttanjit.games.penalty_rows_cards import (
     APPEND,
@@ -53,52 +52,22 @@ from ttanjit.games.penalty_rows_cards import (
     place,
     timeout_pick,
 )
-from ttanjit.games.penalty_rows_view import public_view, seat_view, selection_view
-
-SELECT_MS_CHOICES = (20_000, 30_000, 45_000)
-END_MODES = ("rounds", "score_66")
-ROUNDS_CHOICES = (1, 3, 5)
-TARGET = 66  # classic mode ends after a round in which anyone reached it
-INTERMISSION_MS = 5_000  # RULES.md 2.4 Decision
-CAP_MS = 45 * 60_000  # RULES.md 2.5: game-length cap (game time)
-AUTOPILOT_AFTER = 3  # consecutive timeouts
-OPTION_KEYS = {"seats", "select_ms", "end", "rounds", "absence_ms"}
-
-SELECT, INTERMISSION, FINISHED = "select", "intermission", "finished"
-
-MESSAGES = register_messages(
-    {
-        "card_not_in_hand": "그 카드는 손패에 없어요.",
-        "bad_row": "줄은 1~4번 중에서 골라요.",
-        "nothing_selected": "먼저 카드와 줄을 골라요.",
-        "already_confirmed": "이미 확정했어요. 바꾸거나 취소할 수 없어요.",
-        "already_selected": "이미 그 카드와 줄을 골랐어요.",
-        "not_selecting": "지금은 카드를 고르는 시간이 아니에요.",
-        "empty_seat": "빈자리예요.",
-    }
+from ttanjit.games.penalty_rows_options import (
+    AUTOPILOT_AFTER,
+    CAP_MS,
+    INTERMISSION_MS,
+    MESSAGES,
+    TARGET,
+    Options,
+)
+from ttanjit.games.penalty_rows_view import (
+    omniscient_state,
+    public_view,
+    seat_view,
+    selection_view,
 )
 
-
-def _options(raw: JSON, n: int) -> tuple[int, str, int | None]:
-    unknown = set(raw) - OPTION_KEYS
-    if unknown:
-        raise ValueError(f"penalty_rows: unknown options {sorted(unknown)}")
-    select_ms = raw.get("select_ms", 20_000)
-    if select_ms not in SELECT_MS_CHOICES or isinstance(select_ms, bool):
-        raise ValueError(f"penalty_rows: select_ms must be one of {SELECT_MS_CHOICES}")
-    end = raw.get("end", "rounds")
-    if end not in END_MODES:
-        raise ValueError(f"penalty_rows: end must be one of {END_MODES}")
-    rounds: int | None = None
-    if end == "rounds":
-        rounds = raw.get("rounds", 3)
-        if rounds not in ROUNDS_CHOICES or isinstance(rounds, bool):
-            raise ValueError(f"penalty_rows: rounds must be one of {ROUNDS_CHOICES}")
-    elif "rounds" in raw:
-        raise ValueError("penalty_rows: rounds goes only with end=rounds")
-    if not 2 <= n <= 10:
-        raise ValueError("penalty_rows: 2 to 10 seats")
-    return int(select_ms), str(end), rounds
+SELECT, INTERMISSION, FINISHED = "select", "intermission", "finished"
 
 
 class PenaltyRows(Engine):
@@ -108,7 +77,9 @@ class PenaltyRows(Engine):
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
-        self.select_ms, self.end, self.rounds = _options(setup.options, self.n)
+        self.options = Options.from_json(setup.options, self.n)
+        self.select_ms, self.end, self.rounds = (
+            self.options.select_ms, self.options.end, self.options.rounds)
         self.active = [s.kind != "empty" for s in setup.seats]
         self.players = [s for s in range(self.n) if self.active[s]]
         if len(self.players) < 2:
@@ -407,34 +378,7 @@ class PenaltyRows(Engine):
         return seat_view(self, seat)
 
     def state(self) -> JSON:
-        p = self.presence
-        return {
-            "game": self.GAME,
-            "phase": self.phase,
-            "round": self.round,
-            "turn": self.turn,
-            "rows": [list(r) for r in self.rows],
-            "hands": [list(h) for h in self.hands],
-            "taken": [list(x) for x in self.taken],
-            "unused": list(self.unused),
-            "penalties": list(self.penalties),
-            "round_penalties": list(self.round_penalties),
-            "selections": [None if x is None else {"card": x[0], "row": x[1]}
-                           for x in self.selection],
-            "confirmed": list(self.confirmed),
-            "timeouts": list(self.timeouts),
-            "deadline": self._deadline_t(),
-            "deadline_gt": self.deadline_gt,
-            "game_time": p.game_time(self.now),
-            "finished": self.finished,
-            "winners": list(self.winners),
-            "ended_by": self.ended_by,
-            "bot": self.bot_seats(),
-            "autopilot": list(self.autopilot),
-            "options": {"select_ms": self.select_ms, "end": self.end, "rounds": self.rounds},
-            "presence": p.to_json(),
-            "last_reveal": [dict(x) for x in self.last_reveal],
-        }
+        return omniscient_state(self)
 
     def bot_seats(self) -> list[bool]:
         return [self.bot_kind[s] or self.presence.substituted[s] for s in range(self.n)]
@@ -448,3 +392,6 @@ class PenaltyRows(Engine):
             "length_ms": self.length_ms,
             "counters": dict(self.counters),
         }
+
+
+__all__ = ["MESSAGES", "PenaltyRows"]

@@ -99,14 +99,15 @@ def timeout_pick(hand: list[int], rows: list[list[int]]) -> tuple[int, int]:
     A pick with penalty 0 is always an append and a take always costs at
     least 1, so (b) only ever compares appends with appends."""
     best: tuple[int, int, int, int] | None = None
-    for card in hand:
-        for r in range(ROWS):
-            row = rows[r]
-            end = row[-1]
-            if end < card and len(row) < ROW_MAX:
+    for r, row in enumerate(rows):
+        end = row[-1]
+        take = row_penalty(row)
+        open_end = len(row) < ROW_MAX
+        for card in hand:
+            if open_end and end < card:
                 key = (0, card - end, card, r + 1)
             else:
-                key = (row_penalty(row), 0, card, r + 1)
+                key = (take, 0, card, r + 1)
             if best is None or key < best:
                 best = key
     if best is None:

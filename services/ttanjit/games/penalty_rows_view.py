@@ -1,4 +1,5 @@
-"""What a seat (or a spectator) may see of a 줄줄이 벌점 game.
+"""What a seat (or a spectator) may see of a 줄줄이 벌점 game, and the
+omniscient state for the record.
 
 Public: rows with each card's penalty, who has confirmed (never what), hand
 sizes, the taken piles (face up, seed: "받은 카드는 엎어 두지 않고"), scores,
@@ -91,3 +92,34 @@ def seat_view(e: PenaltyRows, seat: int) -> JSON:
     out["selection"] = selection_view(e, seat)
     out["timeouts"] = e.timeouts[seat]
     return out
+
+
+def omniscient_state(e: PenaltyRows) -> JSON:
+    """The whole truth (DESIGN.md 3.1 field names) — for replay and tests only."""
+    p = e.presence
+    return {
+        "game": e.GAME,
+        "phase": e.phase,
+        "round": e.round,
+        "turn": e.turn,
+        "rows": [list(r) for r in e.rows],
+        "hands": [list(h) for h in e.hands],
+        "taken": [list(x) for x in e.taken],
+        "unused": list(e.unused),
+        "penalties": list(e.penalties),
+        "round_penalties": list(e.round_penalties),
+        "selections": [None if x is None else {"card": x[0], "row": x[1]} for x in e.selection],
+        "confirmed": list(e.confirmed),
+        "timeouts": list(e.timeouts),
+        "deadline": None if e.deadline_gt is None else p.real_time(e.deadline_gt),
+        "deadline_gt": e.deadline_gt,
+        "game_time": p.game_time(e.now),
+        "finished": e.finished,
+        "winners": list(e.winners),
+        "ended_by": e.ended_by,
+        "bot": e.bot_seats(),
+        "autopilot": list(e.autopilot),
+        "options": {"select_ms": e.select_ms, "end": e.end, "rounds": e.rounds},
+        "presence": p.to_json(),
+        "last_reveal": [dict(x) for x in e.last_reveal],
+    }
