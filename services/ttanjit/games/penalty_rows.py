@@ -122,7 +122,8 @@ class PenaltyRows(Engine):
         self.counters["rounds"] += 1
         if self.round <= len(self.decks):
             deck = list(self.decks[self.round - 1])
-            deck += [c for c in CARDS if c not in set(deck)]
+            given = set(deck)
+            deck += [c for c in CARDS if c not in given]  # a short deck: the rest unused
         else:
             deck = list(CARDS)
             self.rng.shuffle(deck)
