@@ -36,8 +36,9 @@ Decisions taken here (beyond RULES.md):
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ttanjit.games.base import (
     JSON,
@@ -45,6 +46,7 @@ from ttanjit.games.base import (
     Event,
     IllegalAction,
     InvalidAction,
+    Presence,
     Setup,
     register_messages,
 )
@@ -608,6 +610,25 @@ class Hakka(Engine):
             "winners": list(self.winners),
             "ended_by": self.ended_by,
         }
+
+    def _save(self) -> dict[str, Any]:
+        """A copy of the state, faster than the base deepcopy (bots clone a
+        lot). Containers the engine mutates in place are copied; the rest
+        (strings, tuples, dicts only ever replaced) is shared."""
+        d = dict(self.__dict__)
+        del d["setup"]
+        for k in ("hands", "discards", "won_cards"):
+            d[k] = [list(x) for x in d[k]]
+        for k in ("tricks", "scores", "timeouts", "autopilot", "played", "calls", "winners"):
+            d[k] = list(d[k])
+        d["played_set"] = set(self.played_set)
+        d["table"] = [TablePlay(x.seat, x.cards, x.pattern) for x in self.table]
+        d["counters"] = dict(self.counters)
+        d["presence"] = Presence.from_json(self.presence.to_json())
+        rng = random.Random()
+        rng.setstate(self.rng.getstate())
+        d["rng"] = rng
+        return d
 
     def result(self) -> JSON:
         return {
