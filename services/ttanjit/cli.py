@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from ttanjit.games.record import RecordError
@@ -42,6 +43,25 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _drain(args: argparse.Namespace) -> int:
+    """gRPC Drain on a shard (the Kubernetes preStop hook runs this on localhost)."""
+    import grpc
+
+    from ttanjit.v1 import shard_pb2, shard_pb2_grpc
+
+    request = shard_pb2.DrainRequest(timeout_s=args.timeout, exit=args.exit)
+    deadline = (args.timeout or 60) + 10
+    try:
+        with grpc.insecure_channel(args.addr) as channel:
+            reply = shard_pb2_grpc.ShardServiceStub(channel).Drain(request, timeout=deadline)
+    except grpc.RpcError as exc:
+        print(f"ttanjit drain: {args.addr}: {exc.code().name}: {exc.details()}", file=sys.stderr)
+        return 1
+    print(json.dumps({"handed_over": reply.handed_over, "finished": reply.finished,
+                      "left": reply.left}))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ttanjit", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -59,6 +79,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--options", help="room options as JSON, e.g. '{\"turn_ms\": 45000}'")
     s.add_argument("--write-record", metavar="FILE", help="write the last game's record")
     s.set_defaults(func=_simulate)
+
+    d = sub.add_parser("drain", help="drain a game shard: no new games, live games handed over")
+    d.add_argument("--addr", default=f"127.0.0.1:{os.environ.get('TTANJIT_GRPC_PORT') or 7100}",
+                   help="the shard's gRPC address (default: this host, $TTANJIT_GRPC_PORT)")
+    d.add_argument("--timeout", type=int, default=0,
+                   help="seconds to wait for the handover (0 = the shard's default)")
+    d.add_argument("--exit", action="store_true", help="the shard exits once drained")
+    d.set_defaults(func=_drain)
     return p
 
 

@@ -49,16 +49,19 @@ def test_shards_drain_before_they_stop(rendered: Rendered) -> None:
     pod = sts["spec"]["template"]["spec"]
     (shard,) = pod["containers"]
     assert shard["command"] == ["python", "-m", "ttanjit.shard"]
+    # `ttanjit drain`: gRPC Drain on the shard's own port (tests/integration/test_drain_cli.py).
     assert shard["lifecycle"]["preStop"]["exec"]["command"] == [
-        "python", "-m", "ttanjit.shard", "drain"]
-    assert pod["terminationGracePeriodSeconds"] >= 60
+        "python", "-m", "ttanjit", "drain", "--timeout", "45"]
+    assert pod["terminationGracePeriodSeconds"] == 60
+    env = {e["name"]: e for e in shard["env"]}
+    assert env["TTANJIT_DRAIN_TIMEOUT_S"]["value"] == "45"
+    assert env["TTANJIT_SHARD_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    assert env["TTANJIT_ADVERTISE_HOST"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
     # One shard at a time on upgrades, so the others take its games.
     assert sts["spec"]["updateStrategy"]["type"] == "RollingUpdate"
     assert sts["spec"]["replicas"] == 3
     headless = by_kind(manifests, "Service")[sts["spec"]["serviceName"]]
     assert headless["spec"]["clusterIP"] == "None"
-    env = {e["name"]: e for e in shard["env"]}
-    assert env["TTANJIT_SHARD_ID"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
     assert "ttanjit-shard" in by_kind(manifests, "PodDisruptionBudget")
 
 
@@ -251,6 +254,8 @@ BAD_VALUES = [
     ("gateway.resources.requests.cpu=lots", "/gateway/resources/requests/cpu"),
     ("gateway.autoscaling.minReplicas=9,gateway.autoscaling.maxReplicas=3", "minReplicas"),
     ("auth.tokenSecret=short", "auth.tokenSecret"),
+    ("shard.drain.timeoutSeconds=60", "below shard.terminationGracePeriodSeconds"),
+    ("shard.drain.command=null", "/shard/drain"),
 ]
 
 
