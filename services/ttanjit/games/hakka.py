@@ -443,7 +443,8 @@ class Hakka(Engine):
         self.timeouts[seat] += 1
         self.counters["timeouts"] += 1
         events.append(Event("timeout", {"seat": seat}))
-        if self.timeouts[seat] >= AUTOPILOT_AFTER and not self.autopilot[seat]:
+        if (self.timeouts[seat] >= AUTOPILOT_AFTER and not self.autopilot[seat]
+                and not self.bot_seats()[seat]):
             self.autopilot[seat] = True
             self.counters["autopilot"] += 1
             events.append(Event("autopilot", {"seat": seat, "on": True, "reason": "timeouts"}))
