@@ -34,12 +34,13 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-
 from ttanjit.common.natsserver import NatsServer, free_port, wait_port
 
 READY = {
     # what each service logs once it serves (substring of its log output)
     "shard": '"msg":"ready"',
+    "matchmaker": '"msg":"matchmaker ready"',
+    "gateway": '"msg":"gateway ready"',
 }
 
 

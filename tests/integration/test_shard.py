@@ -28,7 +28,6 @@ from shardkit import (
     raw_request,
     sync,
 )
-
 from ttanjit.common.natsserver import NatsServer
 from ttanjit.games import GAMES, engine_class
 from ttanjit.games.record import Input, Record, replay
@@ -54,8 +53,8 @@ QUICK = {"penalty_rows": {"rounds": 1}}
 
 
 @pytest.fixture
-def svc(tmp_path: Path) -> Iterator[Services]:
-    """A fresh nats-server and a process factory on it."""
+def svc(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Services]:
+    """A fresh nats-server and a process factory on it (logs shown on failure)."""
     server = NatsServer().start()
     services = Services(server.url, tmp_path)
     try:
@@ -63,6 +62,10 @@ def svc(tmp_path: Path) -> Iterator[Services]:
     finally:
         services.stop_all()
         server.stop()
+        rep = getattr(request.node, "rep_call", None)
+        if rep is not None and rep.failed:
+            for p in services.procs:
+                print(f"\n===== {p.name} log =====\n{p.log()[-6000:]}")
 
 
 def humans(n: int) -> tuple[list[str], list[dict[str, str]]]:

@@ -89,7 +89,7 @@ class Live:
     bots: dict[int, asyncio.Task[None]] = field(default_factory=dict)
     subs: list[Subscription] = field(default_factory=list)
     inflight: dict[tuple[str, str], list[Msg]] = field(default_factory=dict)
-    windows: dict[int, asyncio.TimerHandle] = field(default_factory=dict)
+    windows: dict[int, asyncio.TimerHandle] = field(default_factory=dict)  # bot presses
     gone: bool = False  # lost / handed over / dropped
     frozen: bool = False  # being handed over
     finalized: bool = False
@@ -124,6 +124,7 @@ class Shard:
         self.claiming: set[str] = set()
         self.rng = random.Random()
         self._tasks: list[asyncio.Task[Any]] = []
+        self._out: list[tuple[str, bytes]] = []  # (subject, payload) to publish next
         self.loop = asyncio.get_running_loop()
 
     # ======================================================================
@@ -456,16 +457,27 @@ class Shard:
     def _cmd_cb(self, live: Live) -> Any:
         async def cb(msg: Msg) -> None:
             self.on_command(live, msg)
+            if self._out:
+                await self._send_out()
         return cb
 
     def _sync_cb(self, live: Live) -> Any:
         async def cb(msg: Msg) -> None:
             self.on_sync(live, msg)
+            if self._out:
+                await self._send_out()
         return cb
+
+    async def _send_out(self) -> None:
+        """Publish what the synchronous parts queued (replies, events)."""
+        out, self._out = self._out, []
+        publish = self.nc.publish
+        for subject, data in out:
+            await publish(subject, data)
 
     def _reply(self, msg: Msg, doc: JSON, t0: float) -> None:
         if msg.reply:
-            asyncio.ensure_future(self.nc.publish(msg.reply, orjson.dumps(doc)))
+            self._out.append((msg.reply, orjson.dumps(doc)))
         m.command_latency.observe(time.perf_counter() - t0)
 
     def on_command(self, live: Live, msg: Msg) -> None:
@@ -552,7 +564,13 @@ class Shard:
 
     def _respond(self, msg: Msg, doc: JSON) -> None:
         if msg.reply:
-            asyncio.ensure_future(self.nc.publish(msg.reply, orjson.dumps(doc)))
+            self._out.append((msg.reply, orjson.dumps(doc)))
+            if len(self._out) == 1:
+                self.loop.call_soon(self._kick)
+
+    def _kick(self) -> None:
+        if self._out:
+            asyncio.ensure_future(self._send_out())
 
     # ======================================================================
     # write-ahead, then publish
@@ -563,6 +581,9 @@ class Shard:
         if not live.flushing:
             live.flushing = True
             asyncio.ensure_future(self._flush(live))
+        for ev in applied.result.events:
+            if ev.type == "one_card_window":
+                self._schedule_presses(live, ev.data)
         self._after_change(live)
 
     async def _flush(self, live: Live) -> None:
@@ -594,6 +615,7 @@ class Shard:
                     return
                 m.record_append.observe(time.perf_counter() - t0)
                 self._publish(live, batch)
+                await self._send_out()
         finally:
             live.flushing = False
             if not live.pending:
@@ -602,11 +624,11 @@ class Shard:
             await self._finalize(live)
 
     def _publish(self, live: Live, batch: list[tuple[Applied, Msg | None, float]]) -> None:
-        nc, subj = self.nc, self.subj
+        subj, out = self.subj, self._out
         for applied, msg, t0 in batch:
             for pid, frame in applied.frames:
                 target = subj.public(live.game_id) if pid is None else subj.player_events(pid)
-                asyncio.ensure_future(nc.publish(target, orjson.dumps(frame)))
+                out.append((target, orjson.dumps(frame)))
             reply = applied.reply
             if reply is not None:
                 key = (applied.entry["player"], applied.entry["cmd"])
@@ -757,6 +779,46 @@ class Shard:
                         self._after_change(live)
                     elif not live.bots:
                         self._arm(live)
+
+    def _schedule_presses(self, live: Live, window: JSON) -> None:
+        """RULES 1.7 / 4: bot-played seats press [원카드!] after their
+        reaction delay (``ttanjit.bots.timing``), only while that window is
+        still open (bots never make false calls). In bot-only games (played
+        out at once, no real time) nobody presses: windows expire."""
+        from ttanjit.bots import timing
+
+        hosted = live.hosted
+        if not hosted.has_active_humans():
+            return
+        for seat in hosted.driven_seats():
+            old = live.windows.pop(seat, None)
+            if old is not None:
+                old.cancel()
+            seed = hash((hosted.setup.seed, hosted.inputs, seat, 1)) & 0xFFFFFFFF
+            delay = timing.press_delay_ms(hosted.level_of(seat), seed)
+            if delay is None:
+                continue
+            live.windows[seat] = self.loop.call_later(delay / 1000, self._press, live, seat,
+                                                      dict(window))
+
+    def _press(self, live: Live, seat: int, window: JSON) -> None:
+        live.windows.pop(seat, None)
+        hosted = live.hosted
+        if live.gone or live.frozen or hosted.finished:
+            return
+        now = hosted.engine.view(seat).get("window")
+        if not isinstance(now, dict) or now.get("holder") != window.get("holder") or now.get(
+                "closes_at") != window.get("closes_at"):
+            return  # closed (or another window): no false calls
+        if seat not in hosted.driven_seats():
+            return
+        action: JSON = {"type": "one_card"}
+        if hosted.on_autopilot(seat):
+            action["auto"] = True
+        out = hosted.apply(live.now_t(self.loop.time()), seat, action, server_ms=wall_ms(),
+                           by="bot")
+        if not isinstance(out, Result):
+            self._submit(live, out, None)
 
     # ======================================================================
     # drain and handover
