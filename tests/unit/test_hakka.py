@@ -238,3 +238,37 @@ def test_result_fields() -> None:
     assert r["ended_by"] == "time_cap" and r["winners"] == []
     assert set(r) == {"winners", "ended_by", "scores", "substituted", "length_ms", "counters"}
     assert r["length_ms"] == 45 * 60_000 and r["counters"]["void_deals"] == 29
+
+
+def test_claim_order_and_twelve_cap() -> None:
+    """RULES.md 3.7: the claim is checked in turn order from the trick's
+    winner, the first who qualifies wins; the count is at most 12."""
+    g = Hakka(setup(decks=[list(CARDS)], dealer=1))  # active 1, 0, 2; dreamer 3
+    g.tricks = [6, 0, 6, 0]
+    events: list = []  # type: ignore[type-arg]
+    assert g._claim(0, 2, events)
+    assert g.last_hand is not None and g.last_hand["winner"] == 2
+    g = Hakka(setup(decks=[list(CARDS)], dealer=1))
+    g.tricks = [6, 0, 6, 0]
+    assert g._claim(0, 1, [])  # 1 does not qualify; next counter-clockwise is 0
+    assert g.last_hand is not None and g.last_hand["winner"] == 0
+    g = Hakka(setup(decks=[list(CARDS)], dealer=1))
+    g.tricks = [0, 0, 11, 0]  # seat 2 holds gon9 zok9 sin9 wan: 15 -> 12
+    assert g._claim(0, 2, [])
+    assert g.last_hand is not None and g.last_hand["tricks"] == 12
+    assert g.last_hand["deltas"] == [-128, -128, 256, 0]
+
+
+def test_pause_stops_the_clocks_and_the_cap() -> None:
+    """RULES.md 4 and 3.9: while every human is away nothing fires, the
+    45-minute cap included; it resumes when a human returns."""
+    seats = [SeatSpec(), SeatSpec("bot", "normal"), SeatSpec("bot", "easy"), SeatSpec("bot", "hard")]
+    g = Hakka(setup(seats=seats, dealer=0))
+    assert g.apply(1000, 0, {"type": "disconnect"}).ok
+    assert g.next_deadline() is None
+    assert g.apply(10 * 3_600_000).ok and not g.finished
+    assert g.state()["calls"] == [] and g.state()["game_time"] == 1000
+    assert g.apply(10 * 3_600_000 + 1, 0, {"type": "reconnect"}).ok
+    assert g.next_deadline() == 10 * 3_600_000 + 1 + 29_000
+    g.apply(10 * 3_600_000 + 45 * 60_000)
+    assert g.finished and g.ended_by == "time_cap"
