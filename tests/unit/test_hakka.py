@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ttanjit.games.base import COMMON_MESSAGES, SeatSpec, Setup, message_for
 from ttanjit.games.hakka import MESSAGES, Hakka
 from ttanjit.games.hakka_patterns import (
@@ -272,3 +274,33 @@ def test_pause_stops_the_clocks_and_the_cap() -> None:
     assert g.next_deadline() == 10 * 3_600_000 + 1 + 29_000
     g.apply(10 * 3_600_000 + 45 * 60_000)
     assert g.finished and g.ended_by == "time_cap"
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6)
+    | st.sampled_from(list(CARDS)),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+_actions = st.fixed_dictionaries(
+    {"type": st.sampled_from(["call", "pass", "play", "discard", "resume", "leave", "x"])},
+    optional={"cards": st.lists(st.sampled_from(list(CARDS)), max_size=5) | _json, "auto": _json},
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(-1, 5), _actions | _json), max_size=12),
+       st.integers(0, 3))
+def test_no_input_crashes_or_changes_state_when_refused(inputs: list, dealer: int) -> None:  # type: ignore[type-arg]
+    """DESIGN.md 4: any input either is accepted or refused with a code and changes nothing."""
+    g = Hakka(setup(dealer=dealer))
+    g.apply(1000, dealer, {"type": "call"})
+    t = 1000
+    for seat, action in inputs:
+        t += 700
+        before = g.state()
+        res = g.apply(t, seat, action)  # type: ignore[arg-type]
+        if not res.ok:
+            assert res.code and res.message
+            assert g.state() == before
+        assert sum(g.scores) == 0

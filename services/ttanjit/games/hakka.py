@@ -527,7 +527,7 @@ class Hakka(Engine):
     # -- what seats may do and see ---------------------------------------------
     def legal_actions(self, seat: int) -> list[JSON]:
         out: list[JSON] = []
-        if self.finished:
+        if self.finished or not 0 <= seat < SEATS:
             return out
         if seat == self.turn and self.phase == CALLING:
             out = [{"type": "call"}, {"type": "pass"}]
