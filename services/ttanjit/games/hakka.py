@@ -75,6 +75,7 @@ from ttanjit.games.hakka_scoring import (
     dreamer_tricks,
     settle,
 )
+from ttanjit.games.hakka_view import omniscient_state, public_view, seat_view
 
 SEATS = 4
 HANDS = 4  # counted hands per game (3.1)
@@ -562,8 +563,6 @@ class Hakka(Engine):
         return sorted(out)
 
     def view(self, seat: int | None) -> JSON:
-        from ttanjit.games.hakka_view import public_view, seat_view
-
         if seat is None or not 0 <= seat < SEATS:
             return public_view(self)
         return seat_view(self, seat)
@@ -572,45 +571,7 @@ class Hakka(Engine):
         return [self.bot_kind[s] or self.presence.substituted[s] for s in range(SEATS)]
 
     def state(self) -> JSON:
-        p = self.presence
-        return {
-            "game": self.GAME,
-            "phase": self.phase,
-            "round": self.round,
-            "deal": self.deal_no,
-            "dealer": self.dealer,
-            "dreamer": self.dreamer,
-            "next_dealer": self.next_dealer,
-            "calls": [dict(c) for c in self.calls],
-            "caller": self.caller,
-            "privileged": self.privileged,
-            "turn": self.turn,
-            "leader": self.leader,
-            "deadline": self._deadline_t(),
-            "deadline_gt": self.deadline_gt,
-            "game_time": p.game_time(self.now),
-            "hands": [list(h) for h in self.hands],
-            "tricks": list(self.tricks),
-            "scores": list(self.scores),
-            "trick": [{"seat": x.seat, "cards": list(x.cards),
-                       "kind": x.pattern.kind if x.pattern is not None else "discard"}
-                      for x in self.table],
-            "best": self.table[self.best].seat if self.table else None,
-            "last_trick": self.last_trick,
-            "played": list(self.played),
-            "discards": [list(d) for d in self.discards],
-            "won_cards": [list(w) for w in self.won_cards],
-            "elders": sort_cards(self.elder_set()),
-            "last_hand": self.last_hand,
-            "timeouts": list(self.timeouts),
-            "bot": self.bot_seats(),
-            "autopilot": list(self.autopilot),
-            "presence": p.to_json(),
-            "options": {"turn_ms": self.turn_ms},
-            "finished": self.finished,
-            "winners": list(self.winners),
-            "ended_by": self.ended_by,
-        }
+        return omniscient_state(self)
 
     def _save(self) -> dict[str, Any]:
         """A copy of the state, faster than the base deepcopy (bots clone a

@@ -6,7 +6,8 @@ discards as counts only), the cards played face up this hand, the Elder
 cards now (public information only), tricks, scores, presence, and after
 the scoring reveal the last hand's result with the dreamer's card.
 A seat adds its own hand and its own face-down discards. The dreamer's card
-is face down for everyone until the reveal, the dreamer included."""
+is face down for everyone until the reveal, the dreamer included.
+:func:`omniscient_state` is the whole truth, for replay and tests only."""
 
 from __future__ import annotations
 
@@ -66,3 +67,46 @@ def seat_view(g: Hakka, seat: int) -> JSON:
     out["hand"] = [] if seat == g.dreamer else list(g.hands[seat])
     out["my_discards"] = list(g.discards[seat])
     return out
+
+
+def omniscient_state(g: Hakka) -> JSON:
+    """The whole truth (DESIGN.md 3.1 field names): for replay and tests, never for a seat."""
+    p = g.presence
+    return {
+        "game": g.GAME,
+        "phase": g.phase,
+        "round": g.round,
+        "deal": g.deal_no,
+        "dealer": g.dealer,
+        "dreamer": g.dreamer,
+        "next_dealer": g.next_dealer,
+        "calls": [dict(c) for c in g.calls],
+        "caller": g.caller,
+        "privileged": g.privileged,
+        "turn": g.turn,
+        "leader": g.leader,
+        "deadline": g._deadline_t(),
+        "deadline_gt": g.deadline_gt,
+        "game_time": p.game_time(g.now),
+        "hands": [list(h) for h in g.hands],
+        "tricks": list(g.tricks),
+        "scores": list(g.scores),
+        "trick": [{"seat": x.seat, "cards": list(x.cards),
+                   "kind": x.pattern.kind if x.pattern is not None else "discard"}
+                  for x in g.table],
+        "best": g.table[g.best].seat if g.table else None,
+        "last_trick": g.last_trick,
+        "played": list(g.played),
+        "discards": [list(d) for d in g.discards],
+        "won_cards": [list(w) for w in g.won_cards],
+        "elders": sort_cards(g.elder_set()),
+        "last_hand": g.last_hand,
+        "timeouts": list(g.timeouts),
+        "bot": g.bot_seats(),
+        "autopilot": list(g.autopilot),
+        "presence": p.to_json(),
+        "options": {"turn_ms": g.turn_ms},
+        "finished": g.finished,
+        "winners": list(g.winners),
+        "ended_by": g.ended_by,
+    }
