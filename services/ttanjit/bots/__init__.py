@@ -35,12 +35,16 @@ HARD_BUDGET_MS = 200
 
 
 class Budget:
-    """A wall-clock deadline a decision checks (``time.perf_counter`` based)."""
+    """A wall-clock deadline a decision checks (``time.perf_counter`` based).
 
-    __slots__ = ("deadline",)
+    ``samples`` (optional) caps a search's determinisations: with a cap and
+    time to spare, a search is a pure function of (view, rng seed)."""
 
-    def __init__(self, ms: float | None) -> None:
+    __slots__ = ("deadline", "samples")
+
+    def __init__(self, ms: float | None, samples: int | None = None) -> None:
         self.deadline = time.perf_counter() + (ms if ms is not None else HARD_BUDGET_MS) / 1000
+        self.samples = samples
 
     def left_ms(self) -> float:
         return (self.deadline - time.perf_counter()) * 1000
@@ -67,7 +71,7 @@ def _rng(rng: random.Random | int) -> random.Random:
 
 
 def decide(game: str, level: str, seat: int, view: JSON, rng: random.Random | int = 0,
-           budget_ms: float | None = None) -> JSON | None:
+           budget_ms: float | None = None, samples: int | None = None) -> JSON | None:
     """A legal action for ``seat`` computed only from its ``view``."""
     if level not in ALL_LEVELS:
         raise ValueError(f"unknown level {level!r}; known: {', '.join(ALL_LEVELS)}")
@@ -80,7 +84,7 @@ def decide(game: str, level: str, seat: int, view: JSON, rng: random.Random | in
             return rand
         acts = mod.legal(seat, view)
         return r.choice(acts) if acts else None
-    action: JSON | None = mod.decide(level, seat, view, r, Budget(budget_ms))
+    action: JSON | None = mod.decide(level, seat, view, r, Budget(budget_ms, samples))
     return action
 
 

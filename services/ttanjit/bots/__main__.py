@@ -1,71 +1,54 @@
-"""``python -m ttanjit.bots``: run one bot worker.
+"""``python -m ttanjit.bots``: one bot worker (issue 4, docs/protocol.md 3).
 
-Settings (env): ``TTANJIT_NATS_URL``, ``TTANJIT_NATS_PREFIX``,
-``TTANJIT_METRICS_PORT`` (0 = no metrics endpoint), ``TTANJIT_BOT_CAPACITY``
-(concurrent decisions, default 4), ``TTANJIT_LOG_LEVEL``. SIGTERM/SIGINT:
-stop taking requests, answer those in flight, exit 0.
+Settings from ``TTANJIT_*`` env vars (docs/protocol.md 6): ``TTANJIT_NATS_URL``,
+``TTANJIT_NATS_PREFIX``, ``TTANJIT_METRICS_PORT`` (``/metrics`` and
+``/healthz``), ``TTANJIT_LOG_LEVEL``/``TTANJIT_LOG_FORMAT``, and
+``TTANJIT_BOT_CAPACITY`` (concurrent decisions, default 2). SIGTERM/SIGINT: stop
+taking requests, answer those in flight, exit 0.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import signal
-from dataclasses import dataclass
 
 import nats
-from prometheus_client import start_http_server
 
 from ttanjit.bots.worker import BotWorker
+from ttanjit.common import log as logsetup
+from ttanjit.common import metrics_http
+from ttanjit.common.config import Settings
 
 
-@dataclass(frozen=True)
-class Settings:
-    nats_url: str = "nats://127.0.0.1:4222"
-    prefix: str = "ttanjit.v1"
-    metrics_port: int = 0
-    capacity: int = 4
-    log_level: str = "INFO"
-
-    @classmethod
-    def from_env(cls) -> Settings:
-        env = os.environ
-        return cls(
-            nats_url=env.get("TTANJIT_NATS_URL", cls.nats_url),
-            prefix=env.get("TTANJIT_NATS_PREFIX", cls.prefix),
-            metrics_port=int(env.get("TTANJIT_METRICS_PORT", "0")),
-            capacity=max(1, int(env.get("TTANJIT_BOT_CAPACITY", "4"))),
-            log_level=env.get("TTANJIT_LOG_LEVEL", cls.log_level),
-        )
+def capacity_from_env() -> int:
+    raw = os.environ.get("TTANJIT_BOT_CAPACITY", "") or "2"
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        raise ValueError(f"TTANJIT_BOT_CAPACITY must be an integer, not {raw!r}") from None
 
 
-async def serve(settings: Settings) -> None:
-    log = logging.getLogger("ttanjit.bots")
+async def main(cfg: Settings, capacity: int) -> int:
+    log = logsetup.setup("bots", cfg.log_level, cfg.log_format)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    nc = await nats.connect(settings.nats_url, name="ttanjit-bots",
-                            max_reconnect_attempts=-1, reconnect_time_wait=0.5)
-    worker = BotWorker(nc, settings.prefix, settings.capacity)
+    nc = await nats.connect(cfg.nats_url, name="ttanjit-bots", max_reconnect_attempts=-1,
+                            reconnect_time_wait=0.5)
+    worker = BotWorker(nc, cfg.prefix, capacity)
     await worker.start()
-    log.info("ready")
+    if cfg.metrics_port:
+        metrics_http.serve(cfg.metrics_port, healthy=lambda: nc.is_connected)
+    log.info("bot worker ready", extra={"subject": worker.subject, "capacity": capacity})
     await stop.wait()
-    log.info("draining: %d in flight", worker.inflight)
+    log.info("draining", extra={"inflight": worker.inflight})
     await worker.drain()
     await nc.drain()
     log.info("stopped")
-
-
-def main() -> None:
-    settings = Settings.from_env()
-    logging.basicConfig(level=settings.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    if settings.metrics_port:
-        start_http_server(settings.metrics_port)
-    asyncio.run(serve(settings))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(asyncio.run(main(Settings.from_env(), capacity_from_env())))

@@ -130,7 +130,8 @@ def search(seat: int, view: JSON, acts: list[JSON], rng: random.Random,
     base = base_engine(view)
     totals = [0.0] * len(cands)
     n = 0
-    while n < MAX_SAMPLES and (n < MIN_SAMPLES or not budget.expired()):
+    cap = MAX_SAMPLES if budget.samples is None else budget.samples
+    while n < cap and (n < MIN_SAMPLES or not budget.expired()):
         det = determinise(base, seat, view, rng)
         vals: list[float] = []
         for a in cands:

@@ -141,8 +141,12 @@ class _Presses:
 
 
 def play_game(game: str, levels: list[str], seed: int, options: JSON | None = None,
-              budget_ms: float | None = None, timed: bool = True) -> GameOutcome:
-    """Play one bot-only game; ``levels[seat]`` plays each seat."""
+              budget_ms: float | None = None, timed: bool = True,
+              check_legal: bool = False) -> GameOutcome:
+    """Play one bot-only game; ``levels[seat]`` plays each seat.
+
+    ``check_legal``: also require every action to be one of the engine's
+    ``legal_actions(seat)`` (not only accepted by ``apply``)."""
     opts = dict(options or {})
     opts["seats"] = len(levels)
     engine = engine_class(game)(Setup(game, opts, [_seat_spec(lv) for lv in levels], seed))
@@ -174,6 +178,9 @@ def play_game(game: str, levels: list[str], seed: int, options: JSON | None = No
             decide_s.setdefault(level, []).append(time.perf_counter() - t0)
             if action is None:
                 continue
+            if check_legal and action not in engine.legal_actions(seat):
+                raise RuntimeError(f"{game}: {level} bot's action {action} is not among the "
+                                   f"legal actions (seat {seat}, view {view})")
             res = engine.apply(max(t, engine.now), seat, action)
             if not res.ok:
                 raise RuntimeError(f"{game}: {level} bot's action {action} refused: "

@@ -28,7 +28,7 @@ JSON = dict[str, Any]
 ROLLOUT_ACTIONS = 24  # actions per rollout before the hand-size estimate
 SOFTNESS = 0.45  # hand-size estimate: win chance ∝ exp(-SOFTNESS * cards)
 MAX_SAMPLES = 300
-MIN_SAMPLES = 4
+MIN_SAMPLES = 2
 
 
 def candidates(seat: int, view: JSON, acts: list[JSON]) -> list[JSON]:
@@ -158,7 +158,8 @@ def search(seat: int, view: JSON, acts: list[JSON], rng: random.Random,
     base = base_engine(view)
     totals = [0.0] * len(cands)
     n = 0
-    while n < MAX_SAMPLES and (n < MIN_SAMPLES or not budget.expired()):
+    cap = MAX_SAMPLES if budget.samples is None else budget.samples
+    while n < cap and (n < MIN_SAMPLES or not budget.expired()):
         det = determinise(base, seat, view, rng)
         vals: list[float] = []
         for a in cands:

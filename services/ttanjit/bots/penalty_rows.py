@@ -234,7 +234,7 @@ def search(seat: int, view: JSON, hand: list[int], rows: Rows, pool: list[int],
                 cost += 0.5 * min(ranked(rest, after, later_below, len(opp), len(later_pool)))[0]
             totals[i] += cost
         n += 1
-        if n >= MAX_SAMPLES:
+        if n >= (MAX_SAMPLES if budget.samples is None else budget.samples):
             break
     i = min(range(len(cands)), key=lambda j: (totals[j], j))
     return cands[i]
