@@ -21,12 +21,12 @@ export function ocCard(code, attrs = {}, order = null) {
   const c = ocParse(code);
   const red = c.joker ? code === "CJ" : c.suit === "H" || c.suit === "D";
   const face = c.joker
-    ? [h("span.rank", {}, "JOKER"), h("span.suit", {}, code === "CJ" ? "컬러" : "흑백")]
+    ? [h("span.rank", {}, "조커"), h("span.suit", {}, code === "CJ" ? "컬러" : "흑백")]
     : [h("span.rank", {}, c.rank), h("span.suit", {}, SUIT_SYMBOL[c.suit])];
   return h(
     "button.card.oc",
-    { type: "button", class: [red ? "red" : "black", c.joker ? "joker" : ""].join(" "),
-      "aria-label": ocName(code), dataset: { card: code }, ...attrs },
+    { type: "button", "aria-label": ocName(code), dataset: { card: code }, ...attrs,
+      class: cls(red ? "red" : "black", c.joker ? "joker" : "", attrs.class) },
     face,
     order !== null ? h("span.order", {}, String(order)) : null,
   );
@@ -35,6 +35,8 @@ export function ocCard(code, attrs = {}, order = null) {
 export function cardBack(attrs = {}) {
   return h("span.card.back", { "aria-hidden": "true", ...attrs });
 }
+
+const cls = (...names) => names.filter(Boolean).join(" ");
 
 // -- 줄줄이 벌점: 1..104 with "벌점 N" -------------------------------------
 export function prPenalty(n) {
@@ -49,7 +51,8 @@ export function prCard(n, attrs = {}) {
   const p = prPenalty(n);
   return h(
     "button.card.pr",
-    { type: "button", class: `pen${p}`, "aria-label": `${n} 벌점 ${p}`, dataset: { card: String(n) }, ...attrs },
+    { type: "button", "aria-label": `${n} 벌점 ${p}`, dataset: { card: String(n) }, ...attrs,
+      class: cls(`pen${p}`, attrs.class) },
     h("span.num", {}, String(n)),
     h("span.pen", {}, `벌점 ${p}`),
   );
@@ -74,8 +77,8 @@ export function hkCard(code, elder = false, attrs = {}) {
   const c = hkParse(code);
   return h(
     "button.card.hk",
-    { type: "button", class: `hk-${c.suit || "wan"}${elder ? " elder" : ""}`,
-      "aria-label": hkName(code) + (elder ? " 상위 카드" : ""), dataset: { card: code }, ...attrs },
+    { type: "button", "aria-label": hkName(code) + (elder ? " 상위 카드" : ""), dataset: { card: code }, ...attrs,
+      class: cls(`hk-${c.suit || "wan"}`, elder ? "elder" : "", attrs.class) },
     h("span.suit", {}, c.suit ? HK_SUIT_NAME[c.suit] : "완신"),
     h("span.num", {}, String(c.num)),
     elder ? h("span.star", { title: "상위 카드" }, "★") : null,

@@ -21,7 +21,7 @@ class GameController {
     this.info = null; // the `matched` frame: game, seat, players, options
     this.view = null;
     this.gameSeq = 0;
-    this.deadline = null; // {seat, at (server ms), total}
+    this.t0 = null; // server ms when the game's t was 0
     this.root = null;
     this.table = null;
     this.syncTimer = null;
@@ -39,7 +39,7 @@ class GameController {
     this.id = id;
     this.view = null;
     this.gameSeq = 0;
-    this.deadline = null;
+    this.t0 = store.get(`t0.${id}`, null);
     this.tableState = {};
   }
 
@@ -80,7 +80,7 @@ class GameController {
 
   onEvent(f) {
     if (f.game_id !== this.id) return;
-    if (f.deadline) this.setDeadline(f.deadline);
+    this.learnClock(f);
     if (typeof f.game_seq === "number") {
       if (f.game_seq <= this.gameSeq) return; // already part of the view we hold
       this.gameSeq = f.game_seq;
@@ -89,14 +89,32 @@ class GameController {
     this.requestSync();
   }
 
+  /** Game time t -> server time. An event's deadline carries both its game
+   * time (t) and server time, which fixes when the game's t = 0 was. */
+  learnClock(f) {
+    const d = f.deadline;
+    let t0 = null;
+    if (d && typeof d.t === "number" && typeof d.server_ms === "number") t0 = d.server_ms - d.t;
+    else if (this.t0 === null && !f.replayed && typeof f.t === "number" && typeof f.server_ms === "number") t0 = f.server_ms - f.t;
+    if (t0 !== null && t0 !== this.t0) {
+      this.t0 = t0;
+      store.set(`t0.${this.id}`, t0);
+    }
+  }
+
+  /** Server ms at which game time `t` falls (null when not known yet). */
+  at(t) {
+    if (typeof t !== "number" || this.t0 === null) return null;
+    return this.t0 + t;
+  }
+
   onView(f) {
     if (f.game_id && this.id && f.game_id !== this.id) return;
     if (!this.id) this.reset(f.game_id);
     this.view = f.view;
     if (typeof f.game_seq === "number") this.gameSeq = Math.max(this.gameSeq, f.game_seq);
-    if (f.deadline) this.setDeadline(f.deadline);
-    else if (f.view && typeof f.view.remaining_ms === "number" && !this.deadline) {
-      this.setDeadline({ remaining_ms: f.view.remaining_ms, seat: f.view.turn ?? null });
+    if (this.t0 === null && typeof f.view?.t === "number" && typeof f.server_ms === "number") {
+      this.t0 = f.server_ms - f.view.t; // rough: the view's t is its last input
     }
     if (!this.info || !this.info.game) {
       this.info = { game: f.view?.game, seat: f.view?.seat, players: [], options: {} };
@@ -104,12 +122,6 @@ class GameController {
     if (!this.table) this.table = TABLES[this.info.game] || null;
     if (this.info.seat === undefined && typeof f.view?.seat === "number") this.info.seat = f.view.seat;
     if (!this.holdRender) this.render();
-  }
-
-  setDeadline(d) {
-    const at = typeof d.server_ms === "number" ? d.server_ms : clock.serverNow() + (d.remaining_ms || 0);
-    if (d.server_ms === null && d.remaining_ms === null) { this.deadline = null; return; }
-    this.deadline = { seat: d.seat ?? null, at, total: d.total_ms || null };
   }
 
   /** Tables call this while they animate; render() runs when the last one ends. */
@@ -142,6 +154,7 @@ class GameController {
   }
 
   refused(f) {
+    this.refusals = (this.refusals || 0) + 1;
     const box = document.getElementById("refusal");
     if (box) {
       box.textContent = f.message || f.code;
@@ -183,11 +196,10 @@ export function showGame(root, id) {
 }
 
 /** Shared pieces of the three tables. */
-export function timerEl(ctl, seatFilter = undefined) {
-  const d = ctl.deadline;
-  if (!d || (seatFilter !== undefined && d.seat !== seatFilter)) return h("span.timer.none");
-  const total = d.total || null;
-  return h("span.timer", { dataset: { deadline: String(d.at), ...(total ? { total: String(total) } : {}) },
+export function timerEl(ctl, gameT, totalMs = null) {
+  const at = ctl.at(gameT);
+  if (at === null || ctl.view?.paused) return h("span.timer.none");
+  return h("span.timer", { dataset: { deadline: String(at), ...(totalMs ? { total: String(totalMs) } : {}) },
     title: "남은 시간" }, h("span.secs", {}, ""), "초");
 }
 

@@ -57,7 +57,7 @@ export function render(ctl, root) {
         s === v.dreamer ? [cardBack({ class: "mini" }), " 1장"] : `손패 ${v.hand_counts?.[s] ?? 0}장`,
         s === v.dreamer ? "" : ` · 트릭 ${v.tricks?.[s] ?? 0}`,
         ` · 점수 ${v.scores?.[s] ?? 0}`),
-      v.turn === s ? timerEl(ctl, s) : null);
+      v.turn === s ? timerEl(ctl, v.deadline, v.turn_ms) : null);
   }));
 
   const elderRow = h("p.elders", {}, h("span.star", {}, "★"), " 상위 카드: ",
@@ -107,7 +107,7 @@ export function render(ctl, root) {
 
   mount(root, h("section.table.hk", { dataset: { game: "hakka", phase: v.phase } },
     head, autopilotBar(ctl, me !== null && v.autopilot?.[me]),
-    seats, elderRow, tableEl, h("p.oc-status", { role: "status" }, status, myTurn ? [" ", timerEl(ctl, me)] : null),
+    seats, elderRow, tableEl, h("p.oc-status", { role: "status" }, status, myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null),
     refusalBox(), preview, actions, handEl, discards,
     v.last_hand && (v.phase === "scoring" || v.finished) ? handResult(ctl, v.last_hand) : null,
     v.finished ? results(ctl) : null));

@@ -88,7 +88,7 @@ export function render(ctl, root) {
       v.autopilot?.[s] ? h("span.badge.auto", {}, "자동") : null,
       v.bot?.[s] && (ctl.info?.players || []).find((p) => p.seat === s)?.kind !== "bot" ? h("span.badge.bot", {}, "봇이 대신함") : null,
       v.connected && v.connected[s] === false ? h("span.badge.away", {}, "연결 끊김") : null,
-      v.turn === s ? timerEl(ctl, s) : null);
+      v.turn === s ? timerEl(ctl, v.deadline, v.turn_ms) : null);
   }));
 
   const top = ocParse(v.top);
@@ -106,7 +106,7 @@ export function render(ctl, root) {
       : out ? "탈락했어요. 남은 게임을 구경해요."
         : myTurn ? (v.pending ? `공격을 받았어요! 공격 카드로 넘기거나 ${v.pending}장을 받아요.` : "내 차례예요.")
           : v.turn !== null ? `${seatName(ctl, v.turn)}의 차례예요.` : "",
-    myTurn ? [" ", timerEl(ctl, me)] : null,
+    myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null,
     v.paused ? h("span.badge.away", {}, "모두 연결이 끊겨 멈춤") : null);
 
   const sel = st.sel;
@@ -222,7 +222,7 @@ function results(ctl) {
   const me = ctl.seat();
   let title;
   if (v.ended_by === "time_cap") title = "30분이 지나 승부 없이 끝났어요.";
-  else if (v.winner === me) title = "이겼어요! 🎉";
+  else if (v.winner === me) title = "이겼어요!";
   else if (v.winner !== null) title = `${seatName(ctl, v.winner)}이(가) 이겼어요.`;
   else title = "게임이 끝났어요.";
   const rows = [];
@@ -243,6 +243,11 @@ function updateFloat(ctl) {
   const st = ctl.tableState;
   const v = ctl.view;
   const me = ctl.seat();
+  if (!st.window && v?.window && !st.sawEvents) {
+    // after a reload: the view says a window is open
+    const until = ctl.at(v.window.closes_at);
+    if (until) st.window = { holder: v.window.holder, until };
+  }
   const w = st.window;
   const open = w && clock.serverNow() < w.until && !v?.finished && me !== null && !(v.eliminated || []).includes(me);
   if (!open) {
@@ -264,6 +269,7 @@ export function onEvent(ctl, ev, frame) {
   const st = ctl.tableState;
   const name = (s) => seatName(ctl, s);
   const me = ctl.seat();
+  st.sawEvents = true;
   switch (ev.type) {
     case "played": {
       st.lastPlay = { cards: ev.cards };
@@ -281,8 +287,8 @@ export function onEvent(ctl, ev, frame) {
       addLog(ctl, `${name(ev.seat)}: 카드가 없어 넘겼어요.`);
       break;
     case "one_card_window": {
-      const left = typeof ev.closes_at === "number" && typeof frame.t === "number" ? ev.closes_at - frame.t : 3000;
-      st.window = { holder: ev.holder, until: (frame.server_ms || clock.serverNow()) + Math.max(0, left) };
+      const until = ctl.at(ev.closes_at) ?? clock.serverNow() + 3000;
+      st.window = { holder: ev.holder, until };
       break;
     }
     case "one_card_window_closed":

@@ -45,7 +45,7 @@ export function render(ctl, root) {
   const head = gameHeader(ctl, [
     h("span.badge.end", { title: "끝나는 방법" }, v.badge?.label || (v.badge?.end === "score_66" ? "기본 66점" : "빠른 판수")),
     h("span.round", {}, v.badge?.end === "score_66" ? `${v.round}판` : `${v.round}/${v.rounds}판`, " · ", `${v.turn}/${v.turns_per_round || 10}회차`),
-    v.phase === "select" && !v.finished ? timerEl(ctl) : null,
+    v.phase === "select" && !v.finished ? timerEl(ctl, v.deadline, v.select_ms) : null,
   ]);
 
   const players = h("ol.pr-players", {}, (v.seats || []).map((s) => h("li.pr-player", {

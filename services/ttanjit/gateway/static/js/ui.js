@@ -2,9 +2,12 @@
 // its nodes with h() and replaces the content of #app.
 
 export function h(tag, attrs = {}, ...children) {
-  const [name, ...classes] = tag.split(".");
+  // "tag#id.class1.class2"
+  const m = /^([a-z0-9]*)(?:#([\w-]+))?((?:\.[\w-]+)*)$/i.exec(tag);
+  const [, name, id, cls] = m || [null, tag, null, ""];
   const el = document.createElement(name || "div");
-  if (classes.length) el.className = classes.join(" ");
+  if (id) el.id = id;
+  if (cls) el.className = cls.slice(1).split(".").join(" ");
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith("on")) el.addEventListener(k.slice(2), v);

@@ -1,0 +1,179 @@
+"""What a player does in the web client, as Playwright steps: sign in, find a
+game, and play each game by clicking the way a person would (the client
+never highlights playable cards, so a One Card player tries a card and reads
+the refusal, as the seed page says people do)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "docs" / "screenshots"
+
+# The client's own state, read only to know when the screen has caught up.
+JS_VIEW = "() => window.ttanjit.game.view"
+JS_STAMP = """() => { const g = window.ttanjit.game;
+  return {seq: g.gameSeq, refusals: g.refusals || 0, v: g.view ? JSON.stringify(g.view) : ''}; }"""
+
+
+def shot(page: Any, name: str, full_page: bool = False) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page, animations="disabled")
+    return path
+
+
+def sign_in(page: Any, nickname: str) -> None:
+    page.fill("#nickname", nickname)
+    page.get_by_role("button", name="손님으로 시작하기").click()
+    page.wait_for_selector(".game-card")
+    page.wait_for_selector('#net[data-state="open"]')
+
+
+def quick_match(page: Any, game: str, seats: int | None = None) -> str:
+    card = page.locator(f'.game-card[data-game="{game}"]')
+    if seats is not None and card.locator("select").count():
+        card.locator("select").select_option(str(seats))
+    card.get_by_role("button", name="빠른 대전").click()
+    page.wait_for_selector(f'section.table[data-game="{game}"]', timeout=20_000)
+    return str(page.evaluate("() => window.ttanjit.game.id"))
+
+
+def view(page: Any) -> dict[str, Any]:
+    return page.evaluate(JS_VIEW) or {}
+
+
+def wait_change(page: Any, before: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
+    """Wait until the client got a refusal or a new view after an action."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        now = page.evaluate(JS_STAMP)
+        if now["refusals"] != before["refusals"] or now["v"] != before["v"]:
+            return dict(now)
+        page.wait_for_timeout(40)
+    raise TimeoutError("the screen did not change after the action")
+
+
+def click_float_one_card(page: Any) -> bool:
+    """Press the floating [원카드!] when it is up (declare or catch)."""
+    btn = page.locator('#onecard-float [data-act="one_card_float"]')
+    if btn.count() and btn.is_visible():
+        try:
+            btn.click(timeout=1000)
+            return True
+        except Exception:  # it went away (3 s are over, or someone pressed)
+            return False
+    return False
+
+
+# -- One Card ------------------------------------------------------------------
+def onecard_my_turn(page: Any) -> bool:
+    v = view(page)
+    me = v.get("seat")
+    return bool(v) and not v.get("finished") and v.get("turn") == me and me is not None \
+        and me not in (v.get("eliminated") or []) and not v.get("paused")
+
+
+def onecard_play_turn(page: Any) -> str:
+    """Try the hand's cards one by one with [카드 내기]; a refused card is
+    explained and deselected; with nothing playable, [공격 N장 받기],
+    [1장 뽑기] or [카드 없음 · 넘기기]. Returns what was done."""
+    hand = page.locator(".oc-hand .card")
+    codes = [hand.nth(i).get_attribute("data-card") for i in range(hand.count())]
+    for code in codes:
+        if not onecard_my_turn(page):
+            return "not_my_turn"
+        card = page.locator(f'.oc-hand .card[data-card="{code}"]')
+        if not card.count():
+            continue
+        card.click()
+        before = page.evaluate(JS_STAMP)
+        page.locator('[data-act="play"]').click()
+        picker = page.locator(".suit-picker")
+        if picker.count():
+            before = page.evaluate(JS_STAMP)
+            picker.locator("[data-suit]").first.click()
+        now = wait_change(page, before)
+        if now["refusals"] != before["refusals"]:
+            assert page.locator("#refusal").is_visible()
+            sel = page.locator(f'.oc-hand .card.selected[data-card="{code}"]')
+            if sel.count():
+                sel.click()  # deselect and try the next one
+            continue
+        return f"play {code}"
+    for act in ("take", "draw", "pass"):
+        btn = page.locator(f'.oc-actions [data-act="{act}"]')
+        if btn.count() and btn.is_enabled():
+            before = page.evaluate(JS_STAMP)
+            btn.click()
+            wait_change(page, before)
+            return act
+    return "nothing"
+
+
+# -- 줄줄이 벌점 ------------------------------------------------------------------
+def penalty_can_pick(page: Any) -> bool:
+    v = view(page)
+    me = v.get("seat")
+    return bool(v) and v.get("phase") == "select" and not v.get("finished") \
+        and me is not None and not (v.get("confirmed") or [])[me] and bool(v.get("hand"))
+
+
+def penalty_pick(page: Any, turn: int) -> str:
+    """Click a hand card, then a row, read the preview, confirm with the
+    [58 → 2번 줄 확정] button."""
+    cards = page.locator(".pr-hand .card")
+    card = cards.nth(turn % cards.count())
+    number = card.get_attribute("data-card")
+    card.click()
+    row = 1 + turn % 4
+    page.locator(f'.pr-row[data-row="{row}"]').click()
+    confirm = page.locator('[data-act="confirm"]')
+    label = f"{number} → {row}번 줄 확정"
+    page.wait_for_selector(f'[data-act="confirm"]:has-text("{label}")')
+    assert page.locator(".preview").is_visible()
+    before = page.evaluate(JS_STAMP)
+    confirm.click()
+    wait_change(page, before)
+    return label
+
+
+# -- 하카 카드 ---------------------------------------------------------------------
+def hakka_my_turn(page: Any) -> bool:
+    v = view(page)
+    me = v.get("seat")
+    return bool(v) and not v.get("finished") and v.get("turn") == me and me is not None \
+        and v.get("phase") in ("calling", "playing")
+
+
+def hakka_act(page: Any) -> str:
+    v = view(page)
+    if v["phase"] == "calling":
+        before = page.evaluate(JS_STAMP)
+        page.locator('.hk-actions [data-act="call"]').click()
+        wait_change(page, before)
+        return "call"
+    hand = page.locator(".hk-hand .card")
+    codes = [hand.nth(i).get_attribute("data-card") for i in range(hand.count())]
+    if not v.get("table"):  # lead: try singles until one is accepted
+        for code in codes:
+            if not hakka_my_turn(page):
+                return "not_my_turn"
+            page.locator(f'.hk-hand .card[data-card="{code}"]').click()
+            before = page.evaluate(JS_STAMP)
+            page.locator('.hk-actions [data-act="play"]').click()
+            now = wait_change(page, before)
+            if now["refusals"] == before["refusals"]:
+                return f"lead {code}"
+            page.locator(f'.hk-hand .card.selected[data-card="{code}"]').click()
+        return "nothing"
+    first = v["table"][0]
+    n = len(first.get("cards") or []) or int(first.get("count", 1))
+    for code in codes[-n:]:  # the hand is shown highest first: discard the lowest
+        page.locator(f'.hk-hand .card[data-card="{code}"]').click()
+    before = page.evaluate(JS_STAMP)
+    page.locator('.hk-actions [data-act="discard"]').click()
+    wait_change(page, before)
+    return f"discard {n}"

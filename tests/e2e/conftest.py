@@ -1,0 +1,131 @@
+"""Browser tests: the real stack (nats-server with JetStream, game shard, bot
+worker, matchmaker, gateway serving the web client) and Debian's chromium
+driven by Playwright. Nothing is mocked.
+
+The stack is started once for the e2e session (the tests use fresh guest
+players, so they never meet); each test gets its own browser context.
+Screenshots go to docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import tempfile
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ttanjit.common.natsserver import NatsServer, wait_port
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "docs" / "screenshots"
+CHROMIUM = os.environ.get("TTANJIT_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _integration_helpers() -> Any:
+    """The shard engineer's process helpers (tests/integration/conftest.py),
+    loaded by path so both test folders keep their own conftest."""
+    path = ROOT / "tests" / "integration" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("ttanjit_it_helpers", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class Stack:
+    """nats-server + shard + bots + matchmaker + gateway on free loopback ports."""
+
+    def __init__(self, logdir: Path) -> None:
+        it = _integration_helpers()
+        self.nats = NatsServer().start()
+        self.svc = it.Services(self.nats.url, logdir)
+        try:
+            self.svc.start("shard", name="shard-e2e")
+            self.svc.start("bots", name="bots-e2e", ready="bot worker on")
+            mm = self.svc.start("matchmaker", name="matchmaker-e2e", ready="matchmaker ready",
+                                env={"TTANJIT_BOT_WAIT_MS": "300"})
+            gw = self.svc.start("gateway", name="gateway-e2e", ready="gateway ready", env={
+                "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{mm.ports['grpc']}",
+                "TTANJIT_HTTP_HOST": "127.0.0.1"})
+            wait_port("127.0.0.1", gw.ports["http"])
+            self.url = f"http://127.0.0.1:{gw.ports['http']}/"
+            with urllib.request.urlopen(self.url + "readyz", timeout=5) as r:
+                assert r.status == 200
+        except BaseException:
+            self.stop()
+            raise
+
+    def logs(self) -> str:
+        return "\n".join(f"===== {p.name} =====\n{p.log()[-4000:]}" for p in self.svc.procs)
+
+    def stop(self) -> None:
+        self.svc.stop_all()
+        self.nats.stop()
+
+
+@pytest.fixture(scope="session")
+def stack() -> Iterator[Stack]:
+    if not (ROOT / "services/ttanjit/gateway/static/fonts/fonts.css").exists():
+        pytest.fail("the web font is missing: run `make web` (make test does)")
+    with tempfile.TemporaryDirectory(prefix="ttanjit-e2e-") as tmp:
+        s = Stack(Path(tmp))
+        try:
+            yield s
+        finally:
+            s.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (make test does)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def new_page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """``new_page(width=…)`` -> a page on the web client in a fresh context
+    (its own sessionStorage: a new player). Page errors fail the test."""
+    contexts: list[Any] = []
+    errors: list[str] = []
+
+    def make(width: int = 1100, height: int = 900) -> Any:
+        ctx = browser.new_context(viewport={"width": width, "height": height},
+                                  locale="ko-KR", device_scale_factor=1)
+        ctx.add_init_script("localStorage.setItem('ttanjit.anim', 'fast')")
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.set_default_timeout(20_000)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(stack.url)
+        return page
+
+    yield make
+    failed = getattr(request.node, "rep_call", None)
+    if failed is not None and failed.failed:
+        print(stack.logs())
+    for ctx in contexts:
+        ctx.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    rep = outcome.get_result()  # type: ignore[attr-defined]
+    setattr(item, "rep_" + rep.when, rep)

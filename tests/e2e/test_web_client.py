@@ -1,0 +1,174 @@
+"""The web client in a real browser against the real stack (issue 7).
+
+Each game is played by clicking, as a person does; screenshots of every
+table are saved to docs/screenshots/ for the README.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from browserkit import (
+    click_float_one_card,
+    hakka_act,
+    hakka_my_turn,
+    onecard_my_turn,
+    onecard_play_turn,
+    penalty_can_pick,
+    penalty_pick,
+    quick_match,
+    shot,
+    sign_in,
+    view,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+def no_horizontal_scroll(page: Any) -> bool:
+    return bool(page.evaluate(
+        "() => document.documentElement.scrollWidth <= window.innerWidth + 1"))
+
+
+def test_lobby_rules_and_360px_layout(new_page: Any) -> None:
+    """A phone-sized screen: sign-in, lobby, the three rules pages (the seed
+    texts), in Korean with the self-hosted font, and nothing wider than 360 px."""
+    page = new_page(width=360, height=740)
+    assert page.evaluate("() => document.characterSet") == "UTF-8"
+    page.fill("#nickname", "   ")
+    page.get_by_role("button", name="손님으로 시작하기").click()
+    # the browser's own check or the gateway's Korean message: nothing happens
+    assert page.locator(".game-card").count() == 0
+    sign_in(page, "폰유저")
+    assert page.evaluate("() => document.fonts.check('16px \"Noto Sans KR\"', '원카드')")
+    assert no_horizontal_scroll(page)
+    shot(page, "lobby-360", full_page=True)
+    for game, heading, phrase in (
+        ("onecard", "원카드 규칙", "[카드 내기]"),
+        ("penalty_rows", "줄줄이 벌점 규칙", "[58 → 2번 줄 확정]"),
+        ("hakka", "하카 카드 규칙", "드리머"),
+    ):
+        page.goto(page.url.split("#")[0] + f"#/rules/{game}")
+        page.wait_for_selector(f'.rules h2:has-text("{heading}")')
+        assert phrase in page.locator(".rules").inner_text()
+        assert no_horizontal_scroll(page)
+    shot(page, "rules-onecard-360")
+
+
+def test_onecard_full_game_with_reload_and_drop(new_page: Any) -> None:
+    """A whole One Card game against a bot, to the results, by clicking; a
+    page reload and a dropped connection in the middle lose nothing."""
+    page = new_page(width=1000, height=860)
+    sign_in(page, "원카드왕")
+    game_id = quick_match(page, "onecard", seats=2)
+    deadline = time.monotonic() + 150
+    turns = 0
+    reloaded = dropped = False
+    while time.monotonic() < deadline:
+        if page.locator("section.results").count():
+            break
+        click_float_one_card(page)
+        if not onecard_my_turn(page):
+            page.wait_for_timeout(80)
+            continue
+        if turns == 1:
+            shot(page, "onecard-table")
+        if turns == 3 and not reloaded:
+            hand = sorted(view(page)["hand"])
+            page.reload()
+            page.wait_for_selector('section.table[data-game="onecard"]')
+            page.wait_for_function("() => window.ttanjit.game.view && window.ttanjit.game.view.hand")
+            assert page.evaluate("() => window.ttanjit.game.id") == game_id
+            assert sorted(view(page)["hand"]) == hand
+            reloaded = True
+            continue
+        if turns == 5 and not dropped:
+            page.evaluate("() => window.ttanjit.net.drop()")
+            page.wait_for_selector('#net[data-state="open"]')
+            dropped = True
+        onecard_play_turn(page)
+        turns += 1
+    page.wait_for_selector("section.results", timeout=5_000)
+    assert reloaded and dropped
+    shot(page, "onecard-results")
+    v = view(page)
+    assert v["finished"] and v["ended_by"] in ("win", "last_player")
+    page.get_by_role("button", name="로비로").click()
+    page.wait_for_selector(".game-card")
+
+
+def test_onecard_table_at_360px(new_page: Any) -> None:
+    """The One Card table on a phone: [1장 뽑기] left of [카드 내기], the
+    [원카드!] button, no sideways scrolling; a refused card is explained."""
+    page = new_page(width=360, height=760)
+    sign_in(page, "폰원카드")
+    quick_match(page, "onecard", seats=3)
+    page.wait_for_function("() => { const v = window.ttanjit.game.view; return v && v.turn === v.seat; }",
+                           timeout=30_000)
+    draw = page.locator('[data-act="draw"]').bounding_box()
+    play = page.locator('[data-act="play"]').bounding_box()
+    assert draw and play and draw["x"] < play["x"]
+    assert page.locator('[data-act="one_card"]').is_visible()
+    assert no_horizontal_scroll(page)
+    shot(page, "onecard-360")
+
+
+def test_penalty_rows_round(new_page: Any) -> None:
+    """A 줄줄이 벌점 quick game (one round of 10 turns) to the results: pick a
+    card and a row, read the preview, confirm, watch the reveal."""
+    page = new_page(width=1000, height=900)
+    sign_in(page, "벌점왕")
+    quick_match(page, "penalty_rows", seats=3)
+    deadline = time.monotonic() + 120
+    picks = 0
+    while time.monotonic() < deadline:
+        if page.locator("section.results").count():
+            break
+        if not penalty_can_pick(page):
+            page.wait_for_timeout(80)
+            continue
+        if picks == 2:
+            cards = page.locator(".pr-hand .card")
+            cards.nth(0).click()
+            page.locator('.pr-row[data-row="2"]').click()
+            page.wait_for_selector(".preview")
+            shot(page, "penalty-rows-table")
+        penalty_pick(page, picks)
+        picks += 1
+        if picks == 3:
+            page.wait_for_selector(".reveal-summary, .reveal", timeout=15_000)
+    page.wait_for_selector("section.results", timeout=10_000)
+    assert picks == 10
+    v = view(page)
+    assert v["finished"] and v["winners"]
+    assert page.locator(".badge.end").first.inner_text().startswith("빠른")
+    shot(page, "penalty-rows-results")
+
+
+def test_hakka_hand(new_page: Any) -> None:
+    """A Hakka hand against three bots: call, lead, beat or discard face down,
+    until the hand is claimed and scored with the dreamer's reveal."""
+    page = new_page(width=1000, height=900)
+    sign_in(page, "하카왕")
+    quick_match(page, "hakka")
+    deadline = time.monotonic() + 150
+    shot_taken = False
+    while time.monotonic() < deadline:
+        if page.locator(".hand-result").count():
+            break
+        v = view(page)
+        if v.get("phase") == "playing" and v.get("table") and not shot_taken:
+            shot(page, "hakka-table")
+            shot_taken = True
+        if not hakka_my_turn(page):
+            page.wait_for_timeout(80)
+            continue
+        hakka_act(page)
+    page.wait_for_selector(".hand-result", timeout=10_000)
+    assert "드리머" in page.locator(".dreamer-reveal").inner_text()
+    page.locator(".hand-result").scroll_into_view_if_needed()
+    shot(page, "hakka-scoring", full_page=True)
+    v = view(page)
+    assert v["last_hand"]["dreamer_card"]
