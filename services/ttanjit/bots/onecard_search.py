@@ -28,7 +28,8 @@ JSON = dict[str, Any]
 ROLLOUT_ACTIONS = 24  # actions per rollout before the hand-size estimate
 SOFTNESS = 0.45  # hand-size estimate: win chance ∝ exp(-SOFTNESS * cards)
 MAX_SAMPLES = 300
-MIN_SAMPLES = 2
+MAX_CANDIDATES = 8
+MIN_SAMPLES = 1
 
 
 def candidates(seat: int, view: JSON, acts: list[JSON]) -> list[JSON]:
@@ -153,6 +154,10 @@ def search(seat: int, view: JSON, acts: list[JSON], rng: random.Random,
     if len(cands) == 1:
         return cands[0]
     fallback = normal_choice(seat, view, acts)
+    if len(cands) > MAX_CANDIDATES:  # big hands: the normal policy's favourites
+        nxt = view["counts"][next_seat(view, seat)]
+        cands.sort(key=lambda a: -score(a, view["hand"], view["pending"], nxt))
+        cands = cands[:MAX_CANDIDATES]
     if budget.left_ms() < 2:
         return fallback
     base = base_engine(view)
@@ -183,5 +188,3 @@ def search(seat: int, view: JSON, acts: list[JSON], rng: random.Random,
 def _same(a: JSON, b: JSON) -> bool:
     return a["type"] == b["type"] and a.get("cards") == b.get("cards")
 
-
-__all__ = ["search", "next_seat"]

@@ -93,6 +93,8 @@ def parse_request(data: bytes) -> Request:
     view = obj.get("view")
     if not isinstance(view, dict):
         raise BadRequest("view must be an object")
+    if view.get("game", game) != game:
+        raise BadRequest(f"view is not a view of {game}")
     budget = obj.get("budget_ms", bots.HARD_BUDGET_MS)
     if not isinstance(budget, (int, float)) or isinstance(budget, bool) or budget <= 0:
         raise BadRequest("budget_ms must be a positive number")
