@@ -39,7 +39,7 @@ def random_input(g: OneCard, rng: random.Random, t: int) -> tuple[int, int | Non
         cards = rng.sample(DECK, rng.randint(1, 3))
         action: Any = {"type": "play", "cards": cards}
         if rng.random() < 0.5:
-            action["suit"] = rng.choice(["S", "H", "D", "C", "X", 3])
+            action["suit"] = rng.choice(["S", "H", "D", "C", "X", 3, ["S"], None])
     elif r < 0.45 and g.hands[seat]:
         action = {"type": "play", "cards": rng.sample(g.hands[seat], min(2, len(g.hands[seat])))}
     elif r < 0.75:
