@@ -122,31 +122,57 @@ def legal_plays(
     hand: list[str], top: str, suit: str, pending: int, twos_only: bool
 ) -> list[dict[str, Any]]:
     """Every distinct legal play from ``hand`` (each legal card set once, in
-    its first legal order; 7s and jokers once per suit)."""
-    groups: dict[str, list[str]] = {}
+    its first legal order; 7s and jokers once per suit).
+
+    Hot path of every random playout and bot search. Only ranks with a card
+    that fits the top are looked at; for ranks whose cards share one attack
+    strength (all but A and the jokers) a set is legal iff it holds a fitting
+    card, and its first legal permutation is that card followed by the others
+    in the order given (what ``find_order`` returns, tested)."""
+    size = len(hand)
+    top_rank = RANK[top]
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for c in hand:
         r = RANK[c]
-        if r in groups:
-            groups[r].append(c)
+        if r in seen:
+            continue
+        if pending:
+            if refusal(c, top, suit, pending, twos_only) is not None:
+                continue
+        elif not (SUIT[c] == suit or r == top_rank or r == JOKER):
+            continue
+        seen.add(r)
+        group = [x for x in hand if RANK[x] == r]
+        m = len(group)
+        if m == 1:
+            if size == 1 and r in NOT_LAST:
+                continue
+            if r in SUIT_NAMING and size > 1:
+                out.extend([{"type": "play", "cards": [c], "suit": s} for s in SUITS])
+            else:
+                out.append({"type": "play", "cards": [c]})
+            continue
+        if r == "A" or r == JOKER:  # strengths differ: search the orders
+            for k in range(1, m + 1):
+                if k == size and r in NOT_LAST:
+                    continue
+                for subset in combinations(group, k):
+                    order = find_order(subset, top, suit, pending, twos_only)
+                    if isinstance(order, tuple):
+                        out.extend(play_action(order, k == size))
+            continue
+        if pending:
+            fit = [refusal(x, top, suit, pending, twos_only) is None for x in group]
         else:
-            groups[r] = [c]
-    size = len(hand)
-    out: list[dict[str, Any]] = []
-    for rank, group in groups.items():
-        if pending and STRENGTH[group[0]] == 0 and (rank != "3" or not twos_only):
-            continue
-        if len(group) == 1:
-            c = group[0]
-            if size == 1 and rank in NOT_LAST:
+            fit = [SUIT[x] == suit or r == top_rank for x in group]
+        for k in range(1, m + 1):
+            if k == size and r in NOT_LAST:
                 continue
-            if refusal(c, top, suit, pending, twos_only) is None:
-                out.extend(play_action((c,), size == 1))
-            continue
-        for k in range(1, len(group) + 1):
-            if k == size and rank in NOT_LAST:
-                continue
-            for subset in combinations(group, k):
-                order = find_order(subset, top, suit, pending, twos_only)
-                if isinstance(order, tuple):
-                    out.extend(play_action(order, k == size))
+            for idx in combinations(range(m), k):
+                for first in idx:
+                    if fit[first]:
+                        order = (group[first],) + tuple(group[i] for i in idx if i != first)
+                        out.extend(play_action(order, k == size))
+                        break
     return out
