@@ -115,24 +115,23 @@ def onecard_play_turn(page: Any) -> str:
 
 # -- 줄줄이 벌점 ------------------------------------------------------------------
 def penalty_can_pick(page: Any) -> bool:
-    v = view(page)
-    me = v.get("seat")
-    return bool(v) and v.get("phase") == "select" and not v.get("finished") \
-        and me is not None and not (v.get("confirmed") or [])[me] and bool(v.get("hand"))
+    """The screen (not only the client's state) offers a pick: the reveal
+    animation of the last turn is over and the hand is enabled."""
+    return bool(page.locator('.pr [data-act="confirm"]').count()
+                and page.locator(".pr-hand .card:not([disabled])").count())
 
 
 def penalty_pick(page: Any, turn: int) -> str:
     """Click a hand card, then a row, read the preview, confirm with the
     [58 → 2번 줄 확정] button."""
     cards = page.locator(".pr-hand .card")
-    card = cards.nth(turn % cards.count())
-    number = card.get_attribute("data-card")
-    card.click()
+    number = cards.nth(turn % cards.count()).get_attribute("data-card")
+    page.locator(f'.pr-hand .card[data-card="{number}"]').click()
     row = 1 + turn % 4
     page.locator(f'.pr-row[data-row="{row}"]').click()
-    confirm = page.locator('[data-act="confirm"]')
     label = f"{number} → {row}번 줄 확정"
-    page.wait_for_selector(f'[data-act="confirm"]:has-text("{label}")')
+    confirm = page.locator(f'[data-act="confirm"]:has-text("{label}")')
+    confirm.wait_for()
     assert page.locator(".preview").is_visible()
     before = page.evaluate(JS_STAMP)
     confirm.click()

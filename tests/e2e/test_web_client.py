@@ -144,7 +144,8 @@ def test_penalty_rows_round(new_page: Any) -> None:
     v = view(page)
     assert v["finished"] and v["winners"]
     assert page.locator(".badge.end").first.inner_text().startswith("빠른")
-    shot(page, "penalty-rows-results")
+    page.locator("section.results").scroll_into_view_if_needed()
+    shot(page, "penalty-rows-results", full_page=True)
 
 
 def test_hakka_hand(new_page: Any) -> None:

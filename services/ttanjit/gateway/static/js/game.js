@@ -46,7 +46,8 @@ class GameController {
   names() {
     const out = {};
     for (const p of this.info?.players || []) {
-      out[p.seat] = p.kind === "bot" ? `봇 ${({ easy: "쉬움", normal: "보통", hard: "어려움" })[p.level] || ""}`.trim()
+      out[p.seat] = p.kind === "bot"
+        ? `봇${p.seat + 1} (${({ easy: "쉬움", normal: "보통", hard: "어려움" })[p.level] || "보통"})`
         : (p.nickname || `${p.seat + 1}번`);
     }
     return out;

@@ -60,7 +60,7 @@ export function render(ctl, root) {
 
   const rows = h("div.pr-rows", {}, (v.rows || []).map((r) => {
     const cards = r.cards.map((c) => (typeof c === "number" ? c : c.card));
-    const chosen = st.row === r.row;
+    const chosen = selecting && st.row === r.row;
     const slots = [];
     for (let i = 0; i < 5; i++) {
       slots.push(cards[i] !== undefined ? prCard(cards[i], { tabindex: -1 }) : h("span.slot", { "aria-hidden": "true" }, i === 4 ? "5" : ""));
@@ -116,19 +116,25 @@ async function choose(ctl, card, row) {
   st.card = card;
   st.row = row;
   ctl.render();
-  if (card !== null && row !== null) {
-    const cur = ctl.view.selection;
-    if (!cur || cur.card !== card || cur.row !== row) await ctl.act({ type: "select", card, row });
-  }
+  if (card !== null && row !== null) await sendSelect(ctl, st);
+}
+
+/** The server keeps the selection; what it acknowledged is in st.sent. */
+async function sendSelect(ctl, st) {
+  while (st.inflight) await st.inflight; // one select at a time
+  const want = { card: st.card, row: st.row };
+  const sent = st.sent || ctl.view.selection;
+  if (sent && sent.card === want.card && sent.row === want.row) return true;
+  st.inflight = ctl.act({ type: "select", ...want });
+  const r = await st.inflight;
+  st.inflight = null;
+  if (r) st.sent = want;
+  return !!r;
 }
 
 async function confirmPick(ctl) {
   const st = ctl.tableState;
-  const cur = ctl.view.selection;
-  if (!cur || cur.card !== st.card || cur.row !== st.row) {
-    const r = await ctl.act({ type: "select", card: st.card, row: st.row });
-    if (!r) return;
-  }
+  if (!(await sendSelect(ctl, st))) return;
   await ctl.act({ type: "confirm" });
 }
 
