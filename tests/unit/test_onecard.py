@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 from ttanjit.games.base import SeatSpec, Setup, message_for
 from ttanjit.games.onecard import MESSAGES, OneCard
-from ttanjit.games.onecard_cards import DECK, RANK, SUITS, legal_plays
+from ttanjit.games.onecard_cards import (
+    DECK,
+    RANK,
+    STRENGTH,
+    SUITS,
+    check_group,
+    find_order,
+    legal_plays,
+)
 
 
 def game(seats: int = 4, seed: int = 1, kinds: list[str] | None = None, **kw: Any) -> OneCard:
@@ -199,3 +207,35 @@ def test_paused_game_has_no_deadline_and_clone_is_independent() -> None:
     assert c.next_deadline() == 30000 and c.state() != g.state()
     g.apply(5020, 1, {"type": "reconnect"})
     assert g.next_deadline() == 35000
+
+
+def _reference_plays(hand: list[str], top: str, suit: str, pending: int,
+                     twos_only: bool) -> set[tuple[Any, ...]]:
+    """RULES 1.4 literally: every same-rank subset, first legal permutation."""
+    out: set[tuple[Any, ...]] = set()
+    for k in (1, 2, 3, 4):
+        for sub in combinations(hand, k):
+            if check_group(sub) or (k == len(hand) and RANK[sub[0]] in ("2", "A", "X")):
+                continue
+            order = find_order(sub, top, suit, pending, twos_only)
+            if isinstance(order, tuple):
+                named = RANK[sub[0]] in ("7", "X") and k < len(hand)
+                for s in (SUITS if named else (None,)):
+                    out.add((order, s))
+    return out
+
+
+def test_fast_legal_plays_match_the_literal_rule() -> None:
+    """The fast ``legal_plays`` equals the literal permutation rule (1.4, 1.5)."""
+    rng = random.Random(5)
+    for _ in range(3000):
+        hand = rng.sample(DECK, rng.choice([1, 2, 3, 5, 8, 12, 16]))
+        rest = [c for c in DECK if c not in hand]
+        top = rng.choice(rest)
+        pending = rng.choice([0, 0, 2, 5]) if STRENGTH[top] else 0
+        suit = rng.choice(SUITS) if RANK[top] in ("7", "X") else top[-1]
+        twos = pending > 0 and RANK[top] == "2" and rng.random() < 0.7
+        got = legal_plays(hand, top, suit, pending, twos)
+        keys = [(tuple(a["cards"]), a.get("suit")) for a in got]
+        assert len(keys) == len(set(keys))
+        assert set(keys) == _reference_plays(hand, top, suit, pending, twos), (hand, top, suit)
