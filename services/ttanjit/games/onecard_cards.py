@@ -133,18 +133,14 @@ def legal_plays(
     top_rank = RANK[top]
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for c in hand:
-        r = RANK[c]
-        if r in seen:
-            continue
+    ranks = [RANK[c] for c in hand]
+    for c, r in zip(hand, ranks):  # noqa: B905 - same length
         if pending:
             if refusal(c, top, suit, pending, twos_only) is not None:
                 continue
         elif not (SUIT[c] == suit or r == top_rank or r == JOKER):
             continue
-        seen.add(r)
-        group = [x for x in hand if RANK[x] == r]
-        m = len(group)
+        m = ranks.count(r)
         if m == 1:
             if size == 1 and r in NOT_LAST:
                 continue
@@ -153,6 +149,10 @@ def legal_plays(
             else:
                 out.append({"type": "play", "cards": [c]})
             continue
+        if r in seen:
+            continue
+        seen.add(r)
+        group = [x for x, y in zip(hand, ranks) if y == r]  # noqa: B905
         if r == "A" or r == JOKER:  # strengths differ: search the orders
             for k in range(1, m + 1):
                 if k == size and r in NOT_LAST:
