@@ -44,6 +44,7 @@ from ttanjit.gateway.conn import Connection, now_ms
 from ttanjit.gateway.errors import MESSAGES, FrameError
 from ttanjit.gateway.limits import HELLO_MS, IDLE_MS
 from ttanjit.gateway.session import Session
+from ttanjit.loadtest.capture import GatewayRecorder
 from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 
 log = logging.getLogger("ttanjit.gateway")
@@ -59,7 +60,7 @@ PLACEHOLDER = """<!doctype html>
 """
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class GWSettings:
     nats_url: str = "nats://127.0.0.1:4222"
     prefix: str = "ttanjit.v1"
@@ -216,7 +217,8 @@ class Gateway:
             rep = await self.mm.GetPlayer(matchmaker_pb2.PlayerRequest(player=player), timeout=3)
         except grpc.aio.AioRpcError:
             return None
-        out = json_format.MessageToDict(rep, preserving_proto_field_name=True)
+        out = json_format.MessageToDict(rep, preserving_proto_field_name=True,
+                                        always_print_fields_with_no_presence=True)
         out.setdefault("ratings", [])
         return out
 
@@ -239,7 +241,13 @@ class AsgiTransport:
         await self._send({"type": "websocket.close", "code": code, "reason": reason})
 
 
+# TTANJIT_RECORD_SAMPLE / TTANJIT_RECORD_DIR: a sample of sessions to a capture file
+RECORDER = GatewayRecorder.from_env()
+
+
 async def websocket(gw: Gateway, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if RECORDER is not None:
+        receive, send = RECORDER.wrap(receive, send)
     first = await receive()
     if first["type"] != "websocket.connect":
         return

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ttanjit.gateway")
 
-GAME_OVER = "game_ended"
+GAME_OVER = ("game_ended", "game_over")  # penalty rows/Hakka, One Card
 PRESENCE = ("disconnect", "reconnect")
 
 
@@ -198,7 +198,7 @@ class Connection:
                                   {"type": "reconnect"})
         await self.gw.save(sess)
 
-    async def deliver_catch_up(self, reply: dict[str, Any]) -> None:
+    async def deliver_catch_up(self, reply: dict[str, Any], resync: bool = True) -> None:
         s = self.session
         assert s is not None
         gid = reply.get("game") or s.game_id
@@ -212,9 +212,9 @@ class Connection:
                 s.seat = view["seat"]
             frame: dict[str, Any] = {"type": "view", "game_id": gid,
                                      "game_seq": int(reply.get("seq", 0)), "view": view,
-                                     "resync": True}
+                                     "resync": resync}
             if reply.get("deadline"):
-                frame["deadline"] = reply["deadline"]
+                frame["deadline"] = _deadline(reply["deadline"])
             if view.get("finished"):
                 self.finished_game = True
             await self.send(frame, game_seq=int(reply.get("seq", 0)), view=True)
@@ -273,22 +273,30 @@ class Connection:
         frame: dict[str, Any] = {"type": "event", "game_id": gid, "game_seq": gs,
                                  "t": ev.get("t", 0), "event": ev["event"]}
         if ev.get("deadline"):
-            frame["deadline"] = ev["deadline"]
+            frame["deadline"] = _deadline(ev["deadline"])
         if replayed:
             frame["replayed"] = True
         await self.send(frame, game_seq=gs)
-        if ev["event"].get("type") == GAME_OVER:
+        if ev["event"].get("type") in GAME_OVER:
             self.finished_game = True
 
     async def on_lobby(self, frame: dict[str, Any]) -> None:
         s = self.session
         if s is None:
             return
-        if frame.get("type") == "matched":
-            s.new_game(frame["game_id"], frame.get("seat"))
-            self.finished_game = False
-            self._spawn(self.gw.save(s))
+        if frame.get("type") != "matched":
+            await self.send(frame)
+            return
+        # A new game: the matched frame, then the seat's whole view, then its
+        # events (this subscription's messages are handled one at a time, so
+        # none can pass the view).
+        s.new_game(frame["game_id"], frame.get("seat"))
+        self.finished_game = False
         await self.send(frame)
+        reply = await self.gw.sync(s, None)
+        if reply is not None:
+            await self.deliver_catch_up(reply, resync=False)
+        self._spawn(self.gw.save(s))
 
     async def on_kick(self, msg: Any) -> None:
         try:
@@ -468,6 +476,11 @@ class Connection:
         if reply is None:
             raise FrameError("game_unavailable")
         await self.deliver_catch_up(reply)
+
+
+def _deadline(d: dict[str, Any]) -> dict[str, Any]:
+    """The fields of ``Deadline`` (client.proto) only."""
+    return {k: d[k] for k in ("seat", "server_ms", "remaining_ms", "t") if d.get(k) is not None}
 
 
 def _check(rep: Any) -> None:

@@ -31,8 +31,10 @@ QUICK_OVERRIDES: dict[str, dict[str, Any]] = {"penalty_rows": {"rounds": 1}}
 BOT_LEVELS = ("easy", "normal", "hard")
 
 # Test-only options, accepted only when the matchmaker runs with test options
-# on (TTANJIT_TEST_OPTIONS=1): the 60 s absence rule shortened (base.py).
-TEST_OPTIONS = ("absence_ms",)
+# on (TTANJIT_TEST_OPTIONS=1): the 60 s absence rule shortened (base.py), and
+# ``seed`` (the deal's seed, passed to CreateGame, never an engine option) so
+# the load tester's replays deal the same cards (docs/capacity.md).
+TEST_OPTIONS = ("absence_ms", "seed")
 
 
 def check_game(game: str) -> None:
@@ -77,7 +79,9 @@ def merge_options(game: str, current: dict[str, Any], changes: Any,
         elif allow_test and key in TEST_OPTIONS:
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1000:
+            low = 0 if key == "seed" else 1000
+            if not isinstance(value, int) or isinstance(value, bool) or not \
+                    low <= value < 2**63:
                 raise LobbyError("bad_option")
             out[key] = value
         else:

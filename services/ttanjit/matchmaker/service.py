@@ -40,7 +40,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class MMSettings:
     nats_url: str = "nats://127.0.0.1:4222"
     prefix: str = "ttanjit.v1"
@@ -146,7 +146,10 @@ class Matchmaker:
 
     async def place(self, game: str, options: dict[str, Any], seats: list[Seat]) -> str:
         """CreateGame on the least-loaded shard, retrying elsewhere; game id."""
-        req = shard_pb2.CreateGameRequest(game=game, options_json=orjson.dumps(options).decode())
+        options = dict(options)
+        seed = options.pop("seed", None)  # a test option (options.TEST_OPTIONS)
+        req = shard_pb2.CreateGameRequest(game=game, options_json=orjson.dumps(options).decode(),
+                                          seed=seed)
         for s in seats:
             req.seats.add(kind=s.kind, level=s.level, player_id=s.player)
         tried: set[str] = set()

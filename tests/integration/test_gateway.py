@@ -1,0 +1,232 @@
+"""The gateway's protocol against a real stack (docs/websocket.md): sign-in,
+hello, ping/pong, limits, bad frames, the protobuf subprotocol, one
+connection per player, and random frames (Hypothesis). Every refused frame
+gets its error and the connection carries on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import orjson
+import pytest
+import websockets
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from stack import Stack, stack
+from websockets.sync.client import connect as sync_connect
+from wsclient import WSClient, sign_in
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def gw(nats_url: str) -> Iterator[Stack]:
+    with stack(nats_url, shards=1, gateways=1, bot_wait_ms=200) as st:
+        yield st
+
+
+def _get(url: str) -> tuple[int, str, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.status, r.headers.get("Content-Type", ""), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type", ""), e.read().decode()
+
+
+def test_http_routes(gw: Stack) -> None:
+    http = gw.http()
+    assert _get(f"{http}/healthz")[0] == 200
+    assert _get(f"{http}/readyz")[0] == 200
+    code, ctype, body = _get(f"{http}/")
+    assert code == 200 and "utf-8" in ctype.lower() and "딴짓" in body
+    api = json.loads(_get(f"{http}/openapi.json")[2])
+    assert "/api/guest" in api["paths"]
+    req = urllib.request.Request(f"{http}/api/guest", data=b'{"nickname": "   "}',
+                                 headers={"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as exc:
+        urllib.request.urlopen(req, timeout=5)
+    assert exc.value.code == 400
+    assert json.loads(exc.value.read())["code"] == "bad_nickname"
+    ident = sign_in(http, "딴짓왕")
+    assert ident["player"].startswith("p_") and ident["nickname"] == "딴짓왕"
+
+
+async def test_hello_ping_and_metrics(gw: Stack) -> None:
+    c = await WSClient.signed_in(gw.http(), "핑퐁")
+    welcome = c.frames[0]
+    assert welcome["seq"] == 1 and welcome["resumed"] is False
+    assert welcome["player"] == c.ident["player"]
+    assert {r["game"] for r in welcome["ratings"]} == {"onecard", "penalty_rows", "hakka"}
+    await c.send({"type": "ping", "client_ms": 1234.5})
+    pong = await c.wait_type("pong")
+    assert pong["client_ms"] == 1234.5 and pong["server_ms"] > 1.7e12
+    await c.close()
+    text = _get(f"{gw.http()}/metrics")[2]
+    for name in ("ttanjit_gateway_connections", "ttanjit_gateway_frames_in_total",
+                 "ttanjit_gateway_frames_out_total", "ttanjit_gateway_command_rtt_seconds",
+                 "ttanjit_gateway_resumes_total", "ttanjit_gateway_rejections_total"):
+        assert name in text
+    assert 'ttanjit_gateway_frames_in_total{type="ping"}' in text
+
+
+async def test_unauthenticated_frames_are_refused(gw: Stack) -> None:
+    c = WSClient(gw.http(), sign_in(gw.http(), "손님"))
+    await c.connect()
+    await c.send({"type": "queue", "game": "onecard", "seats": 2})
+    err = await c.wait_type("error")
+    assert err["code"] == "unauthenticated" and err["message"] and err["seq"] == 0
+    await c.send({"type": "hello", "token": c.ident["token"] + "x"})
+    assert (await c.wait_type("error"))["code"] == "bad_token"
+    forged = dict(c.ident, token="e30." + c.ident["token"].split(".")[1])
+    await c.send({"type": "hello", "token": forged["token"]})
+    assert (await c.wait_type("error"))["code"] == "bad_token"
+    welcome = await c.hello()  # the same connection carries on
+    assert welcome["seq"] == 1
+    await c.send({"type": "hello", "token": c.ident["token"]})
+    assert (await c.wait_type("error"))["code"] == "already_hello"
+    await c.close()
+
+
+@pytest.mark.parametrize("raw,code", [
+    ("not json", "bad_frame"),
+    ("[1, 2]", "bad_frame"),
+    ('{"no_type": 1}', "bad_frame"),
+    ('{"type": "dance"}', "unknown_type"),
+    ('{"type": "queue", "game": 7}', "bad_frame"),
+    ('{"type": "queue", "game": "onecard", "seats": -1}', "bad_frame"),
+    ('{"type": "queue", "game": "onecard", "colour": "red"}', "bad_frame"),
+    ('{"type": "queue", "game": "chess"}', "unknown_game"),
+    ('{"type": "queue", "game": "hakka", "seats": 3}', "bad_seats"),
+    ('{"type": "room_join", "code": "ZZZZZZ"}', "room_not_found"),
+    ('{"type": "room_start"}', "not_in_room"),
+    ('{"type": "cancel_queue"}', "not_queued"),
+    ('{"type": "action", "game_id": "aaaaaaaaaaaa", "cmd_id": "c1", "action": {"type": "draw"}}',
+     "not_in_game"),
+    ("x" * 20_000, "frame_too_large"),
+])
+async def test_bad_frames_get_errors_and_change_nothing(gw: Stack, raw: str, code: str) -> None:
+    c = await WSClient.signed_in(gw.http(), "실수")
+    await c.send_raw(raw)
+    err = await c.wait_type("error")
+    assert err["code"] == code, err
+    assert err["message"] and not err["message"].isascii()  # Korean for players
+    await c.send({"type": "ping"})
+    await c.wait_type("pong")  # the connection carries on
+    await c.send({"type": "cancel_queue"})  # nothing was queued by the bad frame
+    assert (await c.wait_type("error"))["code"] == "not_queued"
+    await c.close()
+
+
+async def test_flooding_is_rate_limited(gw: Stack) -> None:
+    c = await WSClient.signed_in(gw.http(), "도배")
+    for i in range(120):
+        await c.send({"type": "ping", "client_ms": i})
+    pongs, errors = 0, 0
+    while True:
+        try:
+            f = await c.recv(1.0)
+        except TimeoutError:
+            break
+        pongs += f["type"] == "pong"
+        errors += f["type"] == "error" and f["code"] == "rate_limited"
+    assert 30 <= pongs <= 60 and errors >= 1
+    await asyncio.sleep(1.0)
+    c._i = len(c.frames)
+    await c.send({"type": "ping", "client_ms": 999})
+    assert (await c.wait_type("pong"))["client_ms"] == 999
+    await c.close()
+
+
+async def test_second_connection_replaces_the_first(gw: Stack) -> None:
+    first = await WSClient.signed_in(gw.http(), "둘째")
+    second = WSClient(gw.http(), first.ident)
+    await second.connect()
+    welcome = await second.hello({"session": first.session, "last_seq": first.last_seq})
+    assert welcome["session"] == first.session and welcome["resumed"]
+    assert welcome["seq"] == first.last_seq + 1  # the session continues
+    with pytest.raises(websockets.ConnectionClosed) as exc:
+        await first.recv(5)
+    assert exc.value.rcvd is not None and exc.value.rcvd.code == 4001
+    await second.send({"type": "ping"})
+    await second.wait_type("pong")
+    await second.close()
+
+
+async def test_protobuf_subprotocol_same_messages(gw: Stack) -> None:
+    c = await WSClient.signed_in(gw.http(), "바이너리", proto=True)
+    assert c.ws.subprotocol == "ttanjit.v1.proto"
+    await c.send({"type": "ping", "client_ms": 7})
+    assert (await c.wait_type("pong"))["client_ms"] == 7
+    await c.send_raw(b"\xff\xff\xff")
+    assert (await c.wait_type("error"))["code"] == "bad_frame"
+    await c.send({"type": "queue", "game": "onecard", "seats": 2})
+    await c.wait_type("queued")
+    matched = await c.wait_type("matched")
+    view = await c.wait_type("view")
+    assert view["game_id"] == matched["game_id"] and len(view["view"]["hand"]) == 7
+    # leave: the bot finishes the game at once; every frame decodes as ServerFrame
+    res = await c.action(matched["game_id"], {"type": "leave"})
+    assert res["type"] == "result"
+    await c.wait_for(lambda f: f.get("type") == "event"
+                     and f["event"]["type"] in ("game_ended", "game_over"), 30)
+    await c.close()
+
+
+@pytest.fixture(scope="module")
+def raw_ws(gw: Stack) -> Iterator[object]:
+    ident = sign_in(gw.http(), "무작위")
+    with sync_connect(gw.http().replace("http", "ws") + "/ws", compression=None) as ws:
+        ws.send(orjson.dumps({"type": "hello", "token": ident["token"]}).decode())
+        assert json.loads(ws.recv(5))["type"] == "welcome"
+        yield ws
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats(allow_nan=False)
+    | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    max_leaves=12)
+frame_types = st.sampled_from(["hello", "ping", "queue", "cancel_queue", "room_create",
+                               "room_join", "room_leave", "room_options", "room_add_bot",
+                               "room_remove_bot", "room_start", "action", "sync", "ratings",
+                               "zzz"])
+frames = st.one_of(
+    st.builds(lambda t, d: {"type": t, **d}, frame_types,
+              st.dictionaries(st.sampled_from(["game", "seats", "options", "code", "level",
+                                               "seat", "game_id", "cmd_id", "action",
+                                               "token", "resume", "client_ms", "x"]),
+                              json_values, max_size=4)).map(lambda f: orjson.dumps(f).decode()),
+    json_values.map(lambda v: orjson.dumps(v).decode()),
+    st.binary(max_size=64),
+    st.text(max_size=64),
+)
+
+
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(frame=frames)
+def test_random_frames_never_break_the_gateway(gw: Stack, raw_ws: object, frame: object) -> None:
+    ws = raw_ws
+    time.sleep(0.1)  # two frames per example: stay under the 20 frames/s limit
+    if isinstance(frame, str) and '"type":"room_create"' in frame or \
+            isinstance(frame, str) and '"type":"queue"' in frame:
+        frame = frame.replace('"type":"queue"', '"type":"ratings"').replace(
+            '"type":"room_create"', '"type":"ratings"')  # stay out of lobbies
+    ws.send(frame)  # type: ignore[attr-defined]
+    marker = {"type": "ping", "client_ms": 42.0}
+    ws.send(orjson.dumps(marker).decode())  # type: ignore[attr-defined]
+    while True:
+        got = json.loads(ws.recv(5))  # type: ignore[attr-defined]
+        assert "seq" in got and got["type"] in (
+            "pong", "error", "ratings", "room_left", "queue_cancelled", "view")
+        if got["type"] == "error":
+            assert got["code"] and got["message"]
+        if got["type"] == "pong" and got.get("client_ms") == 42.0:
+            break
+    assert all(p.alive() for p in gw.gateways)

@@ -1,0 +1,116 @@
+"""A small real WebSocket client of the gateway for the integration tests
+and the benchmark (docs/websocket.md): guest sign-in over HTTP, then frames
+over a real ``websockets`` connection, JSON or protobuf."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import websockets
+from ttanjit.gateway import codec
+
+
+def sign_in(http: str, nickname: str) -> dict[str, Any]:
+    req = urllib.request.Request(f"{http}/api/guest", data=json.dumps(
+        {"nickname": nickname}).encode(), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        out: dict[str, Any] = json.loads(r.read())
+        return out
+
+
+class WSClient:
+    def __init__(self, http: str, ident: dict[str, Any], proto: bool = False) -> None:
+        self.http = http
+        self.ident = ident
+        self.proto = proto
+        self.ws: Any = None
+        self.frames: list[dict[str, Any]] = []  # everything received, in order
+        self._i = 0  # frames consumed by wait_for
+        self.session = ""
+        self.last_seq = 0
+        self.cmd = 0
+
+    @classmethod
+    async def signed_in(cls, http: str, nickname: str, proto: bool = False,
+                        resume: dict[str, Any] | None = None) -> WSClient:
+        c = cls(http, sign_in(http, nickname), proto)
+        await c.connect()
+        await c.hello(resume)
+        return c
+
+    async def connect(self, http: str | None = None) -> None:
+        self.http = http or self.http
+        url = self.http.replace("http://", "ws://") + "/ws"
+        sub = [codec.PROTO_SUBPROTOCOL] if self.proto else None
+        self.ws = await websockets.connect(url, subprotocols=sub, compression=None,
+                                           max_size=2**22)
+
+    async def send(self, frame: dict[str, Any]) -> None:
+        if self.proto:
+            await self.ws.send(codec.encode_client_proto(frame))
+        else:
+            await self.ws.send(orjson.dumps(frame).decode())
+
+    async def send_raw(self, data: str | bytes) -> None:
+        await self.ws.send(data)
+
+    async def recv(self, timeout: float = 10.0) -> dict[str, Any]:
+        data = await asyncio.wait_for(self.ws.recv(), timeout)
+        frame = codec.decode_server_proto(data) if self.proto else orjson.loads(data)
+        seq = frame.get("seq", 0)
+        if seq:
+            assert seq == self.last_seq + 1, f"seq gap: {self.last_seq} -> {seq}: {frame}"
+            self.last_seq = seq
+        self.frames.append(frame)
+        return frame
+
+    async def wait_for(self, pred: Callable[[dict[str, Any]], bool],
+                       timeout: float = 15.0) -> dict[str, Any]:
+        """The next frame (not consumed before) matching ``pred``."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while True:
+            while self._i < len(self.frames):
+                f = self.frames[self._i]
+                self._i += 1
+                if pred(f):
+                    return f
+            left = end - loop.time()
+            if left <= 0:
+                raise TimeoutError(f"no matching frame; last: {self.frames[-5:]}")
+            await self.recv(left)
+
+    async def wait_type(self, kind: str, timeout: float = 15.0) -> dict[str, Any]:
+        return await self.wait_for(lambda f: f.get("type") == kind, timeout)
+
+    async def hello(self, resume: dict[str, Any] | None = None) -> dict[str, Any]:
+        frame: dict[str, Any] = {"type": "hello", "token": self.ident["token"]}
+        if resume:
+            frame["resume"] = resume
+            self.last_seq = resume["last_seq"]  # the session's numbering continues
+        await self.send(frame)
+        welcome = await self.wait_type("welcome")
+        self.session = welcome["session"]
+        return welcome
+
+    async def action(self, game_id: str, action: dict[str, Any], **extra: Any
+                     ) -> dict[str, Any]:
+        """Send a game action; its ``result`` or ``error`` frame."""
+        self.cmd += 1
+        cmd_id = f"c{self.cmd}"
+        await self.send({"type": "action", "game_id": game_id, "cmd_id": cmd_id,
+                         "action": action, **extra})
+        return await self.wait_for(lambda f: f.get("type") in ("result", "error")
+                                   and f.get("cmd_id") == cmd_id)
+
+    def events(self, game_id: str) -> list[dict[str, Any]]:
+        return [f for f in self.frames if f.get("type") == "event" and f["game_id"] == game_id]
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
