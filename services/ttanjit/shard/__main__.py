@@ -7,11 +7,29 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import signal
+import time
 
 from ttanjit.common import log as logsetup
 from ttanjit.common import metrics_http
 from ttanjit.common.config import Settings
+
+
+def watch_gc(log: logging.Logger, slow_s: float = 0.02) -> None:
+    """Log collector passes long enough to show in command latency."""
+    started = [0.0]
+
+    def cb(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            took = time.perf_counter() - started[0]
+            if took > slow_s:
+                log.warning("slow gc pass", extra={"generation": info.get("generation"),
+                                                   "ms": round(took * 1000, 1),
+                                                   "collected": info.get("collected")})
+    gc.callbacks.append(cb)
 
 
 async def main(cfg: Settings) -> int:
@@ -44,9 +62,10 @@ async def main(cfg: Settings) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, sig.name)
 
+    watch_gc(log)
     gc.collect()
     gc.freeze()
-    gc.set_threshold(50_000, 50, 100)
+    gc.set_threshold(5_000, 20, 100)
     await done.wait()
     await health.set(False)
     await shard.close()

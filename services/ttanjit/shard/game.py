@@ -17,6 +17,8 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from ttanjit.games.base import JSON, Engine, Result, Setup
 from ttanjit.games.record import FORMAT, Input, Record, setup_from_json
 
@@ -43,20 +45,24 @@ def refusal(code: str, cmd_id: Any = None, message: str | None = None) -> JSON:
 @dataclass(slots=True)
 class Applied:
     """What one accepted input produced: its record entry, the frames to
-    publish (``(player_id or None for the public subject, frame)``), and the
-    reply (for commands)."""
+    publish (``(player_id or None for the public subject, JSON bytes)``), and
+    the reply (for commands, JSON bytes)."""
 
     entry: JSON
-    frames: list[tuple[str | None, JSON]]
-    reply: JSON | None
+    frames: list[tuple[str | None, bytes]]
+    reply: bytes | None
     result: Result
     finished_now: bool = False
 
 
 @dataclass(slots=True)
 class Backlog:
+    """A subscriber's sequence and its last frames, kept serialized: bytes
+    are invisible to the garbage collector, so thousands of games' backlogs
+    add nothing to collection pauses."""
+
     seq: int = 0
-    frames: deque[JSON] = field(default_factory=deque)
+    frames: deque[tuple[int, bytes]] = field(default_factory=deque)
 
 
 class HostedGame:
@@ -77,7 +83,7 @@ class HostedGame:
         self.backlog_size = backlog
         self.backlogs: dict[str | None, Backlog] = {p: Backlog() for p in self.players}
         self.backlogs[None] = Backlog()  # spectators
-        self.dedup: OrderedDict[tuple[str, str], JSON] = OrderedDict()
+        self.dedup: OrderedDict[tuple[str, str], bytes] = OrderedDict()
         self.inputs = 0
         self.version = 0  # bumps on every accepted input
 
@@ -130,10 +136,11 @@ class HostedGame:
         return spec.level or "normal" if spec.kind == "bot" else "normal"
 
     # -- dedup -------------------------------------------------------------
-    def seen(self, player: str, cmd_id: str) -> JSON | None:
+    def seen(self, player: str, cmd_id: str) -> bytes | None:
+        """The first reply to this command id (JSON bytes), if any."""
         return self.dedup.get((player, cmd_id))
 
-    def remember(self, player: str, cmd_id: str, reply: JSON) -> None:
+    def remember(self, player: str, cmd_id: str, reply: bytes) -> None:
         self.dedup[(player, cmd_id)] = reply
         if len(self.dedup) > DEDUP_WINDOW:
             self.dedup.popitem(last=False)
@@ -165,9 +172,10 @@ class HostedGame:
         self.inputs += 1
         self.version += 1
         t = entry["t"]
-        frames: list[tuple[str | None, JSON]] = []
+        frames: list[tuple[str | None, bytes]] = []
         deadline = self.deadline(server_ms, t)
         if res.events:
+            dumps = orjson.dumps
             for pid, bl in self.backlogs.items():
                 seat = None if pid is None else self.players[pid]
                 for ev in res.events:
@@ -176,16 +184,18 @@ class HostedGame:
                                    "server_ms": server_ms, "event": ev.for_seat(seat)}
                     if deadline is not None:
                         frame["deadline"] = deadline
-                    bl.frames.append(frame)
-                    frames.append((pid, frame))
+                    data = dumps(frame)
+                    bl.frames.append((bl.seq, data))
+                    frames.append((pid, data))
                 while len(bl.frames) > self.backlog_size:
                     bl.frames.popleft()
-        reply: JSON | None = None
+        reply: bytes | None = None
         player, cmd_id = entry.get("player"), entry.get("cmd")
         if player is not None and cmd_id is not None:
-            reply = {"ok": True, "cmd_id": cmd_id, "seq": self.backlogs[player].seq}
+            doc: JSON = {"ok": True, "cmd_id": cmd_id, "seq": self.backlogs[player].seq}
             if res.info:
-                reply["info"] = res.info
+                doc["info"] = res.info
+            reply = orjson.dumps(doc)
             self.remember(player, cmd_id, reply)
         return Applied(entry, frames, reply, res, finished_now=self.engine.finished)
 
@@ -206,8 +216,9 @@ class HostedGame:
         return self._accepted(entry, res, int(entry.get("ms", 0)))
 
     # -- sync / resume -----------------------------------------------------
-    def sync(self, player: str | None, last_seq: int, server_ms: int) -> JSON:
-        """Everything after ``last_seq`` or a resync view (docs/protocol.md 2)."""
+    def sync(self, player: str | None, last_seq: int, server_ms: int) -> bytes:
+        """Everything after ``last_seq`` or a resync view (docs/protocol.md 2),
+        as JSON bytes."""
         bl = self.backlogs[player]
         seat = None if player is None else self.players[player]
         out: JSON = {"game": self.game_id, "seq": bl.seq,
@@ -217,11 +228,13 @@ class HostedGame:
             out["deadline"] = dl
         if last_seq >= bl.seq:
             out["events"] = []
-        elif bl.frames and bl.frames[0]["seq"] <= last_seq + 1 and last_seq >= 0:
-            out["events"] = [f for f in bl.frames if f["seq"] > last_seq]
+        elif bl.frames and bl.frames[0][0] <= last_seq + 1 and last_seq >= 0:
+            head = orjson.dumps(out)[:-1]  # splice the stored frames in as they are
+            events = b",".join(data for seq, data in bl.frames if seq > last_seq)
+            return head + b',"events":[' + events + b"]}"
         else:
             out["resync"] = True
-        return out
+        return orjson.dumps(out)
 
     # -- summary -------------------------------------------------------------
     def directory_entry(self) -> JSON:

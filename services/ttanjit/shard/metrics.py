@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
-_FAST = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+_FAST = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1.0,
+         2.5)
 
 games_live = Gauge("ttanjit_shard_games_live", "Live games hosted here", ["game"])
 players = Gauge("ttanjit_shard_players", "Human players seated in live games")
@@ -13,7 +14,8 @@ commands = Counter("ttanjit_shard_commands_total", "Game commands by result",
 command_latency = Histogram("ttanjit_shard_command_latency_seconds",
                             "NATS command request in -> reply out", buckets=_FAST)
 timer_lag = Histogram("ttanjit_shard_timer_lag_seconds", "Timer fired minus due",
-                      buckets=_FAST)
+                      buckets=(0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.02,
+                               0.03, 0.05, 0.1, 0.25, 0.5, 1.0))
 record_append = Histogram("ttanjit_shard_record_append_seconds",
                           "Write-ahead append to the record stream (publish -> ack)",
                           buckets=_FAST)

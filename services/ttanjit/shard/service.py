@@ -21,6 +21,7 @@ Ownership, failover and drain: see :mod:`ttanjit.shard.ownership` and
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import random
@@ -410,6 +411,11 @@ class Shard:
             await self.nc.subscribe(self.subj.cmd(gid), cb=self._cmd_cb(live)),
             await self.nc.subscribe(self.subj.sync(gid), cb=self._sync_cb(live)),
         ]
+        # The server must route the game's subjects to us before CreateGame
+        # (or a claim) returns. nats-py's flush() writes its PING ahead of
+        # commands still queued for the flusher task, so push those first.
+        await self.nc._flush_pending(force_flush=True)
+        await self.nc.flush()
         m.claims.labels(reason).inc()
         if reason == "handover":
             m.handovers.labels("in").inc()
@@ -475,9 +481,9 @@ class Shard:
         for subject, data in out:
             await publish(subject, data)
 
-    def _reply(self, msg: Msg, doc: JSON, t0: float) -> None:
+    def _reply(self, msg: Msg, doc: JSON | bytes, t0: float) -> None:
         if msg.reply:
-            self._out.append((msg.reply, orjson.dumps(doc)))
+            self._out.append((msg.reply, doc if isinstance(doc, bytes) else orjson.dumps(doc)))
         m.command_latency.observe(time.perf_counter() - t0)
 
     def on_command(self, live: Live, msg: Msg) -> None:
@@ -516,7 +522,7 @@ class Shard:
             return self._reply(msg, refusal("not_seated", cmd_id), t0)
         if not isinstance(action, dict):
             m.commands.labels(game, "refused").inc()
-            reply = refusal("bad_action", cmd_id, "잘못된 요청이에요.")
+            reply = orjson.dumps(refusal("bad_action", cmd_id, "잘못된 요청이에요."))
             hosted.remember(player, cmd_id, reply)
             return self._reply(msg, reply, t0)
         t = live.now_t(self.loop.time())
@@ -529,7 +535,8 @@ class Shard:
             return self._reply(msg, refusal("internal_error", cmd_id), t0)
         if isinstance(out, Result):
             m.commands.labels(game, "refused").inc()
-            reply = {"ok": False, "cmd_id": cmd_id, "code": out.code, "message": out.message}
+            reply = orjson.dumps({"ok": False, "cmd_id": cmd_id, "code": out.code,
+                                  "message": out.message})
             hosted.remember(player, cmd_id, reply)
             return self._reply(msg, reply, t0)
         m.commands.labels(game, "ok").inc()
@@ -562,9 +569,9 @@ class Shard:
         await live.idle.wait()
         self._respond(msg, live.hosted.sync(player, last, wall_ms()))
 
-    def _respond(self, msg: Msg, doc: JSON) -> None:
+    def _respond(self, msg: Msg, doc: JSON | bytes) -> None:
         if msg.reply:
-            self._out.append((msg.reply, orjson.dumps(doc)))
+            self._out.append((msg.reply, doc if isinstance(doc, bytes) else orjson.dumps(doc)))
             if len(self._out) == 1:
                 self.loop.call_soon(self._kick)
 
@@ -628,7 +635,7 @@ class Shard:
         for applied, msg, t0 in batch:
             for pid, frame in applied.frames:
                 target = subj.public(live.game_id) if pid is None else subj.player_events(pid)
-                out.append((target, orjson.dumps(frame)))
+                out.append((target, frame))
             reply = applied.reply
             if reply is not None:
                 key = (applied.entry["player"], applied.entry["cmd"])
@@ -961,10 +968,18 @@ class Shard:
             "draining": self.draining, "capacity": self.cfg.capacity, "ts": wall_ms()}))
 
     async def _heartbeat_loop(self) -> None:
+        frozen_at = 0
         while True:
             try:
                 await self._heartbeat()
                 self._gauges()
+                if len(self.games) >= frozen_at + 50:
+                    # Games are long-lived: move them out of the collector's
+                    # sight so full passes stay short (PERFORMANCE.md).
+                    gc.freeze()
+                    frozen_at = len(self.games)
+                elif len(self.games) < frozen_at - 50:
+                    frozen_at = len(self.games)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001
