@@ -62,6 +62,21 @@ def _drain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ladder(args: argparse.Namespace) -> int:
+    from ttanjit.bots.ladder import run_ladder
+
+    try:
+        options = json.loads(args.options) if args.options else {}
+        tables = run_ladder(args.game, args.games, args.seats, args.pairs, not args.no_mixed,
+                            args.budget_ms, args.seed, options, echo=not args.json)
+    except ValueError as exc:
+        print(f"ttanjit ladder: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(tables, ensure_ascii=False, indent=2))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ttanjit", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -79,6 +94,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--options", help="room options as JSON, e.g. '{\"turn_ms\": 45000}'")
     s.add_argument("--write-record", metavar="FILE", help="write the last game's record")
     s.set_defaults(func=_simulate)
+
+    lad = sub.add_parser("ladder", help="bot levels against each other (and random play), "
+                                        "with 95% confidence intervals")
+    lad.add_argument("--game", required=True, choices=["onecard", "penalty_rows", "hakka"])
+    lad.add_argument("--games", type=int, default=100, help="games per matchup")
+    lad.add_argument("--seats", type=int, default=None, help="default 4")
+    lad.add_argument("--pairs", help="focus:field levels, e.g. 'hard:normal,normal:easy' "
+                                     "(levels: random easy normal hard)")
+    lad.add_argument("--no-mixed", action="store_true", help="skip the all-levels table")
+    lad.add_argument("--budget-ms", type=float, default=None,
+                     help="hard bots' search budget per decision (default 200)")
+    lad.add_argument("--seed", type=int, default=0)
+    lad.add_argument("--options", help="room options as JSON")
+    lad.add_argument("--json", action="store_true", help="print the tables as JSON")
+    lad.set_defaults(func=_ladder)
 
     d = sub.add_parser("drain", help="drain a game shard: no new games, live games handed over")
     d.add_argument("--addr", default=f"127.0.0.1:{os.environ.get('TTANJIT_GRPC_PORT') or 7100}",

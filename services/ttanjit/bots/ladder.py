@@ -266,7 +266,7 @@ def latency(xs: Sequence[float]) -> JSON:
 
 def run_matchup(game: str, lineup: Sequence[str], games: int, seed: int = 0,
                 options: JSON | None = None, budget_ms: float | None = None,
-                name: str | None = None) -> Matchup:
+                name: str | None = None, check_legal: bool = False) -> Matchup:
     """Play ``games`` games of ``lineup`` (one level per seat), rotating seats."""
     k = len(lineup)
     m = Matchup(game, name or " ".join(lineup), k)
@@ -274,7 +274,8 @@ def run_matchup(game: str, lineup: Sequence[str], games: int, seed: int = 0,
     for g in range(games):
         r = g % k
         levels = list(lineup[-r:]) + list(lineup[:-r]) if r else list(lineup)
-        m.add(play_game(game, levels, seed * 1_000_003 + g, options, budget_ms))
+        m.add(play_game(game, levels, seed * 1_000_003 + g, options, budget_ms,
+                        check_legal=check_legal))
     m.seconds = time.perf_counter() - start
     return m
 
@@ -304,3 +305,36 @@ def format_matchup(m: Matchup) -> str:
     lines.append("  decision ms: " + "  ".join(
         f"{lv} p50 {v['p50']} p99 {v['p99']}" for lv, v in lat.items() if v))
     return "\n".join(lines)
+
+
+# -- command line (``ttanjit ladder``) ------------------------------------------------
+def parse_pairs(raw: str | None, game: str) -> list[tuple[str, str]]:
+    """``"hard:normal,normal:easy"`` -> [(focus, field), ...]."""
+    if not raw:
+        return DEFAULT_PAIRS[game]
+    out = []
+    for part in raw.split(","):
+        focus, _, field_level = part.partition(":")
+        for lv in (focus, field_level):
+            if lv not in bots.ALL_LEVELS:
+                raise ValueError(f"unknown level {lv!r}; known: {', '.join(bots.ALL_LEVELS)}")
+        out.append((focus, field_level))
+    return out
+
+
+def run_ladder(game: str, games: int, seats: int | None = None, pairs: str | None = None,
+               mixed: bool = True, budget_ms: float | None = None, seed: int = 0,
+               options: JSON | None = None, echo: bool = True) -> list[JSON]:
+    """Every matchup of the ladder for one game; prints the tables as it goes."""
+    k = seats or default_seats(game)
+    out = []
+    lineups = [(f"{f} vs {k - 1}×{g}", focal(f, g, k)) for f, g in parse_pairs(pairs, game)]
+    if mixed:
+        lineup = [MIXED[i % len(MIXED)] for i in range(k)]
+        lineups.append(("mixed " + "/".join(lineup), lineup))
+    for name, lineup in lineups:
+        m = run_matchup(game, lineup, games, seed, options, budget_ms, name)
+        if echo:
+            print(format_matchup(m), flush=True)
+        out.append(m.to_json())
+    return out

@@ -35,6 +35,7 @@ Rows = list[list[int]]
 CUT_CHANCE = 0.6  # share of the gap's cards that go to this row (the row fits them best)
 MAX_SAMPLES = 400
 MEAN_CUT_PENALTY = 1.7  # penalty of a card that cut in (average over the deck)
+NEXT_WEIGHT = 0.5  # hard: weight of the next pick's estimated cost
 
 
 # -- reading the view -----------------------------------------------------------
@@ -231,7 +232,7 @@ def search(seat: int, view: JSON, hand: list[int], rows: Rows, pool: list[int],
             cost = float(taken.get(seat, 0))
             rest = rest_hand[c]
             if rest:
-                cost += 0.5 * min(ranked(rest, after, later_below, len(opp), len(later_pool)))[0]
+                cost += NEXT_WEIGHT * min(ranked(rest, after, later_below, len(opp), len(later_pool)))[0]
             totals[i] += cost
         n += 1
         if n >= (MAX_SAMPLES if budget.samples is None else budget.samples):
