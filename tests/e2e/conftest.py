@@ -48,7 +48,8 @@ class Stack:
         self.nats = NatsServer().start()
         self.svc = it.Services(self.nats.url, logdir)
         try:
-            self.svc.start("shard", name="shard-e2e")
+            # a short drain: at the end nobody is left to hand live games to
+            self.svc.start("shard", name="shard-e2e", env={"TTANJIT_DRAIN_TIMEOUT_S": "1"})
             self.svc.start("bots", name="bots-e2e", ready="bot worker on")
             mm = self.svc.start("matchmaker", name="matchmaker-e2e", ready="matchmaker ready",
                                 env={"TTANJIT_BOT_WAIT_MS": "300"})

@@ -144,7 +144,6 @@ def test_penalty_rows_round(new_page: Any) -> None:
     v = view(page)
     assert v["finished"] and v["winners"]
     assert page.locator(".badge.end").first.inner_text().startswith("빠른")
-    page.locator("section.results").scroll_into_view_if_needed()
     shot(page, "penalty-rows-results", full_page=True)
 
 
@@ -169,7 +168,44 @@ def test_hakka_hand(new_page: Any) -> None:
         hakka_act(page)
     page.wait_for_selector(".hand-result", timeout=10_000)
     assert "드리머" in page.locator(".dreamer-reveal").inner_text()
-    page.locator(".hand-result").scroll_into_view_if_needed()
     shot(page, "hakka-scoring", full_page=True)
     v = view(page)
     assert v["last_hand"]["dreamer_card"]
+
+
+def test_private_room_with_a_friend_in_another_tab(new_page: Any) -> None:
+    """Host opens a room, a friend joins by its code from another tab, the
+    host adds a bot and sets the options (the end-mode badge follows), and
+    the start takes both players to the same table."""
+    host = new_page(width=1000, height=800)
+    sign_in(host, "방장")
+    card = host.locator('.game-card[data-game="penalty_rows"]')
+    card.locator("select").select_option("3")
+    card.get_by_role("button", name="방 만들기").click()
+    code = host.locator("#room-code").inner_text()
+    assert code
+    host.locator('select[name="rounds"]').select_option("1")
+    host.wait_for_selector('.badge.end:has-text("1판")')
+
+    friend = new_page(width=360, height=740)
+    sign_in(friend, "친구")
+    friend.fill('input[name="code"]', code)
+    friend.get_by_role("button", name="입장").click()
+    friend.wait_for_selector(f'#room-code:has-text("{code}")')
+    host.wait_for_selector('.seat .name:has-text("친구")')
+    host.locator('select[name="bot-level"]').select_option("hard")
+    host.get_by_role("button", name="봇 넣기").click()
+    host.wait_for_selector('.seat.bot:has-text("어려움")')
+    assert friend.locator('select[name="rounds"]').is_disabled()  # only the host sets options
+    shot(host, "room")
+    host.get_by_role("button", name="시작").click()
+    for page in (host, friend):
+        page.wait_for_selector('section.table[data-game="penalty_rows"]')
+        page.wait_for_selector('.badge.end:has-text("1판")')
+    assert host.evaluate("() => window.ttanjit.game.id") == friend.evaluate(
+        "() => window.ttanjit.game.id")
+    host.on("dialog", lambda d: d.accept())
+    host.get_by_role("button", name="나가기").click()
+    host.wait_for_selector(".game-card")
+    # the friend sees a bot take the host's seat
+    friend.wait_for_selector('.badge.bot:has-text("봇이 대신함")')

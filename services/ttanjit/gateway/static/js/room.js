@@ -33,7 +33,8 @@ export function showRoom(root) {
 function roomView(room) {
   const meta = GAMES[room.game];
   const isHost = room.host === state.player;
-  const bySeat = new Map((room.members || []).map((m) => [m.seat, m]));
+  const members = (room.members || []).filter((m) => m.kind !== "empty");
+  const bySeat = new Map(members.map((m) => [m.seat, m]));
   const seats = [];
   for (let s = 0; s < room.seats; s++) {
     const m = bySeat.get(s);
@@ -45,10 +46,9 @@ function roomView(room) {
           : [h("span.name", {}, m.nickname || "손님"),
             m.player === room.host ? h("span.badge", {}, "방장") : null,
             m.player === state.player ? h("span.badge.me", {}, "나") : null,
-            m.rating !== undefined && m.rating !== null ? h("span.muted", {}, ` ${Number(m.rating).toFixed(1)}`) : null]));
+            m.rating !== undefined && m.rating !== null ? h("span.muted", {}, ` 레이팅 ${Number(m.rating).toFixed(1)}`) : null]));
   }
-  const humans = (room.members || []).filter((m) => m.kind !== "bot").length;
-  const empty = room.seats - (room.members || []).length;
+  const empty = room.seats - members.length;
   return h("section.page.room", {},
     h("div.room-head", {},
       h("h1", {}, meta?.name || room.game),
@@ -62,7 +62,7 @@ function roomView(room) {
     h("div.row.actions", {},
       button("방 나가기", () => send({ type: "room_leave" }, ["room_left"])),
       isHost ? button("시작", () => send({ type: "room_start" }, ["matched"]),
-        { class: "primary", disabled: humans < 2 && room.game !== "hakka" ? false : false, dataset: { act: "start" } }) : null),
+        { class: "primary", dataset: { act: "start" } }) : null),
     h("a.rules-link", { href: `#/rules/${room.game}` }, `${meta?.name || ""} 규칙`),
   );
 }
