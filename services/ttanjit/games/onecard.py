@@ -159,7 +159,7 @@ class OneCard(Engine):
         self.window_holder: int | None = None
         self.window_closes = 0
         self.grace_until = -1
-        self.false_called = [False] * n
+        self.false_call_turn = [-1] * n  # turn_no of each seat's last false call (1.7)
         self.timeouts = [0] * n
         self.autopilot = [False] * n
         self.resume_pending = [False] * n
@@ -287,15 +287,16 @@ class OneCard(Engine):
             if not isinstance(c, str) or c not in RANK:
                 raise InvalidAction(f"unknown card {c!r}")
         chosen = tuple(cards)
-        if len(set(chosen)) != len(chosen):
+        if len(chosen) > 1 and len(set(chosen)) != len(chosen):
             raise InvalidAction("a card is named twice")
         hand = self.hands[seat]
         for c in chosen:
             if c not in hand:
                 raise IllegalAction("card_not_in_hand")
-        why = check_group(chosen)
-        if why:
-            raise IllegalAction(why)
+        if len(chosen) > 1:
+            why = check_group(chosen)
+            if why:
+                raise IllegalAction(why)
         rank = RANK[chosen[0]]
         emptying = len(chosen) == len(hand)
         if emptying and rank in NOT_LAST:
@@ -413,9 +414,9 @@ class OneCard(Engine):
             return None
         if gt < self.grace_until:
             return {"ignored": "late_press"}
-        if self.false_called[seat]:
+        if self.false_call_turn[seat] == self.turn_no:
             return {"ignored": "false_call_limit"}
-        self.false_called[seat] = True
+        self.false_call_turn[seat] = self.turn_no
         self.counters["false_calls"] += 1
         events.append(Event("false_call", {"seat": seat}))
         self._deal(seat, 1, "false_call", events)
@@ -496,9 +497,6 @@ class OneCard(Engine):
         self.turn = seat
         self.turn_no += 1
         self.deadline_gt = gt + self.turn_ms
-        fc = self.false_called
-        for i in range(self.n):
-            fc[i] = False
         if self.resume_pending[seat]:
             self.resume_pending[seat] = False
             self.autopilot[seat] = False
@@ -591,7 +589,7 @@ class OneCard(Engine):
         out["seat"] = seat
         if seat is not None and 0 <= seat < self.n:
             out["hand"] = list(self.hands[seat])
-            out["false_call_used"] = self.false_called[seat]
+            out["false_call_used"] = self.false_call_turn[seat] == self.turn_no
         return out
 
     def state(self) -> JSON:
@@ -605,7 +603,7 @@ class OneCard(Engine):
             "turn_no": self.turn_no,
             "deadline_gt": self.deadline_gt,
             "grace_until": self.grace_until,
-            "false_called": list(self.false_called),
+            "false_called": [x == self.turn_no for x in self.false_call_turn],
             "timeouts": list(self.timeouts),
             "counters": dict(self.counters),
             "presence": p.to_json(),

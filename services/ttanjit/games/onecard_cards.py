@@ -32,6 +32,14 @@ NOT_LAST = frozenset({"2", "A", JOKER})  # RULES 1.6: may never empty a hand
 MAX_CARDS = 4  # RULES 1.4
 
 
+# Not under attack (1.2): the cards that may go first on a top of rank
+# ``top_rank`` with current suit ``suit``: that suit, that rank, or a joker.
+FITS: dict[tuple[str, str], frozenset[str]] = {
+    (s, tr): frozenset(c for c in DECK if SUIT[c] == s or RANK[c] == tr or RANK[c] == JOKER)
+    for s in SUITS for tr in (*RANKS, JOKER)
+}
+
+
 def is_joker(card: str) -> bool:
     return RANK[card] == JOKER
 
@@ -132,14 +140,17 @@ def legal_plays(
     size = len(hand)
     top_rank = RANK[top]
     out: list[dict[str, Any]] = []
+    if pending:
+        fitting = [c for c in hand if refusal(c, top, suit, pending, twos_only) is None]
+    else:
+        fits = FITS[suit, top_rank]
+        fitting = [c for c in hand if c in fits]
+    if not fitting:
+        return out
     seen: set[str] = set()
     ranks = [RANK[c] for c in hand]
-    for c, r in zip(hand, ranks):  # noqa: B905 - same length
-        if pending:
-            if refusal(c, top, suit, pending, twos_only) is not None:
-                continue
-        elif not (SUIT[c] == suit or r == top_rank or r == JOKER):
-            continue
+    for c in fitting:
+        r = RANK[c]
         m = ranks.count(r)
         if m == 1:
             if size == 1 and r in NOT_LAST:
@@ -162,10 +173,7 @@ def legal_plays(
                     if isinstance(order, tuple):
                         out.extend(play_action(order, k == size))
             continue
-        if pending:
-            fit = [refusal(x, top, suit, pending, twos_only) is None for x in group]
-        else:
-            fit = [SUIT[x] == suit or r == top_rank for x in group]
+        fit = [x in fitting for x in group]
         for k in range(1, m + 1):
             if k == size and r in NOT_LAST:
                 continue
