@@ -43,6 +43,16 @@ def test_every_manifest_matches_the_kubernetes_schema(rendered: Rendered, values
         kubernetes_validate.validate(m, KUBERNETES_VERSION, strict=True)
 
 
+@pytest.mark.parametrize("values", ALL_VALUES)
+def test_notes_render(helm: Path, values: str) -> None:
+    done = run_helm(helm, "install", "ttanjit", str(CHART), "--namespace", "games",
+                    "--dry-run=client", *values_args(values))
+    assert done.returncode == 0, done.stderr
+    notes = done.stdout.split("NOTES:", 1)[1]
+    assert "ttanjit-shard-0" in notes and "shard.replicas=N" in notes
+    assert "<no value>" not in notes
+
+
 def test_shards_drain_before_they_stop(rendered: Rendered) -> None:
     manifests = rendered("default")
     sts = by_kind(manifests, "StatefulSet")["ttanjit-shard"]
