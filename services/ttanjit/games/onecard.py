@@ -20,6 +20,8 @@ Decisions beyond RULES.md (documented here, tested in the scenarios):
 - A late press (within 1,000 ms of a window closing) and a second false call
   in one turn are accepted and ignored: reply ``{"ignored": reason}``.
 - ``resume`` takes effect when the seat's next turn starts (K turns count).
+
+Views, events and replies: :mod:`ttanjit.games.onecard_view`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from ttanjit.games import onecard_view
 from ttanjit.games.base import (
     JSON,
     Engine,
@@ -38,10 +41,8 @@ from ttanjit.games.base import (
     register_messages,
 )
 from ttanjit.games.onecard_cards import (
-    DECK,
     NOT_LAST,
     RANK,
-    START_RANKS,
     STRENGTH,
     SUIT,
     SUIT_NAMING,
@@ -50,15 +51,13 @@ from ttanjit.games.onecard_cards import (
     find_order,
     legal_plays,
 )
+from ttanjit.games.onecard_setup import check_options, deal, deck_for
 
-HAND_SIZE = 7
-TURN_MS = (30_000, 45_000)
 WINDOW_MS = 3_000  # RULES 1.7
 LATE_MS = 1_000  # RULES 1.7, late press grace
 ELIMINATE_AT = 20  # RULES 1.8
 CAP_MS = 30 * 60_000  # RULES 1.8
 AUTOPILOT_AFTER = 3  # RULES 1.9
-OPTIONS = frozenset({"seats", "turn_ms", "absence_ms"})
 
 MESSAGES = register_messages({
     "card_not_in_hand": "손에 없는 카드예요.",
@@ -85,64 +84,21 @@ MESSAGES = register_messages({
 _WINDOW, _ABSENCE, _TURN, _CAP = 0, 1, 2, 3
 
 
-def _options(setup: Setup) -> int:
-    opts = setup.options
-    unknown = set(opts) - OPTIONS
-    if unknown:
-        raise ValueError(f"unknown One Card option(s): {', '.join(sorted(unknown))}")
-    n = len(setup.seats)
-    if opts.get("seats", n) != n or not 2 <= n <= 6:
-        raise ValueError("One Card has 2-6 seats (options.seats = len(seats))")
-    turn_ms = opts.get("turn_ms", TURN_MS[0])
-    if turn_ms not in TURN_MS or isinstance(turn_ms, bool):
-        raise ValueError("options.turn_ms must be 30000 or 45000")
-    if sum(s.kind != "empty" for s in setup.seats) < 2:
-        raise ValueError("One Card needs at least 2 seats dealt in")
-    if setup.dealer is not None:
-        raise ValueError("One Card has no dealer (use first_player)")
-    return int(turn_ms)
-
-
-def _deck(setup: Setup, rng: random.Random) -> list[str]:
-    if not setup.decks:
-        deck = list(DECK)
-        rng.shuffle(deck)
-        return deck
-    if len(setup.decks) != 1:
-        raise ValueError("One Card is one deal: decks must hold one card list")
-    deck = setup.decks[0]
-    if sorted(map(str, deck)) != sorted(DECK) or not all(isinstance(c, str) for c in deck):
-        raise ValueError("decks[0] must hold each of the 54 One Card codes once")
-    return list(deck)
-
-
 class OneCard(Engine):
     GAME = "onecard"
     MIN_SEATS = 2
     MAX_SEATS = 6
 
     def __init__(self, setup: Setup) -> None:
-        self.turn_ms = _options(setup)
+        self.turn_ms = check_options(setup)
         super().__init__(setup)
         n = self.n
-        deck = _deck(setup, self.rng)
+        deck = deck_for(setup, self.rng)
         self.dealt = [s.kind != "empty" for s in setup.seats]
         self.alive = list(self.dealt)
         self.bot = [s.kind == "bot" for s in setup.seats]
         players = [s for s in range(n) if self.dealt[s]]
-        self.hands: list[list[str]] = [[] for _ in range(n)]
-        pos = 0
-        for _ in range(HAND_SIZE):  # DESIGN 3.1: one card at a time from seat 0
-            for s in players:
-                self.hands[s].append(deck[pos])
-                pos += 1
-        rest = deck[pos:]
-        turned = 0
-        while RANK[rest[turned]] not in START_RANKS:  # RULES 1.1 start card
-            turned += 1
-        top = rest[turned]
-        order = rest[turned + 1:] + rest[:turned]  # turned-before cards go to the bottom
-        self.pile = order[::-1]  # the next card to draw is pile[-1]
+        self.hands, self.pile, top = deal(deck, players, n)
         self.discard = [top]  # top card last
         self.suit = SUIT[top]
         self.pending = 0
@@ -227,7 +183,7 @@ class OneCard(Engine):
                 events.append(Event("autopilot", {"seat": seat, "on": True}))
         if self.pending:
             how = "take"
-        elif self._can_draw():
+        elif self.can_draw():
             how = "draw"
         else:
             how = "pass"
@@ -356,7 +312,7 @@ class OneCard(Engine):
             raise IllegalAction("not_your_turn")
         if self.pending:
             raise IllegalAction("under_attack")
-        if not self._can_draw():
+        if not self.can_draw():
             raise IllegalAction("cannot_draw_now")
         self.timeouts[seat] = 0
         self._draw_turn(seat, gt, events)
@@ -389,7 +345,7 @@ class OneCard(Engine):
     def _pass_action(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
         if seat != self.turn:
             raise IllegalAction("not_your_turn")
-        if self.pending or self._can_draw():
+        if self.pending or self.can_draw():
             raise IllegalAction("cannot_pass")
         self.timeouts[seat] = 0
         self._pass(seat, gt, events)
@@ -432,7 +388,8 @@ class OneCard(Engine):
         events.append(Event("resume", {"seat": seat}))
 
     # -- helpers ---------------------------------------------------------------
-    def _can_draw(self) -> bool:
+    def can_draw(self) -> bool:
+        """RULES 1.2/1.8: a card can be drawn (pile, or discards to reshuffle)."""
         return bool(self.pile) or len(self.discard) > 1
 
     def _deal(self, seat: int, n: int, reason: str, events: list[Event]) -> JSON:
@@ -540,7 +497,7 @@ class OneCard(Engine):
                               self.twos_only)
             if self.pending:
                 out.append({"type": "take"})
-            elif self._can_draw():
+            elif self.can_draw():
                 out.append({"type": "draw"})
             else:
                 out.append({"type": "pass"})
@@ -550,75 +507,15 @@ class OneCard(Engine):
             out.append({"type": "resume"})
         return out
 
-    # -- projections ------------------------------------------------------------------
-    def _public(self) -> JSON:
-        p = self.presence
-        pt = p.paused_total
-        return {
-            "game": "onecard",
-            "t": self.now,
-            "seats": self.n,
-            "turn_ms": self.turn_ms,
-            "turn": self.turn,
-            "deadline": None if self.deadline_gt is None or p.paused else self.deadline_gt + pt,
-            "direction": self.direction,
-            "top": self.discard[-1],
-            "suit": self.suit,
-            "pending": self.pending,
-            "twos_only": self.twos_only,
-            "counts": [len(h) for h in self.hands],
-            "draw_pile": len(self.pile),
-            "discard": list(self.discard),
-            "can_draw": self._can_draw(),
-            "window": None if self.window_holder is None else {
-                "holder": self.window_holder, "closes_at": self.window_closes + pt},
-            "dealt": list(self.dealt),
-            "eliminated": list(self.eliminated),
-            "bot": list(self.bot),
-            "autopilot": list(self.autopilot),
-            "resume_pending": list(self.resume_pending),
-            "connected": [p.connected[s] or not p.is_active_human(s) for s in range(self.n)],
-            "paused": p.paused,
-            "winner": self.winner,
-            "finished": self.finished,
-            "ended_by": self.ended_by,
-        }
-
+    # -- projections (onecard_view) ----------------------------------------------------
     def view(self, seat: int | None) -> JSON:
-        out = self._public()
-        out["seat"] = seat
-        if seat is not None and 0 <= seat < self.n:
-            out["hand"] = list(self.hands[seat])
-            out["false_call_used"] = self.false_call_turn[seat] == self.turn_no
-        return out
+        return onecard_view.view(self, seat)
 
     def state(self) -> JSON:
-        p = self.presence
-        return {
-            **self._public(),
-            "hands": [list(h) for h in self.hands],
-            "draw_pile": len(self.pile),
-            "pile": self.pile[::-1],
-            "game_time": p.game_time(self.now),
-            "turn_no": self.turn_no,
-            "deadline_gt": self.deadline_gt,
-            "grace_until": self.grace_until,
-            "false_called": [x == self.turn_no for x in self.false_call_turn],
-            "timeouts": list(self.timeouts),
-            "counters": dict(self.counters),
-            "presence": p.to_json(),
-        }
+        return onecard_view.state(self)
 
     def result(self) -> JSON:
-        if not self.finished:
-            raise ValueError("the game is not finished")
-        return {
-            "winners": [] if self.winner is None else [self.winner],
-            "ended_by": self.ended_by,
-            "substituted": [s for s in range(self.n) if self.presence.substituted[s]],
-            "length_ms": self.end_gt,
-            "counters": dict(self.counters),
-        }
+        return onecard_view.result(self)
 
     # -- copies (no deepcopy on the hot path) -----------------------------------------
     def _save(self) -> dict[str, Any]:

@@ -1,0 +1,109 @@
+"""What leaves a One Card engine: per-seat views, the omniscient state and
+the result (DESIGN.md 1 and 3.1). Nothing else reaches a client.
+
+Contract for consumers (shard, gateway, bots, web client):
+- ``view(seat)``: ``hand`` (own cards), ``counts`` (cards by seat), ``top``,
+  ``suit`` (current suit), ``direction``, ``pending`` (attack total),
+  ``twos_only`` (a 3 may defend), ``turn``, ``deadline`` (real ``t``; None
+  while paused), ``draw_pile`` (count), ``discard`` (face-up pile, top last),
+  ``can_draw``, ``window`` (``{"holder", "closes_at"}`` or None),
+  ``false_call_used``, ``dealt``/``eliminated``/``bot``/``autopilot``/
+  ``resume_pending``/``connected`` by seat, ``paused``, ``winner``,
+  ``finished``, ``ended_by``, ``turn_ms``, ``t``. ``view(None)`` is the same
+  without ``hand``. Bots compute their plays from a view with
+  :func:`ttanjit.games.onecard_cards.legal_plays`.
+- Events: ``played`` {seat, cards (order used), reordered, suit, pending,
+  left, turn}; ``drew`` {seat, count, reason (draw | take |
+  one_card_penalty | false_call), left, [pending, turn]} with the faces in
+  ``private[seat]["cards"]``; ``passed``; ``timeout`` {seat, action};
+  ``reshuffled`` {cards}; ``one_card_window`` {holder, closes_at};
+  ``one_card_window_closed``; ``one_card`` {seat, holder, penalty};
+  ``false_call``; ``eliminated`` {seat, cards}; ``autopilot``; ``resume``;
+  ``game_over`` {winner, ended_by}; presence ``disconnected``/
+  ``reconnected``/``substituted``.
+- Reply ``info`` of a play: ``{"order": [...], "reordered": bool}``; of an
+  ignored press: ``{"ignored": "late_press" | "false_call_limit"}``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ttanjit.games.base import JSON
+
+if TYPE_CHECKING:
+    from ttanjit.games.onecard import OneCard
+
+
+def public(g: OneCard) -> JSON:
+    """The public table: what every seat and spectator may see."""
+    p = g.presence
+    pt = p.paused_total
+    return {
+        "game": "onecard",
+        "t": g.now,
+        "seats": g.n,
+        "turn_ms": g.turn_ms,
+        "turn": g.turn,
+        "deadline": None if g.deadline_gt is None or p.paused else g.deadline_gt + pt,
+        "direction": g.direction,
+        "top": g.discard[-1],
+        "suit": g.suit,
+        "pending": g.pending,
+        "twos_only": g.twos_only,
+        "counts": [len(h) for h in g.hands],
+        "draw_pile": len(g.pile),
+        "discard": list(g.discard),
+        "can_draw": g.can_draw(),
+        "window": None if g.window_holder is None else {
+            "holder": g.window_holder, "closes_at": g.window_closes + pt},
+        "dealt": list(g.dealt),
+        "eliminated": list(g.eliminated),
+        "bot": list(g.bot),
+        "autopilot": list(g.autopilot),
+        "resume_pending": list(g.resume_pending),
+        "connected": [p.connected[s] or not p.is_active_human(s) for s in range(g.n)],
+        "paused": p.paused,
+        "winner": g.winner,
+        "finished": g.finished,
+        "ended_by": g.ended_by,
+    }
+
+def view(g: OneCard, seat: int | None) -> JSON:
+    """The public table plus that seat's own hand (``None``: spectator)."""
+    out = public(g)
+    out["seat"] = seat
+    if seat is not None and 0 <= seat < g.n:
+        out["hand"] = list(g.hands[seat])
+        out["false_call_used"] = g.false_call_turn[seat] == g.turn_no
+    return out
+
+def state(g: OneCard) -> JSON:
+    """The omniscient state (DESIGN.md 3.1 field names, and more)."""
+    p = g.presence
+    return {
+        **public(g),
+        "hands": [list(h) for h in g.hands],
+        "draw_pile": len(g.pile),
+        "pile": g.pile[::-1],
+        "game_time": p.game_time(g.now),
+        "turn_no": g.turn_no,
+        "deadline_gt": g.deadline_gt,
+        "grace_until": g.grace_until,
+        "false_called": [x == g.turn_no for x in g.false_call_turn],
+        "timeouts": list(g.timeouts),
+        "counters": dict(g.counters),
+        "presence": p.to_json(),
+    }
+
+def result(g: OneCard) -> JSON:
+    """A finished game's outcome (``ttanjit simulate`` sums the counters)."""
+    if not g.finished:
+        raise ValueError("the game is not finished")
+    return {
+        "winners": [] if g.winner is None else [g.winner],
+        "ended_by": g.ended_by,
+        "substituted": [s for s in range(g.n) if g.presence.substituted[s]],
+        "length_ms": g.end_gt,
+        "counters": dict(g.counters),
+    }
