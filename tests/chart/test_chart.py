@@ -246,6 +246,39 @@ def test_monitoring_on_renders_monitors_rules_and_dashboards(rendered: Rendered)
         assert json.loads(body) == json.loads((ROOT / "deploy" / "grafana" / name).read_text())
 
 
+def test_network_policies_let_each_component_reach_only_what_it_serves(rendered: Rendered) -> None:
+    assert not by_kind(rendered("default"), "NetworkPolicy")
+    manifests = rendered("network-policy-values.yaml")
+    policies = by_kind(manifests, "NetworkPolicy")
+    pods = {m["metadata"]["name"]: m["spec"]["template"] for m in manifests
+            if m["kind"] in ("Deployment", "StatefulSet")}
+    assert set(policies) == set(pods)
+    monitoring = {"namespaceSelector": {"matchLabels": {
+        "kubernetes.io/metadata.name": "monitoring"}}}
+
+    def component(peer: dict[str, Any]) -> str | None:
+        labels = peer.get("podSelector", {}).get("matchLabels", {})
+        return labels.get("app.kubernetes.io/component")
+
+    allowed: dict[tuple[str, str], list[Any]] = {}
+    for name, policy in policies.items():
+        pod = pods[name]
+        assert _labels_match(policy["spec"]["podSelector"]["matchLabels"], pod["metadata"]["labels"])
+        ports = {p["name"] for c in pod["spec"]["containers"] for p in c["ports"]}
+        for rule in policy["spec"]["ingress"]:
+            for port in rule["ports"]:
+                assert port["port"] in ports, (name, port)
+                peers = [component(p) or p for p in rule["from"]]
+                allowed.setdefault((name.removeprefix("ttanjit-"), port["port"]), []).extend(peers)
+    assert allowed[("matchmaker", "grpc")] == ["gateway"]
+    assert sorted(allowed[("shard", "grpc")]) == ["gateway", "matchmaker", "shard"]
+    for metrics in (("shard", "metrics"), ("matchmaker", "metrics"), ("bots", "metrics"),
+                    ("gateway", "http")):
+        assert monitoring in allowed[metrics], metrics
+    assert {"namespaceSelector": {"matchLabels": {
+        "kubernetes.io/metadata.name": "ingress-nginx"}}} in allowed[("gateway", "http")]
+
+
 BAD_VALUES = [
     ("shard.replicas=0", "/shard/replicas"),
     ("shard.terminationGracePeriodSeconds=5", "/shard/terminationGracePeriodSeconds"),
