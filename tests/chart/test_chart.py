@@ -292,7 +292,7 @@ BAD_VALUES = [
     ("gateway.replicaz=3", "/gateway"),
     ("image.pullPolicy=Sometimes", "/image/pullPolicy"),
     ("logLevel=loud", "/logLevel"),
-    ("matchmaker.replicas=3", "/matchmaker/replicas"),
+    ("matchmaker.replicas=2", "/matchmaker/replicas"),
     ("bots.autoscaling.targetCPUUtilizationPercentage=150", "/bots/autoscaling"),
     ("gateway.resources.requests.cpu=lots", "/gateway/resources/requests/cpu"),
     ("gateway.autoscaling.minReplicas=9,gateway.autoscaling.maxReplicas=3", "minReplicas"),
