@@ -203,6 +203,7 @@ async def test_sync_resume_backlog_and_resync(svc: Services) -> None:
     assert "hand" in full["view"]  # the seat's own view
     spect = await sync(nc, gid, None, 0)
     assert "hand" not in spect["view"]
+    await _control_plane(shard, gid)
 
     # RULES 4: away 1.5 s (test setting) -> a bot takes the seat, by timer.
     log = await EventLog().subscribe(nc, SUBJ.player_events(pids[0]))
@@ -215,6 +216,41 @@ async def test_sync_resume_backlog_and_resync(svc: Services) -> None:
     await tail.caught_up()
     assert any("seat" not in e for e in tail.entries), "the clock input is recorded"
     await nc.close()
+
+
+async def _control_plane(shard: Any, gid: str) -> None:
+    """gRPC health + GetGame (public only) and every docs/metrics.md shard name."""
+    import re
+    import urllib.request
+
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from ttanjit.v1 import shard_pb2, shard_pb2_grpc
+
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{shard.ports['grpc']}") as ch:
+        health = await health_pb2_grpc.HealthStub(ch).Check(
+            health_pb2.HealthCheckRequest(service="ttanjit.v1.ShardService"), timeout=5)
+        assert health.status == health_pb2.HealthCheckResponse.SERVING
+        summary = await shard_pb2_grpc.ShardServiceStub(ch).GetGame(
+            shard_pb2.GetGameRequest(game_id=gid), timeout=5)
+        assert summary.game_id == gid and summary.shard_id == "shard-a"
+        assert "hand" not in orjson.loads(summary.view_json)
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await shard_pb2_grpc.ShardServiceStub(ch).GetGame(
+                shard_pb2.GetGameRequest(game_id="zzzzzzzzzzzz"), timeout=5)
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await shard_pb2_grpc.ShardServiceStub(ch).CreateGame(
+                shard_pb2.CreateGameRequest(game="poker", seats=[]), timeout=5)
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    url = f"http://127.0.0.1:{shard.ports['metrics']}/metrics"
+    text = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read().decode())
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text()
+    section = doc.split("## Game shard", 1)[1].split("\n## ", 1)[0]
+    names = re.findall(r"`(ttanjit_shard_[a-z_]+)`", section)
+    assert len(names) >= 10
+    for name in names:
+        assert re.search(rf"^(# TYPE )?{name}", text, re.M), name
 
 
 async def _games_on(shard_port: int, n: int, game: str) -> list[tuple[str, list[str]]]:
@@ -292,6 +328,53 @@ async def test_sigterm_drain_hands_games_over(svc: Services) -> None:
     recorded = {e["cmd"] for t in tails for e in t.entries if e.get("cmd")}
     assert {x["cmd"] for x in accepted} <= recorded
     assert "handed over" in a.log() or "drained" in a.log()
+    await nc.close()
+
+
+@pytest.mark.parametrize("game", [g for g in AVAILABLE if g != "penalty_rows"])
+async def test_human_game_plays_to_the_end(svc: Services, game: str) -> None:
+    """Every engine runs in the shard: humans (driven by the test from the
+    record's legal actions) play a whole game over NATS; the record replays
+    to the same final state."""
+    shard = svc.start("shard", name="shard-a")
+    nc = await nats.connect(svc.nats_url)
+    pids, seats = humans(SEATS[game])
+    gid = await create_game(shard.ports["grpc"], game, seats, QUICK.get(game), 21)
+    tail = await RecordTail(nc, gid).start()
+    accepted = await play_humans(nc, tail, random.Random(21), timeout=90)
+    await tail.caught_up()
+    assert tail.hosted.finished and accepted  # type: ignore[union-attr]
+    engine, replies, _ = await replay_stored(tail)
+    assert all(r["ok"] for r in replies)
+    assert engine.state() == tail.hosted.engine.state()  # type: ignore[union-attr]
+    await nc.close()
+
+
+async def test_bot_seat_thinks_before_acting(svc: Services) -> None:
+    """RULES 4: in a game with humans a bot acts after a 600-1,800 ms
+    thinking pause, through the same validation (recorded as by: bot)."""
+    game = "onecard" if "onecard" in AVAILABLE else "penalty_rows"
+    if not _bots_for(game):
+        pytest.skip(f"no bot policy for {game} yet")
+    shard = svc.start("shard", name="shard-a")
+    svc.start("bots", ready="ready")
+    nc = await nats.connect(svc.nats_url)
+    pids, seats = humans(1)
+    seats.append({"kind": "bot", "level": "normal"})
+    gid = await create_game(shard.ports["grpc"], game, seats, QUICK.get(game), 3)
+    tail = await RecordTail(nc, gid).start()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        bot = [i for i, e in enumerate(tail.entries) if e.get("by") == "bot"]
+        if len(bot) >= 2:
+            break
+        await play_humans(nc, tail, random.Random(4), max_moves=1, until_finished=False)
+        await asyncio.sleep(0.05)
+    bot = [i for i, e in enumerate(tail.entries) if e.get("by") == "bot"]
+    assert len(bot) >= 2, tail.entries
+    for i in bot:
+        before = tail.entries[i - 1]["t"] if i > 0 else 0
+        assert tail.entries[i]["t"] - before >= 600, (tail.entries[i - 1:i + 1])
     await nc.close()
 
 

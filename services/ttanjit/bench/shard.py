@@ -237,8 +237,10 @@ async def closed_loop(nc: Any, games: Games, inflight: int, seconds: float) -> d
             round(pct(lat, 0.5) * 1000, 2), "p99_ms": round(pct(lat, 0.99) * 1000, 2)}
 
 
-async def part_commands(tmp: Path, n_games: int, rate: float, seconds: float) -> dict[str, Any]:
-    with NatsServer(store_dir=str(tmp / "nats1")) as server:
+async def part_commands(tmp: Path, n_games: int, rate: float, seconds: float,
+                        store: str | None = None) -> dict[str, Any]:
+    """``store``: where nats-server keeps JetStream (default: on disk under tmp)."""
+    with NatsServer(store_dir=store or str(tmp / "nats1")) as server:
         shard = ShardProc(server.url, "bench-a", tmp)
         try:
             shard.wait_ready()
@@ -342,7 +344,7 @@ async def part_drain(tmp: Path, n_games: int) -> dict[str, Any]:
 async def main(quick: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ttanjit-bench-shard-") as d:
         tmp = Path(d)
-        out: dict[str, Any] = {"targets": TARGETS}
+        out: dict[str, Any] = {"targets": TARGETS, "load_avg_before": os.getloadavg()}
         if quick:
             out["commands"] = await part_commands(tmp, 200, 400, 4)
             out["timers"] = await part_timers(tmp, 300, 200, 25)
@@ -350,9 +352,20 @@ async def main(quick: bool) -> dict[str, Any]:
             out["drain"] = await part_drain(tmp, 100)
         else:
             out["commands"] = await part_commands(tmp, 1000, 1000, 10)
+            if os.path.isdir("/dev/shm"):
+                # the same with JetStream's files on tmpfs: shows what the
+                # shard costs without this machine's disk write stalls
+                shm = tempfile.mkdtemp(prefix="ttanjit-bench-", dir="/dev/shm")
+                try:
+                    out["commands_tmpfs"] = await part_commands(tmp, 1000, 1000, 10, shm)
+                finally:
+                    import shutil
+
+                    shutil.rmtree(shm, ignore_errors=True)
             out["timers"] = await part_timers(tmp, 2000, 500, 30)
             out["failover"] = await part_failover(tmp, 100)
             out["drain"] = await part_drain(tmp, 500)
+        out["load_avg_after"] = os.getloadavg()
         return out
 
 
@@ -370,11 +383,17 @@ def run(args: Any) -> dict[str, Any]:
           f"(in the shard: p99 {c['paced']['shard_side_p99_ms']} ms), "
           f"shard CPU {c['paced']['shard_cpu_per_command_us']} µs/command; "
           f"closed loop {c['closed_loop']['commands_per_s']}/s")
+    if "commands_tmpfs" in res:
+        ct = res["commands_tmpfs"]["paced"]
+        print(f"commands, JetStream on tmpfs: p50 {ct['p50_ms']} ms, p99 {ct['p99_ms']} ms "
+              f"(in the shard: p99 {ct['shard_side_p99_ms']} ms)")
     print(f"timers: {t['games']} games, {t['timers_fired']} fired, lag p50 "
           f"{t['timer_lag_p50_ms']} ms, p99 {t['timer_lag_p99_ms']} ms")
     print(f"failover (kill -9): {f['games']} games, all accept moves after max {f['max_s']} s "
           f"(p50 {f['p50_s']} s)")
     print(f"drain (SIGTERM): {d['games']} games, exit after {d['exit_s']} s, every game "
           f"accepts moves after {d['all_games_accept_moves_s']} s")
+    print(f"machine load average before/after: {res['load_avg_before'][0]:.1f} / "
+          f"{res['load_avg_after'][0]:.1f} (2 cores; other processes add to every tail)")
     print(orjson.dumps(res, option=orjson.OPT_INDENT_2).decode())
     return res
