@@ -20,6 +20,7 @@ import nats
 import orjson
 import pytest
 import yaml
+from conftest import Services
 from shardkit import create_game, player_id
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
@@ -35,7 +36,7 @@ def prestop_command() -> list[str]:
     return [sys.executable, *command[1:]]
 
 
-async def test_prestop_drain_hands_games_over_then_sigterm_stops(services) -> None:  # type: ignore[no-untyped-def]
+async def test_prestop_drain_hands_games_over_then_sigterm_stops(services: Services) -> None:
     tag = uuid.uuid4().hex[:6]
     a = services.start("shard", name=f"drain-a-{tag}")
     b = services.start("shard", name=f"drain-b-{tag}")
