@@ -44,7 +44,9 @@ def ladders(quick: bool) -> JSON:
                                    name=f"{focus} vs 3×{fieldlv}", check_legal=True)
             print(ladder.format_matchup(m), flush=True)
             tables.append(m.to_json())
-        mixed = ladder.run_matchup(game, list(ladder.MIXED), nh, seed=2,
+        # Hakka's target is read from the mixed table; elsewhere it is context
+        nm = nh if game == "hakka" else max(nh // 3, 4)
+        mixed = ladder.run_matchup(game, list(ladder.MIXED), nm, seed=2,
                                    budget_ms=LADDER_HARD_BUDGET_MS,
                                    name="mixed hard/normal/easy/random", check_legal=True)
         print(ladder.format_matchup(mixed), flush=True)

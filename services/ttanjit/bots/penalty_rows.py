@@ -12,10 +12,11 @@ hand or unused this round).
   is a hunch: a random card on the row it fits best.
 - hard: determinised Monte Carlo. Each sample deals the unseen cards into the
   other hands, predicts their picks with the normal heuristic (so it knows how
-  a sound player reacts to the same rows), then plays every candidate of ours
-  against those picks and scores what we would take now plus the normal
-  estimate of our next pick on the rows that result. Samples run until the
-  budget; the candidate with the lowest mean wins.
+  a sound player reacts to the same rows), then plays each of the normal
+  heuristic's best candidates against those picks and plays the rest of the
+  round on (the others with the quick least-penalty pick, us with the normal
+  heuristic), scoring everything we take. Samples run until the budget; the
+  candidate with the lowest mean wins.
 
 A seat with a selection confirms it; otherwise it selects (the next decision
 confirms). ``random`` play uses :func:`legal`.
@@ -35,7 +36,9 @@ Rows = list[list[int]]
 CUT_CHANCE = 0.6  # share of the gap's cards that go to this row (the row fits them best)
 MAX_SAMPLES = 400
 MEAN_CUT_PENALTY = 1.7  # penalty of a card that cut in (average over the deck)
-NEXT_WEIGHT = 0.5  # hard: weight of the next pick's estimated cost
+NEXT_WEIGHT = 0.5  # hard without rollouts: weight of the next pick's estimated cost
+ROLLOUT_TURNS = 9  # hard: turns played on after the one chosen
+CANDIDATES = 8  # hard: the normal heuristic's best picks searched
 
 
 # -- reading the view -----------------------------------------------------------
@@ -199,22 +202,62 @@ def decide(level: str, seat: int, view: JSON, rng: random.Random, budget: Budget
     return _select_or_confirm(view, card, r)
 
 
+def quick_pick(hand: list[int], rows: Rows) -> tuple[int, int]:
+    """Rollout policy: least penalty now, then the smallest gap (the timeout
+    pick's order, RULES.md 2.5) — cheap and sound enough to look ahead with."""
+    best: tuple[int, int, int, int] | None = None
+    for card in hand:
+        for r in range(4):
+            row = rows[r]
+            end = row[-1]
+            if end < card and len(row) < ROW_MAX:
+                key = (0, card - end, card, r)
+            else:
+                key = (row_pen(row), 0, card, r)
+            if best is None or key < best:
+                best = key
+    assert best is not None
+    return best[2], best[3]
+
+
+def rollout(seat: int, rows: Rows, hands: dict[int, list[int]], below: list[int],
+            others: int, pool: int, turns: int) -> float:
+    """Our penalty over the next ``turns`` turns, everyone playing on."""
+    total = 0.0
+    for _ in range(turns):
+        if not hands[seat]:
+            break
+        picks = []
+        for s, h in hands.items():
+            if s == seat:
+                _, c, r = min(ranked(h, rows, below, others, pool))
+            else:
+                c, r = quick_pick(h, rows)
+            h.remove(c)
+            picks.append((c, r, s))
+        rows, taken = resolve(rows, picks)
+        total += taken.get(seat, 0)
+    return total
+
+
 def search(seat: int, view: JSON, hand: list[int], rows: Rows, pool: list[int],
-           rng: random.Random, budget: Budget, min_samples: int = 8) -> tuple[int, int]:
+           rng: random.Random, budget: Budget, min_samples: int = 2) -> tuple[int, int]:
     """Hard: determinised Monte Carlo over the other hands (see module doc)."""
     opp = opponents(seat, view)
     counts = view.get("hand_counts", [])
     base = ranked(hand, rows, _below_table(pool), len(opp), len(pool))
     if not opp or budget.expired():
         return base[0][1], base[0][2]
-    cands = [(c, r) for _, c, r in base[:12]]
+    cands = [(c, r) for _, c, r in base[:CANDIDATES]]
     totals = [0.0] * len(cands)
     rest_hand = {c: [x for x in hand if x != c] for c, _ in cands}
+    cap = MAX_SAMPLES if budget.samples is None else budget.samples
     n = 0
-    while n < min_samples or not budget.expired():
+    while n < cap and (n < min_samples or not budget.expired()):
         deal = list(pool)
         rng.shuffle(deal)
         picks: list[tuple[int, int, int]] = []
+        held: dict[int, list[int]] = {}
         k = 0
         for s in opp:
             h = deal[k:k + counts[s]]
@@ -224,6 +267,7 @@ def search(seat: int, view: JSON, hand: list[int], rows: Rows, pool: list[int],
             below = _below_table(their_pool)
             c, r = best_pick(h, rows, below, len(opp), len(their_pool))
             picks.append((c, r, s))
+            held[s] = [x for x in h if x != c]
         played = {p[0] for p in picks}
         later_pool = [x for x in pool if x not in played]
         later_below = _below_table(later_pool)
@@ -231,11 +275,15 @@ def search(seat: int, view: JSON, hand: list[int], rows: Rows, pool: list[int],
             after, taken = resolve(rows, picks + [(c, r, seat)])
             cost = float(taken.get(seat, 0))
             rest = rest_hand[c]
-            if rest:
-                cost += NEXT_WEIGHT * min(ranked(rest, after, later_below, len(opp), len(later_pool)))[0]
+            if rest and ROLLOUT_TURNS:
+                hands = {s: list(h) for s, h in held.items()}
+                hands[seat] = list(rest)
+                cost += rollout(seat, after, hands, later_below, len(opp), len(later_pool),
+                                ROLLOUT_TURNS)
+            elif rest:
+                cost += NEXT_WEIGHT * min(ranked(rest, after, later_below, len(opp),
+                                                 len(later_pool)))[0]
             totals[i] += cost
         n += 1
-        if n >= (MAX_SAMPLES if budget.samples is None else budget.samples):
-            break
     i = min(range(len(cands)), key=lambda j: (totals[j], j))
     return cands[i]
