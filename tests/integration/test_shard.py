@@ -298,6 +298,52 @@ async def test_kill9_failover_keeps_every_accepted_move(svc: Services) -> None:
     await nc.close()
 
 
+async def test_stalled_owner_is_fenced(svc: Services) -> None:
+    """Issue 5: an owner that loses its lease (here: frozen with SIGSTOP past
+    its lease) is fenced — when it wakes up its appends are rejected and it
+    lets the game go — so a game never runs twice; the record stays one
+    consistent history."""
+    import signal as sig
+
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    a = svc.start("shard", name="shard-a")
+    svc.start("shard", name="shard-b")
+    nc = await nats.connect(svc.nats_url)
+    (gid, pids), = await _games_on(a.ports["grpc"], 1, game)
+    tail = await RecordTail(nc, gid).start()
+    accepted = await play_humans(nc, tail, random.Random(1), max_moves=3, until_finished=False)
+    a.proc.send_signal(sig.SIGSTOP)
+    try:
+        # while A sleeps, B claims and the game goes on there
+        accepted += await play_humans(nc, tail, random.Random(2), max_moves=3,
+                                      until_finished=False)
+        owners = await nc.jetstream().key_value("ttanjit_owners")
+        assert orjson.loads((await owners.get(gid)).value)["shard"] == "shard-b"
+        # a command A will find in its socket when it wakes up
+        seat = tail.hosted.players[pids[0]]  # type: ignore[union-attr]
+        stale = tail.hosted.engine.legal_actions(seat)[0]  # type: ignore[union-attr]
+    finally:
+        a.proc.send_signal(sig.SIGCONT)
+    reply = await command(nc, gid, pids[0], stale, "after-wake")
+    accepted += [{"cmd": "after-wake"}] if reply["ok"] else []
+    def let_go() -> bool:  # fenced append, lost lease, or saw the new owner
+        return any(x in a.log() for x in ('"why":"fenced"', "lease lost", "taken by shard-b"))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not let_go():
+        await asyncio.sleep(0.1)
+    assert let_go(), a.log()
+    accepted += await play_humans(nc, tail, random.Random(3), max_moves=2, until_finished=False)
+    await tail.caught_up()
+    claims = [m["claim"]["shard"] for _, m in tail.rec.markers if "claim" in m]  # type: ignore[union-attr]
+    assert claims == ["shard-a", "shard-b"], claims  # never back to the stale owner
+    recorded = [e["cmd"] for e in tail.entries if e.get("cmd")]
+    assert len(recorded) == len(set(recorded))
+    assert {x["cmd"] for x in accepted} <= set(recorded)
+    engine, replies, _ = await replay_stored(tail)
+    assert all(r["ok"] for r in replies)
+    await nc.close()
+
+
 async def test_sigterm_drain_hands_games_over(svc: Services) -> None:
     """Issue 5: SIGTERM drains: live games move to another shard without
     losing a move, the process exits 0, play resumes within a few seconds."""
