@@ -37,6 +37,8 @@ from ttanjit.games.base import (
     IllegalAction,
     InvalidAction,
     Presence,
+    Refusal,
+    Result,
     Setup,
     register_messages,
 )
@@ -196,6 +198,25 @@ class OneCard(Engine):
             self._pass(seat, gt, events)
 
     # -- the input ------------------------------------------------------------
+    def apply(self, t: int, seat: int | None = None, action: JSON | None = None) -> Result:
+        """:meth:`Engine.apply`, with a fast path for the common input: a
+        well-formed game action when no deadline falls due by ``t`` (then
+        nothing fires and nothing needs saving; ``_act`` validates before
+        it mutates). Everything else takes the base path."""
+        nd = self._nd
+        if (type(t) is int and type(seat) is int and type(action) is dict
+                and t >= self.now and 0 <= seat < self.n and (nd is None or nd > t)
+                and type(action.get("type")) is str):
+            events: list[Event] = []
+            try:
+                info = self._act(t, seat, action, events)
+            except Refusal as exc:
+                return Result(False, [], code=exc.code, message=exc.message)
+            self.now = t
+            return Result(True, events, info=info)
+        return super().apply(t, seat, action)
+
+    # -- game and presence actions ---------------------------------------------
     def _act(self, t: int, seat: int, action: JSON, events: list[Event]) -> JSON | None:
         kind = action["type"]
         if self.finished:
@@ -488,7 +509,8 @@ class OneCard(Engine):
         """Game actions ``seat`` may send now: every distinct legal play,
         draw/take/pass, ``one_card`` only while a window is open (a false call
         is never suggested), ``resume`` on autopilot. Bots use these; the
-        player's screen never shows them (seed page)."""
+        player's screen never shows them (seed page). Play actions are
+        shared precomputed dicts: read-only (copy before changing one)."""
         if not self._may_act(seat):
             return []
         out: list[JSON] = []

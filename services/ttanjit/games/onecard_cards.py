@@ -34,9 +34,14 @@ MAX_CARDS = 4  # RULES 1.4
 
 # Not under attack (1.2): the cards that may go first on a top of rank
 # ``top_rank`` with current suit ``suit``: that suit, that rank, or a joker.
-FITS: dict[tuple[str, str], frozenset[str]] = {
-    (s, tr): frozenset(c for c in DECK if SUIT[c] == s or RANK[c] == tr or RANK[c] == JOKER)
-    for s in SUITS for tr in (*RANKS, JOKER)
+FITS: dict[str, dict[str, frozenset[str]]] = {
+    s: {tr: frozenset(c for c in DECK if SUIT[c] == s or RANK[c] == tr or RANK[c] == JOKER)
+        for tr in (*RANKS, JOKER)}
+    for s in SUITS
+}
+# The other cards of each card's rank (the other joker for a joker).
+MATES: dict[str, frozenset[str]] = {
+    c: frozenset(x for x in DECK if RANK[x] == RANK[c] and x != c) for c in DECK
 }
 
 
@@ -126,46 +131,59 @@ def play_action(order: tuple[str, ...], emptying: bool) -> list[dict[str, Any]]:
     return [{"type": "play", "cards": cards}]
 
 
+# Precomputed actions (the hot path builds no dicts): one card not emptying
+# the hand, and one card that does (nothing for 2, A, joker: 1.6).
+_SINGLE = {c: play_action((c,), False) for c in DECK}
+_LAST = {c: [] if RANK[c] in NOT_LAST else play_action((c,), True) for c in DECK}
+_GROUPS: dict[tuple[tuple[str, ...], tuple[bool, ...], int], list[dict[str, Any]]] = {}
+
+
+def _group_plays(group: tuple[str, ...], fit: tuple[bool, ...], size: int) -> list[dict[str, Any]]:
+    """Every legal subset of a same-rank group whose cards share one attack
+    strength: a subset is legal iff it holds a fitting card; its first legal
+    permutation is that card, then the others as given (RULES 1.4)."""
+    rank = RANK[group[0]]
+    out: list[dict[str, Any]] = []
+    for k in range(1, len(group) + 1):
+        if k == size and rank in NOT_LAST:
+            continue
+        for idx in combinations(range(len(group)), k):
+            for first in idx:
+                if fit[first]:
+                    order = (group[first],) + tuple(group[i] for i in idx if i != first)
+                    out.extend(play_action(order, k == size))
+                    break
+    return out
+
+
 def legal_plays(
     hand: list[str], top: str, suit: str, pending: int, twos_only: bool
 ) -> list[dict[str, Any]]:
     """Every distinct legal play from ``hand`` (each legal card set once, in
     its first legal order; 7s and jokers once per suit).
 
-    Hot path of every random playout and bot search. Only ranks with a card
-    that fits the top are looked at; for ranks whose cards share one attack
-    strength (all but A and the jokers) a set is legal iff it holds a fitting
-    card, and its first legal permutation is that card followed by the others
-    in the order given (what ``find_order`` returns, tested)."""
+    Hot path of every random playout and bot search: only ranks with a card
+    that fits the top are looked at, and the action dicts are precomputed,
+    shared objects — treat them as read-only (copy before changing one)."""
     size = len(hand)
-    top_rank = RANK[top]
     out: list[dict[str, Any]] = []
     if pending:
         fitting = [c for c in hand if refusal(c, top, suit, pending, twos_only) is None]
     else:
-        fits = FITS[suit, top_rank]
+        fits = FITS[suit][RANK[top]]
         fitting = [c for c in hand if c in fits]
-    if not fitting:
-        return out
     seen: set[str] = set()
-    ranks = [RANK[c] for c in hand]
     for c in fitting:
-        r = RANK[c]
-        m = ranks.count(r)
-        if m == 1:
-            if size == 1 and r in NOT_LAST:
-                continue
-            if r in SUIT_NAMING and size > 1:
-                out.extend([{"type": "play", "cards": [c], "suit": s} for s in SUITS])
-            else:
-                out.append({"type": "play", "cards": [c]})
+        if MATES[c].isdisjoint(hand):  # the only card of its rank
+            out.extend(_SINGLE[c] if size > 1 else _LAST[c])
             continue
+        r = RANK[c]
         if r in seen:
             continue
         seen.add(r)
-        group = [x for x, y in zip(hand, ranks) if y == r]  # noqa: B905
+        group = tuple([x for x in hand if RANK[x] == r])
         if r == "A" or r == JOKER:  # strengths differ: search the orders
-            for k in range(1, m + 1):
+            for k in range(1, len(group) + 1):
                 if k == size and r in NOT_LAST:
                     continue
                 for subset in combinations(group, k):
@@ -173,14 +191,9 @@ def legal_plays(
                     if isinstance(order, tuple):
                         out.extend(play_action(order, k == size))
             continue
-        fit = [x in fitting for x in group]
-        for k in range(1, m + 1):
-            if k == size and r in NOT_LAST:
-                continue
-            for idx in combinations(range(m), k):
-                for first in idx:
-                    if fit[first]:
-                        order = (group[first],) + tuple(group[i] for i in idx if i != first)
-                        out.extend(play_action(order, k == size))
-                        break
+        key = (group, tuple([x in fitting for x in group]), size if size <= len(group) else 0)
+        plays = _GROUPS.get(key)
+        if plays is None:
+            plays = _GROUPS[key] = _group_plays(*key)
+        out.extend(plays)
     return out
