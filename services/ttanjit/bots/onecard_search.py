@@ -19,10 +19,10 @@ import random
 from typing import Any
 
 from ttanjit.bots import Budget
-from ttanjit.bots.onecard import best_suit, next_seat, normal_choice, score
+from ttanjit.bots.onecard import GAME_ACTIONS, best_suit, next_seat, normal_choice, score
 from ttanjit.games.base import SeatSpec, Setup
 from ttanjit.games.onecard import OneCard
-from ttanjit.games.onecard_cards import DECK, legal_plays
+from ttanjit.games.onecard_cards import DECK
 
 JSON = dict[str, Any]
 ROLLOUT_ACTIONS = 24  # actions per rollout before the hand-size estimate
@@ -97,13 +97,7 @@ def determinise(base: OneCard, seat: int, view: JSON, rng: random.Random) -> One
 
 def rollout_action(e: OneCard, seat: int) -> JSON:
     hand = e.hands[seat]
-    acts = legal_plays(hand, e.discard[-1], e.suit, e.pending, e.twos_only)
-    if e.pending:
-        acts.append({"type": "take"})
-    elif e._can_draw():
-        acts.append({"type": "draw"})
-    else:
-        acts.append({"type": "pass"})
+    acts = [a for a in e.legal_actions(seat) if a["type"] in GAME_ACTIONS]
     if len(acts) == 1:
         return acts[0]
     s, d, n = seat, e.direction, e.n
