@@ -64,4 +64,8 @@ def stack(nats_url: str, **kw: int | bool) -> Iterator[Stack]:
                 print(f"\n===== {p.name} log =====\n{p.log()[-5000:]}")
             raise
         finally:
+            for p in st.gateways:  # gateways first: their sessions' goodbyes reach the shards
+                p.stop()
+            for p in st.shards:  # no drain/handover wait: the test is over
+                p.kill()
             services.stop_all()

@@ -86,7 +86,25 @@ def merge_options(game: str, current: dict[str, Any], changes: Any,
             out[key] = value
         else:
             raise LobbyError("bad_option")
+    if game == "penalty_rows":  # the badge: rounds go only with the rounds mode
+        if out.get("end") == "score_66":
+            out.pop("rounds", None)
+        else:
+            out.setdefault("rounds", CHOICES[game]["rounds"][0])
+    check_engine(game, out)
     return out
+
+
+def check_engine(game: str, options: dict[str, Any]) -> None:
+    """The engine itself accepts these options (pure, no I/O)."""
+    from ttanjit.games import engine_class
+    from ttanjit.games.base import SeatSpec, Setup
+
+    n = SEATS[game][0] if game != "hakka" else 4
+    try:
+        engine_class(game)(Setup(game, {**options, "seats": n}, [SeatSpec()] * n, 1))
+    except (ValueError, TypeError, KeyError):
+        raise LobbyError("bad_option") from None
 
 
 def bot_level_for(ordinal: float) -> str:

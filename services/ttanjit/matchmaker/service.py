@@ -162,6 +162,9 @@ class Matchmaker:
             try:
                 rep = await self._stub(shard.grpc).CreateGame(req, timeout=5)
             except grpc.aio.AioRpcError as exc:
+                if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:
+                    log.warning("CreateGame refused: %s", exc.details())
+                    raise LobbyError("bad_option") from None
                 m.PLACEMENT_FAILURES.inc()
                 self.shards.failed(shard.shard, now_ms())
                 log.warning("CreateGame failed on %s: %s", shard.shard, exc.code())

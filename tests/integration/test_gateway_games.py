@@ -1,0 +1,262 @@
+"""Whole games through the gateway against a real stack (issue 6): quick
+matches filled with bots for each game, a private room with options, a
+client that drops mid-game and resumes on another gateway without missing an
+event, and a player who does not come back replaced by a bot (RULES.md 4,
+with the test-only ``absence_ms`` room option)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from stack import Stack, stack
+from wsclient import WSClient
+
+pytestmark = pytest.mark.integration
+
+OVER = ("game_ended", "game_over")
+
+
+@pytest.fixture(scope="module")
+def st(nats_url: str) -> Iterator[Stack]:
+    with stack(nats_url, shards=2, gateways=2, bot_wait_ms=300) as s:
+        yield s
+
+
+async def view_of(c: WSClient, gid: str) -> dict[str, Any]:
+    await c.send({"type": "sync", "game_id": gid})
+    return (await c.wait_for(lambda f: f.get("type") == "view" and f["game_id"] == gid))["view"]
+
+
+def candidates(game: str, v: dict[str, Any]) -> list[dict[str, Any]]:
+    """Moves worth trying for the seat of view ``v`` (the shard refuses the
+    illegal ones; a refusal changes nothing)."""
+    hand = v.get("hand") or []
+    if game == "onecard":
+        if v.get("pending"):
+            return [{"type": "take"}]
+        plain = [c for c in hand if c[:-1] not in ("2", "A", "7") and c not in ("BJ", "CJ")]
+        return [{"type": "play", "cards": [c]} for c in plain
+                if c[:-1] == v["top"][:-1] or c[-1] == v["suit"]] + [{"type": "draw"}]
+    if game == "penalty_rows":
+        if v.get("phase") != "select" or v["confirmed"][v["seat"]]:
+            return []
+        return [{"type": "select", "card": hand[0]["card"], "row": 1}, {"type": "confirm"}]
+    if v.get("phase") == "calling":
+        return [{"type": "pass"}]
+    if v.get("best") is None:  # leading
+        return [{"type": "play", "cards": [c]} for c in hand]
+    return [{"type": "discard", "cards": hand[:k]} for k in range(1, 6)]  # the lead's size
+
+
+def my_turn(game: str, v: dict[str, Any]) -> bool:
+    if v.get("finished"):
+        return False
+    if game == "penalty_rows":
+        return v.get("phase") == "select" and not v["confirmed"][v["seat"]]
+    return v.get("turn") == v["seat"]
+
+
+async def play_some(c: WSClient, game: str, gid: str, moves: int, limit_s: float = 40) -> int:
+    """Make ``moves`` accepted moves of our own (waiting for our turns)."""
+    made = 0
+    end = asyncio.get_running_loop().time() + limit_s
+    while made < moves and asyncio.get_running_loop().time() < end:
+        v = await view_of(c, gid)
+        if v.get("finished"):
+            break
+        if not my_turn(game, v):
+            await asyncio.sleep(0.3)
+            continue
+        for action in candidates(game, v):
+            res = await c.action(gid, action)
+            if res["type"] == "result" and action["type"] != "select":
+                made += 1
+                break
+            await asyncio.sleep(0.12)  # stay under the rate limit (20 frames/s)
+    return made
+
+
+async def quick_game_to_the_end(st: Stack, game: str, seats: int) -> None:
+    c = await WSClient.signed_in(st.http(), f"{game[:4]}꾼")
+    await c.send({"type": "queue", "game": game, "seats": seats})
+    await c.wait_type("queued")
+    matched = await c.wait_type("matched", 20)
+    gid = matched["game_id"]
+    assert matched["kind"] == "quick" and len(matched["players"]) == seats
+    assert [p["kind"] for p in matched["players"]].count("bot") == seats - 1
+    view = await c.wait_for(lambda f: f.get("type") == "view")
+    assert view["game_id"] == gid and view["view"]["seat"] == matched["seat"]
+    made = await play_some(c, game, gid, 2, limit_s=20)
+    if made == 0:  # only Hakka's dreamer never gets a turn (RULES.md 3.2)
+        assert game == "hakka" and (await view_of(c, gid))["dreamer"] == matched["seat"]
+    # then leave: a bot takes the seat (RULES.md 4) and, no human left, the
+    # game is played out at once; we still see every event to the end.
+    assert (await c.action(gid, {"type": "leave"}))["type"] == "result"
+    end = await c.wait_for(lambda f: f.get("type") == "event"
+                           and f["event"]["type"] in OVER, 60)
+    seqs = [f["game_seq"] for f in c.events(gid)]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # no gap
+    assert end["game_seq"] == seqs[-1]
+    ratings = await c.wait_type("ratings", 15)
+    mine = next(r for r in ratings["ratings"] if r["game"] == game)
+    assert mine["games"] == 1
+    await c.close()
+
+
+async def test_quick_match_onecard_to_the_end(st: Stack) -> None:
+    """One Card quick match, bots fill the table after the wait."""
+    await quick_game_to_the_end(st, "onecard", 3)
+
+
+async def test_quick_match_penalty_rows_to_the_end(st: Stack) -> None:
+    await quick_game_to_the_end(st, "penalty_rows", 4)
+
+
+async def test_quick_match_hakka_to_the_end(st: Stack) -> None:
+    await quick_game_to_the_end(st, "hakka", 4)
+
+
+async def test_private_room_options_two_players_and_a_bot(st: Stack) -> None:
+    host = await WSClient.signed_in(st.http(0), "방장")
+    guest = await WSClient.signed_in(st.http(1), "손님")  # another gateway
+    await host.send({"type": "room_create", "game": "penalty_rows", "seats": 4,
+                     "options": {"select_ms": 30000, "end": "rounds", "rounds": 1}})
+    room = (await host.wait_type("room"))["room"]
+    assert room["host"] == host.ident["player"] and len(room["code"]) == 6
+    await host.send({"type": "room_options", "options": {"select_ms": 25000}})
+    assert (await host.wait_type("error"))["code"] == "bad_option"
+    await host.send({"type": "room_start"})
+    assert (await host.wait_type("error"))["code"] == "need_two_humans"
+    await guest.send({"type": "room_join", "code": room["code"].lower()})
+    joined = (await guest.wait_type("room"))["room"]
+    assert [m["kind"] for m in joined["members"]] == ["human", "human", "empty", "empty"]
+    await guest.send({"type": "room_add_bot", "level": "hard"})
+    assert (await guest.wait_type("error"))["code"] == "not_host"
+    await host.send({"type": "room_add_bot", "level": "easy"})
+    await host.wait_for(lambda f: f.get("type") == "room"
+                        and f["room"]["members"][2]["kind"] == "bot")
+    await host.send({"type": "room_options", "options": {"end": "score_66"}})
+    r = await guest.wait_for(lambda f: f.get("type") == "room"
+                             and f["room"]["options"]["end"] == "score_66")
+    assert r["room"]["options"]["select_ms"] == 30000
+    await host.send({"type": "room_start"})
+    m1 = await host.wait_type("matched", 20)
+    m2 = await guest.wait_type("matched", 20)
+    assert m1["game_id"] == m2["game_id"] and m1["kind"] == "room"
+    assert m1["options"] == {"select_ms": 30000, "end": "score_66"}  # rounds go with "rounds"
+    assert [p["kind"] for p in m1["players"]] == ["human", "human", "bot"]  # empty seat not dealt
+    v = (await guest.wait_type("view"))["view"]
+    assert v["select_ms"] == 30000 and v["badge"]["end"] == "score_66"
+    for c in (host, guest):
+        await c.action(m1["game_id"], {"type": "leave"})
+        await c.close()
+
+
+async def test_host_role_passes_on(st: Stack) -> None:
+    a = await WSClient.signed_in(st.http(), "가")
+    b = await WSClient.signed_in(st.http(), "나")
+    await a.send({"type": "room_create", "game": "onecard", "seats": 3,
+                  "options": {"turn_ms": 45000}})
+    code = (await a.wait_type("room"))["room"]["code"]
+    await b.send({"type": "room_join", "code": code})
+    await b.wait_type("room")
+    await a.send({"type": "room_leave"})
+    assert (await a.wait_type("room_left"))["code"] == code
+    r = await b.wait_for(lambda f: f.get("type") == "room"
+                         and f["room"]["host"] == b.ident["player"])
+    assert r["room"]["options"]["turn_ms"] == 45000
+    await b.send({"type": "room_leave"})
+    await b.wait_type("room_left")
+    for c in (a, b):
+        await c.close()
+
+
+async def test_other_seat_and_reserved_actions_change_nothing(st: Stack) -> None:
+    c = await WSClient.signed_in(st.http(), "남의자리")
+    await c.send({"type": "queue", "game": "onecard", "seats": 2})
+    matched = await c.wait_type("matched", 20)
+    gid, seat = matched["game_id"], matched["seat"]
+    before = await view_of(c, gid)
+    for extra, action, code in (
+        ({"seat": 1 - seat}, {"type": "draw"}, "not_your_seat"),
+        ({}, {"type": "disconnect"}, "reserved_action"),
+        ({"game_id": "zzzzzzzzzzzz"}, {"type": "draw"}, "not_in_game"),
+        ({}, {"type": "fly"}, None),
+    ):
+        frame = {"type": "action", "game_id": gid, "cmd_id": f"x{code}", "action": action,
+                 **extra}
+        await c.send(frame)
+        err = await c.wait_for(lambda f, cid=frame["cmd_id"]: f.get("cmd_id") == cid)
+        assert err["type"] == "error" and (code is None or err["code"] == code), err
+    after = await view_of(c, gid)
+    assert after["hand"] == before["hand"] and after["counts"] == before["counts"]
+    await c.action(gid, {"type": "leave"})
+    await c.close()
+
+
+async def test_drop_and_resume_on_another_gateway_without_a_gap(st: Stack) -> None:
+    """RULES.md 4: back within 60 s, the player continues; no event is lost."""
+    a = await WSClient.signed_in(st.http(0), "끊김")
+    await a.send({"type": "queue", "game": "penalty_rows", "seats": 3})
+    gid = (await a.wait_type("matched", 20))["game_id"]
+    await a.wait_type("view")
+    await play_some(a, "penalty_rows", gid, 1)
+    await asyncio.sleep(0.5)
+    while True:  # take whatever is in flight, then drop the socket
+        try:
+            await a.recv(0.3)
+        except TimeoutError:
+            break
+    seen = [f["game_seq"] for f in a.events(gid)]
+    last_seq = a.last_seq
+    a.ws.transport.abort()  # no close handshake: the network went away
+    await asyncio.sleep(2.5)  # the bots confirm meanwhile; "disconnected" is an event too
+    b = WSClient(st.http(1), a.ident)
+    await b.connect()
+    welcome = await b.hello({"session": a.session, "last_seq": last_seq})
+    assert welcome["resumed"] and welcome["resume_result"] == "gapless"
+    assert welcome["seq"] == last_seq + 1 and welcome["game_id"] == gid
+    await play_some(b, "penalty_rows", gid, 1)
+    replayed = [f for f in b.events(gid) if f.get("replayed")]
+    assert replayed, "events of the time away are replayed"
+    assert any(f["event"]["type"] == "disconnected" for f in replayed)
+    got = seen + [f["game_seq"] for f in b.events(gid)]
+    assert got == list(range(got[0], got[0] + len(got))), got  # gapless, no repeats
+    assert any(f["event"]["type"] == "reconnected" for f in b.events(gid))
+    await b.action(gid, {"type": "leave"})
+    await b.close()
+
+
+async def test_player_who_does_not_come_back_is_replaced_by_a_bot(st: Stack) -> None:
+    """RULES.md 4: not back within the absence time -> a normal bot takes
+    the seat for good (absence shortened to 2 s by the test-only option)."""
+    host = await WSClient.signed_in(st.http(0), "남는이")
+    gone = await WSClient.signed_in(st.http(1), "떠난이")
+    await host.send({"type": "room_create", "game": "onecard", "seats": 2,
+                     "options": {"absence_ms": 2000}})
+    code = (await host.wait_type("room"))["room"]["code"]
+    await gone.send({"type": "room_join", "code": code})
+    await host.wait_for(lambda f: f.get("type") == "room" and len(
+        [m for m in f["room"]["members"] if m["kind"] == "human"]) == 2)
+    await host.send({"type": "room_start"})
+    matched = await gone.wait_type("matched", 20)
+    gid, seat = matched["game_id"], matched["seat"]
+    await gone.wait_type("view")
+    gone.ws.transport.abort()
+    ev = await host.wait_for(lambda f: f.get("type") == "event"
+                             and f["event"]["type"] == "substituted", 20)
+    assert ev["event"]["seat"] == seat
+    back = WSClient(st.http(0), gone.ident)
+    await back.connect()
+    welcome = await back.hello({"session": gone.session, "last_seq": gone.last_seq})
+    assert welcome["game_id"] == gid
+    view = await view_of(back, gid)
+    assert view["bot"][seat] is True  # watching; the seat stays the bot's
+    res = await back.action(gid, {"type": "draw"})
+    assert res["type"] == "error"
+    await host.action(gid, {"type": "leave"})
+    for c in (host, back):
+        await c.close()
