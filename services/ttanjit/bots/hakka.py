@@ -118,7 +118,7 @@ def _elders_in(cards: list[str], el: frozenset[str]) -> int:
 def normal_play(seat: int, view: JSON, acts: list[JSON]) -> JSON:
     hand = view["hand"]
     el = elder_set(view)
-    tricks = view["tricks"][seat]
+    tricks: int = view["tricks"][seat]
     held = _elders_in(hand, el)
     plays = [a for a in acts if a["type"] == "play"]
     discards = [a for a in acts if a["type"] == "discard"]
