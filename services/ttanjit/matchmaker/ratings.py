@@ -4,8 +4,9 @@
 
 Bots take part with a fixed rating per level (never stored), so a player
 who plays bots alone still moves. Winners share rank 1, everybody else rank
-2; a game with no winner (time cap) changes nothing. A player whose seat was
-substituted by a bot (left or away 60 s) counts as a loser.
+2, and a player whose seat was substituted by a bot (left, or away 60 s)
+ranks last (3), whatever the seat did afterwards; a game with no winner
+(time cap) changes nothing.
 """
 
 from __future__ import annotations
@@ -78,8 +79,8 @@ def rate_result(result: dict[str, Any], current: dict[str, Rating]) -> dict[str,
                 continue
             teams.append([MODEL.rating(mu=BOT_MU.get(spec.get("level") or "normal", 25.0),
                                        sigma=BOT_SIGMA)])
-        lost = seat < len(substituted) and bool(substituted[seat]) and pid is not None
-        ranks.append(1 if seat in winners and not lost else 2)
+        left = seat < len(substituted) and bool(substituted[seat]) and pid is not None
+        ranks.append(3 if left else 1 if seat in winners else 2)
         who.append(pid)
     if len(teams) < 2:
         return {}

@@ -1,0 +1,94 @@
+"""The matchmaker process over real gRPC and a real NATS/JetStream: health,
+placement on the least-loaded live shard with retry elsewhere when a shard
+is dead, lobby notifications on NATS, ratings from the results stream
+persisted in JetStream KV."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import urllib.request
+
+import grpc
+import orjson
+import pytest
+from conftest import Services
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from ttanjit.common.natsserver import free_port
+from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
+
+pytestmark = pytest.mark.integration
+
+
+def pid() -> str:
+    return "p_" + secrets.token_hex(8)
+
+
+async def test_matchmaker_places_retries_and_rates(services: Services, nc: object) -> None:
+    shard = services.start("shard", name="shard-real")
+    mm = services.start("matchmaker", env={"TTANJIT_BOT_WAIT_MS": "200"})
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{mm.ports['grpc']}")
+    stub = matchmaker_pb2_grpc.MatchmakerStub(channel)
+    health = health_pb2_grpc.HealthStub(channel)
+    rep = await health.Check(health_pb2.HealthCheckRequest(service="ttanjit.v1.Matchmaker"))
+    assert rep.status == health_pb2.HealthCheckResponse.SERVING
+
+    # a shard that died after its last heartbeat, advertising no load at all
+    ghost = {"shard": "aaa-ghost", "grpc": f"127.0.0.1:{free_port()}", "games": 0,
+             "players": 0, "draining": False, "capacity": 2000, "ts": 0}
+    draining = dict(ghost, shard="aab-draining", grpc=f"127.0.0.1:{shard.ports['grpc']}",
+                    draining=True)
+    for hb in (ghost, draining):
+        await nc.publish("ttanjit.v1.shards.heartbeat", orjson.dumps(hb))  # type: ignore[attr-defined]
+    await asyncio.sleep(1.2)  # the real shard's heartbeat too
+
+    player = pid()
+    lobby = await nc.subscribe(f"ttanjit.v1.player.{player}.lobby")  # type: ignore[attr-defined]
+    r = await stub.Enqueue(matchmaker_pb2.EnqueueRequest(
+        player=matchmaker_pb2.PlayerRef(player=player, nickname="혼자"), game="onecard",
+        seats=3))
+    assert r.ticket and not r.error_code
+    again = await stub.Enqueue(matchmaker_pb2.EnqueueRequest(
+        player=matchmaker_pb2.PlayerRef(player=player, nickname="혼자"), game="onecard",
+        seats=3))
+    assert again.error_code == "already_queued" and again.error_message
+    msg = await lobby.next_msg(timeout=10)
+    matched = orjson.loads(msg.data)
+    assert matched["type"] == "matched" and matched["kind"] == "quick"
+    assert [p["kind"] for p in matched["players"]] == ["human", "bot", "bot"]
+    assert matched["options"] == {"turn_ms": 30000}
+
+    metrics = urllib.request.urlopen(
+        f"http://127.0.0.1:{mm.ports['metrics']}/metrics", timeout=5).read().decode()
+    assert "ttanjit_mm_placement_failures_total 1.0" in metrics  # the ghost, then the real one
+    assert 'ttanjit_mm_bot_backfills_total{game="onecard"} 1.0' in metrics
+    assert 'ttanjit_mm_matches_total{game="onecard",kind="quick"} 1.0' in metrics
+    for name in ("ttanjit_mm_tickets_waiting", "ttanjit_mm_match_wait_seconds",
+                 "ttanjit_mm_rooms_open"):
+        assert name in metrics
+
+    # ratings from the results stream, persisted in KV
+    winner, loser = pid(), pid()
+    js = nc.jetstream()  # type: ignore[attr-defined]
+    await js.publish("ttanjit.v1.result.penalty_rows", orjson.dumps({
+        "game_id": "abcdefghijkl", "game": "penalty_rows", "players": {winner: 0, loser: 1},
+        "seats": [{"kind": "human"}, {"kind": "human"}, {"kind": "bot", "level": "easy"}],
+        "winners": [0], "scores": [3, 20, 9], "substituted": [False, False, False],
+        "length_ms": 1000, "ended_by": "rounds"}))
+    kv = await js.key_value("ttanjit_ratings")
+    for _ in range(50):
+        try:
+            entry = await kv.get(f"penalty_rows.{winner}")
+            break
+        except Exception:
+            await asyncio.sleep(0.1)
+    stored = orjson.loads(entry.value)
+    assert stored["games"] == 1 and stored["mu"] > 25
+    state = await stub.GetPlayer(matchmaker_pb2.PlayerRequest(player=loser))
+    pr = next(r for r in state.ratings if r.game == "penalty_rows")
+    assert pr.games == 1 and pr.mu < 25
+
+    room = await stub.JoinRoom(matchmaker_pb2.JoinRoomRequest(
+        player=matchmaker_pb2.PlayerRef(player=pid(), nickname="길손"), code="ABCDEF"))
+    assert room.error_code == "room_not_found"
+    await channel.close()

@@ -1,0 +1,120 @@
+"""The matchmaker's pure parts (no I/O): quick-match grouping, rooms, room
+options (RULES.md 1.9, 2.4, 2.5, 3.1), ratings."""
+
+from __future__ import annotations
+
+import pytest
+from ttanjit.matchmaker.errors import LobbyError
+from ttanjit.matchmaker.options import defaults, merge_options
+from ttanjit.matchmaker.queue import QuickQueue, Ticket
+from ttanjit.matchmaker.ratings import Rating, rate_result
+from ttanjit.matchmaker.rooms import CODE_ALPHABET, Rooms
+
+
+def t(player: str, rating: float, since: int = 0, game: str = "onecard", seats: int = 2
+      ) -> Ticket:
+    return Ticket(player, player, game, seats, rating, since)
+
+
+def test_similar_ratings_meet_first() -> None:
+    q = QuickQueue(bot_wait_ms=15_000, base_window=5, widen_per_s=1)
+    for tk in (t("a", 0), t("b", 30), t("c", 2), t("d", 31)):
+        q.add(tk)
+    matches = q.take_matches(100)
+    groups = sorted(sorted(x.player for x in m.tickets) for m in matches)
+    assert groups == [["a", "c"], ["b", "d"]] and all(not m.bots for m in matches)
+
+
+def test_window_widens_with_waiting() -> None:
+    q = QuickQueue(bot_wait_ms=60_000, base_window=5, widen_per_s=1)
+    q.add(t("a", 0))
+    q.add(t("b", 20))
+    assert q.take_matches(1_000) == []  # 20 apart, window 6
+    [m] = q.take_matches(15_500)  # window 20.5 after 15.5 s
+    assert {x.player for x in m.tickets} == {"a", "b"}
+
+
+def test_bots_fill_after_the_wait() -> None:
+    q = QuickQueue(bot_wait_ms=15_000)
+    q.add(t("a", 0, seats=4))
+    q.add(t("b", 1, since=5_000, seats=4))
+    assert q.take_matches(14_999) == []
+    [m] = q.take_matches(15_000)
+    assert len(m.tickets) == 2 and m.bots == ["normal", "normal"] and not q.by_player
+
+
+def test_queue_refusals() -> None:
+    q = QuickQueue()
+    q.add(t("a", 0))
+    with pytest.raises(LobbyError, match="already_queued"):
+        q.add(t("a", 0))
+    with pytest.raises(LobbyError, match="bad_seats"):
+        q.add(t("b", 0, game="hakka", seats=3))
+    with pytest.raises(LobbyError, match="not_queued"):
+        q.remove("zz")
+
+
+def test_options_of_rules() -> None:
+    """RULES.md 1.9 (30/45 s), 2.4 (badge, 1/3/5 rounds), 2.5 (20/30/45 s)."""
+    assert defaults("onecard") == {"turn_ms": 30000}
+    assert defaults("penalty_rows") == {"select_ms": 20000, "end": "rounds", "rounds": 3}
+    assert defaults("penalty_rows", quick=True)["rounds"] == 1
+    assert merge_options("onecard", {}, {"turn_ms": 45000}) == {"turn_ms": 45000}
+    for bad in ({"turn_ms": 40000}, {"colour": 1}, {"turn_ms": True}, {"absence_ms": 2000}):
+        with pytest.raises(LobbyError, match="bad_option"):
+            merge_options("onecard", defaults("onecard"), bad)
+    assert merge_options("onecard", {}, {"absence_ms": 2000}, allow_test=True)
+    assert merge_options("penalty_rows", defaults("penalty_rows"),
+                         {"end": "score_66"}) == {"select_ms": 20000, "end": "score_66"}
+    for bad in ({"rounds": 2}, {"select_ms": 10000}, {"end": "sudden"}):
+        with pytest.raises(LobbyError):
+            merge_options("penalty_rows", defaults("penalty_rows"), bad)
+
+
+def test_room_life() -> None:
+    rooms = Rooms()
+    r = rooms.create("a", "가", "onecard", 3, {"turn_ms": 45000})
+    assert len(r.code) == 6 and set(r.code) <= set(CODE_ALPHABET) and r.host == "a"
+    with pytest.raises(LobbyError, match="need_two_humans"):
+        rooms.start_seats("a")
+    rooms.join("b", "나", r.code.lower())
+    with pytest.raises(LobbyError, match="not_host"):
+        rooms.add_bot("b", "easy")
+    rooms.add_bot("a", "hard")
+    with pytest.raises(LobbyError, match="room_full"):
+        rooms.join("c", "다", r.code)
+    with pytest.raises(LobbyError, match="no_bot"):
+        rooms.remove_bot("a", 1)
+    rooms.remove_bot("a", 2)
+    rooms.leave("a")
+    assert r.host == "b" and rooms.room_of("a") is None  # the host role passes on
+    rooms.join("c", "다", r.code)
+    room, seats = rooms.start_seats("b")
+    assert [s.player for s in seats] == ["c", "b"]  # seat 0 was freed by a, c took it
+    rooms.leave("b")
+    rooms.leave("c")
+    assert r.state == "closed"
+    with pytest.raises(LobbyError, match="room_not_found"):
+        rooms.join("d", "라", r.code)
+
+
+def test_hakka_room_fills_with_bots() -> None:
+    rooms = Rooms()
+    r = rooms.create("a", "가", "hakka", None, None)
+    rooms.join("b", "나", r.code)
+    _, seats = rooms.start_seats("a")
+    assert [s.kind for s in seats] == ["human", "human", "bot", "bot"]
+
+
+def test_ratings_move_with_results() -> None:
+    result = {"game": "onecard", "players": {"p_a": 0, "p_b": 2}, "winners": [0],
+              "seats": [{"kind": "human"}, {"kind": "bot", "level": "hard"}, {"kind": "human"}],
+              "substituted": [False, False, False]}
+    new = rate_result(result, {})
+    assert new["p_a"].mu > 25 > new["p_b"].mu and new["p_a"].games == 1
+    assert rate_result({**result, "winners": []}, {}) == {}  # time cap: no winner, no change
+    left = rate_result({**result, "substituted": [True, False, False]}, {})
+    assert left["p_a"].mu < 25  # a winner seat finished by a substitute bot counts as a loss
+    again = rate_result(result, {"p_a": new["p_a"]})
+    assert again["p_a"].games == 2 and again["p_a"].sigma < new["p_a"].sigma
+    assert Rating().ordinal == pytest.approx(0.0, abs=1e-9)
