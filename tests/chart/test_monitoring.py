@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +165,13 @@ def test_dashboard_is_a_grafana_dashboard_with_a_datasource_variable(path: Path)
         assert panel["targets"], panel["title"]
         for target in panel["targets"]:
             assert target["refId"] and target["expr"], panel["title"]
+
+
+def test_dashboards_are_what_the_generator_writes() -> None:
+    """deploy/dashboards.py is the source; the JSON files must match it."""
+    done = subprocess.run([sys.executable, str(ROOT / "deploy" / "dashboards.py"), "--check"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_dashboards_cover_the_issue() -> None:
