@@ -256,21 +256,21 @@ class OneCard(Engine):
         if seat != self.turn:
             raise IllegalAction("not_your_turn")
         cards = action.get("cards")
-        if not isinstance(cards, list):
+        if type(cards) is not list:
             raise InvalidAction("cards must be a list of card codes")
         if not cards:
             raise IllegalAction("no_cards")
         for c in cards:
-            if not isinstance(c, str) or c not in RANK:
+            if type(c) is not str or c not in RANK:
                 raise InvalidAction(f"unknown card {c!r}")
         chosen = tuple(cards)
-        if len(chosen) > 1 and len(set(chosen)) != len(chosen):
-            raise InvalidAction("a card is named twice")
         hand = self.hands[seat]
         for c in chosen:
             if c not in hand:
                 raise IllegalAction("card_not_in_hand")
         if len(chosen) > 1:
+            if len(set(chosen)) != len(chosen):
+                raise InvalidAction("a card is named twice")
             why = check_group(chosen)
             if why:
                 raise IllegalAction(why)
@@ -501,8 +501,9 @@ class OneCard(Engine):
         """Seats with a game action now (fast path of :meth:`legal_actions`)."""
         if self.finished:
             return []
-        if self.window_holder is None and not any(self.autopilot):
-            return [self.turn] if self.turn is not None and self._may_act(self.turn) else []
+        if self.window_holder is None and True not in self.autopilot:
+            turn = self.turn
+            return [turn] if turn is not None and self._may_act(turn) else []
         return [s for s in range(self.n) if self.legal_actions(s)]
 
     def legal_actions(self, seat: int) -> list[JSON]:
