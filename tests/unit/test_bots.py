@@ -190,3 +190,35 @@ def test_press_policy_follows_the_window() -> None:
         d = bots.press_after_ms("onecard", "hard", s, e.view(s), 1)
         assert d is not None and 250 <= d <= 600
     assert bots.press_after_ms("penalty_rows", "hard", 0, {}, 1) is None
+
+
+# -- the ladder ---------------------------------------------------------------------
+def test_ladder_cli_prints_tables_with_confidence_intervals(capsys: pytest.CaptureFixture[str]
+                                                            ) -> None:
+    """``ttanjit ladder``: levels against each other and random play, 95 % CIs."""
+    import json
+
+    from ttanjit.cli import main
+
+    assert main(["ladder", "--game", "hakka", "--games", "6", "--pairs",
+                 "normal:easy,easy:random", "--no-mixed", "--json"]) == 0
+    tables = json.loads(capsys.readouterr().out)
+    assert [t["matchup"] for t in tables] == ["normal vs 3×easy", "easy vs 3×random"]
+    for t in tables:
+        assert t["games"] == 6 and t["seats"] == 4
+        for lv in t["levels"]:
+            assert lv["mean_ci"][0] <= lv["mean"] <= lv["mean_ci"][1]
+            assert 0 <= lv["win_ci"][0] <= lv["win_rate"] <= lv["win_ci"][1] <= 1
+    assert main(["ladder", "--game", "penalty_rows", "--games", "2", "--seats", "3",
+                 "--budget-ms", "3", "--options", "{\"rounds\": 1}"]) == 0
+    assert "mixed hard/normal/easy" in capsys.readouterr().out
+    assert main(["ladder", "--game", "onecard", "--games", "1", "--pairs", "best:easy"]) == 2
+    assert main(["ladder", "--game", "hakka", "--games", "1", "--seats", "5"]) == 2
+
+
+def test_confidence_intervals() -> None:
+    lo, hi = ladder.wilson(40, 100)
+    assert 0.30 < lo < 0.31 and 0.49 < hi < 0.50
+    assert ladder.wilson(0, 0) == (0.0, 1.0)
+    m, lo2, hi2 = ladder.mean_ci([1.0, 2.0, 3.0, 4.0])
+    assert m == 2.5 and lo2 < 2.5 < hi2 and abs((hi2 - m) - 1.96 * (1.29099 / 2)) < 1e-3
