@@ -136,7 +136,7 @@ async def test_tiny_budget_is_answered_in_time_or_abandoned(services: Services, 
         except NatsTimeout:
             abandoned += 1
         assert time.perf_counter() - t0 < 0.5
-    for budget in (30, 80):
+    for budget in (80, 200):
         t0 = time.perf_counter()
         reply = await ask(nc, {**base, "budget_ms": budget}, timeout=1.0)
         took = (time.perf_counter() - t0) * 1000
