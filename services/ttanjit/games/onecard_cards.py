@@ -139,19 +139,19 @@ _GROUPS: dict[tuple[tuple[str, ...], tuple[bool, ...], int], list[dict[str, Any]
 
 
 def _group_plays(group: tuple[str, ...], fit: tuple[bool, ...], size: int) -> list[dict[str, Any]]:
-    """Every legal subset of a same-rank group whose cards share one attack
-    strength: a subset is legal iff it holds a fitting card; its first legal
-    permutation is that card, then the others as given (RULES 1.4)."""
+    """Every legal subset of a same-rank group (RULES 1.4), given which cards
+    may go first (``fit``): a subset's first legal order is the first
+    permutation whose first card fits and whose attack strengths never drop
+    (the permutations of ``find_order``, with the fit test precomputed)."""
     rank = RANK[group[0]]
     out: list[dict[str, Any]] = []
     for k in range(1, len(group) + 1):
         if k == size and rank in NOT_LAST:
             continue
         for idx in combinations(range(len(group)), k):
-            for first in idx:
-                if fit[first]:
-                    order = (group[first],) + tuple(group[i] for i in idx if i != first)
-                    out.extend(play_action(order, k == size))
+            for perm in permutations(idx):
+                if fit[perm[0]] and _rising(tuple(group[i] for i in perm)):
+                    out.extend(play_action(tuple(group[i] for i in perm), k == size))
                     break
     return out
 
@@ -182,16 +182,11 @@ def legal_plays(
             continue
         seen.add(r)
         group = tuple([x for x in hand if RANK[x] == r])
-        if r == "A" or r == JOKER:  # strengths differ: search the orders
-            for k in range(1, len(group) + 1):
-                if k == size and r in NOT_LAST:
-                    continue
-                for subset in combinations(group, k):
-                    order = find_order(subset, top, suit, pending, twos_only)
-                    if isinstance(order, tuple):
-                        out.extend(play_action(order, k == size))
-            continue
-        key = (group, tuple([x in fitting for x in group]), size if size <= len(group) else 0)
+        if pending:
+            fit = tuple([refusal(x, top, suit, pending, twos_only) is None for x in group])
+        else:
+            fit = tuple([x in fitting for x in group])
+        key = (group, fit, size if size <= len(group) else 0)
         plays = _GROUPS.get(key)
         if plays is None:
             plays = _GROUPS[key] = _group_plays(*key)
