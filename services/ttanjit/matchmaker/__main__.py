@@ -29,7 +29,10 @@ async def main() -> None:
     try:
         await serve(settings, nc, stop)
     finally:
-        await nc.drain()
+        try:
+            await asyncio.wait_for(nc.drain(), 2.0)
+        except Exception:  # NATS already gone (it stops with us under make run)
+            await nc.close()
 
 
 if __name__ == "__main__":

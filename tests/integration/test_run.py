@@ -1,0 +1,79 @@
+"""``make run`` (issue 6, DESIGN.md 5): ``python -m ttanjit.run`` starts NATS
+with JetStream, the matchmaker, two shards, a bot worker and the gateway,
+prints the address, serves a game; Ctrl-C stops every process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from ttanjit.common.natsserver import free_port
+from wsclient import WSClient
+
+pytestmark = pytest.mark.integration
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TTANJIT_")}
+    env.update(TTANJIT_VAR_DIR=str(tmp_path / "var"), TTANJIT_HTTP_PORT=str(free_port()),
+               TTANJIT_NATS_PORT=str(free_port()), TTANJIT_BOT_WAIT_MS="200")
+    proc = subprocess.Popen([sys.executable, "-m", "ttanjit.run"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)  # its own group, as a terminal gives it
+    pgid = proc.pid
+    out: list[str] = []
+    url = None
+    try:
+        deadline = time.monotonic() + 90
+        assert proc.stdout is not None
+        os.set_blocking(proc.stdout.fileno(), False)
+        while url is None and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                await asyncio.sleep(0.1)
+                continue
+            out.append(line.decode(errors="replace"))
+            m = re.search(r"open (http://127\.0\.0\.1:\d+)/", out[-1])
+            url = m.group(1) if m else None
+        assert url, "".join(out[-50:])
+        with urllib.request.urlopen(url + "/", timeout=5) as r:
+            assert r.status == 200 and "utf-8" in r.headers["Content-Type"].lower()
+            assert "딴짓" in r.read().decode()
+        assert (tmp_path / "var" / "nats").is_dir()
+        c = await WSClient.signed_in(url, "실행")
+        await c.send({"type": "queue", "game": "onecard", "seats": 2})
+        matched = await c.wait_type("matched", 30)
+        view = await c.wait_type("view")
+        assert view["game_id"] == matched["game_id"]
+        await c.close()
+        # Ctrl-C: the terminal signals the whole foreground group
+        os.killpg(pgid, signal.SIGINT)
+        proc.wait(30)
+        end = time.monotonic() + 15
+        while _group_alive(pgid) and time.monotonic() < end:
+            await asyncio.sleep(0.2)
+        assert not _group_alive(pgid), "a process of make run outlived Ctrl-C"
+        for port in (env["TTANJIT_HTTP_PORT"], env["TTANJIT_NATS_PORT"]):
+            with pytest.raises(OSError):  # gateway and nats-server are gone too
+                socket.create_connection(("127.0.0.1", int(port)), timeout=1).close()
+    finally:
+        if _group_alive(pgid):
+            os.killpg(pgid, signal.SIGKILL)
+        proc.wait(10)
