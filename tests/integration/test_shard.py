@@ -380,16 +380,26 @@ async def test_sigterm_drain_hands_games_over(svc: Services) -> None:
 @pytest.mark.parametrize("game", [g for g in AVAILABLE if g != "penalty_rows"])
 async def test_human_game_plays_to_the_end(svc: Services, game: str) -> None:
     """Every engine runs in the shard: humans (driven by the test from the
-    record's legal actions) play a whole game over NATS; the record replays
-    to the same final state."""
+    record's legal actions) play over NATS, then all leave (RULES 4: bots take
+    the seats; with no humans left the game is played out at once — here with
+    no bot worker, so the game's own timeout rules act on a clock that jumps
+    from deadline to deadline); the record replays to the same final state."""
     shard = svc.start("shard", name="shard-a")
     nc = await nats.connect(svc.nats_url)
     pids, seats = humans(SEATS[game])
     gid = await create_game(shard.ports["grpc"], game, seats, QUICK.get(game), 21)
     tail = await RecordTail(nc, gid).start()
-    accepted = await play_humans(nc, tail, random.Random(21), timeout=90)
+    accepted = await play_humans(nc, tail, random.Random(21), max_moves=80,
+                                 until_finished=False, timeout=30)
+    assert accepted
+    for p in pids:
+        if not tail.hosted.finished:  # type: ignore[union-attr]
+            assert (await command(nc, gid, p, {"type": "leave"}))["ok"]
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not tail.hosted.finished:  # type: ignore[union-attr]
+        await asyncio.sleep(0.05)
     await tail.caught_up()
-    assert tail.hosted.finished and accepted  # type: ignore[union-attr]
+    assert tail.hosted.finished  # type: ignore[union-attr]
     engine, replies, _ = await replay_stored(tail)
     assert all(r["ok"] for r in replies)
     assert engine.state() == tail.hosted.engine.state()  # type: ignore[union-attr]
