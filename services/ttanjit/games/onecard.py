@@ -312,8 +312,9 @@ class OneCard(Engine):
                 self.direction = -self.direction
         elif rank == "K":
             again = True
-        reordered = list(order) != cards
-        ev: JSON = {"seat": seat, "cards": list(order), "reordered": reordered,
+        played = list(order)
+        reordered = played != cards
+        ev: JSON = {"seat": seat, "cards": played, "reordered": reordered,
                     "suit": named, "pending": self.pending, "left": len(hand)}
         events.append(Event("played", ev))
         if not hand:
@@ -326,7 +327,7 @@ class OneCard(Engine):
                     "holder": seat, "closes_at": self.window_closes + self.presence.paused_total}))
             self._next(seat, 0 if again else steps, gt)
             ev["turn"] = self.turn
-        return {"order": list(order), "reordered": reordered}
+        return {"order": played, "reordered": reordered}
 
     def _draw(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
         if seat != self.turn:
@@ -512,7 +513,9 @@ class OneCard(Engine):
         is never suggested), ``resume`` on autopilot. Bots use these; the
         player's screen never shows them (seed page). Play actions are
         shared precomputed dicts: read-only (copy before changing one)."""
-        if not self._may_act(seat):
+        p = self.presence
+        if not (self.alive[seat] and not self.finished and p.paused_since is None
+                and (p.connected[seat] or not p.human[seat] or p.substituted[seat])):
             return []
         out: list[JSON] = []
         if seat == self.turn:
