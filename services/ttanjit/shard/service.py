@@ -504,7 +504,7 @@ class Shard:
         if not isinstance(player, str):
             m.commands.labels(game, "refused").inc()
             return self._reply(msg, refusal("bad_request", cmd_id), t0)
-        if live.gone:
+        if live.gone or live.frozen:  # lost, or being handed over: retry finds the owner
             m.commands.labels(game, "error").inc()
             return self._reply(msg, refusal("game_unavailable", cmd_id), t0)
         hosted = live.hosted
@@ -880,7 +880,7 @@ class Shard:
             try:
                 msg = await self.nc.request(self.subj.adopt(target),
                                             orjson.dumps({"from": self.id, "games": offer}),
-                                            timeout=30)
+                                            timeout=10)
                 taken = set(orjson.loads(msg.data).get("taken", []))
             except Exception as exc:  # noqa: BLE001
                 log.warning("handover to %s failed: %r", target, exc)
