@@ -56,16 +56,20 @@ def wait_change(page: Any, before: dict[str, Any], timeout: float = 10.0) -> dic
     raise TimeoutError("the screen did not change after the action")
 
 
-def click_float_one_card(page: Any) -> bool:
-    """Press the floating [원카드!] when it is up (declare or catch)."""
-    btn = page.locator('#onecard-float [data-act="one_card_float"]')
-    if btn.count() and btn.is_visible():
-        try:
-            btn.click(timeout=1000)
-            return True
-        except Exception:  # it went away (3 s are over, or someone pressed)
+def click_float_one_card(page: Any, catch: bool = False) -> bool:
+    """Press the floating [원카드!] when it is up: to declare my own last
+    card, or (``catch``) to catch another player's."""
+    box = page.locator("#onecard-float")
+    btn = box.locator('[data-act="one_card_float"]')
+    try:
+        if not (btn.count() and btn.is_visible()):
             return False
-    return False
+        if not catch and "내가 한 장" not in box.inner_text(timeout=500):
+            return False
+        btn.click(timeout=1000)
+        return True
+    except Exception:  # it went away (3 s are over, or someone pressed first)
+        return False
 
 
 # -- One Card ------------------------------------------------------------------
@@ -76,19 +80,34 @@ def onecard_my_turn(page: Any) -> bool:
         and me not in (v.get("eliminated") or []) and not v.get("paused")
 
 
+def _rank(code: str) -> str:
+    return "X" if code in ("BJ", "CJ") else code[:-1]
+
+
+def onecard_tries(hand: list[str]) -> list[list[str]]:
+    """What a player would try, in order: attack cards first (the opponent
+    draws), a whole same-rank group before its single cards."""
+    groups: dict[str, list[str]] = {}
+    for c in hand:
+        groups.setdefault(_rank(c), []).append(c)
+    order = sorted(groups.values(), key=lambda g: (_rank(g[0]) not in ("2", "A", "X"), -len(g)))
+    tries: list[list[str]] = []
+    for g in order:
+        if len(g) > 1:
+            tries.append(g)
+        tries += [[c] for c in g]
+    return tries
+
+
 def onecard_play_turn(page: Any) -> str:
-    """Try the hand's cards one by one with [카드 내기]; a refused card is
-    explained and deselected; with nothing playable, [공격 N장 받기],
-    [1장 뽑기] or [카드 없음 · 넘기기]. Returns what was done."""
-    hand = page.locator(".oc-hand .card")
-    codes = [hand.nth(i).get_attribute("data-card") for i in range(hand.count())]
-    for code in codes:
+    """Select cards and press [카드 내기]; a refused play is explained and
+    deselected, the next one is tried; with nothing playable, [공격 N장
+    받기], [1장 뽑기] or [카드 없음 · 넘기기]. Returns what was done."""
+    for cards in onecard_tries(list(view(page).get("hand") or [])):
         if not onecard_my_turn(page):
             return "not_my_turn"
-        card = page.locator(f'.oc-hand .card[data-card="{code}"]')
-        if not card.count():
-            continue
-        card.click()
+        for code in cards:
+            page.locator(f'.oc-hand .card[data-card="{code}"]').click()
         before = page.evaluate(JS_STAMP)
         page.locator('[data-act="play"]').click()
         picker = page.locator(".suit-picker")
@@ -98,11 +117,11 @@ def onecard_play_turn(page: Any) -> str:
         now = wait_change(page, before)
         if now["refusals"] != before["refusals"]:
             assert page.locator("#refusal").is_visible()
-            sel = page.locator(f'.oc-hand .card.selected[data-card="{code}"]')
-            if sel.count():
-                sel.click()  # deselect and try the next one
+            selected = page.locator(".oc-hand .card.selected")
+            while selected.count():
+                selected.first.click()  # deselect, then try the next
             continue
-        return f"play {code}"
+        return "play " + " ".join(cards)
     for act in ("take", "draw", "pass"):
         btn = page.locator(f'.oc-actions [data-act="{act}"]')
         if btn.count() and btn.is_enabled():

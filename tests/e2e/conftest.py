@@ -12,14 +12,16 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import signal
+import subprocess
 import tempfile
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ttanjit.common.natsserver import NatsServer, wait_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,7 +70,19 @@ class Stack:
         return "\n".join(f"===== {p.name} =====\n{p.log()[-4000:]}" for p in self.svc.procs)
 
     def stop(self) -> None:
-        self.svc.stop_all()
+        """SIGTERM front to back (gateway first, shard last); whatever has not
+        exited 3 s later is killed (the e2e session's games need no handover)."""
+        for p in reversed(self.svc.procs):
+            if p.alive():
+                p.proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 3
+        for p in reversed(self.svc.procs):
+            try:
+                p.proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                print(f"{p.name} did not exit 3 s after SIGTERM: killed")
+                p.proc.kill()
+            p.stop()
         self.nats.stop()
 
 

@@ -150,22 +150,29 @@ class GameController {
       this.refused(f);
       return null;
     }
+    this.refusal = null;
     this.requestSync(0);
     return f;
   }
 
   refused(f) {
     this.refusals = (this.refusals || 0) + 1;
+    // kept across re-renders for a few seconds (bots keep the table moving)
+    this.refusal = { code: f.code, message: f.message || f.code, until: Date.now() + 5000 };
     const box = document.getElementById("refusal");
     if (box) {
-      box.textContent = f.message || f.code;
+      box.textContent = this.refusal.message;
       box.dataset.code = f.code;
       box.hidden = false;
-      clearTimeout(this.refusalTimer);
-      this.refusalTimer = setTimeout(() => { box.hidden = true; }, 5000);
     } else {
-      toast(f.message || f.code, "error");
+      toast(this.refusal.message, "error");
     }
+    clearTimeout(this.refusalTimer);
+    this.refusalTimer = setTimeout(() => {
+      this.refusal = null;
+      const b = document.getElementById("refusal");
+      if (b) b.hidden = true;
+    }, 5000);
   }
 
   leave() {
@@ -215,7 +222,9 @@ export function gameHeader(ctl, extra = []) {
 }
 
 export function refusalBox() {
-  return h("p#refusal.refusal", { role: "alert", hidden: true });
+  const r = game.refusal && game.refusal.until > Date.now() ? game.refusal : null;
+  return h("p#refusal.refusal", { role: "alert", hidden: !r, dataset: r ? { code: r.code } : {} },
+    r ? r.message : "");
 }
 
 export function autopilotBar(ctl, on) {
