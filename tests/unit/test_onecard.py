@@ -239,3 +239,40 @@ def test_fast_legal_plays_match_the_literal_rule() -> None:
         keys = [(tuple(a["cards"]), a.get("suit")) for a in got]
         assert len(keys) == len(set(keys))
         assert set(keys) == _reference_plays(hand, top, suit, pending, twos), (hand, top, suit)
+
+
+JUNK: list[Any] = [None, True, 1.5, -3, 10**30, "", "5H", "AS", "BJ", [], ["5H"], [["5H"]], {}, {"a": 1},
+                   "S", ["S"], float("nan")]
+
+
+def test_no_input_crashes_the_engine() -> None:
+    """DESIGN 4: bad input gets a clear refusal and changes nothing; no input
+    raises out of ``apply``."""
+    rng = random.Random(13)
+    for n in range(30):
+        g = game(2 + n % 5, seed=n)
+        t = 0
+        for _ in range(300):
+            if g.finished:
+                break
+            t += rng.randint(0, 3000)
+            seat: Any = rng.choice([*range(g.n), *JUNK]) if rng.random() < 0.2 else rng.randrange(g.n)
+            action: Any = {"type": rng.choice(["play", "draw", "take", "pass", "one_card", "resume",
+                                               "disconnect", "reconnect", "leave", *JUNK[:8]])}
+            if rng.random() < 0.6:
+                action["cards"] = rng.choice([rng.sample(DECK, rng.randint(1, 5)), *JUNK])
+            if rng.random() < 0.3:
+                action["suit"] = rng.choice([*SUITS, *JUNK])
+            if rng.random() < 0.05:
+                action = rng.choice(JUNK)
+            when: Any = rng.choice([t, t, t, -1, 1.5, None, "1"]) if rng.random() < 0.1 else t
+            before = g.state()
+            res = g.apply(when, seat, action)
+            if res.ok:
+                t = max(t, g.now)
+            else:
+                assert res.code and res.message and g.state() == before
+            for s in range(g.n):
+                g.legal_actions(s)
+                g.view(s)
+        assert g.legal_actions(99) == [] and "hand" not in g.view(99)

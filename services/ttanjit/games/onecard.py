@@ -514,7 +514,8 @@ class OneCard(Engine):
         player's screen never shows them (seed page). Play actions are
         shared precomputed dicts: read-only (copy before changing one)."""
         p = self.presence
-        if not (self.alive[seat] and not self.finished and p.paused_since is None
+        if not (0 <= seat < self.n and self.alive[seat] and not self.finished
+                and p.paused_since is None
                 and (p.connected[seat] or not p.human[seat] or p.substituted[seat])):
             return []
         out: list[JSON] = []
