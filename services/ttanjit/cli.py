@@ -23,6 +23,13 @@ def _replay(args: argparse.Namespace) -> int:
     doc = {"results": results, "events": events, "state": engine.state()}
     json.dump(doc, sys.stdout, ensure_ascii=False, indent=args.indent)
     sys.stdout.write("\n")
+    # A malformed action (not an action of this game at all) means a broken
+    # record: the document is still printed, but the exit says so.
+    bad = [i for i, r in enumerate(results) if r.get("code") == "bad_action"]
+    if bad:
+        print(f"ttanjit replay: malformed action in input(s) {', '.join(map(str, bad))} "
+              f"(code bad_action)", file=sys.stderr)
+        return 1
     return 0
 
 

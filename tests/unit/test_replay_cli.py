@@ -71,7 +71,8 @@ def test_missing_file(tmp_path: pathlib.Path) -> None:
 
 
 def test_malformed_actions_are_refusals_not_crashes(tmp_path: pathlib.Path) -> None:
-    """Bad actions inside a valid record are refused with a code (DESIGN 3.1)."""
+    """Malformed actions are refused with a code (DESIGN 3.1), the document is
+    printed, and the exit status says the record is broken."""
     junk: list[Any] = [{"type": "play", "cards": "5H"}, {"type": "play", "cards": [["5H"]]},
                        {"type": "play", "cards": [None]}, {"type": "play", "cards": ["7H"], "suit": ["S"]},
                        {"type": 3}, ["draw"], "draw", {"type": "fly"}, {}]
@@ -80,7 +81,8 @@ def test_malformed_actions_are_refusals_not_crashes(tmp_path: pathlib.Path) -> N
     path = tmp_path / "junk.json"
     path.write_text(json.dumps(_record(inputs=inputs)), encoding="utf-8")
     proc = run("replay", str(path))
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("ttanjit replay: malformed action in input(s) 0, 1, 2, 4, ")
     doc = json.loads(proc.stdout)
     codes = [r["code"] for r in doc["results"]]
     assert codes == ["bad_action"] * 3 + ["card_not_in_hand"] + ["bad_action"] * 5 + ["bad_seat"]
