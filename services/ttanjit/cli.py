@@ -124,6 +124,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds to wait for the handover (0 = the shard's default)")
     d.add_argument("--exit", action="store_true", help="the shard exits once drained")
     d.set_defaults(func=_drain)
+
+    from ttanjit.loadtest.cli import add_parser as add_loadtest
+
+    add_loadtest(sub)
     return p
 
 

@@ -1,0 +1,251 @@
+"""The capture file ``ttanjit.capture/1``: every frame of some connections,
+with its timing and direction, as JSON lines.
+
+```
+{"format": "ttanjit.capture/1", "source": "loadtest", "created_ms": 1764…, …}
+{"c": "p0", "t": 0.0, "open": {"nickname": "부하0"}}
+{"c": "p0", "t": 1.7, "d": ">", "f": {"type": "hello", "token": ""}}
+{"c": "p0", "t": 9.2, "d": "<", "f": {"type": "welcome", "seq": 1, …}}
+{"c": "p0", "t": 8312.5, "close": {"code": 1000, "by": "client"}}
+```
+- line 1 is the header; every other line belongs to one connection ``c``
+  (a label, unique in the file; a reconnection of the same player is a new
+  label with ``"player_of"`` in its ``open`` naming the first one);
+- ``t`` is ms since the capture started; ``d`` is ``>`` (client to server) or
+  ``<`` (server to client); ``f`` is the frame as its JSON object (binary
+  protobuf frames are stored decoded, with ``"bin": true`` on the line);
+- tokens are never written (``hello.token`` is ``""``; the replayer signs
+  its players in anew).
+
+:class:`GatewayRecorder` is the gateway's side: with ``TTANJIT_RECORD_SAMPLE``
+(a fraction, e.g. ``0.01``) and ``TTANJIT_RECORD_DIR`` set, that fraction of
+WebSocket connections is written, one capture file per gateway process.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import orjson
+
+FORMAT = "ttanjit.capture/1"
+CLIENT, SERVER = ">", "<"
+
+
+class CaptureError(ValueError):
+    pass
+
+
+def scrub(frame: dict[str, Any]) -> dict[str, Any]:
+    """A client frame without secrets (the sign-in token)."""
+    if frame.get("type") == "hello" and "token" in frame:
+        frame = {**frame, "token": ""}
+    return frame
+
+
+class CaptureWriter:
+    """Appends capture lines to a file (one per load-generator or gateway
+    process). Each line is written whole, so a file cut short by a crash is
+    still readable up to its last line."""
+
+    def __init__(self, path: str | Path, source: str, **meta: Any) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f: TextIO = open(self.path, "w", encoding="utf-8")  # noqa: SIM115
+        self._t0 = time.monotonic()
+        self._write({"format": FORMAT, "source": source,
+                     "created_ms": int(time.time() * 1000), **meta})
+
+    def now(self) -> float:
+        return round((time.monotonic() - self._t0) * 1000, 2)
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        self._f.write(orjson.dumps(obj).decode() + "\n")
+
+    def open_conn(self, conn: str, **meta: Any) -> None:
+        self._write({"c": conn, "t": self.now(), "open": meta})
+
+    def frame(self, conn: str, direction: str, frame: dict[str, Any],
+              binary: bool = False) -> None:
+        line: dict[str, Any] = {"c": conn, "t": self.now(), "d": direction,
+                                "f": scrub(frame) if direction == CLIENT else frame}
+        if binary:
+            line["bin"] = True
+        self._write(line)
+
+    def close_conn(self, conn: str, code: int | None, by: str) -> None:
+        self._write({"c": conn, "t": self.now(), "close": {"code": code, "by": by}})
+        self._f.flush()
+
+    def flush(self) -> None:
+        self._f.flush()
+
+    def close(self) -> None:
+        if not self._f.closed:
+            self._f.close()
+
+
+@dataclass
+class Line:
+    t: float
+    direction: str  # ">" / "<" for frames, "open" / "close"
+    frame: dict[str, Any]
+
+
+@dataclass
+class ConnCapture:
+    label: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    lines: list[Line] = field(default_factory=list)
+    closed: dict[str, Any] | None = None
+
+    def client_frames(self) -> list[Line]:
+        return [ln for ln in self.lines if ln.direction == CLIENT]
+
+    def server_frames(self) -> list[Line]:
+        return [ln for ln in self.lines if ln.direction == SERVER]
+
+
+@dataclass
+class Capture:
+    header: dict[str, Any]
+    conns: dict[str, ConnCapture]
+
+    def players(self) -> list[list[ConnCapture]]:
+        """Connections grouped by player (a reconnection continues the one
+        named by ``player_of``), in the order they opened."""
+        groups: dict[str, list[ConnCapture]] = {}
+        for c in self.conns.values():
+            groups.setdefault(str(c.meta.get("player_of") or c.label), []).append(c)
+        return list(groups.values())
+
+
+def load(path: str | Path) -> Capture:
+    conns: dict[str, ConnCapture] = {}
+    with open(path, encoding="utf-8") as f:
+        first = f.readline()
+        try:
+            header = orjson.loads(first)
+        except orjson.JSONDecodeError:
+            raise CaptureError(f"{path}: line 1 is not JSON") from None
+        if not isinstance(header, dict) or header.get("format") != FORMAT:
+            raise CaptureError(f"{path}: not a {FORMAT} file")
+        for no, raw in enumerate(f, start=2):
+            if not raw.strip():
+                continue
+            try:
+                obj = orjson.loads(raw)
+                label, t = str(obj["c"]), float(obj["t"])
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                raise CaptureError(f"{path}:{no}: not a capture line") from None
+            conn = conns.setdefault(label, ConnCapture(label))
+            if "open" in obj:
+                conn.meta = dict(obj["open"] or {})
+            elif "close" in obj:
+                conn.closed = dict(obj["close"] or {})
+                conn.lines.append(Line(t, "close", conn.closed))
+            elif obj.get("d") in (CLIENT, SERVER) and isinstance(obj.get("f"), dict):
+                conn.lines.append(Line(t, obj["d"], obj["f"]))
+            else:
+                raise CaptureError(f"{path}:{no}: not a capture line")
+    return Capture(header, conns)
+
+
+# -- the gateway's sampler ----------------------------------------------------------
+class GatewayRecorder:
+    """Records a sample of a gateway's WebSocket connections by wrapping the
+    ASGI ``receive``/``send`` of ``/ws`` (the gateway's code path is
+    untouched for the connections not sampled)."""
+
+    def __init__(self, sample: float, directory: str, rng: random.Random | None = None) -> None:
+        self.sample = sample
+        self.dir = Path(directory)
+        self.rng = rng or random.Random()
+        self.writer: CaptureWriter | None = None
+        self.n = 0
+
+    @classmethod
+    def from_env(cls) -> GatewayRecorder | None:
+        raw = os.environ.get("TTANJIT_RECORD_SAMPLE") or ""
+        try:
+            sample = float(raw) if raw else 0.0
+        except ValueError:
+            sample = 0.0
+        if sample <= 0:
+            return None
+        directory = os.environ.get("TTANJIT_RECORD_DIR") or "captures"
+        return cls(min(sample, 1.0), directory)
+
+    def _writer(self) -> CaptureWriter:
+        if self.writer is None:
+            name = f"gateway-{socket.gethostname()}-{os.getpid()}-{int(time.time())}"
+            self.writer = CaptureWriter(self.dir / f"{name}.capture.jsonl", "gateway",
+                                        sample=self.sample)
+        return self.writer
+
+    def wrap(self, receive: Any, send: Any) -> tuple[Any, Any]:
+        if self.rng.random() >= self.sample:
+            return receive, send
+        w = self._writer()
+        self.n += 1
+        label = f"g{os.getpid()}-{self.n}"
+        state = {"proto": False, "closed": False}
+        w.open_conn(label)
+
+        def close(code: int | None, by: str) -> None:
+            if not state["closed"]:
+                state["closed"] = True
+                w.close_conn(label, code, by)
+
+        async def rec_receive() -> Any:
+            msg = await receive()
+            kind = msg.get("type")
+            if kind == "websocket.receive":
+                text = msg.get("text")
+                if text is not None:
+                    w.frame(label, CLIENT, _decode_json(text))
+                else:
+                    w.frame(label, CLIENT, _decode_bin(msg.get("bytes") or b"", True), True)
+            elif kind == "websocket.disconnect":
+                close(msg.get("code"), "client")
+            return msg
+
+        async def rec_send(msg: Any) -> None:
+            kind = msg.get("type")
+            if kind == "websocket.accept":
+                state["proto"] = msg.get("subprotocol") == "ttanjit.v1.proto"
+            elif kind == "websocket.send":
+                text = msg.get("text")
+                if text is not None:
+                    w.frame(label, SERVER, _decode_json(text))
+                else:
+                    w.frame(label, SERVER, _decode_bin(msg.get("bytes") or b"", False), True)
+            elif kind == "websocket.close":
+                close(msg.get("code"), "server")
+            await send(msg)
+
+        return rec_receive, rec_send
+
+
+def _decode_json(text: str) -> dict[str, Any]:
+    try:
+        obj = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {"raw": text[:4096]}
+    return obj if isinstance(obj, dict) else {"raw": text[:4096]}
+
+
+def _decode_bin(data: bytes, client: bool) -> dict[str, Any]:
+    from ttanjit.gateway import codec
+    from ttanjit.gateway.errors import FrameError
+
+    try:
+        return codec.decode_proto(data) if client else codec.decode_server_proto(data)
+    except (FrameError, Exception):  # noqa: BLE001 - a bad frame is recorded as bytes
+        return {"raw_hex": data[:4096].hex()}

@@ -1,0 +1,170 @@
+"""``ttanjit loadtest play|record|replay|report`` (also ``python -m
+ttanjit.loadtest``). Every subcommand works against any deployment's URL
+(``--url http://host:port``) or a local stack it starts itself (``--local``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from contextlib import ExitStack
+from typing import Any
+
+from ttanjit.loadtest.stats import push, table
+
+
+def _think(raw: str) -> tuple[int, int]:
+    lo, _, hi = raw.partition("-")
+    a = int(lo)
+    return a, int(hi or lo)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--url", default="http://127.0.0.1:8080",
+                   help="the gateway's base URL (default %(default)s)")
+    p.add_argument("--local", action="store_true",
+                   help="start a whole local stack for the run and use its gateway")
+    p.add_argument("--json", metavar="FILE", help="also write the report as JSON")
+    p.add_argument("--push", metavar="URL", help="push the report to this Pushgateway")
+    p.add_argument("--run-label", default="", help="the run label on pushed metrics")
+    p.add_argument("--quiet", action="store_true", help="no live progress line")
+
+
+def _players(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-n", "--players", type=int, default=8)
+    p.add_argument("--game", default="onecard", choices=["onecard", "penalty_rows", "hakka"])
+    p.add_argument("--seats", type=int, default=4)
+    p.add_argument("--mode", default="quick", choices=["quick", "room"],
+                   help="quick match, or private rooms of --seats players")
+    p.add_argument("--ramp", type=float, default=5.0, help="seconds to bring all players in")
+    p.add_argument("--duration", type=float, default=60.0, help="seconds the run lasts")
+    p.add_argument("--games", type=int, default=0, help="stop a player after this many games")
+    p.add_argument("--level", default="normal", choices=["random", "easy", "normal"],
+                   help="the policy simulated players play with")
+    p.add_argument("--think", type=_think, default=(1000, 3000), metavar="MS-MS",
+                   help="a player's pause before each move (default 1000-3000)")
+    p.add_argument("--mistakes", type=float, default=0.0,
+                   help="chance a move is sent twice (the copy is refused)")
+    p.add_argument("--resume-rate", type=float, default=0.0,
+                   help="chance per game a player loses its connection and resumes")
+    p.add_argument("--seed", type=int, default=None,
+                   help="room games: deal with this seed (the server must allow test options)")
+    p.add_argument("--options", default="", help="room options as JSON")
+    p.add_argument("--proto", action="store_true", help="binary protobuf frames")
+
+
+def _cfg(args: argparse.Namespace) -> Any:
+    from ttanjit.loadtest.player import PlayConfig
+
+    return PlayConfig(game=args.game, seats=args.seats, mode=args.mode, level=args.level,
+                      think_ms=args.think, mistake_rate=args.mistakes,
+                      resume_rate=args.resume_rate, seed=args.seed, games=args.games,
+                      proto=args.proto,
+                      options=json.loads(args.options) if args.options else {})
+
+
+def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
+    print(table(report))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(report, f, ensure_ascii=False, indent=2)
+    if args.push:
+        code = push(args.push, report, run=args.run_label)
+        print(f"pushed to {args.push}: HTTP {code}", file=sys.stderr)
+    return 0
+
+
+def _url(args: argparse.Namespace, stack: ExitStack) -> str:
+    if not args.local:
+        return str(args.url).rstrip("/")
+    from ttanjit.loadtest.localstack import LocalStack
+
+    local = stack.enter_context(LocalStack())
+    return local.urls()[0]
+
+
+def _play(args: argparse.Namespace) -> int:
+    from ttanjit.loadtest.play import play
+
+    with ExitStack() as stack:
+        url = _url(args, stack)
+        report = asyncio.run(play(url, args.players, _cfg(args), ramp_s=args.ramp,
+                                  duration_s=args.duration,
+                                  capture=getattr(args, "out", None),
+                                  record=getattr(args, "record", "all"),
+                                  progress=0.0 if args.quiet else 1.0))
+    return _finish(args, report)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from ttanjit.loadtest.replay import replay
+
+    with ExitStack() as stack:
+        url = _url(args, stack)
+        report = asyncio.run(replay(url, args.capture, speed=args.speed, fanout=args.fanout,
+                                    ramp_s=args.ramp, progress=0.0 if args.quiet else 1.0,
+                                    proto=args.proto, timeout_s=args.timeout))
+    rc = _finish(args, report)
+    for d in report["divergences"][:20]:
+        print("divergence:", json.dumps(d, ensure_ascii=False))
+    return 1 if report["divergences"] and args.strict else rc
+
+
+def _report(args: argparse.Namespace) -> int:
+    with open(args.file, encoding="utf-8") as f:
+        report = json.load(f)
+    return _finish(args, report)
+
+
+def add_parser(sub: Any) -> None:
+    """The ``loadtest`` subcommand of the ``ttanjit`` command line."""
+    lt = sub.add_parser("loadtest", help="simulated players, capture, replay, reports")
+    _fill(lt)
+
+
+def _fill(lt: argparse.ArgumentParser) -> None:
+    ls = lt.add_subparsers(dest="loadtest_command", required=True)
+
+    p = ls.add_parser("play", help="N simulated players play real games over WebSockets")
+    _common(p)
+    _players(p)
+    p.set_defaults(func=_play)
+
+    r = ls.add_parser("record", help="like play, writing every frame of chosen players "
+                                     "to a capture file")
+    _common(r)
+    _players(r)
+    r.add_argument("-o", "--out", required=True, help="the capture file (JSON lines)")
+    r.add_argument("--record", default="all",
+                   help="which players to capture: all, or numbers like 0,2-3")
+    r.set_defaults(func=_play)
+
+    rp = ls.add_parser("replay", help="replay a capture (faster with --speed, "
+                                      "multiplied with --fanout)")
+    _common(rp)
+    rp.add_argument("capture")
+    rp.add_argument("--speed", type=float, default=1.0, help="1 = as recorded, 10 = 10x faster")
+    rp.add_argument("--fanout", type=int, default=1, help="copies of the captured players")
+    rp.add_argument("--ramp", type=float, default=0.0, help="seconds to start all copies")
+    rp.add_argument("--timeout", type=float, default=60.0,
+                    help="seconds to wait for an answer the capture had")
+    rp.add_argument("--proto", action="store_true", help="binary protobuf frames")
+    rp.add_argument("--strict", action="store_true", help="exit 1 on any divergence")
+    rp.set_defaults(func=_replay)
+
+    rr = ls.add_parser("report", help="print a saved JSON report (and push it)")
+    rr.add_argument("file")
+    rr.add_argument("--json", help=argparse.SUPPRESS)
+    rr.add_argument("--push", metavar="URL")
+    rr.add_argument("--run-label", default="")
+    rr.set_defaults(func=_report)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ttanjit.loadtest", description=__doc__)
+    _fill(p)
+    args = p.parse_args(argv)
+    rc: int = args.func(args)
+    return rc

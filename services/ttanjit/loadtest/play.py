@@ -1,0 +1,99 @@
+"""``ttanjit loadtest play``: N simulated players ramped up over ``ramp_s``,
+playing for ``duration_s`` (or until each played ``games`` games), with a
+live progress line; returns the report (:mod:`ttanjit.loadtest.stats`).
+``record`` is the same run with a capture of chosen players."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import Any
+
+import httpx
+
+from ttanjit.loadtest.capture import CaptureWriter
+from ttanjit.loadtest.player import PlayConfig, Player, RoomGroup
+from ttanjit.loadtest.stats import Stats
+
+
+def _chosen(spec: str, n: int) -> set[int]:
+    """``all``, ``none`` or ``0,2-3`` -> player numbers."""
+    if spec in ("all", "*"):
+        return set(range(n))
+    out: set[int] = set()
+    for part in filter(None, spec.split(",")):
+        if part == "none":
+            continue
+        if "-" in part:
+            a, b = part.split("-", 1)
+            out.update(range(int(a), int(b) + 1))
+        else:
+            out.add(int(part))
+    return {i for i in out if 0 <= i < n}
+
+
+async def play(base: str, players: int, cfg: PlayConfig, *, ramp_s: float = 0.0,
+               duration_s: float = 60.0, capture: str | None = None, record: str = "all",
+               progress: float = 1.0, stats: Stats | None = None,
+               first: int = 0) -> dict[str, Any]:
+    stats = stats or Stats()
+    writer = CaptureWriter(capture, "loadtest", url=base, game=cfg.game) if capture else None
+    recorded = _chosen(record, players) if writer else set()
+    finished: set[str] = set()
+    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+    stop = asyncio.Event()
+    failures: list[str] = []
+    async with httpx.AsyncClient(limits=limits, timeout=30) as http:
+        roster: list[Player] = []
+        group: RoomGroup | None = None
+        for i in range(players):
+            if cfg.mode == "room" and (group is None or len(group.members) == group.size):
+                group = RoomGroup(cfg.seats)
+            p = Player(first + i, base, cfg, stats, http,
+                       writer if i in recorded else None,
+                       group if cfg.mode == "room" else None, finished)
+            if group is not None and cfg.mode == "room":
+                group.members.append(p)
+            roster.append(p)
+
+        async def one(i: int, p: Player) -> None:
+            if ramp_s and players > 1:
+                await asyncio.sleep(ramp_s * i / players)
+            try:
+                await p.start()
+                await p.run(stop)
+            except Exception as exc:  # noqa: BLE001 - counted and reported, the run goes on
+                stats.count["player_failures"] += 1
+                if len(failures) < 20:
+                    failures.append(f"p{p.n}: {exc!r}")
+
+        t0 = time.monotonic()
+        tasks = [asyncio.create_task(one(i, p)) for i, p in enumerate(roster)]
+        everyone = asyncio.ensure_future(asyncio.gather(*tasks))
+        tty = sys.stderr.isatty()
+        peak = 0
+        while True:
+            left = duration_s - (time.monotonic() - t0)
+            if left <= 0 or everyone.done():
+                break
+            await asyncio.wait({everyone}, timeout=min(progress or left, left))
+            peak = max(peak, stats.in_game)
+            if progress:
+                line = stats.progress_line()
+                print(("\r" + line) if tty else line, end="" if tty else "\n",
+                      file=sys.stderr, flush=True)
+        if tty and progress:
+            print(file=sys.stderr)
+        stop.set()
+        await asyncio.wait({everyone}, timeout=5)
+        for p in roster:
+            await p.stop()
+        everyone.cancel()
+        await asyncio.gather(everyone, return_exceptions=True)
+    if writer is not None:
+        writer.close()
+    return stats.report(players=players, games_finished=stats.count["games_finished"],
+                        peak_in_game=peak, failures=failures,
+                        games_played=sum(p.games_played for p in roster),
+                        **({"capture": capture} if capture else {}))

@@ -1,0 +1,398 @@
+"""A simulated player: signs in, queues for a quick match or meets its group
+in a private room, and plays real games with a bot policy (``ttanjit.bots``)
+from the view the server sends it — never more. It acts like the web client:
+after each burst of events it asks for its view (``sync``), then thinks for
+a human pause before it moves; it pings every 15 s, and (optionally) makes
+mistakes (a move sent twice: the second is refused) and loses its connection
+once in a while and resumes its session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from ttanjit import bots
+from ttanjit.loadtest.capture import CaptureWriter
+from ttanjit.loadtest.client import Conn, Frame, sign_in
+from ttanjit.loadtest.stats import Stats
+
+GAME_OVER = ("game_over", "game_ended")
+SYNC_DELAY_S = 0.06  # like the web client (static/js/game.js)
+
+
+@dataclass
+class PlayConfig:
+    game: str = "onecard"
+    seats: int = 4
+    mode: str = "quick"  # quick | room
+    level: str = "normal"  # the policy the simulated humans play with
+    think_ms: tuple[int, int] = (1000, 3000)
+    mistake_rate: float = 0.0  # chance a move is sent twice (the copy is refused)
+    resume_rate: float = 0.0  # chance per game to lose the connection once and resume
+    seed: int | None = None  # room games: the room option ``seed`` (test deployments)
+    games: int = 0  # games per player (0 = until the run stops)
+    ping_s: float = 15.0
+    proto: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+class RoomGroup:
+    """The players who meet in one private room per game: the first member
+    creates it, the others join by its code in member order (so seats are
+    the same every time), the host starts when all are in."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.members: list[Player] = []
+        self._codes: dict[int, asyncio.Future[str]] = {}
+        self._joined: dict[int, int] = {}
+        self._full: dict[int, asyncio.Event] = {}
+
+    def code(self, rnd: int) -> asyncio.Future[str]:
+        if rnd not in self._codes:
+            self._codes[rnd] = asyncio.get_running_loop().create_future()
+        return self._codes[rnd]
+
+    def full(self, rnd: int) -> asyncio.Event:
+        return self._full.setdefault(rnd, asyncio.Event())
+
+    def joined(self, rnd: int) -> int:
+        return self._joined.get(rnd, 0)
+
+    def join(self, rnd: int) -> None:
+        self._joined[rnd] = self._joined.get(rnd, 0) + 1
+        if self._joined[rnd] == self.size:
+            self.full(rnd).set()
+
+
+class Player:
+    def __init__(self, n: int, base: str, cfg: PlayConfig, stats: Stats,
+                 http: httpx.AsyncClient, writer: CaptureWriter | None = None,
+                 group: RoomGroup | None = None, finished: set[str] | None = None) -> None:
+        self.n = n
+        self.base = base
+        self.cfg = cfg
+        self.stats = stats
+        self.http = http
+        self.writer = writer
+        self.group = group
+        self.finished_games = finished if finished is not None else set()
+        self.rng = random.Random(n * 7919 + (cfg.seed or 0))
+        self.ident: dict[str, Any] = {}
+        self.conn: Conn | None = None
+        self.label = f"p{n}"
+        self.reconnects = 0
+        self.game_id = ""
+        self.seat: int | None = None
+        self.view: dict[str, Any] | None = None
+        self.view_seq = 0
+        self.min_seq = 0  # act only on a view at least this fresh
+        self.matched: asyncio.Future[Frame] | None = None
+        self.game_done = asyncio.Event()
+        self.in_game = False
+        self.games_played = 0
+        self.cmd = 0
+        self._sync_timer: asyncio.TimerHandle | None = None
+        self._think: asyncio.Task[None] | None = None
+        self._acting = False
+        self._pressed: Any = None
+        self._dropped_this_game = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.stopping = False
+        self.online = False
+        self.round = 0
+
+    # -- connection --------------------------------------------------------------
+    async def start(self) -> None:
+        self.ident = await sign_in(self.http, self.base, f"부하{self.n}")
+        await self._connect(None)
+        self._online(True)
+
+    def _online(self, on: bool) -> None:
+        if on != self.online:
+            self.online = on
+            self.stats.connected += 1 if on else -1
+
+    async def _connect(self, resume: dict[str, Any] | None) -> None:
+        label = self.label if not self.reconnects else f"{self.label}.{self.reconnects}"
+        if self.writer is not None:
+            meta: dict[str, Any] = {"nickname": self.ident["nickname"]}
+            if self.reconnects:
+                meta["player_of"] = self.label
+            self.writer.open_conn(label, **meta)
+        conn = Conn(self.base, self.stats, self.on_frame, self.writer, label, self.cfg.proto)
+        await conn.connect()
+        self.conn = conn
+        welcome = await conn.hello(self.ident["token"], resume)
+        if welcome.get("type") != "welcome":
+            raise RuntimeError(f"hello refused: {welcome}")
+        self._spawn(self._watch(conn))
+
+    async def _watch(self, conn: Conn) -> None:
+        """An unexpected close: resume the session like a real client."""
+        await conn.closed.wait()
+        if conn.closing or self.stopping or conn is not self.conn:
+            return
+        self._online(False)
+        await asyncio.sleep(self.rng.uniform(0.2, 1.0))
+        await self._resume(conn)
+
+    async def _resume(self, old: Conn) -> None:
+        self.reconnects += 1
+        try:
+            await self._connect({"session": old.session, "last_seq": old.last_seq})
+        except Exception:  # noqa: BLE001 - the gateway is gone for good
+            self.stats.count["reconnect_failures"] += 1
+            return
+        self._online(True)
+
+    async def drop_and_resume(self) -> None:
+        """Lose the connection (no close handshake) and resume 0.3–1.5 s later."""
+        old = self.conn
+        if old is None:
+            return
+        old.drop()
+        await old.closed.wait()
+        self._online(False)
+        self.stats.count["drops"] += 1
+        await asyncio.sleep(self.rng.uniform(0.3, 1.5))
+        await self._resume(old)
+
+    def _spawn(self, coro: Any) -> None:
+        t = asyncio.create_task(coro)
+        self._tasks.add(t)
+        t.add_done_callback(self._tasks.discard)
+
+    async def send(self, frame: Frame) -> asyncio.Future[Frame]:
+        assert self.conn is not None
+        return await self.conn.send(frame)
+
+    async def request(self, frame: Frame, timeout: float = 30.0) -> Frame:
+        assert self.conn is not None
+        return await self.conn.request(frame, timeout)
+
+    # -- the run -----------------------------------------------------------------------
+    async def run(self, stop: asyncio.Event) -> None:
+        self._spawn(self._pinger(stop))
+        while not stop.is_set():
+            if self.cfg.games and self.games_played >= self.cfg.games:
+                break
+            ok = await self._find_game(stop)
+            if not ok:
+                if stop.is_set():
+                    break
+                await asyncio.sleep(1.0)
+                continue
+            await self._play(stop)
+            await asyncio.sleep(self.rng.uniform(0.5, 1.5))
+
+    async def _pinger(self, stop: asyncio.Event) -> None:
+        await asyncio.sleep(self.rng.uniform(0, self.cfg.ping_s))
+        while not stop.is_set():
+            if self.conn is not None and not self.conn.closed.is_set():
+                await self.send({"type": "ping", "client_ms": 0})
+            await asyncio.sleep(self.cfg.ping_s)
+
+    async def _find_game(self, stop: asyncio.Event) -> bool:
+        self.matched = asyncio.get_running_loop().create_future()
+        self.game_done = asyncio.Event()
+        if self.cfg.mode == "room" and self.group is not None:
+            if not await self._room():
+                return False
+        else:
+            ans = await self.request({"type": "queue", "game": self.cfg.game,
+                                      "seats": self.cfg.seats})
+            if ans.get("type") != "queued":
+                return False
+        waiter = asyncio.ensure_future(self.matched)
+        stopper = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        stopper.cancel()
+        if not waiter.done():
+            waiter.cancel()
+            if self.cfg.mode == "quick":
+                await self.send({"type": "cancel_queue"})
+            return False
+        return True
+
+    async def _room(self) -> bool:
+        g = self.group
+        assert g is not None
+        self.round += 1
+        rnd, code = self.round, g.code(self.round)
+        if g.members[0] is self:
+            opts = dict(self.cfg.options)
+            if self.cfg.seed is not None:
+                opts["seed"] = self.cfg.seed
+            frame: Frame = {"type": "room_create", "game": self.cfg.game, "seats": g.size}
+            if opts:
+                frame["options"] = opts
+            ans = await self.request(frame)
+            if ans.get("type") != "room":
+                code.set_exception(RuntimeError(f"room_create: {ans.get('code')}"))
+                return False
+            code.set_result(ans["room"]["code"])
+            g.join(rnd)
+            await asyncio.wait_for(g.full(rnd).wait(), 60)
+            ans = await self.request({"type": "room_start"}, 60)
+            return ans.get("type") == "matched"
+        room_code = await asyncio.wait_for(asyncio.shield(code), 60)
+        idx = g.members.index(self)
+        while g.joined(rnd) != idx:  # join in member order: the same seats every time
+            await asyncio.sleep(0.01)
+        ans = await self.request({"type": "room_join", "code": room_code})
+        g.join(rnd)
+        return ans.get("type") == "room"
+
+    async def _play(self, stop: asyncio.Event) -> None:
+        waiter = asyncio.ensure_future(self.game_done.wait())
+        stopper = asyncio.ensure_future(stop.wait())
+        if self.cfg.resume_rate and self.rng.random() < self.cfg.resume_rate:
+            self._spawn(self._drop_later())
+        await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        stopper.cancel()
+        if self.in_game:
+            self.in_game = False
+            self.stats.in_game -= 1
+
+    async def _drop_later(self) -> None:
+        await asyncio.sleep(self.rng.uniform(2.0, 8.0))
+        if self.in_game and not self.stopping:
+            await self.drop_and_resume()
+
+    # -- frames ---------------------------------------------------------------------------
+    def on_frame(self, f: Frame) -> None:
+        kind = f.get("type")
+        if kind == "matched":
+            self.game_id, self.seat = f["game_id"], f.get("seat")
+            self.view, self.view_seq, self.min_seq = None, 0, 0
+            self._pressed = None
+            if not self.in_game:
+                self.in_game = True
+                self.stats.in_game += 1
+            if self.matched is not None and not self.matched.done():
+                self.matched.set_result(f)
+        elif kind == "event" and f.get("game_id") == self.game_id:
+            ev = f.get("event") or {}
+            if ev.get("type") in GAME_OVER:
+                self._game_over()
+            else:
+                self._schedule_sync()
+        elif kind == "view" and f.get("game_id") == self.game_id:
+            self.view, self.view_seq = f.get("view") or {}, int(f.get("game_seq") or 0)
+            if isinstance(self.view.get("seat"), int):
+                self.seat = self.view["seat"]
+            if self.view.get("finished"):
+                self._game_over()
+            else:
+                self._consider()
+        elif kind == "welcome" and f.get("game_id") and not self.game_id:
+            self.game_id, self.seat = f["game_id"], f.get("seat")
+
+    def _game_over(self) -> None:
+        if self.game_done.is_set():
+            return
+        if self.game_id and self.game_id not in self.finished_games:
+            self.finished_games.add(self.game_id)
+            self.stats.count["games_finished"] += 1
+        self.games_played += 1
+        self.game_done.set()
+        if self._think is not None:
+            self._think.cancel()
+        if self.conn is not None and not self.conn.closed.is_set():
+            # the final view, as the web client asks for it (the gateway also
+            # learns here that the game is over for this seat)
+            self._spawn(self.send({"type": "sync", "game_id": self.game_id}))
+
+    def _schedule_sync(self) -> None:
+        if self._sync_timer is not None:
+            self._sync_timer.cancel()
+        loop = asyncio.get_running_loop()
+        self._sync_timer = loop.call_later(SYNC_DELAY_S, self._sync_now)
+
+    def _sync_now(self) -> None:
+        self._sync_timer = None
+        if self.conn is not None and not self.conn.closed.is_set() and not self.game_done.is_set():
+            self._spawn(self.send({"type": "sync", "game_id": self.game_id}))
+
+    def _consider(self) -> None:
+        """A fresh view: plan a move (after a human pause), or a press."""
+        v, seat = self.view, self.seat
+        if v is None or seat is None or self._acting or self.view_seq < self.min_seq:
+            return
+        if self.cfg.game == "onecard":
+            key = bots.module("onecard").window_key(v)
+            if key is not None and key != self._pressed:
+                self._pressed = key
+                delay = bots.press_after_ms("onecard", "normal", seat, v, self.rng)
+                if delay is not None:
+                    self._spawn(self._press(key, delay))
+        if self._think is None or self._think.done():
+            self._think = asyncio.create_task(self._act_later())
+
+    async def _press(self, key: Any, delay_ms: int) -> None:
+        await asyncio.sleep(delay_ms / 1000)
+        v = self.view
+        if v is None or bots.module("onecard").window_key(v) != key or self.game_done.is_set():
+            return
+        await self._action({"type": "one_card"})
+
+    async def _act_later(self) -> None:
+        v, seat = self.view, self.seat
+        assert v is not None and seat is not None
+        autopilot = v.get("autopilot") or []
+        if seat < len(autopilot) and autopilot[seat] and not (v.get("resume_pending") or
+                                                               [False] * (seat + 1))[seat]:
+            await self._action({"type": "resume"})
+            return
+        if bots.decide(self.cfg.game, self.cfg.level, seat, v, self.rng, 20) is None:
+            return
+        lo, hi = self.cfg.think_ms
+        await asyncio.sleep(self.rng.uniform(lo, hi) / 1000)
+        v = self.view  # the latest view: the table may have moved meanwhile
+        if v is None or self.game_done.is_set() or self.view_seq < self.min_seq:
+            return
+        action = bots.decide(self.cfg.game, self.cfg.level, seat, v, self.rng, 20)
+        if action is None:
+            return
+        self._acting = True
+        try:
+            ans = await self._action(action)
+            if ans.get("type") == "result":
+                self.min_seq = int(ans.get("game_seq") or 0)
+                if self.cfg.mistake_rate and self.rng.random() < self.cfg.mistake_rate:
+                    await self._action(action)  # a double tap: refused
+        finally:
+            self._acting = False
+        if ans.get("type") == "error":
+            self._schedule_sync()
+
+    async def _action(self, action: dict[str, Any]) -> Frame:
+        self.cmd += 1
+        try:
+            fut = await self.send({"type": "action", "game_id": self.game_id,
+                                   "cmd_id": f"c{self.cmd}", "action": action})
+            return await asyncio.wait_for(fut, 30)
+        except TimeoutError:
+            return {"type": "error", "code": "timeout"}
+
+    async def stop(self) -> None:
+        self.stopping = True
+        if self._sync_timer is not None:
+            self._sync_timer.cancel()
+        for t in list(self._tasks):
+            t.cancel()
+        if self._think is not None:
+            self._think.cancel()
+        if self.conn is not None:
+            await self.conn.close()
+        self._online(False)
+        if self.in_game:
+            self.in_game = False
+            self.stats.in_game -= 1

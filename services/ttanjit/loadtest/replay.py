@@ -1,0 +1,415 @@
+"""``ttanjit loadtest replay``: a capture replayed against a deployment at
+``speed`` times its pace, fanned out into ``fanout`` copies of its players.
+
+Per copy, every captured player signs in anew (new player id, token and
+session) and sends the captured client frames with their recorded pauses
+(divided by ``speed``); what ties the copies to the capture:
+
+- **lobby order**: lobby frames (rooms, queue) of a copy go one at a time in
+  the capture's order, each after the previous one's answer, so the players
+  of a copy take the same seats in their own room; room codes and game ids
+  are remapped per copy (the answer's new code replaces the captured one);
+- **seeded deals**: a room created with the test option ``seed`` (the
+  load tester's ``record --mode room --seed N``; the server must run with
+  ``TTANJIT_TEST_OPTIONS=1``) deals every copy the same cards, so the
+  captured moves stay legal;
+- **causal order**: a game frame is sent only once the player has received
+  as many of its game's events (``game_seq``) as it had when the frame was
+  captured — timer events included — so moves of different players keep
+  their order at any speed;
+- **outcomes**: every answer is compared with the captured one: accepted vs
+  refused (and the refusal code); each difference is a divergence.
+
+Quick-match captures replay too, but the matchmaker then seats players of
+different copies together and deals at random, so their moves diverge:
+capture room games with a seed when the outcomes must reproduce.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from ttanjit.loadtest.capture import CLIENT, SERVER, Capture, ConnCapture, Line, load
+from ttanjit.loadtest.client import ANSWERED_BY, Conn, Frame, sign_in
+from ttanjit.loadtest.stats import ANSWERS, Stats
+
+LOBBY = frozenset({"queue", "cancel_queue", "room_create", "room_join", "room_leave",
+                   "room_options", "room_add_bot", "room_remove_bot", "room_start"})
+GAME = frozenset({"action", "sync"})
+
+
+# -- what the capture says, per client frame (sans-I/O) --------------------------
+@dataclass
+class Step:
+    conn: int  # index of the player's connection
+    line: Line
+    answer: Frame | None = None  # the captured answer
+    need_seq: int = 0  # game events the player had received (its game) when it sent it
+    game_no: int = -1  # which of the player's games (by its matched frames) it belongs to
+    lobby_no: int = -1  # global order of lobby frames in the capture
+    act: tuple[str, int] | None = None  # (captured game id, order of actions in that game)
+
+
+def expected_answers(lines: list[Line]) -> dict[int, Frame]:
+    """Index of each client frame -> its captured answer (the same matching
+    as :class:`~ttanjit.loadtest.client.Conn`: by ``cmd_id`` for actions,
+    by ``ref`` for errors, else the oldest pending request the type answers)."""
+    out: dict[int, Frame] = {}
+    pending: dict[str, list[int]] = {}
+    cmds: dict[str, int] = {}
+    for i, ln in enumerate(lines):
+        f = ln.frame
+        kind = f.get("type", "")
+        if ln.direction == CLIENT:
+            if kind == "action":
+                cmds[str(f.get("cmd_id"))] = i
+            elif kind in ANSWERS:
+                pending.setdefault(kind, []).append(i)
+            continue
+        if ln.direction != SERVER:
+            continue
+        cmd = f.get("cmd_id")
+        if kind in ("result", "error") and cmd in cmds:
+            out[cmds.pop(cmd)] = f
+            continue
+        cands = (f["ref"],) if kind == "error" and f.get("ref") else ANSWERED_BY.get(kind, ())
+        best = None
+        for req in cands:
+            q = pending.get(req)
+            if q and (best is None or q[0] < pending[best][0]):
+                best = req
+        if best is not None:
+            out[pending[best].pop(0)] = f
+    return out
+
+
+@dataclass
+class PlayerPlan:
+    label: str
+    nickname: str
+    conns: list[ConnCapture]
+    steps: list[Step] = field(default_factory=list)
+    opens: list[float] = field(default_factory=list)  # capture time each connection opened
+    closes: list[tuple[float, int | None, str]] = field(default_factory=list)
+    games: list[str] = field(default_factory=list)  # captured game ids, in matched order
+
+
+def plan(capture: Capture) -> tuple[list[PlayerPlan], float]:
+    """The steps of every captured player; the capture's first time."""
+    plans: list[PlayerPlan] = []
+    lobby: list[tuple[float, int, int]] = []
+    actions: list[tuple[float, str, int, int]] = []
+    t_first = min((ln.t for c in capture.conns.values() for ln in c.lines), default=0.0)
+    for group in capture.players():
+        first = group[0]
+        pp = PlayerPlan(first.label, str(first.meta.get("nickname") or first.label), group)
+        seen: dict[str, int] = {}  # game id -> last game_seq received
+        current = ""
+        for ci, conn in enumerate(group):
+            pp.opens.append(conn.lines[0].t if conn.lines else t_first)
+            answers = expected_answers(conn.lines)
+            close = (conn.lines[-1].t if conn.lines else t_first, None, "server")
+            for i, ln in enumerate(conn.lines):
+                f = ln.frame
+                if ln.direction == SERVER:
+                    kind = f.get("type")
+                    if kind == "matched":
+                        current = str(f.get("game_id"))
+                        if current not in pp.games:
+                            pp.games.append(current)
+                    elif kind == "welcome" and f.get("game_id") and not current:
+                        current = str(f["game_id"])
+                        if current not in pp.games:
+                            pp.games.append(current)
+                    if kind in ("event", "view", "result") and f.get("game_seq"):
+                        gid = str(f.get("game_id") or current)
+                        seen[gid] = max(seen.get(gid, 0), int(f["game_seq"]))
+                elif ln.direction == CLIENT:
+                    kind = f.get("type", "")
+                    step = Step(ci, ln, answers.get(i))
+                    if kind in GAME:
+                        gid = str(f.get("game_id") or current)
+                        step.need_seq = seen.get(gid, 0)
+                        step.game_no = pp.games.index(gid) if gid in pp.games else -1
+                    if kind in LOBBY:
+                        lobby.append((ln.t, len(plans), len(pp.steps)))
+                    if kind == "action":
+                        actions.append((ln.t, str(f.get("game_id") or current), len(plans),
+                                        len(pp.steps)))
+                    pp.steps.append(step)
+                elif ln.direction == "close":
+                    close = (ln.t, f.get("code"), str(f.get("by") or "server"))
+            pp.closes.append(close)
+        plans.append(pp)
+    for no, (_, pi, si) in enumerate(sorted(lobby)):
+        plans[pi].steps[si].lobby_no = no
+    per_game: dict[str, int] = {}
+    for _, gid, pi, si in sorted(actions):
+        plans[pi].steps[si].act = (gid, per_game.get(gid, 0))
+        per_game[gid] = per_game.get(gid, 0) + 1
+    return plans, t_first
+
+
+# -- the replay (asyncio) -----------------------------------------------------------
+class Copy:
+    """What the players of one copy share: the lobby turn and the maps from
+    captured room codes and game ids to this copy's."""
+
+    def __init__(self, k: int, lobby_frames: int) -> None:
+        self.k = k
+        self.lobby_done = [asyncio.Event() for _ in range(lobby_frames)]
+        self.codes: dict[str, str] = {}
+        self.acted: dict[tuple[str, int], asyncio.Event] = {}
+
+    def act_done(self, key: tuple[str, int]) -> asyncio.Event:
+        return self.acted.setdefault(key, asyncio.Event())
+
+
+class Divergences:
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+        self.checked = 0
+        self.same = 0
+
+    def compare(self, k: int, label: str, step: Step, got: Frame) -> None:
+        exp = step.answer
+        if exp is None:
+            return
+        self.checked += 1
+        f = step.line.frame
+        exp_ok, got_ok = exp.get("type") != "error", got.get("type") != "error"
+        if exp_ok == got_ok and (exp_ok or exp.get("code") == got.get("code")):
+            self.same += 1
+            return
+        d: dict[str, Any] = {"copy": k, "player": label, "type": f.get("type"),
+                             "t_ms": step.line.t,
+                             "expected": "accepted" if exp_ok else f"refused:{exp.get('code')}",
+                             "got": "accepted" if got_ok else f"refused:{got.get('code')}"}
+        if f.get("type") == "action":
+            d["cmd_id"] = f.get("cmd_id")
+            d["action"] = f.get("action")
+        self.items.append(d)
+
+    def stalled(self, k: int, label: str, step: Step, why: str) -> None:
+        self.items.append({"copy": k, "player": label, "type": step.line.frame.get("type"),
+                           "t_ms": step.line.t, "expected": "sent", "got": why})
+
+
+class Pacer:
+    """Keeps a connection under the gateway's rate limit (the ``limits`` of
+    its ``welcome``), with a margin: a faster replay is never throttled by
+    the server (a throttled frame would get no answer)."""
+
+    def __init__(self, rate: float = 20.0, burst: float = 40.0, margin: float = 0.8) -> None:
+        self.set(rate, burst, margin)
+        self.tokens = self.burst
+        self.last = time.monotonic()
+
+    def set(self, rate: float, burst: float, margin: float = 0.8) -> None:
+        self.rate, self.burst = rate * margin, max(1.0, burst * margin / 2)
+
+    async def take(self) -> None:
+        while True:
+            now = time.monotonic()
+            self.tokens = min(self.burst, self.tokens + (now - self.last) * self.rate)
+            self.last = now
+            if self.tokens >= 1:
+                self.tokens -= 1
+                return
+            await asyncio.sleep((1 - self.tokens) / self.rate)
+
+
+class ReplayPlayer:
+    def __init__(self, pp: PlayerPlan, copy: Copy, base: str, stats: Stats,
+                 div: Divergences, http: httpx.AsyncClient, start: float, t_first: float,
+                 speed: float, timeout_s: float, proto: bool) -> None:
+        self.pp, self.copy, self.base, self.stats, self.div = pp, copy, base, stats, div
+        self.http = http
+        self.start_at, self.t_first, self.speed = start, t_first, speed
+        self.timeout_s = timeout_s
+        self.proto = proto
+        self.label = f"{pp.label}#{copy.k}"
+        self.conn: Conn | None = None
+        self.games: list[str] = []  # this copy's game ids, in matched order
+        self.gseq: dict[str, int] = {}
+        self.changed = asyncio.Event()
+        self.stalled = False
+        self.pacer = Pacer()
+
+    def at(self, t: float) -> float:
+        return self.start_at + (t - self.t_first) / 1000 / self.speed
+
+    async def sleep_until(self, t: float) -> None:
+        delay = self.at(t) - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+    def on_frame(self, f: Frame) -> None:
+        kind = f.get("type")
+        if kind == "matched" or (kind == "welcome" and f.get("game_id")):
+            gid = str(f["game_id"])
+            if gid not in self.games:
+                self.games.append(gid)
+        if kind in ("event", "view", "result") and f.get("game_seq"):
+            gid = str(f.get("game_id") or (self.games[-1] if self.games else ""))
+            self.gseq[gid] = max(self.gseq.get(gid, 0), int(f["game_seq"]))
+        self.changed.set()
+
+    async def wait_for(self, ok: Any) -> bool:
+        if self.stalled:
+            return ok()
+        end = time.monotonic() + self.timeout_s
+        while not ok():
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            self.changed.clear()
+            try:
+                await asyncio.wait_for(self.changed.wait(), left)
+            except TimeoutError:
+                return ok()
+        return True
+
+    async def run(self) -> None:
+        pp = self.pp
+        nick = f"{pp.nickname[:12]}#{self.copy.k}"[:16]
+        ident = await sign_in(self.http, self.base, nick)
+        prev: Conn | None = None
+        by_conn: dict[int, list[Step]] = {}
+        for s in pp.steps:
+            by_conn.setdefault(s.conn, []).append(s)
+        for ci in range(len(pp.conns)):
+            await self.sleep_until(pp.opens[ci])
+            conn = Conn(self.base, self.stats, self.on_frame, proto=self.proto)
+            await conn.connect()
+            self.conn = conn
+            for step in by_conn.get(ci, []):
+                await self.step(step, ident, prev)
+            t, code, by = pp.closes[ci]
+            await self.sleep_until(t)
+            if by == "client":
+                if code in (None, 1006):
+                    conn.drop()
+                    await conn.closed.wait()
+                else:
+                    await conn.close(int(code))
+            prev = conn
+        if self.conn is not None and not self.conn.closed.is_set():
+            await self.conn.close()
+
+    async def step(self, step: Step, ident: dict[str, Any], prev: Conn | None) -> None:
+        assert self.conn is not None
+        f = dict(step.line.frame)
+        kind = f.get("type", "")
+        await self.sleep_until(step.line.t)
+        if kind == "hello":
+            f["token"] = ident["token"]
+            if f.get("resume"):
+                if prev is not None:
+                    f["resume"] = {"session": prev.session, "last_seq": prev.last_seq}
+                    self.conn.last_seq = prev.last_seq
+                else:
+                    f.pop("resume")
+        if step.lobby_no >= 0 and step.lobby_no > 0:
+            ev = self.copy.lobby_done[step.lobby_no - 1]
+            try:
+                await asyncio.wait_for(ev.wait(), self.timeout_s)
+            except TimeoutError:
+                self.div.stalled(self.copy.k, self.label, step, "lobby_turn_timeout")
+        if kind == "room_join" and f.get("code"):
+            f["code"] = self.copy.codes.get(str(f["code"]), f["code"])
+        if kind in GAME:
+            ok = await self.wait_for(lambda: 0 <= step.game_no < len(self.games))
+            if not ok:
+                self.div.stalled(self.copy.k, self.label, step, "no_game")
+                self.stalled = True
+            else:
+                gid = self.games[step.game_no]
+                if f.get("game_id"):
+                    f["game_id"] = gid
+                if not await self.wait_for(lambda: self.gseq.get(gid, 0) >= step.need_seq):
+                    self.div.stalled(self.copy.k, self.label, step,
+                                     f"waited_for_event_{step.need_seq}")
+                    self.stalled = True
+        if step.act is not None and step.act[1] > 0 and not self.stalled:
+            # the game's previous command (any player's) was answered first
+            prev_act = self.copy.act_done((step.act[0], step.act[1] - 1))
+            try:
+                await asyncio.wait_for(prev_act.wait(), self.timeout_s)
+            except TimeoutError:
+                self.div.stalled(self.copy.k, self.label, step, "previous_command_timeout")
+                self.stalled = True
+        await self.pacer.take()
+        fut = await self.conn.send(f)
+        if kind in ANSWERS:
+            try:
+                got = await asyncio.wait_for(fut, self.timeout_s)
+            except TimeoutError:
+                got = {"type": "error", "code": "no_answer"}
+            if kind == "hello" and got.get("type") == "welcome":
+                self.conn.session = got["session"]
+                lim = got.get("limits") or {}
+                if lim.get("rate"):
+                    self.pacer.set(float(lim["rate"]), float(lim.get("burst") or lim["rate"]))
+            if kind == "room_create" and got.get("type") == "room" and step.answer \
+                    and step.answer.get("type") == "room":
+                self.copy.codes[str(step.answer["room"]["code"])] = str(got["room"]["code"])
+            if kind == "room_start" and got.get("type") == "matched":
+                await self.wait_for(lambda: len(self.games) > 0)
+            self.div.compare(self.copy.k, self.label, step, got)
+        if step.lobby_no >= 0:
+            self.copy.lobby_done[step.lobby_no].set()
+        if step.act is not None:
+            self.copy.act_done(step.act).set()
+
+
+async def replay(base: str, capture_path: str, speed: float = 1.0, fanout: int = 1,
+                 ramp_s: float = 0.0, progress: float = 1.0, proto: bool = False,
+                 timeout_s: float = 60.0) -> dict[str, Any]:
+    import sys
+
+    capture = load(capture_path)
+    plans, t_first = plan(capture)
+    n_lobby = sum(1 for pp in plans for s in pp.steps if s.lobby_no >= 0)
+    stats = Stats()
+    div = Divergences()
+    failures: list[str] = []
+    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+    async with httpx.AsyncClient(limits=limits, timeout=30) as http:
+        t0 = time.monotonic() + 0.5
+        tasks = []
+        players: list[ReplayPlayer] = []
+        for k in range(fanout):
+            copy = Copy(k, n_lobby)
+            start = t0 + (ramp_s * k / fanout if fanout > 1 else 0.0)
+            for pp in plans:
+                players.append(ReplayPlayer(pp, copy, base, stats, div, http, start, t_first,
+                                            speed, timeout_s, proto))
+
+        async def one(rp: ReplayPlayer) -> None:
+            try:
+                await rp.run()
+            except Exception as exc:  # noqa: BLE001 - reported, the others go on
+                stats.count["player_failures"] += 1
+                if len(failures) < 20:
+                    failures.append(f"{rp.label}: {exc!r}")
+
+        tasks = [asyncio.ensure_future(one(rp)) for rp in players]
+        everyone = asyncio.ensure_future(asyncio.gather(*tasks))
+        while not everyone.done():
+            await asyncio.wait({everyone}, timeout=progress or None)
+            if progress and not everyone.done():
+                stats.connected = sum(1 for rp in players if rp.conn is not None
+                                      and not rp.conn.closed.is_set())
+                print(stats.progress_line() + f"  divergences {len(div.items)}",
+                      file=sys.stderr, flush=True)
+        await everyone
+    return stats.report(players=len(players), copies=fanout, speed=speed,
+                        capture=capture_path, checked=div.checked, same=div.same,
+                        divergences=div.items, failures=failures,
+                        games=sorted({g for rp in players for g in rp.games}))
