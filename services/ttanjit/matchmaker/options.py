@@ -91,7 +91,7 @@ def merge_options(game: str, current: dict[str, Any], changes: Any,
             out.pop("rounds", None)
         else:
             out.setdefault("rounds", CHOICES[game]["rounds"][0])
-    check_engine(game, out)
+    check_engine(game, {k: v for k, v in out.items() if k != "seed"})  # seed: CreateGame's
     return out
 
 
