@@ -135,10 +135,14 @@ def test_penalty_rows_round(new_page: Any) -> None:
             page.locator('.pr-row[data-row="2"]').click()
             page.wait_for_selector(".preview")
             shot(page, "penalty-rows-table")
+        if picks == 3:  # watch one reveal at the players' pace
+            page.evaluate("() => localStorage.setItem('ttanjit.anim', 'normal')")
         penalty_pick(page, picks)
         picks += 1
-        if picks == 3:
-            page.wait_for_selector(".reveal-summary, .reveal", timeout=15_000)
+        if picks == 4:
+            page.wait_for_selector(".reveal .outcome", timeout=25_000)
+            shot(page, "penalty-rows-reveal", full_page=True)
+            page.evaluate("() => localStorage.setItem('ttanjit.anim', 'fast')")
     page.wait_for_selector("section.results", timeout=10_000)
     assert picks == 10
     v = view(page)

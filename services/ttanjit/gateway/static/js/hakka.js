@@ -106,11 +106,11 @@ export function render(ctl, root) {
     ? h("p.muted.my-discards", {}, `내가 엎어 버린 카드: ${v.my_discards.map(hkName).join(", ")}`) : null;
 
   mount(root, h("section.table.hk", { dataset: { game: "hakka", phase: v.phase } },
-    head, autopilotBar(ctl, me !== null && v.autopilot?.[me]),
-    seats, elderRow, tableEl, h("p.oc-status", { role: "status" }, status, myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null),
-    refusalBox(), preview, actions, handEl, discards,
+    head, v.finished ? results(ctl) : null,
     v.last_hand && (v.phase === "scoring" || v.finished) ? handResult(ctl, v.last_hand) : null,
-    v.finished ? results(ctl) : null));
+    autopilotBar(ctl, me !== null && v.autopilot?.[me]),
+    seats, elderRow, tableEl, h("p.oc-status", { role: "status" }, status, myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null),
+    refusalBox(), preview, actions, handEl, discards));
 }
 
 async function send(ctl, type) {

@@ -143,13 +143,13 @@ export function render(ctl, root) {
 
   mount(root, h("section.table.oc", { dataset: { game: "onecard", turn: String(v.turn), me: String(me) } },
     head,
+    v.finished ? results(ctl) : null,
     onAutopilot ? h("div.banner.autopilot", { role: "status" },
       v.resume_pending?.[me] ? "다음 내 차례부터 직접 해요." : "시간이 세 번 지나 자동 진행 중이에요.",
       v.resume_pending?.[me] ? null : button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } })) : null,
     opp, center, status, log, refusalBox(), effect, actions, picker,
     h("div.my-row", {}, h("span.name", {}, `${seatName(ctl, me)} (나) · ${(v.hand || []).length}장`), oneCardBtn),
-    hand,
-    v.finished ? results(ctl) : null));
+    hand));
   updateFloat(ctl);
 }
 

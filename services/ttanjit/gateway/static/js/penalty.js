@@ -77,7 +77,7 @@ export function render(ctl, root) {
   if (v.finished) {
     action = null;
   } else if (v.phase === "intermission") {
-    action = roundSummary(ctl, names, false);
+    action = null;
   } else if (confirmedMine) {
     const sel = v.selection;
     action = h("div.pr-action", {}, h("p.muted", { dataset: { state: "confirmed" } },
@@ -106,9 +106,10 @@ export function render(ctl, root) {
   const log = h("div#pr-log.pr-log", { "aria-live": "polite" }, lastReveal(ctl, names));
 
   mount(root, h("section.table.pr", { dataset: { game: "penalty_rows", phase: v.phase } },
-    head, autopilotBar(ctl, myAuto), players, rows, refusalBox(), action,
-    h("h2.visually-hidden", {}, "내 손패"), hand, log,
-    v.finished ? results(ctl, names) : null));
+    head, v.finished ? results(ctl, names) : null,
+    v.phase === "intermission" && !v.finished ? roundSummary(ctl, names, false) : null,
+    autopilotBar(ctl, myAuto), players, rows, refusalBox(), action,
+    h("h2.visually-hidden", {}, "내 손패"), hand, log));
 }
 
 async function choose(ctl, card, row) {
