@@ -434,6 +434,51 @@ async def test_bot_seat_thinks_before_acting(svc: Services) -> None:
     await nc.close()
 
 
+async def test_nats_restart_loses_no_accepted_move(tmp_path: Path) -> None:
+    """No input loses a move: the NATS server restarts (same JetStream store)
+    under a live game; the shard reconnects, takes the game back from its
+    record if it had to drop it, and play goes on with every accepted move."""
+    server = NatsServer(store_dir=str(tmp_path / "js")).start()
+    services = Services(server.url, tmp_path)
+    try:
+        shard = services.start("shard", name="shard-a", env={"TTANJIT_ABSENCE_MS": "1000"})
+        game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+        nc = await nats.connect(server.url, max_reconnect_attempts=-1, reconnect_time_wait=0.2)
+        (gid, pids), = await _games_on(shard.ports["grpc"], 1, game)
+        tail = await RecordTail(nc, gid).start()
+        accepted = await play_humans(nc, tail, random.Random(1), max_moves=4,
+                                     until_finished=False)
+        # a deadline (the 60 s absence rule, 1 s here) falls inside the outage
+        assert (await command(nc, gid, pids[1], {"type": "disconnect"}))["ok"]
+        port, store = server.port, server.store_dir
+        server.proc.terminate()  # type: ignore[union-attr]
+        server.proc.wait()  # type: ignore[union-attr]
+        await asyncio.sleep(2.5)
+        server = NatsServer(port=port, store_dir=store).start()
+        await tail.stop()
+        await asyncio.sleep(0.5)
+        tail = await RecordTail(nc, gid).start()
+        accepted += await play_humans(nc, tail, random.Random(2), max_moves=4,
+                                      until_finished=False, timeout=20)
+        await tail.caught_up()
+        recorded = {e["cmd"] for e in tail.entries if e.get("cmd")}
+        assert {x["cmd"] for x in accepted} <= recorded
+        assert len(accepted) >= 6
+        subst = [e for e in tail.entries if "seat" not in e]
+        assert subst, "the deadline that fell in the outage is recorded"
+        engine, replies, _ = await replay_stored(tail)
+        assert all(r["ok"] for r in replies)
+        assert shard.alive()
+        await nc.close()
+    except BaseException:
+        for p in services.procs:
+            print(f"\n===== {p.name} log =====\n{p.log()[-6000:]}")
+        raise
+    finally:
+        services.stop_all()
+        server.stop()
+
+
 def test_record_is_replayable_with_cli(tmp_path: Path) -> None:
     """The record helper turns stream messages into a ttanjit.record/1 file."""
     game = AVAILABLE[0]

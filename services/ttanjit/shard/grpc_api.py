@@ -75,7 +75,8 @@ class ShardServicer(shard_pb2_grpc.ShardServiceServicer):
 async def serve(shard: Shard, port: int, host: str, on_drained: Callable[[], None]
                 ) -> tuple[grpc.aio.Server, HealthServer, int]:
     server, bound = aio_server(port, host)
-    shard_pb2_grpc.add_ShardServiceServicer_to_server(ShardServicer(shard, on_drained), server)
+    shard_pb2_grpc.add_ShardServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        ShardServicer(shard, on_drained), server)
     health = HealthServer(server, [SERVICE])
     await server.start()
     await health.set(True)

@@ -84,6 +84,16 @@ async def read(js: JetStreamContext, subject: str, timeout: float = 5.0) -> Stor
     return rec
 
 
+async def _last_if_ours(js: JetStreamContext, subject: str, msg_id: str) -> int:
+    try:
+        last = await js.get_last_msg(RECORDS_STREAM, subject)
+    except NotFoundError:
+        return 0
+    if last.headers and last.headers.get(MSG_ID) == msg_id:
+        return int(last.seq or 0)
+    return 0
+
+
 async def append(js: JetStreamContext, subject: str, doc: JSON, expected_last: int,
                  msg_id: str, retries: int = 3) -> int:
     """Append one message after ``expected_last``; returns its sequence.
@@ -96,6 +106,11 @@ async def append(js: JetStreamContext, subject: str, doc: JSON, expected_last: i
             return int(ack.seq)
         except APIError as exc:
             if exc.err_code == WRONG_LAST_SEQUENCE:
+                # Our own earlier attempt may have landed (its ack lost, e.g.
+                # across a server restart): then this is success, not fencing.
+                landed = await _last_if_ours(js, subject, msg_id)
+                if landed:
+                    return landed
                 raise Fenced(str(exc.description)) from None
             if attempt == retries - 1:
                 raise

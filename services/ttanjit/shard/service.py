@@ -148,6 +148,7 @@ class Shard:
                                           "grpc": self.grpc_addr})
 
     async def close(self) -> None:
+        self.stopping.set()
         for task in self._tasks:
             task.cancel()
         left = [g for g in self.games.values() if not g.hosted.finished]
@@ -203,7 +204,7 @@ class Shard:
     async def _watch_owners(self) -> None:
         while True:
             try:
-                entry = await self.watcher.updates(timeout=3600)
+                entry = await self.watcher.updates(timeout=3600)  # type: ignore[no-untyped-call]
             except NatsTimeout:
                 continue
             if entry is None:
@@ -402,6 +403,25 @@ class Shard:
             return False
         finally:
             self.claiming.discard(gid)
+
+    async def _reclaim(self, live: Live) -> None:
+        """Re-host a game this shard dropped after an append failure (NATS
+        down): replay its record, unless another shard has it by then."""
+        gid, delay = live.game_id, 0.5
+        while not self.stopping.is_set() and gid not in self.games:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+            try:
+                entry = await self.owners.get(gid)
+            except NotFoundError:
+                return  # finished meanwhile
+            except Exception:  # noqa: BLE001 - NATS still away: try again
+                continue
+            own = orjson.loads(entry.value or b"{}")
+            if (own.get("shard"), own.get("inc")) != (self.id, self.inc):
+                return  # someone else owns it now
+            if await self._claim(gid, "failover", entry.revision or 0, int(own.get("epoch", 0))):
+                return
 
     async def _host(self, live: Live, reason: str) -> None:
         gid = live.game_id
@@ -613,12 +633,16 @@ class Shard:
                                 extra={"game": live.game_id})
                     live.pending[:0] = batch
                     self._drop(live, "fenced")
+                    asyncio.ensure_future(self._reclaim(live))  # only if still ours
                     return
                 except Exception:
                     m.record_append_failures.inc()
                     log.exception("record append failed", extra={"game": live.game_id})
                     live.pending[:0] = batch
                     self._drop(live, "append failed")
+                    # its unacknowledged inputs are gone (their commands got
+                    # game_unavailable); take the game back from its record
+                    asyncio.ensure_future(self._reclaim(live))
                     return
                 m.record_append.observe(time.perf_counter() - t0)
                 self._publish(live, batch)
