@@ -80,28 +80,40 @@ def _mine(event: dict[str, Any], seat: int) -> dict[str, Any]:
     return event
 
 
-def drive(g: OneCard, rng: random.Random, check: Any, max_steps: int = 20_000) -> list[Input]:
+def drive(g: OneCard, rng: random.Random, check: Any, max_steps: int = 20_000,
+          presence: float = 0.0) -> list[Input]:
     """Random legal play (like ``simulate.playout``) calling ``check`` after
-    every input; returns the record's inputs."""
+    every input; with ``presence`` > 0 humans also disconnect, come back and
+    leave (RULES 4). Returns the record's inputs."""
     inputs: list[Input] = []
     t = 0
     for _ in range(max_steps):
         if g.finished:
             return inputs
+        p = g.presence  # a refused input that fired deadlines restores a copy
         seats = g.actors()
         if rng.random() < 0.2:
             assert seats == [s for s in range(g.n) if g.legal_actions(s)]
         nd = g.next_deadline()
         t = max(t, g.now) + rng.randint(100, 2500)
-        if not seats or rng.random() < 0.03 or (nd is not None and t >= nd):
-            assert nd is not None, "stuck: nobody can act and no deadline"
-            t = max(t, nd) if rng.random() < 0.5 else t
-            inp = Input(t)
-            res = g.apply(t)
+        away = [s for s in range(g.n) if p.is_active_human(s) and not p.connected[s]]
+        if nd is None:  # paused: every human is away; one comes back
+            assert p.paused and away and not seats, "stuck: nobody can act and no deadline"
+            inp = Input(t, rng.choice(away), {"type": "reconnect"})
+        elif presence and rng.random() < presence:
+            kind = rng.choice(["disconnect", "disconnect", "reconnect", "leave"])
+            inp = Input(t, rng.randrange(g.n), {"type": kind})
+            if nd <= t or not g.apply(inp.t, inp.seat, inp.action).ok:
+                continue
+            inputs.append(inp)
+            check(g, inp, inputs)
+            continue
+        elif not seats or rng.random() < 0.03 or t >= nd:
+            inp = Input(max(t, nd) if rng.random() < 0.5 else t)
         else:
             seat = rng.choice(seats)
             inp = Input(t, seat, rng.choice(g.legal_actions(seat)))
-            res = g.apply(inp.t, inp.seat, inp.action)
+        res = g.apply(inp.t, inp.seat, inp.action)
         assert res.ok, (inp, res)
         inputs.append(inp)
         check(g, inp, inputs)
@@ -137,7 +149,7 @@ def test_conservation_replay_and_refusals(seats: int) -> None:
                     assert res.code and res.message
                     assert snapshot(g) == before, (t, seat, action, res.code)
 
-        inputs = drive(g, rng, check)
+        inputs = drive(g, rng, check, presence=0.02 if n % 2 else 0.0)
         assert g.finished and g.result()["ended_by"] in ("win", "last_player", "time_cap")
         doc = json.loads(json.dumps(Record(g.setup, inputs).to_json()))
         again, results, _ = replay(record_from_json(doc))
