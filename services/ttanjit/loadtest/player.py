@@ -262,7 +262,7 @@ class Player:
             self.stats.in_game -= 1
 
     async def _drop_later(self) -> None:
-        await asyncio.sleep(self.rng.uniform(2.0, 8.0))
+        await asyncio.sleep(self.rng.uniform(1.0, 4.0))
         if self.in_game and not self.stopping:
             await self.drop_and_resume()
 

@@ -1,0 +1,134 @@
+"""The load tester against a real stack (issue 9): simulated players play
+real games and the report's counts agree with the gateway's own metrics;
+a recorded session (with deliberately refused moves) replays with the same
+accept/refuse outcomes, fanned out x3 into three separate games; and a
+gateway sampling its sessions (``TTANJIT_RECORD_SAMPLE``) writes a capture
+that replays the same way."""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from stack import SECRET, Stack, stack
+from ttanjit.loadtest.capture import load
+from ttanjit.loadtest.play import play
+from ttanjit.loadtest.player import PlayConfig
+from ttanjit.loadtest.replay import replay
+
+pytestmark = pytest.mark.integration
+
+FAST = (100, 250)  # ms of "thinking" per move: short games
+
+
+@pytest.fixture(scope="module")
+def st(nats_url: str) -> Iterator[Stack]:
+    with stack(nats_url, shards=1, gateways=1, bot_wait_ms=300) as s:
+        yield s
+
+
+def frames_in(http: str, kind: str) -> float:
+    with urllib.request.urlopen(f"{http}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    m = re.search(r'^ttanjit_gateway_frames_in_total\{type="%s"\} (\S+)$' % kind, text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+def refusals(capture: str) -> int:
+    """Refused actions in a capture (error frames answering an action)."""
+    cap = load(capture)
+    return sum(1 for c in cap.conns.values() for ln in c.server_frames()
+               if ln.frame.get("type") == "error" and ln.frame.get("cmd_id"))
+
+
+async def test_play_report_counts_match_the_gateway(st: Stack) -> None:
+    """Four players, quick matches of two, one game each; one connection
+    drop per game, resumed. The report's counts are the gateway's."""
+    http = st.http()
+    before = {k: frames_in(http, k) for k in ("hello", "action", "sync")}
+    cfg = PlayConfig(game="onecard", seats=2, think_ms=FAST, games=1, resume_rate=1.0)
+    report = await play(http, 4, cfg, ramp_s=0.5, duration_s=90, progress=0)
+    assert report["failures"] == [] and report["counts"].get("player_failures", 0) == 0
+    assert report["players"] == 4 and report["games_played"] == 4
+    assert report["games_finished"] == 2  # two games of two players
+    assert report["counts"].get("client_errors", 0) == 0
+    assert report["counts"].get("seq_gaps", 0) == 0
+    assert report["disconnects"] == 0  # only the drops we made
+    drops = report["counts"].get("drops", 0)
+    assert drops >= 1
+    assert sum(report["resumes"].values()) == drops and "failed" not in report["resumes"]
+    rtt = report["rtt"]
+    assert rtt["hello"]["count"] == 4 + drops
+    for kind in ("hello", "action", "sync"):
+        assert frames_in(http, kind) - before[kind] == rtt[kind]["count"], kind
+    assert rtt["action"]["count"] > 10 and rtt["action"]["p99_ms"] > 0
+
+
+@pytest.fixture(scope="module")
+def capture(st: Stack, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
+    """Two players in a seeded private room, one game, moves sent twice
+    half of the time (the copies are refused)."""
+    import asyncio
+
+    path = str(tmp_path_factory.mktemp("cap") / "room.capture.jsonl")
+    cfg = PlayConfig(game="onecard", seats=2, mode="room", seed=4242, think_ms=FAST,
+                     games=1, mistake_rate=0.5)
+    report = asyncio.run(play(st.http(), 2, cfg, duration_s=90, capture=path, progress=0))
+    assert report["games_finished"] == 1 and report["failures"] == []
+    return path, report
+
+
+async def test_record_then_replay_reproduces_outcomes(st: Stack,
+                                                      capture: tuple[str, dict]) -> None:
+    path, recorded = capture
+    refused = refusals(path)
+    assert refused >= 1  # the deliberate double taps
+    assert refused == sum(recorded["errors"].values())
+    report = await replay(st.http(), path, speed=5, progress=0, timeout_s=20)
+    assert report["failures"] == []
+    assert report["divergences"] == []
+    assert report["checked"] == report["same"] > 0
+    assert report["rtt"]["action"]["count"] == recorded["rtt"]["action"]["count"]
+    assert report["errors"] == recorded["errors"]  # the same refusals, code by code
+    assert len(report["games"]) == 1
+
+
+async def test_fanout_x3_recreates_three_games(st: Stack, capture: tuple[str, dict]) -> None:
+    path, recorded = capture
+    report = await replay(st.http(), path, speed=10, fanout=3, progress=0, timeout_s=20)
+    assert report["failures"] == [] and report["divergences"] == []
+    assert report["players"] == 6 and len(report["games"]) == 3
+    assert report["rtt"]["action"]["count"] == 3 * recorded["rtt"]["action"]["count"]
+    assert {k: 3 * v for k, v in recorded["errors"].items()} == report["errors"]
+
+
+async def test_gateway_sample_capture_replays(st: Stack, tmp_path: Path) -> None:
+    """A gateway with TTANJIT_RECORD_SAMPLE=1 records every session; its
+    capture replays against the stack with the same outcomes."""
+    assert st.matchmaker is not None
+    gw = st.services.start("gateway", name="gateway-rec", env={
+        "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{st.matchmaker.ports['grpc']}",
+        "TTANJIT_TOKEN_SECRET": SECRET, "TTANJIT_RECORD_SAMPLE": "1",
+        "TTANJIT_RECORD_DIR": str(tmp_path)})
+    try:
+        http = f"http://127.0.0.1:{gw.ports['http']}"
+        cfg = PlayConfig(game="onecard", seats=2, mode="room", seed=99, think_ms=FAST,
+                         games=1, mistake_rate=0.3)
+        played = await play(http, 2, cfg, duration_s=90, progress=0)
+        assert played["games_finished"] == 1
+    finally:
+        gw.stop()
+    files = list(tmp_path.glob("gateway-*.capture.jsonl"))
+    assert len(files) == 1
+    cap = load(files[0])
+    assert cap.header["source"] == "gateway" and len(cap.conns) == 2
+    hellos = [ln.frame for c in cap.conns.values() for ln in c.client_frames()
+              if ln.frame["type"] == "hello"]
+    assert hellos and all(h["token"] == "" for h in hellos)  # no secrets in captures
+    report = await replay(st.http(), str(files[0]), speed=5, progress=0, timeout_s=20)
+    assert report["failures"] == [] and report["divergences"] == []
+    assert report["errors"] == played["errors"]
+    assert report["rtt"]["action"]["count"] == played["rtt"]["action"]["count"]
