@@ -177,12 +177,6 @@ class OneCard(Engine):
         """RULES 1.9: take under attack, else draw 1 (or pass)."""
         seat = self.turn
         assert seat is not None
-        if self.presence.human[seat] and not self.presence.substituted[seat]:
-            self.timeouts[seat] += 1
-            if self.timeouts[seat] >= AUTOPILOT_AFTER and not self.autopilot[seat]:
-                self.autopilot[seat] = True
-                self.resume_pending[seat] = False
-                events.append(Event("autopilot", {"seat": seat, "on": True}))
         if self.pending:
             how = "take"
         elif self.can_draw():
@@ -190,6 +184,12 @@ class OneCard(Engine):
         else:
             how = "pass"
         events.append(Event("timeout", {"seat": seat, "action": how}))
+        if self.presence.is_active_human(seat):
+            self.timeouts[seat] += 1
+            if self.timeouts[seat] >= AUTOPILOT_AFTER and not self.autopilot[seat]:
+                self.autopilot[seat] = True
+                self.resume_pending[seat] = False
+                events.append(Event("autopilot", {"seat": seat, "on": True}))
         if how == "take":
             self._take(seat, gt, events)
         elif how == "draw":
