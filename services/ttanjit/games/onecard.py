@@ -20,6 +20,10 @@ Decisions beyond RULES.md (documented here, tested in the scenarios):
 - A late press (within 1,000 ms of a window closing) and a second false call
   in one turn are accepted and ignored: reply ``{"ignored": reason}``.
 - ``resume`` takes effect when the seat's next turn starts (K turns count).
+- A ``suit`` sent with a play that names none (no 7 or joker, or a 7 that
+  empties the hand) is ignored.
+- An eliminated human who watches still counts as a human seat for the
+  every-human-away pause (RULES 4 speaks of human seats).
 
 Views, events and replies: :mod:`ttanjit.games.onecard_view`.
 """
