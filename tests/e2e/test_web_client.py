@@ -63,7 +63,7 @@ def test_onecard_full_game_with_reload_and_drop(new_page: Any) -> None:
     page = new_page(width=1000, height=860)
     sign_in(page, "원카드왕")
     game_id = quick_match(page, "onecard", seats=2)
-    deadline = time.monotonic() + 150
+    deadline = time.monotonic() + 200  # typically 20-70 s against the bot
     turns = 0
     reloaded = dropped = False
     while time.monotonic() < deadline:
@@ -113,6 +113,12 @@ def test_onecard_table_at_360px(new_page: Any) -> None:
     assert page.locator('[data-act="one_card"]').is_visible()
     assert no_horizontal_scroll(page)
     shot(page, "onecard-360")
+    # nobody holds one card: pressing [원카드!] is a false call (헛원카드),
+    # announced to everyone, and the presser draws one card
+    cards = len(view(page)["hand"])
+    page.locator('[data-act="one_card"]').click()
+    page.wait_for_selector('.toast:has-text("헛원카드")')
+    page.wait_for_function(f"() => window.ttanjit.game.view.hand.length === {cards + 1}")
 
 
 def test_penalty_rows_round(new_page: Any) -> None:

@@ -180,7 +180,13 @@ class GameController {
       if (!confirm("게임을 나가면 봇이 내 자리를 이어받아요. 나갈까요?")) return;
       net.action(this.id, { type: "leave" });
     }
+    this.done();
+  }
+
+  /** Back to the lobby for good: a reload no longer brings this game back. */
+  done() {
     store.del(`match.${this.id}`);
+    store.set(`left.${this.id}`, true);
     this.close();
     location.hash = "#/";
   }
@@ -239,5 +245,5 @@ export function resultsPanel(ctl, rows, title = "게임 결과") {
     h("h2", {}, title),
     rows,
     h("div.row.actions", {},
-      button("로비로", () => { store.del(`match.${ctl.id}`); ctl.close(); location.hash = "#/"; }, { class: "primary", dataset: { act: "lobby" } })));
+      button("로비로", () => ctl.done(), { class: "primary", dataset: { act: "lobby" } })));
 }

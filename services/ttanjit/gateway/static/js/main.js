@@ -41,7 +41,8 @@ net.on("welcome", (f) => {
   if (f.room) state.room = f.room;
   updateHeader();
   const [, screen, arg] = (location.hash || "#/").split("/");
-  if (f.game_id && !(screen === "game" && arg === f.game_id)) {
+  const left = f.game_id && store.get(`left.${f.game_id}`, false); // results seen, or left
+  if (f.game_id && !left && !(screen === "game" && arg === f.game_id)) {
     go(`#/game/${f.game_id}`);
   } else if (!f.game_id && screen === "game") {
     // the game ended while we were away: the game screen asks for its result
