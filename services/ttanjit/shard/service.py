@@ -139,7 +139,9 @@ class Shard:
         self.directory: KeyValue = buckets[GAMES_BUCKET]
         await self._register_lease()
         self.watcher = await self.owners.watchall()
-        self._tasks.append(asyncio.create_task(self._watch_owners(), name="watch-owners"))
+        self.watch_seen = self.loop.time()
+        self.watch_task = asyncio.create_task(self._watch_owners(), name="watch-owners")
+        self._tasks.append(asyncio.create_task(self._watchdog(), name="watchdog"))
         self._tasks.append(asyncio.create_task(self._lease_loop(), name="lease"))
         self._tasks.append(asyncio.create_task(self._heartbeat_loop(), name="heartbeat"))
         self._tasks.append(asyncio.create_task(self._orphan_loop(), name="orphans"))
@@ -149,7 +151,7 @@ class Shard:
 
     async def close(self) -> None:
         self.stopping.set()
-        for task in self._tasks:
+        for task in [*self._tasks, self.watch_task]:
             task.cancel()
         left = [g for g in self.games.values() if not g.hosted.finished]
         for live in list(self.games.values()):
@@ -201,12 +203,36 @@ class Shard:
             except Exception as exc:  # noqa: BLE001 - NATS hiccup: retry next tick
                 log.warning("lease renewal failed: %r", exc)
 
+    async def _watchdog(self) -> None:
+        """The owners watch must see our own lease renewals (every renew_ms);
+        when it has gone quiet (e.g. after a NATS restart) start a new one, or
+        failover detection would go blind."""
+        quiet = max(3.0, 6 * self.cfg.renew_ms / 1000)
+        while True:
+            await asyncio.sleep(1.0)
+            if self.loop.time() - self.watch_seen < quiet or not self.nc.is_connected:
+                continue
+            log.warning("owners watch went quiet: restarting it")
+            self.watch_task.cancel()
+            try:
+                await self.watcher.stop()
+            except Exception:  # noqa: BLE001
+                pass
+            try:
+                self.watcher = await self.owners.watchall()
+            except Exception as exc:  # noqa: BLE001
+                log.warning("cannot watch owners: %r", exc)
+                continue
+            self.watch_seen = self.loop.time()
+            self.watch_task = asyncio.create_task(self._watch_owners(), name="watch-owners")
+
     async def _watch_owners(self) -> None:
         while True:
             try:
                 entry = await self.watcher.updates(timeout=3600)  # type: ignore[no-untyped-call]
             except NatsTimeout:
                 continue
+            self.watch_seen = self.loop.time()
             if entry is None:
                 continue
             if entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
