@@ -135,7 +135,9 @@ def play_action(order: tuple[str, ...], emptying: bool) -> list[dict[str, Any]]:
 # the hand, and one card that does (nothing for 2, A, joker: 1.6).
 _SINGLE = {c: play_action((c,), False) for c in DECK}
 _LAST = {c: [] if RANK[c] in NOT_LAST else play_action((c,), True) for c in DECK}
-_GROUPS: dict[tuple[tuple[str, ...], tuple[bool, ...], int], list[dict[str, Any]]] = {}
+# Plays of a same-rank group, by (group, the top's rank and suit, hand size
+# when the group could empty it); under attack by the exact top instead.
+_GROUPS: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
 
 
 def _group_plays(group: tuple[str, ...], fit: tuple[bool, ...], size: int) -> list[dict[str, Any]]:
@@ -182,13 +184,11 @@ def legal_plays(
             continue
         seen.add(r)
         group = tuple([x for x in hand if RANK[x] == r])
-        if pending:
-            fit = tuple([refusal(x, top, suit, pending, twos_only) is None for x in group])
-        else:
-            fit = tuple([x in fitting for x in group])
-        key = (group, fit, size if size <= len(group) else 0)
+        sz = size if size <= len(group) else 0
+        key = (group, top, suit, twos_only, sz) if pending else (group, suit, RANK[top], sz)
         plays = _GROUPS.get(key)
         if plays is None:
-            plays = _GROUPS[key] = _group_plays(*key)
+            fit = tuple([refusal(x, top, suit, pending, twos_only) is None for x in group])
+            plays = _GROUPS[key] = _group_plays(group, fit, sz)
         out.extend(plays)
     return out
