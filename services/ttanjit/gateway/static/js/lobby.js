@@ -16,6 +16,11 @@ export function showLobby(root) {
     h("div.games", {}, Object.keys(GAMES).map(gameCard)),
     joinBox(),
     ratingsBox(),
+    h("p.muted", {}, button("닉네임 바꾸기", () => {
+      store.clearAuth();
+      location.hash = "#/";
+      location.reload();
+    }, { class: "small" })),
   ));
   render();
   unsubs.push(state.on("queue", render), state.on("ratings", render));

@@ -67,7 +67,8 @@ export function render(ctl, root) {
     }
     return h("div.pr-row", { class: chosen ? "chosen" : "", role: "button", tabindex: 0,
       "aria-label": `${r.row}번 줄`, dataset: { row: r.row },
-      onclick: () => { if (selecting) choose(ctl, st.card, r.row); } },
+      onclick: () => { if (selecting) choose(ctl, st.card, r.row); },
+      onkeydown: (e) => { if ((e.key === "Enter" || e.key === " ") && selecting) { e.preventDefault(); choose(ctl, st.card, r.row); } } },
     h("span.row-label", {}, `${r.row}번 줄`),
     h("span.row-cards", {}, slots),
     h("span.row-info", {}, `${cards.length}장 · 벌점 ${r.penalty ?? cards.reduce((s, c) => s + prPenalty(c), 0)}`));
@@ -233,6 +234,6 @@ function animatePlacement(ctl, ev, names) {
     setTimeout(() => {
       if (rowEl) rowEl.parentElement.classList.remove("flash", "flash-take");
       resolve();
-    }, animMs(550));
+    }, animMs(450));
   });
 }
