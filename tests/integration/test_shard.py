@@ -77,6 +77,35 @@ def assert_gapless(seqs: list[int], what: str) -> None:
     assert seqs == list(range(1, len(seqs) + 1)), f"{what}: {seqs[:50]}"
 
 
+GARBAGE: list[Any] = [
+    None, [], "play", 7, {"type": None}, {"type": ""}, {"type": "play"},
+    {"type": "play", "cards": "5H"}, {"type": "play", "cards": [["5H"]]},
+    {"type": "play", "cards": ["ZZ"] * 50}, {"type": "select", "card": "x", "row": [1]},
+    {"type": "select", "card": 2**62, "row": -1.5}, {"type": "discard", "cards": [None]},
+    {"type": "call", "extra": {"deep": [[[[[]]]]]}}, {"type": "x" * 5000},
+    {"type": "resume"}, {"type": "reconnect"},
+]
+
+
+async def spray_garbage(nc: Any, tail: RecordTail, gid: str, player: str) -> None:
+    """Malformed or impossible actions: each refused with a code and a Korean
+    message, the record and the game untouched (docs/protocol.md 1)."""
+    await tail.caught_up()
+    before, state = tail.seq, tail.hosted.engine.state()  # type: ignore[union-attr]
+    for i, action in enumerate(GARBAGE):
+        r = await command(nc, gid, player, action, f"junk-{i}")
+        assert r["ok"] is False and r["code"] and r["message"], (action, r)
+        assert any("\uac00" <= ch <= "\ud7a3" for ch in r["message"]), r  # Korean
+    for raw in (b"", b"{", b"[1]", b'{"player": 1, "cmd_id": "x", "action": {}}',
+                b'{"player": "p", "cmd_id": "' + b"x" * 100 + b'", "action": {}}'):
+        r = await raw_request(nc, SUBJ.cmd(gid), raw)
+        assert r["ok"] is False and r["code"] == "bad_request", (raw, r)
+    await asyncio.sleep(0.05)
+    await tail.caught_up()
+    assert tail.seq == before
+    assert tail.hosted.engine.state() == state  # type: ignore[union-attr]
+
+
 async def replay_stored(tail: RecordTail) -> Any:
     """The record as `ttanjit replay` runs it."""
     assert tail.rec is not None
@@ -147,6 +176,7 @@ async def test_commands_refusals_dedup_full_game(svc: Services) -> None:
     assert r["ok"] is False and r["code"] and r["message"]
     assert (await command(nc, gid, pids[0], {"type": "select", "card": 999, "row": 1},
                           "bad-1")) == r  # the same answer again
+    await spray_garbage(nc, tail, gid, pids[1])
     await asyncio.sleep(0.1)
     await tail.caught_up()
     assert tail.seq == before, "a refused command was recorded"
@@ -389,6 +419,7 @@ async def test_human_game_plays_to_the_end(svc: Services, game: str) -> None:
     pids, seats = humans(SEATS[game])
     gid = await create_game(shard.ports["grpc"], game, seats, QUICK.get(game), 21)
     tail = await RecordTail(nc, gid).start()
+    await spray_garbage(nc, tail, gid, pids[0])
     accepted = await play_humans(nc, tail, random.Random(21), max_moves=80,
                                  until_finished=False, timeout=30)
     assert accepted

@@ -342,6 +342,8 @@ class Shard:
                           seed: int | None = None, game_id: str = "") -> str:
         if self.draining:
             raise RuntimeError("shard is draining")
+        if sum(1 for g in self.games.values() if not g.hosted.finished) >= self.cfg.capacity:
+            raise RuntimeError(f"shard is full ({self.cfg.capacity} games)")
         setup, players = self.build_setup(game, options, seats, seed)
         gid = game_id or new_game_id()
         if len(gid) != 12 or any(c not in B32 for c in gid):
