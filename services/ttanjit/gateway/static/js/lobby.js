@@ -77,7 +77,7 @@ function queueBanner() {
   return h("div.banner.queue", { role: "status" },
     h("span.spinner", { "aria-hidden": "true" }),
     `${name} ${state.queue.seats}인 상대를 찾고 있어요…`,
-    button("취소", () => net.send({ type: "cancel_queue" })));
+    button("취소", () => net.ask({ type: "cancel_queue" }, ["queue_cancelled"], toast)));
 }
 
 function gameCard(g) {
@@ -86,13 +86,10 @@ function gameCard(g) {
     meta.seats.map((n) => h("option", { value: n, selected: n === meta.defaultSeats }, `${n}명`)));
   const quick = async () => {
     const seats = Number(seatSel.value);
-    const f = await net.request({ type: "queue", game: g, seats }, ["queued", "matched"]).catch(() => null);
-    if (f && f.type === "error") toast(f.message, "error");
+    await net.ask({ type: "queue", game: g, seats }, ["queued", "matched"], toast);
   };
   const create = async () => {
-    const f = await net.request({ type: "room_create", game: g, seats: Number(seatSel.value) }, ["room"])
-      .catch(() => null);
-    if (f && f.type === "error") toast(f.message, "error");
+    await net.ask({ type: "room_create", game: g, seats: Number(seatSel.value) }, ["room"], toast);
   };
   return h("article.game-card", { dataset: { game: g } },
     h("h2", {}, meta.name),
@@ -112,8 +109,7 @@ function joinBox() {
     ev.preventDefault();
     const c = code.value.trim().toUpperCase();
     if (!c) return;
-    const f = await net.request({ type: "room_join", code: c }, ["room"]).catch(() => null);
-    if (f && f.type === "error") toast(f.message, "error");
+    await net.ask({ type: "room_join", code: c }, ["room"], toast);
   };
   return h("form.card-box.join", { onsubmit: join },
     h("h2", {}, "친구 방에 들어가기"),

@@ -78,9 +78,13 @@ net.on("queue_cancelled", () => { state.queue = null; state.emit("queue"); });
 net.on("ratings", (f) => { state.ratings = f.ratings || []; state.emit("ratings"); });
 net.on("signed_out", () => { toast("로그인 정보가 만료됐어요. 다시 시작해 주세요.", "error"); go("#/"); });
 
+// Errors answering a lobby request are shown by the screen that asked, and
+// action errors by the table; everything else (rate limits, sync) here.
+const SHOWN_BY_SCREEN = new Set(["queue", "cancel_queue", "room_create", "room_join", "room_leave",
+  "room_options", "room_add_bot", "room_remove_bot", "room_start", "action"]);
 net.on("error", (f) => {
-  // action errors are shown by the table that sent them; the rest here
-  if (!f.cmd_id && !f.ref_handled) toast(f.message || f.code, "error");
+  if (f.cmd_id || SHOWN_BY_SCREEN.has(f.ref)) return;
+  toast(f.message || f.code, "error");
 });
 
 window.addEventListener("hashchange", route);

@@ -129,7 +129,8 @@ export class Session extends EventTarget {
     return new Promise((resolve, reject) => {
       const w = { types, ref: frame.type, resolve, reject, timer: null };
       w.timer = setTimeout(() => {
-        this.waiters.splice(this.waiters.indexOf(w), 1);
+        const i = this.waiters.indexOf(w);
+        if (i >= 0) this.waiters.splice(i, 1);
         reject(new Error("timeout"));
       }, timeoutMs);
       this.waiters.push(w);
@@ -142,6 +143,18 @@ export class Session extends EventTarget {
   }
 
   send(frame) { return this.raw(frame); }
+
+  /** request() for the lobby screens: errors and silence become a toast. */
+  async ask(frame, types, toast) {
+    try {
+      const f = await this.request(frame, types);
+      if (f.type === "error") toast(f.message || f.code, "error");
+      return f;
+    } catch {
+      toast("서버가 응답하지 않아요. 잠시 후 다시 해 주세요.", "error");
+      return null;
+    }
+  }
 
   /** A game action; resolves with the `result` or `error` frame. */
   action(gameId, action) {

@@ -13,10 +13,8 @@ export function endBadge(options) {
   return h("span.badge.end", {}, `빠른 판수 · ${n}판`);
 }
 
-async function send(frame, types = ["room"]) {
-  const f = await net.request(frame, types).catch(() => null);
-  if (f && f.type === "error") toast(f.message, "error");
-  return f;
+function send(frame, types = ["room"]) {
+  return net.ask(frame, types, toast);
 }
 
 export function showRoom(root) {
