@@ -1,0 +1,370 @@
+"""Capacity (issue 9; BENCHMARKS.md "## Capacity", docs/capacity.md).
+
+The whole stack runs locally as real processes (nats-server with JetStream,
+one game shard, one bot worker, the matchmaker, one gateway: see
+:mod:`ttanjit.loadtest.localstack`); the load is simulated players
+(:mod:`ttanjit.loadtest.player`) speaking the WebSocket protocol, playing
+4-seat One Card quick matches with the ``normal`` policy from the views
+the server sends, like the web client (a ``sync`` after each burst of
+events), thinking 1.5-4 s before each move, pinging every 15 s.
+
+1. **players in games**: the load steps up (250, 500, 1,000, 1,500, 2,000,
+   2,500, 3,000 players), each step ramped in, settled, then measured over a
+   window: command round trip p50/p99 seen by the players, the gateway's and
+   the shard's own latency histograms (``/metrics``), and every process's
+   CPU. The figure: the most players in games with command p99 <= 100 ms,
+   and the players per gateway / shard process and their CPU at that step.
+2. **idle connections**: players who signed in and said ``hello`` and then
+   only ``ping`` (every 20 s) held by ONE gateway process; the load comes
+   from several load-generator processes (sockets per process); figure:
+   connections held, the gateway's RSS and CPU, ping p99 while holding.
+
+Targets: 2,000 concurrent players in games; 10,000 idle players held by one
+gateway process. ``--quick`` runs smaller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from typing import Any
+
+import httpx
+
+from ttanjit.loadtest import scrape
+from ttanjit.loadtest.localstack import LocalStack
+from ttanjit.loadtest.player import PlayConfig, Player
+from ttanjit.loadtest.stats import Stats, percentile
+
+TARGETS = {"players_in_games": 2000, "idle_per_gateway": 10000, "p99_ms": 100}
+STEPS = [250, 500, 1000, 1500, 2000, 2500, 3000]
+QUICK_STEPS = [100, 250]
+RAMP_PER_S = 100  # new players per second
+SETTLE_S, WINDOW_S = 15.0, 30.0
+QUICK_SETTLE_S, QUICK_WINDOW_S = 8.0, 12.0
+IDLE = 10_000
+QUICK_IDLE = 1_000
+IDLE_WORKERS = 4
+GW_HIST = "ttanjit_gateway_command_rtt_seconds"
+SHARD_HIST = "ttanjit_shard_command_latency_seconds"
+
+
+def raise_fd_limit() -> int:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def _cpu(pids: dict[str, int]) -> dict[str, float]:
+    out = {}
+    for name, pid in pids.items():
+        try:
+            out[name] = scrape.cpu_seconds(pid)
+        except OSError:
+            out[name] = 0.0
+    t = os.times()
+    out["loadgen"] = t.user + t.system
+    return out
+
+
+def _ms(v: float | None) -> float | None:
+    return None if v is None else round(v * 1000, 1)
+
+
+# ---------------------------------------------------------------------------------
+# 1. players in games, stepped
+# ---------------------------------------------------------------------------------
+async def _steps(st: LocalStack, steps: list[int], settle_s: float,
+                 window_s: float) -> list[dict[str, Any]]:
+    url = st.urls()[0]
+    gw = st.of("gateway")[0]
+    shard = st.of("shard")[0]
+    pids = {p.name: p.pid for p in st.procs}
+    assert st.nats is not None and st.nats.proc is not None
+    pids["nats"] = st.nats.proc.pid
+    stats = Stats()
+    cfg = PlayConfig(game="onecard", seats=4, level="normal", think_ms=(1500, 4000))
+    stop = asyncio.Event()
+    roster: list[Player] = []
+    tasks: list[asyncio.Task[None]] = []
+    out: list[dict[str, Any]] = []
+    failures: list[str] = []
+    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as http:
+
+        async def one(p: Player) -> None:
+            try:
+                await p.start()
+                await p.run(stop)
+            except Exception as exc:  # noqa: BLE001 - counted in the step's figures
+                stats.count["player_failures"] += 1
+                if len(failures) < 5:
+                    failures.append(repr(exc))
+
+        for target in steps:
+            add = target - len(roster)
+            for _ in range(add):
+                p = Player(len(roster), url, cfg, stats, http)
+                roster.append(p)
+                tasks.append(asyncio.create_task(one(p)))
+                await asyncio.sleep(1 / RAMP_PER_S)
+            await asyncio.sleep(settle_s)
+            gw0, sh0 = scrape.scrape(gw.metrics_url(), GW_HIST), scrape.scrape(
+                shard.metrics_url(), SHARD_HIST)
+            cpu0, t0 = _cpu(pids), time.monotonic()
+            a0, s0 = len(stats.rtt["action"]), len(stats.rtt["sync"])
+            f0 = stats.count["frames_in"] + stats.count["frames_out"]
+            e0 = sum(stats.errors.values())
+            in_game: list[int] = []
+            while time.monotonic() - t0 < window_s:
+                await asyncio.sleep(1.0)
+                in_game.append(stats.in_game)
+            dt = time.monotonic() - t0
+            cpu1 = _cpu(pids)
+            gw1, sh1 = scrape.scrape(gw.metrics_url(), GW_HIST), scrape.scrape(
+                shard.metrics_url(), SHARD_HIST)
+            acts = sorted(stats.rtt["action"][a0:])
+            syncs = sorted(stats.rtt["sync"][s0:])
+            frames = stats.count["frames_in"] + stats.count["frames_out"] - f0
+            row = {
+                "players": target, "connected": stats.connected,
+                "in_game_avg": round(sum(in_game) / max(1, len(in_game))),
+                "in_game_min": min(in_game) if in_game else 0,
+                "commands_per_s": round(len(acts) / dt, 1),
+                "syncs_per_s": round(len(syncs) / dt, 1),
+                "client_frames_per_s": round(frames / dt, 1),
+                "command_p50_ms": round(percentile(acts, 50), 1),
+                "command_p99_ms": round(percentile(acts, 99), 1),
+                "sync_p99_ms": round(percentile(syncs, 99), 1),
+                "gateway_command_p99_ms": _ms(scrape.quantile(gw0, gw1, 0.99)),
+                "shard_command_p99_ms": _ms(scrape.quantile(sh0, sh1, 0.99)),
+                "shard_commands_per_s": round(scrape.count(sh0, sh1) / dt, 1),
+                "cpu": {k: round((cpu1[k] - cpu0[k]) / dt, 3) for k in cpu1},
+                "errors": sum(stats.errors.values()) - e0,
+                "player_failures": stats.count["player_failures"],
+                "disconnects": stats.count["disconnects"],
+            }
+            row["passed"] = bool(acts) and row["command_p99_ms"] <= TARGETS["p99_ms"] \
+                and row["in_game_avg"] >= 0.8 * target and not row["player_failures"]
+            out.append(row)
+            cpu = row["cpu"]
+            print(f"  {target:5d} players: in game {row['in_game_avg']:5d}  "
+                  f"{row['commands_per_s']:6.1f} cmd/s  command p50 {row['command_p50_ms']:6.1f} "
+                  f"p99 {row['command_p99_ms']:6.1f} ms (gateway {row['gateway_command_p99_ms']}"
+                  f", shard {row['shard_command_p99_ms']})  CPU gateway "
+                  f"{cpu.get('gateway-0', 0):.2f} shard {cpu.get('shard-0', 0):.2f} "
+                  f"loadgen {cpu['loadgen']:.2f}  {'ok' if row['passed'] else 'OVER'}",
+                  flush=True)
+            if not row["passed"]:
+                break
+        stop.set()
+        await asyncio.wait(tasks, timeout=10)
+        for p in roster:
+            await p.stop()
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    if failures:
+        print(f"  player failures (first): {failures}")
+    return out
+
+
+def players_in_games(quick: bool) -> dict[str, Any]:
+    steps = QUICK_STEPS if quick else STEPS
+    settle, window = (QUICK_SETTLE_S, QUICK_WINDOW_S) if quick else (SETTLE_S, WINDOW_S)
+    with LocalStack(shards=1, gateways=1, bots=1) as st:
+        rows = asyncio.run(_steps(st, steps, settle, window))
+    passed = [r for r in rows if r["passed"]]
+    best = max(passed, key=lambda r: r["in_game_avg"]) if passed else None
+    out: dict[str, Any] = {"steps": rows, "think_ms": [1500, 4000], "game": "onecard 4 seats"}
+    if best is not None:
+        cpu = best["cpu"]
+        out.update({
+            "max_players_in_games": best["in_game_avg"],
+            "at_step": best["players"],
+            "command_p99_ms": best["command_p99_ms"],
+            "per_gateway_process": {"players": best["in_game_avg"],
+                                    "cpu_cores": cpu.get("gateway-0"),
+                                    "command_p99_ms": best["gateway_command_p99_ms"]},
+            "per_shard_process": {"players": best["in_game_avg"],
+                                  "cpu_cores": cpu.get("shard-0"),
+                                  "commands_per_s": best["shard_commands_per_s"],
+                                  "command_p99_ms": best["shard_command_p99_ms"]},
+        })
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# 2. idle connections on one gateway
+# ---------------------------------------------------------------------------------
+async def _idle_worker(url: str, n: int, first: int, hold_s: float, rate: float) -> dict[str, Any]:
+    """One load-generator process: ``n`` players sign in, hello, then ping
+    every 20 s while held; the figures as JSON on stdout."""
+    from ttanjit.loadtest.client import Conn, sign_in
+
+    stats = Stats()
+    conns: list[Conn] = []
+    fails: list[str] = []
+    stop = asyncio.Event()
+    limits = httpx.Limits(max_connections=16, max_keepalive_connections=16)
+    async with httpx.AsyncClient(limits=limits, timeout=60) as http:
+        sem = asyncio.Semaphore(32)
+
+        async def one(i: int) -> None:
+            async with sem:
+                ident = await sign_in(http, url, f"대기{first + i}")
+                c = Conn(url, stats)
+                await c.connect(timeout=60)
+                w = await c.hello(ident["token"], timeout=60)
+                if w.get("type") != "welcome":
+                    raise RuntimeError(str(w))
+                conns.append(c)
+
+        async def pinger(c: Conn, i: int) -> None:
+            await asyncio.sleep((i % 200) / 10)
+            while not stop.is_set() and not c.closed.is_set():
+                await c.send({"type": "ping", "client_ms": 0})
+                await asyncio.sleep(20)
+
+        t0 = time.monotonic()
+        starters = []
+        for i in range(n):
+            starters.append(asyncio.create_task(one(i)))
+            await asyncio.sleep(1 / rate)
+        res = await asyncio.gather(*starters, return_exceptions=True)
+        fails = [repr(r) for r in res if isinstance(r, BaseException)][:5]
+        ramp = time.monotonic() - t0
+        print(json.dumps({"ready": len(conns)}), flush=True)
+        pings = [asyncio.create_task(pinger(c, i)) for i, c in enumerate(conns)]
+        await asyncio.sleep(hold_s)
+        held = sum(1 for c in conns if not c.closed.is_set())
+        stop.set()
+        for t in pings:
+            t.cancel()
+        hello = sorted(stats.rtt["hello"])
+        ping = sorted(stats.rtt["ping"])
+        report = {"opened": len(conns), "held": held, "failed": n - len(conns),
+                  "failures": fails, "ramp_s": round(ramp, 1),
+                  "hello_p99_ms": round(percentile(hello, 99), 1),
+                  "ping_p50_ms": round(percentile(ping, 50), 1),
+                  "ping_p99_ms": round(percentile(ping, 99), 1), "pings": len(ping),
+                  "disconnects": stats.count["disconnects"]}
+        await asyncio.gather(*(c.close() for c in conns), return_exceptions=True)
+    return report
+
+
+def idle_connections(total: int, hold_s: float) -> dict[str, Any]:
+    workers = IDLE_WORKERS if total > 2000 else 1
+    per = total // workers
+    rate = 150.0 / workers  # hellos per second, all workers together ~150/s
+    with LocalStack(shards=1, gateways=1, bots=0) as st:
+        gw = st.of("gateway")[0]
+        url = st.urls()[0]
+        cpu0 = scrape.cpu_seconds(gw.pid)
+        rss0 = scrape.rss_mib(gw.pid)
+        procs = [subprocess.Popen(
+            [sys.executable, "-m", "ttanjit.bench.capacity", "--idle-worker", url, str(per),
+             str(i * per), str(hold_s), str(rate)], stdout=subprocess.PIPE, text=True)
+            for i in range(workers)]
+        # every worker reports "ready" once its players are in; then all hold together
+        ready = 0
+        for p in procs:
+            assert p.stdout is not None
+            line = p.stdout.readline()
+            ready += json.loads(line or '{"ready": 0}')["ready"]
+        t_hold = time.monotonic()
+        time.sleep(min(hold_s / 2, 10))
+        cpu_mid0 = scrape.cpu_seconds(gw.pid)
+        t_mid = time.monotonic()
+        time.sleep(min(hold_s / 2, 10))
+        idle_cpu = (scrape.cpu_seconds(gw.pid) - cpu_mid0) / (time.monotonic() - t_mid)
+        rss = scrape.rss_mib(gw.pid)
+        with urllib_open(f"{url}/readyz") as body:
+            conns_seen = json.loads(body).get("connections")
+        reports = []
+        for p in procs:
+            out, _ = p.communicate(timeout=hold_s + 120)
+            reports.append(json.loads(out.strip().splitlines()[-1]))
+        cpu_total = scrape.cpu_seconds(gw.pid) - cpu0
+        del t_hold
+    held = sum(r["held"] for r in reports)
+    return {
+        "target": total, "load_processes": workers, "opened": sum(r["opened"] for r in reports),
+        "held": held, "gateway_saw": conns_seen, "failed": sum(r["failed"] for r in reports),
+        "failures": [f for r in reports for f in r["failures"]][:5],
+        "ramp_s": max(r["ramp_s"] for r in reports),
+        "gateway_rss_mib": round(rss, 1), "gateway_rss_before_mib": round(rss0, 1),
+        "gateway_kib_per_connection": round((rss - rss0) * 1024 / max(1, held), 1),
+        "gateway_idle_cpu_cores": round(idle_cpu, 3),
+        "gateway_cpu_s_total": round(cpu_total, 1),
+        "hello_p99_ms": max(r["hello_p99_ms"] for r in reports),
+        "ping_p99_ms": max(r["ping_p99_ms"] for r in reports),
+        "disconnects": sum(r["disconnects"] for r in reports),
+        "ready": ready,
+    }
+
+
+class urllib_open:  # noqa: N801 - a tiny context manager for one GET
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __enter__(self) -> str:
+        import urllib.request
+
+        with urllib.request.urlopen(self.url, timeout=10) as r:
+            return str(r.read().decode())
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def run(args: Any) -> dict[str, Any]:
+    quick = bool(getattr(args, "quick", False))
+    fds = raise_fd_limit()
+    print(f"fd limit {fds}", flush=True)
+    print("players in games (4-seat One Card quick matches, think 1.5-4 s):", flush=True)
+    games = players_in_games(quick)
+    total = QUICK_IDLE if quick else IDLE
+    print(f"idle connections on one gateway ({total:,}):", flush=True)
+    idle = idle_connections(total, 20.0 if quick else 40.0)
+    print(f"  held {idle['held']:,} of {idle['target']:,} (gateway saw "
+          f"{idle['gateway_saw']}), gateway RSS {idle['gateway_rss_mib']} MiB "
+          f"({idle['gateway_kib_per_connection']} KiB/conn), idle CPU "
+          f"{idle['gateway_idle_cpu_cores']} cores, hello p99 {idle['hello_p99_ms']} ms, "
+          f"ping p99 {idle['ping_p99_ms']} ms", flush=True)
+    out = {"targets": TARGETS, "players_in_games": games, "idle": idle}
+    print(f"capacity: {games.get('max_players_in_games')} players in games at command p99 "
+          f"<= {TARGETS['p99_ms']} ms (target {TARGETS['players_in_games']}); "
+          f"{idle['held']:,} idle players on one gateway (target {TARGETS['idle_per_gateway']:,})",
+          flush=True)
+    return out
+
+
+def main() -> int:
+    if len(sys.argv) >= 2 and sys.argv[1] == "--idle-worker":
+        url, n, first, hold, rate = sys.argv[2:7]
+        raise_fd_limit()
+        rep = asyncio.run(_idle_worker(url, int(n), int(first), float(hold), float(rate)))
+        print(json.dumps(rep), flush=True)
+        return 0
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m ttanjit.bench.capacity")
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--json", help="write the figures here")
+    args = p.parse_args()
+    out = run(args)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(out, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
