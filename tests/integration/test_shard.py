@@ -328,6 +328,33 @@ async def test_kill9_failover_keeps_every_accepted_move(svc: Services) -> None:
     await nc.close()
 
 
+async def test_restarted_shard_takes_its_games_back(svc: Services) -> None:
+    """DESIGN 4 / Kubernetes StatefulSet: the only shard is killed and comes
+    back under the same name; the new incarnation claims the old one's games
+    from their records and play goes on."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    first = svc.start("shard", name="shard-0")
+    nc = await nats.connect(svc.nats_url)
+    games = await _games_on(first.ports["grpc"], 2, game)
+    tails = [await RecordTail(nc, gid).start() for gid, _ in games]
+    accepted: list[dict[str, Any]] = []
+    for tail in tails:
+        accepted += await play_humans(nc, tail, random.Random(6), max_moves=3,
+                                      until_finished=False)
+    first.kill()
+    svc.start("shard", name="shard-0")
+    for tail in tails:
+        accepted += await play_humans(nc, tail, random.Random(7), max_moves=2,
+                                      until_finished=False, timeout=20)
+    for tail in tails:
+        await tail.caught_up()
+        incs = [m["claim"]["inc"] for _, m in tail.rec.markers if "claim" in m]  # type: ignore[union-attr]
+        assert len(incs) == 2 and incs[0] != incs[1]
+    recorded = {e["cmd"] for t in tails for e in t.entries if e.get("cmd")}
+    assert {x["cmd"] for x in accepted} <= recorded and len(accepted) >= 8
+    await nc.close()
+
+
 async def test_stalled_owner_is_fenced(svc: Services) -> None:
     """Issue 5: an owner that loses its lease (here: frozen with SIGSTOP past
     its lease) is fenced — when it wakes up its appends are rejected and it

@@ -468,6 +468,10 @@ class Shard:
         if reason == "handover":
             m.handovers.labels("in").inc()
         self._gauges()
+        if reason != "create":  # a One Card window still open: bots may press
+            window = live.hosted.engine.view(None).get("window")
+            if isinstance(window, dict):
+                self._schedule_presses(live, window)
         self._after_change(live)
 
     def _drop(self, live: Live, why: str) -> None:
