@@ -20,8 +20,19 @@ export async function showRules(root, gameName) {
   mount(body, ...renderRules(text));
 }
 
+/** The seed pages were copied from the service's web page: list numbers
+ * and table cells ran into the text ("1. 1맨 위…", "• 551장벌점 7"). The
+ * files stay verbatim; the page shows them tidied. */
+export function tidy(line) {
+  return line
+    .replace(/^(\d+)\.\s*\1(?:\.\s*|(?=\D)|(?=\d))/, "$1. ")
+    .replace(/^• 55(1장)(벌점 7)$/, "• 55 — $1 · $2")
+    .replace(/^• (.*\D)(\d+장)(벌점 \d+)$/, "• $1 — $2 · $3")
+    .replace(/^• (\d+번 줄)(\d+장 · 벌점 \d+)$/, "• $1 — $2");
+}
+
 export function renderRules(text) {
-  const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
+  const lines = text.split("\n").map((l) => tidy(l.trim())).filter(Boolean);
   const out = [];
   let list = null;
   lines.forEach((line, i) => {
@@ -33,7 +44,7 @@ export function renderRules(text) {
       if (!list) { list = h(bullet ? "ul" : "ol"); out.push(list); }
       list.append(h("li", {}, bullet ? line.slice(2) : line));
       return;
-    } else if (line.length <= 20 && !/[.요다)]$/.test(line)) {
+    } else if (line.length <= 20 && !/[.요다]$/.test(line)) {
       out.push(h("h3", {}, line));
     } else {
       out.push(h("p", {}, line));
