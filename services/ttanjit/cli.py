@@ -84,6 +84,12 @@ def _ladder(args: argparse.Namespace) -> int:
     return 0
 
 
+def _record(args: argparse.Namespace) -> int:
+    from ttanjit.shard.export import main as export
+
+    return export(args.nats, args.game_id, args.prefix, args.out)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ttanjit", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -124,6 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds to wait for the handover (0 = the shard's default)")
     d.add_argument("--exit", action="store_true", help="the shard exits once drained")
     d.set_defaults(func=_drain)
+
+    rec = sub.add_parser("record", help="a game's record from JetStream, for `ttanjit replay`")
+    rec.add_argument("game_id")
+    rec.add_argument("--nats", default=os.environ.get("TTANJIT_NATS_URL", "nats://127.0.0.1:4222"))
+    rec.add_argument("--prefix", default=os.environ.get("TTANJIT_NATS_PREFIX", "ttanjit.v1"))
+    rec.add_argument("-o", "--out", help="write to this file (default: stdout)")
+    rec.set_defaults(func=_record)
 
     from ttanjit.loadtest.cli import add_parser as add_loadtest
 

@@ -7,7 +7,10 @@ and records of one test never meet another's."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -120,7 +123,8 @@ def _bots_for(game: str) -> bool:
 
 
 @pytest.mark.parametrize("game", AVAILABLE)
-async def test_bot_only_game_plays_out_and_is_recorded(svc: Services, game: str) -> None:
+async def test_bot_only_game_plays_out_and_is_recorded(svc: Services, game: str,
+                                                       tmp_path: Path) -> None:
     """DESIGN 1 / RULES 4: a game with no humans is played out at once by the
     bot pool; its result goes to the results stream; its record replays."""
     if not _bots_for(game):
@@ -147,6 +151,18 @@ async def test_bot_only_game_plays_out_and_is_recorded(svc: Services, game: str)
     assert engine.finished and engine.result()["ended_by"] == res["ended_by"]
     assert any(e.get("by") == "bot" for e in tail.entries)
     await nc.close()
+    # DESIGN 3.1: the stored record, exported, re-runs with `ttanjit replay`
+    path = tmp_path / "game.json"
+    rc = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "ttanjit", "record", gid,
+                                                  "--nats", svc.nats_url, "-o", str(path)],
+                                 capture_output=True, text=True, timeout=30)
+    assert rc.returncode == 0, rc.stderr
+    done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "ttanjit", "replay",
+                                                    str(path)], capture_output=True, text=True,
+                                   timeout=60)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert all(r["ok"] for r in out["results"]) and out["state"]["finished"] is True
 
 
 async def test_commands_refusals_dedup_full_game(svc: Services) -> None:

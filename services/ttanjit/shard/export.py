@@ -1,0 +1,51 @@
+"""``ttanjit record GAME_ID``: a game's write-ahead record from JetStream as a
+``ttanjit.record/1`` document, ready for ``ttanjit replay`` (DESIGN.md 3.1).
+
+The stream's extra fields ride along: ``game_id``, ``players``, and per input
+``player``/``cmd``/``by``/``ms`` (replay ignores them)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+import nats
+
+from ttanjit.common.nats import Subjects
+from ttanjit.shard import records
+from ttanjit.shard.game import record_from_messages
+
+
+async def fetch(url: str, game_id: str, prefix: str = "ttanjit.v1") -> dict[str, Any] | None:
+    nc = await nats.connect(url, connect_timeout=3, max_reconnect_attempts=1)
+    try:
+        rec = await records.read(nc.jetstream(), Subjects(prefix).record(game_id))
+    finally:
+        await nc.close()
+    if rec is None:
+        return None
+    doc = record_from_messages(rec.header, rec.entries).to_json()
+    doc["game_id"] = game_id
+    doc["players"] = rec.header.get("players", {})
+    doc["inputs"] = [{k: v for k, v in e.items() if v is not None} for e in rec.entries]
+    return doc
+
+
+def main(url: str, game_id: str, prefix: str, out: str | None) -> int:
+    try:
+        doc = asyncio.run(fetch(url, game_id, prefix))
+    except Exception as exc:  # noqa: BLE001 - a CLI reports and exits
+        print(f"ttanjit record: {exc!r}", file=sys.stderr)
+        return 1
+    if doc is None:
+        print(f"ttanjit record: no record for game {game_id}", file=sys.stderr)
+        return 2
+    text = json.dumps(doc, ensure_ascii=False)
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+    return 0
