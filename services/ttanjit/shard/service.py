@@ -14,29 +14,25 @@ Moves bytes and owns clocks; the game logic is in :mod:`ttanjit.shard.game`
   bot-only games (whose clock then jumps to the next deadline when nobody
   can act).
 
-Ownership, failover and drain: see :mod:`ttanjit.shard.ownership` and
-:mod:`ttanjit.shard.records`.
+Ownership, failover and drain: :mod:`ttanjit.shard.leases`,
+:mod:`ttanjit.shard.handover`, :mod:`ttanjit.shard.ownership` and
+:mod:`ttanjit.shard.records`; timers and bots: :mod:`ttanjit.shard.clocks`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 import random
 import secrets
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 from nats.aio.msg import Msg
-from nats.aio.subscription import Subscription
-from nats.errors import NoRespondersError
-from nats.errors import TimeoutError as NatsTimeout
 from nats.js.errors import KeyWrongLastSequenceError, NotFoundError
-from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
+from nats.js.kv import KeyValue
 
 from ttanjit.common.config import Settings
 from ttanjit.common.nats import (
@@ -49,67 +45,27 @@ from ttanjit.common.nats import (
 from ttanjit.games.base import JSON, Result, SeatSpec, Setup
 from ttanjit.shard import metrics as m
 from ttanjit.shard import records
+from ttanjit.shard.clocks import Clocks
 from ttanjit.shard.game import Applied, HostedGame, refusal
-from ttanjit.shard.ownership import SHARD_PREFIX, Lease, OwnerBook, rendezvous
+from ttanjit.shard.handover import Handover
+from ttanjit.shard.leases import Leases
+from ttanjit.shard.live import B32, CreateError, Live, new_game_id, wall_ms
+from ttanjit.shard.ownership import SHARD_PREFIX, OwnerBook
 
 log = logging.getLogger("ttanjit.shard")
 
-B32 = "abcdefghijklmnopqrstuvwxyz234567"
 FINISHED_KEEP_S = 30.0  # a finished game answers sync this long, then goes
 CMD_ID_MAX = 64
-SKIP_FOR_BOTS = ("resume", "one_card")
 
 
-def new_game_id() -> str:
-    return "".join(secrets.choice(B32) for _ in range(12))
+__all__ = ["CreateError", "Shard"]
 
 
-def wall_ms() -> int:
-    return time.time_ns() // 1_000_000
+class Shard(Leases, Clocks, Handover):
+    """One shard process: the games it owns and everything around them.
+    Mixins: :class:`Leases` (ownership upkeep, failover, heartbeats),
+    :class:`Clocks` (timers, bots, presses), :class:`Handover` (drain)."""
 
-
-class CreateError(ValueError):
-    """CreateGame input the shard refuses (INVALID_ARGUMENT)."""
-
-
-@dataclass(eq=False)
-class Live:
-    """A game this shard owns right now."""
-
-    hosted: HostedGame
-    epoch: int
-    owner_rev: int
-    last_seq: int  # stream sequence of the game's last record message
-    t_base: int  # game t at mono_base
-    mono_base: float
-    pending: list[tuple[Applied, Msg | None, float]] = field(default_factory=list)
-    flushing: bool = False
-    idle: asyncio.Event = field(default_factory=asyncio.Event)
-    timer: asyncio.TimerHandle | None = None
-    timer_due: float = 0.0
-    bots: dict[int, asyncio.Task[None]] = field(default_factory=dict)
-    subs: list[Subscription] = field(default_factory=list)
-    inflight: dict[tuple[str, str], list[Msg]] = field(default_factory=dict)
-    windows: dict[int, asyncio.TimerHandle] = field(default_factory=dict)  # bot presses
-    gone: bool = False  # lost / handed over / dropped
-    frozen: bool = False  # being handed over
-    finalized: bool = False
-    msg_no: int = 0
-
-    @property
-    def game_id(self) -> str:
-        return self.hosted.game_id
-
-    @property
-    def game(self) -> str:
-        return self.hosted.setup.game
-
-    def now_t(self, mono: float) -> int:
-        t = self.t_base + int((mono - self.mono_base) * 1000)
-        return max(t, self.hosted.engine.now)
-
-
-class Shard:
     def __init__(self, settings: Settings) -> None:
         self.cfg = settings
         self.id = settings.shard_id or f"shard-{os.getpid()}"
@@ -165,142 +121,6 @@ class Shard:
             await self.nc.drain()
         except Exception:  # noqa: BLE001 - closing anyway
             pass
-
-    # ======================================================================
-    # leases and the owners bucket
-    # ======================================================================
-    def _lease_doc(self) -> bytes:
-        now = wall_ms()
-        self.lease_expires = now + self.cfg.lease_ms
-        return orjson.dumps({
-            "shard": self.id, "inc": self.inc, "grpc": self.grpc_addr, "renewed_ms": now,
-            "expires_ms": self.lease_expires, "draining": self.draining,
-            "games": len(self.games)})
-
-    async def _register_lease(self) -> None:
-        self.lease_rev = await self.owners.put(SHARD_PREFIX + self.id, self._lease_doc())
-
-    async def _renew(self) -> None:
-        try:
-            self.lease_rev = await self.owners.update(SHARD_PREFIX + self.id, self._lease_doc(),
-                                                      last=self.lease_rev)
-        except KeyWrongLastSequenceError:
-            # Someone declared us dead and took our games: let them go.
-            log.error("lease lost: another shard took over my games", extra={"shard": self.id})
-            for live in list(self.games.values()):
-                m.losses.inc()
-                self._drop(live, "lease lost")
-            self.inc = secrets.token_hex(4)
-            await self._register_lease()
-
-    async def _lease_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.cfg.renew_ms / 1000)
-            try:
-                await self._renew()
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - NATS hiccup: retry next tick
-                log.warning("lease renewal failed: %r", exc)
-
-    async def _watchdog(self) -> None:
-        """The owners watch must see our own lease renewals (every renew_ms);
-        when it has gone quiet (e.g. after a NATS restart) start a new one, or
-        failover detection would go blind."""
-        quiet = max(3.0, 6 * self.cfg.renew_ms / 1000)
-        while True:
-            await asyncio.sleep(1.0)
-            if self.loop.time() - self.watch_seen < quiet or not self.nc.is_connected:
-                continue
-            log.warning("owners watch went quiet: restarting it")
-            self.watch_task.cancel()
-            try:
-                await self.watcher.stop()
-            except Exception:  # noqa: BLE001
-                pass
-            try:
-                self.watcher = await self.owners.watchall()
-            except Exception as exc:  # noqa: BLE001
-                log.warning("cannot watch owners: %r", exc)
-                continue
-            self.watch_seen = self.loop.time()
-            self.watch_task = asyncio.create_task(self._watch_owners(), name="watch-owners")
-
-    async def _watch_owners(self) -> None:
-        while True:
-            try:
-                entry = await self.watcher.updates(timeout=3600)  # type: ignore[no-untyped-call]
-            except NatsTimeout:
-                continue
-            self.watch_seen = self.loop.time()
-            if entry is None:
-                continue
-            if entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
-                self.book.on_delete(entry.key)
-                continue
-            try:
-                self.book.on_put(entry.key, orjson.loads(entry.value), entry.revision or 0)
-            except (ValueError, KeyError, TypeError):
-                log.warning("bad owners entry %s", entry.key)
-                continue
-            own = self.book.owners.get(entry.key)
-            live = self.games.get(entry.key)
-            if live is not None and own is not None and (own.shard, own.inc) != (self.id, self.inc):
-                if not live.frozen:
-                    log.warning("game taken by another shard",
-                                extra={"game": entry.key, "owner": own.shard})
-                    m.losses.inc()
-                self._drop(live, "taken by " + own.shard)
-
-    async def _orphan_loop(self) -> None:
-        """Claim games whose owner's lease ran out (failover)."""
-        await asyncio.sleep(0.5)
-        while True:
-            await asyncio.sleep(0.2)
-            if self.draining:
-                continue
-            try:
-                await self._claim_orphans()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001
-                log.exception("orphan scan failed")
-
-    async def _claim_orphans(self) -> None:
-        now = wall_ms()
-        orphans = self.book.orphaned(now, self.id)
-        if not orphans:
-            return
-        takers = self.book.takers(now)
-        jobs = []
-        for gid, own, lease in orphans:
-            if gid in self.games or gid in self.claiming:
-                continue
-            chosen = rendezvous(gid, takers)
-            # the chosen shard claims at once; others step in when it did not
-            overdue = lease is None or lease.expires_ms < now - 2000
-            if chosen != self.id and not overdue:
-                continue
-            dead_renewed = lease.renewed_ms if lease is not None and lease.inc == own.inc else 0
-            jobs.append(self._claim(gid, "failover", own.revision, own.epoch,
-                                    dead_renewed_ms=dead_renewed))
-        if jobs:
-            sem = asyncio.Semaphore(32)
-
-            async def run(job: Any) -> None:
-                async with sem:
-                    await job
-
-            await asyncio.gather(*(run(j) for j in jobs))
-        # a dead shard whose games are all gone: remove its lease entry
-        for lease in list(self.book.leases.values()):
-            if lease.expires_ms < now - self.cfg.lease_ms and lease.shard != self.id and not any(
-                    o.shard == lease.shard and o.inc == lease.inc
-                    for o in self.book.owners.values()):
-                try:
-                    await self.owners.delete(SHARD_PREFIX + lease.shard, last=lease.revision)
-                except Exception:  # noqa: BLE001 - someone else did, or it came back
-                    pass
 
     # ======================================================================
     # creating and claiming games
@@ -724,332 +544,3 @@ class Shard:
                 self._drop(live, "finished")
         self.loop.call_later(FINISHED_KEEP_S, forget)
 
-    # ======================================================================
-    # clocks: timers, bots, One Card presses
-    # ======================================================================
-    def _after_change(self, live: Live) -> None:
-        if live.gone:
-            return
-        self._schedule_bots(live)
-        self._arm(live)
-
-    def _arm(self, live: Live) -> None:
-        eng = live.hosted.engine
-        nd = None if eng.finished else eng.next_deadline()
-        if nd is None:
-            if live.timer is not None:
-                live.timer.cancel()
-                live.timer = None
-            return
-        if not live.hosted.has_active_humans() and not live.bots:
-            # bot-only game: played out at once; nobody can act until the
-            # deadline, so its clock jumps there
-            now_t = live.now_t(self.loop.time())
-            if nd > now_t:
-                live.t_base += nd - now_t
-        due = live.mono_base + (nd - live.t_base) / 1000
-        if live.timer is not None:
-            if abs(live.timer_due - due) < 0.0005:
-                return
-            live.timer.cancel()
-        live.timer_due = due
-        live.timer = self.loop.call_at(due, self._fire, live, nd)
-
-    def _fire(self, live: Live, nd: int) -> None:
-        live.timer = None
-        if live.gone:
-            return
-        mono = self.loop.time()
-        m.timer_lag.observe(max(0.0, mono - live.timer_due))
-        t = max(live.now_t(mono), nd)
-        out = live.hosted.apply(t, server_ms=wall_ms())
-        if isinstance(out, Result):  # cannot happen for a clock input; keep going
-            log.error("clock input refused", extra={"game": live.game_id, "code": out.code})
-            return
-        self._submit(live, out, None)
-
-    def _schedule_bots(self, live: Live) -> None:
-        hosted = live.hosted
-        if hosted.finished:
-            return
-        for seat in hosted.driven_seats():
-            if seat in live.bots:
-                continue
-            acts = hosted.engine.legal_actions(seat)
-            if not any(a.get("type") not in SKIP_FOR_BOTS for a in acts):
-                continue
-            live.bots[seat] = asyncio.ensure_future(self._bot_turn(live, seat))
-
-    async def _bot_turn(self, live: Live, seat: int) -> None:
-        """Ask the bot pool for ``seat``'s action and apply it (same
-        validation as a human's command)."""
-        from ttanjit.bots import timing
-
-        hosted = live.hosted
-        version = hosted.version
-        try:
-            level = hosted.level_of(seat)
-            if hosted.has_active_humans():
-                seed = hash((hosted.setup.seed, hosted.inputs, seat)) & 0xFFFFFFFF
-                await asyncio.sleep(timing.thinking_ms(level, seed) / 1000)
-                if live.gone or hosted.finished:
-                    return
-            version = hosted.version
-            auto = hosted.on_autopilot(seat)
-            eng = hosted.engine
-            now_t = live.now_t(self.loop.time())
-            nd = eng.next_deadline()
-            budget = self.cfg.bot_wait_ms
-            if nd is not None and hosted.has_active_humans():
-                budget = max(50, min(budget, nd - now_t - 100))
-            req = {"game": hosted.setup.game, "level": level, "seat": seat,
-                   "view": eng.view(seat), "budget_ms": budget,
-                   "rng": self.rng.getrandbits(31)}
-            t0 = time.perf_counter()
-            try:
-                msg = await self.nc.request(self.subj.bots_decide, orjson.dumps(req),
-                                            timeout=budget / 1000 + 0.2)
-            except (TimeoutError, NatsTimeout, NoRespondersError):
-                m.bot_timeouts.labels(hosted.setup.game).inc()
-                return
-            m.bot_request.labels(hosted.setup.game).observe(time.perf_counter() - t0)
-            if live.gone or hosted.finished:
-                return
-            reply = orjson.loads(msg.data)
-            action = reply.get("action") if isinstance(reply, dict) else None
-            if not isinstance(action, dict):
-                return
-            if auto:
-                action = {**action, "auto": True}
-            out = hosted.apply(live.now_t(self.loop.time()), seat, action,
-                               server_ms=wall_ms(), by="bot")
-            if isinstance(out, Result):
-                log.debug("bot action refused", extra={"game": live.game_id, "seat": seat,
-                                                       "code": out.code})
-                return
-            if live.bots.get(seat) is asyncio.current_task():
-                del live.bots[seat]
-            self._submit(live, out, None)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("bot turn failed", extra={"game": live.game_id, "seat": seat})
-        finally:
-            if live.bots.get(seat) is asyncio.current_task():
-                del live.bots[seat]
-                if not live.gone:
-                    if hosted.version != version:
-                        self._after_change(live)
-                    elif not live.bots:
-                        self._arm(live)
-
-    def _schedule_presses(self, live: Live, window: JSON) -> None:
-        """RULES 1.7 / 4: bot-played seats press [원카드!] after their
-        reaction delay (``ttanjit.bots.timing``), only while that window is
-        still open (bots never make false calls). In bot-only games (played
-        out at once, no real time) nobody presses: windows expire."""
-        from ttanjit.bots import timing
-
-        hosted = live.hosted
-        if not hosted.has_active_humans():
-            return
-        for seat in hosted.driven_seats():
-            old = live.windows.pop(seat, None)
-            if old is not None:
-                old.cancel()
-            seed = hash((hosted.setup.seed, hosted.inputs, seat, 1)) & 0xFFFFFFFF
-            delay = timing.press_delay_ms(hosted.level_of(seat), seed)
-            if delay is None:
-                continue
-            live.windows[seat] = self.loop.call_later(delay / 1000, self._press, live, seat,
-                                                      dict(window))
-
-    def _press(self, live: Live, seat: int, window: JSON) -> None:
-        live.windows.pop(seat, None)
-        hosted = live.hosted
-        if live.gone or live.frozen or hosted.finished:
-            return
-        now = hosted.engine.view(seat).get("window")
-        if not isinstance(now, dict) or now.get("holder") != window.get("holder") or now.get(
-                "closes_at") != window.get("closes_at"):
-            return  # closed (or another window): no false calls
-        if seat not in hosted.driven_seats():
-            return
-        action: JSON = {"type": "one_card"}
-        if hosted.on_autopilot(seat):
-            action["auto"] = True
-        out = hosted.apply(live.now_t(self.loop.time()), seat, action, server_ms=wall_ms(),
-                           by="bot")
-        if not isinstance(out, Result):
-            self._submit(live, out, None)
-
-    # ======================================================================
-    # drain and handover
-    # ======================================================================
-    async def drain(self, timeout_s: float | None = None) -> dict[str, int]:
-        """Stop taking games; hand every live game to other shards."""
-        if not self.draining:
-            self.draining = True
-            m.draining.set(1)
-            log.info("draining", extra={"games": len(self.games)})
-            try:
-                await self._renew()
-                await self._heartbeat()
-            except Exception:  # noqa: BLE001
-                pass
-        deadline = self.loop.time() + (timeout_s or self.cfg.drain_timeout_s)
-        handed = finished = 0
-        while self.loop.time() < deadline:
-            live_games = [g for g in self.games.values() if not g.hosted.finished]
-            finished += sum(1 for g in self.games.values() if g.hosted.finished)
-            for g in [g for g in self.games.values() if g.hosted.finished]:
-                if g.finalized:
-                    self._drop(g, "drain")
-            if not live_games:
-                break
-            takers = self.book.takers(wall_ms(), exclude=self.id)
-            if not takers:
-                log.warning("no other shard to hand games to; their leases will expire and "
-                            "the next shard to start takes them",
-                            extra={"games": len(live_games)})
-                break
-            by_target: dict[str, list[Live]] = {}
-            for g in live_games:
-                by_target.setdefault(rendezvous(g.game_id, takers) or takers[0], []).append(g)
-            results = await asyncio.gather(*(self._handover(tgt, gs)
-                                             for tgt, gs in by_target.items()))
-            handed += sum(results)
-            if sum(results) == 0:
-                await asyncio.sleep(0.5)
-        left = sum(1 for g in self.games.values() if not g.hosted.finished)
-        return {"handed_over": handed, "finished": finished, "left": left}
-
-    async def _handover(self, target: str, games: list[Live], chunk: int = 100) -> int:
-        done = 0
-        for i in range(0, len(games), chunk):
-            part = games[i:i + chunk]
-            ready = await asyncio.gather(*(self._freeze(g, target) for g in part))
-            offer = [{"game_id": g.game_id, "rev": g.owner_rev, "epoch": g.epoch}
-                     for g, ok in zip(part, ready, strict=True) if ok]
-            if not offer:
-                continue
-            try:
-                msg = await self.nc.request(self.subj.adopt(target),
-                                            orjson.dumps({"from": self.id, "games": offer}),
-                                            timeout=10)
-                taken = set(orjson.loads(msg.data).get("taken", []))
-            except Exception as exc:  # noqa: BLE001
-                log.warning("handover to %s failed: %r", target, exc)
-                taken = set()
-            for g, ok in zip(part, ready, strict=True):
-                if not ok:
-                    continue
-                if g.game_id in taken:
-                    m.handovers.labels("out").inc()
-                    self._drop(g, f"handed over to {target}")
-                    done += 1
-                else:  # not taken: serve it again
-                    self._thaw(g)
-        return done
-
-    async def _freeze(self, live: Live, target: str) -> bool:
-        """Stop the game here and append the handover marker (with the exact t)."""
-        live.frozen = True
-        for sub in live.subs:
-            await sub.unsubscribe()
-        live.subs = []
-        if live.timer is not None:
-            live.timer.cancel()
-            live.timer = None
-        for task in list(live.bots.values()):
-            task.cancel()
-        live.bots.clear()
-        await live.idle.wait()
-        if live.gone:
-            return False
-        t = live.now_t(self.loop.time())
-        live.msg_no += 1
-        try:
-            live.last_seq = await records.append(
-                self.js, self.subj.record(live.game_id),
-                {"handover": {"from": self.id, "to": target, "t": t}}, live.last_seq,
-                f"{live.game_id}:{live.epoch}:{live.msg_no}")
-        except Exception:  # noqa: BLE001
-            log.exception("handover marker failed", extra={"game": live.game_id})
-            self._thaw(live)
-            return False
-        return True
-
-    def _thaw(self, live: Live) -> None:
-        live.frozen = False
-        if live.gone:
-            return
-
-        async def resub() -> None:
-            gid = live.game_id
-            live.subs = [
-                await self.nc.subscribe(self.subj.cmd(gid), cb=self._cmd_cb(live)),
-                await self.nc.subscribe(self.subj.sync(gid), cb=self._sync_cb(live)),
-            ]
-            self._after_change(live)
-        asyncio.ensure_future(resub())
-
-    async def _on_adopt(self, msg: Msg) -> None:
-        try:
-            req = orjson.loads(msg.data)
-            games = req["games"]
-        except (orjson.JSONDecodeError, KeyError, TypeError):
-            return self._respond(msg, {"taken": [], "error": "bad_request"})
-        if self.draining:
-            return self._respond(msg, {"taken": []})
-        sem = asyncio.Semaphore(32)
-
-        async def take(g: JSON) -> str | None:
-            async with sem:
-                ok = await self._claim(g["game_id"], "handover", int(g["rev"]), int(g["epoch"]))
-                return g["game_id"] if ok else None
-
-        got = await asyncio.gather(*(take(g) for g in games))
-        self._respond(msg, {"taken": [x for x in got if x]})
-        return None
-
-    # ======================================================================
-    # heartbeats and summaries
-    # ======================================================================
-    async def _heartbeat(self) -> None:
-        live = [g for g in self.games.values() if not g.hosted.finished]
-        players = sum(len(g.hosted.players) for g in live)
-        await self.nc.publish(self.subj.heartbeat, orjson.dumps({
-            "shard": self.id, "grpc": self.grpc_addr, "games": len(live), "players": players,
-            "draining": self.draining, "capacity": self.cfg.capacity, "ts": wall_ms()}))
-
-    async def _heartbeat_loop(self) -> None:
-        frozen_at = 0
-        while True:
-            try:
-                await self._heartbeat()
-                self._gauges()
-                if len(self.games) >= frozen_at + 50:
-                    # Games are long-lived: move them out of the collector's
-                    # sight so full passes stay short (PERFORMANCE.md).
-                    gc.freeze()
-                    frozen_at = len(self.games)
-                elif len(self.games) < frozen_at - 50:
-                    frozen_at = len(self.games)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001
-                log.warning("heartbeat failed: %r", exc)
-            await asyncio.sleep(1.0)
-
-    def lease_of(self, shard: str) -> Lease | None:
-        return self.book.leases.get(shard)
-
-    async def owner_of(self, gid: str) -> str | None:
-        try:
-            entry = await self.owners.get(gid)
-        except (NotFoundError, KeyError):
-            return None
-        if not entry.value:
-            return None
-        return str(orjson.loads(entry.value).get("shard"))

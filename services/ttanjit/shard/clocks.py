@@ -1,0 +1,185 @@
+"""Clocks of the hosted games: one timer per game at the engine's next
+deadline (clock-only inputs), bot seats asked of the bot pool after their
+thinking pause (RULES.md 4), and bots' ``[원카드!]`` presses (RULES.md 1.7).
+A mixin of :class:`ttanjit.shard.service.Shard`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import orjson
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+
+from ttanjit.games.base import JSON, Result
+from ttanjit.shard import metrics as m
+from ttanjit.shard.live import Live, wall_ms
+from ttanjit.shard.parts import ShardParts
+
+log = logging.getLogger("ttanjit.shard")
+
+SKIP_FOR_BOTS = ("resume", "one_card")
+
+
+class Clocks(ShardParts):
+    # ======================================================================
+    # clocks: timers, bots, One Card presses
+    # ======================================================================
+    def _after_change(self, live: Live) -> None:
+        if live.gone:
+            return
+        self._schedule_bots(live)
+        self._arm(live)
+
+    def _arm(self, live: Live) -> None:
+        eng = live.hosted.engine
+        nd = None if eng.finished else eng.next_deadline()
+        if nd is None:
+            if live.timer is not None:
+                live.timer.cancel()
+                live.timer = None
+            return
+        if not live.hosted.has_active_humans() and not live.bots:
+            # bot-only game: played out at once; nobody can act until the
+            # deadline, so its clock jumps there
+            now_t = live.now_t(self.loop.time())
+            if nd > now_t:
+                live.t_base += nd - now_t
+        due = live.mono_base + (nd - live.t_base) / 1000
+        if live.timer is not None:
+            if abs(live.timer_due - due) < 0.0005:
+                return
+            live.timer.cancel()
+        live.timer_due = due
+        live.timer = self.loop.call_at(due, self._fire, live, nd)
+
+    def _fire(self, live: Live, nd: int) -> None:
+        live.timer = None
+        if live.gone:
+            return
+        mono = self.loop.time()
+        m.timer_lag.observe(max(0.0, mono - live.timer_due))
+        t = max(live.now_t(mono), nd)
+        out = live.hosted.apply(t, server_ms=wall_ms())
+        if isinstance(out, Result):  # cannot happen for a clock input; keep going
+            log.error("clock input refused", extra={"game": live.game_id, "code": out.code})
+            return
+        self._submit(live, out, None)
+
+    def _schedule_bots(self, live: Live) -> None:
+        hosted = live.hosted
+        if hosted.finished:
+            return
+        for seat in hosted.driven_seats():
+            if seat in live.bots:
+                continue
+            acts = hosted.engine.legal_actions(seat)
+            if not any(a.get("type") not in SKIP_FOR_BOTS for a in acts):
+                continue
+            live.bots[seat] = asyncio.ensure_future(self._bot_turn(live, seat))
+
+    async def _bot_turn(self, live: Live, seat: int) -> None:
+        """Ask the bot pool for ``seat``'s action and apply it (same
+        validation as a human's command)."""
+        from ttanjit.bots import timing
+
+        hosted = live.hosted
+        version = hosted.version
+        try:
+            level = hosted.level_of(seat)
+            if hosted.has_active_humans():
+                seed = hash((hosted.setup.seed, hosted.inputs, seat)) & 0xFFFFFFFF
+                await asyncio.sleep(timing.thinking_ms(level, seed) / 1000)
+                if live.gone or hosted.finished:
+                    return
+            version = hosted.version
+            auto = hosted.on_autopilot(seat)
+            eng = hosted.engine
+            now_t = live.now_t(self.loop.time())
+            nd = eng.next_deadline()
+            budget = self.cfg.bot_wait_ms
+            if nd is not None and hosted.has_active_humans():
+                budget = max(50, min(budget, nd - now_t - 100))
+            req = {"game": hosted.setup.game, "level": level, "seat": seat,
+                   "view": eng.view(seat), "budget_ms": budget,
+                   "rng": self.rng.getrandbits(31)}
+            t0 = time.perf_counter()
+            try:
+                msg = await self.nc.request(self.subj.bots_decide, orjson.dumps(req),
+                                            timeout=budget / 1000 + 0.2)
+            except (TimeoutError, NatsTimeout, NoRespondersError):
+                m.bot_timeouts.labels(hosted.setup.game).inc()
+                return
+            m.bot_request.labels(hosted.setup.game).observe(time.perf_counter() - t0)
+            if live.gone or hosted.finished:
+                return
+            reply = orjson.loads(msg.data)
+            action = reply.get("action") if isinstance(reply, dict) else None
+            if not isinstance(action, dict):
+                return
+            if auto:
+                action = {**action, "auto": True}
+            out = hosted.apply(live.now_t(self.loop.time()), seat, action,
+                               server_ms=wall_ms(), by="bot")
+            if isinstance(out, Result):
+                log.debug("bot action refused", extra={"game": live.game_id, "seat": seat,
+                                                       "code": out.code})
+                return
+            if live.bots.get(seat) is asyncio.current_task():
+                del live.bots[seat]
+            self._submit(live, out, None)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("bot turn failed", extra={"game": live.game_id, "seat": seat})
+        finally:
+            if live.bots.get(seat) is asyncio.current_task():
+                del live.bots[seat]
+                if not live.gone:
+                    if hosted.version != version:
+                        self._after_change(live)
+                    elif not live.bots:
+                        self._arm(live)
+
+    def _schedule_presses(self, live: Live, window: JSON) -> None:
+        """RULES 1.7 / 4: bot-played seats press [원카드!] after their
+        reaction delay (``ttanjit.bots.timing``), only while that window is
+        still open (bots never make false calls). In bot-only games (played
+        out at once, no real time) nobody presses: windows expire."""
+        from ttanjit.bots import timing
+
+        hosted = live.hosted
+        if not hosted.has_active_humans():
+            return
+        for seat in hosted.driven_seats():
+            old = live.windows.pop(seat, None)
+            if old is not None:
+                old.cancel()
+            seed = hash((hosted.setup.seed, hosted.inputs, seat, 1)) & 0xFFFFFFFF
+            delay = timing.press_delay_ms(hosted.level_of(seat), seed)
+            if delay is None:
+                continue
+            live.windows[seat] = self.loop.call_later(delay / 1000, self._press, live, seat,
+                                                      dict(window))
+
+    def _press(self, live: Live, seat: int, window: JSON) -> None:
+        live.windows.pop(seat, None)
+        hosted = live.hosted
+        if live.gone or live.frozen or hosted.finished:
+            return
+        now = hosted.engine.view(seat).get("window")
+        if not isinstance(now, dict) or now.get("holder") != window.get("holder") or now.get(
+                "closes_at") != window.get("closes_at"):
+            return  # closed (or another window): no false calls
+        if seat not in hosted.driven_seats():
+            return
+        action: JSON = {"type": "one_card"}
+        if hosted.on_autopilot(seat):
+            action["auto"] = True
+        out = hosted.apply(live.now_t(self.loop.time()), seat, action, server_ms=wall_ms(),
+                           by="bot")
+        if not isinstance(out, Result):
+            self._submit(live, out, None)
+
