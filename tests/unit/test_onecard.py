@@ -68,7 +68,12 @@ def test_codes_have_korean_messages() -> None:
     """DESIGN 3.1: every refusal code has a Korean message."""
     for code, msg in MESSAGES.items():
         assert code.isidentifier() and code == code.lower()
-        assert message_for(code) == msg and any("\uac00" <= ch <= "\ud7a3" for ch in msg)
+        assert any("\uac00" <= ch <= "\ud7a3" for ch in msg)
+    g = game(2, first_player=0)
+    res = g.apply(10, 0, {"type": "play", "cards": [g.pile[0]]})
+    assert res.code == "card_not_in_hand" and res.message == MESSAGES["card_not_in_hand"]
+    res = g.apply(10, 1, {"type": "draw"})
+    assert res.code == "not_your_turn" and res.message == message_for("not_your_turn")
 
 
 def _key(a: dict[str, Any]) -> tuple[Any, ...]:

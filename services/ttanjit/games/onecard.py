@@ -86,6 +86,14 @@ MESSAGES = register_messages({
     "already_resuming": "다음 내 차례부터 직접 해요.",
 })
 
+
+
+def _illegal(code: str) -> IllegalAction:
+    """A refusal with One Card's own message (another game may word a shared
+    code differently in the global table)."""
+    return IllegalAction(code, MESSAGES.get(code))
+
+
 # Deadline kinds, in firing order when two fall on the same game time.
 _WINDOW, _ABSENCE, _TURN, _CAP = 0, 1, 2, 3
 
@@ -224,7 +232,7 @@ class OneCard(Engine):
     def _act(self, t: int, seat: int, action: JSON, events: list[Event]) -> JSON | None:
         kind = action["type"]
         if self.finished:
-            raise IllegalAction("game_finished")
+            raise _illegal("game_finished")
         p = self.presence
         if kind in _PRESENCE:
             if kind == "disconnect":
@@ -240,11 +248,11 @@ class OneCard(Engine):
         if handler is None:
             raise InvalidAction(f"unknown One Card action {kind!r}")
         if not self.alive[seat]:
-            raise IllegalAction("eliminated" if self.dealt[seat] else "not_in_game")
+            raise _illegal("eliminated" if self.dealt[seat] else "not_in_game")
         if p.paused_since is not None:
-            raise IllegalAction("game_paused")
+            raise _illegal("game_paused")
         if not p.connected[seat] and p.human[seat] and not p.substituted[seat]:
-            raise IllegalAction("not_connected")
+            raise _illegal("not_connected")
         info: JSON | None = handler(self, seat, t - p.paused_total, action, events)
         self._refresh()
         return info
@@ -258,12 +266,12 @@ class OneCard(Engine):
 
     def _play(self, seat: int, gt: int, action: JSON, events: list[Event]) -> JSON:
         if seat != self.turn:
-            raise IllegalAction("not_your_turn")
+            raise _illegal("not_your_turn")
         cards = action.get("cards")
         if type(cards) is not list:
             raise InvalidAction("cards must be a list of card codes")
         if not cards:
-            raise IllegalAction("no_cards")
+            raise _illegal("no_cards")
         for c in cards:
             if type(c) is not str or c not in RANK:
                 raise InvalidAction(f"unknown card {c!r}")
@@ -271,24 +279,24 @@ class OneCard(Engine):
         hand = self.hands[seat]
         for c in chosen:
             if c not in hand:
-                raise IllegalAction("card_not_in_hand")
+                raise _illegal("card_not_in_hand")
         if len(chosen) > 1:
             if len(set(chosen)) != len(chosen):
                 raise InvalidAction("a card is named twice")
             why = check_group(chosen)
             if why:
-                raise IllegalAction(why)
+                raise _illegal(why)
         rank = RANK[chosen[0]]
         emptying = len(chosen) == len(hand)
         if emptying and rank in NOT_LAST:
-            raise IllegalAction("last_card_forbidden")
+            raise _illegal("last_card_forbidden")
         order = find_order(chosen, self.discard[-1], self.suit, self.pending, self.twos_only)
         if isinstance(order, str):
-            raise IllegalAction(order)
+            raise _illegal(order)
         named = action.get("suit")
         if rank in SUIT_NAMING and not emptying:
             if named is None:
-                raise IllegalAction("suit_required")
+                raise _illegal("suit_required")
             if not isinstance(named, str) or named not in _SUIT_SET:
                 raise InvalidAction("suit must be one of S, H, D, C")
         else:
@@ -335,11 +343,11 @@ class OneCard(Engine):
 
     def _draw(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
         if seat != self.turn:
-            raise IllegalAction("not_your_turn")
+            raise _illegal("not_your_turn")
         if self.pending:
-            raise IllegalAction("under_attack")
+            raise _illegal("under_attack")
         if not self.can_draw():
-            raise IllegalAction("cannot_draw_now")
+            raise _illegal("cannot_draw_now")
         self.timeouts[seat] = 0
         self._draw_turn(seat, gt, events)
 
@@ -351,9 +359,9 @@ class OneCard(Engine):
 
     def _take_action(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
         if seat != self.turn:
-            raise IllegalAction("not_your_turn")
+            raise _illegal("not_your_turn")
         if not self.pending:
-            raise IllegalAction("not_under_attack")
+            raise _illegal("not_under_attack")
         self.timeouts[seat] = 0
         self._take(seat, gt, events)
 
@@ -370,9 +378,9 @@ class OneCard(Engine):
 
     def _pass_action(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
         if seat != self.turn:
-            raise IllegalAction("not_your_turn")
+            raise _illegal("not_your_turn")
         if self.pending or self.can_draw():
-            raise IllegalAction("cannot_pass")
+            raise _illegal("cannot_pass")
         self.timeouts[seat] = 0
         self._pass(seat, gt, events)
 
@@ -407,9 +415,9 @@ class OneCard(Engine):
 
     def _resume(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
         if not self.autopilot[seat]:
-            raise IllegalAction("not_on_autopilot")
+            raise _illegal("not_on_autopilot")
         if self.resume_pending[seat]:
-            raise IllegalAction("already_resuming")
+            raise _illegal("already_resuming")
         self.resume_pending[seat] = True
         events.append(Event("resume", {"seat": seat}))
 
