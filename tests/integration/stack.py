@@ -40,11 +40,11 @@ class Stack:
             self.bots.wait_log("ready")
         return self
 
-    def add_gateway(self) -> Proc:
+    def add_gateway(self, **env: str) -> Proc:
         assert self.matchmaker is not None
         g = self.services.start("gateway", name=f"gateway-{len(self.gateways)}", env={
             "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{self.matchmaker.ports['grpc']}",
-            "TTANJIT_TOKEN_SECRET": SECRET})
+            "TTANJIT_TOKEN_SECRET": SECRET, **env})
         self.gateways.append(g)
         return g
 

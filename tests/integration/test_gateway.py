@@ -142,6 +142,20 @@ async def test_flooding_is_rate_limited(gw: Stack) -> None:
     await c.close()
 
 
+async def test_idle_and_silent_connections_are_closed(gw: Stack) -> None:
+    """docs/websocket.md 5, with the limits shortened on a second gateway."""
+    short = gw.add_gateway(TTANJIT_WS_IDLE_MS="1500", TTANJIT_WS_HELLO_MS="1500")
+    http = f"http://127.0.0.1:{short.ports['http']}"
+    silent = WSClient(http, sign_in(http, "조용"))
+    await silent.connect()
+    idle = await WSClient.signed_in(http, "잠수")
+    for c, code in ((silent, 4003), (idle, 4002)):
+        with pytest.raises(websockets.ConnectionClosed) as exc:
+            await c.recv(6)
+        assert exc.value.rcvd is not None and exc.value.rcvd.code == code
+    short.stop()
+
+
 async def test_second_connection_replaces_the_first(gw: Stack) -> None:
     first = await WSClient.signed_in(gw.http(), "둘째")
     second = WSClient(gw.http(), first.ident)

@@ -5,7 +5,9 @@ resume on another gateway)."""
 
 from __future__ import annotations
 
+import logging
 import os
+import socket
 
 import uvicorn
 
@@ -31,7 +33,15 @@ def main() -> None:
         log_level="warning", access_log=False, timeout_graceful_shutdown=3,
         log_config=None,
     )
-    uvicorn.Server(config).run()
+    Server(config).run()
+
+
+class Server(uvicorn.Server):
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:  # NATS connected, port listening
+            logging.getLogger("ttanjit.gateway").info(
+                "gateway ready", extra={"http_port": self.config.port})
 
 
 if __name__ == "__main__":

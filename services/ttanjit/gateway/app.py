@@ -297,8 +297,7 @@ def create_app(settings: GWSettings | None = None) -> Any:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        await gw.start()
-        log.info("gateway ready", extra={"http_port": gw.s.http_port})
+        await gw.start()  # "gateway ready" is logged once the port listens (__main__)
         try:
             yield
         finally:

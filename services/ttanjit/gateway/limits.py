@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 MAX_FRAME = 16 * 1024  # bytes a client frame may have
 HARD_MAX_FRAME = 1024 * 1024  # above this the WebSocket layer closes (1009)
 RATE = 20.0  # frames per second
 BURST = 40.0
-IDLE_MS = 60_000
-HELLO_MS = 10_000
+IDLE_MS = int(os.environ.get("TTANJIT_WS_IDLE_MS") or 60_000)  # shorter in tests
+HELLO_MS = int(os.environ.get("TTANJIT_WS_HELLO_MS") or 10_000)
 
 
 @dataclass(slots=True)
