@@ -56,6 +56,7 @@ from ttanjit.games.onecard_cards import (
     check_group,
     find_order,
     legal_plays,
+    refusal,
 )
 from ttanjit.games.onecard_setup import check_options, deal, deck_for
 
@@ -275,7 +276,7 @@ class OneCard(Engine):
         for c in cards:
             if type(c) is not str or c not in RANK:
                 raise InvalidAction(f"unknown card {c!r}")
-        chosen = tuple(cards)
+        chosen: tuple[str, ...] = tuple(cards)
         hand = self.hands[seat]
         for c in chosen:
             if c not in hand:
@@ -290,9 +291,16 @@ class OneCard(Engine):
         emptying = len(chosen) == len(hand)
         if emptying and rank in NOT_LAST:
             raise _illegal("last_card_forbidden")
-        order = find_order(chosen, self.discard[-1], self.suit, self.pending, self.twos_only)
-        if isinstance(order, str):
-            raise _illegal(order)
+        if len(chosen) == 1:  # the common case, without the permutation search
+            why = refusal(chosen[0], self.discard[-1], self.suit, self.pending, self.twos_only)
+            if why:
+                raise _illegal(why)
+            order = chosen
+        else:
+            found = find_order(chosen, self.discard[-1], self.suit, self.pending, self.twos_only)
+            if isinstance(found, str):
+                raise _illegal(found)
+            order = found
         named = action.get("suit")
         if rank in SUIT_NAMING and not emptying:
             if named is None:

@@ -172,8 +172,7 @@ def legal_plays(
     if pending:
         fitting = [c for c in hand if refusal(c, top, suit, pending, twos_only) is None]
     else:
-        fits = FITS[suit][RANK[top]]
-        fitting = [c for c in hand if c in fits]
+        fitting = list(filter(FITS[suit][RANK[top]].__contains__, hand))
     seen: set[str] = set()
     for c in fitting:
         if MATES[c].isdisjoint(hand):  # the only card of its rank
