@@ -276,7 +276,7 @@ class OneCard(Engine):
         for c in cards:
             if type(c) is not str or c not in RANK:
                 raise InvalidAction(f"unknown card {c!r}")
-        chosen: tuple[str, ...] = tuple(cards)
+        chosen = tuple(cards)
         hand = self.hands[seat]
         for c in chosen:
             if c not in hand:
@@ -291,6 +291,7 @@ class OneCard(Engine):
         emptying = len(chosen) == len(hand)
         if emptying and rank in NOT_LAST:
             raise _illegal("last_card_forbidden")
+        order: tuple[str, ...]
         if len(chosen) == 1:  # the common case, without the permutation search
             why = refusal(chosen[0], self.discard[-1], self.suit, self.pending, self.twos_only)
             if why:
