@@ -294,3 +294,38 @@ async def test_substituted_player_cannot_act_for_the_bot(st: Stack) -> None:
     await host.action(gid, {"type": "leave"})
     for c in (host, gone):
         await c.close()
+
+
+async def test_resume_after_a_gateway_crash(st: Stack) -> None:
+    """A gateway killed with -9 says goodbye to nobody: the session comes
+    from its last checkpoint (every 5 s); events may come twice (marked
+    ``replayed``, same ``game_seq``) but never with a gap."""
+    doomed = st.add_gateway()
+    http = f"http://127.0.0.1:{doomed.ports['http']}"
+    a = await WSClient.signed_in(http, "추락")
+    await a.send({"type": "queue", "game": "penalty_rows", "seats": 3})
+    gid = (await a.wait_type("matched", 20))["game_id"]
+    await a.wait_type("view")
+    await play_some(a, "penalty_rows", gid, 1)
+    await asyncio.sleep(5.5)  # a checkpoint happens
+    await play_some(a, "penalty_rows", gid, 1)
+    while True:
+        try:
+            await a.recv(0.5)
+        except TimeoutError:
+            break
+    doomed.kill()
+    seen = {f["game_seq"] for f in a.events(gid)} | {
+        f["game_seq"] for f in a.frames if f.get("type") == "view"}
+    b = WSClient(st.http(1), a.ident)
+    await b.connect()
+    welcome = await b.hello({"session": a.session, "last_seq": a.last_seq})
+    assert welcome["resumed"] and welcome["game_id"] == gid
+    await play_some(b, "penalty_rows", gid, 1)
+    if welcome["resume_result"] == "gapless":
+        got = seen | {f["game_seq"] for f in b.events(gid)}
+        assert got == set(range(min(got), max(got) + 1))
+    else:
+        assert any(f.get("type") == "view" and f["resync"] for f in b.frames)
+    await b.action(gid, {"type": "leave"})
+    await b.close()
