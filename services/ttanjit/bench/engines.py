@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 SEATS = {"onecard": 4, "penalty_rows": 5, "hakka": 4}
-ROUNDS = 5  # One Card and UNO alternate in rounds, so load changes hit both
+ROUNDS = 10  # One Card and UNO alternate in rounds, so load changes hit both
 
 
 class _Engine:
