@@ -307,10 +307,16 @@ class Shard(Leases, Clocks, Handover):
             task.cancel()
         for sub in live.subs:
             asyncio.ensure_future(sub.unsubscribe())
-        for _, msg, _ in live.pending:
-            if msg is not None and msg.reply:
-                asyncio.ensure_future(msg.respond(orjson.dumps(refusal("game_unavailable"))))
+        # commands not yet durable (and their repeats): not applied after all
+        for applied, msg, _ in live.pending:
+            if msg is not None:
+                self._respond(msg, refusal("game_unavailable", applied.entry.get("cmd")))
+        for (_, cmd_id), dups in live.inflight.items():
+            for dup in dups:
+                self._respond(dup, refusal("game_unavailable", cmd_id))
         live.pending.clear()
+        live.inflight.clear()
+        live.idle.set()  # release syncs waiting for durability (they answer unavailable)
         if self.games.get(live.game_id) is live:
             del self.games[live.game_id]
         log.info("game dropped", extra={"game": live.game_id, "why": why})
@@ -439,7 +445,10 @@ class Shard(Leases, Clocks, Handover):
 
     async def _sync_later(self, live: Live, msg: Msg, player: str | None, last: int) -> None:
         await live.idle.wait()
-        self._respond(msg, live.hosted.sync(player, last, wall_ms()))
+        if live.gone:  # its last events may never have been durable here
+            self._respond(msg, refusal("game_unavailable"))
+        else:
+            self._respond(msg, live.hosted.sync(player, last, wall_ms()))
 
     def _respond(self, msg: Msg, doc: JSON | bytes) -> None:
         if msg.reply:
