@@ -46,10 +46,12 @@ MATES: dict[str, frozenset[str]] = {
 
 
 def is_joker(card: str) -> bool:
+    """``BJ`` or ``CJ``."""
     return RANK[card] == JOKER
 
 
 def is_attack(card: str) -> bool:
+    """A 2, an A or a joker (RULES 1.5)."""
     return STRENGTH[card] > 0
 
 
@@ -77,7 +79,7 @@ def refusal(card: str, top: str, suit: str, pending: int, twos_only: bool) -> st
         return "does_not_match"
     if rank == JOKER:
         return None
-    if SUIT[card] == suit or (rank == RANK[top] and rank != JOKER):
+    if SUIT[card] == suit or rank == RANK[top]:  # a joker top has no rank to match
         return None
     return "does_not_match"
 
