@@ -43,6 +43,9 @@ class ShardServicer(shard_pb2_grpc.ShardServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except RuntimeError as exc:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        except Exception as exc:  # NATS/JetStream trouble: place the game elsewhere
+            log.exception("CreateGame failed")
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"cannot create the game: {exc!r}")
         return shard_pb2.CreateGameResponse(game_id=gid, shard_id=self.shard.id)
 
     async def GetGame(self, request: shard_pb2.GetGameRequest,  # noqa: N802

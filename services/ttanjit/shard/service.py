@@ -180,11 +180,19 @@ class Shard(Leases, Clocks, Handover):
         except KeyWrongLastSequenceError:
             raise CreateError(f"game {gid} exists already") from None
         subject = self.subj.record(gid)
-        seq = await records.append(self.js, subject, hosted.header(), 0, f"{gid}:h")
-        claim = {"claim": {"shard": self.id, "inc": self.inc, "epoch": 1, "reason": "create",
-                           "origin_ms": now}}
-        seq = await records.append(self.js, subject, claim, seq, f"{gid}:c1")
-        await self.directory.put(gid, orjson.dumps(hosted.directory_entry()))
+        try:
+            seq = await records.append(self.js, subject, hosted.header(), 0, f"{gid}:h")
+            claim = {"claim": {"shard": self.id, "inc": self.inc, "epoch": 1,
+                               "reason": "create", "origin_ms": now}}
+            seq = await records.append(self.js, subject, claim, seq, f"{gid}:c1")
+            await self.directory.put(gid, orjson.dumps(hosted.directory_entry()))
+        except Exception:
+            # no half-made game left behind: the caller places it again
+            try:
+                await self.owners.delete(gid, last=rev)
+            except Exception:  # noqa: BLE001
+                log.warning("cannot remove owner entry of failed game", extra={"game": gid})
+            raise
         live = Live(hosted, 1, rev, seq, 0, self.loop.time())
         await self._host(live, "create")
         return gid
