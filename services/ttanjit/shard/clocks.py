@@ -62,7 +62,12 @@ class Clocks(ShardParts):
         mono = self.loop.time()
         m.timer_lag.observe(max(0.0, mono - live.timer_due))
         t = max(live.now_t(mono), nd)
-        out = live.hosted.apply(t, server_ms=wall_ms())
+        try:
+            out = live.hosted.apply(t, server_ms=wall_ms())
+        except Exception:  # an engine bug: rebuild the game from its record
+            log.exception("engine error on a clock input", extra={"game": live.game_id})
+            self._engine_failed(live)
+            return
         if isinstance(out, Result):  # cannot happen for a clock input; keep going
             log.error("clock input refused", extra={"game": live.game_id, "code": out.code})
             return
@@ -121,8 +126,13 @@ class Clocks(ShardParts):
                 return
             if auto:
                 action = {**action, "auto": True}
-            out = hosted.apply(live.now_t(self.loop.time()), seat, action,
-                               server_ms=wall_ms(), by="bot")
+            try:
+                out = hosted.apply(live.now_t(self.loop.time()), seat, action,
+                                   server_ms=wall_ms(), by="bot")
+            except Exception:  # an engine bug: rebuild the game from its record
+                log.exception("engine error on a bot action", extra={"game": live.game_id})
+                self._engine_failed(live)
+                return
             if isinstance(out, Result):
                 log.debug("bot action refused", extra={"game": live.game_id, "seat": seat,
                                                        "code": out.code})
@@ -178,8 +188,13 @@ class Clocks(ShardParts):
         action: JSON = {"type": "one_card"}
         if hosted.on_autopilot(seat):
             action["auto"] = True
-        out = hosted.apply(live.now_t(self.loop.time()), seat, action, server_ms=wall_ms(),
-                           by="bot")
+        try:
+            out = hosted.apply(live.now_t(self.loop.time()), seat, action, server_ms=wall_ms(),
+                               by="bot")
+        except Exception:  # an engine bug: rebuild the game from its record
+            log.exception("engine error on a press", extra={"game": live.game_id})
+            self._engine_failed(live)
+            return
         if not isinstance(out, Result):
             self._submit(live, out, None)
 

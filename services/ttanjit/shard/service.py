@@ -260,6 +260,13 @@ class Shard(Leases, Clocks, Handover):
         finally:
             self.claiming.discard(gid)
 
+    def _engine_failed(self, live: Live) -> None:
+        """The engine raised mid-input: its state can no longer be trusted.
+        Drop it and rebuild the game from the record (which holds only
+        accepted inputs)."""
+        self._drop(live, "engine error")
+        asyncio.ensure_future(self._reclaim(live))
+
     async def _reclaim(self, live: Live) -> None:
         """Re-host a game this shard dropped after an append failure (NATS
         down): replay its record, unless another shard has it by then."""
@@ -418,7 +425,9 @@ class Shard(Leases, Clocks, Handover):
         except Exception:  # an engine bug must not take the shard down
             log.exception("engine error", extra={"game": live.game_id, "action": action})
             m.commands.labels(game, "error").inc()
-            return self._reply(msg, refusal("internal_error", cmd_id), t0)
+            self._reply(msg, refusal("internal_error", cmd_id), t0)
+            self._engine_failed(live)
+            return None
         if isinstance(out, Result):
             m.commands.labels(game, "refused").inc()
             reply = orjson.dumps({"ok": False, "cmd_id": cmd_id, "code": out.code,
