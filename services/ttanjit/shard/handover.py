@@ -37,10 +37,10 @@ class Handover(ShardParts):
             except Exception:  # noqa: BLE001
                 pass
         deadline = self.loop.time() + (timeout_s or self.cfg.drain_timeout_s)
-        handed = finished = 0
+        handed = 0
+        finished = sum(1 for g in self.games.values() if g.hosted.finished)
         while self.loop.time() < deadline:
             live_games = [g for g in self.games.values() if not g.hosted.finished]
-            finished += sum(1 for g in self.games.values() if g.hosted.finished)
             for g in [g for g in self.games.values() if g.hosted.finished]:
                 if g.finalized:
                     self._drop(g, "drain")
@@ -61,6 +61,7 @@ class Handover(ShardParts):
             if sum(results) == 0:
                 await asyncio.sleep(0.5)
         left = sum(1 for g in self.games.values() if not g.hosted.finished)
+        finished = max(finished, len(self.games) - left)
         return {"handed_over": handed, "finished": finished, "left": left}
 
     async def _handover(self, target: str, games: list[Live], chunk: int = 100) -> int:
@@ -103,7 +104,11 @@ class Handover(ShardParts):
         for task in list(live.bots.values()):
             task.cancel()
         live.bots.clear()
-        await live.idle.wait()
+        try:  # inputs already accepted become durable first
+            await asyncio.wait_for(live.idle.wait(), 5.0)
+        except TimeoutError:
+            self._thaw(live)
+            return False
         if live.gone:
             return False
         t = live.now_t(self.loop.time())

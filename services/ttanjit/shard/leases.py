@@ -40,6 +40,10 @@ class Leases(ShardParts):
         self.lease_rev = await self.owners.put(SHARD_PREFIX + self.id, self._lease_doc())
 
     async def _renew(self) -> None:
+        async with self.renew_lock:  # one renewal at a time (the drain renews too)
+            await self._renew_once()
+
+    async def _renew_once(self) -> None:
         try:
             self.lease_rev = await self.owners.update(SHARD_PREFIX + self.id, self._lease_doc(),
                                                       last=self.lease_rev)

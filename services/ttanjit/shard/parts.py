@@ -41,6 +41,7 @@ class ShardParts:
     grpc_addr: str
     lease_rev: int
     lease_expires: int
+    renew_lock: asyncio.Lock
     watcher: KeyValue.KeyWatcher
     watch_seen: float
     watch_task: asyncio.Task[None]

@@ -78,6 +78,7 @@ class Shard(Leases, Clocks, Handover):
         self.grpc_addr = ""
         self.lease_rev = 0
         self.lease_expires = 0
+        self.renew_lock = asyncio.Lock()
         self.claiming: set[str] = set()
         self.rng = random.Random()
         self._tasks: list[asyncio.Task[Any]] = []
