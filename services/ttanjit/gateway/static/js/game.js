@@ -33,6 +33,9 @@ class GameController {
     this.info = { game: f.game, seat: f.seat, players: f.players || [], options: f.options || {}, kind: f.kind };
     store.set(`match.${f.game_id}`, this.info);
     if (this.id !== f.game_id) this.reset(f.game_id);
+    // the game was created just before `matched`: a first guess of when its
+    // t = 0 was, until an event's deadline pins it
+    if (this.t0 === null && typeof f.server_ms === "number") this.t0 = f.server_ms;
   }
 
   reset(id) {
@@ -133,6 +136,7 @@ class GameController {
   }
 
   render() {
+    if (this.holdRender) return; // an animation owns the screen; release() renders
     if (!this.root || !location.hash.startsWith(`#/game/${this.id}`)) return;
     if (!this.view) return;
     if (!this.table) {

@@ -27,7 +27,7 @@ export function previewText(card, row, p, end) {
 function ts(ctl) {
   const v = ctl.view;
   const key = `${v.round}.${v.turn}`;
-  if (ctl.tableState.key !== key) ctl.tableState = { key, card: null, row: null, anim: ctl.tableState.anim };
+  if (ctl.tableState.key !== key) ctl.tableState = { key, card: null, row: null, anim: ctl.tableState.anim, sent: null };
   const sel = v.selection;
   if (sel && ctl.tableState.card === null) { ctl.tableState.card = sel.card; ctl.tableState.row = sel.row; }
   return ctl.tableState;
@@ -67,8 +67,10 @@ export function render(ctl, root) {
     }
     return h("div.pr-row", { class: chosen ? "chosen" : "", role: "button", tabindex: 0,
       "aria-label": `${r.row}번 줄`, dataset: { row: r.row },
-      onclick: () => { if (selecting) choose(ctl, st.card, r.row); },
-      onkeydown: (e) => { if ((e.key === "Enter" || e.key === " ") && selecting) { e.preventDefault(); choose(ctl, st.card, r.row); } } },
+      onclick: () => { if (selecting && !ctl.holdRender) choose(ctl, st.card, r.row); },
+      onkeydown: (e) => {
+        if ((e.key === "Enter" || e.key === " ") && selecting && !ctl.holdRender) { e.preventDefault(); choose(ctl, st.card, r.row); }
+      } },
     h("span.row-label", {}, `${r.row}번 줄`),
     h("span.row-cards", {}, slots),
     h("span.row-info", {}, `${cards.length}장 · 벌점 ${r.penalty ?? cards.reduce((s, c) => s + prPenalty(c), 0)}`));
@@ -190,21 +192,36 @@ export function onEvent(ctl, ev) {
   const names = ctl.names();
   const st = ctl.tableState || (ctl.tableState = {});
   if (ev.type === "revealed") {
+    if (st.anim) st.anim.finish(); // a new reveal ends the old one
     ctl.hold();
-    st.anim = { left: ev.picks.length, picks: ev.picks };
+    let done = false;
+    const anim = { left: ev.picks.length, queue: Promise.resolve(), guard: null };
+    anim.finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(anim.guard);
+      if (st.anim === anim) st.anim = null;
+      ctl.release();
+    };
+    // never let a lost event hold the table: the screen moves on regardless
+    anim.guard = setTimeout(anim.finish, animMs(450) * ev.picks.length + 3000);
+    st.anim = anim;
     showReveal(ev.picks, names);
-    if (!ev.picks.length) { st.anim = null; ctl.release(); }
+    if (!ev.picks.length) anim.finish();
   } else if (ev.type === "placed") {
     const a = st.anim;
     if (!a) return;
-    a.queue = (a.queue || Promise.resolve()).then(() => animatePlacement(ctl, ev, names)).then(() => {
+    a.queue = a.queue.then(() => animatePlacement(ctl, ev, names)).then(() => {
       a.left -= 1;
-      if (a.left <= 0) { st.anim = null; closeReveal(); ctl.release(); }
+      if (a.left <= 0) a.finish();
     });
   }
 }
 
 function showReveal(picks, names) {
+  // the turn is over: nothing of it can be clicked while the picks are placed
+  for (const b of document.querySelectorAll('.pr-hand .card, .pr [data-act="confirm"]')) b.disabled = true;
+  for (const r of document.querySelectorAll(".pr-row")) r.classList.remove("chosen");
   const log = document.getElementById("pr-log");
   if (!log) return;
   mount(log, h("div.reveal", { dataset: { state: "revealing" } }, h("h3", {}, "모두의 카드 공개"),
@@ -212,8 +229,6 @@ function showReveal(picks, names) {
       prCard(p.card, { tabindex: -1 }), h("span", {}, `${names[p.seat] || `${p.seat + 1}번`} → ${p.row}번 줄`),
       p.timeout ? h("span.badge.auto", {}, "시간 초과") : null)))));
 }
-
-function closeReveal() {}
 
 function animatePlacement(ctl, ev, names) {
   return new Promise((resolve) => {
