@@ -220,3 +220,36 @@ def test_private_room_with_a_friend_in_another_tab(new_page: Any) -> None:
     host.wait_for_selector(".game-card")
     # the friend sees a bot take the host's seat
     friend.wait_for_selector('.badge.bot:has-text("봇이 대신함")')
+
+
+def test_client_previews_follow_the_rules(new_page: Any) -> None:
+    """The previews the tables compute in the browser agree with the rules:
+    RULES.md 2.2 (penalties total 171) and 2.3's worked example (35 appends as
+    the 5th card, 36 takes 7, 40 takes 46 for 1), 1.4/1.5 (two 2s attack for
+    4, both jokers for 12) and 3.5 (a set of 7s, a run, not a pattern)."""
+    page = new_page(width=800, height=600)
+    out = page.evaluate("""async () => {
+      const pr = await import('./js/penalty.js');
+      const cards = await import('./js/cards.js');
+      const oc = await import('./js/onecard.js');
+      const hk = await import('./js/hakka.js');
+      let total = 0;
+      for (let n = 1; n <= 104; n++) total += cards.prPenalty(n);
+      return {
+        total,
+        append: pr.preview([25, 29, 31, 34], 35),
+        sixth: pr.preview([25, 29, 31, 34, 35], 36),
+        higher: pr.preview([46], 40),
+        twos: oc.effectText(['2H', '2C'], {hand: ['2H', '2C', '5S'], pending: 0}),
+        jokers: oc.effectText(['BJ', 'CJ'], {hand: ['BJ', 'CJ', '5S'], pending: 0}),
+        set: hk.classify(['sup7', 'zok7', 'sin7']),
+        run: hk.classify(['gon3', 'gon4', 'gon5']),
+        none: hk.classify(['sup3', 'gon4', 'sup5']),
+      };
+    }""")
+    assert out["total"] == 171
+    assert out["append"] == {"outcome": "append", "position": 5, "penalty": 0, "cards": 0}
+    assert out["sixth"]["outcome"] == "sixth_card" and out["sixth"]["penalty"] == 7
+    assert out["higher"]["outcome"] == "row_end_higher" and out["higher"]["penalty"] == 1
+    assert "공격 4장" in out["twos"] and "공격 12장" in out["jokers"]
+    assert (out["set"], out["run"], out["none"]) == ("set", "run", None)
