@@ -81,6 +81,7 @@ class Refusal(Exception):
     def __init__(self, code: str, message: str | None = None) -> None:
         super().__init__(code)
         self.code = code
+        self.explicit_message = message
         self.message = message or message_for(code)
 
 
@@ -306,6 +307,9 @@ class Engine:
     transactional refusal) so every game refuses the same way."""
 
     GAME: ClassVar[str] = ""
+    # The game's own code -> Korean message table: looked up first, so two
+    # games may word a shared code (e.g. ``card_not_in_hand``) differently.
+    MESSAGES: ClassVar[dict[str, str]] = {}
     MIN_SEATS: ClassVar[int] = 2
     MAX_SEATS: ClassVar[int] = 10
 
@@ -380,6 +384,8 @@ class Engine:
         except Refusal as exc:
             if saved is not None:
                 self._load(saved)
+            if exc.explicit_message is None and exc.code in self.MESSAGES:
+                exc.message = self.MESSAGES[exc.code]
             return _refused(exc)
         self.now = t
         return Result(True, events, info=info)

@@ -132,6 +132,7 @@ def _options(raw: JSON) -> int:
 
 class Hakka(Engine):
     GAME: ClassVar[str] = "hakka"
+    MESSAGES: ClassVar[dict[str, str]] = MESSAGES
     MIN_SEATS: ClassVar[int] = SEATS
     MAX_SEATS: ClassVar[int] = SEATS
 

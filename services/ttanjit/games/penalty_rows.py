@@ -72,6 +72,7 @@ SELECT, INTERMISSION, FINISHED = "select", "intermission", "finished"
 
 class PenaltyRows(Engine):
     GAME: ClassVar[str] = "penalty_rows"
+    MESSAGES: ClassVar[dict[str, str]] = MESSAGES
     MIN_SEATS: ClassVar[int] = 2
     MAX_SEATS: ClassVar[int] = 10
 
