@@ -74,6 +74,13 @@ async def test_hello_ping_and_metrics(gw: Stack) -> None:
     assert 'ttanjit_gateway_frames_in_total{type="ping"}' in text
 
 
+async def test_permessage_deflate_is_never_negotiated(gw: Stack) -> None:
+    """PERFORMANCE.md: compression off even when the client offers it (browsers do)."""
+    url = gw.http().replace("http://", "ws://") + "/ws"
+    async with websockets.connect(url, compression="deflate") as ws:
+        assert ws.response.headers.get("Sec-WebSocket-Extensions") is None
+
+
 async def test_unauthenticated_frames_are_refused(gw: Stack) -> None:
     c = WSClient(gw.http(), sign_in(gw.http(), "손님"))
     await c.connect()
