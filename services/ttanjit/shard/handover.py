@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import orjson
 from nats.aio.msg import Msg
 
-from ttanjit.games.base import JSON
 from ttanjit.shard import metrics as m
 from ttanjit.shard import records
 from ttanjit.shard.live import Live, wall_ms
@@ -148,11 +148,17 @@ class Handover(ShardParts):
             return self._respond(msg, {"taken": []})
         sem = asyncio.Semaphore(32)
 
-        async def take(g: JSON) -> str | None:
+        async def take(g: Any) -> str | None:
+            try:
+                gid, rev, epoch = str(g["game_id"]), int(g["rev"]), int(g["epoch"])
+            except (KeyError, TypeError, ValueError):
+                return None
             async with sem:
-                ok = await self._claim(g["game_id"], "handover", int(g["rev"]), int(g["epoch"]))
-                return g["game_id"] if ok else None
+                ok = await self._claim(gid, "handover", rev, epoch)
+                return gid if ok else None
 
+        if not isinstance(games, list):
+            return self._respond(msg, {"taken": [], "error": "bad_request"})
         got = await asyncio.gather(*(take(g) for g in games))
         self._respond(msg, {"taken": [x for x in got if x]})
         return None
