@@ -329,3 +329,28 @@ async def test_resume_after_a_gateway_crash(st: Stack) -> None:
         assert any(f.get("type") == "view" and f["resync"] for f in b.frames)
     await b.action(gid, {"type": "leave"})
     await b.close()
+
+
+async def test_room_started_while_a_member_was_away(st: Stack) -> None:
+    """The ``matched`` frame went out while the member had no connection: on
+    the next hello the game is found (and its view sent) all the same."""
+    host = await WSClient.signed_in(st.http(0), "방장")
+    away = await WSClient.signed_in(st.http(1), "잠깐")
+    await host.send({"type": "room_create", "game": "onecard", "seats": 2})
+    code = (await host.wait_type("room"))["room"]["code"]
+    await away.send({"type": "room_join", "code": code})
+    await host.wait_for(lambda f: f.get("type") == "room" and len(
+        [m for m in f["room"]["members"] if m["kind"] == "human"]) == 2)
+    away.ws.transport.abort()
+    await asyncio.sleep(0.5)
+    await host.send({"type": "room_start"})
+    gid = (await host.wait_type("matched", 20))["game_id"]
+    back = WSClient(st.http(0), away.ident)
+    await back.connect()
+    welcome = await back.hello({"session": away.session, "last_seq": away.last_seq})
+    assert welcome["resumed"] and welcome["game_id"] == gid
+    view = await back.wait_type("view")
+    assert view["game_id"] == gid and len(view["view"]["hand"]) == 7
+    for c in (host, back):
+        await c.action(gid, {"type": "leave"})
+        await c.close()

@@ -208,7 +208,7 @@ class Gateway:
         ``last_seq`` or a resync view (``None`` = ask for a view)."""
         data = orjson.dumps({"player": s.player,
                              "last_seq": -1 if last_seq is None else last_seq})
-        for delay in (0.1, 0.3, 0.6, 1.0):
+        for delay in (0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0):  # rides out a failover (~2 s)
             try:
                 msg = await self.nc.request(self.subjects.sync(s.game_id), data, timeout=2.0)
                 reply: dict[str, Any] = orjson.loads(msg.data)

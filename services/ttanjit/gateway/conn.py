@@ -170,6 +170,11 @@ class Connection:
         self.gw.register(self)
         self.buffer = []
         await self.subscribe()
+        state = await self.gw.player_state(ident.player)
+        if state and state.get("game_id") and state["game_id"] != sess.game_id:
+            # seated while away (e.g. the room started): take up that game
+            sess.new_game(state["game_id"], state.get("seat"))
+            from_game_seq = None
         catch_up = await self.gw.sync(sess, from_game_seq) if sess.game_id else None
         if catch_up is None and sess.game_id:
             sess.game_id, sess.seat = "", None  # the game is gone (finished long ago)
@@ -177,7 +182,6 @@ class Connection:
         if resumed:
             result = "resync" if catch_up is not None and "events" not in catch_up else "gapless"
             m.RESUMES.labels(result).inc()
-        state = await self.gw.player_state(ident.player)
         welcome: dict[str, Any] = {
             "type": "welcome", "session": sess.id, "player": ident.player,
             "nickname": ident.nickname, "resumed": resumed, "limits": limits_json(),

@@ -96,6 +96,10 @@ class Matchmaker:
         self.rooms = Rooms(allow_test_options=settings.test_options)
         self.shards = ShardTable()
         self.ratings: dict[tuple[str, str], Rating] = {}
+        # player -> (game id, seat) of the game it was last seated in, until
+        # that game's result arrives: a player who was offline when
+        # ``matched`` went out still finds the game (GetPlayer).
+        self.seated: dict[str, tuple[str, int]] = {}
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -122,6 +126,9 @@ class Matchmaker:
         game = result.get("game")
         if game not in GAMES:
             return
+        for pid in seat_players(result).values():
+            if self.seated.get(pid, ("",))[0] == result.get("game_id"):
+                del self.seated[pid]
         current = {pid: await self.rating(game, pid) for pid in seat_players(result).values()}
         for pid, r in rate_result(result, current).items():
             self.ratings[(game, pid)] = r
@@ -186,6 +193,7 @@ class Matchmaker:
             players.append(p)
         for i, s in enumerate(seats):
             if s.kind == "human":
+                self.seated[s.player] = (game_id, i)
                 await self.notify(s.player, {"type": "matched", "game_id": game_id,
                                              "game": game, "seat": i, "kind": kind,
                                              "players": players, "options": options})
@@ -327,6 +335,8 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
             out.queued_game, out.queued_seats = t.game, t.seats
         for r in await self.mm.ratings_of(req.player):
             out.ratings.add(**r)
+        if req.player in self.mm.seated:
+            out.game_id, out.seat = self.mm.seated[req.player]
         return out
 
 
