@@ -15,6 +15,15 @@ from typing import Any
 from ttanjit.loadtest.stats import push, table
 
 
+def _run(coro: Any) -> Any:
+    """The event loop: uvloop when installed (less CPU per frame)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    return uvloop.run(coro)
+
+
 def _think(raw: str) -> tuple[int, int]:
     lo, _, hi = raw.partition("-")
     a = int(lo)
@@ -90,7 +99,7 @@ def _play(args: argparse.Namespace) -> int:
 
     with ExitStack() as stack:
         url = _url(args, stack)
-        report = asyncio.run(play(url, args.players, _cfg(args), ramp_s=args.ramp,
+        report = _run(play(url, args.players, _cfg(args), ramp_s=args.ramp,
                                   duration_s=args.duration,
                                   capture=getattr(args, "out", None),
                                   record=getattr(args, "record", "all"),
@@ -103,7 +112,7 @@ def _replay(args: argparse.Namespace) -> int:
 
     with ExitStack() as stack:
         url = _url(args, stack)
-        report = asyncio.run(replay(url, args.capture, speed=args.speed, fanout=args.fanout,
+        report = _run(replay(url, args.capture, speed=args.speed, fanout=args.fanout,
                                     ramp_s=args.ramp, progress=0.0 if args.quiet else 1.0,
                                     proto=args.proto, timeout_s=args.timeout))
     rc = _finish(args, report)
