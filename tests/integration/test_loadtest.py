@@ -33,7 +33,8 @@ def st(nats_url: str) -> Iterator[Stack]:
 def frames_in(http: str, kind: str) -> float:
     with urllib.request.urlopen(f"{http}/metrics", timeout=5) as r:
         text = r.read().decode()
-    m = re.search(r'^ttanjit_gateway_frames_in_total\{type="%s"\} (\S+)$' % kind, text, re.M)
+    pattern = r'^ttanjit_gateway_frames_in_total\{type="' + re.escape(kind) + r'"\} (\S+)$'
+    m = re.search(pattern, text, re.M)
     return float(m.group(1)) if m else 0.0
 
 
