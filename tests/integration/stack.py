@@ -31,7 +31,8 @@ class Stack:
         if bots:
             self.bots = s.start("bots", name="bots", wait=False)
         self.matchmaker = s.start("matchmaker", name="matchmaker", env={
-            "TTANJIT_BOT_WAIT_MS": str(bot_wait_ms), "TTANJIT_TEST_OPTIONS": "1"})
+            "TTANJIT_BOT_WAIT_MS": str(bot_wait_ms), "TTANJIT_TEST_OPTIONS": "1",
+            "TTANJIT_ROOM_AWAY_MS": "3000"})
         for _ in range(gateways):
             self.add_gateway()
         for p in self.shards:

@@ -155,6 +155,24 @@ async def test_private_room_options_two_players_and_a_bot(st: Stack) -> None:
         await c.close()
 
 
+async def test_room_member_who_does_not_come_back_leaves_the_room(st: Stack) -> None:
+    """A room seat waits for an absent member (60 s; 3 s in this stack), then
+    the member leaves and the others see it; the host role passes on."""
+    host = await WSClient.signed_in(st.http(), "사라진방장")
+    other = await WSClient.signed_in(st.http(), "기다린이")
+    await host.send({"type": "room_create", "game": "onecard", "seats": 3})
+    code = (await host.wait_type("room"))["room"]["code"]
+    await other.send({"type": "room_join", "code": code})
+    await other.wait_type("room")
+    host.ws.transport.abort()
+    r = await other.wait_for(lambda f: f.get("type") == "room"
+                             and f["room"]["host"] == other.ident["player"], 15)
+    assert [m["kind"] for m in r["room"]["members"]] == ["empty", "human", "empty"]
+    await other.send({"type": "room_leave"})
+    await other.wait_type("room_left")
+    await other.close()
+
+
 async def test_host_role_passes_on(st: Stack) -> None:
     a = await WSClient.signed_in(st.http(), "가")
     b = await WSClient.signed_in(st.http(), "나")

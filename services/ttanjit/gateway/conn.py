@@ -55,7 +55,6 @@ class Connection:
         self.id = secrets.token_hex(8)
         self.session: Session | None = None
         self.finished_game = False
-        self.queued = False  # a quick-match ticket of this connection waits
         now = time.monotonic()
         self.bucket = TokenBucket(last=now)
         self.opened = now
@@ -298,7 +297,6 @@ class Connection:
         # none can pass the view).
         s.new_game(frame["game_id"], frame.get("seat"))
         self.finished_game = False
-        self.queued = False
         await self.send(frame)
         reply = await self.gw.sync(s, None)
         if reply is not None:
@@ -348,12 +346,11 @@ class Connection:
             self.gw.unregister(self)
             if not self.replaced:
                 s.closed_ms = now_ms()
-                if self.queued:  # nobody to seat: leave the quick-match queue
-                    try:
-                        await self.gw.mm.Cancel(matchmaker_pb2.CancelRequest(player=s.player),
-                                                timeout=2)
-                    except grpc.aio.AioRpcError:
-                        pass
+                try:  # leaves the quick-match queue; a room seat waits 60 s
+                    await self.gw.mm.Away(matchmaker_pb2.PlayerRequest(player=s.player),
+                                          timeout=2)
+                except grpc.aio.AioRpcError:
+                    pass
                 if s.game_id and not self.finished_game:
                     await self.gw.command(s.game_id, s.player, "gw-" + secrets.token_hex(6),
                                           {"type": "disconnect"}, total_s=1.0)
@@ -384,7 +381,6 @@ class Connection:
         rep = await self.gw.mm.Enqueue(matchmaker_pb2.EnqueueRequest(
             player=self._player_ref(), game=f["game"], seats=f.get("seats") or 0), timeout=5)
         _check(rep)
-        self.queued = True
         await self.send({"type": "queued", "game": f["game"],
                          "seats": check_seats(f["game"], f.get("seats")), "ticket": rep.ticket})
 
@@ -392,7 +388,6 @@ class Connection:
         rep = await self.gw.mm.Cancel(matchmaker_pb2.CancelRequest(
             player=self._player_ref().player), timeout=5)
         _check(rep)
-        self.queued = False
         await self.send({"type": "queue_cancelled", "game": rep.game})
 
     async def h_room_create(self, f: dict[str, Any]) -> None:

@@ -51,6 +51,7 @@ class MMSettings:
     bot_wait_ms: int = 15_000
     test_options: bool = False
     tick_ms: int = 200
+    room_away_ms: int = 60_000  # RULES.md 4's 60 s, for room seats
 
     @classmethod
     def from_env(cls) -> MMSettings:
@@ -64,6 +65,7 @@ class MMSettings:
             metrics_port=int(env("TTANJIT_METRICS_PORT") or 0),
             bot_wait_ms=int(env("TTANJIT_BOT_WAIT_MS") or cls.bot_wait_ms),
             test_options=(env("TTANJIT_TEST_OPTIONS") or "") in ("1", "true", "yes"),
+            room_away_ms=int(env("TTANJIT_ROOM_AWAY_MS") or cls.room_away_ms),
         )
 
 
@@ -100,6 +102,7 @@ class Matchmaker:
         # that game's result arrives: a player who was offline when
         # ``matched`` went out still finds the game (GetPlayer).
         self.seated: dict[str, tuple[str, int]] = {}
+        self.away: dict[str, int] = {}  # room members without a connection, since ms
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -215,7 +218,20 @@ class Matchmaker:
             m.BOT_BACKFILLS.labels(match.game).inc()
         await self._announce(game_id, match.game, "quick", options, seats)
 
+    async def expire_away(self, now: int) -> None:
+        """Room members away for longer than the 60 s of RULES.md 4 leave."""
+        for player, since in list(self.away.items()):
+            if now - since < self.s.room_away_ms:
+                continue
+            del self.away[player]
+            if self.rooms.room_of(player) is not None:
+                room = self.rooms.leave(player)
+                room.ratings.pop(player, None)
+                if room.state != "closed":
+                    await self.notify_room(room)
+
     async def tick(self) -> None:
+        await self.expire_away(now_ms())
         for match in self.queue.take_matches(now_ms()):
             task = asyncio.create_task(self._place_quick(match))
             self._tasks.add(task)
@@ -325,7 +341,14 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
             return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message)
         return matchmaker_pb2.RoomReply(room=_pb_room(room), game_id=game_id)
 
+    async def Away(self, req: Any, ctx: Any) -> Any:
+        self.mm.queue.by_player.pop(req.player, None)
+        if self.mm.rooms.room_of(req.player) is not None:
+            self.mm.away[req.player] = now_ms()
+        return matchmaker_pb2.PlayerState()
+
     async def GetPlayer(self, req: Any, ctx: Any) -> Any:
+        self.mm.away.pop(req.player, None)  # asked by a connected player: back
         out = matchmaker_pb2.PlayerState()
         room = self.mm.rooms.room_of(req.player)
         if room is not None:
