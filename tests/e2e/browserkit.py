@@ -144,6 +144,8 @@ def penalty_pick(page: Any, turn: int) -> str:
     """Click a hand card, then a row, read the preview, confirm with the
     [58 → 2번 줄 확정] button."""
     cards = page.locator(".pr-hand .card:not([disabled])")
+    if not cards.count():
+        return ""  # the screen moved on (a reveal began): look again
     number = cards.nth(turn % cards.count()).get_attribute("data-card")
     assert int(number or 0) in [c["card"] for c in view(page)["hand"]]
     page.locator(f'.pr-hand .card[data-card="{number}"]').click()

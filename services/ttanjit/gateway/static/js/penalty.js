@@ -193,6 +193,12 @@ export function onEvent(ctl, ev) {
   const st = ctl.tableState || (ctl.tableState = {});
   if (ev.type === "revealed") {
     if (st.anim) st.anim.finish(); // a new reveal ends the old one
+    const v = ctl.view;
+    if (v && (v.round !== ev.round || v.turn !== ev.turn || v.phase !== "select")) {
+      // the view we show is already past this turn (it came before its
+      // events): nothing to animate, the summary shows the picks
+      return;
+    }
     ctl.hold();
     let done = false;
     const anim = { left: ev.picks.length, queue: Promise.resolve(), guard: null };
