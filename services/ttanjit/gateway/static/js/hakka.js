@@ -72,12 +72,14 @@ export function render(ctl, root) {
           : p.cards.map((c) => hkCard(c, false, { tabindex: -1 }))),
         v.best === p.seat ? h("span.badge.win", {}, "가장 높음") : null))
       : h("p.muted", {}, v.phase === "calling" ? "콜하기 중이에요." : v.phase === "playing" ? `${name(ctl, v.leader)}이(가) 리드할 차례예요.` : ""),
-    v.last_trick && !(v.table || []).length ? h("p.last-trick", {}, `지난 트릭: ${name(ctl, v.last_trick.winner)}이(가) 가져감`) : null);
+    v.last_trick && !(v.table || []).length ? h("p.last-trick", {},
+      `지난 트릭: ${name(ctl, v.last_trick.winner)}이(가) 가져감 — `,
+      (v.last_trick.plays || []).map((p) => `${name(ctl, p.seat)} ${p.cards ? p.cards.map(hkName).join("·") : `엎음 ${p.discarded}장`}`).join(", ")) : null);
 
   let status;
   if (v.finished) status = "게임이 끝났어요.";
-  else if (me === v.dreamer) status = "이번 판은 드리머예요. 콜하기와 플레이에 참여하지 않고 쉬어요.";
   else if (v.phase === "scoring") status = "판이 끝났어요. 곧 다음 판을 나눠 줘요.";
+  else if (me === v.dreamer) status = "이번 판은 드리머예요. 콜하기와 플레이에 참여하지 않고 쉬어요.";
   else if (myTurn && v.phase === "calling") status = "콜 또는 패스를 골라요.";
   else if (myTurn && leading) status = "리드할 차례예요: 한 장, 런 또는 세트를 내요.";
   else if (myTurn) status = `테이블의 가장 높은 패턴을 꺾거나 ${(v.table[0]?.cards?.length) || v.table[0]?.count || ""}장을 엎어서 버려요.`;
