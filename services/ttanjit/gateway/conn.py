@@ -157,7 +157,8 @@ class Connection:
             assert prior is not None
             sess = prior
             from_game_seq = sess.game_seq_at(last_seq)
-            sess.seq, sess.closed_ms = last_seq, None
+            sess.rewind(last_seq, from_game_seq)
+            sess.closed_ms = None
         else:
             if resume:
                 m.RESUMES.labels("failed").inc()
@@ -193,7 +194,7 @@ class Connection:
             if sess.seat is not None:
                 welcome["seat"] = sess.seat
         if state and state.get("room"):
-            welcome["room"] = state["room"]
+            welcome["room"] = codec.whole_numbers(state["room"])
         await self.send(welcome)
         if catch_up is not None:
             await self.deliver_catch_up(catch_up)

@@ -58,7 +58,7 @@ class Session:
         """A whole view at ``game_seq``: a client that missed it needs another."""
         self.game_seq = game_seq
         self.recent.clear()
-        self.recent.append((seq, -game_seq))
+        self.recent.append((seq, -game_seq - 1))  # negative: a view at -(g + 1)
 
     def new_game(self, game_id: str, seat: int | None) -> None:
         if game_id != self.game_id:
@@ -76,7 +76,7 @@ class Session:
         for s, g in self.recent:
             if s > last_seq:
                 break
-            best = abs(g)
+            best = g if g >= 0 else -g - 1
         if best is not None:
             return best
         if not self.recent:  # nothing sent in this game yet
@@ -85,6 +85,15 @@ class Session:
         if first_g < 0:  # it missed a whole view
             return None
         return first_g - 1 if first_g == 1 or len(self.recent) < RECENT else None
+
+    def rewind(self, last_seq: int, game_seq: int | None) -> None:
+        """Continue after frame ``last_seq``, the client having the game's
+        events up to ``game_seq`` (``None``: unknown, a view will follow)."""
+        self.seq = last_seq
+        while self.recent and self.recent[-1][0] > last_seq:
+            self.recent.pop()
+        if game_seq is not None:
+            self.game_seq = game_seq
 
     def resumable(self, now_ms: int) -> bool:
         return self.closed_ms is None or now_ms - self.closed_ms <= RESUME_MS
