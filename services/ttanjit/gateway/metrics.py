@@ -9,7 +9,8 @@ FRAMES_IN = Counter("ttanjit_gateway_frames_in_total", "Client frames by type", 
 FRAMES_OUT = Counter("ttanjit_gateway_frames_out_total", "Server frames by type", ["type"])
 COMMAND_RTT = Histogram("ttanjit_gateway_command_rtt_seconds",
                         "Game command: WebSocket in to reply out",
-                        buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
+                        buckets=(0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03,
+                                 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5))
 RESUMES = Counter("ttanjit_gateway_resumes_total", "Session resumes", ["result"])
 REJECTIONS = Counter("ttanjit_gateway_rejections_total", "Frames refused", ["code"])
 
