@@ -344,6 +344,33 @@ async def test_kill9_failover_keeps_every_accepted_move(svc: Services) -> None:
     await nc.close()
 
 
+async def test_failover_keeps_the_remaining_time_of_the_clock(svc: Services) -> None:
+    """Issue 5 item 4: after kill -9 the successor continues the clocks with
+    their remaining time — the time that ran on the dead owner (up to its
+    last lease renewal) counts, the time the game had no owner does not."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    a = svc.start("shard", name="shard-a")
+    svc.start("shard", name="shard-b")
+    nc = await nats.connect(svc.nats_url)
+    t_created = time.monotonic()
+    (gid, pids), = await _games_on(a.ports["grpc"], 1, game)
+    full = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
+    await asyncio.sleep(1.5)
+    mid = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
+    ran = (time.monotonic() - t_created) * 1000
+    assert full - ran - 300 <= mid <= full - ran + 300, (full, mid, ran)  # a live clock
+    a.kill()
+    ran = (time.monotonic() - t_created) * 1000
+    t_killed = time.monotonic()
+    after = await sync(nc, gid, pids[0], 0)  # retried until shard-b answers
+    outage = (time.monotonic() - t_killed) * 1000
+    left = after["deadline"]["remaining_ms"]
+    assert outage > 1000, outage  # a lease had to run out first
+    # charged: what ran on A, minus at most one renewal interval (500 ms)
+    assert full - ran - 400 <= left <= full - ran + 800, (full, ran, left, outage)
+    await nc.close()
+
+
 async def test_restarted_shard_takes_its_games_back(svc: Services) -> None:
     """DESIGN 4 / Kubernetes StatefulSet: the only shard is killed and comes
     back under the same name; the new incarnation claims the old one's games

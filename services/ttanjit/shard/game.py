@@ -216,14 +216,16 @@ class HostedGame:
         return self._accepted(entry, res, int(entry.get("ms", 0)))
 
     # -- sync / resume -----------------------------------------------------
-    def sync(self, player: str | None, last_seq: int, server_ms: int) -> bytes:
+    def sync(self, player: str | None, last_seq: int, server_ms: int,
+             t_now: int | None = None) -> bytes:
         """Everything after ``last_seq`` or a resync view (docs/protocol.md 2),
-        as JSON bytes."""
+        as JSON bytes. ``t_now``: the game's clock now (the deadline's
+        remaining time counts from it; default: the last input's ``t``)."""
         bl = self.backlogs[player]
         seat = None if player is None else self.players[player]
         out: JSON = {"game": self.game_id, "seq": bl.seq,
                      "view": self.engine.view(seat)}
-        dl = self.deadline(server_ms, self.engine.now)
+        dl = self.deadline(server_ms, self.engine.now if t_now is None else t_now)
         if dl is not None:
             out["deadline"] = dl
         if last_seq >= bl.seq:

@@ -459,14 +459,16 @@ class Shard(Leases, Clocks, Handover):
         if live.pending or live.flushing:  # answer only with durable events
             asyncio.ensure_future(self._sync_later(live, msg, player, last))
             return None
-        return self._respond(msg, live.hosted.sync(player, last, wall_ms()))
+        return self._respond(msg, live.hosted.sync(player, last, wall_ms(),
+                                                   live.now_t(self.loop.time())))
 
     async def _sync_later(self, live: Live, msg: Msg, player: str | None, last: int) -> None:
         await live.idle.wait()
         if live.gone:  # its last events may never have been durable here
             self._respond(msg, refusal("game_unavailable"))
         else:
-            self._respond(msg, live.hosted.sync(player, last, wall_ms()))
+            self._respond(msg, live.hosted.sync(player, last, wall_ms(),
+                                                live.now_t(self.loop.time())))
 
     def _respond(self, msg: Msg, doc: JSON | bytes) -> None:
         if msg.reply:
