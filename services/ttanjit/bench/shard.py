@@ -73,6 +73,13 @@ class ShardProc:
             parts = f.read().rsplit(")", 1)[1].split()
         return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
+    def rss_mb(self) -> float:
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+        return float("nan")
+
     def metrics(self) -> str:
         import urllib.request
 
@@ -276,6 +283,7 @@ async def part_timers(tmp: Path, n_games: int, rate: float, seconds: float) -> d
             await games.create(nc, shard.grpc_port, n_games, select_ms=20_000)
             pace = await paced(nc, games, rate, seconds)
             text = shard.metrics()
+            rss = shard.rss_mb()
             await nc.close()
         finally:
             shard.stop()
@@ -284,7 +292,7 @@ async def part_timers(tmp: Path, n_games: int, rate: float, seconds: float) -> d
             "timers_fired": int(hist_count(text, name)),
             "timer_lag_p50_ms": round(hist_quantile(text, name, 0.5) * 1000, 2),
             "timer_lag_p99_ms": round(hist_quantile(text, name, 0.99) * 1000, 2),
-            "command_p99_ms": pace["p99_ms"]}
+            "command_p99_ms": pace["p99_ms"], "shard_rss_mb": rss}
 
 
 async def part_failover(tmp: Path, n_games: int) -> dict[str, Any]:
@@ -388,7 +396,8 @@ def run(args: Any) -> dict[str, Any]:
         print(f"commands, JetStream on tmpfs: p50 {ct['p50_ms']} ms, p99 {ct['p99_ms']} ms "
               f"(in the shard: p99 {ct['shard_side_p99_ms']} ms)")
     print(f"timers: {t['games']} games, {t['timers_fired']} fired, lag p50 "
-          f"{t['timer_lag_p50_ms']} ms, p99 {t['timer_lag_p99_ms']} ms")
+          f"{t['timer_lag_p50_ms']} ms, p99 {t['timer_lag_p99_ms']} ms; shard RSS "
+          f"{t['shard_rss_mb']} MB")
     print(f"failover (kill -9): {f['games']} games, all accept moves after max {f['max_s']} s "
           f"(p50 {f['p50_s']} s)")
     print(f"drain (SIGTERM): {d['games']} games, exit after {d['exit_s']} s, every game "
