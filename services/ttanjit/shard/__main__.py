@@ -62,10 +62,10 @@ async def main(cfg: Settings) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, on_signal, sig.name)
 
-    watch_gc(log)
     gc.collect()
     gc.freeze()
     gc.set_threshold(5_000, 20, 100)
+    watch_gc(log)
     await done.wait()
     await health.set(False)
     await shard.close()
