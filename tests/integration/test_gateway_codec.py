@@ -1,0 +1,77 @@
+"""Frames both ways from one schema (docs/websocket.md 3, client.proto),
+sans-I/O: JSON and protobuf carry the same messages; no input makes the
+decoder fail other than with a stable ``FrameError`` code."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ttanjit.gateway import codec
+from ttanjit.gateway.errors import FrameError
+from ttanjit.gateway.limits import TokenBucket
+
+SERVER_FRAMES = [
+    {"type": "welcome", "seq": 1, "server_ms": 1764460800123, "session": "s_1",
+     "player": "p_1", "nickname": "딴짓왕", "resumed": True, "resume_result": "gapless",
+     "game_id": "abcdefghijkl", "seat": 0, "limits": {"max_frame": 16384, "rate": 20},
+     "ratings": [{"game": "onecard", "mu": 25.0, "sigma": 8.3, "ordinal": 0.1, "games": 2}],
+     "room": {"code": "ABCDEF", "game": "onecard", "seats": 3, "options": {"turn_ms": 45000},
+              "host": "p_1", "state": "open",
+              "members": [{"seat": 0, "kind": "human", "player": "p_1", "nickname": "가",
+                           "rating": 1.5}, {"seat": 1, "kind": "bot", "level": "hard"},
+                          {"seat": 2, "kind": "empty"}]}},
+    {"type": "pong", "seq": 2, "server_ms": 1, "client_ms": 123.5},
+    {"type": "error", "seq": 3, "server_ms": 1, "code": "not_your_turn",
+     "message": "내 차례가 아니에요.", "ref": "action", "cmd_id": "c1"},
+    {"type": "queued", "seq": 4, "server_ms": 1, "game": "hakka", "seats": 4, "ticket": "t_1"},
+    {"type": "matched", "seq": 5, "server_ms": 1, "game_id": "abcdefghijkl", "game": "onecard",
+     "seat": 1, "kind": "quick", "options": {"turn_ms": 30000},
+     "players": [{"seat": 0, "kind": "bot", "level": "normal"},
+                 {"seat": 1, "kind": "human", "player": "p_1", "nickname": "가", "rating": 0}]},
+    {"type": "event", "seq": 6, "server_ms": 1, "game_id": "abcdefghijkl", "game_seq": 1,
+     "t": 1200, "event": {"type": "played", "seat": 2, "cards": ["5H"], "left": 3},
+     "deadline": {"seat": 3, "server_ms": 1764460830123, "remaining_ms": 30000, "t": 31200}},
+    {"type": "view", "seq": 7, "server_ms": 1, "game_id": "abcdefghijkl", "game_seq": 9,
+     "resync": True, "view": {"hand": [{"card": 58, "penalty": 1}], "rows": [[1, 2]],
+                               "turn": None}},
+    {"type": "result", "seq": 8, "server_ms": 1, "cmd_id": "c1", "game_id": "abcdefghijkl",
+     "game_seq": 10, "info": {"order": ["5H", "5S"]}},
+    {"type": "room_left", "seq": 9, "server_ms": 1, "code": "ABCDEF"},
+]
+
+
+@pytest.mark.parametrize("frame", SERVER_FRAMES, ids=lambda f: f["type"])
+def test_server_frames_are_the_same_in_json_and_protobuf(frame: dict) -> None:
+    back = codec.decode_server_proto(codec.encode_proto(frame))
+    assert back == orjson.loads(codec.encode_json(frame))
+
+
+def test_client_frames_both_ways() -> None:
+    frame = {"type": "action", "game_id": "abcdefghijkl", "cmd_id": "c1", "seat": 0,
+             "action": {"type": "select", "card": 58, "row": 2}}
+    assert codec.decode_proto(codec.encode_client_proto(frame)) == frame
+    assert codec.decode_json(orjson.dumps(frame)) == frame
+    hello = {"type": "hello", "token": "x.y", "resume": {"session": "s_1", "last_seq": 57}}
+    assert codec.decode_proto(codec.encode_client_proto(hello)) == hello
+    assert codec.decode_json(orjson.dumps({"type": "ping", "client_ms": None})) == {"type": "ping"}
+
+
+@settings(max_examples=500, deadline=None)
+@given(data=st.binary(max_size=200) | st.text(max_size=200).map(str.encode))
+def test_decoders_fail_only_with_frame_errors(data: bytes) -> None:
+    for decode in (codec.decode_json, codec.decode_proto):
+        try:
+            out = decode(data)
+        except FrameError as e:
+            assert e.code == "bad_frame"
+        else:
+            assert isinstance(out["type"], str) and out["type"]
+
+
+def test_token_bucket() -> None:
+    b = TokenBucket(rate=20, burst=40, tokens=40, last=0.0)
+    assert sum(b.allow(0.0) for _ in range(100)) == 40
+    assert b.allow(0.05) and not b.allow(0.05)
+    assert b.should_warn(0.05) and not b.should_warn(0.5) and b.should_warn(1.06)
