@@ -47,6 +47,7 @@ from ttanjit.games.base import (
     register_messages,
 )
 from ttanjit.games.onecard_cards import (
+    FITS,
     NOT_LAST,
     RANK,
     STRENGTH,
@@ -226,7 +227,7 @@ class OneCard(Engine):
             except Refusal as exc:
                 return Result(False, [], code=exc.code, message=exc.message)
             self.now = t
-            return Result(True, events, info=info)
+            return Result(True, events, None, None, info)
         return super().apply(t, seat, action)
 
     # -- game and presence actions ---------------------------------------------
@@ -293,9 +294,11 @@ class OneCard(Engine):
             raise _illegal("last_card_forbidden")
         order: tuple[str, ...]
         if len(chosen) == 1:  # the common case, without the permutation search
-            why = refusal(chosen[0], self.discard[-1], self.suit, self.pending, self.twos_only)
-            if why:
-                raise _illegal(why)
+            if self.pending or chosen[0] not in FITS[self.suit][RANK[self.discard[-1]]]:
+                why = refusal(chosen[0], self.discard[-1], self.suit, self.pending,
+                              self.twos_only)
+                if why:
+                    raise _illegal(why)
             order = chosen
         else:
             found = find_order(chosen, self.discard[-1], self.suit, self.pending, self.twos_only)
@@ -440,6 +443,13 @@ class OneCard(Engine):
         the top card when the pile runs out (RULES 1.8). Returns the public
         data of the ``drew`` event (callers add to it)."""
         pile = self.pile
+        if n == 1 and pile:  # the common draw
+            c = pile.pop()
+            hand = self.hands[seat]
+            hand.append(c)
+            data: JSON = {"seat": seat, "count": 1, "reason": reason, "left": len(hand)}
+            events.append(Event("drew", data, {seat: {"cards": [c]}}))
+            return data
         got: list[str] = []
         for _ in range(n):
             if not pile:
@@ -453,7 +463,7 @@ class OneCard(Engine):
             got.append(pile.pop())
         hand = self.hands[seat]
         hand.extend(got)
-        data: JSON = {"seat": seat, "count": len(got), "reason": reason, "left": len(hand)}
+        data = {"seat": seat, "count": len(got), "reason": reason, "left": len(hand)}
         events.append(Event("drew", data, {seat: {"cards": got}}))
         return data
 
