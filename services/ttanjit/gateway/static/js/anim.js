@@ -12,4 +12,3 @@ function factor() {
 }
 
 export const animMs = (ms) => Math.round(ms * factor());
-export const sleep = (ms) => new Promise((r) => setTimeout(r, animMs(ms)));

@@ -26,20 +26,6 @@ export function hint(serverMs) {
 }
 
 export const serverNow = () => Date.now() + offset;
-export const clockOffset = () => offset;
-
-/** Remaining ms until a deadline given as server time. */
-export function remaining(deadlineServerMs) {
-  return deadlineServerMs - serverNow();
-}
-
-/** A deadline object {server_ms, remaining_ms} -> absolute server ms. */
-export function deadlineMs(deadline) {
-  if (!deadline) return null;
-  if (typeof deadline.server_ms === "number") return deadline.server_ms;
-  if (typeof deadline.remaining_ms === "number") return serverNow() + deadline.remaining_ms;
-  return null;
-}
 
 // One ticker for every countdown on the page: elements with data-deadline
 // (server ms) show whole seconds left; data-total (ms) drives a bar.

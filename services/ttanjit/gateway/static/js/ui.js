@@ -47,16 +47,3 @@ export function toast(text, kind = "info", ms = 3500) {
 export function button(label, onclick, attrs = {}) {
   return h("button", { type: "button", onclick, ...attrs }, label);
 }
-
-export function seatLabel(seat, names) {
-  const n = names && names[seat];
-  return n || `${seat + 1}번 자리`;
-}
-
-export function formatSeconds(ms) {
-  return String(Math.max(0, Math.ceil(ms / 1000)));
-}
-
-export function escapeText(s) {
-  return String(s ?? "");
-}
