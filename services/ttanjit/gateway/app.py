@@ -156,10 +156,11 @@ class Gateway:
         except Exception:  # no saved session (or unreadable): a new one
             return None
 
-    async def save(self, s: Session) -> None:
+    async def save(self, s: Session, pointer: bool = True) -> None:
         try:
             await self.kv.put(s.id, orjson.dumps(s.to_json()))
-            await self.kv.put(f"player.{s.player}", orjson.dumps({"session": s.id}))
+            if pointer:  # player -> session changes only with a new session
+                await self.kv.put(f"player.{s.player}", orjson.dumps({"session": s.id}))
             s.saved_seq = s.seq
         except Exception as exc:
             log.warning("session save failed: %r", exc)
@@ -182,7 +183,7 @@ class Gateway:
                 for c in list(self.conns):
                     s = c.session
                     if s is not None and not c.closed and s.seq != s.saved_seq:
-                        await self.save(s)
+                        await self.save(s, pointer=False)
 
     # -- shard and matchmaker calls ------------------------------------------------
     async def command(self, game_id: str, player: str, cmd_id: str, action: dict[str, Any],
