@@ -195,7 +195,7 @@ async def _steps(st: LocalStack, steps: list[int], settle_s: float,
 def players_in_games(quick: bool) -> dict[str, Any]:
     steps = QUICK_STEPS if quick else STEPS
     settle, window = (QUICK_SETTLE_S, QUICK_WINDOW_S) if quick else (SETTLE_S, WINDOW_S)
-    with LocalStack(shards=1, gateways=1, bots=1) as st:
+    with LocalStack(shards=1, gateways=1, bots=1, tmpfs=True) as st:
         rows = _run(_steps(st, steps, settle, window))
     passed = [r for r in rows if r["passed"]]
     best = max(passed, key=lambda r: r["in_game_avg"]) if passed else None
@@ -285,7 +285,7 @@ def idle_connections(total: int, hold_s: float) -> dict[str, Any]:
     workers = IDLE_WORKERS if total > 2000 else 1
     per = total // workers
     rate = 150.0 / workers  # hellos per second, all workers together ~150/s
-    with LocalStack(shards=1, gateways=1, bots=0) as st:
+    with LocalStack(shards=1, gateways=1, bots=0, tmpfs=True) as st:
         gw = st.of("gateway")[0]
         url = st.urls()[0]
         cpu0 = scrape.cpu_seconds(gw.pid)

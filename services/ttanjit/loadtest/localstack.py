@@ -65,11 +65,16 @@ class Proc:
 
 class LocalStack:
     def __init__(self, shards: int = 1, gateways: int = 1, bots: int = 1,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, tmpfs: bool = False) -> None:
+        """``tmpfs``: JetStream's store in /dev/shm (benchmarks: this VM's
+        disk stalls now and then, BENCHMARKS.md "## Game shard")."""
         self.n_shards, self.n_gateways, self.n_bots = shards, gateways, bots
         self.extra = env or {}
         self.tmp = tempfile.TemporaryDirectory(prefix="ttanjit-loadtest-")
         self.logdir = Path(self.tmp.name)
+        self.store: tempfile.TemporaryDirectory[str] | None = None
+        if tmpfs and os.path.isdir("/dev/shm"):
+            self.store = tempfile.TemporaryDirectory(prefix="ttanjit-js-", dir="/dev/shm")
         self.nats: NatsServer | None = None
         self.procs: list[Proc] = []
 
@@ -86,7 +91,8 @@ class LocalStack:
         return env
 
     def start(self) -> LocalStack:
-        self.nats = NatsServer(store_dir=str(self.logdir / "js")).start()
+        store = self.store.name if self.store is not None else str(self.logdir / "js")
+        self.nats = NatsServer(store_dir=store).start()
         start = self.procs.append
         for i in range(self.n_shards):
             start(Proc("shard", f"shard-{i}", self._env(f"shard-{i}", TTANJIT_LOG_LEVEL="INFO"),
@@ -127,6 +133,8 @@ class LocalStack:
     def close(self) -> None:
         self.stop()
         self.tmp.cleanup()
+        if self.store is not None:
+            self.store.cleanup()
 
     def __enter__(self) -> LocalStack:
         return self.start()
