@@ -116,6 +116,7 @@ class GameController {
     if (f.game_id && this.id && f.game_id !== this.id) return;
     if (!this.id) this.reset(f.game_id);
     this.view = f.view;
+    if (f.deadline) this.learnClock({ deadline: f.deadline, replayed: true });
     if (typeof f.game_seq === "number") this.gameSeq = Math.max(this.gameSeq, f.game_seq);
     if (this.t0 === null && typeof f.view?.t === "number" && typeof f.server_ms === "number") {
       this.t0 = f.server_ms - f.view.t; // rough: the view's t is its last input
