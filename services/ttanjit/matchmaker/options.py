@@ -25,8 +25,9 @@ CHOICES: dict[str, dict[str, tuple[Any, ...]]] = {
     "hakka": {},
 }
 
-# Quick games: the defaults, except penalty rows play one round (docs/websocket.md 7).
-QUICK_OVERRIDES: dict[str, dict[str, Any]] = {"penalty_rows": {"rounds": 1}}
+# Quick games play the defaults of a new room (seed 002: "빠른 판수(새 방의 기본)
+# ... 기본 3판"); a game may override some here.
+QUICK_OVERRIDES: dict[str, dict[str, Any]] = {}
 
 BOT_LEVELS = ("easy", "normal", "hard")
 
