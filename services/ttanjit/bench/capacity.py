@@ -145,7 +145,7 @@ async def _steps(st: LocalStack, steps: list[int], settle_s: float,
             acts = sorted(stats.rtt["action"][a0:])
             syncs = sorted(stats.rtt["sync"][s0:])
             frames = stats.count["frames_in"] + stats.count["frames_out"] - f0
-            row = {
+            row: dict[str, Any] = {
                 "players": target, "connected": stats.connected,
                 "in_game_avg": round(sum(in_game) / max(1, len(in_game))),
                 "in_game_min": min(in_game) if in_game else 0,

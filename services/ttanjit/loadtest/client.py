@@ -81,7 +81,7 @@ class Conn:
 
     async def connect(self, timeout: float = 30.0) -> None:
         sub = [codec.PROTO_SUBPROTOCOL] if self.proto else [codec.JSON_SUBPROTOCOL]
-        self.ws = await websockets.connect(ws_url(self.base), subprotocols=sub,  # type: ignore[list-item]
+        self.ws = await websockets.connect(ws_url(self.base), subprotocols=sub,  # type: ignore[arg-type]
                                            compression=None, max_size=2**22,
                                            ping_interval=None, open_timeout=timeout,
                                            close_timeout=2)

@@ -209,8 +209,8 @@ class Player:
                                       "seats": self.cfg.seats})
             if ans.get("type") != "queued":
                 return False
-        waiter = asyncio.ensure_future(self.matched)
-        stopper = asyncio.ensure_future(stop.wait())
+        waiter: asyncio.Future[Any] = asyncio.ensure_future(self.matched)
+        stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
         await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
         stopper.cancel()
         if not waiter.done():

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -260,7 +261,7 @@ class ReplayPlayer:
             self.gseq[gid] = max(self.gseq.get(gid, 0), int(f["game_seq"]))
         self.changed.set()
 
-    async def wait_for(self, ok: Any) -> bool:
+    async def wait_for(self, ok: Callable[[], bool]) -> bool:
         if self.stalled:
             return ok()
         end = time.monotonic() + self.timeout_s
