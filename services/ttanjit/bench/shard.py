@@ -144,7 +144,9 @@ class Games:
         self.k: dict[str, int] = {}
 
     async def create(self, nc: Any, port: int, n: int, select_ms: int = 45_000,
-                     concurrency: int = 16) -> None:
+                     concurrency: int = 16, spread_s: float = 0.0) -> None:
+        """Create ``n`` games; ``spread_s`` > 0 starts them evenly over that
+        many seconds (so their deadlines do not all fall together)."""
         from ttanjit.v1 import shard_pb2, shard_pb2_grpc
 
         sem = asyncio.Semaphore(concurrency)
@@ -153,6 +155,8 @@ class Games:
 
             async def one(i: int) -> None:
                 pa, pb = f"p_b{i:06d}a{random.getrandbits(24):06x}", f"p_b{i:06d}b{i:06x}"
+                if spread_s:
+                    await asyncio.sleep(i * spread_s / n)
                 async with sem:
                     resp = await stub.CreateGame(shard_pb2.CreateGameRequest(
                         game="penalty_rows", seed=i,
@@ -280,8 +284,15 @@ async def part_timers(tmp: Path, n_games: int, rate: float, seconds: float) -> d
             shard.wait_ready()
             nc = await nats.connect(server.url, pending_size=256 * 1024 * 1024)
             games = Games()
-            await games.create(nc, shard.grpc_port, n_games, select_ms=20_000)
+            # games start evenly over one select window (20 s), as players
+            # arrive, so deadlines fall evenly too (~n/20 per second); the
+            # commands flow meanwhile and for the next window
+            creating = asyncio.ensure_future(games.create(nc, shard.grpc_port, n_games,
+                                                          select_ms=20_000, spread_s=20.0))
+            while len(games.ids) < 10:
+                await asyncio.sleep(0.05)
             pace = await paced(nc, games, rate, seconds)
+            await creating
             text = shard.metrics()
             rss = shard.rss_mb()
             await nc.close()
@@ -355,7 +366,7 @@ async def main(quick: bool) -> dict[str, Any]:
         out: dict[str, Any] = {"targets": TARGETS, "load_avg_before": os.getloadavg()}
         if quick:
             out["commands"] = await part_commands(tmp, 200, 400, 4)
-            out["timers"] = await part_timers(tmp, 300, 200, 25)
+            out["timers"] = await part_timers(tmp, 300, 200, 42)
             out["failover"] = await part_failover(tmp, 20)
             out["drain"] = await part_drain(tmp, 100)
         else:
@@ -370,7 +381,7 @@ async def main(quick: bool) -> dict[str, Any]:
                     import shutil
 
                     shutil.rmtree(shm, ignore_errors=True)
-            out["timers"] = await part_timers(tmp, 2000, 500, 30)
+            out["timers"] = await part_timers(tmp, 2000, 500, 42)
             out["failover"] = await part_failover(tmp, 100)
             out["drain"] = await part_drain(tmp, 500)
         out["load_avg_after"] = os.getloadavg()
