@@ -20,7 +20,6 @@ import pathlib
 from typing import Any
 
 import pytest
-
 from ttanjit.games.record import record_from_json, replay
 
 HERE = pathlib.Path(__file__).parent
