@@ -4,6 +4,8 @@ options (RULES.md 1.9, 2.4, 2.5, 3.1), ratings."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ttanjit.matchmaker.errors import LobbyError
 from ttanjit.matchmaker.options import defaults, merge_options
 from ttanjit.matchmaker.queue import QuickQueue, Ticket
@@ -118,3 +120,55 @@ def test_ratings_move_with_results() -> None:
     again = rate_result(result, {"p_a": new["p_a"]})
     assert again["p_a"].games == 2 and again["p_a"].sigma < new["p_a"].sigma
     assert Rating().ordinal == pytest.approx(0.0, abs=1e-9)
+
+
+PLAYERS = ["a", "b", "c", "d", "e"]
+ops = st.lists(st.tuples(
+    st.sampled_from(["create", "join", "leave", "options", "add_bot", "remove_bot", "start"]),
+    st.sampled_from(PLAYERS),
+    st.sampled_from(["onecard", "penalty_rows", "hakka", "chess"]),
+    st.one_of(st.none(), st.integers(-1, 12)),
+    st.one_of(st.none(), st.dictionaries(
+        st.sampled_from(["turn_ms", "select_ms", "end", "rounds", "x"]),
+        st.sampled_from([30000, 45000, 20000, "rounds", "score_66", 1, 3, 5, 7, None]),
+        max_size=3)),
+    st.sampled_from(["easy", "normal", "hard", "god"]),
+), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(script=ops)
+def test_rooms_never_break(script: list) -> None:
+    """Any sequence of room operations: refusals are LobbyErrors only, and
+    the rooms stay consistent (every member is indexed, the host is a human
+    member, seats match the table size, options stay ones RULES.md allows)."""
+    rooms = Rooms()
+    codes: dict[str, str] = {}
+    for op, player, game, n, options, level in script:
+        try:
+            if op == "create":
+                codes[player] = rooms.create(player, player, game, n, options).code
+            elif op == "join":
+                rooms.join(player, player, next(iter(codes.values()), "NOCODE"))
+            elif op == "leave":
+                rooms.leave(player)
+            elif op == "options":
+                rooms.set_options(player, n, options)
+            elif op == "add_bot":
+                rooms.add_bot(player, level)
+            elif op == "remove_bot":
+                rooms.remove_bot(player, n if n is not None else 0)
+            else:
+                room, seats = rooms.start_seats(player)
+                assert len([s for s in seats if s.kind == "human"]) >= 2
+                rooms.started(room, "g" * 12)
+        except LobbyError as e:
+            assert e.code and e.message
+        for code, room in rooms.by_code.items():
+            assert room.state == "open" and len(room.members) == room.seats
+            humans = [m.player for m in room.humans()]
+            assert room.host in humans and len(set(humans)) == len(humans)
+            assert all(rooms.by_player[p] == code for p in humans)
+            merge_options(room.game, {}, room.options)  # still valid
+        assert all(p in [m.player for m in rooms.by_code[c].humans()]
+                   for p, c in rooms.by_player.items())
