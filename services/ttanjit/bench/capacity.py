@@ -368,10 +368,11 @@ def run(args: Any) -> dict[str, Any]:
           f"ping p99 {idle['ping_p99_ms']} ms while holding ({idle['ramp_ping_p99_ms']} ms "
           f"during the ramp)", flush=True)
     out = {"targets": TARGETS, "players_in_games": games, "idle": idle}
-    print(f"capacity: {games.get('max_players_in_games')} players in games at command p99 "
-          f"<= {TARGETS['p99_ms']} ms (target {TARGETS['players_in_games']}); "
-          f"{idle['held']:,} idle players on one gateway (target {TARGETS['idle_per_gateway']:,})",
-          flush=True)
+    if games:
+        print(f"capacity: {games.get('max_players_in_games')} players in games at command "
+              f"p99 <= {TARGETS['p99_ms']} ms (target {TARGETS['players_in_games']})", flush=True)
+    print(f"capacity: {idle['held']:,} idle players on one gateway "
+          f"(target {TARGETS['idle_per_gateway']:,})", flush=True)
     return out
 
 
