@@ -30,12 +30,12 @@ def frame_in(kind: str) -> None:
         kind = "unknown"  # bounded label values
     c = _in.get(kind)
     if c is None:
-        c = _in[kind] = FRAMES_IN.labels(kind)  # type: ignore[assignment]
+        c = _in[kind] = FRAMES_IN.labels(kind)
     c.inc()
 
 
 def frame_out(kind: str) -> None:
     c = _out.get(kind)
     if c is None:
-        c = _out[kind] = FRAMES_OUT.labels(kind)  # type: ignore[assignment]
+        c = _out[kind] = FRAMES_OUT.labels(kind)
     c.inc()

@@ -66,7 +66,7 @@ def rate_result(result: dict[str, Any], current: dict[str, Rating]) -> dict[str,
     substituted = result.get("substituted") or []
     n = max(len(seats), max(humans) + 1)
     teams: list[list[Any]] = []
-    ranks: list[int] = []
+    ranks: list[float] = []
     who: list[str | None] = []
     for seat in range(n):
         pid = humans.get(seat)
