@@ -137,9 +137,11 @@ def play_action(order: tuple[str, ...], emptying: bool) -> list[dict[str, Any]]:
 # the hand, and one card that does (nothing for 2, A, joker: 1.6).
 _SINGLE = {c: play_action((c,), False) for c in DECK}
 _LAST = {c: [] if RANK[c] in NOT_LAST else play_action((c,), True) for c in DECK}
-# Plays of a same-rank group, by (group, the top's rank and suit, hand size
-# when the group could empty it); under attack by the exact top instead.
-_GROUPS: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+# Plays of a same-rank group, by (group in hand order, which of its cards may
+# go first, hand size when the group could empty it): at most 60 orderings x
+# 16 fit patterns x 2 per rank, and cleared past a bound all the same.
+_GROUPS: dict[tuple[tuple[str, ...], tuple[bool, ...], int], list[dict[str, Any]]] = {}
+_GROUPS_MAX = 20_000
 
 
 def _group_plays(group: tuple[str, ...], fit: tuple[bool, ...], size: int) -> list[dict[str, Any]]:
@@ -185,11 +187,11 @@ def legal_plays(
             continue
         seen.add(r)
         group = tuple([x for x in hand if RANK[x] == r])
-        sz = size if size <= len(group) else 0
-        key = (group, top, suit, twos_only, sz) if pending else (group, suit, RANK[top], sz)
+        key = (group, tuple([x in fitting for x in group]), size if size <= len(group) else 0)
         plays = _GROUPS.get(key)
         if plays is None:
-            fit = tuple([refusal(x, top, suit, pending, twos_only) is None for x in group])
-            plays = _GROUPS[key] = _group_plays(group, fit, sz)
+            if len(_GROUPS) >= _GROUPS_MAX:
+                _GROUPS.clear()
+            plays = _GROUPS[key] = _group_plays(*key)
         out.extend(plays)
     return out
