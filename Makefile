@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PROTOS := $(wildcard proto/ttanjit/v1/*.proto)
 GEN_STAMP := services/ttanjit/v1/.generated
 
-.PHONY: install proto run test test-fast lint bench clean tools web browser
+.PHONY: install proto run test test-fast lint bench clean tools web browser pushgateway
 
 install: $(STAMP) $(GEN_STAMP) web
 
@@ -23,6 +23,10 @@ $(FONT_STAMP): $(WEB)/package.json $(WEB)/package-lock.json $(WEB)/copy-fonts.mj
 # Debian's chromium for the browser tests (Playwright's own download cannot work here).
 browser:
 	test -x /usr/bin/chromium || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium fonts-noto-cjk)
+
+# Debian's Prometheus Pushgateway for the load tester's push test.
+pushgateway:
+	test -x /usr/bin/prometheus-pushgateway || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus-pushgateway)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -42,7 +46,7 @@ $(GEN_STAMP): $(STAMP) $(PROTOS)
 run: install
 	$(BIN)/python -m ttanjit.run
 
-test: install browser
+test: install browser pushgateway
 	$(BIN)/python -m pytest -q
 
 test-fast: install

@@ -1,0 +1,60 @@
+"""A load-test report pushed to a real Prometheus Pushgateway (Debian's
+``prometheus-pushgateway``, installed by ``make pushgateway``) shows up on
+its ``/metrics`` under the job and run, as Prometheus would scrape it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+from ttanjit.common.natsserver import free_port
+from ttanjit.loadtest.stats import Stats, push
+
+pytestmark = pytest.mark.integration
+
+BINARY = shutil.which("prometheus-pushgateway") or shutil.which("pushgateway")
+
+
+@pytest.fixture
+def pushgateway() -> Iterator[str]:
+    if BINARY is None:
+        pytest.skip("prometheus-pushgateway is not installed (make pushgateway)")
+    port = free_port()
+    proc = subprocess.Popen([BINARY, f"--web.listen-address=127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{url}/-/ready", timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_report_lands_on_a_real_pushgateway(pushgateway: str) -> None:
+    s = Stats()
+    for ms in (2.0, 3.0, 90.0):
+        s.sample("action", ms)
+    s.errors["not_your_turn"] += 1
+    s.resumes["gapless"] += 2
+    assert push(pushgateway, s.report(), job="ttanjit_loadtest", run="ci") == 200
+    with urllib.request.urlopen(f"{pushgateway}/metrics", timeout=5) as r:
+        fams = {f.name: f for f in text_string_to_metric_families(r.read().decode())}
+    rtt = [x for x in fams["ttanjit_loadtest_rtt_seconds"].samples
+           if x.labels.get("job") == "ttanjit_loadtest" and x.labels.get("run") == "ci"]
+    p99 = {x.labels["quantile"]: x.value for x in rtt if x.labels["type"] == "action"}
+    assert p99["0.99"] == pytest.approx(0.090)
+    errs = {x.labels["code"]: x.value for x in fams["ttanjit_loadtest_errors"].samples}
+    assert errs == {"not_your_turn": 1}
+    res = {x.labels["result"]: x.value for x in fams["ttanjit_loadtest_resumes"].samples}
+    assert res == {"gapless": 2}
