@@ -142,6 +142,9 @@ class Connection:
             await self.reject(e.code, kind, frame.get("cmd_id"))
         except grpc.aio.AioRpcError:
             await self.reject("matchmaker_unavailable", kind)
+        except Exception:  # a bug must cost one frame, never the connection
+            log.exception("frame %s failed", kind)
+            await self.reject("internal_error", kind, frame.get("cmd_id"))
 
     # -- hello / resume --------------------------------------------------------
     async def h_hello(self, f: dict[str, Any]) -> None:

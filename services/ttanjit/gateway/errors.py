@@ -21,6 +21,7 @@ MESSAGES: dict[str, str] = {
     "game_unavailable": "게임 서버에 잠시 연결할 수 없어요. 잠시 후 다시 해 주세요.",
     "matchmaker_unavailable": "매칭 서버에 잠시 연결할 수 없어요. 잠시 후 다시 해 주세요.",
     "bad_nickname": "닉네임은 1~16자로 정해 주세요.",
+    "internal_error": "서버 오류가 났어요. 다시 해 주세요.",
     **LOBBY_MESSAGES,
 }
 
