@@ -142,18 +142,25 @@ def penalty_can_pick(page: Any) -> bool:
 
 def penalty_pick(page: Any, turn: int) -> str:
     """Click a hand card, then a row, read the preview, confirm with the
-    [58 → 2번 줄 확정] button."""
-    cards = page.locator(".pr-hand .card:not([disabled])")
-    if not cards.count():
-        return ""  # the screen moved on (a reveal began): look again
-    number = cards.nth(turn % cards.count()).get_attribute("data-card")
-    assert int(number or 0) in [c["card"] for c in view(page)["hand"]]
-    page.locator(f'.pr-hand .card[data-card="{number}"]').click()
+    [58 → 2번 줄 확정] button. Returns the button's label, or "" when the
+    screen moved on meanwhile (a reveal began): the caller looks again."""
+    numbers = page.eval_on_selector_all(".pr-hand .card:not([disabled])",
+                                        "els => els.map(e => e.dataset.card)")
+    if not numbers:
+        return ""
+    number = numbers[turn % len(numbers)]
+    assert int(number) in [c["card"] for c in view(page)["hand"]]
     row = 1 + turn % 4
-    page.locator(f'.pr-row[data-row="{row}"]').click()
     label = f"{number} → {row}번 줄 확정"
     confirm = page.locator(f'[data-act="confirm"]:has-text("{label}")')
-    confirm.wait_for()
+    try:
+        page.locator(f'.pr-hand .card[data-card="{number}"]').click(timeout=3_000)
+        page.locator(f'.pr-row[data-row="{row}"]').click(timeout=3_000)
+        confirm.wait_for(timeout=5_000)
+    except Exception:
+        if penalty_can_pick(page):
+            raise
+        return ""
     assert page.locator(".preview").is_visible()
     before = page.evaluate(JS_STAMP)
     confirm.click()

@@ -74,9 +74,8 @@ def test_onecard_full_game_with_reload_and_drop(new_page: Any) -> None:
         if not onecard_my_turn(page):
             page.wait_for_timeout(80)
             continue
-        if turns == 1:
+        if turns == 1 and not reloaded:
             shot(page, "onecard-table")
-        if turns == 3 and not reloaded:
             hand = sorted(view(page)["hand"])
             page.reload()
             page.wait_for_selector('section.table[data-game="onecard"]')
@@ -85,14 +84,14 @@ def test_onecard_full_game_with_reload_and_drop(new_page: Any) -> None:
             assert sorted(view(page)["hand"]) == hand
             reloaded = True
             continue
-        if turns == 5 and not dropped:
+        if turns == 2 and not dropped:
             page.evaluate("() => window.ttanjit.net.drop()")
             page.wait_for_selector('#net[data-state="open"]')
             dropped = True
         onecard_play_turn(page)
         turns += 1
     page.wait_for_selector("section.results", timeout=5_000)
-    assert reloaded and dropped
+    assert reloaded and dropped, (turns, view(page).get("ended_by"), view(page).get("counts"))
     shot(page, "onecard-results")
     v = view(page)
     assert v["finished"] and v["ended_by"] in ("win", "last_player")
@@ -123,8 +122,9 @@ def test_onecard_table_at_360px(new_page: Any) -> None:
 
 
 def test_penalty_rows_round(new_page: Any) -> None:
-    """A 줄줄이 벌점 quick game (one round of 10 turns) to the results: pick a
-    card and a row, read the preview, confirm, watch the reveal."""
+    """A 줄줄이 벌점 round (10 turns) of a quick game: pick a card and a row,
+    read the preview, confirm, watch the reveal; then the round summary with
+    round and total penalties, and leave (a bot takes the seat)."""
     page = new_page(width=1000, height=900)
     sign_in(page, "벌점왕")
     quick_match(page, "penalty_rows", seats=3)
@@ -132,10 +132,10 @@ def test_penalty_rows_round(new_page: Any) -> None:
     picks = 0
     revealed = False
     while time.monotonic() < deadline:
-        if page.locator("section.results").count():
+        if page.locator(".round-summary, section.results").count():
             break
         if not penalty_can_pick(page):
-            page.wait_for_timeout(80)
+            page.wait_for_timeout(60)
             continue
         if picks == 2:
             page.locator(".pr-hand .card:not([disabled])").first.click()
@@ -155,12 +155,17 @@ def test_penalty_rows_round(new_page: Any) -> None:
             shot(page, "penalty-rows-reveal", full_page=True)
             revealed = True
             page.evaluate("() => localStorage.setItem('ttanjit.anim', 'fast')")
-    page.wait_for_selector("section.results", timeout=10_000)
-    assert picks == 10 and revealed
+    summary = page.locator(".round-summary, section.results").first
+    summary.wait_for(timeout=10_000)
+    assert picks == 10 and revealed, (picks, revealed)
     v = view(page)
-    assert v["finished"] and v["winners"]
+    me = v["seat"]
+    assert f"{v['penalties'][me]}" in summary.inner_text()
     assert page.locator(".badge.end").first.inner_text().startswith("빠른")
-    shot(page, "penalty-rows-results", full_page=True)
+    shot(page, "penalty-rows-round", full_page=True)
+    page.on("dialog", lambda d: d.accept())
+    page.get_by_role("button", name="나가기").click()
+    page.wait_for_selector(".game-card")
 
 
 def test_hakka_hand(new_page: Any) -> None:
