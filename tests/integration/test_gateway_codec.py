@@ -8,6 +8,7 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from ttanjit.gateway import codec
 from ttanjit.gateway.errors import FrameError
 from ttanjit.gateway.limits import TokenBucket

@@ -14,6 +14,7 @@ import orjson
 import pytest
 from conftest import Services
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
 from ttanjit.common.natsserver import free_port
 from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 
@@ -38,9 +39,14 @@ async def test_matchmaker_places_retries_and_rates(services: Services, nc: objec
              "players": 0, "draining": False, "capacity": 2000, "ts": 0}
     draining = dict(ghost, shard="aab-draining", grpc=f"127.0.0.1:{shard.ports['grpc']}",
                     draining=True)
+    beats = await nc.subscribe("ttanjit.v1.shards.heartbeat")  # type: ignore[attr-defined]
+    while orjson.loads((await beats.next_msg(timeout=10)).data)["shard"] != "shard-real":
+        pass  # the matchmaker has seen the real shard too
+    await beats.unsubscribe()
     for hb in (ghost, draining):
         await nc.publish("ttanjit.v1.shards.heartbeat", orjson.dumps(hb))  # type: ignore[attr-defined]
-    await asyncio.sleep(1.2)  # the real shard's heartbeat too
+    await nc.flush()  # type: ignore[attr-defined]
+    await asyncio.sleep(0.3)
 
     player = pid()
     lobby = await nc.subscribe(f"ttanjit.v1.player.{player}.lobby")  # type: ignore[attr-defined]
@@ -76,7 +82,7 @@ async def test_matchmaker_places_retries_and_rates(services: Services, nc: objec
         "winners": [0], "scores": [3, 20, 9], "substituted": [False, False, False],
         "length_ms": 1000, "ended_by": "rounds"}))
     kv = await js.key_value("ttanjit_ratings")
-    for _ in range(50):
+    for _ in range(100):
         try:
             entry = await kv.get(f"penalty_rows.{winner}")
             break

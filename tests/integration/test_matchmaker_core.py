@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from ttanjit.matchmaker.errors import LobbyError
 from ttanjit.matchmaker.options import defaults, merge_options
 from ttanjit.matchmaker.queue import QuickQueue, Ticket

@@ -16,8 +16,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from ttanjit.common.natsserver import free_port
 from wsclient import WSClient
+
+from ttanjit.common.natsserver import free_port
 
 pytestmark = pytest.mark.integration
 

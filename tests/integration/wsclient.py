@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 import websockets
+
 from ttanjit.gateway import codec
 
 
