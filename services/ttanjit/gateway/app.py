@@ -126,9 +126,11 @@ class Gateway:
             await self.channel.close()
         if self.nc:
             try:
-                await asyncio.wait_for(self.nc.drain(), 2.0)
-            except Exception:
-                await self.nc.close()
+                if self.nc.is_connected:
+                    await asyncio.wait_for(self.nc.drain(), 2.0)
+            except Exception:  # NATS went away meanwhile
+                pass
+            await self.nc.close()
 
     # -- connections ---------------------------------------------------------------
     def register(self, conn: Connection) -> None:

@@ -30,9 +30,11 @@ async def main() -> None:
         await serve(settings, nc, stop)
     finally:
         try:
-            await asyncio.wait_for(nc.drain(), 2.0)
-        except Exception:  # NATS already gone (it stops with us under make run)
-            await nc.close()
+            if nc.is_connected:
+                await asyncio.wait_for(nc.drain(), 2.0)
+        except Exception:  # NATS went away meanwhile (it stops with us under make run)
+            pass
+        await nc.close()
 
 
 if __name__ == "__main__":
