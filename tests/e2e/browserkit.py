@@ -157,9 +157,16 @@ def penalty_pick(page: Any, turn: int) -> str:
         page.locator(f'.pr-hand .card[data-card="{number}"]').click(timeout=3_000)
         page.locator(f'.pr-row[data-row="{row}"]').click(timeout=3_000)
         confirm.wait_for(timeout=5_000)
-    except Exception:
+    except Exception as e:
         if penalty_can_pick(page):
-            raise
+            state = page.evaluate("""() => ({
+              confirm: document.querySelector('[data-act="confirm"]')?.textContent,
+              selected: [...document.querySelectorAll('.pr-hand .card.selected')].map(e => e.dataset.card),
+              chosen: [...document.querySelectorAll('.pr-row.chosen')].map(e => e.dataset.row),
+              hold: window.ttanjit.game.holdRender,
+              ts: JSON.stringify(window.ttanjit.game.tableState),
+              key: [window.ttanjit.game.view.round, window.ttanjit.game.view.turn]})""")
+            raise AssertionError(f"pick {label!r} not offered: {state}") from e
         return ""
     assert page.locator(".preview").is_visible()
     before = page.evaluate(JS_STAMP)

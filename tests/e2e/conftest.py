@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from ttanjit.common.natsserver import NatsServer, wait_port
 
 ROOT = Path(__file__).resolve().parents[2]
