@@ -219,6 +219,8 @@ class Connection:
             view = reply.get("view") or {}
             if isinstance(view.get("seat"), int):
                 s.seat = view["seat"]
+            if _substituted_in(view, s.seat):
+                s.substituted = True
             frame: dict[str, Any] = {"type": "view", "game_id": gid,
                                      "game_seq": int(reply.get("seq", 0)), "view": view,
                                      "resync": resync}
@@ -286,8 +288,11 @@ class Connection:
         if replayed:
             frame["replayed"] = True
         await self.send(frame, game_seq=gs)
-        if ev["event"].get("type") in GAME_OVER:
+        kind = ev["event"].get("type")
+        if kind in GAME_OVER:
             self.finished_game = True
+        elif kind == "substituted" and ev["event"].get("seat") == s.seat and s.seat is not None:
+            s.substituted = True
 
     async def on_lobby(self, frame: dict[str, Any]) -> None:
         s = self.session
@@ -465,6 +470,8 @@ class Connection:
             raise FrameError("missing_field")
         if action["type"] in PRESENCE:
             raise FrameError("reserved_action")
+        if s.substituted:  # RULES.md 4: the player may watch, not retake the seat
+            raise FrameError("seat_is_bot")
         t0 = time.perf_counter()
         reply = await self.gw.command(gid, s.player, cmd_id, action)
         if reply.get("ok"):
@@ -490,6 +497,19 @@ class Connection:
         if reply is None:
             raise FrameError("game_unavailable")
         await self.deliver_catch_up(reply)
+
+
+def _substituted_in(view: dict[str, Any], seat: int | None) -> bool:
+    """Whether a seat's view says a bot took the seat for good (One Card and
+    Hakka: ``bot[seat]``; 줄줄이 벌점: ``seats[seat].substituted``)."""
+    if seat is None:
+        return False
+    bots, seats = view.get("bot"), view.get("seats")
+    if isinstance(bots, list) and seat < len(bots):
+        return bool(bots[seat])
+    if isinstance(seats, list) and seat < len(seats) and isinstance(seats[seat], dict):
+        return bool(seats[seat].get("substituted"))
+    return False
 
 
 def _deadline(d: dict[str, Any]) -> dict[str, Any]:

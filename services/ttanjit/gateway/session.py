@@ -45,6 +45,7 @@ class Session:
     recent: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=RECENT))
     closed_ms: int | None = None
     saved_seq: int = -1  # seq at the last save (dirty check)
+    substituted: bool = False  # a bot took the seat for good (RULES.md 4): watch only
 
     def next_seq(self) -> int:
         self.seq += 1
@@ -63,6 +64,7 @@ class Session:
     def new_game(self, game_id: str, seat: int | None) -> None:
         if game_id != self.game_id:
             self.game_id, self.seat, self.game_seq = game_id, seat, 0
+            self.substituted = False
             self.recent.clear()
         elif seat is not None:
             self.seat = seat
@@ -102,7 +104,7 @@ class Session:
         return {"id": self.id, "player": self.player, "nickname": self.nickname,
                 "seq": self.seq, "game_id": self.game_id, "seat": self.seat,
                 "game_seq": self.game_seq, "recent": list(self.recent),
-                "closed_ms": self.closed_ms}
+                "closed_ms": self.closed_ms, "substituted": self.substituted}
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Session:
@@ -111,4 +113,5 @@ class Session:
                 int(obj.get("game_seq", 0)))
         s.recent.extend((int(a), int(b)) for a, b in obj.get("recent", []))
         s.closed_ms = obj.get("closed_ms")
+        s.substituted = bool(obj.get("substituted"))
         return s
