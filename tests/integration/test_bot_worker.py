@@ -18,6 +18,7 @@ from conftest import Services
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from prometheus_client.parser import text_string_to_metric_families
+
 from ttanjit import bots
 from ttanjit.bots import ladder
 from ttanjit.common.natsserver import NatsServer

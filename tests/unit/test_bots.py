@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import pytest
+
 from ttanjit import bots
 from ttanjit.bots import ladder, timing
 from ttanjit.games import engine_class
@@ -222,3 +223,41 @@ def test_confidence_intervals() -> None:
     assert ladder.wilson(0, 0) == (0.0, 1.0)
     m, lo2, hi2 = ladder.mean_ci([1.0, 2.0, 3.0, 4.0])
     assert m == 2.5 and lo2 < 2.5 < hi2 and abs((hi2 - m) - 1.96 * (1.29099 / 2)) < 1e-3
+
+
+# -- what the bots rebuild from a view --------------------------------------------------
+def _game_actions(acts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted((a for a in acts if a["type"] not in ("one_card", "resume")), key=repr)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_legal_actions_from_the_view_match_the_engine(game: str) -> None:
+    """The bots compute legal actions from the view alone; they must be the
+    engine's own (so no level ever proposes what the engine refuses)."""
+    for seed in range(4):
+        for e, seat in _decision_points(game, 100 + seed, 8):
+            mine = bots.module(game).legal(seat, e.view(seat))
+            assert _game_actions(mine) == _game_actions(e.legal_actions(seat))
+
+
+@pytest.mark.parametrize("game", ["onecard", "hakka"])
+def test_determinised_engine_shows_the_same_view(game: str) -> None:
+    """The hard searches rebuild an engine from the view plus sampled hidden
+    cards; seen from the searching seat it must be the very same game."""
+    from ttanjit.bots import hakka_search, onecard_search
+
+    search: Any = onecard_search if game == "onecard" else hakka_search
+    keys = {"onecard": ("turn", "direction", "top", "suit", "pending", "twos_only", "counts",
+                        "discard", "can_draw", "eliminated", "hand"),
+            "hakka": ("phase", "round", "dealer", "dreamer", "privileged", "turn", "leader",
+                      "hand_counts", "table", "best", "played", "discard_counts", "elders",
+                      "tricks", "scores", "hand", "my_discards")}[game]
+    rng = random.Random(3)
+    for seed in range(4):
+        for e, seat in _decision_points(game, 200 + seed, 6):
+            view = e.view(seat)
+            det = search.determinise(search.base_engine(view), seat, view, rng)
+            got = det.view(seat)
+            for k in keys:
+                assert got[k] == view[k], k
+            assert _game_actions(det.legal_actions(seat)) == _game_actions(e.legal_actions(seat))
