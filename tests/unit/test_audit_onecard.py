@@ -379,3 +379,28 @@ def test_pause_only_when_every_human_is_away() -> None:
     assert g.apply(2000 + 3_600_000).ok and not g.finished and g.turn == 2
     ok(g, 2000 + 3_600_000, 1, {"type": "reconnect"})
     assert not g.presence.paused and g.next_deadline() == 3_600_000 + 30_000
+
+
+def test_first_legal_permutation_of_the_selection_as_given() -> None:
+    """RULES 1.4: on ♥2 (pending) the selection [AS, AD, AH] is tried in
+    itertools.permutations order: AS/AD cannot go first (suit ♥), (AH, AS,
+    AD) drops in strength, so (AH, AD, AS) is used: pending 2 + 11."""
+    g = game()
+    rig(g, {0: ["2H", "9C", "9D"], 1: ["AS", "AD", "AH", "9H"], 2: ["8S", "8D"]}, "5H")
+    ok(g, 10, 0, {"type": "play", "cards": ["2H"]})
+    res = ok(g, 20, 1, {"type": "play", "cards": ["AS", "AD", "AH"]})
+    assert res.info == {"order": ["AH", "AD", "AS"], "reordered": True}
+    assert g.pending == 13 and g.suit == "S" and not g.twos_only and g.turn == 2
+
+
+def test_j_skips_count_only_seats_still_in_the_game() -> None:
+    """RULES 1.3: 1 + skips steps among seats still in the game: with seat 1
+    eliminated of 4, seat 0's two Js skip 2 and 3 and give 0 the turn."""
+    g = game(["human"] * 4)
+    rig(g, {0: ["JH", "JC", "4S"], 1: [], 2: ["8S", "8D"], 3: ["8H", "6D"]}, "5H")
+    g.alive[1] = False
+    ok(g, 10, 0, {"type": "play", "cards": ["JH", "JC"]})
+    assert g.turn == 0
+    g.hands[0] += ["QC", "4C"]
+    ok(g, 20, 0, {"type": "play", "cards": ["QC"]})  # reversed: 0 -> 3
+    assert g.turn == 3 and g.direction == -1
