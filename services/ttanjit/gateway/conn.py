@@ -241,8 +241,11 @@ class Connection:
     async def subscribe(self) -> None:
         s = self.session
         assert s is not None
+        # A client that stops reading holds its messages here; past the limit
+        # NATS drops them, and the next event's gap triggers a sync instead.
         self.sub = await self.gw.nc.subscribe(f"{self.gw.prefix}.player.{s.player}.*",
-                                              cb=self.on_msg)
+                                              cb=self.on_msg, pending_msgs_limit=4096,
+                                              pending_bytes_limit=8 * 1024 * 1024)
 
     async def on_msg(self, msg: Any) -> None:
         kind = msg.subject.rsplit(".", 1)[-1]
