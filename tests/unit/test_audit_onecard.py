@@ -404,3 +404,74 @@ def test_j_skips_count_only_seats_still_in_the_game() -> None:
     g.hands[0] += ["QC", "4C"]
     ok(g, 20, 0, {"type": "play", "cards": ["QC"]})  # reversed: 0 -> 3
     assert g.turn == 3 and g.direction == -1
+
+
+# -- 1.2/1.4/1.5/1.6: the engine against an independent oracle -----------------
+
+def _first_ok(card: str, top: str, suit: str, pending: int, twos_only: bool) -> bool:
+    if pending:
+        if STRENGTH[card]:
+            return _table(top, card, suit)
+        return RANK[card] == "3" and twos_only and SUIT[card] == suit
+    if RANK[card] == "X":
+        return True
+    return SUIT[card] == suit or (RANK[top] != "X" and RANK[card] == RANK[top])
+
+
+def _next_ok(prev: str, card: str) -> bool:
+    """A following card of the same rank on the one before it: attack cards
+    as a transfer on ``prev`` (its own suit current), others always."""
+    return _table(prev, card, SUIT[prev] or "S") if STRENGTH[card] else True
+
+
+def _oracle(hand: list[str], sel: list[str], top: str, suit: str, pending: int,
+            twos_only: bool) -> tuple[str, ...] | None:
+    from itertools import permutations
+    if len(sel) > 4 or len({RANK[c] for c in sel}) != 1:
+        return None
+    if len(sel) == len(hand) and RANK[sel[0]] in ("2", "A", "X"):
+        return None
+    for order in permutations(sel):
+        if _first_ok(order[0], top, suit, pending, twos_only) and all(
+                _next_ok(a, b) for a, b in zip(order, order[1:])):  # noqa: B905
+            return order
+    return None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_plays_match_an_independent_oracle(seed: int) -> None:
+    """RULES 1.2-1.6: for random positions (attack or not, any top and current
+    suit) and random same-rank selections, the engine accepts exactly what the
+    rules allow, in the first legal permutation order, and refuses the rest
+    without changing anything."""
+    import random
+    rng = random.Random(seed)
+    for _ in range(400):
+        g = game()
+        cards = list(DECK)
+        rng.shuffle(cards)
+        top = cards.pop()
+        pending = rng.choice([0, 0, STRENGTH[top]]) if STRENGTH[top] else 0
+        twos_only = pending > 0 and RANK[top] == "2" and rng.random() < 0.7
+        suit = rng.choice(SUITS) if RANK[top] in ("7", "X") else SUIT[top]
+        rank = rng.choice(["2", "A", "X", "3", "7", "9", "K", RANK[top]])
+        same = [c for c in cards if RANK[c] == rank]
+        sel = rng.sample(same, rng.randint(1, len(same)))
+        extra = [c for c in cards if c not in sel][: rng.choice([0, 0, 1, 3])]
+        hand = sel + extra
+        rng.shuffle(hand)
+        rig(g, {0: hand, 1: ["8S", "8D"] if "8S" not in hand + [top] else ["QD", "QS"]},
+            top, suit, pending, twos_only)
+        if g.hands[1] == [] or set(g.hands[1]) & set(hand + [top]):
+            continue
+        expect = _oracle(hand, sel, top, suit, pending, twos_only)
+        action: dict[str, Any] = {"type": "play", "cards": sel}
+        if RANK[sel[0]] in ("7", "X"):
+            action["suit"] = "C"
+        before = g.state()
+        res = g.apply(10, 0, action)
+        assert res.ok is (expect is not None), (hand, sel, top, suit, pending, twos_only, res.code)
+        if expect is None:
+            assert g.state() == before
+        else:
+            assert tuple(res.info["order"]) == expect
