@@ -206,3 +206,73 @@ def test_pause_counts_humans_only_and_substitution_at_exactly_60_s() -> None:
     g.apply(500_000 + 59_900)
     assert g.presence.substituted[0] and g.bot_seats()[0]
     assert g.apply(500_000 + 60_000, 0, {"type": "reconnect"}).code == "seat_is_bot"
+
+
+_SUIT_RANK = {"sup": 4, "gon": 3, "zok": 2, "sin": 1}
+_SET_RANK = [2, 3, 4, 5, 6, 7, 8, 1, 9]
+
+
+def _num(c: str) -> int:
+    return 1 if c == "wan" else int(c[3:])
+
+
+def _kind(cards: list[str]) -> str | None:
+    """RULES 3.5, literally."""
+    if len(cards) == 1:
+        return "single"
+    if len(cards) < 3:
+        return None
+    if len({_num(c) for c in cards}) == 1:
+        return "set"
+    suits = {c[:3] for c in cards}
+    nums = sorted(_num(c) for c in cards)
+    if "wan" not in cards and len(suits) == 1 and nums == list(range(nums[0], nums[0] + len(nums))):
+        return "run"
+    return None
+
+
+def _beats(p: list[str], best: list[str], led: bool) -> bool:
+    kp, kb = _kind(p), _kind(best)
+    if kp != kb or len(p) != len(best):
+        return False
+    if kp == "single":
+        a, b = p[0], best[0]
+        if led and b in ("sup1", "sin1", "wan"):
+            return False
+        if "wan" in (a, b) or a in ("sup1", "sin1"):
+            return False
+        return a[:3] == b[:3] and _num(a) > _num(b)
+    if kp == "run":
+        return (_SUIT_RANK[p[0][:3]], max(map(_num, p))) > (
+            _SUIT_RANK[best[0][:3]], max(map(_num, best)))
+    return _SET_RANK.index(_num(p[0])) > _SET_RANK.index(_num(best[0]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_patterns_and_beating_match_an_independent_oracle(seed: int) -> None:
+    """RULES 3.5: classification and "beats" for random card groups (runs and
+    sets drawn on purpose) agree with a literal reading of the rules."""
+    rng = random.Random(seed)
+
+    def group() -> list[str]:
+        k = rng.choice([1, 1, 3, 3, 4, 5])
+        how = rng.random()
+        if how < 0.35:
+            suit, top = rng.choice(["sup", "gon", "zok", "sin"]), rng.randint(k, 9)
+            return [f"{suit}{n}" for n in range(top - k + 1, top + 1)]
+        if how < 0.7:
+            n = rng.randint(1, 9)
+            same = [c for c in CARDS if _num(c) == n]
+            return rng.sample(same, min(k, len(same)))
+        return rng.sample(list(CARDS), k)
+
+    for _ in range(3000):
+        a, b = group(), group()
+        if set(a) & set(b):
+            continue
+        pa, pb = classify(a), classify(b)
+        assert (pa.kind if pa else None) == _kind(a), a
+        if pa is None or pb is None:
+            continue
+        for led in (True, False):
+            assert (refusal_to_beat(pa, pb, led) is None) == _beats(a, b, led), (a, b, led)
