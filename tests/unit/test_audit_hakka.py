@@ -276,3 +276,65 @@ def test_patterns_and_beating_match_an_independent_oracle(seed: int) -> None:
             continue
         for led in (True, False):
             assert (refusal_to_beat(pa, pb, led) is None) == _beats(a, b, led), (a, b, led)
+
+
+def _my_elders(face_up: set[str]) -> set[str]:
+    """RULES 3.4: sup1, sin1, wan; any other card once every higher card of
+    its suit was played face up."""
+    out = {"sup1", "sin1", "wan"}
+    for suit in ("sup", "gon", "zok", "sin"):
+        for n in range(9, 0, -1):
+            if all(f"{suit}{m}" in face_up for m in range(n + 1, 10)):
+                out.add(f"{suit}{n}")
+    return out - face_up
+
+
+@pytest.mark.parametrize("seed", range(20, 30))
+def test_claims_happen_exactly_when_someone_reaches_6(seed: int) -> None:
+    """RULES 3.7: after every trick (and before the first lead) the first
+    active seat in turn order from the trick's winner (the dealer) with
+    tricks + Elders in hand >= 6 wins, at most 12; nobody else earlier."""
+    rng = random.Random(seed)
+    g = Hakka(Setup("hakka", {"seats": 4}, [SeatSpec("bot", "normal")] * 4, seed))
+    t = 0
+    while not g.finished:
+        t += 500
+        actors = g.actors()
+        if not actors:
+            g.apply(t)
+            continue
+        s = actors[0]
+        pre = g.clone()
+        assert isinstance(pre, Hakka)
+        res = g.apply(t, s, rng.choice([a for a in g.legal_actions(s) if a["type"] != "resume"]))
+        types = [e.type for e in res.events]
+        if "trick_won" not in types and "calling_ended" not in types:
+            continue
+        won = next((e for e in res.events if e.type == "hand_won"), None)
+        if won is not None and won.data["how"] == "five_tigers":
+            continue
+        face_up = set(g.played) if won is None and "dealt" not in types else None
+        if face_up is None:  # the hand ended: rebuild from the trick's plays
+            face_up = set(pre.played) | {
+                c for e in res.events if e.type == "played" for c in e.data["cards"]}
+        hands = [list(h) for h in pre.hands]
+        tricks = list(pre.tricks)
+        for e in res.events:
+            if e.type in ("played", "discarded"):
+                for c in e.data.get("cards", []) or e.private[e.data["seat"]]["cards"]:
+                    hands[e.data["seat"]].remove(c)
+            if e.type == "trick_won":
+                tricks[e.data["seat"]] = e.data["total"]
+        el = _my_elders(face_up)
+        first = next((e.data["seat"] for e in res.events if e.type == "trick_won"), pre.dealer)
+        order = [first]
+        while len(order) < 3:
+            nxt = (order[-1] - 1) % 4
+            order.append((nxt - 1) % 4 if nxt == pre.dreamer else nxt)
+        counts = {s2: tricks[s2] + sum(c in el for c in hands[s2]) for s2 in order}
+        qualified = [s2 for s2 in order if counts[s2] >= 6]
+        if won is None:
+            assert not qualified, (counts, order)
+        else:
+            assert won.data["seat"] == qualified[0]
+            assert won.data["tricks"] == min(12, counts[qualified[0]])
