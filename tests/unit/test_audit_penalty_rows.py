@@ -180,3 +180,35 @@ def test_pause_counts_humans_only_and_substitution_boundary() -> None:
     assert g.confirmed[0] is False and g.turn == 2  # the confirmed pick was revealed at 45 s
     g.apply(100 + 60_000)
     assert g.presence.substituted[0] and g.bot_seats()[0]
+
+
+@pytest.mark.parametrize("n", [2, 5, 10])
+def test_whole_rounds_match_an_independent_placement(n: int) -> None:
+    """RULES 2.3: every turn of a round, random picks placed by a literal
+    reading of the three rules in increasing card order give the engine's
+    rows and penalties (counted the moment a row is taken)."""
+    rng = random.Random(n)
+    g = make(["human"] * n, seed=n, rounds=1)
+    rows = [list(r) for r in g.rows]
+    totals = [0] * n
+    t = 0
+    for _ in range(10):
+        picks = []
+        for s in range(n):
+            card, row = rng.choice(g.hands[s]), rng.randint(1, 4)
+            picks.append((card, row, s))
+        for card, row, s in rng.sample(picks, n):  # any confirmation order
+            t += 10
+            ok(g, t, s, {"type": "select", "card": card, "row": row})
+            ok(g, t + 1, s, {"type": "confirm"})
+        for card, row, s in sorted(picks):
+            r = rows[row - 1]
+            if r[-1] < card and len(r) < 5:
+                r.append(card)
+            else:
+                totals[s] += sum(_value(c) for c in r)
+                rows[row - 1] = [card]
+        if not g.finished:
+            assert g.rows == rows
+        assert g.penalties == totals
+    assert g.finished and g.winners == [s for s in range(n) if totals[s] == min(totals)]
