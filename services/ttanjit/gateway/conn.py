@@ -273,9 +273,15 @@ class Connection:
         if s is None or "event" not in ev:
             return
         gid, gs = ev.get("game"), int(ev.get("seq", 0))
-        if gid != s.game_id:
+        if gid != s.game_id:  # a game we have not heard of (its matched is late)
             s.new_game(str(gid), None)
             self.finished_game = False
+            if gs > 1 and not replayed:  # came in late: start from a whole view
+                reply = await self.gw.sync(s, None)
+                if reply is not None:
+                    await self.deliver_catch_up(reply, resync=False)
+                    if gs <= s.game_seq:
+                        return
         elif gs <= s.game_seq:
             return  # already delivered
         elif gs > s.game_seq + 1 and not replayed:
