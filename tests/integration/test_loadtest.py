@@ -71,12 +71,13 @@ async def test_play_report_counts_match_the_gateway(st: Stack) -> None:
 @pytest.fixture(scope="module")
 def capture(st: Stack, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
     """Two players in a seeded private room, one game, moves sent twice
-    half of the time (the copies are refused)."""
+    half of the time (the copies are refused), each player losing its
+    connection once and resuming."""
     import asyncio
 
     path = str(tmp_path_factory.mktemp("cap") / "room.capture.jsonl")
     cfg = PlayConfig(game="onecard", seats=2, mode="room", seed=4242, think_ms=FAST,
-                     games=1, mistake_rate=0.5)
+                     games=1, mistake_rate=0.5, resume_rate=1.0)
     report = asyncio.run(play(st.http(), 2, cfg, duration_s=90, capture=path, progress=0))
     assert report["games_finished"] == 1 and report["failures"] == []
     return path, report
@@ -95,6 +96,8 @@ async def test_record_then_replay_reproduces_outcomes(st: Stack,
     assert report["rtt"]["action"]["count"] == recorded["rtt"]["action"]["count"]
     assert report["errors"] == recorded["errors"]  # the same refusals, code by code
     assert len(report["games"]) == 1
+    assert report["resumes"] == recorded["resumes"]  # the drops replayed, sessions resumed
+    assert report["counts"].get("drops", 0) == recorded["counts"].get("drops", 0)
 
 
 async def test_fanout_x3_recreates_three_games(st: Stack, capture: tuple[str, dict]) -> None:

@@ -103,13 +103,13 @@ class Conn:
         else:
             fut.set_result({})
         data = codec.encode_client_proto(frame) if self.proto else orjson.dumps(frame).decode()
-        if self.writer is not None:
-            self.writer.frame(self.label, CLIENT, frame, self.proto)
         try:
             await self.ws.send(data)
         except ConnectionClosed:
             self._fail_pending()
             return fut
+        if self.writer is not None:  # only frames that went out are captured
+            self.writer.frame(self.label, CLIENT, frame, self.proto)
         self.stats.count["frames_out"] += 1
         return fut
 

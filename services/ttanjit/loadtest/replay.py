@@ -295,6 +295,7 @@ class ReplayPlayer:
             await self.sleep_until(t)
             if by == "client":
                 if code in (None, 1006):
+                    self.stats.count["drops"] += 1
                     conn.drop()
                     await conn.closed.wait()
                 else:
@@ -354,6 +355,10 @@ class ReplayPlayer:
                 got = {"type": "error", "code": "no_answer"}
             if kind == "hello" and got.get("type") == "welcome":
                 self.conn.session = got["session"]
+                if got.get("resumed"):
+                    self.stats.resumes[str(got.get("resume_result") or "resumed")] += 1
+                elif f.get("resume"):
+                    self.stats.resumes["failed"] += 1
                 lim = got.get("limits") or {}
                 if lim.get("rate"):
                     self.pacer.set(float(lim["rate"]), float(lim.get("burst") or lim["rate"]))
