@@ -212,3 +212,21 @@ def test_whole_rounds_match_an_independent_placement(n: int) -> None:
             assert g.rows == rows
         assert g.penalties == totals
     assert g.finished and g.winners == [s for s in range(n) if totals[s] == min(totals)]
+
+
+def test_back_within_60_s_keeps_pick_and_deadline_substituted_is_not_human() -> None:
+    """RULES 4: back within 60 s: hand, confirmed pick and the remaining time
+    intact; a substituted seat does not count as a human for the pause."""
+    g = make(["human", "human", "human"], select_ms=45_000)
+    hand = list(g.hands[0])
+    ok(g, 10, 0, {"type": "select", "card": hand[0], "row": 3})
+    ok(g, 20, 0, {"type": "confirm"})
+    ok(g, 1000, 0, {"type": "disconnect"})
+    ok(g, 40_000, 0, {"type": "reconnect"})
+    assert g.confirmed[0] and g.selection[0] == (hand[0], 3) and g.hands[0] == hand
+    assert g.next_deadline() == 45_000
+    ok(g, 40_100, 1, {"type": "leave"})
+    ok(g, 40_200, 2, {"type": "disconnect"})
+    assert not g.presence.paused
+    ok(g, 40_300, 0, {"type": "disconnect"})
+    assert g.presence.paused and g.next_deadline() is None
