@@ -20,6 +20,7 @@ import pathlib
 from typing import Any
 
 import pytest
+
 from ttanjit.games.record import record_from_json, replay
 
 HERE = pathlib.Path(__file__).parent

@@ -7,6 +7,7 @@ import itertools
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from ttanjit.games.base import COMMON_MESSAGES, SeatSpec, Setup
 from ttanjit.games.hakka import MESSAGES, Hakka
 from ttanjit.games.hakka_patterns import (

@@ -9,6 +9,7 @@ import random
 from collections import Counter
 
 import pytest
+
 from ttanjit.games.base import JSON, Event, SeatSpec, Setup
 from ttanjit.games.hakka import Hakka
 from ttanjit.games.hakka_patterns import CARDS, sort_cards

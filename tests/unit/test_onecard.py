@@ -8,6 +8,7 @@ from itertools import combinations
 from typing import Any
 
 import pytest
+
 from ttanjit.games.base import SeatSpec, Setup, message_for
 from ttanjit.games.onecard import MESSAGES, OneCard
 from ttanjit.games.onecard_cards import (

@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+
 from ttanjit.games.base import SeatSpec, Setup
 from ttanjit.games.onecard import OneCard
 from ttanjit.games.onecard_cards import DECK

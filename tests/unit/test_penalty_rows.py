@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from ttanjit.games import engine_class
 from ttanjit.games.base import SeatSpec, Setup
 from ttanjit.games.penalty_rows import MESSAGES, PenaltyRows

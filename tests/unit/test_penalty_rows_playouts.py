@@ -14,6 +14,7 @@ import random
 from typing import Any
 
 import pytest
+
 from ttanjit.games.base import JSON, SeatSpec, Setup
 from ttanjit.games.penalty_rows import PenaltyRows
 from ttanjit.games.penalty_rows_cards import PENALTY

@@ -9,6 +9,7 @@ from collections import Counter
 
 import orjson
 import pytest
+
 from ttanjit.games import GAMES, engine_class
 from ttanjit.games.base import SeatSpec, Setup
 from ttanjit.shard.game import Applied, HostedGame
