@@ -42,7 +42,7 @@ from ttanjit.common.nats import (
     connect,
     ensure_jetstream,
 )
-from ttanjit.games.base import JSON, Result, SeatSpec, Setup
+from ttanjit.games.base import JSON, Result, SeatSpec, Setup, message_for
 from ttanjit.shard import metrics as m
 from ttanjit.shard import records
 from ttanjit.shard.clocks import Clocks
@@ -417,6 +417,13 @@ class Shard(Leases, Clocks, Handover):
         if not isinstance(action, dict):
             m.commands.labels(game, "refused").inc()
             reply = orjson.dumps(refusal("bad_action", cmd_id, "잘못된 요청이에요."))
+            hosted.remember(player, cmd_id, reply)
+            return self._reply(msg, reply, t0)
+        if hosted.engine.presence.substituted[seat]:
+            # RULES.md 4: a bot took the seat; the player may watch (sync)
+            # but not retake it — no game or presence action of theirs
+            m.commands.labels(game, "refused").inc()
+            reply = orjson.dumps(refusal("seat_is_bot", cmd_id, message_for("seat_is_bot")))
             hosted.remember(player, cmd_id, reply)
             return self._reply(msg, reply, t0)
         t = live.now_t(self.loop.time())

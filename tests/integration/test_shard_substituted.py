@@ -1,0 +1,103 @@
+"""RULES.md 4 at the shard: once a bot took a seat (after ``leave`` or after
+the absence timer), the player may watch but not retake it. Commands sent
+straight to the shard's NATS subject (no gateway in between) for that seat
+are refused with ``seat_is_bot`` and change nothing, while the bot keeps
+playing the seat; sync (watching) keeps working (docs/protocol.md 1, 2)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+from conftest import Services
+from shardkit import EventLog, RecordTail, command, create_game, player_id, sync
+
+from ttanjit.common.natsserver import NatsServer
+from ttanjit.games.base import COMMON_MESSAGES
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+
+
+@pytest.fixture
+def svc(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Services]:
+    server = NatsServer().start()
+    services = Services(server.url, tmp_path)
+    try:
+        yield services
+    finally:
+        services.stop_all()
+        server.stop()
+        rep = getattr(request.node, "rep_call", None)
+        if rep is not None and rep.failed:
+            for p in services.procs:
+                print(f"\n===== {p.name} log =====\n{p.log()[-6000:]}")
+
+
+def _refused_seat_is_bot(reply: dict[str, Any], what: Any) -> None:
+    assert reply["ok"] is False and reply["code"] == "seat_is_bot", (what, reply)
+    assert reply["message"] == COMMON_MESSAGES["seat_is_bot"], reply
+
+
+async def _wait(pred: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+async def test_substituted_player_cannot_retake_the_seat(svc: Services) -> None:
+    """RULES.md 4 ("The player may watch but not retake the seat"): a player
+    who left (seat 0) and one the 60 s rule replaced (seat 1; 1.5 s here)
+    get ``seat_is_bot`` for every game action — including ones the engine
+    would accept for the seat right now — and for ``leave``, ``reconnect``
+    and ``disconnect``; nothing of theirs is recorded afterwards; the bot
+    plays both seats; both can still sync their seat's view."""
+    shard = svc.start("shard", name="shard-a", env={"TTANJIT_ABSENCE_MS": "1500"})
+    svc.start("bots", ready="ready")
+    nc = await nats.connect(svc.nats_url)
+    pids = [player_id(str(i)) for i in range(3)]
+    gid = await create_game(shard.ports["grpc"], "penalty_rows",
+                            [{"kind": "human", "player_id": p} for p in pids], {"rounds": 1}, 11)
+    tail = await RecordTail(nc, gid).start()
+    watch = await EventLog().subscribe(nc, f"ttanjit.v1.player.{pids[2]}.events")
+
+    async def try_seat(seat: int) -> int:
+        # right after the bot took the seat it is still thinking (>= 600 ms):
+        # the engine would accept these for the seat now
+        await tail.caught_up()
+        eng = tail.hosted.engine  # type: ignore[union-attr]
+        assert eng.presence.substituted[seat]
+        acts = eng.legal_actions(seat)
+        assert acts, "the seat has a game action"
+        mark = len(tail.entries)
+        for action in [*acts[:3], {"type": "confirm"}, {"type": "resume"},
+                       {"type": "leave"}, {"type": "reconnect"}, {"type": "disconnect"}]:
+            _refused_seat_is_bot(await command(nc, gid, pids[seat], action), action)
+        return mark
+
+    assert (await command(nc, gid, pids[0], {"type": "leave"}))["ok"]
+    marks = [await try_seat(0)]
+    assert (await command(nc, gid, pids[1], {"type": "disconnect"}))["ok"]
+    await _wait(lambda: any(f["event"]["type"] == "substituted" and f["event"]["seat"] == 1
+                            for f in watch.frames), 10, "seat 1 substituted by the timer")
+    marks.append(await try_seat(1))
+
+    # watching works: the seat's own view (its cards, as the bot plays them)
+    for seat in (0, 1):
+        got = await sync(nc, gid, pids[seat], 0)
+        assert got["view"]["seat"] == seat and "hand" in got["view"], got
+
+    # the bot plays the seats; the player's commands never reach the record
+    def bot_played() -> bool:
+        return {0, 1} <= {e.get("seat") for e in tail.entries[marks[0]:] if e.get("by") == "bot"}
+    await _wait(bot_played, 20, "the bot playing both substituted seats")
+    await tail.caught_up()
+    for seat in (0, 1):
+        assert not [e for e in tail.entries[marks[seat]:] if e.get("player") == pids[seat]]
+    await nc.close()
