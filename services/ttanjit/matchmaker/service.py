@@ -367,6 +367,20 @@ async def run_results(mm: Matchmaker, js: Any, stop: asyncio.Event) -> None:
     """Ratings from the finished-games stream (durable: each result once)."""
     sub = await js.pull_subscribe(f"{mm.s.prefix}.result.*", durable="matchmaker-ratings",
                                   stream=RESULTS_STREAM)
+    try:
+        await _results_loop(mm, sub, stop)
+    finally:
+        # A pull subscription keeps what arrives after a fetch gave up (the
+        # server's 408 at the fetch's expiry races the client's timeout);
+        # nothing takes it from the queue, so ``nc.drain()`` would wait on
+        # it forever. Gone before the drain.
+        try:
+            await sub.unsubscribe()
+        except Exception:  # noqa: BLE001 - NATS already gone
+            pass
+
+
+async def _results_loop(mm: Matchmaker, sub: Any, stop: asyncio.Event) -> None:
     while not stop.is_set():
         try:
             msgs = await sub.fetch(32, timeout=1)
@@ -416,4 +430,5 @@ async def serve(settings: MMSettings, nc: Client, stop: asyncio.Event,
     finally:
         await health.set(False)
         results.cancel()
+        await asyncio.gather(results, return_exceptions=True)
         await server.stop(2)
