@@ -117,9 +117,9 @@ def onecard_play_turn(page: Any) -> str:
         now = wait_change(page, before)
         if now["refusals"] != before["refusals"]:
             assert page.locator("#refusal").is_visible()
-            selected = page.locator(".oc-hand .card.selected")
-            while selected.count():
-                selected.first.click()  # deselect, then try the next
+            for code in cards:  # deselect, then try the next
+                page.locator(f'.oc-hand .card.selected[data-card="{code}"]').click()
+            page.wait_for_selector(".oc-hand .card.selected", state="detached")
             continue
         return "play " + " ".join(cards)
     for act in ("take", "draw", "pass"):

@@ -6,6 +6,7 @@ table are saved to docs/screenshots/ for the README.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -107,7 +108,9 @@ def test_onecard_table_at_360px(new_page: Any) -> None:
     quick_match(page, "onecard", seats=3)
     page.wait_for_function("() => { const v = window.ttanjit.game.view; return v && v.turn === v.seat; }",
                            timeout=30_000)
-    draw = page.locator('[data-act="draw"]').bounding_box()
+    left = page.locator(".oc-actions button").first  # [1장 뽑기], or [공격 N장 받기] under attack
+    assert re.fullmatch(r"1장 뽑기|공격 \d+장 받기|카드 없음 · 넘기기", left.inner_text())
+    draw = left.bounding_box()
     play = page.locator('[data-act="play"]').bounding_box()
     assert draw and play and draw["x"] < play["x"]
     assert page.locator('[data-act="one_card"]').is_visible()

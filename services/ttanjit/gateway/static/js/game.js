@@ -138,6 +138,10 @@ class GameController {
 
   render() {
     if (this.holdRender) return; // an animation owns the screen; release() renders
+    if (pointer.down) { // never replace what a finger is pressing: the click would be lost
+      pointer.pending = true;
+      return;
+    }
     if (!this.root || !location.hash.startsWith(`#/game/${this.id}`)) return;
     if (!this.view) return;
     if (!this.table) {
@@ -209,6 +213,23 @@ class GameController {
 }
 
 export const game = new GameController();
+
+// A view can arrive between pointerdown and pointerup (bots keep playing);
+// re-rendering then would swallow the player's click. Renders wait for the
+// click to be dispatched.
+const pointer = { down: false, pending: false };
+document.addEventListener("pointerdown", () => { pointer.down = true; }, true);
+for (const type of ["pointerup", "pointercancel"]) {
+  document.addEventListener(type, () => {
+    setTimeout(() => { // after the click event of this pointerup
+      pointer.down = false;
+      if (pointer.pending) {
+        pointer.pending = false;
+        game.render();
+      }
+    }, 0);
+  }, true);
+}
 
 export function showGame(root, id) {
   game.open(root, id);
