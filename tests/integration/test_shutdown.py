@@ -3,10 +3,15 @@ the rest of the stack keeps talking to it (DESIGN.md 4: rolling upgrades)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
+import websockets
 from conftest import Services
+from stack import stack
+from test_gateway_games import play_some
+from wsclient import WSClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
@@ -31,3 +36,35 @@ def test_matchmaker_exits_on_sigterm_while_shards_heartbeat(services: Services) 
     # nothing left waiting: a pull subscription's stray 408 made nc.drain()
     # hang until its timeout (and log a never-retrieved CancelledError)
     assert "never retrieved" not in log and '"level":"error"' not in log, log[-3000:]
+
+
+async def test_gateway_sigterm_closes_with_1001_and_the_client_resumes_elsewhere(
+        nats_url: str) -> None:
+    """SIGTERM on a gateway (a rolling upgrade): exit code 0 within a few
+    seconds; its WebSockets are closed with 1001 (going away) after their
+    sessions are saved, so the client resumes on another gateway without a
+    gap (docs/websocket.md, docs/protocol.md 5 ``ttanjit_sessions``)."""
+    with stack(nats_url, shards=1, gateways=2, bot_wait_ms=300) as st:
+        a = await WSClient.signed_in(st.http(0), "배포")
+        await a.send({"type": "queue", "game": "penalty_rows", "seats": 3})
+        gid = (await a.wait_type("matched", 20))["game_id"]
+        await a.wait_type("view")
+        await play_some(a, "penalty_rows", gid, 1)
+        stopping = asyncio.ensure_future(asyncio.to_thread(_stop_timed, st.gateways[0]))
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            while True:  # everything the gateway sends until it goes away
+                await a.recv(15)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001, closed.value
+        rc, took = await stopping
+        assert rc == 0 and took < 5, (rc, took, st.gateways[0].log()[-3000:])
+        seen = [f["game_seq"] for f in a.events(gid)]
+        b = WSClient(st.http(1), a.ident)
+        await b.connect()
+        welcome = await b.hello({"session": a.session, "last_seq": a.last_seq})
+        assert welcome["resumed"] and welcome["resume_result"] == "gapless", welcome
+        assert welcome["game_id"] == gid and welcome["seq"] == a.last_seq + 1
+        await play_some(b, "penalty_rows", gid, 1)
+        got = seen + [f["game_seq"] for f in b.events(gid)]
+        assert got == list(range(got[0], got[0] + len(got))), got  # no gap, no repeat
+        await b.action(gid, {"type": "leave"})
+        await b.close()

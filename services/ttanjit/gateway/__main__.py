@@ -5,9 +5,11 @@ resume on another gateway)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
+from collections.abc import Generator
 
 import uvicorn
 
@@ -42,6 +44,23 @@ class Server(uvicorn.Server):
         if self.started:  # NATS connected, port listening
             logging.getLogger("ttanjit.gateway").info(
                 "gateway ready", extra={"http_port": self.config.port})
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # Ours first: uvicorn would close every WebSocket with 1012 before
+        # the lifespan shutdown runs; clients get 1001 and saved sessions.
+        gw = getattr(self.config.app, "gateway", None)
+        if gw is not None:
+            await gw.going_away()
+        await super().shutdown(sockets)
+        logging.getLogger("ttanjit.gateway").info("gateway stopped")
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        with super().capture_signals():
+            yield
+            # uvicorn re-raises the signal after a graceful shutdown (exit
+            # 143 for SIGTERM); a clean shutdown exits 0.
+            self._captured_signals.clear()
 
 
 if __name__ == "__main__":

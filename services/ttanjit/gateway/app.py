@@ -111,10 +111,11 @@ class Gateway:
         gc.freeze()  # start-up objects never need collecting again (PERFORMANCE.md)
         gc.set_threshold(20_000, 20, 20)  # fewer passes over 1,000s of sockets
 
-    async def stop(self) -> None:
+    async def going_away(self) -> None:
+        """Shutdown, first step (before the HTTP server lets go of its
+        sockets): every WebSocket closed with 1001 and its session saved, so
+        its client resumes on another gateway. Idempotent."""
         self.ready = False
-        if self._sweeper:
-            self._sweeper.cancel()
         conns = list(self.conns)
         await asyncio.gather(*(c.close(1001, "going_away") for c in conns))
         try:  # sessions saved for resume elsewhere; bounded, NATS may be gone
@@ -122,6 +123,12 @@ class Gateway:
                                                   return_exceptions=True), 3.0)
         except TimeoutError:
             log.warning("shutdown: %d sessions not saved in time", len(conns))
+
+    async def stop(self) -> None:
+        self.ready = False
+        if self._sweeper:
+            self._sweeper.cancel()
+        await self.going_away()
         if self.channel:
             await self.channel.close()
         if self.nc:
