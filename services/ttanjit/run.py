@@ -56,6 +56,8 @@ def stack_env() -> dict[str, str]:
         "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{mm_port}",
         "TTANJIT_ADVERTISE_HOST": "127.0.0.1",
         "TTANJIT_DRAIN_TIMEOUT_S": env.get("TTANJIT_DRAIN_TIMEOUT_S", "3"),
+        # a local demo: a quick match fills with bots after 5 s (deployments: 15 s)
+        "TTANJIT_BOT_WAIT_MS": env.get("TTANJIT_BOT_WAIT_MS", "5000"),
         "TTANJIT_LOG_FORMAT": env.get("TTANJIT_LOG_FORMAT", "text"),
         "PYTHONUNBUFFERED": "1",
     })

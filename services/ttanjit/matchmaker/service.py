@@ -19,6 +19,7 @@ import orjson
 from nats.aio.client import Client
 from nats.js.kv import KeyValue
 
+from ttanjit.common.config import Settings
 from ttanjit.common.grpcutil import HealthServer, aio_server
 from ttanjit.common.nats import RATINGS_BUCKET, RESULTS_STREAM, Subjects, ensure_jetstream
 from ttanjit.matchmaker import metrics as m
@@ -48,22 +49,26 @@ class MMSettings:
     grpc_host: str = "0.0.0.0"
     grpc_port: int = 7200
     metrics_port: int = 0
-    bot_wait_ms: int = 15_000
+    bot_wait_ms: int = Settings.bot_wait_ms
     test_options: bool = False
     tick_ms: int = 200
     room_away_ms: int = 60_000  # RULES.md 4's 60 s, for room seats
 
     @classmethod
     def from_env(cls) -> MMSettings:
+        """The shared settings object (``common.config.Settings``: NATS,
+        gRPC host, metrics, ``TTANJIT_BOT_WAIT_MS``) plus the matchmaker's
+        own (its gRPC port defaults to 7200)."""
         env = os.environ.get
+        base = Settings.from_env()
         return cls(
-            nats_url=env("TTANJIT_NATS_URL") or cls.nats_url,
-            prefix=env("TTANJIT_NATS_PREFIX") or cls.prefix,
-            js_replicas=int(env("TTANJIT_JS_REPLICAS") or cls.js_replicas),
-            grpc_host=env("TTANJIT_GRPC_HOST") or cls.grpc_host,
+            nats_url=base.nats_url,
+            prefix=base.prefix,
+            js_replicas=base.js_replicas,
+            grpc_host=base.grpc_host,
             grpc_port=int(env("TTANJIT_GRPC_PORT") or cls.grpc_port),
-            metrics_port=int(env("TTANJIT_METRICS_PORT") or 0),
-            bot_wait_ms=int(env("TTANJIT_BOT_WAIT_MS") or cls.bot_wait_ms),
+            metrics_port=base.metrics_port,
+            bot_wait_ms=base.bot_wait_ms,
             test_options=(env("TTANJIT_TEST_OPTIONS") or "") in ("1", "true", "yes"),
             room_away_ms=int(env("TTANJIT_ROOM_AWAY_MS") or cls.room_away_ms),
         )

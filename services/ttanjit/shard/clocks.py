@@ -104,7 +104,7 @@ class Clocks(ShardParts):
             eng = hosted.engine
             now_t = live.now_t(self.loop.time())
             nd = eng.next_deadline()
-            budget = self.cfg.bot_wait_ms
+            budget = self.cfg.bot_budget_ms
             if nd is not None and hosted.has_active_humans():
                 budget = max(50, min(budget, nd - now_t - 100))
             req = {"game": hosted.setup.game, "level": level, "seat": seat,
