@@ -36,6 +36,9 @@ def test_matchmaker_exits_on_sigterm_while_shards_heartbeat(services: Services) 
     # nothing left waiting: a pull subscription's stray 408 made nc.drain()
     # hang until its timeout (and log a never-retrieved CancelledError)
     assert "never retrieved" not in log and '"level":"error"' not in log, log[-3000:]
+    # and the shard (no other shard to hand over to: its leases expire)
+    rc, took = _stop_timed(shard)
+    assert rc == 0 and took < 5, (rc, took, shard.log()[-3000:])
 
 
 async def test_gateway_sigterm_closes_with_1001_and_the_client_resumes_elsewhere(
