@@ -217,6 +217,10 @@ class Conn:
         if self._reader is not None:
             await asyncio.gather(self._reader, return_exceptions=True)
 
+    def quiet(self) -> bool:
+        """No request waiting for its answer."""
+        return not self._cmds and not any(self._pending.values())
+
     def drop(self) -> None:
         """Cut the TCP connection without a close handshake (a phone losing
         signal); the gateway sees it go away."""

@@ -156,6 +156,10 @@ class Player:
         old = self.conn
         if old is None:
             return
+        for _ in range(200):  # between requests, so the counts of both sides agree
+            if old.quiet():
+                break
+            await asyncio.sleep(0.01)
         old.drop()
         await old.closed.wait()
         self._online(False)
