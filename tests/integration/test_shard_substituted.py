@@ -101,3 +101,27 @@ async def test_substituted_player_cannot_retake_the_seat(svc: Services) -> None:
     for seat in (0, 1):
         assert not [e for e in tail.entries[marks[seat]:] if e.get("player") == pids[seat]]
     await nc.close()
+
+
+async def test_players_cannot_mark_their_actions_auto(svc: Services) -> None:
+    """RULES.md 2.5 / 3.9: ``"auto": true`` marks the shard's own autopilot
+    actions (a bot's confirm keeps autopilot on). A player who sends it gets
+    the action applied as their own manual action: the shard strips the flag
+    before the engine and the record see it."""
+    shard = svc.start("shard", name="shard-a")
+    nc = await nats.connect(svc.nats_url)
+    pids = [player_id(str(i)) for i in range(2)]
+    gid = await create_game(shard.ports["grpc"], "penalty_rows",
+                            [{"kind": "human", "player_id": p} for p in pids], {"rounds": 1}, 5)
+    tail = await RecordTail(nc, gid).start()
+    await tail.caught_up()
+    eng = tail.hosted.engine  # type: ignore[union-attr]
+    card = eng.state()["hands"][0][0]
+    reply = await command(nc, gid, pids[0], {"type": "select", "card": card, "row": 1,
+                                              "auto": True})
+    assert reply["ok"], reply
+    await tail.caught_up()
+    actions = [e["action"] for e in tail.entries if e.get("seat") == 0 and "action" in e]
+    assert actions and actions[-1] == {"type": "select", "card": card, "row": 1}
+    await tail.stop()
+    await nc.close()

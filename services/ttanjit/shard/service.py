@@ -419,6 +419,10 @@ class Shard(Leases, Clocks, Handover):
             reply = orjson.dumps(refusal("bad_action", cmd_id, "잘못된 요청이에요."))
             hosted.remember(player, cmd_id, reply)
             return self._reply(msg, reply, t0)
+        if "auto" in action:
+            # ``auto`` marks the shard's own autopilot/bot actions (it keeps
+            # autopilot on); a player can never send it for themselves.
+            action = {k: v for k, v in action.items() if k != "auto"}
         if hosted.engine.presence.substituted[seat]:
             # RULES.md 4: a bot took the seat; the player may watch (sync)
             # but not retake it — no game or presence action of theirs
