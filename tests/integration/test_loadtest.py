@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from stack import SECRET, Stack, stack
+
 from ttanjit.loadtest.capture import load
 from ttanjit.loadtest.play import play
 from ttanjit.loadtest.player import PlayConfig

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
+
 from ttanjit.common.natsserver import free_port
 from ttanjit.loadtest.stats import Stats, push
 
