@@ -139,8 +139,8 @@ def prometheus_text(report: dict[str, Any], run: str = "") -> str:
 
     out = ["# TYPE ttanjit_loadtest_rtt_seconds gauge"]
     for kind, s in report["rtt"].items():
-        for q in ("50", "95", "99"):
-            out.append(f"ttanjit_loadtest_rtt_seconds{labels(type=kind, quantile='0.' + q)} "
+        for q, quantile in (("50", "0.5"), ("95", "0.95"), ("99", "0.99")):
+            out.append(f"ttanjit_loadtest_rtt_seconds{labels(type=kind, quantile=quantile)} "
                        f"{s['p' + q + '_ms'] / 1000:.6f}")
     out.append("# TYPE ttanjit_loadtest_messages gauge")
     for kind, s in report["rtt"].items():
