@@ -45,10 +45,15 @@ def view(page: Any) -> dict[str, Any]:
     return page.evaluate(JS_VIEW) or {}
 
 
-def wait_change(page: Any, before: dict[str, Any], timeout: float = 10.0) -> dict[str, Any]:
-    """Wait until the client got a refusal or a new view after an action."""
+def wait_change(page: Any, before: dict[str, Any], timeout: float = 10.0,
+                picker: bool = False) -> dict[str, Any]:
+    """Wait until the client got a refusal or a new view after an action
+    (``picker``: a One Card suit picker that opens meanwhile gets a suit)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if picker and page.locator(".suit-picker").count():
+            page.locator(".suit-picker [data-suit]").first.click()
+            picker = False
         now = page.evaluate(JS_STAMP)
         if now["refusals"] != before["refusals"] or now["v"] != before["v"]:
             return dict(now)
@@ -110,11 +115,7 @@ def onecard_play_turn(page: Any) -> str:
             page.locator(f'.oc-hand .card[data-card="{code}"]').click()
         before = page.evaluate(JS_STAMP)
         page.locator('[data-act="play"]').click()
-        picker = page.locator(".suit-picker")
-        if picker.count():
-            before = page.evaluate(JS_STAMP)
-            picker.locator("[data-suit]").first.click()
-        now = wait_change(page, before)
+        now = wait_change(page, before, picker=True)
         if now["refusals"] != before["refusals"]:
             assert page.locator("#refusal").is_visible()
             for code in cards:  # deselect, then try the next
