@@ -217,19 +217,24 @@ export const game = new GameController();
 // A view can arrive between pointerdown and pointerup (bots keep playing);
 // re-rendering then would swallow the player's click. Renders wait for the
 // click to be dispatched.
-const pointer = { down: false, pending: false };
-document.addEventListener("pointerdown", () => { pointer.down = true; }, true);
-for (const type of ["pointerup", "pointercancel"]) {
-  document.addEventListener(type, () => {
-    setTimeout(() => { // after the click event of this pointerup
-      pointer.down = false;
-      if (pointer.pending) {
-        pointer.pending = false;
-        game.render();
-      }
-    }, 0);
-  }, true);
+const pointer = { down: false, pending: false, guard: null };
+function pointerReleased() {
+  clearTimeout(pointer.guard);
+  pointer.down = false;
+  if (pointer.pending) {
+    pointer.pending = false;
+    game.render();
+  }
 }
+document.addEventListener("pointerdown", () => {
+  pointer.down = true;
+  clearTimeout(pointer.guard); // a press held (or released off the page) never freezes the table
+  pointer.guard = setTimeout(pointerReleased, 1500);
+}, true);
+for (const type of ["pointerup", "pointercancel"]) {
+  document.addEventListener(type, () => setTimeout(pointerReleased, 0), true); // after its click
+}
+window.addEventListener("blur", () => setTimeout(pointerReleased, 0));
 
 export function showGame(root, id) {
   game.open(root, id);
