@@ -84,11 +84,11 @@ def test_onecard_full_game_with_reload_and_drop(new_page: Any) -> None:
             assert page.evaluate("() => window.ttanjit.game.id") == game_id
             assert sorted(view(page)["hand"]) == hand
             reloaded = True
-            continue
-        if turns == 2 and not dropped:
+            # and a dropped connection: the session resumes on its own
             page.evaluate("() => window.ttanjit.net.drop()")
             page.wait_for_selector('#net[data-state="open"]')
             dropped = True
+            continue
         onecard_play_turn(page)
         turns += 1
     page.wait_for_selector("section.results", timeout=5_000)
