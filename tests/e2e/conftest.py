@@ -87,10 +87,10 @@ class Stack:
         self.nats.stop()
 
 
-# Package scope, not session: Playwright's sync API keeps an event loop
+# Module scope, not session: Playwright's sync API keeps an event loop
 # running in the main thread while it is open, which would break every
 # asyncio test collected after tests/e2e in the same pytest run.
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def stack() -> Iterator[Stack]:
     if not (ROOT / "services/ttanjit/gateway/static/fonts/fonts.css").exists():
         pytest.fail("the web font is missing: run `make web` (make test does)")
@@ -102,7 +102,7 @@ def stack() -> Iterator[Stack]:
             s.stop()
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not shutil.which(CHROMIUM) and not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: run `make browser` (make test does)")
