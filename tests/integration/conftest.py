@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+
 from ttanjit.common.natsserver import NatsServer, free_port, wait_port
 
 READY = {

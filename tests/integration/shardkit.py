@@ -17,6 +17,7 @@ from nats.aio.client import Client
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import DeliverPolicy
+
 from ttanjit.common.nats import RECORDS_STREAM, Subjects
 from ttanjit.shard.game import HostedGame
 from ttanjit.shard.records import StoredRecord, split

@@ -31,6 +31,7 @@ from shardkit import (
     raw_request,
     sync,
 )
+
 from ttanjit.common.natsserver import NatsServer
 from ttanjit.games import GAMES, engine_class
 from ttanjit.games.record import Input, Record, replay
@@ -271,6 +272,7 @@ async def _control_plane(shard: Any, gid: str) -> None:
 
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
+
     from ttanjit.v1 import shard_pb2, shard_pb2_grpc
 
     async with grpc.aio.insecure_channel(f"127.0.0.1:{shard.ports['grpc']}") as ch:
