@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=_simulate)
 
     lad = sub.add_parser("ladder", help="bot levels against each other (and random play), "
-                                        "with 95% confidence intervals")
+                                        "with 95 %% confidence intervals")
     lad.add_argument("--game", required=True, choices=["onecard", "penalty_rows", "hakka"])
     lad.add_argument("--games", type=int, default=100, help="games per matchup")
     lad.add_argument("--seats", type=int, default=None, help="default 4")
