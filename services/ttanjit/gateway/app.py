@@ -43,6 +43,7 @@ from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
 from ttanjit.gateway.conn import Connection, now_ms
 from ttanjit.gateway.errors import MESSAGES, FrameError
 from ttanjit.gateway.limits import HELLO_MS, IDLE_MS
+from ttanjit.gateway.replies import Replies
 from ttanjit.gateway.session import Session
 from ttanjit.loadtest.capture import GatewayRecorder
 from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
@@ -91,6 +92,7 @@ class Gateway:
         self.subjects = Subjects(settings.prefix)
         self.tokens = Tokens(settings.token_secret)
         self.nc: Client = None  # type: ignore[assignment]
+        self.replies: Replies = None  # type: ignore[assignment]
         self.kv: KeyValue = None  # type: ignore[assignment]
         self.mm: matchmaker_pb2_grpc.MatchmakerStub = None  # type: ignore[assignment]
         self.channel: grpc.aio.Channel | None = None
@@ -101,6 +103,8 @@ class Gateway:
 
     async def start(self) -> None:
         self.nc = await connect(self.s.nats_url, "gateway")
+        self.replies = Replies(self.nc)
+        await self.replies.start()
         buckets = await ensure_jetstream(self.nc.jetstream(), self.subjects, self.s.js_replicas)
         self.kv = buckets[SESSIONS_BUCKET]
         self.channel = grpc.aio.insecure_channel(self.s.matchmaker_addr)
@@ -204,7 +208,7 @@ class Gateway:
         delay = 0.05
         while True:
             try:
-                msg = await self.nc.request(self.subjects.cmd(game_id), data, timeout=2.0)
+                msg = await self.replies.request(self.subjects.cmd(game_id), data, 2.0)
                 reply: dict[str, Any] = orjson.loads(msg.data)
                 return reply
             except (NoRespondersError, NatsTimeout):
@@ -221,7 +225,7 @@ class Gateway:
                              "last_seq": -1 if last_seq is None else last_seq})
         for delay in (0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0):  # rides out a failover (~2 s)
             try:
-                msg = await self.nc.request(self.subjects.sync(s.game_id), data, timeout=2.0)
+                msg = await self.replies.request(self.subjects.sync(s.game_id), data, 2.0)
                 reply: dict[str, Any] = orjson.loads(msg.data)
                 if reply.get("ok") is False:
                     return None
