@@ -118,8 +118,14 @@ def onecard_play_turn(page: Any) -> str:
         now = wait_change(page, before, picker=True)
         if now["refusals"] != before["refusals"]:
             assert page.locator("#refusal").is_visible()
-            for code in cards:  # deselect, then try the next
-                page.locator(f'.oc-hand .card.selected[data-card="{code}"]').click()
+            # deselect what is still selected (an update that arrived with
+            # the refusal may have redrawn the hand already), then try the next
+            for code in cards:
+                page.evaluate("""code => {
+                    const el = document.querySelector(
+                        `.oc-hand .card.selected[data-card="${code}"]`);
+                    if (el) el.click();
+                }""", code)
             page.wait_for_selector(".oc-hand .card.selected", state="detached")
             continue
         return "play " + " ".join(cards)
