@@ -352,6 +352,24 @@ class Engine:
     def result(self) -> JSON:
         raise NotImplementedError
 
+    # -- RULES.md 4, shared by the engines that use these helpers -------------
+    def _bot_takes_seat(self, t: int, seat: int, reason: str) -> Event:
+        """A normal bot takes the seat for good (``leave``, or away too long).
+        Engines extend this to reset their own per-seat state."""
+        return self.presence.substitute(t, seat, reason)
+
+    def _presence_action(self, t: int, seat: int, kind: str, events: list[Event]) -> bool:
+        """Apply ``disconnect``/``reconnect``/``leave``; False for any other kind."""
+        if kind == "disconnect":
+            events.append(self.presence.disconnect(t, seat))
+        elif kind == "reconnect":
+            events.append(self.presence.reconnect(t, seat))
+        elif kind == "leave":
+            events.append(self._bot_takes_seat(t, seat, "left"))
+        else:
+            return False
+        return True
+
     def _would_fire(self, t: int) -> bool:
         nd = self.next_deadline()
         return nd is not None and nd <= t
@@ -402,6 +420,15 @@ class Engine:
         new.__dict__.update(self._save())
         new.setup = self.setup
         return new
+
+
+def auto_flag(action: JSON) -> bool:
+    """The action's ``auto`` flag: set only by the shard on its own
+    autopilot/bot actions (RULES.md 2.5, 3.9)."""
+    auto = action.get("auto", False)
+    if not isinstance(auto, bool):
+        raise InvalidAction("auto must be true or false")
+    return auto
 
 
 def _refused(exc: Refusal) -> Result:

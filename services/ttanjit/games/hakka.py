@@ -48,6 +48,7 @@ from ttanjit.games.base import (
     InvalidAction,
     Presence,
     Setup,
+    auto_flag,
     register_messages,
 )
 from ttanjit.games.hakka_patterns import (
@@ -431,7 +432,7 @@ class Hakka(Engine):
                 self._finish(gt, "time_cap", [], events)
             elif kind == 1:
                 rt = self.presence.real_time(gt)
-                events.append(self._substitute(rt if rt is not None else t, seat, "absent"))
+                events.append(self._bot_takes_seat(rt if rt is not None else t, seat, "absent"))
             elif self.phase == SCORING:
                 self._next_hand(gt, events)
             else:
@@ -462,8 +463,8 @@ class Hakka(Engine):
             n = len(self.table[0].cards)
             self._put(gt, seat, lowest(self.hands[seat], el, n), None, events)
 
-    def _substitute(self, t: int, seat: int, reason: str) -> Event:
-        ev = self.presence.substitute(t, seat, reason)
+    def _bot_takes_seat(self, t: int, seat: int, reason: str) -> Event:
+        ev = super()._bot_takes_seat(t, seat, reason)
         self.autopilot[seat] = False
         self.timeouts[seat] = 0
         return ev
@@ -473,20 +474,11 @@ class Hakka(Engine):
         if self.finished:
             raise IllegalAction("game_finished")
         kind = action["type"]
-        if kind == "disconnect":
-            events.append(self.presence.disconnect(t, seat))
-            return None
-        if kind == "reconnect":
-            events.append(self.presence.reconnect(t, seat))
-            return None
-        if kind == "leave":
-            events.append(self._substitute(t, seat, "left"))
+        if self._presence_action(t, seat, kind, events):
             return None
         if kind not in GAME_ACTIONS:
             raise IllegalAction("unknown_action")
-        auto = action.get("auto", False)
-        if not isinstance(auto, bool):
-            raise InvalidAction("auto must be true or false")
+        auto = auto_flag(action)
         if kind == "resume":
             if not self.autopilot[seat]:
                 raise IllegalAction("not_on_autopilot")

@@ -40,6 +40,7 @@ from ttanjit.games.base import (
     IllegalAction,
     InvalidAction,
     Setup,
+    auto_flag,
 )
 from ttanjit.games.penalty_rows_cards import (
     APPEND,
@@ -269,15 +270,15 @@ class PenaltyRows(Engine):
                 events.append(Event("time_cap", {"cap_ms": CAP_MS}))
                 self._finish(gt, "time_cap", [], events)
             elif kind == 1:
-                events.append(self._substitute(self.presence.real_time(gt) or t, seat,
+                events.append(self._bot_takes_seat(self.presence.real_time(gt) or t, seat,
                                                "absent"))
             elif self.phase == SELECT:
                 self._reveal(gt, events)
             else:
                 self._start_round(gt, events)
 
-    def _substitute(self, t: int, seat: int, reason: str) -> Event:
-        ev = self.presence.substitute(t, seat, reason)
+    def _bot_takes_seat(self, t: int, seat: int, reason: str) -> Event:
+        ev = super()._bot_takes_seat(t, seat, reason)
         self.autopilot[seat] = False
         self.timeouts[seat] = 0
         return ev
@@ -287,22 +288,13 @@ class PenaltyRows(Engine):
         if self.finished:
             raise IllegalAction("game_finished")
         kind = action["type"]
-        if kind == "disconnect":
-            events.append(self.presence.disconnect(t, seat))
-            return None
-        if kind == "reconnect":
-            events.append(self.presence.reconnect(t, seat))
-            return None
-        if kind == "leave":
-            events.append(self._substitute(t, seat, "left"))
+        if self._presence_action(t, seat, kind, events):
             return None
         if kind not in ("select", "confirm", "resume"):
             raise IllegalAction("unknown_action")
         if not self.active[seat]:
             raise IllegalAction("empty_seat")
-        auto = action.get("auto", False)
-        if not isinstance(auto, bool):
-            raise InvalidAction("auto must be true or false")
+        auto = auto_flag(action)
         if kind == "resume":
             if not self.autopilot[seat]:
                 raise IllegalAction("not_on_autopilot")
