@@ -160,18 +160,37 @@ class Services:
             p.stop()
 
 
+def _show_logs_on_failure(request: pytest.FixtureRequest, svc: Services) -> None:
+    rep = getattr(request.node, "rep_call", None)
+    if rep is not None and rep.failed:
+        for p in svc.procs:
+            print(f"\n===== {p.name} log =====\n{p.log()[-6000:]}")
+
+
 @pytest.fixture
 def services(nats_url: str, request: pytest.FixtureRequest) -> Iterator[Services]:
+    """Service processes on the session's nats-server (logs shown on failure)."""
     with tempfile.TemporaryDirectory(prefix="ttanjit-it-") as tmp:
         svc = Services(nats_url, Path(tmp))
         try:
             yield svc
         finally:
             svc.stop_all()
-            failed = getattr(request.node, "rep_call", None)
-            if failed is not None and failed.failed:
-                for p in svc.procs:
-                    print(f"\n===== {p.name} log =====\n{p.log()[-6000:]}")
+            _show_logs_on_failure(request, svc)
+
+
+@pytest.fixture
+def svc(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Services]:
+    """A fresh nats-server of its own and a process factory on it, for tests
+    that kill or restart NATS or need an empty JetStream (logs shown on failure)."""
+    server = NatsServer().start()
+    services = Services(server.url, tmp_path)
+    try:
+        yield services
+    finally:
+        services.stop_all()
+        server.stop()
+        _show_logs_on_failure(request, services)
 
 
 @pytest.hookimpl(tryfirst=True, hookwrapper=True)

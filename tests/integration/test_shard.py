@@ -12,7 +12,6 @@ import random
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,22 +53,6 @@ def _available() -> list[str]:
 AVAILABLE = _available()
 SEATS = {"onecard": 4, "penalty_rows": 4, "hakka": 4}
 QUICK = {"penalty_rows": {"rounds": 1}}
-
-
-@pytest.fixture
-def svc(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Services]:
-    """A fresh nats-server and a process factory on it (logs shown on failure)."""
-    server = NatsServer().start()
-    services = Services(server.url, tmp_path)
-    try:
-        yield services
-    finally:
-        services.stop_all()
-        server.stop()
-        rep = getattr(request.node, "rep_call", None)
-        if rep is not None and rep.failed:
-            for p in services.procs:
-                print(f"\n===== {p.name} log =====\n{p.log()[-6000:]}")
 
 
 def humans(n: int) -> tuple[list[str], list[dict[str, str]]]:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import nats
@@ -17,25 +15,9 @@ import pytest
 from conftest import Services
 from shardkit import EventLog, RecordTail, command, create_game, player_id, sync
 
-from ttanjit.common.natsserver import NatsServer
 from ttanjit.games.base import COMMON_MESSAGES
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
-
-
-@pytest.fixture
-def svc(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Services]:
-    server = NatsServer().start()
-    services = Services(server.url, tmp_path)
-    try:
-        yield services
-    finally:
-        services.stop_all()
-        server.stop()
-        rep = getattr(request.node, "rep_call", None)
-        if rep is not None and rep.failed:
-            for p in services.procs:
-                print(f"\n===== {p.name} log =====\n{p.log()[-6000:]}")
 
 
 def _refused_seat_is_bot(reply: dict[str, Any], what: Any) -> None:
