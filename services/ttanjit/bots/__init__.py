@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 import random
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 JSON = dict[str, Any]
@@ -58,6 +59,40 @@ class GamePolicies(Protocol):
                budget: Budget) -> JSON | None: ...
 
     def legal(self, seat: int, view: JSON) -> list[JSON]: ...
+
+
+def monte_carlo_choice(
+    cands: list[JSON], fallback: JSON, sample: Callable[[], Any],
+    rollout: Callable[[Any, JSON], float], budget: Budget, *, max_samples: int,
+    min_samples: int = 1, same: Callable[[JSON, JSON], bool] = lambda a, b: a == b,
+) -> JSON:
+    """Determinised Monte Carlo, shared by the hard bots: each sample is one
+    determinised game (``sample()``), every candidate is played out from it
+    (``rollout(game, action)`` -> value for the bot's seat). Sampling stops at
+    the budget; an unfinished sample is dropped (it would favour the
+    candidates it reached). The best total wins; ties go to the normal
+    policy's choice (``fallback``: it knows what it keeps for later), then to
+    the earlier candidate. No finished sample -> ``fallback``."""
+    totals = [0.0] * len(cands)
+    n = 0
+    cap = max_samples if budget.samples is None else budget.samples
+    while n < cap and (n < min_samples or not budget.expired()):
+        det = sample()
+        vals: list[float] = []
+        for a in cands:
+            vals.append(rollout(det, a))
+            if n >= min_samples and budget.expired():
+                break
+        if len(vals) < len(cands):
+            break
+        for i, v in enumerate(vals):
+            totals[i] += v
+        n += 1
+    if n == 0:
+        return fallback
+    fb = next((i for i, a in enumerate(cands) if same(a, fallback)), None)
+    best = max(range(len(cands)), key=lambda i: (totals[i] + (1e-6 if i == fb else 0.0), -i))
+    return cands[best]
 
 
 def module(game: str) -> Any:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ttanjit.bots import Budget
+from ttanjit.bots import Budget, monte_carlo_choice
 from ttanjit.bots.hakka import call_choice, legal, normal_play
 from ttanjit.games.base import SeatSpec, Setup
 from ttanjit.games.hakka import CALLING, Hakka, TablePlay
@@ -128,23 +128,7 @@ def search(seat: int, view: JSON, acts: list[JSON], rng: random.Random,
     if budget.left_ms() < 3:
         return fallback
     base = base_engine(view)
-    totals = [0.0] * len(cands)
-    n = 0
-    cap = MAX_SAMPLES if budget.samples is None else budget.samples
-    while n < cap and (n < MIN_SAMPLES or not budget.expired()):
-        det = determinise(base, seat, view, rng)
-        vals: list[float] = []
-        for a in cands:
-            vals.append(rollout(det.clone(), seat, a))  # type: ignore[arg-type]
-            if n >= MIN_SAMPLES and budget.expired():
-                break
-        if len(vals) < len(cands):
-            break
-        for i, v in enumerate(vals):
-            totals[i] += v
-        n += 1
-    if n == 0:
-        return fallback
-    fb = next((i for i, a in enumerate(cands) if a == fallback), None)
-    best = max(range(len(cands)), key=lambda i: (totals[i] + (1e-6 if i == fb else 0.0), -i))
-    return cands[best]
+    return monte_carlo_choice(
+        cands, fallback, lambda: determinise(base, seat, view, rng),
+        lambda det, a: rollout(det.clone(), seat, a),
+        budget, max_samples=MAX_SAMPLES, min_samples=MIN_SAMPLES)
