@@ -19,6 +19,7 @@ from ttanjit.bots.worker import BotWorker
 from ttanjit.common import log as logsetup
 from ttanjit.common import metrics_http
 from ttanjit.common.config import Settings
+from ttanjit.common.nats import server_urls
 
 
 def capacity_from_env() -> int:
@@ -35,7 +36,7 @@ async def main(cfg: Settings, capacity: int) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    nc = await nats.connect(cfg.nats_url, name="ttanjit-bots", max_reconnect_attempts=-1,
+    nc = await nats.connect(server_urls(cfg.nats_url), name="ttanjit-bots", max_reconnect_attempts=-1,
                             reconnect_time_wait=0.5)
     worker = BotWorker(nc, cfg.prefix, capacity)
     await worker.start()

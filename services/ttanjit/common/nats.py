@@ -1,7 +1,8 @@
 """NATS and JetStream plumbing shared by the services (docs/protocol.md).
 
 - :class:`Subjects`: every subject name, under one prefix (``TTANJIT_NATS_PREFIX``).
-- :func:`connect`: a NATS connection that keeps reconnecting.
+- :func:`connect`: a NATS connection that keeps reconnecting; ``url`` may be
+  a comma-separated list of a cluster's servers (:func:`server_urls`).
 - :func:`ensure_jetstream`: creates (or updates) the streams and KV buckets of
   docs/protocol.md section 5, idempotently; every service may call it at start.
 """
@@ -75,8 +76,19 @@ class Subjects:
         return f"{self.prefix}.shard.{shard_id}.adopt"
 
 
+def server_urls(url: str) -> list[str]:
+    """``TTANJIT_NATS_URL`` as nats-py's ``servers``: one URL or several
+    separated by commas (the nodes of a cluster), e.g.
+    ``nats://a:4222,nats://b:4222,nats://c:4222``."""
+    urls = [u.strip() for u in url.split(",") if u.strip()]
+    if not urls:
+        raise ValueError(f"no NATS server in {url!r}")
+    return urls
+
+
 async def connect(url: str, name: str, **kwargs: object) -> Client:
-    """Connect, retrying until the server is there; reconnects forever."""
+    """Connect, retrying until a server is there; reconnects forever (to any
+    server of the list or that the cluster announces)."""
 
     async def _err(exc: Exception) -> None:
         log.warning("nats error: %s", exc)
@@ -88,7 +100,7 @@ async def connect(url: str, name: str, **kwargs: object) -> Client:
         log.info("nats reconnected")
 
     opts: dict[str, object] = dict(
-        servers=[url], name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
+        servers=server_urls(url), name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
         connect_timeout=2, error_cb=_err, disconnected_cb=_disc, reconnected_cb=_recon,
         allow_reconnect=True, pending_size=64 * 1024 * 1024,
     )

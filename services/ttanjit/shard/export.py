@@ -13,13 +13,13 @@ from typing import Any
 
 import nats
 
-from ttanjit.common.nats import Subjects
+from ttanjit.common.nats import Subjects, server_urls
 from ttanjit.shard import records
 from ttanjit.shard.game import record_from_messages
 
 
 async def fetch(url: str, game_id: str, prefix: str = "ttanjit.v1") -> dict[str, Any] | None:
-    nc = await nats.connect(url, connect_timeout=3, max_reconnect_attempts=1)
+    nc = await nats.connect(server_urls(url), connect_timeout=3, max_reconnect_attempts=1)
     try:
         rec = await records.read(nc.jetstream(), Subjects(prefix).record(game_id))
     finally:
