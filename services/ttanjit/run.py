@@ -60,9 +60,10 @@ def stack_env() -> dict[str, str]:
         "TTANJIT_BOT_WAIT_MS": env.get("TTANJIT_BOT_WAIT_MS", "5000"),
         "TTANJIT_LOG_FORMAT": env.get("TTANJIT_LOG_FORMAT", "text"),
         "PYTHONUNBUFFERED": "1",
+        "TTANJIT_DEV": "1",  # a local run (docs/protocol.md 6)
     })
     for name in ("MM_METRICS", "SHARD1", "SHARD1_METRICS", "SHARD2", "SHARD2_METRICS",
-                 "BOTS_METRICS"):
+                 "BOTS_METRICS", "GW_METRICS"):
         env[f"TTANJIT_{name}_PORT"] = str(free_port())
     if "TTANJIT_TOKEN_SECRET" not in env:
         env["TTANJIT_TOKEN_SECRET"] = os.urandom(16).hex()  # local only: new each run

@@ -119,7 +119,8 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def new_page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Iterator[Any]:
     """``new_page(width=…)`` -> a page on the web client in a fresh context
-    (its own sessionStorage: a new player). Page errors fail the test."""
+    (its own sessionStorage: a new player). Page errors and Content-Security-
+    Policy violations fail the test."""
     contexts: list[Any] = []
     errors: list[str] = []
 
@@ -131,6 +132,9 @@ def new_page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Iter
         page = ctx.new_page()
         page.set_default_timeout(20_000)
         page.on("pageerror", lambda e: errors.append(str(e)))
+        # the gateway's Content-Security-Policy must not block anything the client does
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error"
+                and "Content Security Policy" in m.text else None)
         page.goto(stack.url)
         return page
 

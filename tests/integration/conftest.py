@@ -128,8 +128,10 @@ class Services:
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TTANJIT_")}
+        # TTANJIT_DEV=1: a gateway started without TTANJIT_TOKEN_SECRET uses a
+        # random secret of its own instead of refusing to start
         env.update({"TTANJIT_NATS_URL": self.nats_url, "TTANJIT_LOG_LEVEL": "INFO",
-                    "PYTHONUNBUFFERED": "1"})
+                    "PYTHONUNBUFFERED": "1", "TTANJIT_DEV": "1"})
         env.update(extra)
         return env
 

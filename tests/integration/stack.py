@@ -52,6 +52,10 @@ class Stack:
     def http(self, i: int = 0) -> str:
         return f"http://127.0.0.1:{self.gateways[i].ports['http']}"
 
+    def metrics(self, i: int = 0) -> str:
+        """The gateway's metrics port (``/metrics`` is not on its HTTP port)."""
+        return f"http://127.0.0.1:{self.gateways[i].ports['metrics']}"
+
 
 @contextmanager
 def stack(nats_url: str, **kw: int | bool) -> Iterator[Stack]:

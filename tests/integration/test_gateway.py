@@ -11,10 +11,12 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import orjson
 import pytest
 import websockets
+from conftest import Services
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stack import Stack, stack
@@ -28,6 +30,14 @@ pytestmark = pytest.mark.integration
 def gw(nats_url: str) -> Iterator[Stack]:
     with stack(nats_url, shards=1, gateways=1, bot_wait_ms=200) as st:
         yield st
+
+
+def _open(url: str) -> Any:
+    """The response (errors too: their headers count as well)."""
+    try:
+        return urllib.request.urlopen(url, timeout=5)
+    except urllib.error.HTTPError as e:
+        return e
 
 
 def _get(url: str) -> tuple[int, str, str]:
@@ -66,12 +76,42 @@ async def test_hello_ping_and_metrics(gw: Stack) -> None:
     pong = await c.wait_type("pong")
     assert pong["client_ms"] == 1234.5 and pong["server_ms"] > 1.7e12
     await c.close()
-    text = _get(f"{gw.http()}/metrics")[2]
+    assert _get(f"{gw.http()}/metrics")[0] == 404  # not on the public port
+    text = _get(f"{gw.metrics()}/metrics")[2]
     for name in ("ttanjit_gateway_connections", "ttanjit_gateway_frames_in_total",
                  "ttanjit_gateway_frames_out_total", "ttanjit_gateway_command_rtt_seconds",
                  "ttanjit_gateway_resumes_total", "ttanjit_gateway_rejections_total"):
         assert name in text
     assert 'ttanjit_gateway_frames_in_total{type="ping"}' in text
+
+
+def test_no_token_secret_no_gateway(services: Services) -> None:
+    """Without TTANJIT_TOKEN_SECRET (and without TTANJIT_DEV=1) a gateway
+    refuses to start: exit 1 and one line saying what to set."""
+    p = services.start("gateway", name="gateway-no-secret", wait=False,
+                       env={"TTANJIT_DEV": "", "TTANJIT_TOKEN_SECRET": ""})
+    assert p.proc.wait(30) == 1
+    lines = p.log().strip().splitlines()
+    assert len(lines) == 1 and "TTANJIT_TOKEN_SECRET" in lines[0], lines
+
+
+def test_security_headers_on_every_response(gw: Stack) -> None:
+    """The web client's responses carry a Content-Security-Policy (scripts
+    and styles from this origin only, the WebSocket to this host) and
+    nosniff; so do the API's."""
+    host = gw.http().removeprefix("http://")
+    for path in ("/", "/index.html", "/js/main.js", "/app.css", "/healthz", "/openapi.json",
+                 "/no-such-file"):
+        with _open(f"{gw.http()}{path}") as r:
+            assert r.headers["X-Content-Type-Options"] == "nosniff", path
+            policy = r.headers["Content-Security-Policy"] or ""
+            directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+            assert directives["default-src"] == "'self'", path
+            assert directives["script-src"] == "'self'", path  # no inline script
+            assert directives["style-src"] == "'self'", path
+            assert directives["frame-ancestors"] == "'none'", path
+            assert directives["connect-src"].split() == ["'self'", f"ws://{host}",
+                                                         f"wss://{host}"], path
 
 
 async def test_permessage_deflate_is_never_negotiated(gw: Stack) -> None:
@@ -91,6 +131,8 @@ async def test_unauthenticated_frames_are_refused(gw: Stack) -> None:
     assert (await c.wait_type("error"))["code"] == "bad_token"
     forged = dict(c.ident, token="e30." + c.ident["token"].split(".")[1])
     await c.send({"type": "hello", "token": forged["token"]})
+    assert (await c.wait_type("error"))["code"] == "bad_token"
+    await c.send({"type": "hello", "token": c.ident["token"] + "x" * 600})  # over 512
     assert (await c.wait_type("error"))["code"] == "bad_token"
     welcome = await c.hello()  # the same connection carries on
     assert welcome["seq"] == 1

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ttanjit.gateway import codec
+from ttanjit.gateway.auth import Tokens
 from ttanjit.gateway.errors import FrameError
 from ttanjit.gateway.limits import TokenBucket
 
@@ -57,6 +58,20 @@ def test_client_frames_both_ways() -> None:
     hello = {"type": "hello", "token": "x.y", "resume": {"session": "s_1", "last_seq": 57}}
     assert codec.decode_proto(codec.encode_client_proto(hello)) == hello
     assert codec.decode_json(orjson.dumps({"type": "ping", "client_ms": None})) == {"type": "ping"}
+
+
+def test_an_over_long_token_is_the_token_checks_to_refuse() -> None:
+    """docs/websocket.md 2: a token over 512 characters gets bad_token, not
+    bad_frame (other strings keep the 512 cap)."""
+    hello = {"type": "hello", "token": "a" * 600 + "." + "b" * 30}
+    assert codec.decode_json(orjson.dumps(hello)) == hello
+    assert codec.decode_proto(codec.encode_client_proto(hello)) == hello
+    with pytest.raises(FrameError) as exc:
+        Tokens("s" * 32).verify(hello["token"], 0)
+    assert exc.value.code == "bad_token"
+    with pytest.raises(FrameError) as exc:
+        codec.decode_json(orjson.dumps({"type": "room_join", "code": "A" * 513}))
+    assert exc.value.code == "bad_frame"
 
 
 @settings(max_examples=500, deadline=None)

@@ -31,8 +31,8 @@ def st(nats_url: str) -> Iterator[Stack]:
         yield s
 
 
-def frames_in(http: str, kind: str) -> float:
-    with urllib.request.urlopen(f"{http}/metrics", timeout=5) as r:
+def frames_in(metrics: str, kind: str) -> float:
+    with urllib.request.urlopen(f"{metrics}/metrics", timeout=5) as r:
         text = r.read().decode()
     pattern = r'^ttanjit_gateway_frames_in_total\{type="' + re.escape(kind) + r'"\} (\S+)$'
     m = re.search(pattern, text, re.M)
@@ -50,7 +50,7 @@ async def test_play_report_counts_match_the_gateway(st: Stack) -> None:
     """Four players, quick matches of two, one game each; one connection
     drop per game, resumed. The report's counts are the gateway's."""
     http = st.http()
-    before = {k: frames_in(http, k) for k in ("hello", "action", "sync")}
+    before = {k: frames_in(st.metrics(), k) for k in ("hello", "action", "sync")}
     cfg = PlayConfig(game="onecard", seats=2, think_ms=FAST, games=1, resume_rate=1.0)
     report = await play(http, 4, cfg, ramp_s=0.5, duration_s=90, progress=0)
     assert report["failures"] == [] and report["counts"].get("player_failures", 0) == 0
@@ -65,7 +65,7 @@ async def test_play_report_counts_match_the_gateway(st: Stack) -> None:
     rtt = report["rtt"]
     assert rtt["hello"]["count"] == 4 + drops
     for kind in ("hello", "action", "sync"):
-        assert frames_in(http, kind) - before[kind] == rtt[kind]["count"], kind
+        assert frames_in(st.metrics(), kind) - before[kind] == rtt[kind]["count"], kind
     assert rtt["action"]["count"] > 10 and rtt["action"]["p99_ms"] > 0
 
 

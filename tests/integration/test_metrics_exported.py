@@ -170,7 +170,7 @@ def test_every_dashboard_and_alert_metric_is_exported(services: Services, tmp_pa
         "TTANJIT_TOKEN_SECRET": "metrics-test-secret-0123456789abcdef"})
     exported: dict[str, str] = {}
     for proc, port in ((shard, "metrics"), (bots, "metrics"), (matchmaker, "metrics"),
-                       (gateway, "http")):
+                       (gateway, "metrics")):
         exported.update(scrape(proc.ports[port]))
     missing = sorted(wanted - set(exported))
     assert not missing, f"used by dashboards/alerts but not exported: {missing}"
@@ -178,6 +178,6 @@ def test_every_dashboard_and_alert_metric_is_exported(services: Services, tmp_pa
     assert not wrong, f"exported type differs from docs/metrics.md: {wrong}"
     check_with_prometheus({"shard": shard.ports["metrics"], "bots": bots.ports["metrics"],
                            "matchmaker": matchmaker.ports["metrics"],
-                           "gateway": gateway.ports["http"]}, tmp_path)
+                           "gateway": gateway.ports["metrics"]}, tmp_path)
     gateway.stop()
     assert matchmaker.terminate(timeout=10) == 0  # SIGTERM: test_shutdown.py

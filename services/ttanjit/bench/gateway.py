@@ -195,7 +195,7 @@ def sign_in(http: str, i: int) -> str:
 
 
 async def measure(http: str, gw_pid: int, players: int, seconds: float,
-                  shard_urls: list[str]) -> dict[str, Any]:
+                  shard_urls: list[str], gw_metrics: str) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     tokens = await asyncio.gather(*(loop.run_in_executor(None, sign_in, http, i)
                                     for i in range(players)))
@@ -241,7 +241,7 @@ async def measure(http: str, gw_pid: int, players: int, seconds: float,
         return rtts
 
     await paced(RATE, 2.0, False)  # warm-up
-    h0 = await loop.run_in_executor(None, rtt_buckets, http)
+    h0 = await loop.run_in_executor(None, rtt_buckets, gw_metrics)
     s0 = await loop.run_in_executor(None, shard_buckets, shard_urls)
     cpu0, f0 = cpu_seconds(gw_pid), sum(p.frames for p in conns)
     t0 = time.perf_counter()
@@ -249,7 +249,7 @@ async def measure(http: str, gw_pid: int, players: int, seconds: float,
     wall = time.perf_counter() - t0
     cpu = cpu_seconds(gw_pid) - cpu0
     frames = sum(p.frames for p in conns) - f0
-    h1 = await loop.run_in_executor(None, rtt_buckets, http)
+    h1 = await loop.run_in_executor(None, rtt_buckets, gw_metrics)
     s1 = await loop.run_in_executor(None, shard_buckets, shard_urls)
     inside = {"p50_ms_at_most": bucket_pct(h0, h1, 50), "p99_ms_at_most": bucket_pct(h0, h1, 99),
               "shard_p50_ms_at_most": bucket_pct(s0, s1, 50),
@@ -292,7 +292,10 @@ def run(args: Any) -> dict[str, Any]:
             procs.start("bots", "bots")
             procs.start("matchmaker", "matchmaker", TTANJIT_GRPC_PORT=str(mm_port),
                         TTANJIT_BOT_WAIT_MS="600000")
+            gw_metrics = free_port()  # /metrics is not on the public HTTP port
             gw = procs.start("gateway", "gateway", TTANJIT_HTTP_PORT=str(http_port),
+                             TTANJIT_METRICS_PORT=str(gw_metrics),
+                             TTANJIT_TOKEN_SECRET=os.urandom(16).hex(),
                              TTANJIT_MATCHMAKER_ADDR=f"127.0.0.1:{mm_port}")
             http = f"http://127.0.0.1:{http_port}"
             deadline = time.monotonic() + 60
@@ -311,7 +314,8 @@ def run(args: Any) -> dict[str, Any]:
             print(f"  bare: websocket echo p50 {bare['ws_echo']['p50_ms']} ms, "
                   f"NATS request/reply p50 {bare['nats_request_reply']['p50_ms']} ms",
                   flush=True)
-            main = asyncio.run(measure(http, gw.pid, players, seconds, shard_urls))
+            main = asyncio.run(measure(http, gw.pid, players, seconds, shard_urls,
+                                       f"http://127.0.0.1:{gw_metrics}"))
         finally:
             procs.stop()
     bare_p50 = bare["ws_echo"]["p50_ms"] + bare["nats_request_reply"]["p50_ms"]

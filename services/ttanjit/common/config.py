@@ -34,7 +34,7 @@ class Settings:
     advertise_host: str = ""  # what others dial (default: host name)
     shard_id: str = ""
     matchmaker_addr: str = "127.0.0.1:7200"
-    token_secret: str = "dev-secret"
+    token_secret: str = ""  # no built-in secret: the gateway refuses to start without one
     http_port: int = 8080
     log_level: str = "INFO"
     log_format: str = "json"  # json | text

@@ -1,7 +1,9 @@
 """``python -m ttanjit.gateway``: uvicorn (uvloop, permessage-deflate off,
-1 MiB hard frame cap) on ``TTANJIT_HTTP_PORT``; SIGTERM/SIGINT stop it
-cleanly (open sockets are closed with 1001 and their sessions saved for
-resume on another gateway)."""
+1 MiB hard frame cap) on ``TTANJIT_HTTP_PORT``, ``/metrics`` on
+``TTANJIT_METRICS_PORT``; SIGTERM/SIGINT stop it cleanly (open sockets are
+closed with 1001 and their sessions saved for resume on another gateway).
+Refuses to start (exit 1) without ``TTANJIT_TOKEN_SECRET`` unless
+``TTANJIT_DEV=1``."""
 
 from __future__ import annotations
 
@@ -14,21 +16,28 @@ from collections.abc import Generator
 import uvicorn
 
 from ttanjit.common import log as logsetup
+from ttanjit.common import metrics_http
 from ttanjit.gateway.app import GWSettings, create_app
 from ttanjit.gateway.limits import HARD_MAX_FRAME
 
 
 def main() -> None:
-    settings = GWSettings.from_env()
     logsetup.setup("gateway", os.environ.get("TTANJIT_LOG_LEVEL", "INFO").upper(),
                    os.environ.get("TTANJIT_LOG_FORMAT", "json"))
+    try:
+        settings = GWSettings.from_env()
+    except ValueError as e:  # one line saying what to set; exit 1
+        raise SystemExit(f"gateway: {e}") from None
+    app = create_app(settings)
+    if settings.metrics_port:  # never on the public HTTP port
+        metrics_http.serve(settings.metrics_port)
     try:
         import uvloop  # noqa: F401
         loop = "uvloop"
     except ImportError:
         loop = "asyncio"
     config = uvicorn.Config(
-        create_app(settings), host=settings.host, port=settings.http_port, loop=loop,
+        app, host=settings.host, port=settings.http_port, loop=loop,
         ws=os.environ.get("TTANJIT_WS_IMPL", "websockets-sansio"),
         ws_per_message_deflate=False, ws_max_size=HARD_MAX_FRAME,
         ws_ping_interval=20.0, ws_ping_timeout=20.0, lifespan="on",

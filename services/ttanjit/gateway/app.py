@@ -1,7 +1,9 @@
-"""The gateway process: FastAPI for the HTTP routes (sign-in, health,
-metrics, the web client, OpenAPI) and a plain ASGI handler for ``/ws`` (no
-Starlette WebSocket wrapper on the per-message path), both on one port
-under uvicorn.
+"""The gateway process: FastAPI for the HTTP routes (sign-in, health, the
+web client, OpenAPI; every response with the security headers of
+``headers.py``) and a plain ASGI handler for ``/ws`` (no Starlette
+WebSocket wrapper on the per-message path), both on one port under uvicorn.
+``/metrics`` is not on that port: ``__main__`` serves it on
+``TTANJIT_METRICS_PORT``.
 
 :class:`Gateway` holds what connections share: the NATS connection, the
 sessions bucket, the matchmaker stub, the tokens, and the local connections
@@ -15,6 +17,7 @@ import asyncio
 import gc
 import logging
 import os
+import secrets
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -33,7 +36,6 @@ from nats.aio.client import Client
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.kv import KeyValue
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
 from ttanjit.common.nats import SESSIONS_BUCKET, Subjects, connect, ensure_jetstream
@@ -42,6 +44,7 @@ from ttanjit.gateway import metrics as m
 from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
 from ttanjit.gateway.conn import Connection, now_ms
 from ttanjit.gateway.errors import MESSAGES, FrameError
+from ttanjit.gateway.headers import with_security_headers
 from ttanjit.gateway.limits import HELLO_MS, IDLE_MS
 from ttanjit.gateway.replies import Replies
 from ttanjit.gateway.session import Session
@@ -69,7 +72,8 @@ class GWSettings:
     host: str = "0.0.0.0"
     http_port: int = 8080
     matchmaker_addr: str = "127.0.0.1:7200"
-    token_secret: str = "dev-secret"
+    token_secret: str = ""  # required: no built-in secret (see token_secret_from_env)
+    metrics_port: int = 0  # /metrics on its own port (0 = none); never on http_port
 
     @classmethod
     def from_env(cls) -> GWSettings:
@@ -81,8 +85,25 @@ class GWSettings:
             host=env("TTANJIT_HTTP_HOST") or cls.host,
             http_port=int(env("TTANJIT_HTTP_PORT") or cls.http_port),
             matchmaker_addr=env("TTANJIT_MATCHMAKER_ADDR") or cls.matchmaker_addr,
-            token_secret=env("TTANJIT_TOKEN_SECRET") or cls.token_secret,
+            token_secret=token_secret_from_env(),
+            metrics_port=int(env("TTANJIT_METRICS_PORT") or cls.metrics_port),
         )
+
+
+def token_secret_from_env() -> str:
+    """``TTANJIT_TOKEN_SECRET``; without it, only with ``TTANJIT_DEV=1`` a
+    random secret for this process alone (its tokens work nowhere else and
+    not after a restart). Else :class:`ValueError`: a gateway must not
+    accept tokens anyone can mint."""
+    secret = os.environ.get("TTANJIT_TOKEN_SECRET") or ""
+    if secret:
+        return secret
+    if os.environ.get("TTANJIT_DEV", "") in ("1", "true", "yes"):
+        log.warning("TTANJIT_DEV=1 and no TTANJIT_TOKEN_SECRET: a random token secret "
+                    "for this process only")
+        return secrets.token_hex(32)
+    raise ValueError("TTANJIT_TOKEN_SECRET is not set: set it to a long random string "
+                     "shared by every gateway (or TTANJIT_DEV=1 for a local run)")
 
 
 class Gateway:
@@ -319,7 +340,7 @@ def create_app(settings: GWSettings | None = None) -> Any:
             await gw.stop()
 
     api = FastAPI(title="ttanjit gateway", version="1",
-                  description="Guest sign-in, health and metrics. The game protocol is the "
+                  description="Guest sign-in and health. The game protocol is the "
                               "WebSocket at /ws (docs/websocket.md).", lifespan=lifespan)
 
     @api.post("/api/guest", response_model=GuestOut,
@@ -347,11 +368,6 @@ def create_app(settings: GWSettings | None = None) -> Any:
         return JSONResponse({"status": "ready" if ok else "not_ready",
                              "connections": len(gw.conns)}, status_code=200 if ok else 503)
 
-    @api.get("/metrics")
-    async def metrics() -> Response:
-        """Prometheus metrics (docs/metrics.md)."""
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
-
     if (STATIC / "index.html").exists():
         api.mount("/", StaticFiles(directory=STATIC, html=True), name="client")
     else:
@@ -360,11 +376,13 @@ def create_app(settings: GWSettings | None = None) -> Any:
             """The web client (a placeholder until it is built)."""
             return HTMLResponse(PLACEHOLDER, media_type="text/html; charset=utf-8")
 
+    http = with_security_headers(api)  # CSP and nosniff (gateway/headers.py)
+
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "websocket" and scope.get("path") == "/ws":
             await websocket(gw, scope, receive, send)
         else:
-            await api(scope, receive, send)
+            await http(scope, receive, send)
 
     app.gateway = gw  # type: ignore[attr-defined]
     return app

@@ -49,8 +49,7 @@ class Proc:
         raise TimeoutError(f"{self.name} not ready:\n{self.log()[-3000:]}")
 
     def metrics_url(self) -> str:
-        port = self.ports["http"] if self.svc == "gateway" else self.ports["metrics"]
-        return f"http://127.0.0.1:{port}/metrics"
+        return f"http://127.0.0.1:{self.ports['metrics']}/metrics"  # every service's own port
 
     def stop(self) -> None:
         if self.proc.poll() is None:
