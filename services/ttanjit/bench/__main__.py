@@ -22,7 +22,7 @@ def main() -> int:
     p.add_argument("--quick", action="store_true", help="smaller runs (smoke check)")
     p.add_argument("--out", default="bench-results.json")
     args = p.parse_args()
-    chosen = args.sections or sections()
+    chosen = [s.replace("-", "_") for s in args.sections] or sections()  # nats-cluster
     results: dict[str, object] = {"started": time.strftime("%Y-%m-%d %H:%M:%S")}
     failed = False
     for name in chosen:
