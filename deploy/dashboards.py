@@ -183,6 +183,11 @@ def shards() -> Board:
           (f"sum({rate('ttanjit_shard_ownership_losses_total')})", "leases lost")], unit="ops")
     b.ts("Draining shards", "1 while a shard drains (scale-down, upgrade, node drain).",
          [(f"max by (pod) ({q('ttanjit_shard_draining')})", "{{pod}}")])
+    b.row("Games")
+    b.ts("Games abandoned", "Games ended because every human seat was away 10 minutes in a row "
+         "(RULES.md 4): finished unrated and freed from the shard. Per interval, by game.",
+         [(f"sum by (game) (increase({sel('ttanjit_shard_games_abandoned_total')}[{RI}]))",
+           "{{game}}")])
     b.row("Gateways")
     b.ts("Resumes", "Session resumes by result (gapless, resync, failed).",
          [(f"sum by (result) ({rate('ttanjit_gateway_resumes_total')})", "{{result}}")], unit="ops")

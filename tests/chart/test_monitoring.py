@@ -192,5 +192,6 @@ def test_dashboards_cover_the_issue() -> None:
         "sum(ttanjit_bot_inflight{",  # pool saturation: inflight / capacity
         "ttanjit_bot_capacity",
         "ttanjit_mm_match_wait_seconds_bucket",
+        "ttanjit_shard_games_abandoned_total",  # issue 12: abandoned games reclaimed
     ]
     assert [w for w in wanted if w not in exprs] == []

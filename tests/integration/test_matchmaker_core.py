@@ -67,6 +67,7 @@ def test_options_of_rules() -> None:
         with pytest.raises(LobbyError, match="bad_option"):
             merge_options("onecard", defaults("onecard"), bad)
     assert merge_options("onecard", {}, {"absence_ms": 2000}, allow_test=True)
+    assert merge_options("onecard", {}, {"abandon_ms": 2000}, allow_test=True)
     assert merge_options("penalty_rows", defaults("penalty_rows"),
                          {"end": "score_66"}) == {"select_ms": 20000, "end": "score_66"}
     for bad in ({"rounds": 2}, {"select_ms": 10000}, {"end": "sudden"}):
@@ -116,6 +117,8 @@ def test_ratings_move_with_results() -> None:
     new = rate_result(result, {})
     assert new["p_a"].mu > 25 > new["p_b"].mu and new["p_a"].games == 1
     assert rate_result({**result, "winners": []}, {}) == {}  # time cap: no winner, no change
+    # RULES.md 4 (abandonment): unrated, whatever the result says about winners
+    assert rate_result({**result, "ended_by": "abandoned"}, {}) == {}
     left = rate_result({**result, "substituted": [True, False, False]}, {})
     assert left["p_a"].mu < 25  # a winner seat finished by a substitute bot counts as a loss
     again = rate_result(result, {"p_a": new["p_a"]})

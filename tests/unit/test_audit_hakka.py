@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ttanjit.games.base import SeatSpec, Setup
+from ttanjit.games.base import ABANDON_MS, SeatSpec, Setup
 from ttanjit.games.hakka import Hakka
 from ttanjit.games.hakka_patterns import CARDS, classify, elders, refusal_to_beat
 from ttanjit.games.hakka_scoring import settle
@@ -198,7 +198,7 @@ def test_pause_counts_humans_only_and_substitution_at_exactly_60_s() -> None:
     ok(g, 100, 0, {"type": "disconnect"})
     assert not g.presence.paused  # seat 2 (the dreamer) is still there
     ok(g, 200, 2, {"type": "disconnect"})
-    assert g.presence.paused and g.next_deadline() is None
+    assert g.presence.paused and g.next_deadline() == 200 + ABANDON_MS  # RULES 4 (abandonment)
     ok(g, 500_000, 2, {"type": "reconnect"})  # 100 ms of absence for seat 0 so far
     assert not g.presence.paused
     g.apply(500_000 + 59_899)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ttanjit.games.base import SeatSpec, Setup
+from ttanjit.games.base import ABANDON_MS, SeatSpec, Setup
 from ttanjit.games.onecard import OneCard
 from ttanjit.games.onecard_cards import DECK, RANK, STRENGTH, SUIT, SUITS, refusal
 
@@ -375,10 +375,11 @@ def test_pause_only_when_every_human_is_away() -> None:
     ok(g, 1000, 0, {"type": "leave"})  # seat 0 substituted
     assert not g.presence.paused
     ok(g, 2000, 1, {"type": "disconnect"})
-    assert g.presence.paused and g.next_deadline() is None
-    assert g.apply(2000 + 3_600_000).ok and not g.finished and g.turn == 2
-    ok(g, 2000 + 3_600_000, 1, {"type": "reconnect"})
-    assert not g.presence.paused and g.next_deadline() == 3_600_000 + 30_000
+    # paused: only the abandonment is due, 10 minutes on (RULES 4)
+    assert g.presence.paused and g.next_deadline() == 2000 + ABANDON_MS
+    assert g.apply(2000 + 599_999).ok and not g.finished and g.turn == 2
+    ok(g, 2000 + 599_999, 1, {"type": "reconnect"})
+    assert not g.presence.paused and g.next_deadline() == 599_999 + 30_000
 
 
 def test_first_legal_permutation_of_the_selection_as_given() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ttanjit.games.base import SeatSpec, Setup
+from ttanjit.games.base import ABANDON_MS, SeatSpec, Setup
 from ttanjit.games.penalty_rows import PenaltyRows
 from ttanjit.games.penalty_rows_cards import timeout_pick
 
@@ -166,11 +166,12 @@ def test_pause_counts_humans_only_and_substitution_boundary() -> None:
     two humans, one away 59,999 ms keeps the seat, 60,000 ms substitutes."""
     g = make(["human", "bot", "bot"])
     ok(g, 1000, 0, {"type": "disconnect"})
-    assert g.presence.paused and g.next_deadline() is None
-    g.apply(10_000_000)
+    # paused: only the abandonment is due (RULES 4), 10 minutes away
+    assert g.presence.paused and g.next_deadline() == 1000 + ABANDON_MS
+    g.apply(600_000)
     assert g.turn == 1 and not g.presence.substituted[0]
-    ok(g, 10_000_000, 0, {"type": "reconnect"})
-    assert g.next_deadline() == 10_000_000 + 19_000
+    ok(g, 600_000, 0, {"type": "reconnect"})
+    assert g.next_deadline() == 600_000 + 19_000
     g = make(["human", "human"], select_ms=45_000)
     ok(g, 10, 0, {"type": "select", "card": g.hands[0][0], "row": 2})
     ok(g, 20, 0, {"type": "confirm"})
@@ -229,4 +230,4 @@ def test_back_within_60_s_keeps_pick_and_deadline_substituted_is_not_human() -> 
     ok(g, 40_200, 2, {"type": "disconnect"})
     assert not g.presence.paused
     ok(g, 40_300, 0, {"type": "disconnect"})
-    assert g.presence.paused and g.next_deadline() is None
+    assert g.presence.paused and g.next_deadline() == 40_300 + ABANDON_MS  # RULES 4

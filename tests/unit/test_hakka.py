@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ttanjit.games.base import COMMON_MESSAGES, SeatSpec, Setup
+from ttanjit.games.base import ABANDON_MS, COMMON_MESSAGES, SeatSpec, Setup
 from ttanjit.games.hakka import MESSAGES, Hakka
 from ttanjit.games.hakka_patterns import (
     CARDS,
@@ -264,15 +264,16 @@ def test_claim_order_and_twelve_cap() -> None:
 
 def test_pause_stops_the_clocks_and_the_cap() -> None:
     """RULES.md 4 and 3.9: while every human is away nothing fires, the
-    45-minute cap included; it resumes when a human returns."""
+    45-minute cap included (game time stands still); only the abandonment
+    is due, 10 minutes on; it resumes when a human returns."""
     seats = [SeatSpec(), SeatSpec("bot", "normal"), SeatSpec("bot", "easy"), SeatSpec("bot", "hard")]
     g = Hakka(setup(seats=seats, dealer=0))
     assert g.apply(1000, 0, {"type": "disconnect"}).ok
-    assert g.next_deadline() is None
-    assert g.apply(10 * 3_600_000).ok and not g.finished
+    assert g.next_deadline() == 1000 + ABANDON_MS
+    assert g.apply(600_000).ok and not g.finished
     assert g.state()["calls"] == [] and g.state()["game_time"] == 1000
-    assert g.apply(10 * 3_600_000 + 1, 0, {"type": "reconnect"}).ok
-    assert g.next_deadline() == 10 * 3_600_000 + 1 + 29_000
+    assert g.apply(600_001, 0, {"type": "reconnect"}).ok
+    assert g.next_deadline() == 600_001 + 29_000
     g.apply(10 * 3_600_000 + 45 * 60_000)
     assert g.finished and g.ended_by == "time_cap"
 

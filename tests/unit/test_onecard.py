@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ttanjit.games.base import SeatSpec, Setup, message_for
+from ttanjit.games.base import ABANDON_MS, SeatSpec, Setup, message_for
 from ttanjit.games.onecard import MESSAGES, OneCard
 from ttanjit.games.onecard_cards import (
     DECK,
@@ -203,13 +203,15 @@ def test_result_counters_and_substitution() -> None:
 
 
 def test_paused_game_has_no_deadline_and_clone_is_independent() -> None:
-    """RULES 4: every human away → no deadline until one returns."""
+    """RULES 4: every human away → no game deadline until one returns
+    (only the abandonment, 10 minutes on)."""
     g = game(2, seed=3)
     c = g.clone()
     g.apply(10, 0, {"type": "disconnect"})
     assert g.next_deadline() == 30000
     g.apply(20, 1, {"type": "disconnect"})
-    assert g.next_deadline() is None and g.view(None)["paused"]
+    assert g.next_deadline() == 20 + ABANDON_MS and g.view(None)["paused"]
+    assert g.view(None)["deadline"] is None
     assert c.next_deadline() == 30000 and c.state() != g.state()
     g.apply(5020, 1, {"type": "reconnect"})
     assert g.next_deadline() == 35000

@@ -98,7 +98,9 @@ def drive(g: OneCard, rng: random.Random, check: Any, max_steps: int = 20_000,
         nd = g.next_deadline()
         t = max(t, g.now) + rng.randint(100, 2500)
         away = [s for s in range(g.n) if p.is_active_human(s) and not p.connected[s]]
-        if nd is None:  # paused: every human is away; one comes back
+        if nd is None or (p.paused and rng.random() < 0.9):
+            # paused: every human is away; one comes back (else the clock
+            # input below: 10 minutes later the game is abandoned, RULES 4)
             assert p.paused and away and not seats, "stuck: nobody can act and no deadline"
             inp = Input(t, rng.choice(away), {"type": "reconnect"})
         elif presence and rng.random() < presence:
@@ -151,7 +153,8 @@ def test_conservation_replay_and_refusals(seats: int) -> None:
                     assert snapshot(g) == before, (t, seat, action, res.code)
 
         inputs = drive(g, rng, check, presence=0.02 if n % 2 else 0.0)
-        assert g.finished and g.result()["ended_by"] in ("win", "last_player", "time_cap")
+        assert g.finished and g.result()["ended_by"] in ("win", "last_player", "time_cap",
+                                                          "abandoned")
         doc = json.loads(json.dumps(Record(g.setup, inputs).to_json()))
         again, results, _ = replay(record_from_json(doc))
         assert all(r["ok"] for r in results)

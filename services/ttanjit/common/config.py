@@ -41,6 +41,7 @@ class Settings:
     bot_wait_ms: int = 15_000  # matchmaker: quick-match wait before bots fill the table
     bot_budget_ms: int = 2000  # shard: most a bot decision may take (docs/protocol.md 3)
     absence_ms: int = 0  # 0 = the rules' 60 s (test-only shortening)
+    abandon_ms: int = 0  # 0 = the rules' 10 min abandonment (test-only shortening)
     # Game shard: ownership leases and capacity (docs/protocol.md section 5).
     lease_ms: int = 2000  # a shard's lease lives this long after its last renewal
     renew_ms: int = 500  # renewal interval
@@ -69,6 +70,7 @@ class Settings:
             bot_wait_ms=_env_int("TTANJIT_BOT_WAIT_MS", cls.bot_wait_ms),
             bot_budget_ms=_env_int("TTANJIT_BOT_BUDGET_MS", cls.bot_budget_ms),
             absence_ms=_env_int("TTANJIT_ABSENCE_MS", cls.absence_ms),
+            abandon_ms=_env_int("TTANJIT_ABANDON_MS", cls.abandon_ms),
             lease_ms=_env_int("TTANJIT_LEASE_MS", cls.lease_ms),
             renew_ms=_env_int("TTANJIT_RENEW_MS", cls.renew_ms),
             capacity=_env_int("TTANJIT_CAPACITY", cls.capacity),

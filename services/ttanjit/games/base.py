@@ -14,7 +14,8 @@ Contract used by the shard, the bots, the replay CLI and the tests:
   clock: a deadline that would fire before ``t`` does not fire).
   Malformed input is refused with code ``bad_action``.
 - ``next_deadline()`` -> the ``t`` at which the engine needs a clock input,
-  or ``None`` (finished, or paused because every human is away).
+  or ``None`` (finished). While every human is away (paused) that is the
+  abandonment time (RULES.md 4, :meth:`Presence.abandon_at`).
 - ``view(seat)`` -> what that seat may see (``None`` = spectator/public).
 - ``legal_actions(seat)`` -> game actions the seat may send now (never
   presence actions; ``one_card`` only when a press is meaningful is up to
@@ -41,6 +42,11 @@ JSON = dict[str, Any]
 # RULES.md 4: presence timings. ``options.absence_ms`` may shorten it for
 # tests only (not offered to rooms).
 ABSENCE_MS = 60_000
+# RULES.md 4 (abandonment): every human seat away this long in a row (real
+# time) ends the game, no winner, unrated. ``options.abandon_ms`` may shorten
+# it for tests only, like ``absence_ms``.
+ABANDON_MS = 600_000
+ABANDONED = "abandoned"  # the result's ``ended_by``
 
 # Common refusal codes and their Korean messages. Each game module adds its
 # own table; :func:`message_for` looks a code up in all of them.
@@ -185,13 +191,17 @@ class Presence:
     Tracks which human seats are connected, bot substitution after 60 s away
     or on ``leave``, and *game time*: while every human seat is
     disconnected, game clocks, absence counters and the length cap pause.
+    A pause that lasts ``abandon_ms`` of real time ends the game
+    (abandonment, :meth:`abandon_at`).
 
     Engines keep every deadline in game time (``gt``) and convert with
     :meth:`game_time` / :meth:`real_time`.
     """
 
-    def __init__(self, seats: list[SeatSpec], absence_ms: int = ABSENCE_MS) -> None:
+    def __init__(self, seats: list[SeatSpec], absence_ms: int = ABSENCE_MS,
+                 abandon_ms: int = ABANDON_MS) -> None:
         self.absence_ms = absence_ms
+        self.abandon_ms = abandon_ms
         self.human = [s.kind == "human" for s in seats]
         self.connected = list(self.human)
         self.substituted = [False] * len(seats)
@@ -214,6 +224,17 @@ class Presence:
     @property
     def paused(self) -> bool:
         return self.paused_since is not None
+
+    def abandon_at(self) -> int | None:
+        """RULES.md 4 (abandonment): the real ``t`` at which the game ends as
+        abandoned — ``abandon_ms`` after every human seat went away — or
+        None while a human is connected. The pause is exactly "every human
+        seat (not a bot's, not a substituted one) disconnected", so a human
+        who comes back ends the pause and the count starts again at the
+        next one."""
+        if self.paused_since is None:
+            return None
+        return self.paused_since + self.abandon_ms
 
     # -- who plays a seat --------------------------------------------------
     def is_active_human(self, seat: int) -> bool:
@@ -280,6 +301,7 @@ class Presence:
     def to_json(self) -> JSON:
         return {
             "absence_ms": self.absence_ms,
+            "abandon_ms": self.abandon_ms,
             "human": list(self.human),
             "connected": list(self.connected),
             "substituted": list(self.substituted),
@@ -292,6 +314,7 @@ class Presence:
     def from_json(cls, obj: JSON) -> Presence:
         p = cls.__new__(cls)
         p.absence_ms = obj.get("absence_ms", ABSENCE_MS)
+        p.abandon_ms = obj.get("abandon_ms", ABANDON_MS)
         p.human = list(obj["human"])
         p.connected = list(obj["connected"])
         p.substituted = list(obj["substituted"])
@@ -317,10 +340,13 @@ class Engine:
         self.setup = setup
         self.n = len(setup.seats)
         self.rng = random.Random(setup.seed)
-        absence = setup.options.get("absence_ms", ABSENCE_MS)
-        if not isinstance(absence, int) or isinstance(absence, bool) or absence < 1000:
-            raise ValueError("options.absence_ms must be an integer >= 1000")
-        self.presence = Presence(setup.seats, absence)
+        timings = []
+        for key, default in (("absence_ms", ABSENCE_MS), ("abandon_ms", ABANDON_MS)):
+            ms = setup.options.get(key, default)
+            if not isinstance(ms, int) or isinstance(ms, bool) or ms < 1000:
+                raise ValueError(f"options.{key} must be an integer >= 1000")
+            timings.append(ms)
+        self.presence = Presence(setup.seats, *timings)
         self.now = 0  # last real t seen
         self.finished = False
 
@@ -370,6 +396,26 @@ class Engine:
             return False
         return True
 
+    def _end_abandoned(self, t: int, events: list[Event]) -> None:
+        """End the game at real ``t`` with ``ended_by`` :data:`ABANDONED`, no
+        winner (the engine's own game-over event and result)."""
+        raise NotImplementedError
+
+    def _clock(self, t: int, events: list[Event]) -> None:
+        """Fire everything due by real ``t``: the game's deadlines, then
+        RULES.md 4 (abandonment). While paused no game deadline can fall
+        due (game time stands still), so the order is the clock's."""
+        self._advance(t, events)
+        at = self.presence.abandon_at()
+        if at is not None and at <= t and not self.finished:
+            self._end_abandoned(at, events)
+
+    def _real_deadline(self, gt: int) -> int | None:
+        """:meth:`next_deadline` of a game whose next deadline is at game
+        time ``gt``: its real ``t``, or while paused the abandonment time."""
+        at = self.presence.abandon_at()
+        return at if at is not None else self.presence.real_time(gt)
+
     def _would_fire(self, t: int) -> bool:
         nd = self.next_deadline()
         return nd is not None and nd <= t
@@ -382,7 +428,7 @@ class Engine:
             return _refused(IllegalAction("time_goes_back"))
         if seat is None and action is None:
             events: list[Event] = []
-            self._advance(t, events)
+            self._clock(t, events)
             self.now = t
             return Result(True, events)
         if seat is None or action is None:
@@ -397,7 +443,7 @@ class Engine:
         saved = self._save() if self._would_fire(t) else None
         events = []
         try:
-            self._advance(t, events)
+            self._clock(t, events)
             info = self._act(t, seat, action, events)
         except Refusal as exc:
             if saved is not None:

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ttanjit.games.base import (
+    ABANDONED,
     JSON,
     Engine,
     Event,
@@ -85,7 +86,7 @@ TURN_MS = 30_000  # 3.9
 CAP_MS = 45 * 60_000  # 3.9: game-length cap (game time)
 INTERMISSION_MS = 5_000  # module docstring
 AUTOPILOT_AFTER = 3  # consecutive timeouts (3.9)
-OPTION_KEYS = {"seats", "turn_ms", "absence_ms"}
+OPTION_KEYS = {"seats", "turn_ms", "absence_ms", "abandon_ms"}
 
 CALLING, PLAYING, SCORING, FINISHED = "calling", "playing", "scoring", "finished"
 GAME_ACTIONS = ("call", "pass", "play", "discard", "resume")
@@ -419,7 +420,7 @@ class Hakka(Engine):
 
     def next_deadline(self) -> int | None:
         due = self._next_due()
-        return None if due is None else self.presence.real_time(due[0])
+        return None if due is None else self._real_deadline(due[0])
 
     def _advance(self, t: int, events: list[Event]) -> None:
         while True:
@@ -462,6 +463,11 @@ class Hakka(Engine):
         else:
             n = len(self.table[0].cards)
             self._put(gt, seat, lowest(self.hands[seat], el, n), None, events)
+
+    def _end_abandoned(self, t: int, events: list[Event]) -> None:
+        """RULES.md 4 (abandonment): ended, no winner."""
+        self._finish(self.presence.game_time(t), ABANDONED, [], events)
+        self.end_t = t  # paused: game time has no real time of its own
 
     def _bot_takes_seat(self, t: int, seat: int, reason: str) -> Event:
         ev = super()._bot_takes_seat(t, seat, reason)

@@ -35,6 +35,7 @@ from typing import Any
 
 from ttanjit.games import onecard_view
 from ttanjit.games.base import (
+    ABANDONED,
     JSON,
     Engine,
     Event,
@@ -96,8 +97,9 @@ def _illegal(code: str) -> IllegalAction:
     return IllegalAction(code, MESSAGES.get(code))
 
 
-# Deadline kinds, in firing order when two fall on the same game time.
-_WINDOW, _ABSENCE, _TURN, _CAP = 0, 1, 2, 3
+# Deadline kinds, in firing order when two fall on the same game time;
+# _ABANDON (RULES.md 4) is alone: while paused nothing else is due.
+_WINDOW, _ABSENCE, _TURN, _CAP, _ABANDON = 0, 1, 2, 3, 4
 
 
 class OneCard(Engine):
@@ -151,10 +153,14 @@ class OneCard(Engine):
         return self._nd
 
     def _refresh(self) -> None:
-        """Recompute the next deadline (real t) after every change."""
+        """Recompute the next deadline (real t) after every change; while
+        paused, the abandonment time (RULES.md 4)."""
         p = self.presence
-        if self.finished or p.paused_since is not None:
+        if self.finished:
             self._nd = None
+            return
+        if p.paused_since is not None:
+            self._nd, self._nd_kind = p.abandon_at(), _ABANDON
             return
         gt, kind = CAP_MS, _CAP
         if self.deadline_gt is not None and self.deadline_gt <= gt:
@@ -183,9 +189,15 @@ class OneCard(Engine):
                 self._substitute(self._nd, sub[1], "absent", events)
             elif kind == _TURN:
                 self._timeout(gt, events)
-            else:
+            elif kind == _CAP:
                 self._finish(None, "time_cap", gt, events)
+            else:
+                self._end_abandoned(self._nd, events)
             self._refresh()
+
+    def _end_abandoned(self, t: int, events: list[Event]) -> None:
+        """RULES.md 4 (abandonment): ended, no winner."""
+        self._finish(None, ABANDONED, self.presence.game_time(t), events)
 
     def _timeout(self, gt: int, events: list[Event]) -> None:
         """RULES 1.9: take under attack, else draw 1 (or pass)."""

@@ -10,7 +10,7 @@ from ttanjit.games.onecard_cards import DECK, RANK, START_RANKS
 
 HAND_SIZE = 7
 TURN_MS = (30_000, 45_000)
-OPTIONS = frozenset({"seats", "turn_ms", "absence_ms"})
+OPTIONS = frozenset({"seats", "turn_ms", "absence_ms", "abandon_ms"})
 
 
 def check_options(setup: Setup) -> int:

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ttanjit.games.base import (
+    ABANDONED,
     JSON,
     Engine,
     Event,
@@ -258,7 +259,7 @@ class PenaltyRows(Engine):
 
     def next_deadline(self) -> int | None:
         due = self._next_due()
-        return None if due is None else self.presence.real_time(due[0])
+        return None if due is None else self._real_deadline(due[0])
 
     def _advance(self, t: int, events: list[Event]) -> None:
         while True:
@@ -276,6 +277,10 @@ class PenaltyRows(Engine):
                 self._reveal(gt, events)
             else:
                 self._start_round(gt, events)
+
+    def _end_abandoned(self, t: int, events: list[Event]) -> None:
+        """RULES.md 4 (abandonment): ended, no winner."""
+        self._finish(self.presence.game_time(t), ABANDONED, [], events)
 
     def _bot_takes_seat(self, t: int, seat: int, reason: str) -> Event:
         ev = super()._bot_takes_seat(t, seat, reason)

@@ -15,7 +15,7 @@ TARGET = 66  # classic mode ends after a round in which anyone reached it
 INTERMISSION_MS = 5_000  # RULES.md 2.4 Decision
 CAP_MS = 45 * 60_000  # RULES.md 2.5: game-length cap (game time)
 AUTOPILOT_AFTER = 3  # consecutive timeouts
-OPTION_KEYS = {"seats", "select_ms", "end", "rounds", "absence_ms"}
+OPTION_KEYS = {"seats", "select_ms", "end", "rounds", "absence_ms", "abandon_ms"}
 
 MESSAGES = register_messages(
     {

@@ -32,10 +32,11 @@ QUICK_OVERRIDES: dict[str, dict[str, Any]] = {}
 BOT_LEVELS = ("easy", "normal", "hard")
 
 # Test-only options, accepted only when the matchmaker runs with test options
-# on (TTANJIT_TEST_OPTIONS=1): the 60 s absence rule shortened (base.py), and
-# ``seed`` (the deal's seed, passed to CreateGame, never an engine option) so
-# the load tester's replays deal the same cards (docs/capacity.md).
-TEST_OPTIONS = ("absence_ms", "seed")
+# on (TTANJIT_TEST_OPTIONS=1): the 60 s absence rule and the 10 min
+# abandonment shortened (base.py), and ``seed`` (the deal's seed, passed to
+# CreateGame, never an engine option) so the load tester's replays deal the
+# same cards (docs/capacity.md).
+TEST_OPTIONS = ("absence_ms", "abandon_ms", "seed")
 
 
 def check_game(game: str) -> None:

@@ -6,7 +6,8 @@ Bots take part with a fixed rating per level (never stored), so a player
 who plays bots alone still moves. Winners share rank 1, everybody else rank
 2, and a player whose seat was substituted by a bot (left, or away 60 s)
 ranks last (3), whatever the seat did afterwards; a game with no winner
-(time cap) changes nothing.
+(time cap) changes nothing, and neither does an abandoned one (RULES.md 4:
+every human away 10 min; unrated).
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
+from ttanjit.games.base import ABANDONED
+
 MODEL = PlackettLuce()
+UNRATED = (ABANDONED,)  # ``ended_by`` values that never change ratings (RULES.md 4)
 BOT_MU = {"easy": 18.0, "normal": 25.0, "hard": 32.0}
 BOT_SIGMA = 4.0
 
@@ -60,7 +64,7 @@ def rate_result(result: dict[str, Any], current: dict[str, Rating]) -> dict[str,
     """New ratings of the human players of ``result`` (player id -> Rating)."""
     humans = seat_players(result)
     winners = set(result.get("winners") or [])
-    if not humans or not winners:
+    if not humans or not winners or result.get("ended_by") in UNRATED:
         return {}
     seats = result.get("seats") or []
     substituted = result.get("substituted") or []

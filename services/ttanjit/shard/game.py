@@ -200,8 +200,11 @@ class HostedGame:
         return Applied(entry, frames, reply, res, finished_now=self.engine.finished)
 
     def deadline(self, server_ms: int, t: int) -> JSON | None:
+        """The next deadline for the players. None while paused: then the
+        engine's next deadline is the abandonment time (RULES.md 4), which
+        nobody has to beat."""
         nd = self.engine.next_deadline()
-        if nd is None:
+        if nd is None or self.engine.presence.paused:
             return None
         return {"t": nd, "remaining_ms": max(0, nd - t), "server_ms": server_ms + max(0, nd - t)}
 
@@ -240,8 +243,16 @@ class HostedGame:
 
     # -- summary -------------------------------------------------------------
     def directory_entry(self) -> JSON:
-        return {"game": self.setup.game, "players": dict(self.players),
-                "state": "finished" if self.finished else "live"}
+        """The game's ``ttanjit_games`` entry; a finished game's carries its
+        result too, so a player who comes back after the shard let the game
+        go still learns how it ended (docs/websocket.md 4)."""
+        out: JSON = {"game": self.setup.game, "players": dict(self.players),
+                     "state": "finished" if self.finished else "live"}
+        if self.finished:
+            doc = self.result_doc()
+            out["result"] = {k: doc[k] for k in ("ended_by", "winners", "scores",
+                                                 "substituted", "length_ms")}
+        return out
 
     def result_doc(self) -> JSON:
         res = dict(self.engine.result())

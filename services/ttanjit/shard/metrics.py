@@ -29,6 +29,9 @@ bot_request = Histogram("ttanjit_shard_bot_request_seconds", "Bot decision round
 bot_timeouts = Counter("ttanjit_shard_bot_request_timeouts_total",
                        "Bot requests without a timely answer", ["game"])
 draining = Gauge("ttanjit_shard_draining", "1 while draining")
+games_abandoned = Counter("ttanjit_shard_games_abandoned_total",
+                          "Games ended as abandoned: every human away 10 min (RULES.md 4)",
+                          ["game"])
 
 for _reason in ("create", "failover", "handover"):
     claims.labels(_reason)
@@ -36,3 +39,4 @@ for _d in ("out", "in"):
     handovers.labels(_d)
 for _g in ("onecard", "penalty_rows", "hakka"):
     games_live.labels(_g)
+    games_abandoned.labels(_g)

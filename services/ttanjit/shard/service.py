@@ -42,7 +42,7 @@ from ttanjit.common.nats import (
     connect,
     ensure_jetstream,
 )
-from ttanjit.games.base import JSON, Result, SeatSpec, Setup, message_for
+from ttanjit.games.base import ABANDONED, JSON, Result, SeatSpec, Setup, message_for
 from ttanjit.shard import metrics as m
 from ttanjit.shard import records
 from ttanjit.shard.clocks import Clocks
@@ -156,6 +156,8 @@ class Shard(Leases, Clocks, Handover):
         opts.setdefault("seats", len(specs))
         if self.cfg.absence_ms and "absence_ms" not in opts:
             opts["absence_ms"] = self.cfg.absence_ms
+        if self.cfg.abandon_ms and "abandon_ms" not in opts:
+            opts["abandon_ms"] = self.cfg.abandon_ms
         setup = Setup(game, opts, specs, seed if seed is not None else self.rng.getrandbits(48))
         return setup, players
 
@@ -576,7 +578,11 @@ class Shard(Leases, Clocks, Handover):
             await self.owners.delete(gid)
         except Exception:
             log.exception("finalize failed", extra={"game": gid})
-        log.info("game finished", extra={"game": gid, "inputs": hosted.inputs})
+        ended_by = hosted.engine.result().get("ended_by")
+        if ended_by == ABANDONED:  # RULES.md 4: every human away 10 min
+            m.games_abandoned.labels(hosted.setup.game).inc()
+        log.info("game finished", extra={"game": gid, "inputs": hosted.inputs,
+                                          "ended_by": ended_by})
         self._gauges()
 
         def forget() -> None:
