@@ -78,6 +78,56 @@ def test_shards_drain_before_they_stop(rendered: Rendered) -> None:
     assert "ttanjit-shard" in by_kind(manifests, "PodDisruptionBudget")
 
 
+def test_matchmaker_runs_replicated_behind_a_headless_service(rendered: Rendered) -> None:
+    """Matchmaker replicas (leader through a JetStream KV lease, followers
+    forward): 2 by default, rolled one at a time, at least one kept through
+    disruptions, spread like the others; the gateways dial every replica
+    through the headless Service (gRPC dns:/// + round_robin)."""
+    manifests = rendered("default")
+    mm = by_kind(manifests, "Deployment")["ttanjit-matchmaker"]
+    assert mm["spec"]["replicas"] == 2
+    assert mm["spec"]["strategy"] == {"type": "RollingUpdate",
+                                      "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+    pod = mm["spec"]["template"]["spec"]
+    spread = pod["topologySpreadConstraints"]
+    assert {t["topologyKey"] for t in spread} == {"kubernetes.io/hostname",
+                                                  "topology.kubernetes.io/zone"}
+    assert all(t["labelSelector"]["matchLabels"]["app.kubernetes.io/component"] == "matchmaker"
+               for t in spread)
+    pdb = by_kind(manifests, "PodDisruptionBudget")["ttanjit-matchmaker"]
+    assert pdb["spec"]["minAvailable"] == 1 and "maxUnavailable" not in pdb["spec"]
+    assert pdb["spec"]["selector"]["matchLabels"] == mm["spec"]["selector"]["matchLabels"]
+    services = by_kind(manifests, "Service")
+    normal, headless = services["ttanjit-matchmaker"], services["ttanjit-matchmaker-headless"]
+    assert normal["spec"]["type"] == "ClusterIP" and normal["spec"].get("clusterIP") != "None"
+    assert headless["spec"]["clusterIP"] == "None"
+    assert headless["spec"]["selector"] == mm["spec"]["selector"]["matchLabels"]
+    assert [(p["name"], p["port"]) for p in headless["spec"]["ports"]] == [("grpc", 7200)]
+    (gw,) = pod_specs(manifests)["Deployment/ttanjit-gateway"]["containers"]
+    env = {e["name"]: e.get("value") for e in gw["env"]}
+    assert env["TTANJIT_MATCHMAKER_ADDR"] == "dns:///ttanjit-matchmaker-headless:7200"
+
+
+def test_gateway_metrics_are_not_on_its_public_port(rendered: Rendered) -> None:
+    """/metrics on the gateway's own metrics port and an in-cluster Service;
+    the public Service (maybe a LoadBalancer) and the Ingress carry only HTTP."""
+    manifests = rendered("production-values.yaml")
+    (gw,) = pod_specs(manifests)["Deployment/ttanjit-gateway"]["containers"]
+    ports = {p["name"]: p["containerPort"] for p in gw["ports"]}
+    assert ports == {"http": 8080, "metrics": 9090}
+    env = {e["name"]: e.get("value") for e in gw["env"]}
+    assert env["TTANJIT_METRICS_PORT"] == "9090" and env["TTANJIT_HTTP_PORT"] == "8080"
+    services = by_kind(manifests, "Service")
+    assert [p["targetPort"] for p in services["ttanjit-gateway"]["spec"]["ports"]] == ["http"]
+    scraped = services["ttanjit-gateway-metrics"]
+    assert scraped["spec"]["type"] == "ClusterIP"
+    assert [p["targetPort"] for p in scraped["spec"]["ports"]] == ["metrics"]
+    (ingress,) = by_kind(manifests, "Ingress").values()
+    backends = [p["backend"]["service"] for r in ingress["spec"]["rules"]
+                for p in r["http"]["paths"]]
+    assert backends == [{"name": "ttanjit-gateway", "port": {"name": "http"}}]
+
+
 def test_shard_count_and_grace_follow_values(template: Callable[..., Any]) -> None:
     done = template("--set", "shard.replicas=7", "--set", "shard.terminationGracePeriodSeconds=90")
     assert done.returncode == 0, done.stderr
@@ -184,8 +234,9 @@ def test_configuration_follows_the_env_contract(rendered: Rendered, values: str)
             assert env["TTANJIT_GRPC_PORT"]["value"] == str(ports["grpc"])
     (gw,) = pod_specs(manifests)["Deployment/ttanjit-gateway"]["containers"]
     env = {e["name"]: e for e in gw["env"]}
-    host, port = env["TTANJIT_MATCHMAKER_ADDR"]["value"].split(":")
+    host, port = env["TTANJIT_MATCHMAKER_ADDR"]["value"].removeprefix("dns:///").split(":")
     assert int(port) in {p["port"] for p in services[host]["spec"]["ports"]}
+    assert services[host]["spec"]["clusterIP"] == "None"  # every replica's address
     ref = env["TTANJIT_TOKEN_SECRET"]["valueFrom"]["secretKeyRef"]
     if values == "external-nats-values.yaml":
         assert ref == {"name": "ttanjit-token", "key": "hmac"} and not secrets
@@ -235,7 +286,11 @@ def test_monitoring_on_renders_monitors_rules_and_dashboards(rendered: Rendered)
         sel = monitor["spec"]["selector"]["matchLabels"]
         (svc,) = [s for s in services.values() if _labels_match(sel, s["metadata"]["labels"])]
         (endpoint,) = monitor["spec"]["endpoints"]
+        assert endpoint["port"] == "metrics"
         assert endpoint["port"] in {p["name"] for p in svc["spec"]["ports"]}
+        assert svc["spec"].get("type", "ClusterIP") == "ClusterIP", svc["metadata"]["name"]
+    gateway_sel = monitors["ttanjit-gateway"]["spec"]["selector"]["matchLabels"]
+    assert _labels_match(gateway_sel, services["ttanjit-gateway-metrics"]["metadata"]["labels"])
     (rule,) = by_kind(manifests, "PrometheusRule").values()
     alerts = yaml.safe_load((ROOT / "deploy" / "prometheus" / "ttanjit-alerts.yaml").read_text())
     assert rule["spec"] == alerts
@@ -276,8 +331,9 @@ def test_network_policies_let_each_component_reach_only_what_it_serves(rendered:
     assert allowed[("matchmaker", "grpc")] == ["gateway"]
     assert sorted(allowed[("shard", "grpc")]) == ["gateway", "matchmaker", "shard"]
     for metrics in (("shard", "metrics"), ("matchmaker", "metrics"), ("bots", "metrics"),
-                    ("gateway", "http")):
+                    ("gateway", "metrics")):
         assert monitoring in allowed[metrics], metrics
+    assert monitoring not in allowed[("gateway", "http")]  # /metrics is not there
     assert {"namespaceSelector": {"matchLabels": {
         "kubernetes.io/metadata.name": "ingress-nginx"}}} in allowed[("gateway", "http")]
 
@@ -295,7 +351,10 @@ BAD_VALUES = [
     ("gateway.replicaz=3", "/gateway"),
     ("image.pullPolicy=Sometimes", "/image/pullPolicy"),
     ("logLevel=loud", "/logLevel"),
-    ("matchmaker.replicas=2", "/matchmaker/replicas"),
+    ("matchmaker.replicas=0", "/matchmaker/replicas"),
+    ("matchmaker.replicas=1", "matchmaker.pdb.minAvailable"),
+    ("matchmaker.pdb.maxUnavailable=1", "/matchmaker/pdb"),
+    ("gateway.metricsPort=0", "/gateway/metricsPort"),
     ("bots.autoscaling.targetCPUUtilizationPercentage=150", "/bots/autoscaling"),
     ("gateway.resources.requests.cpu=lots", "/gateway/resources/requests/cpu"),
     ("gateway.autoscaling.minReplicas=9,gateway.autoscaling.maxReplicas=3", "minReplicas"),

@@ -22,6 +22,19 @@
 {{- printf "%s-%s" (include "ttanjit.fullname" .root) .component | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/* The matchmaker's headless Service: one DNS record per ready replica, for
+     the gateways' gRPC round_robin channel (dns:///<name>:<port>). */}}
+{{- define "ttanjit.matchmakerHeadless" -}}
+{{- printf "%s-headless" (include "ttanjit.componentName" (dict "root" .root "component" "matchmaker")) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Label of the one Service per component that Prometheus scrapes (its
+     ServiceMonitor selects it): a component with several Services is
+     scraped once, and never through a Service players reach. */}}
+{{- define "ttanjit.scrapeLabel" -}}
+ttanjit.io/scrape: "true"
+{{- end }}
+
 {{- define "ttanjit.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
