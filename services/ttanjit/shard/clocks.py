@@ -1,7 +1,15 @@
 """Clocks of the hosted games: one timer per game at the engine's next
 deadline (clock-only inputs), bot seats asked of the bot pool after their
 thinking pause (RULES.md 4), and bots' ``[원카드!]`` presses (RULES.md 1.7).
-A mixin of :class:`ttanjit.shard.service.Shard`."""
+A mixin of :class:`ttanjit.shard.service.Shard`.
+
+A bot decision is asked again (docs/protocol.md 3) while its seat still
+has to act and the game is still hosted here: each request waits at most
+its budget plus a margin (a worker killed mid-decision costs that much,
+not the turn timer); while NATS is away the shard waits for it to come
+back and asks at once. The thinking pause is taken once, and the request
+(``rng`` included) is the same every time, so an answer to a repeated
+request is the answer the lost one would have had."""
 
 from __future__ import annotations
 
@@ -10,7 +18,7 @@ import logging
 import time
 
 import orjson
-from nats.errors import NoRespondersError
+from nats.errors import ConnectionClosedError, NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
 from ttanjit.games.base import JSON, Result
@@ -21,6 +29,9 @@ from ttanjit.shard.parts import ShardParts
 log = logging.getLogger("ttanjit.shard")
 
 SKIP_FOR_BOTS = ("resume", "one_card")
+ASK_MARGIN_S = 0.2  # a bot request waits its budget plus this, then is asked again
+RETRY_MAX_S = 1.0  # the longest pause between two asks (no worker, NATS away)
+NO_WORKER_GRACE_S = 3.0  # bot-only game: how long to wait for a replacement worker
 
 
 class Clocks(ShardParts):
@@ -78,49 +89,39 @@ class Clocks(ShardParts):
         if hosted.finished:
             return
         for seat in hosted.driven_seats():
-            if seat in live.bots:
-                continue
-            acts = hosted.engine.legal_actions(seat)
-            if not any(a.get("type") not in SKIP_FOR_BOTS for a in acts):
+            if seat in live.bots or not self._bot_must_act(live, seat):
                 continue
             live.bots[seat] = asyncio.ensure_future(self._bot_turn(live, seat))
 
+    def _bot_must_act(self, live: Live, seat: int) -> bool:
+        """The shard plays ``seat`` and it has a game action to take now."""
+        hosted = live.hosted
+        if live.gone or live.frozen or hosted.finished or seat not in hosted.driven_seats():
+            return False
+        acts = hosted.engine.legal_actions(seat)
+        return any(a.get("type") not in SKIP_FOR_BOTS for a in acts)
+
     async def _bot_turn(self, live: Live, seat: int) -> None:
         """Ask the bot pool for ``seat``'s action and apply it (same
-        validation as a human's command)."""
+        validation as a human's command); ask again while the seat still has
+        to act and the game is still ours (worker lost, NATS away)."""
         from ttanjit.bots import timing
 
         hosted = live.hosted
         version = hosted.version
         try:
             level = hosted.level_of(seat)
+            # deterministic per game seed (RULES.md 4, docs/protocol.md 3)
+            seed = hash((hosted.setup.seed, hosted.inputs, seat)) & 0xFFFFFFFF
             if hosted.has_active_humans():
-                seed = hash((hosted.setup.seed, hosted.inputs, seat)) & 0xFFFFFFFF
                 await asyncio.sleep(timing.thinking_ms(level, seed) / 1000)
                 if live.gone or hosted.finished:
                     return
             version = hosted.version
             auto = hosted.on_autopilot(seat)
-            eng = hosted.engine
-            now_t = live.now_t(self.loop.time())
-            nd = eng.next_deadline()
-            budget = self.cfg.bot_budget_ms
-            if nd is not None and hosted.has_active_humans():
-                budget = max(50, min(budget, nd - now_t - 100))
-            req = {"game": hosted.setup.game, "level": level, "seat": seat,
-                   "view": eng.view(seat), "budget_ms": budget,
-                   "rng": self.rng.getrandbits(31)}
-            t0 = time.perf_counter()
-            try:
-                msg = await self.nc.request(self.subj.bots_decide, orjson.dumps(req),
-                                            timeout=budget / 1000 + 0.2)
-            except (TimeoutError, NatsTimeout, NoRespondersError):
-                m.bot_timeouts.labels(hosted.setup.game).inc()
+            reply = await self._ask_bot(live, seat, level, version, seed)
+            if reply is None or live.gone or hosted.finished:
                 return
-            m.bot_request.labels(hosted.setup.game).observe(time.perf_counter() - t0)
-            if live.gone or hosted.finished:
-                return
-            reply = orjson.loads(msg.data)
             action = reply.get("action") if isinstance(reply, dict) else None
             if not isinstance(action, dict):
                 return
@@ -152,6 +153,74 @@ class Clocks(ShardParts):
                         self._after_change(live)
                     elif not live.bots:
                         self._arm(live)
+
+    async def _ask_bot(self, live: Live, seat: int, level: str, version: int,
+                       seed: int) -> JSON | None:
+        """The bot pool's reply for ``seat`` (None: give up — the seat no
+        longer has to act, the game left this shard, or a bot-only game has
+        no worker to ask: its own timeout rule acts)."""
+        hosted = live.hosted
+        game = hosted.setup.game
+        rng = (seed * 2654435761 + 1) & 0x7FFFFFFF  # same request every time it is asked
+        pause, lost_worker = 0.1, False
+        no_worker_since: float | None = None
+        while True:
+            if (self.games.get(live.game_id) is not live or hosted.version != version
+                    or not self._bot_must_act(live, seat)):
+                return None
+            if not self.nc.is_connected:
+                await self._nats_back(RETRY_MAX_S)
+                continue
+            eng = hosted.engine
+            nd = eng.next_deadline()
+            budget = self.cfg.bot_budget_ms
+            if nd is not None and hosted.has_active_humans():
+                now_t = live.now_t(self.loop.time())
+                budget = max(50, min(budget, nd - now_t - 100))
+            req = {"game": game, "level": level, "seat": seat, "view": eng.view(seat),
+                   "budget_ms": budget, "rng": rng}
+            t0 = time.perf_counter()
+            try:
+                msg = await self.nc.request(self.subj.bots_decide, orjson.dumps(req),
+                                            timeout=budget / 1000 + ASK_MARGIN_S)
+            except NoRespondersError:
+                m.bot_timeouts.labels(game).inc()
+                now = self.loop.time()
+                no_worker_since = now if no_worker_since is None else no_worker_since
+                if not hosted.has_active_humans():
+                    # bot-only: its clock waits for us. Wait for a worker
+                    # only when one was lost just now (or NATS came back).
+                    recent = lost_worker or now - self.nats_back_at < NO_WORKER_GRACE_S
+                    if not recent or now - no_worker_since > NO_WORKER_GRACE_S:
+                        return None
+                await self._nats_back(pause)
+                pause = min(pause * 2, RETRY_MAX_S)
+                continue
+            except (TimeoutError, NatsTimeout, ConnectionClosedError) as exc:
+                # the worker died mid-decision, or NATS went away: ask again
+                m.bot_timeouts.labels(game).inc()
+                lost_worker = True
+                log.info("bot decision lost: asking again",
+                         extra={"game": live.game_id, "seat": seat, "error": repr(exc)})
+                await self._nats_back(0.05)
+                continue
+            except Exception as exc:  # noqa: BLE001 - e.g. reconnecting: wait for NATS
+                m.bot_timeouts.labels(game).inc()
+                log.info("bot request failed: asking again",
+                         extra={"game": live.game_id, "seat": seat, "error": repr(exc)})
+                await self._nats_back(pause)
+                pause = min(pause * 2, RETRY_MAX_S)
+                continue
+            m.bot_request.labels(game).observe(time.perf_counter() - t0)
+            reply = orjson.loads(msg.data)
+            return reply if isinstance(reply, dict) else None
+
+    async def _nats_back(self, timeout: float) -> None:
+        """Sleep ``timeout`` s, or less: until NATS reconnects."""
+        try:
+            await asyncio.wait_for(self.nats_back.wait(), timeout)
+        except TimeoutError:
+            pass
 
     def _schedule_presses(self, live: Live, window: JSON) -> None:
         """RULES 1.7 / 4: bot-played seats press [원카드!] after their

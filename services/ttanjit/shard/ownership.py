@@ -50,12 +50,18 @@ class OwnerBook:
     owners: dict[str, Owner] = field(default_factory=dict)
 
     def on_put(self, key: str, value: dict[str, object], revision: int) -> None:
+        """One watch update. An update older than what the book holds (a
+        restarted watch replaying, a late delivery) changes nothing."""
         if key.startswith(SHARD_PREFIX):
-            self.leases[key[len(SHARD_PREFIX):]] = Lease(
-                str(value["shard"]), str(value["inc"]), int(value["expires_ms"]),  # type: ignore[call-overload]
-                int(value.get("renewed_ms", 0)), bool(value.get("draining")),  # type: ignore[call-overload]
-                str(value.get("grpc", "")), revision)
+            name = key[len(SHARD_PREFIX):]
+            old_lease = self.leases.get(name)
+            if old_lease is not None and revision and revision < old_lease.revision:
+                return
+            self.leases[name] = parse_lease(value, revision)
         else:
+            old_owner = self.owners.get(key)
+            if old_owner is not None and revision and revision < old_owner.revision:
+                return
             self.owners[key] = Owner(str(value["shard"]), str(value.get("inc", "")),
                                      int(value.get("epoch", 0)), revision)  # type: ignore[call-overload]
 
@@ -84,6 +90,13 @@ class OwnerBook:
                 continue  # my own live game (my lease is renewed by me)
             out.append((gid, own, lease))
         return out
+
+
+def parse_lease(value: dict[str, object], revision: int) -> Lease:
+    """A ``shard.<id>`` entry's value (raises on a malformed one)."""
+    return Lease(str(value["shard"]), str(value["inc"]), int(value["expires_ms"]),  # type: ignore[call-overload]
+                 int(value.get("renewed_ms", 0)), bool(value.get("draining")),  # type: ignore[call-overload]
+                 str(value.get("grpc", "")), revision)
 
 
 def rendezvous(game_id: str, shards: list[str]) -> str | None:

@@ -45,6 +45,9 @@ class ShardParts:
     watcher: KeyValue.KeyWatcher
     watch_seen: float
     watch_task: asyncio.Task[None]
+    claims_from: float  # loop time before which no failover claim is made
+    nats_back: asyncio.Event  # set (and replaced) when NATS reconnects
+    nats_back_at: float  # loop time of the last reconnect
 
     if TYPE_CHECKING:
         async def _claim(self, gid: str, reason: str, rev: int, epoch: int, *,
@@ -70,3 +73,7 @@ class ShardParts:
         async def _renew(self) -> None: ...
 
         async def _heartbeat(self) -> None: ...
+
+        async def _nats_back(self, timeout: float) -> None: ...
+
+        def _arm(self, live: Live) -> None: ...
