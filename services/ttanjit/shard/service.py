@@ -80,6 +80,9 @@ class Shard(Leases, Clocks, Handover):
         self.lease_expires = 0
         self.renew_lock = asyncio.Lock()
         self.claiming: set[str] = set()
+        self.claims_from = 0.0
+        self.nats_back = asyncio.Event()
+        self.nats_back_at = -1e9
         self.rng = random.Random()
         self._tasks: list[asyncio.Task[Any]] = []
         self._out: list[tuple[str, bytes]] = []  # (subject, payload) to publish next
@@ -89,7 +92,9 @@ class Shard(Leases, Clocks, Handover):
     # start / stop
     # ======================================================================
     async def start(self) -> None:
-        self.nc = await connect(self.cfg.nats_url, f"shard {self.id}")
+        self.nc = await connect(self.cfg.nats_url, f"shard {self.id}",
+                                disconnected_cb=self._on_disconnected,
+                                reconnected_cb=self._on_reconnected)
         self.js = self.nc.jetstream(timeout=5.0)
         buckets = await ensure_jetstream(self.js, self.subj, self.cfg.js_replicas)
         self.owners: KeyValue = buckets[OWNERS_BUCKET]
@@ -273,12 +278,14 @@ class Shard(Leases, Clocks, Handover):
     async def _reclaim(self, live: Live) -> None:
         """Re-host a game this shard dropped after an append failure (NATS
         down): replay its record, unless another shard has it by then."""
-        gid, delay = live.game_id, 0.5
+        gid, delay = live.game_id, 0.25
         while not self.stopping.is_set() and gid not in self.games:
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 5.0)
+            await self._nats_back(delay)  # at once when NATS reconnects
+            delay = min(delay * 2, 1.0)
+            if not self.nc.is_connected:
+                continue
             try:
-                entry = await self.owners.get(gid)
+                entry = await asyncio.wait_for(self.owners.get(gid), 2.0)
             except NotFoundError:
                 return  # finished meanwhile
             except Exception:  # noqa: BLE001 - NATS still away: try again
