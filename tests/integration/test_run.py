@@ -1,6 +1,8 @@
 """``make run`` (issue 6, DESIGN.md 5): ``python -m ttanjit.run`` starts NATS
 with JetStream, the matchmaker, two shards, a bot worker and the gateway,
-prints the address, serves a game; Ctrl-C stops every process."""
+prints the address only once a game can start (issue 12: a private room
+started right then gets a shard, not ``no_shard``), serves games; Ctrl-C
+stops every process."""
 
 from __future__ import annotations
 
@@ -31,6 +33,25 @@ def _group_alive(pgid: int) -> bool:
         return False
 
 
+async def room_started_at_once(url: str) -> None:
+    """Right after the address is printed: a private room, a friend joins,
+    the host starts it, both are dealt in (no ``no_shard``)."""
+    host = await WSClient.signed_in(url, "방장")
+    guest = await WSClient.signed_in(url, "친구")
+    await host.send({"type": "room_create", "game": "onecard", "seats": 2})
+    code = (await host.wait_type("room"))["room"]["code"]
+    await guest.send({"type": "room_join", "code": code})
+    await host.wait_for(lambda f: f.get("type") == "room"
+                        and all(m["kind"] == "human" for m in f["room"]["members"]))
+    await host.send({"type": "room_start"})
+    first = await host.wait_for(lambda f: f.get("type") in ("matched", "error"), 20)
+    assert first["type"] == "matched", first  # an error here: e.g. no_shard
+    assert (await guest.wait_type("matched", 20))["game_id"] == first["game_id"]
+    for c in (host, guest):
+        await c.action(first["game_id"], {"type": "leave"})
+        await c.close()
+
+
 async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TTANJIT_")}
     env.update(TTANJIT_VAR_DIR=str(tmp_path / "var"), TTANJIT_HTTP_PORT=str(free_port()),
@@ -54,6 +75,7 @@ async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) ->
             m = re.search(r"open (http://127\.0\.0\.1:\d+)/", out[-1])
             url = m.group(1) if m else None
         assert url, "".join(out[-50:])
+        await room_started_at_once(url)
         with urllib.request.urlopen(url + "/", timeout=5) as r:
             assert r.status == 200 and "utf-8" in r.headers["Content-Type"].lower()
             assert "딴짓" in r.read().decode()

@@ -28,6 +28,7 @@ from ttanjit.matchmaker.options import check_seats, defaults
 from ttanjit.matchmaker.placement import ShardTable
 from ttanjit.matchmaker.queue import QuickMatch, QuickQueue, Ticket
 from ttanjit.matchmaker.ratings import Rating, rate_result, seat_players
+from ttanjit.matchmaker.readiness import watch_placement
 from ttanjit.matchmaker.rooms import Room, Rooms, Seat
 from ttanjit.v1 import client_pb2, matchmaker_pb2, matchmaker_pb2_grpc, shard_pb2, shard_pb2_grpc
 
@@ -421,6 +422,7 @@ async def serve(settings: MMSettings, nc: Client, stop: asyncio.Event,
     health = HealthServer(server, ["ttanjit.v1.Matchmaker"])
     await server.start()
     await health.set(True)
+    placeable = asyncio.create_task(watch_placement(mm.shards, health.servicer, stop))
     results = asyncio.create_task(run_results(mm, js, stop))
     log.info("matchmaker ready", extra={"grpc_port": port, "bot_wait_ms": settings.bot_wait_ms})
     if ready is not None:
@@ -434,6 +436,7 @@ async def serve(settings: MMSettings, nc: Client, stop: asyncio.Event,
                 pass
     finally:
         await health.set(False)
+        placeable.cancel()
         results.cancel()
         await asyncio.gather(results, return_exceptions=True)
         await server.stop(2)
