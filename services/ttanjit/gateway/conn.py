@@ -21,6 +21,7 @@ import orjson
 from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
 from ttanjit.gateway.errors import FrameError
+from ttanjit.gateway.finals import final_frame
 from ttanjit.gateway.limits import MAX_FRAME, TokenBucket, limits_json
 from ttanjit.gateway.session import Session, new_session_id
 from ttanjit.matchmaker.options import check_seats
@@ -179,8 +180,12 @@ class Connection:
             sess.new_game(state["game_id"], state.get("seat"))
             from_game_seq = None
         catch_up = await self.gw.sync(sess, from_game_seq) if sess.game_id else None
+        final = None
         if catch_up is None and sess.game_id:
-            sess.game_id, sess.seat = "", None  # the game is gone (finished long ago)
+            # the game is gone from its shard (finished over 30 s ago): how it
+            # ended comes from the game directory (RULES.md 4, abandonment too)
+            final = await final_frame(self.gw.nc, sess.game_id, sess.player)
+            sess.game_id, sess.seat = "", None
         result = ""
         if resumed:
             result = "resync" if catch_up is not None and "events" not in catch_up else "gapless"
@@ -201,6 +206,8 @@ class Connection:
         await self.send(welcome)
         if catch_up is not None:
             await self.deliver_catch_up(catch_up)
+        elif final is not None:
+            await self.send(final)
         await self.flush_buffer()
         if sess.game_id and not self.finished_game:
             await self.gw.command(sess.game_id, sess.player, "gw-" + secrets.token_hex(6),
@@ -504,7 +511,12 @@ class Connection:
             raise FrameError("not_in_game")
         reply = await self.gw.sync(s, None)
         if reply is None:
-            raise FrameError("game_unavailable")
+            final = await final_frame(self.gw.nc, gid, s.player)
+            if final is None:
+                raise FrameError("game_unavailable")
+            self.finished_game = True  # gone from its shard: finished
+            await self.send(final)
+            return
         await self.deliver_catch_up(reply)
 
 
