@@ -106,6 +106,9 @@ def test_matchmaker_runs_replicated_behind_a_headless_service(rendered: Rendered
     (gw,) = pod_specs(manifests)["Deployment/ttanjit-gateway"]["containers"]
     env = {e["name"]: e.get("value") for e in gw["env"]}
     assert env["TTANJIT_MATCHMAKER_ADDR"] == "dns:///ttanjit-matchmaker-headless:7200"
+    (c,) = pod["containers"]
+    mm_env = {e["name"]: e for e in c["env"]}  # the leader's address in the lease: its Pod IP
+    assert mm_env["TTANJIT_ADVERTISE_HOST"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
 
 
 def test_gateway_metrics_are_not_on_its_public_port(rendered: Rendered) -> None:
@@ -328,7 +331,7 @@ def test_network_policies_let_each_component_reach_only_what_it_serves(rendered:
                 assert port["port"] in ports, (name, port)
                 peers = [component(p) or p for p in rule["from"]]
                 allowed.setdefault((name.removeprefix("ttanjit-"), port["port"]), []).extend(peers)
-    assert allowed[("matchmaker", "grpc")] == ["gateway"]
+    assert allowed[("matchmaker", "grpc")] == ["gateway", "matchmaker"]  # followers forward
     assert sorted(allowed[("shard", "grpc")]) == ["gateway", "matchmaker", "shard"]
     for metrics in (("shard", "metrics"), ("matchmaker", "metrics"), ("bots", "metrics"),
                     ("gateway", "metrics")):
