@@ -7,7 +7,8 @@ Cards and matching live in :mod:`ttanjit.games.onecard_cards`.
 
 Time: every deadline (turn timer, One Card window, 60 s absence, 30 min cap)
 is kept in *game time* (``gt``: real ``t`` minus paused time, section 4) and
-fires in :meth:`_advance` when an input's ``t`` reaches it.
+fires in :meth:`_advance` when an input's ``t`` reaches it; while paused the
+only deadline is the abandonment (section 4, real time, ``_ABANDON``).
 
 Decisions beyond RULES.md (documented here, tested in the scenarios):
 - A One Card window stays open until the first press or expiry even if its
