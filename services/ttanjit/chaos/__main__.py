@@ -1,0 +1,47 @@
+"""``python -m ttanjit.chaos [--quick]`` (``make chaos``): start a local stack,
+run every fault under load, print the table; exit 1 when a fault lost an
+accepted command or stalled a game for more than 3 s."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ttanjit.chaos import drill
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ttanjit.chaos", description=__doc__)
+    p.add_argument("--quick", action="store_true",
+                   help="one table per fault, short windows (what the test runs)")
+    p.add_argument("--nats", type=int, default=3, choices=(1, 3),
+                   help="NATS nodes: 3 = a cluster at JetStream R3 (default), 1 = one node")
+    p.add_argument("--matchmakers", type=int, default=2, help="matchmaker replicas (default 2)")
+    p.add_argument("--games", type=int, default=0,
+                   help="tables played at once (default 4, --quick 1)")
+    p.add_argument("--window", type=float, default=0.0,
+                   help="seconds watched after each fault (default 8, --quick 6)")
+    p.add_argument("--logs", help="keep the services' logs in this directory")
+    p.add_argument("--json", help="write the rows to this file")
+    args = p.parse_args(argv)
+    games = args.games or (1 if args.quick else 4)
+    window = args.window or (6.0 if args.quick else 8.0)
+    rows = drill.run(nats_nodes=args.nats, matchmakers=args.matchmakers, games=games,
+                     window_s=window, full=not args.quick, keep_logs=args.logs,
+                     log=lambda s: print(s, flush=True))
+    print()
+    print(drill.table(rows))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump([r.__dict__ for r in rows], f, ensure_ascii=False, indent=2)
+    bad = [r.fault for r in rows if not r.ok]
+    if bad:
+        print(f"\nFAILED: {', '.join(bad)}", file=sys.stderr)
+        return 1
+    print("\nevery fault: no accepted command lost, no game stalled > 3 s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
