@@ -72,6 +72,8 @@ def test_an_over_long_token_is_the_token_checks_to_refuse() -> None:
     with pytest.raises(FrameError) as exc:
         codec.decode_json(orjson.dumps({"type": "room_join", "code": "A" * 513}))
     assert exc.value.code == "bad_frame"
+    with pytest.raises(ValueError):
+        Tokens("")  # no built-in secret (docs/protocol.md 6)
 
 
 @settings(max_examples=500, deadline=None)

@@ -49,6 +49,8 @@ class Identity:
 
 class Tokens:
     def __init__(self, secret: str) -> None:
+        if not secret:  # no built-in secret: tokens anyone could mint
+            raise ValueError("TTANJIT_TOKEN_SECRET is not set")
         self.key = secret.encode()
 
     def _sig(self, body: str) -> str:
