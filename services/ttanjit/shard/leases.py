@@ -56,26 +56,8 @@ class Leases(ShardParts):
             await self._renew_once()
 
     async def _renew_once(self) -> None:
-        now = wall_ms()
-        lapsed = now > self.lease_expires  # cut off (frozen, NATS away) past our lease
-        key = SHARD_PREFIX + self.id
-        try:
-            self.lease_rev = await asyncio.wait_for(
-                self.owners.update(key, self._lease_doc(now), last=self.lease_rev),
-                KV_TIMEOUT_S)
-            self.lease_expires = now + self.cfg.lease_ms
-        except KeyWrongLastSequenceError:
-            # A renewal of ours whose answer we never got (timed out, NATS
-            # restart) may have been stored after all: then the lease is ours.
-            try:
-                entry = await asyncio.wait_for(self.owners.get(key), KV_TIMEOUT_S)
-                mine = parse_lease(orjson.loads(entry.value or b"{}"), entry.revision or 0)
-            except NotFoundError:
-                mine = None
-            if mine is not None and (mine.shard, mine.inc) == (self.id, self.inc):
-                self.lease_rev = mine.revision
-                await self._renew_once()
-                return
+        lapsed = wall_ms() > self.lease_expires  # cut off (frozen, NATS away) past our lease
+        if not await self._update_lease():
             # Someone declared us dead and took our games: let them go, for
             # good (a new incarnation; the games' new owners are valid).
             log.error("lease lost: another shard took over my games", extra={"shard": self.id})
@@ -87,6 +69,30 @@ class Leases(ShardParts):
             lapsed = True
         if lapsed:
             self._after_cutoff()
+
+    async def _update_lease(self) -> bool:
+        """Renew our lease entry (revision check); False: it is not ours any more."""
+        key = SHARD_PREFIX + self.id
+        for attempt in range(2):
+            now = wall_ms()
+            try:
+                self.lease_rev = await asyncio.wait_for(
+                    self.owners.update(key, self._lease_doc(now), last=self.lease_rev),
+                    KV_TIMEOUT_S)
+                self.lease_expires = now + self.cfg.lease_ms
+                return True
+            except KeyWrongLastSequenceError:
+                # A renewal of ours whose answer we never got (timed out, NATS
+                # restart) may have been stored after all: then it is ours.
+                try:
+                    entry = await asyncio.wait_for(self.owners.get(key), KV_TIMEOUT_S)
+                    mine = parse_lease(orjson.loads(entry.value or b"{}"), entry.revision or 0)
+                except NotFoundError:
+                    return False
+                if attempt or (mine.shard, mine.inc) != (self.id, self.inc):
+                    return False
+                self.lease_rev = mine.revision
+        return False
 
     def _after_cutoff(self) -> None:
         """Our lease had run out before this renewal: our view of the bucket
@@ -144,11 +150,13 @@ class Leases(ShardParts):
         self.nats_back = asyncio.Event()
 
         async def resume() -> None:
+            lapsed = wall_ms() > self.lease_expires  # then the renewal re-checks
             try:
                 await self._renew()
             except Exception as exc:  # noqa: BLE001 - the lease loop retries
                 log.warning("lease renewal after reconnect failed: %r", exc)
-            await self._recheck_ownership("nats reconnected")
+            if not lapsed:
+                await self._recheck_ownership("nats reconnected")
         asyncio.ensure_future(resume())
 
     async def _lease_loop(self) -> None:
@@ -241,7 +249,7 @@ class Leases(ShardParts):
             return
         takers = self.book.takers(now)
         picked = []
-        for gid, _own, lease in orphans:
+        for gid, own, lease in orphans:
             if gid in self.games or gid in self.claiming:
                 continue
             chosen = rendezvous(gid, takers)
@@ -249,21 +257,21 @@ class Leases(ShardParts):
             overdue = lease is None or lease.expires_ms < now - 2000
             if chosen != self.id and not overdue:
                 continue
-            picked.append(gid)
+            picked.append((gid, own))
         if not picked:
             return
         fresh: dict[str, Lease | None] = {}
         sem = asyncio.Semaphore(32)
 
-        async def run(gid: str) -> None:
+        async def run(gid: str, seen: Owner) -> None:
             async with sem:
-                got = await self._still_orphaned(gid, fresh)
+                got = await self._still_orphaned(gid, seen, fresh)
                 if got is not None and self.may_claim():
                     own, dead_renewed = got
                     await self._claim(gid, "failover", own.revision, own.epoch,
                                       dead_renewed_ms=dead_renewed)
 
-        await asyncio.gather(*(run(gid) for gid in picked))
+        await asyncio.gather(*(run(gid, own) for gid, own in picked))
         # a dead shard whose games are all gone: remove its lease entry
         for lease in list(self.book.leases.values()):
             if lease.expires_ms < now - self.cfg.lease_ms and lease.shard != self.id and not any(
@@ -303,37 +311,45 @@ class Leases(ShardParts):
                 log.warning("heartbeat failed: %r", exc)
             await asyncio.sleep(1.0)
 
-    async def _still_orphaned(self, gid: str, fresh: dict[str, Lease | None]
+    async def _lease_now(self, shard: str, fresh: dict[str, Lease | None]) -> Lease | None:
+        """``shard``'s lease as the bucket holds it now (cached in ``fresh``
+        for one scan; the book learns it too)."""
+        if shard not in fresh:
+            try:
+                entry = await asyncio.wait_for(self.owners.get(SHARD_PREFIX + shard),
+                                               KV_TIMEOUT_S)
+                value = orjson.loads(entry.value or b"{}")
+                fresh[shard] = parse_lease(value, entry.revision or 0)
+                self.book.on_put(SHARD_PREFIX + shard, value, entry.revision or 0)
+            except NotFoundError:
+                fresh[shard] = None
+        return fresh[shard]
+
+    async def _still_orphaned(self, gid: str, seen: Owner, fresh: dict[str, Lease | None]
                               ) -> tuple[Owner, int] | None:
-        """Read the game's owner entry and its owner's lease from the bucket
-        (not the watch): ``(owner, dead_renewed_ms)`` when the owner's lease
-        of the same ``inc`` is really gone or expired, else None. ``fresh``
-        caches the leases read during one scan."""
+        """Check a game the book calls orphaned against the bucket itself:
+        ``(owner, dead_renewed_ms)`` when its owner's lease of the same
+        ``inc`` is really gone or expired, else None (never on the watch's
+        word alone: after a freeze or a NATS outage the book is stale)."""
+
+        def valid(lease: Lease | None, inc: str) -> bool:
+            return lease is not None and lease.inc == inc and lease.expires_ms >= wall_ms()
+
         try:
+            if valid(await self._lease_now(seen.shard, fresh), seen.inc):
+                return None  # one read per shard and scan settles most
             entry = await asyncio.wait_for(self.owners.get(gid), KV_TIMEOUT_S)
             doc = orjson.loads(entry.value or b"{}")
             own = Owner(str(doc["shard"]), str(doc.get("inc", "")), int(doc.get("epoch", 0)),
                         entry.revision or 0)
-            if own.shard not in fresh:
-                try:
-                    lent = await asyncio.wait_for(self.owners.get(SHARD_PREFIX + own.shard),
-                                                  KV_TIMEOUT_S)
-                    fresh[own.shard] = parse_lease(orjson.loads(lent.value or b"{}"),
-                                                   lent.revision or 0)
-                except NotFoundError:
-                    fresh[own.shard] = None
+            lease = await self._lease_now(own.shard, fresh)
         except NotFoundError:
             return None  # finished meanwhile
         except Exception as exc:  # noqa: BLE001 - NATS trouble: next scan
             log.debug("cannot check owner of %s: %r", gid, exc)
             return None
-        lease = fresh[own.shard]
-        if lease is not None and lease.inc == own.inc and lease.expires_ms >= wall_ms():
-            log.debug("not claiming %s: the lease of %s is valid (watch was stale)",
-                      gid, own.shard)
+        if valid(lease, own.inc) or (own.shard, own.inc) == (self.id, self.inc):
             return None
-        if (own.shard, own.inc) == (self.id, self.inc):
-            return None  # ours (a stale book): nothing to take
         dead_renewed = lease.renewed_ms if lease is not None and lease.inc == own.inc else 0
         return own, dead_renewed
 
