@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PROTOS := $(wildcard proto/ttanjit/v1/*.proto)
 GEN_STAMP := services/ttanjit/v1/.generated
 
-.PHONY: install proto run test test-fast lint bench clean tools web browser pushgateway
+.PHONY: install proto run test test-fast lint bench chaos clean tools web browser pushgateway
 
 install: $(STAMP) $(GEN_STAMP) web
 
@@ -58,6 +58,11 @@ lint: install
 
 bench: install
 	$(BIN)/python -m ttanjit.bench
+
+# Fault drill on a local stack (3-node NATS cluster, 2 of each service) under
+# load; fails if a fault loses an accepted command or stalls a game > 3 s.
+chaos: install
+	$(BIN)/python -m ttanjit.chaos
 
 # helm, kubectl, promtool, prometheus for the chart tests (see deploy/tools.py).
 tools: $(STAMP)
