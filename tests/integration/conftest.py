@@ -24,6 +24,7 @@ Every process listens on free ports only; nothing is left running.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -125,12 +126,16 @@ class Services:
         self.nats_url = nats_url
         self.logdir = logdir
         self.procs: list[Proc] = []
+        # a lobby of its own (docs/protocol.md 4.1): tests share the session's
+        # JetStream, and one test's queued tickets must not meet the next's
+        self.lobby = "it-" + secrets.token_hex(4)
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TTANJIT_")}
         # TTANJIT_DEV=1: a gateway started without TTANJIT_TOKEN_SECRET uses a
         # random secret of its own instead of refusing to start
         env.update({"TTANJIT_NATS_URL": self.nats_url, "TTANJIT_LOG_LEVEL": "INFO",
+                    "TTANJIT_LOBBY": self.lobby,
                     "PYTHONUNBUFFERED": "1", "TTANJIT_DEV": "1"})
         env.update(extra)
         return env

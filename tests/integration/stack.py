@@ -20,19 +20,22 @@ class Stack:
         self.shards: list[Proc] = []
         self.gateways: list[Proc] = []
         self.matchmaker: Proc | None = None
+        self.matchmakers: list[Proc] = []  # replicas (docs/protocol.md 4.1)
         self.bots: Proc | None = None
 
     def start(self, shards: int = 1, gateways: int = 1, bots: bool = True,
-              bot_wait_ms: int = 300, absence_ms: int = 0) -> Stack:
+              bot_wait_ms: int = 300, absence_ms: int = 0, matchmakers: int = 1) -> Stack:
         s = self.services
         for i in range(shards):
             env = {"TTANJIT_ABSENCE_MS": str(absence_ms)} if absence_ms else {}
             self.shards.append(s.start("shard", name=f"shard-{i}", wait=False, env=env))
         if bots:
             self.bots = s.start("bots", name="bots", wait=False)
-        self.matchmaker = s.start("matchmaker", name="matchmaker", env={
-            "TTANJIT_BOT_WAIT_MS": str(bot_wait_ms), "TTANJIT_TEST_OPTIONS": "1",
-            "TTANJIT_ROOM_AWAY_MS": "3000"})
+        for i in range(matchmakers):
+            self.matchmakers.append(s.start("matchmaker", name=f"matchmaker-{i}", env={
+                "TTANJIT_BOT_WAIT_MS": str(bot_wait_ms), "TTANJIT_TEST_OPTIONS": "1",
+                "TTANJIT_ROOM_AWAY_MS": "3000"}))
+        self.matchmaker = self.matchmakers[0]
         for _ in range(gateways):
             self.add_gateway()
         for p in self.shards:
@@ -44,10 +47,14 @@ class Stack:
     def add_gateway(self, **env: str) -> Proc:
         assert self.matchmaker is not None
         g = self.services.start("gateway", name=f"gateway-{len(self.gateways)}", env={
-            "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{self.matchmaker.ports['grpc']}",
+            "TTANJIT_MATCHMAKER_ADDR": self.matchmaker_addr(),
             "TTANJIT_TOKEN_SECRET": SECRET, **env})
         self.gateways.append(g)
         return g
+
+    def matchmaker_addr(self) -> str:
+        """Every matchmaker replica, for the gateways' round-robin channel."""
+        return "ipv4:" + ",".join(f"127.0.0.1:{p.ports['grpc']}" for p in self.matchmakers)
 
     def http(self, i: int = 0) -> str:
         return f"http://127.0.0.1:{self.gateways[i].ports['http']}"

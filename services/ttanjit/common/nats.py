@@ -34,6 +34,7 @@ OWNERS_BUCKET = "ttanjit_owners"
 GAMES_BUCKET = "ttanjit_games"
 RATINGS_BUCKET = "ttanjit_ratings"
 SESSIONS_BUCKET = "ttanjit_sessions"
+LOBBY_BUCKET = "ttanjit_lobby"
 
 DAY_S = 86_400.0
 
@@ -155,6 +156,8 @@ async def ensure_jetstream(js: JetStreamContext, subjects: Subjects, replicas: i
                        storage=StorageType.FILE),
         KeyValueConfig(bucket=SESSIONS_BUCKET, history=1, replicas=replicas,
                        storage=StorageType.FILE, ttl=3600.0),
+        KeyValueConfig(bucket=LOBBY_BUCKET, history=1, replicas=replicas,
+                       storage=StorageType.FILE),
     ):
         buckets[cfg.bucket] = await _bucket(js, cfg)
     return buckets

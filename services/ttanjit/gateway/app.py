@@ -38,6 +38,7 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js.kv import KeyValue
 from pydantic import BaseModel
 
+from ttanjit.common.grpcutil import Retrying, replicated_channel
 from ttanjit.common.nats import SESSIONS_BUCKET, Subjects, connect, ensure_jetstream
 from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
@@ -128,8 +129,8 @@ class Gateway:
         await self.replies.start()
         buckets = await ensure_jetstream(self.nc.jetstream(), self.subjects, self.s.js_replicas)
         self.kv = buckets[SESSIONS_BUCKET]
-        self.channel = grpc.aio.insecure_channel(self.s.matchmaker_addr)
-        self.mm = matchmaker_pb2_grpc.MatchmakerStub(self.channel)
+        self.channel = replicated_channel(self.s.matchmaker_addr)  # every replica
+        self.mm = Retrying(matchmaker_pb2_grpc.MatchmakerStub(self.channel))  # type: ignore[assignment]
         self._sweeper = asyncio.create_task(self.sweep())
         self.ready = True
         gc.collect()

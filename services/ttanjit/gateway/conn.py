@@ -30,6 +30,9 @@ from ttanjit.v1 import matchmaker_pb2
 if TYPE_CHECKING:
     from ttanjit.gateway.app import Gateway
 
+# a lobby call rides out a matchmaker failover (a new leader in ~2.5 s)
+LOBBY_TIMEOUT_S = 10
+
 log = logging.getLogger("ttanjit.gateway")
 
 GAME_OVER = ("game_ended", "game_over")  # penalty rows/Hakka, One Card
@@ -404,14 +407,14 @@ class Connection:
             raise FrameError("missing_field")
         self._not_in_game()
         rep = await self.gw.mm.Enqueue(matchmaker_pb2.EnqueueRequest(
-            player=self._player_ref(), game=f["game"], seats=f.get("seats") or 0), timeout=5)
+            player=self._player_ref(), game=f["game"], seats=f.get("seats") or 0), timeout=LOBBY_TIMEOUT_S)
         _check(rep)
         await self.send({"type": "queued", "game": f["game"],
                          "seats": check_seats(f["game"], f.get("seats")), "ticket": rep.ticket})
 
     async def h_cancel_queue(self, f: dict[str, Any]) -> None:
         rep = await self.gw.mm.Cancel(matchmaker_pb2.CancelRequest(
-            player=self._player_ref().player), timeout=5)
+            player=self._player_ref().player), timeout=LOBBY_TIMEOUT_S)
         _check(rep)
         await self.send({"type": "queue_cancelled", "game": rep.game})
 
@@ -422,7 +425,7 @@ class Connection:
         rep = await self.gw.mm.CreateRoom(matchmaker_pb2.CreateRoomRequest(
             player=self._player_ref(), game=f["game"], seats=f.get("seats") or 0,
             options_json=orjson.dumps(f["options"]).decode() if "options" in f else ""),
-            timeout=5)
+            timeout=LOBBY_TIMEOUT_S)
         _check(rep)
 
     async def h_room_join(self, f: dict[str, Any]) -> None:
@@ -430,11 +433,11 @@ class Connection:
             raise FrameError("missing_field")
         self._not_in_game()
         rep = await self.gw.mm.JoinRoom(matchmaker_pb2.JoinRoomRequest(
-            player=self._player_ref(), code=f["code"]), timeout=5)
+            player=self._player_ref(), code=f["code"]), timeout=LOBBY_TIMEOUT_S)
         _check(rep)
 
     async def h_room_leave(self, f: dict[str, Any]) -> None:
-        rep = await self.gw.mm.LeaveRoom(self._room_req(), timeout=5)
+        rep = await self.gw.mm.LeaveRoom(self._room_req(), timeout=LOBBY_TIMEOUT_S)
         _check(rep)
         await self.send({"type": "room_left", "code": rep.room.code})
 
@@ -447,22 +450,22 @@ class Connection:
         rep = await self.gw.mm.SetRoomOptions(self._room_req(
             seats=f.get("seats") or 0,
             options_json=orjson.dumps(f["options"]).decode() if "options" in f else ""),
-            timeout=5)
+            timeout=LOBBY_TIMEOUT_S)
         _check(rep)
 
     async def h_room_add_bot(self, f: dict[str, Any]) -> None:
         rep = await self.gw.mm.AddBot(self._room_req(level=f.get("level") or "normal"),
-                                      timeout=5)
+                                      timeout=LOBBY_TIMEOUT_S)
         _check(rep)
 
     async def h_room_remove_bot(self, f: dict[str, Any]) -> None:
         if "seat" not in f:
             raise FrameError("missing_field")
-        rep = await self.gw.mm.RemoveBot(self._room_req(seat=f["seat"]), timeout=5)
+        rep = await self.gw.mm.RemoveBot(self._room_req(seat=f["seat"]), timeout=LOBBY_TIMEOUT_S)
         _check(rep)
 
     async def h_room_start(self, f: dict[str, Any]) -> None:
-        rep = await self.gw.mm.StartRoom(self._room_req(), timeout=15)
+        rep = await self.gw.mm.StartRoom(self._room_req(), timeout=LOBBY_TIMEOUT_S + 10)
         _check(rep)
 
     async def h_ratings(self, f: dict[str, Any]) -> None:

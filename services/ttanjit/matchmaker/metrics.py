@@ -13,6 +13,9 @@ BOT_BACKFILLS = Counter("ttanjit_mm_bot_backfills_total", "Quick matches filled 
 ROOMS_OPEN = Gauge("ttanjit_mm_rooms_open", "Private rooms open")
 PLACEMENT_FAILURES = Counter("ttanjit_mm_placement_failures_total",
                              "CreateGame calls that failed (each is retried elsewhere)")
+LEADER = Gauge("ttanjit_mm_leader", "1 on the matchmaker replica that leads the lobby")
+FORWARDED = Counter("ttanjit_mm_forwarded_total",
+                    "gRPC calls a follower replica passed on to the leader")
 
 for _g in ("onecard", "penalty_rows", "hakka"):
     TICKETS_WAITING.labels(_g).set(0)

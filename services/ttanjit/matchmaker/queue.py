@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
+from typing import Any
 
 from ttanjit.matchmaker.errors import LobbyError
 from ttanjit.matchmaker.options import bot_level_for, check_seats
@@ -30,6 +31,17 @@ class Ticket:
     def window(self, now_ms: int, base: float, widen: float) -> float:
         return base + widen * max(0, now_ms - self.since_ms) / 1000
 
+    def to_json(self) -> dict[str, Any]:
+        return {"player": self.player, "nickname": self.nickname, "game": self.game,
+                "seats": self.seats, "rating": self.rating, "since_ms": self.since_ms,
+                "id": self.id}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Ticket:
+        return cls(str(d["player"]), str(d.get("nickname", "")), str(d["game"]),
+                   int(d["seats"]), float(d.get("rating", 0.0)), int(d["since_ms"]),
+                   str(d.get("id") or "t_" + secrets.token_hex(6)))
+
 
 @dataclass(slots=True)
 class QuickMatch:
@@ -38,9 +50,21 @@ class QuickMatch:
     tickets: list[Ticket]
     bots: list[str]  # levels of the bots filling the remaining seats
 
+    id: str = field(default_factory=lambda: "m_" + secrets.token_hex(6))
+
     @property
     def backfilled(self) -> bool:
         return bool(self.bots)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "game": self.game, "seats": self.seats, "bots": self.bots,
+                "tickets": [t.to_json() for t in self.tickets]}
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> QuickMatch:
+        return cls(str(d["game"]), int(d["seats"]),
+                   [Ticket.from_json(t) for t in d.get("tickets", [])],
+                   [str(b) for b in d.get("bots", [])], str(d.get("id") or ""))
 
 
 class QuickQueue:

@@ -65,12 +65,39 @@ class Room:
                 "options": dict(self.options), "host": self.host, "members": members,
                 "state": self.state}
 
+    def to_store(self) -> dict[str, Any]:
+        """The room as the lobby store keeps it (docs/protocol.md 4.1)."""
+        members: list[Any] = [None if s is None else [s.kind, s.player, s.nickname, s.level]
+                              for s in self.members]
+        return {"code": self.code, "game": self.game, "seats": self.seats,
+                "options": self.options, "host": self.host, "members": members,
+                "state": self.state, "game_id": self.game_id}
+
+    @classmethod
+    def from_store(cls, d: dict[str, Any]) -> Room:
+        members: list[Seat | None] = [None if m is None else Seat(*m) for m in d["members"]]
+        return cls(str(d["code"]), str(d["game"]), int(d["seats"]), dict(d["options"]),
+                   str(d["host"]), members, str(d.get("state", "open")),
+                   str(d.get("game_id", "")))
+
 
 class Rooms:
     def __init__(self, allow_test_options: bool = False) -> None:
         self.by_code: dict[str, Room] = {}
         self.by_player: dict[str, str] = {}
         self.allow_test = allow_test_options
+
+    def restore(self, stored: list[dict[str, Any]]) -> None:
+        """The open rooms of a stored lobby (a new leader takes over)."""
+        self.by_code.clear()
+        self.by_player.clear()
+        for d in stored:
+            room = Room.from_store(d)
+            if room.state != "open":
+                continue
+            self.by_code[room.code] = room
+            for s in room.humans():
+                self.by_player[s.player] = room.code
 
     def _new_code(self) -> str:
         while True:

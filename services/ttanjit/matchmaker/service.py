@@ -1,8 +1,12 @@
 """The matchmaker process: gRPC ``ttanjit.v1.Matchmaker`` for the gateways,
 shard heartbeats and results from NATS, ratings in JetStream KV, placement by
-gRPC ``CreateGame`` (docs/protocol.md 4, 5). All lobby state lives in this one
-process (one matchmaker per deployment); lobby notifications go to players
-on ``<prefix>.player.<player_id>.lobby`` as client frames (docs/websocket.md).
+gRPC ``CreateGame`` (docs/protocol.md 4, 5). Several replicas run side by
+side (docs/protocol.md 4.1): the one holding the leader lease keeps the lobby
+(tickets, rooms, seats) in memory and writes it to JetStream KV before every
+reply or notification; the others follow and forward gRPC calls to it, and
+take over within a few seconds when it dies. Lobby notifications go to
+players on ``<prefix>.player.<player_id>.lobby`` as client frames
+(docs/websocket.md).
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import secrets
+import socket
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +27,13 @@ from nats.js.kv import KeyValue
 
 from ttanjit.common.config import Settings
 from ttanjit.common.grpcutil import HealthServer, aio_server
-from ttanjit.common.nats import RATINGS_BUCKET, RESULTS_STREAM, Subjects, ensure_jetstream
+from ttanjit.common.nats import (
+    LOBBY_BUCKET,
+    RATINGS_BUCKET,
+    RESULTS_STREAM,
+    Subjects,
+    ensure_jetstream,
+)
 from ttanjit.matchmaker import metrics as m
 from ttanjit.matchmaker.errors import LobbyError
 from ttanjit.matchmaker.options import check_seats, defaults
@@ -30,12 +42,15 @@ from ttanjit.matchmaker.queue import QuickMatch, QuickQueue, Ticket
 from ttanjit.matchmaker.ratings import Rating, rate_result, seat_players
 from ttanjit.matchmaker.readiness import watch_placement
 from ttanjit.matchmaker.rooms import Room, Rooms, Seat
+from ttanjit.matchmaker.store import Fenced, LeaderLease, LobbyStore
 from ttanjit.v1 import client_pb2, matchmaker_pb2, matchmaker_pb2_grpc, shard_pb2, shard_pb2_grpc
 
 log = logging.getLogger("ttanjit.matchmaker")
 
 GAMES = ("onecard", "penalty_rows", "hakka")
 PLACE_TRIES = 3
+FORWARDED = "ttanjit-forwarded"  # gRPC metadata: a follower passed this call on
+FORWARD_WAIT_S = 8.0  # how long a call waits for a leader (a failover takes ~2.5 s)
 
 
 def now_ms() -> int:
@@ -54,6 +69,11 @@ class MMSettings:
     test_options: bool = False
     tick_ms: int = 200
     room_away_ms: int = 60_000  # RULES.md 4's 60 s, for room seats
+    lobby: str = "main"  # the lobby's name in ttanjit_lobby (one per deployment)
+    replica: str = ""  # this replica's id (default: host name + random)
+    advertise_host: str = ""  # the host other replicas dial (default: host name)
+    lease_ms: int = 2000
+    renew_ms: int = 500
 
     @classmethod
     def from_env(cls) -> MMSettings:
@@ -72,6 +92,11 @@ class MMSettings:
             bot_wait_ms=base.bot_wait_ms,
             test_options=(env("TTANJIT_TEST_OPTIONS") or "") in ("1", "true", "yes"),
             room_away_ms=int(env("TTANJIT_ROOM_AWAY_MS") or cls.room_away_ms),
+            lobby=env("TTANJIT_LOBBY") or cls.lobby,
+            replica=env("TTANJIT_REPLICA_ID") or "",
+            advertise_host=env("TTANJIT_ADVERTISE_HOST") or "",
+            lease_ms=int(env("TTANJIT_LEASE_MS") or cls.lease_ms),
+            renew_ms=int(env("TTANJIT_RENEW_MS") or cls.renew_ms),
         )
 
 
@@ -95,7 +120,8 @@ def _options(raw: str) -> Any:
 
 
 class Matchmaker:
-    def __init__(self, nc: Client, kv_ratings: KeyValue, settings: MMSettings) -> None:
+    def __init__(self, nc: Client, kv_ratings: KeyValue, settings: MMSettings,
+                 kv_lobby: KeyValue | None = None) -> None:
         self.nc = nc
         self.kv = kv_ratings
         self.s = settings
@@ -109,8 +135,75 @@ class Matchmaker:
         # ``matched`` went out still finds the game (GetPlayer).
         self.seated: dict[str, tuple[str, int]] = {}
         self.away: dict[str, int] = {}  # room members without a connection, since ms
+        self.placing: dict[str, QuickMatch] = {}  # quick matches being placed, by id
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # Leadership (docs/protocol.md 4.1): only the leader changes the lobby.
+        self.leading = kv_lobby is None  # a Matchmaker without a store leads alone
+        self.since_ms = now_ms()
+        self.store = LobbyStore(kv_lobby, settings.lobby, self.snapshot) \
+            if kv_lobby is not None else None
+
+    # -- the durable lobby (docs/protocol.md 4.1) --------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "tickets": [t.to_json() for t in self.queue.by_player.values()],
+            "placing": [mt.to_json() for mt in self.placing.values()],
+            "rooms": [r.to_store() for r in self.rooms.by_code.values()],
+            "seated": {p: list(v) for p, v in self.seated.items()},
+            "away": dict(self.away),
+        }
+
+    def restore(self, doc: dict[str, Any] | None) -> None:
+        doc = doc or {}
+        self.queue.by_player = {}
+        for t in doc.get("tickets", []):
+            ticket = Ticket.from_json(t)
+            self.queue.by_player[ticket.player] = ticket
+        self.placing = {}
+        for d in doc.get("placing", []):
+            mt = QuickMatch.from_json(d)
+            self.placing[mt.id] = mt
+        self.rooms.restore(doc.get("rooms", []))
+        self.seated = {p: (str(v[0]), int(v[1])) for p, v in doc.get("seated", {}).items()}
+        self.away = {p: int(v) for p, v in doc.get("away", {}).items()}
+        self.ratings.clear()  # re-read from KV: another replica may have rated since
+
+    async def commit(self) -> None:
+        """Make every change so far durable (before a reply or a notification)."""
+        if self.store is not None:
+            await self.store.commit()
+
+    async def lead(self, replica: str, epoch: int) -> None:
+        """This replica won the lease: take the lobby (fencing the old leader)
+        and carry on with whatever it left half done."""
+        assert self.store is not None
+        doc = await self.store.claim(replica, epoch)
+        self.restore(doc)
+        self.leading = True
+        self.since_ms = now_ms()
+        log.info("lobby taken over", extra={
+            "epoch": epoch, "tickets": len(self.queue.by_player),
+            "rooms": len(self.rooms.by_code), "placing": len(self.placing)})
+        for mt in list(self.placing.values()):
+            self._spawn(self._place_quick(mt))
+
+    def step_down(self) -> None:
+        """Not the leader any more: forget the lobby (the leader has it)."""
+        if not self.leading:
+            return
+        log.warning("no longer the lobby's leader")
+        self.leading = False
+        if self.store is not None:
+            self.store.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        self.restore(None)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     # -- ratings ------------------------------------------------------------
     async def rating(self, game: str, player: str) -> Rating:
@@ -135,9 +228,13 @@ class Matchmaker:
         game = result.get("game")
         if game not in GAMES:
             return
+        freed = False
         for pid in seat_players(result).values():
             if self.seated.get(pid, ("",))[0] == result.get("game_id"):
                 del self.seated[pid]
+                freed = True
+        if freed:
+            await self.commit()
         current = {pid: await self.rating(game, pid) for pid in seat_players(result).values()}
         for pid, r in rate_result(result, current).items():
             self.ratings[(game, pid)] = r
@@ -171,6 +268,9 @@ class Matchmaker:
         tried: set[str] = set()
         for _ in range(PLACE_TRIES):
             cands = [c for c in self.shards.candidates(now_ms()) if c.shard not in tried]
+            while not cands and not tried and now_ms() - self.since_ms < 3_000:
+                await asyncio.sleep(0.2)  # just started or took over: heartbeats come each 1 s
+                cands = [c for c in self.shards.candidates(now_ms()) if c.shard not in tried]
             if not cands:
                 break
             shard = cands[0]
@@ -202,21 +302,34 @@ class Matchmaker:
             players.append(p)
         for i, s in enumerate(seats):
             if s.kind == "human":
-                self.seated[s.player] = (game_id, i)
                 await self.notify(s.player, {"type": "matched", "game_id": game_id,
                                              "game": game, "seat": i, "kind": kind,
                                              "players": players, "options": options})
         m.MATCHES.labels(game, kind).inc()
 
+    def _seat(self, game_id: str, seats: list[Seat]) -> None:
+        for i, s in enumerate(seats):
+            if s.kind == "human":
+                self.seated[s.player] = (game_id, i)
+
     async def _place_quick(self, match: QuickMatch) -> None:
+        """Place a match that is already durable in ``placing`` (a new leader
+        finishes the ones its predecessor left: at worst a game is created
+        twice, and the copy nobody joins is ended as abandoned)."""
         options = defaults(match.game, quick=True)
         seats = [Seat("human", t.player, t.nickname) for t in match.tickets]
         seats += [Seat("bot", level=lvl) for lvl in match.bots]
         try:
             game_id = await self.place(match.game, options, seats)
         except LobbyError:
-            self.queue.put_back(match)
+            if self.placing.pop(match.id, None) is not None:
+                self.queue.put_back(match)
+                await self.commit()
             return
+        if self.placing.pop(match.id, None) is None:
+            return  # cancelled meanwhile (a new leader restored the lobby)
+        self._seat(game_id, seats)
+        await self.commit()
         now = now_ms()
         for t in match.tickets:
             m.MATCH_WAIT.labels(match.game).observe((now - t.since_ms) / 1000)
@@ -226,22 +339,32 @@ class Matchmaker:
 
     async def expire_away(self, now: int) -> None:
         """Room members away for longer than the 60 s of RULES.md 4 leave."""
-        for player, since in list(self.away.items()):
-            if now - since < self.s.room_away_ms:
-                continue
+        gone = [p for p, since in self.away.items() if now - since >= self.s.room_away_ms]
+        if not gone:
+            return
+        changed: list[Room] = []
+        for player in gone:
             del self.away[player]
             if self.rooms.room_of(player) is not None:
                 room = self.rooms.leave(player)
                 room.ratings.pop(player, None)
                 if room.state != "closed":
-                    await self.notify_room(room)
+                    changed.append(room)
+        await self.commit()
+        for room in changed:
+            await self.notify_room(room)
 
     async def tick(self) -> None:
+        if not self.leading:
+            return
         await self.expire_away(now_ms())
-        for match in self.queue.take_matches(now_ms()):
-            task = asyncio.create_task(self._place_quick(match))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+        matches = self.queue.take_matches(now_ms())
+        if matches:
+            for match in matches:
+                self.placing[match.id] = match
+            await self.commit()
+            for match in matches:
+                self._spawn(self._place_quick(match))
         waiting = self.queue.waiting()
         for g in GAMES:
             m.TICKETS_WAITING.labels(g).set(waiting.get(g, 0))
@@ -258,7 +381,14 @@ class Matchmaker:
         n = check_seats(game, seats)
         self._free(player)
         r = await self.rating(game, player)
-        return self.queue.add(Ticket(player, nickname, game, n, r.ordinal, now_ms()))
+        ticket = self.queue.add(Ticket(player, nickname, game, n, r.ordinal, now_ms()))
+        await self.commit()
+        return ticket
+
+    async def cancel(self, player: str) -> Ticket:
+        ticket = self.queue.remove(player)
+        await self.commit()
+        return ticket
 
     async def _room_ratings(self, room: Room) -> None:
         for s in room.humans():
@@ -268,17 +398,71 @@ class Matchmaker:
         room, seats = self.rooms.start_seats(player)
         game_id = await self.place(room.game, room.options, seats)
         self.rooms.started(room, game_id)
+        self._seat(game_id, seats)
+        await self.commit()
         await self._announce(game_id, room.game, "room", room.options, seats)
         return room, game_id
 
 
 class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
-    def __init__(self, mm: Matchmaker) -> None:
+    """Every replica serves the gRPC API; a follower passes each call on to
+    the leader (docs/protocol.md 4.1) and waits for one while a failover is
+    under way, so a gateway may call any replica."""
+
+    def __init__(self, mm: Matchmaker, lease: LeaderLease | None = None) -> None:
         self.mm = mm
+        self.lease = lease
+        self._channels: dict[str, grpc.aio.Channel] = {}
+
+    def _stub(self, addr: str) -> matchmaker_pb2_grpc.MatchmakerStub:
+        ch = self._channels.get(addr)
+        if ch is None:
+            ch = self._channels[addr] = grpc.aio.insecure_channel(addr)
+        return matchmaker_pb2_grpc.MatchmakerStub(ch)
+
+    async def close(self) -> None:
+        for ch in self._channels.values():
+            await ch.close()
+
+    async def _serve(self, name: str, req: Any, ctx: Any, local: Any) -> Any:
+        left = ctx.time_remaining()
+        if left is not None and left <= 0:
+            # the caller gave up (this replica was frozen, say) and has tried
+            # another: carrying it out now would do it twice
+            await ctx.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline passed")
+        forwarded = any(k == FORWARDED for k, _ in (ctx.invocation_metadata() or ()))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + FORWARD_WAIT_S
+        while True:
+            if self.mm.leading:
+                try:
+                    return await local(req)
+                except Fenced:
+                    self.mm.step_down()
+            elif forwarded:
+                # passed on to us but we don't lead (any more): the
+                # forwarding replica looks for the leader again
+                await ctx.abort(grpc.StatusCode.UNAVAILABLE, "not the lobby's leader")
+            elif self.lease is not None and self.lease.leader_addr \
+                    and self.lease.leader_id != self.lease.id:
+                left = deadline - loop.time()
+                try:
+                    rep = await getattr(self._stub(self.lease.leader_addr), name)(
+                        req, timeout=max(0.5, min(2.5, left)), metadata=((FORWARDED, "1"),))
+                    m.FORWARDED.inc()
+                    return rep
+                except grpc.aio.AioRpcError as exc:
+                    if exc.code() not in (grpc.StatusCode.UNAVAILABLE,
+                                          grpc.StatusCode.DEADLINE_EXCEEDED):
+                        await ctx.abort(exc.code(), exc.details() or "")
+            if loop.time() >= deadline:
+                await ctx.abort(grpc.StatusCode.UNAVAILABLE, "no lobby leader")
+            await asyncio.sleep(0.2)
 
     async def _room_op(self, fn: Any, *args: Any, notify: bool = True) -> Any:
         try:
             room = fn(*args)
+            await self.mm.commit()
             await self.mm._room_ratings(room)
         except LobbyError as e:
             return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message)
@@ -287,6 +471,9 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         return matchmaker_pb2.RoomReply(room=_pb_room(room))
 
     async def Enqueue(self, req: Any, ctx: Any) -> Any:
+        return await self._serve("Enqueue", req, ctx, self._enqueue)
+
+    async def _enqueue(self, req: Any) -> Any:
         try:
             t = await self.mm.enqueue(req.player.player, req.player.nickname, req.game,
                                       req.seats)
@@ -295,13 +482,19 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         return matchmaker_pb2.EnqueueReply(ticket=t.id)
 
     async def Cancel(self, req: Any, ctx: Any) -> Any:
+        return await self._serve("Cancel", req, ctx, self._cancel)
+
+    async def _cancel(self, req: Any) -> Any:
         try:
-            t = self.mm.queue.remove(req.player)
+            t = await self.mm.cancel(req.player)
         except LobbyError as e:
             return matchmaker_pb2.CancelReply(error_code=e.code, error_message=e.message)
         return matchmaker_pb2.CancelReply(game=t.game)
 
     async def CreateRoom(self, req: Any, ctx: Any) -> Any:
+        return await self._serve("CreateRoom", req, ctx, self._create_room)
+
+    async def _create_room(self, req: Any) -> Any:
         try:
             self.mm._free(req.player.player)
             opts = _options(req.options_json)
@@ -311,6 +504,9 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
                                    req.player.nickname, req.game, req.seats or None, opts)
 
     async def JoinRoom(self, req: Any, ctx: Any) -> Any:
+        return await self._serve("JoinRoom", req, ctx, self._join_room)
+
+    async def _join_room(self, req: Any) -> Any:
         if req.player.player in self.mm.queue.by_player:
             return matchmaker_pb2.RoomReply(error_code="already_queued",
                                             error_message=LobbyError("already_queued").message)
@@ -318,16 +514,24 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
                                    req.code)
 
     async def LeaveRoom(self, req: Any, ctx: Any) -> Any:
+        return await self._serve("LeaveRoom", req, ctx, self._leave_room)
+
+    async def _leave_room(self, req: Any) -> Any:
         try:
             room = self.mm.rooms.leave(req.player)
         except LobbyError as e:
             return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message)
+        self.mm.away.pop(req.player, None)
+        await self.mm.commit()
         room.ratings.pop(req.player, None)
         if room.state != "closed":
             await self.mm.notify_room(room)
         return matchmaker_pb2.RoomReply(room=_pb_room(room))
 
     async def SetRoomOptions(self, req: Any, ctx: Any) -> Any:
+        return await self._serve("SetRoomOptions", req, ctx, self._set_room_options)
+
+    async def _set_room_options(self, req: Any) -> Any:
         try:
             opts = _options(req.options_json)
         except LobbyError as e:
@@ -335,12 +539,17 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         return await self._room_op(self.mm.rooms.set_options, req.player, req.seats or None, opts)
 
     async def AddBot(self, req: Any, ctx: Any) -> Any:
-        return await self._room_op(self.mm.rooms.add_bot, req.player, req.level)
+        return await self._serve("AddBot", req, ctx, lambda r: self._room_op(
+            self.mm.rooms.add_bot, r.player, r.level))
 
     async def RemoveBot(self, req: Any, ctx: Any) -> Any:
-        return await self._room_op(self.mm.rooms.remove_bot, req.player, req.seat)
+        return await self._serve("RemoveBot", req, ctx, lambda r: self._room_op(
+            self.mm.rooms.remove_bot, r.player, r.seat))
 
     async def StartRoom(self, req: Any, ctx: Any) -> Any:
+        return await self._serve("StartRoom", req, ctx, self._start_room)
+
+    async def _start_room(self, req: Any) -> Any:
         try:
             room, game_id = await self.mm.start_room(req.player)
         except LobbyError as e:
@@ -348,13 +557,23 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         return matchmaker_pb2.RoomReply(room=_pb_room(room), game_id=game_id)
 
     async def Away(self, req: Any, ctx: Any) -> Any:
-        self.mm.queue.by_player.pop(req.player, None)
+        return await self._serve("Away", req, ctx, self._away)
+
+    async def _away(self, req: Any) -> Any:
+        changed = self.mm.queue.by_player.pop(req.player, None) is not None
         if self.mm.rooms.room_of(req.player) is not None:
             self.mm.away[req.player] = now_ms()
+            changed = True
+        if changed:
+            await self.mm.commit()
         return matchmaker_pb2.PlayerState()
 
     async def GetPlayer(self, req: Any, ctx: Any) -> Any:
-        self.mm.away.pop(req.player, None)  # asked by a connected player: back
+        return await self._serve("GetPlayer", req, ctx, self._get_player)
+
+    async def _get_player(self, req: Any) -> Any:
+        if self.mm.away.pop(req.player, None) is not None:  # asked by a connected player: back
+            await self.mm.commit()
         out = matchmaker_pb2.PlayerState()
         room = self.mm.rooms.room_of(req.player)
         if room is not None:
@@ -404,11 +623,51 @@ async def _results_loop(mm: Matchmaker, sub: Any, stop: asyncio.Event) -> None:
             await msg.ack()
 
 
+async def lead_loop(mm: Matchmaker, lease: LeaderLease, js: Any, stop: asyncio.Event) -> None:
+    """Renew or seek the leader lease every ``renew_ms``; take the lobby on
+    winning it, let it go on losing it (docs/protocol.md 4.1). The leader
+    alone consumes the results stream (ratings)."""
+    s = mm.s
+    results: asyncio.Task[None] | None = None
+    try:
+        while not stop.is_set():
+            try:
+                won = await asyncio.wait_for(lease.step(), s.lease_ms / 1000)
+            except Exception as exc:  # noqa: BLE001 - NATS away: keep trying
+                log.warning("leader lease: %r", exc)
+                won = False
+                if lease.leading and now_ms() >= lease.expires_ms:
+                    lease.leading = False
+            if won:
+                try:
+                    await mm.lead(lease.id, lease.epoch)
+                except Exception as exc:  # noqa: BLE001 - fenced or NATS away: retry later
+                    log.warning("taking the lobby failed: %r", exc)
+                    mm.step_down()
+                    await lease.release()
+                else:
+                    results = asyncio.create_task(run_results(mm, js, stop))
+            if not lease.leading and mm.leading:
+                mm.step_down()
+            if not mm.leading and lease.leading:
+                await lease.release()  # fenced by a newer leader's lobby write
+            if not mm.leading and results is not None:
+                results.cancel()
+                await asyncio.gather(results, return_exceptions=True)
+                results = None
+            m.LEADER.set(1 if mm.leading else 0)
+            await asyncio.sleep(s.renew_ms / 1000)
+    finally:
+        if results is not None:
+            results.cancel()
+            await asyncio.gather(results, return_exceptions=True)
+
+
 async def serve(settings: MMSettings, nc: Client, stop: asyncio.Event,
                 ready: asyncio.Event | None = None) -> None:
     js = nc.jetstream()
     buckets = await ensure_jetstream(js, Subjects(settings.prefix), settings.js_replicas)
-    mm = Matchmaker(nc, buckets[RATINGS_BUCKET], settings)
+    mm = Matchmaker(nc, buckets[RATINGS_BUCKET], settings, buckets[LOBBY_BUCKET])
 
     async def on_heartbeat(msg: Any) -> None:
         try:
@@ -418,18 +677,30 @@ async def serve(settings: MMSettings, nc: Client, stop: asyncio.Event,
 
     await nc.subscribe(mm.subjects.heartbeat, cb=on_heartbeat)
     server, port = aio_server(settings.grpc_port, settings.grpc_host)
-    matchmaker_pb2_grpc.add_MatchmakerServicer_to_server(Servicer(mm), server)
+    host = settings.advertise_host or socket.gethostname()
+    replica = settings.replica or f"{socket.gethostname()}-{secrets.token_hex(3)}"
+    lease = LeaderLease(buckets[LOBBY_BUCKET], settings.lobby, replica, f"{host}:{port}",
+                        settings.lease_ms, settings.renew_ms)
+    servicer = Servicer(mm, lease)
+    matchmaker_pb2_grpc.add_MatchmakerServicer_to_server(servicer, server)
     health = HealthServer(server, ["ttanjit.v1.Matchmaker"])
     await server.start()
     await health.set(True)
     placeable = asyncio.create_task(watch_placement(mm.shards, health.servicer, stop))
-    results = asyncio.create_task(run_results(mm, js, stop))
-    log.info("matchmaker ready", extra={"grpc_port": port, "bot_wait_ms": settings.bot_wait_ms})
+    log.info("matchmaker ready", extra={"grpc_port": port, "bot_wait_ms": settings.bot_wait_ms,
+                                        "replica": replica})
     if ready is not None:
         ready.set()
+    leadership = asyncio.create_task(lead_loop(mm, lease, js, stop))
     try:
         while not stop.is_set():
-            await mm.tick()
+            try:
+                await mm.tick()
+            except Fenced:
+                mm.step_down()
+                lease.leading = False
+            except Exception:  # noqa: BLE001 - NATS away mid-tick: the next tick retries
+                log.exception("lobby tick failed")
             try:
                 await asyncio.wait_for(stop.wait(), settings.tick_ms / 1000)
             except TimeoutError:
@@ -437,6 +708,17 @@ async def serve(settings: MMSettings, nc: Client, stop: asyncio.Event,
     finally:
         await health.set(False)
         placeable.cancel()
-        results.cancel()
-        await asyncio.gather(results, return_exceptions=True)
+        leadership.cancel()
+        await asyncio.gather(leadership, return_exceptions=True)
         await server.stop(2)
+        if mm.leading:
+            try:
+                await asyncio.wait_for(mm.commit(), 2.0)
+            except Exception:  # noqa: BLE001 - fenced or NATS gone: the store has the rest
+                pass
+        await asyncio.gather(*mm._tasks, return_exceptions=True)
+        try:
+            await asyncio.wait_for(lease.release(), 2.0)  # a follower takes over at once
+        except Exception:  # noqa: BLE001 - NATS gone
+            pass
+        await servicer.close()

@@ -1,0 +1,144 @@
+"""A replicated matchmaker (issue 12, docs/protocol.md 4.1) through real
+gateways, real matchmaker processes and a real nats-server: kill -9 of the
+leader with players queued and a room open loses no ticket and no room;
+a frozen leader (SIGSTOP) is fenced and never takes the lobby back; a
+follower's calls reach the leader."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from collections.abc import Iterator
+
+import orjson
+import pytest
+from conftest import Proc
+from stack import Stack, stack
+from wsclient import WSClient
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def st(nats_url: str, request: pytest.FixtureRequest) -> Iterator[Stack]:
+    # bot backfill after 6 s: the queued players are still queued when the
+    # leader dies, and are matched by the replica that takes over
+    with stack(nats_url, shards=1, gateways=1, bot_wait_ms=6000, matchmakers=2) as s:
+        yield s
+        rep = getattr(request.node, "rep_call", None)
+        if rep is not None and rep.failed:
+            for p in s.services.procs:
+                if p.svc in ("matchmaker", "gateway"):
+                    print(f"\n===== {p.name} log =====\n{p.log()[-5000:]}")
+
+
+def took_over_at(p: Proc) -> str:
+    """The time stamp of the replica's last lobby take-over ("" if none)."""
+    lines = [ln for ln in p.log().splitlines() if '"msg":"lobby taken over"' in ln]
+    return orjson.loads(lines[-1])["ts"] if lines else ""
+
+
+def leader(st: Stack, timeout: float = 10.0) -> Proc:
+    """The live replica that took the lobby last."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        live = [(took_over_at(p), p) for p in st.matchmakers if p.alive()]
+        live = [x for x in live if x[0]]
+        if live:
+            return max(live, key=lambda x: x[0])[1]
+        time.sleep(0.1)
+    raise AssertionError("no matchmaker leads")
+
+
+async def test_kill_leader_keeps_tickets_and_rooms(st: Stack) -> None:
+    http = st.http()
+    a, b, c = [await WSClient.signed_in(http, n) for n in ("큐일", "큐이", "큐삼")]
+    host, guest = [await WSClient.signed_in(http, n) for n in ("방장", "손님")]
+    for q in (a, b, c):
+        await q.send({"type": "queue", "game": "onecard", "seats": 4})
+        await q.wait_type("queued")
+    await host.send({"type": "room_create", "game": "penalty_rows", "seats": 4})
+    code = (await host.wait_type("room"))["room"]["code"]
+    await guest.send({"type": "room_join", "code": code})
+    await guest.wait_type("room")
+    await host.wait_type("room")  # the join, as the host sees it
+
+    old = leader(st)
+    old.kill()  # kill -9 with 3 tickets waiting and a room open
+    t0 = time.monotonic()
+
+    # a queued player may still leave the queue: the ticket is there
+    await c.send({"type": "cancel_queue"})
+    assert (await c.wait_type("queue_cancelled", 20))["game"] == "onecard"
+    # the room kept its members, host and options: the host changes it
+    await host.send({"type": "room_add_bot", "level": "easy"})
+    room = (await host.wait_type("room", 20))["room"]
+    took = time.monotonic() - t0
+    assert room["code"] == code and room["host"] == host.ident["player"]
+    kinds = [m["kind"] for m in room["members"]]
+    assert kinds.count("human") == 2 and kinds.count("bot") == 1
+    assert (await guest.wait_type("room"))["room"]["members"] == room["members"]
+    assert took < 10, f"lobby calls waited {took:.1f} s for a new leader"
+
+    # the passive queued players are matched by the new leader (bots fill in)
+    ma = await a.wait_type("matched", 30)
+    mb = await b.wait_type("matched", 30)
+    assert ma["game_id"] == mb["game_id"]
+    assert sorted(p["kind"] for p in ma["players"]) == ["bot", "bot", "human", "human"]
+    assert not any(f.get("type") == "matched" for f in c.frames)
+
+    # the room starts on the new leader; both members are seated
+    await host.send({"type": "room_start"})
+    m1 = await host.wait_type("matched", 20)
+    m2 = await guest.wait_type("matched", 20)
+    assert m1["game_id"] == m2["game_id"] and m1["kind"] == "room"
+
+    # the killed replica comes back as a follower; the lobby stays with the leader
+    st.matchmakers.append(st.services.start("matchmaker", name="matchmaker-back", env={
+        "TTANJIT_BOT_WAIT_MS": "6000", "TTANJIT_TEST_OPTIONS": "1"}))
+    await asyncio.sleep(1.5)
+    assert '"msg":"lobby taken over"' not in st.matchmakers[-1].log()
+    for cl in (a, b, c, host, guest):
+        await cl.close()
+
+
+async def test_frozen_leader_is_fenced_and_steps_down(st: Stack) -> None:
+    http = st.http()
+    host, guest = [await WSClient.signed_in(http, n) for n in ("얼음방장", "얼음손님")]
+    await host.send({"type": "room_create", "game": "onecard", "seats": 3})
+    code = (await host.wait_type("room"))["room"]["code"]
+
+    old = leader(st)
+    os.kill(old.pid, signal.SIGSTOP)  # frozen past its lease: the follower takes over
+    try:
+        await guest.send({"type": "room_join", "code": code})
+        try:
+            joined = (await guest.wait_type("room", 20))["room"]
+        except TimeoutError:
+            raise AssertionError(f"no room frame: {guest.frames}") from None
+        assert [m["kind"] for m in joined["members"]].count("human") == 2
+        new = leader(st)
+        assert new is not old
+    finally:
+        os.kill(old.pid, signal.SIGCONT)
+    # the thawed replica finds it was fenced and lets the lobby be
+    end = time.monotonic() + 10
+    while time.monotonic() < end and not ("leader lease lost" in old.log()
+                                          or "no longer the lobby's leader" in old.log()):
+        await asyncio.sleep(0.1)
+    assert "no longer the lobby's leader" in old.log() or "leader lease lost" in old.log()
+    await asyncio.sleep(1.0)
+    assert leader(st) is new and '"msg":"lobby taken over"' not in \
+        old.log().split("no longer the lobby's leader")[-1]
+    # and the lobby is whole on the new leader
+    await host.send({"type": "room_add_bot", "level": "normal"})
+    room = (await host.wait_for(lambda f: f.get("type") == "room" and any(
+        m["kind"] == "bot" for m in f["room"]["members"]), 20))["room"]
+    assert [m["kind"] for m in room["members"]] == ["human", "human", "bot"]
+    await host.send({"type": "room_start"})
+    assert (await host.wait_type("matched", 20))["game_id"] == \
+        (await guest.wait_type("matched", 20))["game_id"]
+    for cl in (host, guest):
+        await cl.close()
