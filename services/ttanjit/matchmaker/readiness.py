@@ -1,8 +1,9 @@
 """Can a game start now? The matchmaker's answer, over gRPC health
 (``grpc.health.v1``, docs/protocol.md 4): the service name
-``ttanjit.v1.Matchmaker.Placement`` is SERVING while this replica knows a
-shard it would place a game on (a live, non-draining shard with room: the
-placement candidates), NOT_SERVING otherwise. The overall status ("") and
+``ttanjit.v1.Matchmaker.Placement`` is SERVING while the lobby has a leader
+(docs/protocol.md 4.1) and this replica knows a shard it would place a game on
+(a live, non-draining shard with room: the placement candidates), NOT_SERVING
+otherwise. The overall status ("") and
 ``ttanjit.v1.Matchmaker`` stay what they were: a matchmaker without shards
 still serves rooms and queues.
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 from grpc_health.v1 import health, health_pb2
 
@@ -24,7 +26,8 @@ EVERY_S = 0.25
 
 
 async def watch_placement(shards: ShardTable, servicer: health.aio.HealthServicer,
-                          stop: asyncio.Event, every_s: float = EVERY_S) -> None:
+                          stop: asyncio.Event, every_s: float = EVERY_S,
+                          has_leader: Callable[[], bool] = lambda: True) -> None:
     """Keep :data:`PLACEMENT_SERVICE`'s status current until ``stop`` (or
     cancellation); NOT_SERVING at the end."""
     serving = health_pb2.HealthCheckResponse.SERVING
@@ -32,7 +35,8 @@ async def watch_placement(shards: ShardTable, servicer: health.aio.HealthService
     status = None
     try:
         while not stop.is_set():
-            new = serving if shards.candidates(int(time.time() * 1000)) else not_serving
+            ok = has_leader() and bool(shards.candidates(int(time.time() * 1000)))
+            new = serving if ok else not_serving
             if new != status:
                 await servicer.set(PLACEMENT_SERVICE, new)
                 status = new

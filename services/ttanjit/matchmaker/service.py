@@ -686,7 +686,9 @@ async def serve(settings: MMSettings, nc: Client, stop: asyncio.Event,
     health = HealthServer(server, ["ttanjit.v1.Matchmaker"])
     await server.start()
     await health.set(True)
-    placeable = asyncio.create_task(watch_placement(mm.shards, health.servicer, stop))
+    placeable = asyncio.create_task(watch_placement(
+        mm.shards, health.servicer, stop, has_leader=lambda: mm.leading or bool(
+            lease.leader_addr and lease.leader_id != lease.id)))
     log.info("matchmaker ready", extra={"grpc_port": port, "bot_wait_ms": settings.bot_wait_ms,
                                         "replica": replica})
     if ready is not None:
