@@ -32,6 +32,20 @@ Decisions taken here (beyond RULES.md):
   shard marks those actions ``"auto": true`` so they do not reset the
   consecutive-timeout count. Only ``resume`` ([직접 하기]) ends autopilot.
 - Seats of kind ``empty`` are played by bots (3.1: bots fill empty seats).
+
+Everyone plays (issue 14; RULES.md 3.2 and 3.3 read together). **Decision**:
+in a game with fewer than four humans (seats of kind ``human`` at the start),
+- hand 1's dealer is drawn at random among the seats whose opposite seat
+  (the dreamer's) is not a human's, so no human sits out the first hand;
+- a dealer who called keeps the deal for the next hand only when the seat
+  opposite is not a human's (seed 004 says the dealer *may* continue,
+  "계속 딜러를 할 수 있습니다"); when it is, the deal passes counter-clockwise
+  as after a pass. So a bot that keeps calling never benches the human
+  opposite for the rest of the game: a human does not sit out the first
+  deal, and sits out two hands in a row only after void deals (which pass
+  the deal on as before).
+With four humans (or four bots) nothing changes: any seat may deal first
+and a calling dealer always keeps the deal.
 """
 
 from __future__ import annotations
@@ -162,11 +176,22 @@ class Hakka(Engine):
         self.counters = {"hands": 0, "deals": 0, "void_deals": 0, "claims": 0,
                          "five_tigers": 0, "no_winner_hands": 0, "dreamer_paid": 0,
                          "tricks": 0, "timeouts": 0, "autopilot": 0}
-        self.dealer = setup.dealer if setup.dealer is not None else self.rng.randrange(SEATS)
+        self.human_seat = [s.kind == "human" for s in setup.seats]
+        self.dealer = setup.dealer if setup.dealer is not None else self._first_dealer()
         self.next_dealer = self.dealer
         self._deal(0, [])
 
     # -- the hand ------------------------------------------------------------
+    def _benches_human(self, dealer: int) -> bool:
+        """Whether ``dealer`` dealing makes a human the dreamer in a game with
+        a bot seat (module docstring: everyone plays)."""
+        return not all(self.human_seat) and self.human_seat[(dealer + 2) % SEATS]
+
+    def _first_dealer(self) -> int:
+        """Hand 1's dealer: at random among the seats that bench no human."""
+        cands = [d for d in range(SEATS) if not self._benches_human(d)]
+        return cands[self.rng.randrange(len(cands))]
+
     def _next(self, seat: int) -> int:
         """The next active seat counter-clockwise (skips the dreamer)."""
         seat = ccw(seat)
@@ -238,7 +263,8 @@ class Hakka(Engine):
         if call:
             self.caller = seat
             self.privileged = seat if seat != self.dealer else None
-            self.next_dealer = self.dealer if seat == self.dealer else ccw(self.dealer)
+            keeps = seat == self.dealer and not self._benches_human(self.dealer)
+            self.next_dealer = self.dealer if keeps else ccw(self.dealer)
             events.append(Event("calling_ended", {"caller": seat, "privileged": self.privileged}))
             self._start_play(gt, events)
         elif len(self.calls) == 3:
