@@ -38,6 +38,7 @@ from ttanjit.common.config import Settings
 from ttanjit.common.nats import (
     GAMES_BUCKET,
     OWNERS_BUCKET,
+    RECORDS_STREAM,
     Subjects,
     connect,
     ensure_jetstream,
@@ -55,6 +56,7 @@ from ttanjit.shard.ownership import SHARD_PREFIX, OwnerBook
 log = logging.getLogger("ttanjit.shard")
 
 FINISHED_KEEP_S = 30.0  # a finished game answers sync this long, then goes
+RECORD_READ_TIMEOUT_S = 3.0  # one record read of a claim (a stream without a leader never answers)
 CMD_ID_MAX = 64
 
 
@@ -80,6 +82,7 @@ class Shard(Leases, Clocks, Handover):
         self.lease_expires = 0
         self.renew_lock = asyncio.Lock()
         self.claiming: set[str] = set()
+        self.reclaiming: set[str] = set()
         self.claims_from = 0.0
         self.nats_back = asyncio.Event()
         self.nats_back_at = -1e9
@@ -212,6 +215,7 @@ class Shard(Leases, Clocks, Handover):
         if gid in self.games or gid in self.claiming:
             return gid in self.games
         self.claiming.add(gid)
+        owned = False  # the owner entry names us: a failure from here on retries
         try:
             now = wall_ms()
             try:
@@ -220,12 +224,15 @@ class Shard(Leases, Clocks, Handover):
                     "claimed_ms": now}), last=rev)
             except KeyWrongLastSequenceError:
                 return False  # another shard won the race
+            owned = True
             subject = self.subj.record(gid)
             for _ in range(5):
-                rec = await records.read(self.js, subject)
+                rec = await asyncio.wait_for(records.read(self.js, subject),
+                                             RECORD_READ_TIMEOUT_S)
                 if rec is None:
                     log.error("no record for game", extra={"game": gid})
                     await self.owners.delete(gid)
+                    owned = False
                     return False
                 hosted = HostedGame.from_header(rec.header, self.cfg.backlog)
                 for entry in rec.entries:
@@ -267,18 +274,32 @@ class Shard(Leases, Clocks, Handover):
             return False
         finally:
             self.claiming.discard(gid)
+            if owned and gid not in self.games and not self.stopping.is_set():
+                # e.g. the record stream between leaders: nobody else will
+                # take a game whose owner entry names us, so keep trying
+                asyncio.ensure_future(self._reclaim(gid))
 
     def _engine_failed(self, live: Live) -> None:
         """The engine raised mid-input: its state can no longer be trusted.
         Drop it and rebuild the game from the record (which holds only
         accepted inputs)."""
         self._drop(live, "engine error")
-        asyncio.ensure_future(self._reclaim(live))
+        asyncio.ensure_future(self._reclaim(live.game_id))
 
-    async def _reclaim(self, live: Live) -> None:
+    async def _reclaim(self, gid: str) -> None:
         """Re-host a game this shard dropped after an append failure (NATS
-        down): replay its record, unless another shard has it by then."""
-        gid, delay = live.game_id, 0.25
+        down) or failed to claim: replay its record, unless another shard
+        has it by then."""
+        if gid in self.reclaiming:
+            return
+        self.reclaiming.add(gid)
+        try:
+            await self._reclaim_loop(gid)
+        finally:
+            self.reclaiming.discard(gid)
+
+    async def _reclaim_loop(self, gid: str) -> None:
+        delay = 0.25
         while not self.stopping.is_set() and gid not in self.games:
             await self._nats_back(delay)  # at once when NATS reconnects
             delay = min(delay * 2, 1.0)
@@ -293,6 +314,14 @@ class Shard(Leases, Clocks, Handover):
             own = orjson.loads(entry.value or b"{}")
             if (own.get("shard"), own.get("inc")) != (self.id, self.inc):
                 return  # someone else owns it now
+            try:  # the record stream answers (it may be electing a leader)
+                await asyncio.wait_for(self.js.get_last_msg(RECORDS_STREAM,
+                                                            self.subj.record(gid)), 1.0)
+            except NotFoundError:
+                pass  # no record: the claim sorts that out
+            except Exception:  # noqa: BLE001 - not yet: ask again in a moment
+                delay = 0.25
+                continue
             if await self._claim(gid, "failover", entry.revision or 0, int(own.get("epoch", 0))):
                 return
 
@@ -534,7 +563,7 @@ class Shard(Leases, Clocks, Handover):
                                 extra={"game": live.game_id})
                     live.pending[:0] = batch
                     self._drop(live, "fenced")
-                    asyncio.ensure_future(self._reclaim(live))  # only if still ours
+                    asyncio.ensure_future(self._reclaim(live.game_id))  # only if still ours
                     return
                 except Exception:
                     m.record_append_failures.inc()
@@ -543,7 +572,7 @@ class Shard(Leases, Clocks, Handover):
                     self._drop(live, "append failed")
                     # its unacknowledged inputs are gone (their commands got
                     # game_unavailable); take the game back from its record
-                    asyncio.ensure_future(self._reclaim(live))
+                    asyncio.ensure_future(self._reclaim(live.game_id))
                     return
                 m.record_append.observe(time.perf_counter() - t0)
                 self._publish(live, batch)
