@@ -129,7 +129,7 @@ async def test_private_room_options_two_players_and_a_bot(st: Stack) -> None:
     await host.send({"type": "room_options", "options": {"select_ms": 25000}})
     assert (await host.wait_type("error"))["code"] == "bad_option"
     await host.send({"type": "room_start"})
-    assert (await host.wait_type("error"))["code"] == "need_two_humans"
+    assert (await host.wait_type("error"))["code"] == "need_two_players"
     await guest.send({"type": "room_join", "code": room["code"].lower()})
     joined = (await guest.wait_type("room"))["room"]
     assert [m["kind"] for m in joined["members"]] == ["human", "human", "empty", "empty"]

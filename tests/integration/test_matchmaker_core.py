@@ -79,8 +79,8 @@ def test_room_life() -> None:
     rooms = Rooms()
     r = rooms.create("a", "가", "onecard", 3, {"turn_ms": 45000})
     assert len(r.code) == 6 and set(r.code) <= set(CODE_ALPHABET) and r.host == "a"
-    with pytest.raises(LobbyError, match="need_two_humans"):
-        rooms.start_seats("a")
+    with pytest.raises(LobbyError, match="need_two_players"):
+        rooms.start_seats("a")  # alone with empty seats: a bot is needed (issue 14)
     rooms.join("b", "나", r.code.lower())
     with pytest.raises(LobbyError, match="not_host"):
         rooms.add_bot("b", "easy")
@@ -100,6 +100,35 @@ def test_room_life() -> None:
     assert r.state == "closed"
     with pytest.raises(LobbyError, match="room_not_found"):
         rooms.join("d", "라", r.code)
+
+
+def test_solo_tables_start_with_bots_of_any_level() -> None:
+    """Issue 14: one human and bots of any level per seat start, in every
+    game; Hakka fills what is left with normal bots."""
+    for game, n in (("onecard", 3), ("penalty_rows", 2), ("hakka", 4)):
+        rooms = Rooms()
+        r = rooms.create("solo", "혼자", game, n, None)
+        for level in ("easy", "hard")[: n - 1]:
+            rooms.add_bot("solo", level)
+        room, seats = rooms.start_seats("solo")
+        assert [s.kind for s in seats] == ["human"] + ["bot"] * (n - 1)
+        assert [s.level for s in seats[1:3]] == ["easy", "hard"][: min(2, n - 1)]
+        if game == "hakka":
+            assert seats[3].level == "normal"
+        assert room is r
+
+
+def test_quick_match_backfill_takes_the_chosen_level() -> None:
+    """Issue 14: quick match lets the player choose the backfill bots' level."""
+    q = QuickQueue(bot_wait_ms=100)
+    q.add(Ticket("p", "가", "hakka", 4, 0.0, 0, bot_level="hard"))
+    (m,) = q.take_matches(200)
+    assert m.bots == ["hard"] * 3
+    q.add(Ticket("p", "가", "hakka", 4, 0.0, 0))
+    (m,) = q.take_matches(200)
+    assert m.bots == ["normal"] * 3  # by rating when none was chosen
+    t = Ticket.from_json(Ticket("p", "가", "onecard", 2, 0.0, 0, bot_level="easy").to_json())
+    assert t.bot_level == "easy"
 
 
 def test_hakka_room_fills_with_bots() -> None:
@@ -176,3 +205,39 @@ def test_rooms_never_break(script: list) -> None:
             merge_options(room.game, {}, room.options)  # still valid
         assert all(p in [m.player for m in rooms.by_code[c].humans()]
                    for p, c in rooms.by_player.items())
+
+
+def test_rematch_offer() -> None:
+    """한 판 더 (issue 14, ttanjit.matchmaker.rematch): the humans still there
+    (not substituted) answer; all agreed, or the window closed with someone
+    agreed, starts the same table; the others' seats get bots."""
+    from ttanjit.matchmaker.rematch import Rematch
+
+    header = {"game": "onecard", "options": {"seats": 4, "turn_ms": 45000},
+              "seats": [{"kind": "human"}, {"kind": "bot", "level": "hard"},
+                        {"kind": "human"}, {"kind": "human"}],
+              "players": {"a": 0, "b": 2, "c": 3}}
+    entry = {"state": "finished", "result": {"ended_by": "win",
+                                             "substituted": [False, False, False, True]}}
+    with pytest.raises(LobbyError, match="game_not_finished"):
+        Rematch.from_game("g", header, {"state": "live"}, 0)
+    with pytest.raises(LobbyError, match="no_rematch"):
+        Rematch.from_game("g", header, {"state": "finished",
+                                        "result": {"ended_by": "abandoned"}}, 0)
+    r = Rematch.from_game("g", header, entry, 1000, window_ms=5000)
+    assert r.humans == {"a": 0, "b": 2} and r.options == {"turn_ms": 45000}
+    with pytest.raises(LobbyError, match="no_rematch"):
+        r.answer("c", "다", True)  # left during the game: not there any more
+    r.answer("a", "가", True)
+    assert not r.ready(2000) and r.frame()["rematch"]["waiting"] == [2]
+    assert r.ready(6000)  # the window closed: those who agreed play
+    seats = r.new_seats({"a"})
+    assert [(s.kind, s.player or s.level) for s in seats] == [
+        ("human", "a"), ("bot", "hard"), ("bot", "hard"), ("bot", "hard")]
+    r.answer("b", "나", True)
+    assert r.ready(2000)  # everyone still there agreed
+    r2 = Rematch.from_json(r.to_json())
+    assert r2.agreed == {"a": "가", "b": "나"} and r2.until_ms == 6000
+    r2.answer("a", "가", False)
+    r2.answer("b", "나", False)
+    assert r2.dead(2000) and r2.frame()["rematch"]["declined"] == [0, 2]

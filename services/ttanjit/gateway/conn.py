@@ -22,7 +22,9 @@ from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
 from ttanjit.gateway.errors import FrameError
 from ttanjit.gateway.finals import final_frame
-from ttanjit.gateway.limits import MAX_FRAME, TokenBucket, limits_json
+from ttanjit.common.nats import GAMES_BUCKET
+from ttanjit.gateway.limits import EMOTE_BURST, EMOTE_RATE, EMOTES, MAX_FRAME, TokenBucket, \
+    limits_json
 from ttanjit.gateway.session import Session, new_session_id
 from ttanjit.matchmaker.options import check_seats
 from ttanjit.v1 import matchmaker_pb2
@@ -61,6 +63,8 @@ class Connection:
         self.finished_game = False
         now = time.monotonic()
         self.bucket = TokenBucket(last=now)
+        self.emotes = TokenBucket(EMOTE_RATE, EMOTE_BURST, EMOTE_BURST, now)
+        self._table: tuple[str, list[str]] = ("", [])  # (game id, its players) for emotes
         self.opened = now
         self.last_rx = now
         self.lock = asyncio.Lock()
@@ -407,7 +411,8 @@ class Connection:
             raise FrameError("missing_field")
         self._not_in_game()
         rep = await self.gw.mm.Enqueue(matchmaker_pb2.EnqueueRequest(
-            player=self._player_ref(), game=f["game"], seats=f.get("seats") or 0), timeout=LOBBY_TIMEOUT_S)
+            player=self._player_ref(), game=f["game"], seats=f.get("seats") or 0,
+            bot_level=f.get("level") or ""), timeout=LOBBY_TIMEOUT_S)
         _check(rep)
         await self.send({"type": "queued", "game": f["game"],
                          "seats": check_seats(f["game"], f.get("seats")), "ticket": rep.ticket})
@@ -467,6 +472,44 @@ class Connection:
     async def h_room_start(self, f: dict[str, Any]) -> None:
         rep = await self.gw.mm.StartRoom(self._room_req(), timeout=LOBBY_TIMEOUT_S + 10)
         _check(rep)
+
+    async def _rematch(self, f: dict[str, Any], accept: bool) -> None:
+        gid = f.get("game_id")
+        if not gid:
+            raise FrameError("missing_field")
+        rep = await self.gw.mm.Rematch(matchmaker_pb2.RematchRequest(
+            player=self._player_ref(), game_id=gid, accept=accept), timeout=LOBBY_TIMEOUT_S)
+        _check(rep)  # the offer's state comes as a ``rematch`` lobby frame
+
+    async def h_rematch(self, f: dict[str, Any]) -> None:
+        await self._rematch(f, True)
+
+    async def h_rematch_decline(self, f: dict[str, Any]) -> None:
+        await self._rematch(f, False)
+
+    async def h_emote(self, f: dict[str, Any]) -> None:
+        """A quick reaction (issue 14): one of a fixed set, to everyone at
+        the player's table, shown at the sender's seat; no free text."""
+        s = self.session
+        assert s is not None
+        gid = f.get("game_id") or s.game_id
+        if not gid or gid != s.game_id or s.seat is None:
+            raise FrameError("not_in_game")
+        if f.get("emote") not in EMOTES:
+            raise FrameError("bad_emote")
+        if not self.emotes.allow(time.monotonic()):
+            raise FrameError("too_many_emotes")
+        if self._table[0] != gid:
+            try:
+                kv = await self.gw.nc.jetstream().key_value(GAMES_BUCKET)
+                entry = orjson.loads((await kv.get(gid)).value or b"{}")
+                self._table = (gid, [str(p) for p in (entry.get("players") or {})])
+            except Exception:  # noqa: BLE001 - the directory is away: nobody else hears it
+                self._table = ("", [s.player])
+        frame = orjson.dumps({"type": "emote", "game_id": gid, "seat": s.seat,
+                              "emote": f["emote"]})
+        for pid in self._table[1] or [s.player]:
+            await self.gw.nc.publish(f"{self.gw.prefix}.player.{pid}.lobby", frame)
 
     async def h_ratings(self, f: dict[str, Any]) -> None:
         state = await self.gw.player_state(self._player_ref().player)
@@ -559,6 +602,9 @@ HANDLERS = {
     "room_remove_bot": Connection.h_room_remove_bot,
     "room_start": Connection.h_room_start,
     "ratings": Connection.h_ratings,
+    "rematch": Connection.h_rematch,
+    "rematch_decline": Connection.h_rematch_decline,
+    "emote": Connection.h_emote,
     "action": Connection.h_action,
     "sync": Connection.h_sync,
 }

@@ -23,6 +23,8 @@ MESSAGES: dict[str, str] = {
     "bad_nickname": "닉네임은 1~16자로 정해 주세요.",
     "internal_error": "서버 오류가 났어요. 다시 해 주세요.",
     "seat_is_bot": "봇이 이어받은 자리예요. 구경만 할 수 있어요.",
+    "bad_emote": "보낼 수 없는 반응이에요.",
+    "too_many_emotes": "반응은 잠시 후에 다시 보낼 수 있어요.",
     **LOBBY_MESSAGES,
 }
 

@@ -11,6 +11,11 @@ RATE = 20.0  # frames per second
 BURST = 40.0
 IDLE_MS = int(os.environ.get("TTANJIT_WS_IDLE_MS") or 60_000)  # shorter in tests
 HELLO_MS = int(os.environ.get("TTANJIT_WS_HELLO_MS") or 10_000)
+# Quick reactions (issue 14): a fixed set, no free text; 3 at once, then one
+# every 2 s (``too_many_emotes`` beyond that).
+EMOTES = ("thumbs", "laugh", "wow", "cry", "nice")
+EMOTE_RATE = 0.5
+EMOTE_BURST = 3.0
 
 
 @dataclass(slots=True)

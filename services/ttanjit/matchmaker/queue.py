@@ -5,7 +5,9 @@ every tick. A ticket's acceptable rating window starts at ``base_window``
 (openskill ordinal points) and widens by ``widen_per_s`` per second of
 waiting; two tickets may meet when their distance fits the wider of their two
 windows. When the oldest ticket has waited ``bot_wait_ms``, it starts with
-whoever fits and bots in the empty seats, so nobody waits forever.
+whoever fits and bots in the empty seats, so nobody waits forever. The bots
+are of the level the oldest ticket chose (issue 14), or as strong as the
+players' mean rating when it chose none.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ class Ticket:
     rating: float  # openskill ordinal
     since_ms: int
     id: str = field(default_factory=lambda: "t_" + secrets.token_hex(6))
+    bot_level: str = ""  # the player's choice for the backfill bots ("" = by rating)
 
     def window(self, now_ms: int, base: float, widen: float) -> float:
         return base + widen * max(0, now_ms - self.since_ms) / 1000
@@ -34,13 +37,14 @@ class Ticket:
     def to_json(self) -> dict[str, Any]:
         return {"player": self.player, "nickname": self.nickname, "game": self.game,
                 "seats": self.seats, "rating": self.rating, "since_ms": self.since_ms,
-                "id": self.id}
+                "id": self.id, "bot_level": self.bot_level}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Ticket:
         return cls(str(d["player"]), str(d.get("nickname", "")), str(d["game"]),
                    int(d["seats"]), float(d.get("rating", 0.0)), int(d["since_ms"]),
-                   str(d.get("id") or "t_" + secrets.token_hex(6)))
+                   str(d.get("id") or "t_" + secrets.token_hex(6)),
+                   str(d.get("bot_level") or ""))
 
 
 @dataclass(slots=True)
@@ -117,7 +121,8 @@ class QuickQueue:
                     pending.pop(0)  # the oldest waits; younger ones may still meet
                     continue
                 mean = sum(t.rating for t in group) / len(group)
-                bots = [bot_level_for(mean)] * (seats - len(group))
+                # the oldest player's chosen level, else as strong as the table
+                bots = [oldest.bot_level or bot_level_for(mean)] * (seats - len(group))
                 matches.append(QuickMatch(game, seats, group, bots))
                 for t in group:
                     pending.remove(t)

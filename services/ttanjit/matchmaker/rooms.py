@@ -200,11 +200,13 @@ class Rooms:
         return room
 
     def start_seats(self, player: str) -> tuple[Room, list[Seat]]:
-        """Check the host may start now; the seats of the game (empty seats
-        are not dealt in; Hakka fills them with bots)."""
+        """Check the host may start now (the host alone is enough: bots of
+        any level fill the table, issue 14); the seats of the game (empty
+        seats are not dealt in; Hakka fills them with bots)."""
         room = self._host_room(player)
-        if len(room.humans()) < 2:
-            raise LobbyError("need_two_humans")
+        # issue 14: one human may start with bots (a solo or practice table)
+        if room.game != "hakka" and sum(s is not None for s in room.members) < 2:
+            raise LobbyError("need_two_players")
         if room.game == "hakka":
             seats = [s if s is not None else Seat("bot", level="normal") for s in room.members]
         else:

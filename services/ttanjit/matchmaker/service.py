@@ -28,7 +28,9 @@ from nats.js.kv import KeyValue
 from ttanjit.common.config import Settings
 from ttanjit.common.grpcutil import HealthServer, aio_server
 from ttanjit.common.nats import (
+    GAMES_BUCKET,
     LOBBY_BUCKET,
+    RECORDS_STREAM,
     RATINGS_BUCKET,
     RESULTS_STREAM,
     Subjects,
@@ -36,11 +38,12 @@ from ttanjit.common.nats import (
 )
 from ttanjit.matchmaker import metrics as m
 from ttanjit.matchmaker.errors import LobbyError
-from ttanjit.matchmaker.options import check_seats, defaults
+from ttanjit.matchmaker.options import BOT_LEVELS, check_seats, defaults
 from ttanjit.matchmaker.placement import ShardTable
 from ttanjit.matchmaker.queue import QuickMatch, QuickQueue, Ticket
 from ttanjit.matchmaker.ratings import Rating, rate_result, seat_players
 from ttanjit.matchmaker.readiness import watch_placement
+from ttanjit.matchmaker.rematch import WINDOW_MS, Rematch
 from ttanjit.matchmaker.rooms import Room, Rooms, Seat
 from ttanjit.matchmaker.store import Fenced, LeaderLease, LobbyStore
 from ttanjit.v1 import client_pb2, matchmaker_pb2, matchmaker_pb2_grpc, shard_pb2, shard_pb2_grpc
@@ -74,6 +77,7 @@ class MMSettings:
     advertise_host: str = ""  # the host other replicas dial (default: host name)
     lease_ms: int = 2000
     renew_ms: int = 500
+    rematch_ms: int = WINDOW_MS  # 한 판 더: how long an offer waits for the others
 
     @classmethod
     def from_env(cls) -> MMSettings:
@@ -97,6 +101,7 @@ class MMSettings:
             advertise_host=env("TTANJIT_ADVERTISE_HOST") or "",
             lease_ms=int(env("TTANJIT_LEASE_MS") or cls.lease_ms),
             renew_ms=int(env("TTANJIT_RENEW_MS") or cls.renew_ms),
+            rematch_ms=int(env("TTANJIT_REMATCH_MS") or cls.rematch_ms),
         )
 
 
@@ -136,6 +141,7 @@ class Matchmaker:
         self.seated: dict[str, tuple[str, int]] = {}
         self.away: dict[str, int] = {}  # room members without a connection, since ms
         self.placing: dict[str, QuickMatch] = {}  # quick matches being placed, by id
+        self.rematches: dict[str, Rematch] = {}  # open 한 판 더 offers, by the old game id
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         # Leadership (docs/protocol.md 4.1): only the leader changes the lobby.
@@ -152,6 +158,7 @@ class Matchmaker:
             "rooms": [r.to_store() for r in self.rooms.by_code.values()],
             "seated": {p: list(v) for p, v in self.seated.items()},
             "away": dict(self.away),
+            "rematches": [r.to_json() for r in self.rematches.values()],
         }
 
     def restore(self, doc: dict[str, Any] | None) -> None:
@@ -167,6 +174,10 @@ class Matchmaker:
         self.rooms.restore(doc.get("rooms", []))
         self.seated = {p: (str(v[0]), int(v[1])) for p, v in doc.get("seated", {}).items()}
         self.away = {p: int(v) for p, v in doc.get("away", {}).items()}
+        self.rematches = {}
+        for d in doc.get("rematches", []):
+            r = Rematch.from_json(d)
+            self.rematches[r.game_id] = r
         self.ratings.clear()  # re-read from KV: another replica may have rated since
 
     async def commit(self) -> None:
@@ -358,6 +369,7 @@ class Matchmaker:
         if not self.leading:
             return
         await self.expire_away(now_ms())
+        await self.settle_rematches(now_ms())
         matches = self.queue.take_matches(now_ms())
         if matches:
             for match in matches:
@@ -377,11 +389,15 @@ class Matchmaker:
         if self.rooms.room_of(player) is not None:
             raise LobbyError("in_room")
 
-    async def enqueue(self, player: str, nickname: str, game: str, seats: int) -> Ticket:
+    async def enqueue(self, player: str, nickname: str, game: str, seats: int,
+                      bot_level: str = "") -> Ticket:
         n = check_seats(game, seats)
+        if bot_level and bot_level not in BOT_LEVELS:
+            raise LobbyError("bad_level")
         self._free(player)
         r = await self.rating(game, player)
-        ticket = self.queue.add(Ticket(player, nickname, game, n, r.ordinal, now_ms()))
+        ticket = self.queue.add(Ticket(player, nickname, game, n, r.ordinal, now_ms(),
+                                       bot_level=bot_level))
         await self.commit()
         return ticket
 
@@ -393,6 +409,71 @@ class Matchmaker:
     async def _room_ratings(self, room: Room) -> None:
         for s in room.humans():
             room.ratings[s.player] = (await self.rating(room.game, s.player)).ordinal
+
+    # -- 한 판 더 (rematch; ttanjit.matchmaker.rematch) ---------------------------
+    async def _finished_table(self, game_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The finished game's record header and directory entry."""
+        js = self.nc.jetstream()
+        try:
+            kv = await js.key_value(GAMES_BUCKET)
+            entry = orjson.loads((await kv.get(game_id)).value or b"{}")
+            msg = await js.get_msg(RECORDS_STREAM, seq=1, subject=self.subjects.record(game_id),
+                                   next=True)
+            header = orjson.loads(msg.data or b"{}")
+        except Exception:  # noqa: BLE001 - no such game (or JetStream away)
+            raise LobbyError("no_rematch") from None
+        return header, entry
+
+    async def rematch(self, player: str, nickname: str, game_id: str, accept: bool) -> None:
+        r = self.rematches.get(game_id)
+        if r is None:  # the first answer opens the offer (a "no" too: the others see it)
+            header, entry = await self._finished_table(game_id)
+            r = self.rematches.get(game_id) or Rematch.from_game(
+                game_id, header, entry, now_ms(), self.s.rematch_ms)
+            if player not in r.humans:
+                raise LobbyError("no_rematch")
+            self.rematches[game_id] = r
+        r.answer(player, nickname, accept)
+        await self.commit()
+        await self.notify_rematch(r, r.frame())
+        await self.settle_rematches(now_ms(), only=game_id)
+
+    async def notify_rematch(self, r: Rematch, frame: dict[str, Any]) -> None:
+        for pid in r.humans:
+            await self.notify(pid, frame)
+
+    async def settle_rematches(self, now: int, only: str = "") -> None:
+        """Start the offers that are ready; drop the ones nobody wants."""
+        for gid, r in list(self.rematches.items()):
+            if only and gid != only:
+                continue
+            if r.dead(now):
+                del self.rematches[gid]
+                await self.commit()
+                await self.notify_rematch(r, r.frame("expired"))
+            elif r.ready(now):
+                del self.rematches[gid]
+                await self.commit()
+                self._spawn(self._start_rematch(r))
+
+    async def _start_rematch(self, r: Rematch) -> None:
+        free = {p for p in r.agreed if p not in self.queue.by_player
+                and self.rooms.room_of(p) is None
+                and self.seated.get(p, (r.game_id,))[0] == r.game_id}
+        seats = r.new_seats(free)
+        if not any(s.kind == "human" for s in seats):
+            await self.notify_rematch(r, r.frame("expired"))
+            return
+        try:
+            game_id = await self.place(r.game, r.options, seats)
+        except LobbyError:
+            await self.notify_rematch(r, r.frame("failed"))
+            return
+        self._seat(game_id, seats)
+        await self.commit()
+        r.new_game_id = game_id
+        await self.notify_rematch(r, r.frame("started"))
+        await self._announce(game_id, r.game, "rematch", r.options, seats)
 
     async def start_room(self, player: str) -> tuple[Room, str]:
         room, seats = self.rooms.start_seats(player)
@@ -476,7 +557,7 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
     async def _enqueue(self, req: Any) -> Any:
         try:
             t = await self.mm.enqueue(req.player.player, req.player.nickname, req.game,
-                                      req.seats)
+                                      req.seats, req.bot_level)
         except LobbyError as e:
             return matchmaker_pb2.EnqueueReply(error_code=e.code, error_message=e.message)
         return matchmaker_pb2.EnqueueReply(ticket=t.id)
@@ -555,6 +636,17 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         except LobbyError as e:
             return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message)
         return matchmaker_pb2.RoomReply(room=_pb_room(room), game_id=game_id)
+
+    async def Rematch(self, req: Any, ctx: Any) -> Any:
+        return await self._serve("Rematch", req, ctx, self._rematch)
+
+    async def _rematch(self, req: Any) -> Any:
+        try:
+            await self.mm.rematch(req.player.player, req.player.nickname, req.game_id,
+                                  req.accept)
+        except LobbyError as e:
+            return matchmaker_pb2.RematchReply(error_code=e.code, error_message=e.message)
+        return matchmaker_pb2.RematchReply()
 
     async def Away(self, req: Any, ctx: Any) -> Any:
         return await self._serve("Away", req, ctx, self._away)
