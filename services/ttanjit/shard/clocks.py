@@ -89,17 +89,21 @@ class Clocks(ShardParts):
         if hosted.finished:
             return
         for seat in hosted.driven_seats():
-            if seat in live.bots or not self._bot_must_act(live, seat):
+            if seat in live.bots or not self._has_bot_action(live, seat):
                 continue
             live.bots[seat] = asyncio.ensure_future(self._bot_turn(live, seat))
+
+    @staticmethod
+    def _has_bot_action(live: Live, seat: int) -> bool:
+        acts = live.hosted.engine.legal_actions(seat)
+        return any(a.get("type") not in SKIP_FOR_BOTS for a in acts)
 
     def _bot_must_act(self, live: Live, seat: int) -> bool:
         """The shard plays ``seat`` and it has a game action to take now."""
         hosted = live.hosted
         if live.gone or live.frozen or hosted.finished or seat not in hosted.driven_seats():
             return False
-        acts = hosted.engine.legal_actions(seat)
-        return any(a.get("type") not in SKIP_FOR_BOTS for a in acts)
+        return self._has_bot_action(live, seat)
 
     async def _bot_turn(self, live: Live, seat: int) -> None:
         """Ask the bot pool for ``seat``'s action and apply it (same
