@@ -75,6 +75,11 @@ async def human_turn(nc: Any, tail: RecordTail, pid: str, accepted: list[dict[st
     return bool(got)
 
 
+def is_decision(e: dict[str, Any]) -> bool:
+    """A bot pool decision in the record (not a press: those are local)."""
+    return e.get("by") == "bot" and e["action"]["type"] != "one_card"
+
+
 def bot_due(tail: RecordTail) -> bool:
     """A bot seat has a game action to take now (a decision is pending)."""
     h = tail.hosted
@@ -87,13 +92,13 @@ def bot_due(tail: RecordTail) -> bool:
 async def next_bot_entry(nc: Any, tail: RecordTail, pid: str, after_ms: int,
                          accepted: list[dict[str, Any]], rng: random.Random,
                          timeout: float) -> dict[str, Any]:
-    """The first ``by: bot`` input recorded after wall ms ``after_ms``
+    """The first bot decision recorded after wall ms ``after_ms``
     (the human plays whenever it is their turn meanwhile)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         await tail.caught_up(timeout=10)
         for e in tail.entries:
-            if e.get("by") == "bot" and e["ms"] > after_ms:
+            if is_decision(e) and e["ms"] > after_ms:
                 return e
         if not bot_due(tail):
             await human_turn(nc, tail, pid, accepted, rng)
@@ -136,14 +141,14 @@ async def test_nats_restart_reasks_the_bot_within_seconds(tmp_path: Path) -> Non
                 break
             await asyncio.sleep(0.05)
         worker.proc.send_signal(signal.SIGSTOP)
-        n_bot = sum(1 for e in tail.entries if e.get("by") == "bot")
+        n_bot = sum(1 for e in tail.entries if is_decision(e))
         await asyncio.sleep(1.7)  # past the thinking pause (<= 1.5 s): the request is out
         kill_ms = wall_ms()
         port, store = server.port, server.store_dir
         server.proc.kill()  # type: ignore[union-attr]  # kill -9
         server.proc.wait()  # type: ignore[union-attr]
         worker.proc.send_signal(signal.SIGCONT)
-        assert sum(1 for e in tail.entries if e.get("by") == "bot") == n_bot
+        assert sum(1 for e in tail.entries if is_decision(e)) == n_bot
         await asyncio.sleep(2.0)
         server = NatsServer(port=port, store_dir=store).start()
         back_ms = wall_ms()
@@ -201,7 +206,7 @@ async def test_killed_bot_worker_decision_is_asked_again(svc: Services) -> None:
         since_ms = wall_ms()
         await asyncio.sleep(2.5)  # past the thinking pause: a request is with bots-1
         await tail.caught_up()
-        assert not any(e.get("by") == "bot" for e in tail.entries)
+        assert not any(is_decision(e) for e in tail.entries)
         first.kill()
         kill_ms = wall_ms()
         svc.start("bots", name="bots-2", ready="ready")
