@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PROTOS := $(wildcard proto/ttanjit/v1/*.proto)
 GEN_STAMP := services/ttanjit/v1/.generated
 
-.PHONY: install proto run test test-fast lint bench chaos clean tools web browser pushgateway
+.PHONY: install proto run test test-fast lint bench chaos clean tools web browser pushgateway image
 
 install: $(STAMP) $(GEN_STAMP) web
 
@@ -63,6 +63,12 @@ bench: install
 # load; fails if a fault loses an accepted command or stalls a game > 3 s.
 chaos: install
 	$(BIN)/python -m ttanjit.chaos
+
+# The image ttanjit/ttanjit:<version> with podman, from Debian packages only
+# (no image registry): base images by mmdebstrap, then deploy/Dockerfile.
+# Skipped when the image's source hash label matches (deploy/image/build.py).
+image:
+	$(PY) deploy/image/build.py
 
 # helm, kubectl, promtool, prometheus for the chart tests (see deploy/tools.py).
 tools: $(STAMP)
