@@ -55,7 +55,11 @@ class Stack:
             self.svc.start("shard", name="shard-e2e", env={"TTANJIT_DRAIN_TIMEOUT_S": "1"})
             self.svc.start("bots", name="bots-e2e", ready="bot worker on")
             mm = self.svc.start("matchmaker", name="matchmaker-e2e", ready="matchmaker ready",
-                                env={"TTANJIT_BOT_WAIT_MS": "300"})
+                                env={"TTANJIT_BOT_WAIT_MS": "300",
+                                     # room option `seed` (a deal the test knows), and
+                                     # a short 한 판 더 window (issue 14)
+                                     "TTANJIT_TEST_OPTIONS": "1",
+                                     "TTANJIT_REMATCH_MS": "8000"})
             gw = self.svc.start("gateway", name="gateway-e2e", ready="gateway ready", env={
                 "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{mm.ports['grpc']}",
                 "TTANJIT_HTTP_HOST": "127.0.0.1"})

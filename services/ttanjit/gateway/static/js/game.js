@@ -11,6 +11,11 @@ import { GAMES } from "./state.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
 import * as hakka from "./hakka.js";
+import * as alerts from "./alerts.js";
+
+// Quick reactions (issue 14; docs/websocket.md 3.2): a fixed set, no text.
+export const EMOTES = { thumbs: "👍", laugh: "😂", wow: "😮", cry: "😭", nice: "잘했어요" };
+const EMOTE_MS = 2500;
 
 const TABLES = { onecard, penalty_rows: penalty, hakka };
 const SYNC_DELAY_MS = 60;
@@ -27,6 +32,9 @@ class GameController {
     this.syncTimer = null;
     this.holdRender = 0; // > 0 while an animation plays
     this.unsubs = [];
+    this.final = null; // a `game_result` frame: the game left its shard
+    this.rematch = null; // the table's 한 판 더 offer (`rematch` frame body)
+    this.emotes = {}; // seat -> {emote, until}
   }
 
   matched(f) {
@@ -44,6 +52,39 @@ class GameController {
     this.gameSeq = 0;
     this.t0 = store.get(`t0.${id}`, null);
     this.tableState = {};
+    this.final = store.get(`final.${id}`, null);
+    this.rematch = null;
+    this.emotes = {};
+  }
+
+  /** How the game ended, from the game directory (docs/websocket.md 4). */
+  onFinal(f) {
+    store.set(`final.${f.game_id}`, f);
+    if (this.id === f.game_id) {
+      clearTimeout(this.syncTimer); // nobody serves the game any more
+      this.final = f;
+      if (!this.info) this.info = { game: f.game, seat: f.seat, players: [], options: {} };
+      this.render();
+    }
+  }
+
+  onRematch(f) {
+    if (f.game_id !== this.id) return;
+    this.rematch = f.rematch;
+    const box = document.getElementById("rematch");
+    if (box) mount(box, rematchStatus(this));
+  }
+
+  askRematch() {
+    store.set(`rematch.${this.id}`, true);
+    net.ask({ type: "rematch", game_id: this.id }, ["rematch", "matched"], toast);
+  }
+
+  onEmote(f) {
+    if (f.game_id !== this.id || mutedSeat(this, f.seat)) return;
+    this.emotes[f.seat] = { emote: f.emote, until: Date.now() + EMOTE_MS };
+    showEmotes(this);
+    setTimeout(() => showEmotes(this), EMOTE_MS + 30);
   }
 
   names() {
@@ -67,9 +108,12 @@ class GameController {
     this.unsubs.push(net.on("event", (f) => this.onEvent(f)));
     this.unsubs.push(net.on("view", (f) => this.onView(f)));
     this.unsubs.push(net.on("welcome", () => this.requestSync(0)));
-    if (!this.view) mount(root, h("p.loading", {}, "게임을 불러오는 중…"));
+    if (!this.view && this.final) this.render();
+    else if (!this.view) mount(root, h("p.loading", {}, "게임을 불러오는 중…"));
     else this.render();
-    this.requestSync(0);
+    if (!this.final) this.requestSync(0);
+    // back after a reload with 한 판 더 asked: ask again to get the offer's state
+    if (store.get(`rematch.${id}`, false)) net.send({ type: "rematch", game_id: id });
   }
 
   close() {
@@ -143,12 +187,21 @@ class GameController {
       return;
     }
     if (!this.root || !location.hash.startsWith(`#/game/${this.id}`)) return;
+    if (!this.view && this.final) {
+      mount(this.root, h("section.table", { dataset: { game: this.info?.game || "" } },
+        gameHeader(this), finalPanel(this)));
+      return;
+    }
     if (!this.view) return;
     if (!this.table) {
       mount(this.root, h("p", {}, "알 수 없는 게임이에요."));
       return;
     }
     this.table.render(this, this.root);
+    const section = this.root.querySelector("section.table");
+    if (section && !this.view.finished && this.seat() !== null) section.append(emoteBar(this));
+    showEmotes(this);
+    alerts.myTurn(turnIsMine(this));
     clock.refreshTimers();
   }
 
@@ -185,6 +238,7 @@ class GameController {
   }
 
   leave() {
+    if (this.view?.finished || this.final) net.send({ type: "rematch_decline", game_id: this.id });
     if (this.view && !this.view.finished && this.mySeatIsHuman()) {
       if (!confirm("게임을 나가면 봇이 내 자리를 이어받아요. 나갈까요?")) return;
       net.action(this.id, { type: "leave" });
@@ -194,9 +248,11 @@ class GameController {
 
   /** Back to the lobby for good: a reload no longer brings this game back. */
   done() {
+    if (this.view?.finished || this.final) net.send({ type: "rematch_decline", game_id: this.id });
     store.del(`match.${this.id}`);
     store.set(`left.${this.id}`, true);
     this.close();
+    alerts.myTurn(false);
     location.hash = "#/";
   }
 
@@ -250,10 +306,14 @@ export function timerEl(ctl, gameT, totalMs = null) {
 
 export function gameHeader(ctl, extra = []) {
   const meta = GAMES[ctl.info?.game] || { name: "" };
+  const sound = alerts.soundOn();
   return h("div.game-head", {},
     h("h1", {}, meta.name),
     extra,
     h("span.spacer"),
+    button(sound ? "🔔" : "🔕", () => { alerts.setSound(!alerts.soundOn()); ctl.render(); },
+      { class: "small sound", "aria-label": sound ? "내 차례 소리 끄기" : "내 차례 소리 켜기",
+        "aria-pressed": String(!sound), title: "내 차례 알림 소리", dataset: { act: "sound" } }),
     h("a.rules-link", { href: `#/rules/${ctl.info?.game}`, target: "_blank" }, "규칙"),
     button("나가기", () => ctl.leave(), { class: "small", dataset: { act: "leave" } }));
 }
@@ -272,9 +332,115 @@ export function autopilotBar(ctl, on) {
 }
 
 export function resultsPanel(ctl, rows, title = "게임 결과") {
+  const canRematch = ctl.mySeatIsHuman() || !!ctl.final;
   return h("section.results", { role: "dialog", "aria-label": title },
     h("h2", {}, title),
     rows,
+    h("div#rematch.rematch", { role: "status" }, rematchStatus(ctl)),
     h("div.row.actions", {},
-      button("로비로", () => ctl.done(), { class: "primary", dataset: { act: "lobby" } })));
+      button("로비로", () => ctl.done(), { dataset: { act: "lobby" } }),
+      canRematch && ctl.final?.info?.ended_by !== "abandoned"
+        ? button("한 판 더", () => ctl.askRematch(), { class: "primary", dataset: { act: "rematch" } }) : null));
+}
+
+function rematchStatus(ctl) {
+  const r = ctl.rematch;
+  if (!r) return null;
+  const names = ctl.names();
+  const who = (seats) => seats.map((s) => names[s] || `${s + 1}번`).join(", ");
+  const me = ctl.seat();
+  if (r.state === "started") {
+    return (r.agreed || []).includes(me) ? "새 게임을 시작해요…" : h("span", {}, `${who(r.agreed)}이(가) 한 판 더 시작했어요.`);
+  }
+  if (r.state === "expired") return "아무도 한 판 더를 고르지 않았어요.";
+  if (r.state === "failed") return "새 게임을 만들 수 없었어요. 잠시 후 다시 해 주세요.";
+  const parts = [];
+  if ((r.agreed || []).length) parts.push(`한 판 더: ${who(r.agreed)}`);
+  if ((r.declined || []).length) parts.push(`로비로 감: ${who(r.declined)}`);
+  if ((r.waiting || []).length) parts.push(`기다리는 중: ${who(r.waiting)}`);
+  return h("span", { dataset: { state: r.state } }, parts.join(" · "),
+    r.until_ms ? [" ", h("span.timer", { dataset: { deadline: String(r.until_ms) } }, h("span.secs"), "초")] : null);
+}
+
+const ENDED_BY = {
+  abandoned: "아무도 돌아오지 않아 게임이 끝났어요.",
+  time_cap: "시간이 다 되어 승자 없이 끝났어요.",
+};
+
+/** The final result from a `game_result` frame (the game left its shard). */
+function finalPanel(ctl) {
+  const info = ctl.final?.info || {};
+  const names = ctl.names();
+  const winners = info.winners || [];
+  const me = ctl.final?.seat;
+  const title = ENDED_BY[info.ended_by]
+    || (winners.includes(me) ? "이겼어요!" : winners.length ? `우승: ${winners.map((s) => names[s] || `${s + 1}번`).join(", ")}` : "게임이 끝났어요.");
+  const rows = [h("p.result-title", { dataset: { endedBy: info.ended_by || "" } }, title)];
+  if (info.ended_by === "abandoned") rows.push(h("p.muted", {}, "모두 10분 넘게 연결이 끊겨 승자 없이 끝났고, 레이팅은 바뀌지 않아요."));
+  if (typeof info.length_ms === "number") rows.push(h("p.muted", {}, `게임 시간 ${Math.round(info.length_ms / 60000)}분`));
+  return resultsPanel(ctl, rows, "게임 결과");
+}
+
+/** Whether the game waits for this player now (the turn alert). */
+export function turnIsMine(ctl) {
+  const v = ctl.view;
+  const me = ctl.seat();
+  if (!v || v.finished || v.paused || me === null || me === undefined) return false;
+  if (v.autopilot?.[me] || v.bot?.[me]) return false;
+  const game = ctl.info?.game;
+  if (game === "penalty_rows") {
+    return v.phase === "select" && !v.confirmed?.[me] && (v.hand || []).length > 0 && !v.seats?.[me]?.autopilot && !v.seats?.[me]?.substituted;
+  }
+  if (game === "hakka") return v.turn === me && (v.phase === "calling" || v.phase === "playing");
+  return v.turn === me && !(v.eliminated || []).includes(me);
+}
+
+// -- quick reactions ------------------------------------------------------------
+function mutedSeat(ctl, seat) {
+  if (seat === ctl.seat()) return false;
+  const p = (ctl.info?.players || []).find((x) => x.seat === seat);
+  return muted().includes(p?.player || `seat${seat}`);
+}
+
+function muted() {
+  try { return JSON.parse(localStorage.getItem("ttanjit.muted") || "[]"); } catch { return []; }
+}
+
+function toggleMute(key) {
+  const m = muted();
+  const i = m.indexOf(key);
+  if (i >= 0) m.splice(i, 1); else m.push(key);
+  try { localStorage.setItem("ttanjit.muted", JSON.stringify(m)); } catch { /* private mode */ }
+}
+
+function emoteBar(ctl) {
+  const others = (ctl.info?.players || []).filter((p) => p.kind === "human" && p.seat !== ctl.seat());
+  const names = ctl.names();
+  const send = async (e) => {
+    const f = await net.ask({ type: "emote", game_id: ctl.id, emote: e }, ["emote"], toast);
+    return f;
+  };
+  return h("div.emote-bar", { role: "group", "aria-label": "반응 보내기" },
+    Object.entries(EMOTES).map(([k, v]) => button(v, () => send(k), { class: "small emote", dataset: { emote: k }, "aria-label": `반응 ${v}` })),
+    others.length ? h("details.mute", {}, h("summary", {}, "반응 숨기기"),
+      others.map((p) => h("label", {}, h("input", { type: "checkbox", checked: muted().includes(p.player),
+        dataset: { seat: p.seat }, onchange: () => { toggleMute(p.player); } }), ` ${names[p.seat]}`))) : null);
+}
+
+function seatEl(ctl, seat) {
+  const root = ctl.root;
+  if (!root) return null;
+  return root.querySelector(`.opp[data-seat="${seat}"], .pr-player[data-seat="${seat}"], .hk-seat[data-seat="${seat}"]`)
+    || (seat === ctl.seat() ? root.querySelector(".my-row") : null);
+}
+
+function showEmotes(ctl) {
+  if (!ctl.root) return;
+  for (const b of ctl.root.querySelectorAll(".emote-bubble")) b.remove();
+  const now = Date.now();
+  for (const [seat, e] of Object.entries(ctl.emotes)) {
+    if (e.until <= now) { delete ctl.emotes[seat]; continue; }
+    const el = seatEl(ctl, Number(seat));
+    if (el) el.append(h("span.emote-bubble", { dataset: { emote: e.emote }, role: "status" }, EMOTES[e.emote] || ""));
+  }
 }

@@ -91,9 +91,15 @@ export function render(ctl, root) {
 
   let actions = null;
   if (myTurn && v.phase === "calling") {
-    actions = h("div.hk-actions", {},
+    const dealer = me === v.dealer;
+    actions = [h("p.hint.call-hint", { dataset: { hint: "call" } },
+      h("strong", {}, "콜"), dealer
+        ? ": 이 판을 이기러 나서요. 딜러가 콜하면 다음 판도 딜러를 할 수 있어요. "
+        : ": 이 판을 이기러 나서요. 특별 플레이어가 되어 상위 카드를 언제든 리드할 수 있지만, 판을 못 이기면 다른 사람 몫까지 혼자 점수를 내요. ",
+      h("strong", {}, "패스"), ": 다음 사람에게 넘겨요. 세 명 모두 패스하면 다시 나눠요."),
+    h("div.hk-actions", {},
       button("패스", () => ctl.act({ type: "pass" }), { dataset: { act: "pass" } }),
-      button("콜", () => ctl.act({ type: "call" }), { class: "primary", dataset: { act: "call" } }));
+      button("콜", () => ctl.act({ type: "call" }), { class: "primary", dataset: { act: "call" } }))];
   } else if (myTurn && v.phase === "playing") {
     actions = h("div.hk-actions", {},
       leading ? null : button("엎어서 버리기", () => send(ctl, "discard"), { disabled: !st.sel.length, dataset: { act: "discard" } }),
@@ -127,14 +133,26 @@ function handResult(ctl, lh) {
     h("h2", {}, `${lh.round}판 결과`),
     lh.winner === null || lh.winner === undefined
       ? h("p", {}, "이번 판은 점수 없이 끝났어요.")
-      : h("p", {}, `${name(ctl, lh.winner)}이(가) ${lh.tricks}트릭으로 판을 이겼어요 (${how}).`),
+      : h("p.hand-winner", {}, `${name(ctl, lh.winner)}이(가) ${lh.tricks}트릭으로 판을 이겼어요 (${how}).`),
+    trickNote(ctl, lh),
     lh.winning_cards?.length ? h("p.cards-line", {}, "이긴 카드: ", lh.winning_cards.map((c) => hkCard(c, false, { tabindex: -1, class: "small" }))) : null,
     h("p.dreamer-reveal", {}, `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { tabindex: -1, class: "small reveal" }),
       ` → ${lh.dreamer_tricks}트릭${lh.dreamer_tricks >= 6 ? " (점수를 받아요)" : ""}`),
     lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${name(ctl, lh.privileged)}이(가) 판을 이기지 못해 혼자 점수를 내요.`) : null,
-    h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th", {}, "이번 판"), h("th", {}, "누적"))),
+    h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적"))),
       h("tbody", {}, [0, 1, 2, 3].map((s) => h("tr", {}, h("td", {}, name(ctl, s)),
         h("td.num", {}, (lh.deltas[s] > 0 ? "+" : "") + lh.deltas[s]), h("td.num", {}, String(lh.scores[s])))))));
+}
+
+/** RULES.md 3.7: the claim counts tricks won plus the Elders held, so the
+ * seat's "트릭 4" and the result's "6트릭" differ: say how they add up. */
+function trickNote(ctl, lh) {
+  const v = ctl.view;
+  if (lh.how !== "claim" || lh.winner === null || lh.winner === undefined) return null;
+  const won = lh.round === v.round ? v.tricks?.[lh.winner] : undefined;
+  if (typeof won !== "number" || won >= lh.tricks) return null;
+  return h("p.muted.trick-note", {},
+    `딴 트릭 ${won} + 손에 든 상위 카드 ${lh.tricks - won}장 = ${lh.tricks}트릭 (상위 카드는 판을 이길 때 트릭으로 쳐요)`);
 }
 
 function results(ctl) {

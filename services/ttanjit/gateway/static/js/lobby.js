@@ -3,7 +3,7 @@
 import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
-import { state, GAMES } from "./state.js";
+import { state, GAMES, LEVELS } from "./state.js";
 
 let unsubs = [];
 
@@ -29,12 +29,17 @@ export function showLobby(root) {
 
 function signIn() {
   const input = h("input#nickname", { name: "nickname", maxlength: 16, autocomplete: "nickname",
-    placeholder: "닉네임 (1~16자)", value: store.lastNickname(), required: true });
+    placeholder: "닉네임 (1~16자)", value: store.lastNickname() });
   const msg = h("p.form-error", { role: "alert" });
   const submit = async (ev) => {
     ev.preventDefault();
     msg.textContent = "";
     const nickname = input.value.trim();
+    if (!nickname) { // our own words, not the browser's English "Please fill out this field."
+      msg.textContent = "닉네임을 입력해 주세요.";
+      input.focus();
+      return;
+    }
     let res;
     try {
       res = await fetch("api/guest", { method: "POST", headers: { "content-type": "application/json" },
@@ -61,7 +66,7 @@ function signIn() {
   return h("section.page.signin", {},
     h("h1", {}, "딴짓"),
     h("p.lead", {}, "원카드 · 줄줄이 벌점 · 하카 카드를 친구나 봇과 함께해요."),
-    h("form.card-box", { onsubmit: submit },
+    h("form.card-box", { onsubmit: submit, novalidate: true },
       h("label", { for: "nickname" }, "닉네임"),
       input,
       h("button.primary", { type: "submit" }, "손님으로 시작하기"),
@@ -84,9 +89,13 @@ function gameCard(g) {
   const meta = GAMES[g];
   const seatSel = h("select", { "aria-label": "인원", name: `seats-${g}` },
     meta.seats.map((n) => h("option", { value: n, selected: n === meta.defaultSeats }, `${n}명`)));
+  const saved = store.lastBotLevel(g);
+  const levelSel = h("select", { "aria-label": "봇 난이도", name: `level-${g}`, title: "빈자리를 채울 봇의 난이도",
+    onchange: () => store.rememberBotLevel(g, levelSel.value) },
+  Object.entries(LEVELS).map(([k, v]) => h("option", { value: k, selected: k === saved }, `봇 ${v}`)));
   const quick = async () => {
     const seats = Number(seatSel.value);
-    await net.ask({ type: "queue", game: g, seats }, ["queued", "matched"], toast);
+    await net.ask({ type: "queue", game: g, seats, level: levelSel.value }, ["queued", "matched"], toast);
   };
   const create = async () => {
     await net.ask({ type: "room_create", game: g, seats: Number(seatSel.value) }, ["room"], toast);
@@ -96,8 +105,10 @@ function gameCard(g) {
     h("p", {}, meta.blurb),
     h("div.row", {},
       meta.seats.length > 1 ? seatSel : h("span.fixed", {}, "4명"),
+      levelSel,
       button("빠른 대전", quick, { class: "primary", disabled: !!state.queue, dataset: { act: "quick" } }),
       button("방 만들기", create, { disabled: !!state.queue, dataset: { act: "create" } })),
+    h("p.muted.small", {}, "상대가 없으면 고른 난이도의 봇과 바로 해요. 방을 만들면 혼자서도 봇과 연습할 수 있어요."),
     h("a.rules-link", { href: `#/rules/${g}` }, `${meta.name} 규칙`),
   );
 }
@@ -124,7 +135,7 @@ function ratingsBox() {
   return h("section.card-box.ratings", {},
     h("h2", {}, "내 레이팅"),
     rows.length
-      ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "게임"), h("th", {}, "점수"), h("th", {}, "판수"))),
+      ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "게임"), h("th.num", {}, "점수"), h("th.num", {}, "판수"))),
         h("tbody", {}, rows))
       : h("p.muted", {}, "아직 레이팅이 없어요. 한 판 해 보세요!"));
 }

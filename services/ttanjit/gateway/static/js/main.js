@@ -11,6 +11,8 @@ import { state } from "./state.js";
 
 function route() {
   const [, screen, arg] = (location.hash || "#/").split("/");
+  // a toast belongs to the screen it was shown on (the table's announcements)
+  if (screen !== "game") document.getElementById("toasts")?.replaceChildren();
   if (screen === "rules") return showRules(app(), arg);
   if (!store.get("token", null)) return showLobby(app());
   if (screen === "room" && state.room) return showRoom(app());
@@ -73,6 +75,17 @@ net.on("matched", (f) => {
   go(`#/game/${f.game_id}`);
 });
 
+// the game left its shard before we came back: its final result (docs/websocket.md 4)
+net.on("game_result", (f) => {
+  game.onFinal(f);
+  const [, screen, arg] = (location.hash || "#/").split("/");
+  if (!store.get(`left.${f.game_id}`, false) && !(screen === "game" && arg === f.game_id)) {
+    go(`#/game/${f.game_id}`);
+  }
+});
+net.on("rematch", (f) => game.onRematch(f));
+net.on("emote", (f) => game.onEmote(f));
+
 net.on("queued", (f) => { state.queue = f; state.emit("queue"); });
 net.on("queue_cancelled", () => { state.queue = null; state.emit("queue"); });
 net.on("ratings", (f) => { state.ratings = f.ratings || []; state.emit("ratings"); });
@@ -81,9 +94,11 @@ net.on("signed_out", () => { toast("로그인 정보가 만료됐어요. 다시 
 // Errors answering a lobby request are shown by the screen that asked, and
 // action errors by the table; everything else (rate limits, sync) here.
 const SHOWN_BY_SCREEN = new Set(["queue", "cancel_queue", "room_create", "room_join", "room_leave",
-  "room_options", "room_add_bot", "room_remove_bot", "room_start", "action"]);
+  "room_options", "room_add_bot", "room_remove_bot", "room_start", "action", "rematch",
+  "rematch_decline", "emote"]);
 net.on("error", (f) => {
   if (f.cmd_id || SHOWN_BY_SCREEN.has(f.ref)) return;
+  if (f.ref === "sync" && game.final) return; // the game is over and gone: its result is shown
   toast(f.message || f.code, "error");
 });
 

@@ -10,6 +10,7 @@ import { h, mount, button } from "./ui.js";
 import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, resultsPanel } from "./game.js";
 import * as clock from "./clock.js";
+import * as store from "./store.js";
 
 const ATTACK = { 2: 2, A: 3 };
 function strength(code) {
@@ -43,7 +44,7 @@ function ts(ctl) {
   const v = ctl.view;
   const st = ctl.tableState;
   if (!st.sel) st.sel = [];
-  if (!st.log) st.log = [];
+  if (!st.log) st.log = store.get(`log.${ctl.id}`, []); // the log survives a reload
   const hand = v.hand || [];
   st.sel = st.sel.filter((c) => hand.includes(c));
   if (st.turnNo !== v.t && v.turn !== ctl.seat()) st.picker = false;
@@ -114,7 +115,7 @@ export function render(ctl, root) {
 
   const canAct = myTurn && !out && !v.paused;
   let left;
-  if (v.pending) {
+  if (v.pending && myTurn) { // the attack is the one who must take it's, never the attacker's
     left = button(`공격 ${v.pending}장 받기`, () => act(ctl, { type: "take" }), { class: "take", disabled: !canAct, dataset: { act: "take" } });
   } else if (v.can_draw === false) {
     left = button("카드 없음 · 넘기기", () => act(ctl, { type: "pass" }), { disabled: !canAct, dataset: { act: "pass" } });
@@ -128,7 +129,7 @@ export function render(ctl, root) {
     h("p", {}, "다음 무늬를 골라요"),
     h("div.row", {}, ["S", "H", "D", "C"].map((s) => button(`${SUIT_SYMBOL[s]} ${SUIT_NAME[s]}`,
       () => { st.picker = false; play(ctl, s); }, { class: `suit-btn ${s === "H" || s === "D" ? "red" : ""}`, dataset: { suit: s } }))),
-    button("취소", () => { st.picker = false; ctl.render(); }, { class: "small" })) : null;
+    button("취소", () => { st.picker = false; ctl.render(); }, { class: "small", dataset: { act: "picker_cancel" } })) : null;
 
   const hand = h("div.hand.oc-hand", { "aria-label": "내 손패" }, ocSort(v.hand || []).map((c) => {
     const i = sel.indexOf(c);
@@ -191,6 +192,7 @@ async function play(ctl, suit) {
   if ((c.joker || c.rank === "7") && !suit && !emptying) {
     st.picker = true;
     ctl.render();
+    document.querySelector(".suit-picker")?.scrollIntoView({ block: "nearest" });
     return;
   }
   const action = { type: "play", cards: sel };
@@ -212,9 +214,10 @@ async function pressOneCard(ctl) {
 
 function addLog(ctl, text, kind = "") {
   const st = ctl.tableState;
-  if (!st.log) st.log = [];
+  if (!st.log) st.log = store.get(`log.${ctl.id}`, []);
   st.log.push({ text, kind });
   if (st.log.length > 30) st.log.shift();
+  store.set(`log.${ctl.id}`, st.log);
 }
 
 function results(ctl) {
@@ -307,7 +310,7 @@ export function onEvent(ctl, ev, frame) {
       break;
     case "eliminated":
       addLog(ctl, `${name(ev.seat)}: 카드가 ${ev.cards}장이 되어 탈락했어요.`, "warn");
-      if (ev.seat === me) announce("20장이 넘어 탈락했어요. 남은 게임을 구경해요.", "warn");
+      if (ev.seat === me) announce("카드가 20장 이상이 되어 탈락했어요. 남은 게임을 구경해요.", "warn");
       break;
     case "timeout":
       addLog(ctl, `${name(ev.seat)}: 시간이 지나 자동으로 ${ev.action === "take" ? "받았어요" : ev.action === "pass" ? "넘겼어요" : "1장 뽑았어요"}.`);
@@ -321,11 +324,11 @@ export function onEvent(ctl, ev, frame) {
     case "substituted":
       addLog(ctl, `${name(ev.seat)}: ${ev.reason === "left" ? "나가서" : "1분 안에 돌아오지 않아"} 봇이 이어받아요.`);
       break;
-    case "disconnected":
-      addLog(ctl, `${name(ev.seat)}: 연결이 끊겼어요.`);
+    case "disconnected": // my own connection is shown in the top bar, not the log
+      if (ev.seat !== me) addLog(ctl, `${name(ev.seat)}: 연결이 끊겼어요.`);
       break;
     case "reconnected":
-      addLog(ctl, `${name(ev.seat)}: 다시 연결됐어요.`);
+      if (ev.seat !== me) addLog(ctl, `${name(ev.seat)}: 다시 연결됐어요.`);
       break;
     case "game_over":
       st.window = null;

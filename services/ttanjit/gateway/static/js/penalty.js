@@ -111,8 +111,13 @@ export function render(ctl, root) {
   mount(root, h("section.table.pr", { dataset: { game: "penalty_rows", phase: v.phase } },
     head, v.finished ? results(ctl, names) : null,
     v.phase === "intermission" && !v.finished ? roundSummary(ctl, names, false) : null,
-    autopilotBar(ctl, myAuto), players, rows, refusalBox(), action,
-    h("h2.visually-hidden", {}, "내 손패"), hand, log));
+    autopilotBar(ctl, myAuto), players, rows, refusalBox(),
+    // the pick, the countdown and the hand stay at the bottom of a phone's
+    // screen while the rows scroll (no scrolling down to the hand and back)
+    h("div.pr-dock", {},
+      v.phase === "select" && !v.finished ? h("div.dock-timer", {}, "남은 시간 ", timerEl(ctl, v.deadline, v.select_ms)) : null,
+      action, h("h2.visually-hidden", {}, "내 손패"), hand),
+    log));
 }
 
 async function choose(ctl, card, row) {
@@ -169,7 +174,7 @@ function penaltyTable(v, names) {
   let rank = 0;
   let prev = null;
   return h("table.scores", {},
-    h("thead", {}, h("tr", {}, h("th", {}, "순위"), h("th", {}, "이름"), h("th", {}, "이번 판"), h("th", {}, "누적 벌점"))),
+    h("thead", {}, h("tr", {}, h("th", {}, "순위"), h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적 벌점"))),
     h("tbody", {}, order.map((s, i) => {
       if (v.penalties[s] !== prev) { rank = i + 1; prev = v.penalties[s]; }
       const win = v.finished ? (v.winners || []).includes(s) : v.penalties[s] === low;

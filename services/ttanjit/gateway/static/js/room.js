@@ -53,14 +53,15 @@ function roomView(room) {
       room.game === "penalty_rows" ? endBadge(room.options) : null,
       h("p.code", {}, "방 코드 ", h("strong#room-code", { "data-code": room.code }, room.code),
         button("복사", () => navigator.clipboard?.writeText(room.code).then(() => toast("복사했어요.")), { class: "small" }))),
-    h("p.muted", {}, "친구에게 방 코드를 알려 주세요. 사람이 두 명 이상 모이면 시작할 수 있어요."),
+    h("p.muted", {}, "친구에게 방 코드를 알려 주세요. 혼자서도 봇을 넣어 바로 시작할 수 있어요 (봇마다 난이도를 골라요)."),
     h("ol.seats", {}, seats),
     isHost ? hostControls(room, empty) : h("p.muted", {}, "방장이 시작하기를 기다리고 있어요…"),
     optionsSummary(room, isHost),
     h("div.row.actions", {},
       button("방 나가기", () => send({ type: "room_leave" }, ["room_left"])),
       isHost ? button("시작", () => send({ type: "room_start" }, ["matched"]),
-        { class: "primary", dataset: { act: "start" } }) : null),
+        { class: "primary", dataset: { act: "start" }, disabled: room.game !== "hakka" && members.length < 2,
+          title: room.game !== "hakka" && members.length < 2 ? "봇을 넣거나 친구를 기다려 주세요" : null }) : null),
     h("a.rules-link", { href: `#/rules/${room.game}` }, `${meta?.name || ""} 규칙`),
   );
 }

@@ -31,3 +31,12 @@ export function lastNickname() {
 export function rememberNickname(name) {
   try { localStorage.setItem(PREFIX + "nickname", name); } catch { /* ignore */ }
 }
+
+/** Quick match's bot level per game (issue 14), remembered across tabs. */
+export function lastBotLevel(game) {
+  try { return localStorage.getItem(`${PREFIX}level.${game}`) || "normal"; } catch { return "normal"; }
+}
+
+export function rememberBotLevel(game, level) {
+  try { localStorage.setItem(`${PREFIX}level.${game}`, level); } catch { /* ignore */ }
+}

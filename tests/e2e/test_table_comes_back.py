@@ -1,0 +1,390 @@
+"""Issue 14 in a real browser: a table people come back to. Solo Hakka
+against three hard bots to the end, 한 판 더 and quick reactions between two
+players, the your-turn alert, the final result of an abandoned game, and a
+test per playtest defect at the screen size it was seen at.
+
+Defects that depend on a particular deal (an attack pending, a claim with
+Elders) render the table's own module with a view made by the real engine
+and then shaped to the case, so they are caught every time."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from browserkit import (
+    JS_STAMP,
+    hakka_act,
+    hakka_my_turn,
+    onecard_my_turn,
+    onecard_play_turn,
+    penalty_can_pick,
+    penalty_pick,
+    shot,
+    sign_in,
+    view,
+    wait_change,
+)
+
+from ttanjit.games import engine_class
+from ttanjit.games.base import SeatSpec, Setup
+
+pytestmark = pytest.mark.e2e
+
+NAMES = ["나", "봇2 (어려움)", "봇3 (어려움)", "봇4 (어려움)", "봇5 (어려움)"]
+
+# Render a table module into #app with a stand-in controller (no sign-in, so
+# no lobby screen re-renders over it).
+RENDER = """async ({file, game, v, seat, names}) => {
+  const mod = await import(`./js/${file}.js`);
+  const root = document.getElementById('app');
+  const ctl = {
+    id: 'craft-' + game, view: v, root, tableState: {}, rematch: null, final: null, emotes: {},
+    info: {game, seat, options: {}, players: names.map((n, i) => (
+      {seat: i, kind: i === seat ? 'human' : 'bot', nickname: n, level: 'hard'}))},
+    seat() { return seat; },
+    names() { const o = {}; names.forEach((n, i) => { o[i] = n; }); return o; },
+    at(t) { return typeof t === 'number' ? Date.now() + 15000 : null; },
+    async act() { return null; }, render() { mod.render(this, root); },
+    leave() {}, done() {}, mySeatIsHuman() { return true; }, askRematch() {},
+  };
+  window.__ctl = ctl; window.__mod = mod;
+  ctl.render();
+  return true;
+}"""
+
+
+def engine_view(game: str, n: int, seed: int = 3) -> dict[str, Any]:
+    seats = [SeatSpec()] + [SeatSpec("bot", "hard")] * (n - 1)
+    e = engine_class(game)(Setup(game, {"seats": n}, seats, seed))
+    return dict(e.view(0))
+
+
+def render(page: Any, file: str, game: str, v: dict[str, Any], seat: int = 0) -> None:
+    page.evaluate(RENDER, {"file": file, "game": game, "v": v, "seat": seat,
+                           "names": NAMES[: len(v.get("hand_counts") or v.get("counts") or
+                                                v.get("seats") or [0] * 4)]})
+
+
+def boxes_overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+                or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
+
+
+def in_viewport(page: Any, selector: str) -> bool:
+    return bool(page.evaluate("""sel => { const el = document.querySelector(sel);
+      if (!el) return false; const r = el.getBoundingClientRect();
+      return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight; }""", selector))
+
+
+# -- the defects ----------------------------------------------------------------
+def test_empty_nickname_is_answered_in_korean(new_page: Any) -> None:
+    """Defect: an empty nickname got the browser's English "Please fill out
+    this field."; now the form says it in the client's words."""
+    page = new_page(width=360, height=740)
+    page.fill("#nickname", "")
+    page.get_by_role("button", name="손님으로 시작하기").click()
+    page.wait_for_selector('.form-error:has-text("닉네임을 입력해 주세요")')
+    assert page.evaluate("() => document.querySelector('#nickname').validationMessage") == ""
+    assert page.locator(".game-card").count() == 0
+
+
+def test_onecard_attacker_has_no_take_button(new_page: Any) -> None:
+    """Defect (One Card, 2 players): after I attacked, my own bar showed a
+    red, disabled "공격 3장 받기" — the opponent's to press, not mine."""
+    page = new_page(width=1000, height=800)
+    v = engine_view("onecard", 2)
+    v.update(pending=3, turn=1)
+    render(page, "onecard", "onecard", v)
+    assert page.locator('.oc-actions [data-act="take"]').count() == 0
+    assert page.locator('.oc-actions [data-act="draw"]').is_disabled()
+    v.update(turn=0)  # and when it is mine to take, it is there
+    render(page, "onecard", "onecard", v)
+    assert page.locator('.oc-actions [data-act="take"]').inner_text() == "공격 3장 받기"
+
+
+def test_onecard_elimination_toast_and_phone_toasts(new_page: Any) -> None:
+    """Defects: the elimination toast said "20장이 넘어" (RULES.md 1.8: at 20
+    or more) and stayed after 로비로; on a phone a toast covered the suit
+    picker's 취소 and the [원카드!] button."""
+    page = new_page(width=360, height=740)
+    v = engine_view("onecard", 3)
+    v.update(turn=0, pending=0, hand=["7H", "5S", "9C", "KD"], counts=[4, 7, 7])
+    render(page, "onecard", "onecard", v)
+    page.evaluate("""() => { window.__mod.onEvent(window.__ctl, {type: 'eliminated', seat: 0, cards: 20});
+      window.__mod.onEvent(window.__ctl, {type: 'false_call', seat: 1}); }""")
+    toast = page.locator('.toast:has-text("탈락")')
+    assert "20장 이상" in toast.inner_text() and "넘어" not in toast.inner_text()
+    page.locator('.oc-hand .card[data-card="7H"]').click()
+    page.locator('[data-act="play"]').click()
+    page.wait_for_selector(".suit-picker")
+    for target in ('[data-act="picker_cancel"]', '.my-row [data-act="one_card"]'):
+        page.locator(target).scroll_into_view_if_needed()
+        box = page.locator(target).bounding_box()
+        for i in range(page.locator(".toast").count()):
+            assert not boxes_overlap(box, page.locator(".toast").nth(i).bounding_box()), target
+    shot(page, "onecard-picker-360")
+    page.evaluate("() => { location.hash = '#/rules/onecard'; }")  # leaving the table
+    page.wait_for_selector(".rules")
+    assert page.locator(".toast").count() == 0
+
+
+def test_penalty_rows_phone_dock(new_page: Any) -> None:
+    """Defect (줄줄이 벌점 at 360×740): picking meant scrolling down to the
+    hand, up to the rows and down again, and the countdown scrolled away.
+    With the rows in view, the hand, the confirm button and the countdown
+    are on screen too."""
+    page = new_page(width=360, height=740)
+    v = engine_view("penalty_rows", 5)
+    render(page, "penalty", "penalty_rows", v)
+    card = v["hand"][3]["card"]
+    page.locator('.pr-row[data-row="4"]').scroll_into_view_if_needed()
+    assert in_viewport(page, '.pr-row[data-row="4"]')
+    assert in_viewport(page, f'.pr-hand .card[data-card="{card}"]') or \
+        page.locator(f'.pr-hand .card[data-card="{card}"]').is_visible()
+    assert in_viewport(page, ".pr-dock .timer")
+    assert in_viewport(page, '[data-act="confirm"]')
+    page.locator('.pr-row[data-row="1"]').scroll_into_view_if_needed()
+    assert in_viewport(page, ".pr-dock .timer") and in_viewport(page, '[data-act="confirm"]')
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+    shot(page, "penalty-rows-360")
+
+
+def test_hakka_claim_explained_and_call_hint(new_page: Any) -> None:
+    """Defects (Hakka): the seat said "트릭 4" and the result "6트릭" with no
+    word on the Elders counted at the claim (RULES.md 3.7); 콜/패스 gave no
+    hint of what calling means (RULES.md 3.3)."""
+    page = new_page(width=360, height=740)
+    v = engine_view("hakka", 4, seed=1)
+    assert v["dealer"] == 0 and v["turn"] == 0 and v["phase"] == "calling"
+    render(page, "hakka", "hakka", v)
+    hint = page.locator('[data-hint="call"]').inner_text()
+    assert "콜" in hint and "패스" in hint and "딜러" in hint
+    v.update(phase="scoring", turn=None, tricks=[0, 4, 0, 0], last_hand={
+        "round": v["round"], "dealer": 0, "dreamer": 2, "privileged": None, "winner": 1,
+        "how": "claim", "tricks": 6, "winning_cards": ["sup7", "zok7", "sin7", "gon9", "sup9", "wan"],
+        "dreamer_card": "gon7", "dreamer_tricks": 8, "deltas": [-5, 5, 4, -4], "scores": [-5, 5, 4, -4]})
+    render(page, "hakka", "hakka", v)
+    note = page.locator(".trick-note").inner_text()
+    assert "딴 트릭 4" in note and "상위 카드 2장" in note and "6트릭" in note
+    assert "트릭 4" in page.locator('.hk-seat[data-seat="1"]').inner_text()
+
+
+def test_numbers_and_their_headers_align(new_page: Any) -> None:
+    """Defect: rating and result tables had left-aligned headers over
+    right-aligned numbers."""
+    page = new_page(width=1000, height=800)
+    v = engine_view("penalty_rows", 3)
+    v.update(finished=True, winners=[0], phase="finished", penalties=[3, 9, 12])
+    render(page, "penalty", "penalty_rows", v)
+    aligned = page.evaluate("""() => [...document.querySelectorAll('table.scores')].map(t => {
+      const heads = [...t.querySelectorAll('thead th')];
+      const cells = [...t.querySelectorAll('tbody tr:first-child td')];
+      return cells.map((td, i) => td.classList.contains('num')
+        ? getComputedStyle(heads[i]).textAlign === getComputedStyle(td).textAlign : true);
+    }).flat()""")
+    assert aligned and all(aligned)
+    page.reload()
+    sign_in(page, "정렬")
+    page.wait_for_selector(".ratings table")
+    assert page.evaluate("""() => [...document.querySelectorAll('.ratings th')].slice(1)
+      .every(th => getComputedStyle(th).textAlign === 'right')""")
+
+
+def test_abandoned_game_result_screen(new_page: Any) -> None:
+    """A player back after an abandoned game's shard let it go gets a
+    `game_result` frame (docs/websocket.md 4): the client shows the final
+    result in the seeds' words (RULES.md 4: no winner, unrated)."""
+    page = new_page(width=360, height=740)
+    sign_in(page, "돌아온이")
+    page.evaluate("""() => window.ttanjit.net.onFrame(JSON.stringify({type: 'game_result',
+      seq: 0, game_id: 'abcdefgh2345', game: 'onecard', seat: 0,
+      info: {ended_by: 'abandoned', winners: [], scores: null, substituted: [false, false],
+             length_ms: 754000}}))""")
+    page.wait_for_selector('.result-title:has-text("아무도 돌아오지 않아 게임이 끝났어요")')
+    assert page.locator('[data-act="rematch"]').count() == 0  # nobody to play again with
+    shot(page, "abandoned-360")
+    page.get_by_role("button", name="로비로").click()
+    page.wait_for_selector(".game-card")
+
+
+# -- the your-turn alert and the log across a reload -----------------------------
+HIDDEN = """Object.defineProperty(document, 'hidden', {configurable: true, get: () => window.__hidden === true});
+Object.defineProperty(document, 'visibilityState', {configurable: true,
+  get: () => window.__hidden === true ? 'hidden' : 'visible'});"""
+
+
+def test_turn_alert_and_log_survive(new_page: Any) -> None:
+    """Issue 14.4: with the tab hidden, my turn puts "내 차례" in the tab title
+    and a badge on the favicon, back to normal when I look; the sound toggle
+    is remembered. Defect: after a reload the One Card log kept only the
+    connection lines — it keeps the game's moves now."""
+    page = new_page(width=1000, height=860)
+    page.context.add_init_script(HIDDEN)
+    page.reload()
+    sign_in(page, "딴짓중")
+    page.locator('.game-card[data-game="onecard"] select[name="seats-onecard"]').select_option("2")
+    page.locator('.game-card[data-game="onecard"] [data-act="quick"]').click()
+    page.wait_for_selector('section.table[data-game="onecard"]')
+    page.evaluate("() => { window.__hidden = true; document.dispatchEvent(new Event('visibilitychange')); }")
+    page.wait_for_function("() => document.title.includes('내 차례')", timeout=60_000)
+    assert "favicon-turn" in page.locator("#favicon").get_attribute("href")
+    page.evaluate("() => { window.__hidden = false; document.dispatchEvent(new Event('visibilitychange')); }")
+    page.wait_for_function("() => !document.title.includes('내 차례')")
+    page.locator('[data-act="sound"]').click()
+    assert page.evaluate("() => localStorage.getItem('ttanjit.sound')") == "off"
+    played = ""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not played.startswith("play"):
+        if page.locator("section.results").count():
+            pytest.skip("the game ended before a card could be played")
+        if onecard_my_turn(page):
+            played = onecard_play_turn(page)
+        else:
+            page.wait_for_timeout(80)
+    assert played.startswith("play")
+    page.wait_for_selector(".oc-log li")
+    before = page.locator(".oc-log").inner_text()
+    page.reload()
+    page.wait_for_selector('section.table[data-game="onecard"]')
+    page.wait_for_selector(".oc-log li")
+    after = page.locator(".oc-log").inner_text()
+    mine = [line for line in before.splitlines() if line.startswith("딴짓중:")]
+    assert mine and all(line in after or len(after.splitlines()) >= 4 for line in mine)
+    assert "연결이 끊겼어요" not in after.split("딴짓중:")[-1][:0] + "".join(
+        line for line in after.splitlines() if line.startswith("딴짓중:"))
+    assert page.locator('[data-act="sound"]').inner_text() == "🔕"  # remembered
+    page.on("dialog", lambda d: d.accept())
+    page.get_by_role("button", name="나가기").click()
+    page.wait_for_selector(".game-card")
+
+
+# -- two players: reactions and 한 판 더 -------------------------------------------
+def two_in_a_room(new_page: Any) -> tuple[Any, Any]:
+    a = new_page(width=1000, height=860)
+    sign_in(a, "반가워")
+    card = a.locator('.game-card[data-game="penalty_rows"]')
+    card.locator('select[name="seats-penalty_rows"]').select_option("2")
+    card.get_by_role("button", name="방 만들기").click()
+    code = a.locator("#room-code").inner_text()
+    a.locator('select[name="rounds"]').select_option("1")
+    a.wait_for_selector('.badge.end:has-text("1판")')
+    b = new_page(width=360, height=740)
+    sign_in(b, "나도요")
+    b.fill('input[name="code"]', code)
+    b.get_by_role("button", name="입장").click()
+    b.wait_for_selector(f'#room-code:has-text("{code}")')
+    a.wait_for_selector('.seat .name:has-text("나도요")')
+    a.get_by_role("button", name="시작").click()
+    for p in (a, b):
+        p.wait_for_selector('section.table[data-game="penalty_rows"]')
+    return a, b
+
+
+def play_penalty_to_the_end(pages: list[Any], limit_s: float = 150) -> None:
+    deadline = time.monotonic() + limit_s
+    turns = [0] * len(pages)
+    while time.monotonic() < deadline:
+        if all(p.locator("section.results").count() for p in pages):
+            return
+        acted = False
+        for i, p in enumerate(pages):
+            if penalty_can_pick(p) and penalty_pick(p, turns[i]):
+                turns[i] += 1
+                acted = True
+        if not acted:
+            pages[0].wait_for_timeout(60)
+    raise AssertionError(f"the game did not end: {turns}")
+
+
+def test_two_players_react_and_play_again(new_page: Any) -> None:
+    """Issue 14.5 and 14.3 between two browser contexts: a reaction shows at
+    the sender's seat on the other screen, the gateway's rate limit answers a
+    burst, a muted player's reactions stay hidden; at the result screen both
+    press 한 판 더 and land at the same new table."""
+    a, b = two_in_a_room(new_page)
+    seat_a = view(a)["seat"]
+    a.locator('.emote-bar [data-emote="thumbs"]').click()
+    b.wait_for_selector(f'.pr-player[data-seat="{seat_a}"] .emote-bubble:has-text("👍")')
+    shot(b, "emote-360")
+    for _ in range(4):  # 3 at once, then one every 2 s
+        a.locator('.emote-bar [data-emote="laugh"]').click()
+    a.wait_for_selector('.toast:has-text("반응은 잠시 후에")')
+    b.locator(".emote-bar details.mute summary").click()
+    b.locator(f'.emote-bar details.mute input[data-seat="{seat_a}"]').check()
+    b.wait_for_timeout(2600)  # the earlier bubbles are gone
+    a.wait_for_timeout(2000)
+    a.locator('.emote-bar [data-emote="wow"]').click()
+    a.wait_for_selector(f'.pr-player[data-seat="{seat_a}"] .emote-bubble:has-text("😮")')
+    b.wait_for_timeout(500)
+    assert b.locator(".emote-bubble").count() == 0  # muted
+
+    old = a.evaluate("() => window.ttanjit.game.id")
+    play_penalty_to_the_end([a, b])
+    a.locator('[data-act="rematch"]').click()
+    b.wait_for_selector('#rematch:has-text("한 판 더: 반가워")')
+    shot(b, "rematch-360")
+    b.reload()  # a reload keeps the offer
+    b.wait_for_selector('[data-act="rematch"]')
+    b.locator('[data-act="rematch"]').click()
+    for p in (a, b):
+        p.wait_for_function(f"() => window.ttanjit.game.id && window.ttanjit.game.id !== '{old}'")
+        p.wait_for_selector('section.table[data-game="penalty_rows"] .pr-hand .card')
+    assert a.evaluate("() => window.ttanjit.game.id") == b.evaluate("() => window.ttanjit.game.id")
+    for p in (a, b):
+        p.on("dialog", lambda d: d.accept())
+        p.get_by_role("button", name="나가기").click()
+
+
+# -- a person alone: Hakka against three hard bots, then 한 판 더 ------------------
+def test_solo_hakka_against_three_hard_bots(new_page: Any) -> None:
+    """Issue 14.1 and 14.2: alone in a room with three hard bots (seat by
+    seat), Hakka is played to its end by clicking — the player calls, leads
+    and discards (the deal's seed makes the player the first dealer; RULES.md
+    3.2 with the engine's everyone-plays decision) — and 한 판 더 starts the
+    same table again at once."""
+    page = new_page(width=1000, height=900)
+    sign_in(page, "혼자하카")
+    page.locator('.game-card[data-game="hakka"] [data-act="create"]').click()
+    page.wait_for_selector("#room-code")
+    for _ in range(3):
+        n = page.locator(".seat.bot").count()
+        page.locator('select[name="bot-level"]').select_option("hard")
+        page.get_by_role("button", name="봇 넣기").click()
+        page.wait_for_function(f"() => document.querySelectorAll('.seat.bot').length === {n + 1}")
+    assert page.locator('.seat.bot:has-text("어려움")').count() == 3
+    page.evaluate("() => window.ttanjit.net.send({type: 'room_options', options: {seed: 1}})")
+    page.wait_for_timeout(300)
+    shot(page, "room-solo")
+    page.get_by_role("button", name="시작").click()
+    page.wait_for_selector('section.table[data-game="hakka"]')
+    done: set[str] = set()
+    deadline = time.monotonic() + 480
+    while time.monotonic() < deadline:
+        if page.locator("section.results").count():
+            break
+        if not hakka_my_turn(page):
+            page.wait_for_timeout(100)
+            continue
+        v = view(page)
+        if v.get("phase") == "playing" and v.get("table") and "hakka-table" not in done:
+            shot(page, "hakka-table")
+            done.add("hakka-table")
+        what = hakka_act(page)
+        done.add(what.split()[0])
+    page.wait_for_selector("section.results", timeout=20_000)
+    assert {"call", "lead", "discard"} <= done, done
+    v = view(page)
+    assert v["finished"] and v["round"] == 4
+    shot(page, "hakka-results", full_page=True)
+    old = page.evaluate("() => window.ttanjit.game.id")
+    before = page.evaluate(JS_STAMP)
+    page.locator('[data-act="rematch"]').click()  # alone: it starts at once
+    page.wait_for_function(f"() => window.ttanjit.game.id !== '{old}'")
+    wait_change(page, before, timeout=20)
+    page.wait_for_selector('section.table[data-game="hakka"] .hk-seat')
+    players = page.evaluate("() => window.ttanjit.game.info.players")
+    assert [p.get("level") for p in players if p["kind"] == "bot"] == ["hard"] * 3
+    page.on("dialog", lambda d: d.accept())
+    page.get_by_role("button", name="나가기").click()
