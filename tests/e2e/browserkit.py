@@ -34,8 +34,9 @@ def sign_in(page: Any, nickname: str) -> None:
 
 def quick_match(page: Any, game: str, seats: int | None = None) -> str:
     card = page.locator(f'.game-card[data-game="{game}"]')
-    if seats is not None and card.locator("select").count():
-        card.locator("select").select_option(str(seats))
+    seat_select = card.locator(f'select[name="seats-{game}"]')
+    if seats is not None and seat_select.count():
+        seat_select.select_option(str(seats))
     card.get_by_role("button", name="빠른 대전").click()
     page.wait_for_selector(f'section.table[data-game="{game}"]', timeout=20_000)
     return str(page.evaluate("() => window.ttanjit.game.id"))

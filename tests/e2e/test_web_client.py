@@ -204,7 +204,7 @@ def test_private_room_with_a_friend_in_another_tab(new_page: Any) -> None:
     host = new_page(width=1000, height=800)
     sign_in(host, "방장")
     card = host.locator('.game-card[data-game="penalty_rows"]')
-    card.locator("select").select_option("3")
+    card.locator('select[name="seats-penalty_rows"]').select_option("3")
     card.get_by_role("button", name="방 만들기").click()
     code = host.locator("#room-code").inner_text()
     assert code

@@ -13,8 +13,10 @@ import * as penalty from "./penalty.js";
 import * as hakka from "./hakka.js";
 import * as alerts from "./alerts.js";
 
-// Quick reactions (issue 14; docs/websocket.md 3.2): a fixed set, no text.
-export const EMOTES = { thumbs: "👍", laugh: "😂", wow: "😮", cry: "😭", nice: "잘했어요" };
+// Quick reactions (issue 14; docs/websocket.md 3.2): a fixed set, no free
+// text. Shown as short Korean reactions, which the shipped Korean font draws
+// on every device (colour emoji are missing from many, e.g. Debian's chromium).
+export const EMOTES = { thumbs: "최고!", laugh: "ㅋㅋㅋ", wow: "헉!", cry: "ㅠㅠ", nice: "잘했어요" };
 const EMOTE_MS = 2500;
 
 const TABLES = { onecard, penalty_rows: penalty, hakka };
@@ -73,6 +75,7 @@ class GameController {
     this.rematch = f.rematch;
     const box = document.getElementById("rematch");
     if (box) mount(box, rematchStatus(this));
+    clock.refreshTimers();
   }
 
   askRematch() {
@@ -311,7 +314,7 @@ export function gameHeader(ctl, extra = []) {
     h("h1", {}, meta.name),
     extra,
     h("span.spacer"),
-    button(sound ? "🔔" : "🔕", () => { alerts.setSound(!alerts.soundOn()); ctl.render(); },
+    button(sound ? "소리 켬" : "소리 끔", () => { alerts.setSound(!alerts.soundOn()); ctl.render(); },
       { class: "small sound", "aria-label": sound ? "내 차례 소리 끄기" : "내 차례 소리 켜기",
         "aria-pressed": String(!sound), title: "내 차례 알림 소리", dataset: { act: "sound" } }),
     h("a.rules-link", { href: `#/rules/${ctl.info?.game}`, target: "_blank" }, "규칙"),
