@@ -46,7 +46,8 @@ class Rematch:
         game = str(header.get("game") or entry.get("game") or "")
         seats = [[str(s.get("kind") or "human"), str(s.get("level") or "")]
                  for s in header.get("seats") or []]
-        result = entry.get("result") if isinstance(entry.get("result"), dict) else {}
+        raw = entry.get("result")
+        result: dict[str, Any] = raw if isinstance(raw, dict) else {}
         if result.get("ended_by") == "abandoned":
             raise LobbyError("no_rematch")  # nobody came back: nobody is there to play again
         substituted = result.get("substituted") or []
