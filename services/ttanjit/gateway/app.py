@@ -42,6 +42,7 @@ from ttanjit.common.grpcutil import Retrying, replicated_channel
 from ttanjit.common.nats import SESSIONS_BUCKET, Subjects, connect, ensure_jetstream
 from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
+from ttanjit.gateway.account import install as install_account
 from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
 from ttanjit.gateway.conn import Connection, now_ms
 from ttanjit.gateway.errors import MESSAGES, FrameError
@@ -327,6 +328,7 @@ class GuestOut(BaseModel):
     nickname: str
     token: str
     expires_ms: int
+    refresh: str = ""  # the lasting credential for local storage (docs/websocket.md 1.1)
 
 
 def create_app(settings: GWSettings | None = None) -> Any:
@@ -354,8 +356,16 @@ def create_app(settings: GWSettings | None = None) -> Any:
             m.REJECTIONS.labels(e.code).inc()
             return JSONResponse({"code": e.code, "message": e.message}, status_code=400)
         token, ident = gw.tokens.issue(new_player_id(), nick, now_ms())
+        refresh = ""
+        try:  # the lasting identity (issue 15): a refresh family and the nickname
+            await account.ready()
+            assert account.ids is not None
+            await account.ids.set_nickname(ident.player, nick, now_ms())
+            refresh = await account.ids.create(ident.player, now_ms())
+        except Exception as exc:  # noqa: BLE001 - JetStream away: a one-tab guest still plays
+            log.warning("no lasting identity for a new guest: %r", exc)
         return GuestOut(player=ident.player, nickname=nick, token=token,
-                        expires_ms=ident.expires_ms)
+                        expires_ms=ident.expires_ms, refresh=refresh)
 
     @api.get("/healthz")
     async def healthz() -> dict[str, str]:
@@ -368,6 +378,8 @@ def create_app(settings: GWSettings | None = None) -> Any:
         ok = gw.ready and gw.nc is not None and gw.nc.is_connected
         return JSONResponse({"status": "ready" if ok else "not_ready",
                              "connections": len(gw.conns)}, status_code=200 if ok else 503)
+
+    account = install_account(api, gw)  # issue 15's routes, before the client's mount
 
     if (STATIC / "index.html").exists():
         api.mount("/", StaticFiles(directory=STATIC, html=True), name="client")

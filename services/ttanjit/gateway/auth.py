@@ -15,7 +15,7 @@ import orjson
 
 from ttanjit.gateway.errors import FrameError
 
-TOKEN_TTL_MS = 24 * 3600 * 1000
+TOKEN_TTL_MS = 3600 * 1000  # short-lived; the lasting credential is identity.py's refresh
 NICK_MAX = 16
 
 

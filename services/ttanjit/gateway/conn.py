@@ -167,6 +167,7 @@ class Connection:
         if resumed:
             assert prior is not None
             sess = prior
+            sess.nickname = ident.nickname  # a changed nickname comes with a new token
             from_game_seq = sess.game_seq_at(last_seq)
             sess.rewind(last_seq, from_game_seq)
             sess.closed_ms = None

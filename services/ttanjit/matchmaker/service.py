@@ -37,6 +37,7 @@ from ttanjit.common.nats import (
     ensure_jetstream,
 )
 from ttanjit.matchmaker import metrics as m
+from ttanjit.matchmaker import standings
 from ttanjit.matchmaker.errors import LobbyError
 from ttanjit.matchmaker.options import BOT_LEVELS, check_seats, defaults
 from ttanjit.matchmaker.placement import ShardTable
@@ -142,6 +143,7 @@ class Matchmaker:
         self.away: dict[str, int] = {}  # room members without a connection, since ms
         self.placing: dict[str, QuickMatch] = {}  # quick matches being placed, by id
         self.rematches: dict[str, Rematch] = {}  # open 한 판 더 offers, by the old game id
+        self._kv_history: KeyValue | None = None  # ttanjit_history (standings.py)
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         # Leadership (docs/protocol.md 4.1): only the leader changes the lobby.
@@ -231,8 +233,9 @@ class Matchmaker:
         out = []
         for g in GAMES:
             r = await self.rating(g, player)
-            out.append({"game": g, "mu": round(r.mu, 3), "sigma": round(r.sigma, 3),
-                        "ordinal": round(r.ordinal, 3), "games": r.games})
+            out.append(standings.decorate({"game": g, "mu": round(r.mu, 3),
+                                           "sigma": round(r.sigma, 3),
+                                           "ordinal": round(r.ordinal, 3), "games": r.games}))
         return out
 
     async def on_result(self, result: dict[str, Any]) -> None:
@@ -247,10 +250,32 @@ class Matchmaker:
         if freed:
             await self.commit()
         current = {pid: await self.rating(game, pid) for pid in seat_players(result).values()}
-        for pid, r in rate_result(result, current).items():
+        new = rate_result(result, current)
+        changes: dict[str, dict[str, Any]] = {}
+        for pid, r in new.items():
             self.ratings[(game, pid)] = r
             await self.kv.put(f"{game}.{pid}", orjson.dumps(r.to_json()))
-            await self.notify(pid, {"type": "ratings", "ratings": await self.ratings_of(pid)})
+            seat = next(s for s, p in seat_players(result).items() if p == pid)
+            changes[pid] = standings.change(str(result.get("game_id")), game,
+                                            standings.outcome(result, seat),
+                                            current[pid].ordinal, r.ordinal, r.games)
+            await self.notify(pid, {"type": "ratings", "ratings": await self.ratings_of(pid),
+                                    "change": changes[pid]})
+        await self._history(result, changes)
+
+    async def _history(self, result: dict[str, Any], changes: dict[str, dict[str, Any]]) -> None:
+        """Every human's "내 기록" entry of a finished game (issue 15)."""
+        try:
+            if self._kv_history is None:
+                self._kv_history = await standings.ensure_bucket(self.nc.jetstream(),
+                                                                 self.s.js_replicas)
+            for seat, pid in seat_players(result).items():
+                entry = standings.history_entry(result, seat, changes.get(pid),
+                                                standings.now_ms())
+                await standings.add_history(self._kv_history, str(result.get("game")), pid,
+                                            entry)
+        except Exception:  # noqa: BLE001 - history is best effort; ratings are done
+            log.exception("history not written", extra={"game": result.get("game_id")})
 
     # -- notifications -------------------------------------------------------
     async def notify(self, player: str, frame: dict[str, Any]) -> None:

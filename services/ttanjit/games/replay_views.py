@@ -1,0 +1,60 @@
+"""A finished game's record as the steps of a replay viewer (issue 15):
+the record is re-run through its engine exactly as ``ttanjit replay`` does
+(:func:`ttanjit.games.record.replay`: ``record.engine()`` then
+``engine.apply`` of every input, in order) and after each input that changed
+something the seat's own view is kept. No second rules engine: the web
+client draws these views with the live table screens.
+
+What a replay reveals: a seat's view is what that seat saw live. The
+viewer of a finished game may switch to any seat's view (every hand, each as
+its owner saw it); nothing beyond the seats' views is shown — cards no seat
+ever saw (the rest of the draw pile, a card dealt face down to nobody) stay
+hidden, in the spirit of the seed pages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ttanjit.games.base import JSON
+from ttanjit.games.record import Record, RecordError
+
+MARK_KEYS = ("round", "deal")  # a new value starts a round/hand (penalty rows, Hakka)
+
+
+def seat_steps(record: Record, seat: int) -> JSON:
+    """``{"game", "seat", "seats", "steps": [{"i", "t", "kinds", "view", "mark"?}],
+    "marks": [step index…], "result"}``. ``i`` is the input's index in the
+    record (-1: the deal before any input)."""
+    if not 0 <= seat < len(record.setup.seats):
+        raise RecordError(f"no seat {seat}")
+    try:
+        engine = record.engine()
+    except ValueError as exc:
+        raise RecordError(str(exc)) from None
+    steps: list[JSON] = [{"i": -1, "t": 0, "kinds": ["dealt"], "view": engine.view(seat)}]
+    marks: list[int] = [0]
+    last_mark = _mark(steps[0]["view"])
+    for n, inp in enumerate(record.inputs):
+        res = engine.apply(inp.t, inp.seat, inp.action)
+        if not res.events:
+            continue
+        view = engine.view(seat)
+        step: JSON = {"i": n, "t": inp.t, "view": view,
+                      "kinds": [str(e.for_seat(seat).get("type")) for e in res.events]}
+        mark = _mark(view)
+        if mark != last_mark:
+            step["mark"] = mark
+            marks.append(len(steps))
+            last_mark = mark
+        steps.append(step)
+    return {"game": record.game, "seat": seat, "seats": [s.to_json() for s in record.setup.seats],
+            "steps": steps, "marks": marks, "result": engine.result(),
+            "finished": bool(steps[-1]["view"].get("finished"))}
+
+
+def _mark(view: dict[str, Any]) -> Any:
+    for k in MARK_KEYS:
+        if k in view:
+            return view[k]
+    return None

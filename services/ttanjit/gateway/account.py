@@ -1,0 +1,341 @@
+"""HTTP routes of issue 15 (docs/websocket.md 1.1–1.4): the lasting guest
+identity (refresh, sign-out, nickname, moving to another device), the
+leaderboards, "내 기록" (history) and the replay viewer's steps, and the
+live games a player may watch (관전).
+
+Every route that concerns "me" takes the access token in the
+``Authorization: Bearer …`` header, never in the URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Header, Query
+from fastapi.responses import JSONResponse
+from nats.js.kv import KeyValue
+from pydantic import BaseModel
+
+from ttanjit.common.nats import GAMES_BUCKET, RATINGS_BUCKET, Subjects
+from ttanjit.games import GAMES
+from ttanjit.games.record import RecordError
+from ttanjit.games.replay_views import seat_steps
+from ttanjit.gateway import metrics as m
+from ttanjit.gateway.auth import Identity, clean_nickname
+from ttanjit.gateway.errors import FrameError
+from ttanjit.gateway.identity import Identities, ensure_bucket
+from ttanjit.matchmaker import standings
+from ttanjit.matchmaker.ratings import Rating
+
+log = logging.getLogger("ttanjit.gateway")
+
+
+def now_ms() -> int:
+    return standings.now_ms()
+
+
+def refusal(code: str, status: int = 400) -> JSONResponse:
+    m.REJECTIONS.labels(code).inc()
+    return JSONResponse({"code": code, "message": FrameError(code).message}, status_code=status)
+
+
+class Board:
+    """Every player's rating per game, kept by watching ``ttanjit_ratings``
+    (which the matchmaker updates from the results stream), and every
+    nickname (``ttanjit_identity`` ``n.*``). Sorted on demand."""
+
+    def __init__(self) -> None:
+        self.ratings: dict[str, dict[str, Rating]] = {g: {} for g in GAMES}
+        self.nicks: dict[str, str] = {}
+        self.sorted: dict[str, list[tuple[int, str]]] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self, ratings: KeyValue, ident: KeyValue) -> None:
+        for kv, filt, fn in ((ratings, ">", self._rating), (ident, "n.*", self._nick)):
+            w = await kv.watch(filt)
+            while True:  # the current values, up to the marker (None)
+                e = await w.updates(timeout=5)
+                if e is None:
+                    break
+                fn(e)
+            self._tasks.append(asyncio.create_task(self._follow(w, fn)))
+
+    async def _follow(self, w: Any, fn: Any) -> None:
+        while True:
+            try:
+                e = await w.updates(timeout=3600)
+            except Exception:  # noqa: BLE001 - timeout or NATS away: keep watching
+                await asyncio.sleep(0.5)
+                continue
+            if e is not None:
+                fn(e)
+
+    def _rating(self, e: Any) -> None:
+        game, _, pid = e.key.partition(".")
+        if game not in self.ratings:
+            return
+        if e.operation in ("DEL", "PURGE") or not e.value:
+            self.ratings[game].pop(pid, None)
+        else:
+            self.ratings[game][pid] = Rating.from_json(orjson.loads(e.value))
+        self.sorted.pop(game, None)
+
+    def _nick(self, e: Any) -> None:
+        if e.value:
+            self.nicks[e.key[2:]] = str(orjson.loads(e.value).get("nickname") or "")
+
+    def nick(self, pid: str) -> str:
+        return self.nicks.get(pid) or "손님"
+
+    def table(self, game: str) -> list[tuple[int, str]]:
+        if game not in self.sorted:
+            rows = [(standings.display(r.ordinal), pid) for pid, r in self.ratings[game].items()
+                    if r.games >= standings.BOARD_MIN_GAMES]
+            rows.sort(key=lambda x: (-x[0], x[1]))
+            self.sorted[game] = rows
+        return self.sorted[game]
+
+    def board(self, game: str, me: str | None, limit: int) -> dict[str, Any]:
+        rows = self.table(game)
+        out: dict[str, Any] = {"game": game, "min_games": standings.BOARD_MIN_GAMES,
+                               "players": len(rows), "entries": []}
+        rank = 0
+        for i, (disp, pid) in enumerate(rows):
+            if i == 0 or disp != rows[i - 1][0]:
+                rank = i + 1  # equal ratings share a rank
+            if i < limit:
+                out["entries"].append({"rank": rank, "player": pid, "nickname": self.nick(pid),
+                                       "display": disp, "games": self.ratings[game][pid].games})
+            if pid == me:
+                out["me"] = {"rank": rank, "display": disp}
+            if i >= limit and (me is None or "me" in out):
+                break
+        if me is not None and "me" not in out:
+            r = self.ratings[game].get(me, Rating())
+            out["me"] = {"rank": None, "display": standings.display(r.ordinal), "games": r.games,
+                         "needs": max(0, standings.BOARD_MIN_GAMES - r.games)}
+        return out
+
+    async def stop(self) -> None:
+        for t in self._tasks:
+            t.cancel()
+
+
+class Account:
+    def __init__(self, gw: Any) -> None:
+        self.gw = gw
+        self.ids: Identities | None = None
+        self.history: KeyValue | None = None
+        self.board = Board()
+        self._ready: asyncio.Task[None] | None = None
+
+    async def ready(self) -> None:
+        if self._ready is None:
+            self._ready = asyncio.create_task(self._start())
+        try:
+            await asyncio.shield(self._ready)
+        except Exception:
+            self._ready = None  # try again on the next request
+            raise
+
+    async def _start(self) -> None:
+        js = self.gw.nc.jetstream()
+        ident = await ensure_bucket(js, self.gw.s.js_replicas)
+        self.ids = Identities(ident)
+        self.history = await standings.ensure_bucket(js, self.gw.s.js_replicas)
+        await self.board.start(await js.key_value(RATINGS_BUCKET), ident)
+
+    def who(self, authorization: str | None) -> Identity:
+        if not authorization or not authorization.startswith("Bearer "):
+            raise FrameError("unauthenticated")
+        return self.gw.tokens.verify(authorization[7:].strip(), now_ms())  # type: ignore[no-any-return]
+
+    def issue(self, player: str, nickname: str, refresh: str | None = None,
+              with_refresh: bool = False) -> dict[str, Any]:
+        token, ident = self.gw.tokens.issue(player, nickname, now_ms())
+        out: dict[str, Any] = {"player": player, "nickname": nickname, "token": token,
+                               "expires_ms": ident.expires_ms}
+        if with_refresh:
+            out["refresh"] = refresh
+        return out
+
+
+class RefreshIn(BaseModel):
+    refresh: str
+
+
+class NicknameIn(BaseModel):
+    nickname: str
+
+
+class CodeIn(BaseModel):
+    code: str
+
+
+def install(api: FastAPI, gw: Any) -> Account:
+    """Add the routes to ``api`` (before the web client's catch-all mount)."""
+    acc = Account(gw)
+    gw.account = acc
+
+    async def guarded(fn: Any) -> Any:
+        try:
+            await acc.ready()
+            return await fn()
+        except FrameError as e:
+            status = 401 if e.code in ("unauthenticated", "bad_token", "bad_refresh") else \
+                403 if e.code == "not_your_game" else 404 if e.code == "no_record" else 400
+            return refusal(e.code, status)
+
+    @api.post("/api/refresh")
+    async def refresh(body: RefreshIn) -> Any:
+        """Trade the refresh credential for an access token and its
+        replacement (``refresh: null``: another tab just rotated it — keep
+        the one in local storage)."""
+        async def go() -> Any:
+            assert acc.ids is not None
+            r = await acc.ids.refresh(body.refresh, now_ms())
+            return acc.issue(r.player, r.nickname, r.refresh, with_refresh=True)
+        return await guarded(go)
+
+    @api.post("/api/signout")
+    async def signout(body: RefreshIn) -> Any:
+        """Revoke the refresh credential (and every rotation of it)."""
+        async def go() -> Any:
+            assert acc.ids is not None
+            return {"revoked": await acc.ids.revoke(body.refresh)}
+        return await guarded(go)
+
+    @api.post("/api/nickname")
+    async def nickname(body: NicknameIn, authorization: str | None = Header(None)) -> Any:
+        """Change my nickname; a new access token carries it."""
+        async def go() -> Any:
+            assert acc.ids is not None
+            me = acc.who(authorization)
+            nick = clean_nickname(body.nickname)
+            await acc.ids.set_nickname(me.player, nick, now_ms())
+            return acc.issue(me.player, nick)
+        return await guarded(go)
+
+    @api.post("/api/transfer")
+    async def transfer(authorization: str | None = Header(None)) -> Any:
+        """다른 기기에서 계속하기: a one-time code (10 minutes)."""
+        async def go() -> Any:
+            assert acc.ids is not None
+            me = acc.who(authorization)
+            code, expires = await acc.ids.new_code(me.player, now_ms())
+            return {"code": code, "expires_ms": expires}
+        return await guarded(go)
+
+    @api.post("/api/transfer/claim")
+    async def claim(body: CodeIn) -> Any:
+        """Continue as the player of a one-time code, on this device."""
+        async def go() -> Any:
+            assert acc.ids is not None
+            player, nick, cred = await acc.ids.use_code(body.code, now_ms())
+            return acc.issue(player, nick, cred, with_refresh=True)
+        return await guarded(go)
+
+    @api.get("/api/leaderboard/{game}")
+    async def leaderboard(game: str, limit: int = Query(100, ge=1, le=100),
+                          authorization: str | None = Header(None)) -> Any:
+        """Top players of a game by display rating (at least 3 rated games),
+        and my own rank when signed in."""
+        async def go() -> Any:
+            if game not in GAMES:
+                raise FrameError("unknown_game")
+            me = acc.who(authorization).player if authorization else None
+            return acc.board.board(game, me, limit)
+        return await guarded(go)
+
+    @api.get("/api/history/{game}")
+    async def history(game: str, offset: int = Query(0, ge=0, le=50),
+                      limit: int = Query(10, ge=1, le=50),
+                      authorization: str | None = Header(None)) -> Any:
+        """내 기록: my last 50 games of a game, newest first, paginated."""
+        async def go() -> Any:
+            if game not in GAMES:
+                raise FrameError("unknown_game")
+            me = acc.who(authorization)
+            assert acc.history is not None
+            games = await standings.read_history(acc.history, game, me.player)
+            page = games[offset:offset + limit]
+            for g in page:
+                for s in g.get("seats", []):
+                    if s.get("player"):
+                        s["nickname"] = acc.board.nick(s["player"])
+            return {"game": game, "total": len(games), "offset": offset, "games": page}
+        return await guarded(go)
+
+    @api.get("/api/replay/{game_id}")
+    async def replay(game_id: str, seat: int | None = Query(None, ge=0, le=9),
+                     authorization: str | None = Header(None)) -> Any:
+        """A finished game of mine, re-run from its record through its engine
+        (the code path of ``ttanjit replay``): one view per step, from my
+        seat (or, the game being over, any seat's: ``seat``)."""
+        async def go() -> Any:
+            from ttanjit.shard import records
+            from ttanjit.shard.game import record_from_messages
+
+            me = acc.who(authorization)
+            if not game_id.isalnum() or len(game_id) > 40:
+                raise FrameError("no_record")
+            try:
+                rec = await records.read(gw.nc.jetstream(), Subjects(gw.prefix).record(game_id))
+            except Exception as exc:  # noqa: BLE001 - JetStream away
+                log.warning("record unreadable: %r", exc, extra={"game": game_id})
+                raise FrameError("no_record") from None
+            if rec is None:
+                raise FrameError("no_record")
+            players = rec.header.get("players") or {}
+            mine = players.get(me.player)
+            if not isinstance(mine, int):
+                raise FrameError("not_your_game")
+            record = record_from_messages(rec.header, rec.entries)
+            try:
+                doc = await asyncio.to_thread(seat_steps, record, mine if seat is None else seat)
+            except RecordError:
+                raise FrameError("no_record") from None
+            if seat is not None and seat != mine and not doc["finished"]:
+                raise FrameError("not_your_game")  # other seats only after the end
+            doc["game_id"] = game_id
+            doc["my_seat"] = mine
+            doc["nicknames"] = {str(s): acc.board.nick(p) for p, s in players.items()}
+            return JSONResponse(orjson.loads(orjson.dumps(doc)))
+        return await guarded(go)
+
+    @api.get("/api/live")
+    async def live(authorization: str | None = Header(None)) -> Any:
+        """관전: the live games (game, players, spectators allowed)."""
+        async def go() -> Any:
+            acc.who(authorization)
+            return {"games": await live_games(gw, acc)}
+        return await guarded(go)
+
+    return acc
+
+
+async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, Any]]:
+    """Live games from the game directory (``ttanjit_games``)."""
+    kv = await gw.nc.jetstream().key_value(GAMES_BUCKET)
+    try:
+        keys = await kv.keys()
+    except Exception:  # noqa: BLE001 - no keys at all
+        return []
+    out = []
+    for k in keys[-500:]:
+        try:
+            doc = orjson.loads((await kv.get(k)).value or b"{}")
+        except Exception:  # noqa: BLE001 - deleted meanwhile
+            continue
+        if doc.get("state") != "live" or doc.get("spectators") is False:
+            continue
+        players = doc.get("players") or {}
+        out.append({"game_id": k, "game": doc.get("game"),
+                    "players": [{"seat": s, "nickname": acc.board.nick(p)}
+                                for p, s in sorted(players.items(), key=lambda x: x[1])]})
+        if len(out) >= limit:
+            break
+    return out

@@ -1,0 +1,192 @@
+"""A lasting guest identity (issue 15; docs/websocket.md 1.1).
+
+The access token (``auth.Tokens``) stays signed and short-lived (1 h). What
+lasts is a **refresh credential** the browser keeps in local storage:
+``<family>.<secret>``. The server keeps only a hash of the secret, in the
+JetStream KV bucket ``ttanjit_identity``:
+
+- ``r.<family>``: ``{"player", "hash", "prev", "rotated_ms", "expires_ms",
+  "created_ms"}``. Every use (``POST /api/refresh``) rotates the secret
+  (a revision-checked update, so of two concurrent uses one wins). The
+  secret just replaced (``prev``) is still accepted for ``GRACE_MS`` without
+  rotating again (another tab of the same browser raced us: the caller gets
+  an access token and reads the new credential from local storage); later,
+  a replaced secret is a stolen copy and the whole family is revoked.
+  ``POST /api/signout`` revokes the family; a family unused for 180 days
+  expires.
+- ``n.<player>``: ``{"nickname", "changed_ms"}``, the player's current
+  nickname (sign-in, ``POST /api/nickname``); leaderboards and histories
+  show it.
+- ``c.<CODE>``: ``{"player", "expires_ms"}``, a one-time code for
+  "다른 기기에서 계속하기" (10 minutes; deleted with a revision check when
+  used, so it works once): the other device gets its own refresh family of
+  the same player.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+import orjson
+from nats.js import JetStreamContext
+from nats.js.api import KeyValueConfig, StorageType
+from nats.js.errors import BadRequestError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.kv import KeyValue
+
+from ttanjit.gateway.errors import FrameError
+
+IDENTITY_BUCKET = "ttanjit_identity"
+REFRESH_TTL_MS = 180 * 24 * 3600 * 1000
+GRACE_MS = 60_000
+CODE_TTL_MS = 10 * 60 * 1000
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
+CODE_LEN = 8
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def normalize_code(raw: object) -> str:
+    if not isinstance(raw, str):
+        return ""
+    return "".join(c for c in raw.upper() if c in CODE_ALPHABET)[:CODE_LEN * 2]
+
+
+@dataclass(frozen=True, slots=True)
+class Refreshed:
+    player: str
+    nickname: str
+    refresh: str | None  # None: another tab rotated it a moment ago (keep yours)
+
+
+async def ensure_bucket(js: JetStreamContext, replicas: int = 1) -> KeyValue:
+    cfg = KeyValueConfig(bucket=IDENTITY_BUCKET, history=1, replicas=replicas,
+                         storage=StorageType.FILE)
+    try:
+        return await js.create_key_value(cfg)
+    except BadRequestError:
+        return await js.key_value(IDENTITY_BUCKET)
+
+
+class Identities:
+    def __init__(self, kv: KeyValue) -> None:
+        self.kv = kv
+
+    # -- nicknames -----------------------------------------------------------------
+    async def set_nickname(self, player: str, nickname: str, now: int) -> None:
+        await self.kv.put(f"n.{player}", orjson.dumps({"nickname": nickname, "changed_ms": now}))
+
+    async def nickname(self, player: str) -> str | None:
+        try:
+            entry = await self.kv.get(f"n.{player}")
+        except KeyNotFoundError:
+            return None
+        nick = orjson.loads(entry.value or b"{}").get("nickname")
+        return str(nick) if nick else None
+
+    # -- refresh families ----------------------------------------------------------
+    async def create(self, player: str, now: int) -> str:
+        family = secrets.token_hex(9)
+        secret = secrets.token_urlsafe(24)
+        await self.kv.create(f"r.{family}", orjson.dumps({
+            "player": player, "hash": _hash(secret), "prev": "", "rotated_ms": now,
+            "created_ms": now, "expires_ms": now + REFRESH_TTL_MS}))
+        return f"{family}.{secret}"
+
+    async def _family(self, cred: object) -> tuple[str, str, dict[str, object], int]:
+        if not isinstance(cred, str) or cred.count(".") != 1 or len(cred) > 200:
+            raise FrameError("bad_refresh")
+        family, secret = cred.split(".")
+        if not family.isalnum():
+            raise FrameError("bad_refresh")
+        try:
+            entry = await self.kv.get(f"r.{family}")
+        except KeyNotFoundError:
+            raise FrameError("bad_refresh") from None
+        doc = orjson.loads(entry.value or b"{}")
+        if not doc:
+            raise FrameError("bad_refresh")
+        return family, secret, doc, int(entry.revision or 0)
+
+    async def refresh(self, cred: object, now: int) -> Refreshed:
+        """Use a refresh credential: the player, with the credential's
+        replacement (rotation). ``bad_refresh`` if unknown, revoked, expired
+        or a replaced secret used after the grace period (then the family is
+        revoked: someone else holds a copy)."""
+        for _ in range(3):
+            family, secret, doc, rev = await self._family(cred)
+            player = str(doc["player"])
+            if int(doc.get("expires_ms", 0)) < now:  # type: ignore[call-overload]
+                await self._delete(family)
+                raise FrameError("bad_refresh")
+            h = _hash(secret)
+            if hmac.compare_digest(h, str(doc.get("prev") or "")):
+                if now - int(doc.get("rotated_ms", 0)) <= GRACE_MS:  # type: ignore[call-overload]
+                    return Refreshed(player, await self._nick(player), None)
+                await self._delete(family)  # reuse of a replaced secret: revoke
+                raise FrameError("bad_refresh")
+            if not hmac.compare_digest(h, str(doc.get("hash") or "")):
+                raise FrameError("bad_refresh")
+            new_secret = secrets.token_urlsafe(24)
+            doc.update(hash=_hash(new_secret), prev=h, rotated_ms=now,
+                       expires_ms=now + REFRESH_TTL_MS)
+            try:
+                await self.kv.update(f"r.{family}", orjson.dumps(doc), last=rev)
+            except KeyWrongLastSequenceError:
+                continue  # a concurrent use: look again (it is now ``prev``)
+            return Refreshed(player, await self._nick(player), f"{family}.{new_secret}")
+        raise FrameError("bad_refresh")
+
+    async def _nick(self, player: str) -> str:
+        return await self.nickname(player) or "손님"
+
+    async def _delete(self, family: str) -> None:
+        try:
+            await self.kv.delete(f"r.{family}")
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+
+    async def revoke(self, cred: object) -> bool:
+        try:
+            family, secret, doc, _ = await self._family(cred)
+        except FrameError:
+            return False
+        h = _hash(secret)
+        if h in (doc.get("hash"), doc.get("prev")):
+            await self._delete(family)
+            return True
+        return False
+
+    # -- moving to another device --------------------------------------------------
+    async def new_code(self, player: str, now: int) -> tuple[str, int]:
+        expires = now + CODE_TTL_MS
+        for _ in range(5):
+            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LEN))
+            try:
+                await self.kv.create(f"c.{code}", orjson.dumps({"player": player,
+                                                                "expires_ms": expires}))
+            except KeyWrongLastSequenceError:
+                continue
+            return code, expires
+        raise RuntimeError("no free transfer code")
+
+    async def use_code(self, raw: object, now: int) -> tuple[str, str, str]:
+        """(player, nickname, a new refresh credential) for a valid unused
+        code; ``bad_code`` otherwise. The code is gone afterwards."""
+        code = normalize_code(raw)
+        if len(code) != CODE_LEN:
+            raise FrameError("bad_code")
+        try:
+            entry = await self.kv.get(f"c.{code}")
+            doc = orjson.loads(entry.value or b"{}")
+            await self.kv.delete(f"c.{code}", last=entry.revision)
+        except (KeyNotFoundError, KeyWrongLastSequenceError):
+            raise FrameError("bad_code") from None
+        if not doc or int(doc.get("expires_ms", 0)) < now:
+            raise FrameError("bad_code")
+        player = str(doc["player"])
+        return player, await self._nick(player), await self.create(player, now)

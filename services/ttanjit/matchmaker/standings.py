@@ -1,0 +1,148 @@
+"""Ratings people understand, and what each player played (issue 15).
+
+- **Display rating**: ``1500 + 40 × ordinal`` (openskill's ordinal is
+  ``mu − 3·sigma``, 0 for a new player), rounded; *provisional* until
+  ``PROVISIONAL_GAMES`` rated games. Per game.
+- **Rating change** of a game (the ``change`` of the ``ratings`` frame,
+  docs/websocket.md 3.4): before/after display ratings and a one-line Korean
+  explanation.
+- **History**: the JetStream KV bucket ``ttanjit_history``, key
+  ``<game>.<player_id>``: ``{"games": [entry…]}``, newest first, at most
+  ``HISTORY_MAX``; written by the matchmaker leader for every finished game
+  it reads from ``TTANJIT_RESULTS`` (rated or not), so it outlives the game's
+  shard. An entry: ``{game_id, game, ended_ms, seat, seats, winners, scores,
+  ended_by, outcome, length_ms, before?, after?, delta?}``.
+
+Sans-I/O except :func:`add_history` / :func:`ensure_bucket`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import orjson
+from nats.js import JetStreamContext
+from nats.js.api import KeyValueConfig, StorageType
+from nats.js.errors import BadRequestError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.kv import KeyValue
+
+HISTORY_BUCKET = "ttanjit_history"
+HISTORY_MAX = 50
+BASE = 1500
+SCALE = 40
+PROVISIONAL_GAMES = 10
+BOARD_MIN_GAMES = 3  # leaderboards list players with at least this many rated games
+
+
+def display(ordinal: float) -> int:
+    return int(round(BASE + SCALE * ordinal))
+
+
+def decorate(entry: dict[str, Any]) -> dict[str, Any]:
+    """A ratings entry ``{game, mu, sigma, ordinal, games}`` with
+    ``display`` and ``provisional`` added."""
+    out = dict(entry)
+    out["display"] = display(float(entry.get("ordinal") or 0.0))
+    out["provisional"] = int(entry.get("games") or 0) < PROVISIONAL_GAMES
+    return out
+
+
+def outcome(result: dict[str, Any], seat: int) -> str:
+    """``win`` / ``loss`` / ``left`` (a bot took the seat) / ``none`` (no
+    winner: abandoned or the time cap)."""
+    winners = result.get("winners") or []
+    subst = result.get("substituted") or []
+    if seat < len(subst) and subst[seat]:
+        return "left"
+    if not winners:
+        return "none"
+    return "win" if seat in winners else "loss"
+
+
+def explain(kind: str, delta: int, games: int) -> str:
+    """The one line under a rating change (Korean, the result screen)."""
+    prov = games < PROVISIONAL_GAMES
+    if kind == "win":
+        head = f"이겨서 {delta:+d}점."
+        why = "강한 상대(봇은 난이도별 고정 점수)를 이길수록 더 올라요."
+    elif kind == "left":
+        head = f"자리를 비워 봇이 대신해서 꼴찌로 계산했어요 ({delta:+d}점)."
+        why = ""
+    else:
+        head = f"져서 {delta:+d}점." if delta < 0 else f"졌지만 {delta:+d}점."
+        why = "약한 상대에게 질수록 더 내려가요." if delta < 0 else \
+            "처음 몇 판은 실력을 재는 중이라 점수의 불확실성이 줄며 오를 수 있어요."
+    tail = f" {games}/{PROVISIONAL_GAMES}판 — 10판까지는 잠정 점수라 크게 움직여요." if prov else ""
+    return " ".join(x for x in (head, why) if x) + tail
+
+
+def change(game_id: str, game: str, kind: str, before_ordinal: float, after_ordinal: float,
+           games: int) -> dict[str, Any]:
+    before, after = display(before_ordinal), display(after_ordinal)
+    return {"game_id": game_id, "game": game, "outcome": kind, "before": before, "after": after,
+            "delta": after - before, "games": games, "provisional": games < PROVISIONAL_GAMES,
+            "why": explain(kind, after - before, games)}
+
+
+def history_entry(result: dict[str, Any], seat: int, rated: dict[str, Any] | None,
+                  now_ms: int) -> dict[str, Any]:
+    seats = []
+    players = {s: p for p, s in (result.get("players") or {}).items() if isinstance(s, int)}
+    for i, spec in enumerate(result.get("seats") or []):
+        d = {"kind": (spec or {}).get("kind", "human")}
+        if (spec or {}).get("level"):
+            d["level"] = spec["level"]
+        if i in players:
+            d["player"] = players[i]
+        seats.append(d)
+    out = {"game_id": result.get("game_id"), "game": result.get("game"), "ended_ms": now_ms,
+           "seat": seat, "seats": seats, "winners": result.get("winners") or [],
+           "scores": result.get("scores"), "ended_by": result.get("ended_by"),
+           "length_ms": result.get("length_ms"), "outcome": outcome(result, seat)}
+    if rated:
+        out.update(before=rated["before"], after=rated["after"], delta=rated["delta"])
+    return out
+
+
+async def ensure_bucket(js: JetStreamContext, replicas: int = 1) -> KeyValue:
+    cfg = KeyValueConfig(bucket=HISTORY_BUCKET, history=1, replicas=replicas,
+                         storage=StorageType.FILE)
+    try:
+        return await js.create_key_value(cfg)
+    except BadRequestError:
+        return await js.key_value(HISTORY_BUCKET)
+
+
+async def add_history(kv: KeyValue, game: str, player: str, entry: dict[str, Any]) -> None:
+    """Put ``entry`` first in the player's list (once per game id)."""
+    key = f"{game}.{player}"
+    for _ in range(5):
+        try:
+            cur = await kv.get(key)
+            doc, rev = orjson.loads(cur.value or b"{}") or {}, cur.revision
+        except KeyNotFoundError:
+            doc, rev = {}, None
+        games = [g for g in doc.get("games", []) if g.get("game_id") != entry["game_id"]]
+        games.insert(0, entry)
+        data = orjson.dumps({"games": games[:HISTORY_MAX]})
+        try:
+            if rev is None:
+                await kv.create(key, data)
+            else:
+                await kv.update(key, data, last=rev)
+            return
+        except KeyWrongLastSequenceError:
+            continue
+
+
+async def read_history(kv: KeyValue, game: str, player: str) -> list[dict[str, Any]]:
+    try:
+        cur = await kv.get(f"{game}.{player}")
+    except KeyNotFoundError:
+        return []
+    return list((orjson.loads(cur.value or b"{}") or {}).get("games", []))
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)

@@ -1,0 +1,199 @@
+"""Issue 15 with real processes (nats-server, a shard, bots, the matchmaker,
+two gateways): the lasting identity (refresh rotation, revocation, nickname,
+moving to another device), rating display math, history and leaderboards
+from JetStream after the shard restarted, and replays matching the record
+(docs/websocket.md 1.1–1.4, 3.4)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from stack import Stack, stack
+from wsclient import WSClient, sign_in
+
+from ttanjit.games.record import record_from_json, replay
+from ttanjit.matchmaker import standings
+from ttanjit.shard.export import fetch
+
+
+@pytest.fixture(scope="module")
+def st(nats_url: str) -> Iterator[Stack]:
+    with stack(nats_url, shards=1, gateways=2, bots=True) as s:
+        yield s
+
+
+def call(http: str, path: str, body: Any = None, token: str | None = None,
+         method: str | None = None) -> tuple[int, dict[str, Any]]:
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(http + path, data=data, headers=headers,
+                                 method=method or ("POST" if body is not None else "GET"))
+    try:
+        with urllib.request.urlopen(req, timeout=15) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_refresh_rotates_and_reuse_revokes(st: Stack) -> None:
+    me = sign_in(st.http(0), "오래가는이")
+    assert me["refresh"] and me["refresh"] not in me["token"]
+    assert abs(me["expires_ms"] - time.time() * 1000 - 3_600_000) < 60_000  # short-lived: 1 h
+    # another gateway honours it; it rotates
+    code, r1 = call(st.http(1), "/api/refresh", {"refresh": me["refresh"]})
+    assert code == 200 and r1["player"] == me["player"] and r1["nickname"] == "오래가는이"
+    assert r1["refresh"] and r1["refresh"] != me["refresh"]
+    # the replaced one within the grace period (another tab raced): a token, no rotation
+    code, r2 = call(st.http(0), "/api/refresh", {"refresh": me["refresh"]})
+    assert code == 200 and r2["player"] == me["player"] and r2["refresh"] is None
+    code, r3 = call(st.http(0), "/api/refresh", {"refresh": r1["refresh"]})
+    assert code == 200 and r3["refresh"] not in (None, r1["refresh"])
+    # garbage and a forged secret
+    for bad in ("nope", r3["refresh"].split(".")[0] + ".forged", "a.b.c"):
+        code, err = call(st.http(0), "/api/refresh", {"refresh": bad})
+        assert code == 401 and err["code"] == "bad_refresh"
+    # sign-out revokes every rotation of it
+    assert call(st.http(1), "/api/signout", {"refresh": r3["refresh"]})[1] == {"revoked": True}
+    code, err = call(st.http(0), "/api/refresh", {"refresh": r3["refresh"]})
+    assert code == 401 and err["code"] == "bad_refresh"
+
+
+async def test_nickname_and_another_device(st: Stack) -> None:
+    me = sign_in(st.http(0), "첫이름")
+    code, err = call(st.http(0), "/api/nickname", {"nickname": "바뀐이름"})
+    assert code == 401 and err["code"] == "unauthenticated"
+    code, renamed = call(st.http(0), "/api/nickname", {"nickname": "  "}, me["token"])
+    assert code == 400 and renamed["code"] == "bad_nickname"
+    code, renamed = call(st.http(0), "/api/nickname", {"nickname": "바뀐이름"}, me["token"])
+    assert code == 200 and renamed["player"] == me["player"]
+    # the new nickname survives a refresh (server-side, not in the old token)
+    assert call(st.http(1), "/api/refresh", {"refresh": me["refresh"]})[1]["nickname"] == "바뀐이름"
+    # 다른 기기에서 계속하기: a one-time code
+    code, tr = call(st.http(0), "/api/transfer", {}, renamed["token"])
+    assert code == 200 and len(tr["code"]) == 8
+    code, other = call(st.http(1), "/api/transfer/claim", {"code": tr["code"].lower()})
+    assert code == 200 and other["player"] == me["player"] and other["nickname"] == "바뀐이름"
+    code, err = call(st.http(1), "/api/transfer/claim", {"code": tr["code"]})  # once only
+    assert code == 400 and err["code"] == "bad_code"
+    # the other device's own credential works; both devices stay signed in
+    assert call(st.http(0), "/api/refresh", {"refresh": other["refresh"]})[0] == 200
+    c = WSClient(st.http(1), other)
+    await c.connect()
+    w = await c.hello()
+    assert w["player"] == me["player"] and w["nickname"] == "바뀐이름"
+    await c.close()
+
+
+async def solo_finished(st: Stack, nick: str, game: str, seats: int, **opts: Any
+                        ) -> tuple[WSClient, str]:
+    """A solo room (the player with hard bots) the player leaves at once: a
+    bot takes the seat and the bots play it out (no real time passes)."""
+    c = await WSClient.signed_in(st.http(0), nick)
+    await c.send({"type": "room_create", "game": game, "seats": seats,
+                  **({"options": opts} if opts else {})})
+    await c.wait_type("room")
+    for _ in range(seats - 1 if game != "hakka" else 0):
+        await c.send({"type": "room_add_bot", "level": "easy"})
+        await c.wait_type("room")
+    await c.send({"type": "room_start"})
+    gid = (await c.wait_type("matched", 20))["game_id"]
+    await c.action(gid, {"type": "leave"})
+    await c.wait_for(lambda f: f.get("type") == "event" and f["event"]["type"] in
+                     ("game_over", "game_ended"), 120)
+    return c, gid
+
+
+async def test_rating_change_history_and_leaderboard(st: Stack, nats_url: str) -> None:
+    c, gid = await solo_finished(st, "기록왕", "onecard", 2)
+    rf = await c.wait_for(lambda f: f.get("type") == "ratings" and "change" in f, 30)
+    ch = rf["change"]
+    assert ch["game_id"] == gid and ch["outcome"] == "left" and ch["games"] == 1
+    assert ch["provisional"] and ch["delta"] == ch["after"] - ch["before"] < 0
+    assert ch["before"] == 1500 and "10판" in ch["why"]
+    one = next(r for r in rf["ratings"] if r["game"] == "onecard")
+    assert one["display"] == standings.display(one["ordinal"]) == ch["after"]
+    assert one["provisional"] is True
+    # history comes from JetStream: the same after the shard restarted
+    st.shards[0].stop()
+    st.shards[0] = st.services.start("shard", name="shard-0b", wait=False)
+    st.shards[0].wait_log('"msg":"ready"')
+    code, h = call(st.http(1), "/api/history/onecard", token=c.ident["token"])
+    assert code == 200 and h["total"] == 1
+    g = h["games"][0]
+    assert g["game_id"] == gid and g["outcome"] == "left" and g["delta"] == ch["delta"]
+    assert g["seats"][g["seat"]]["nickname"] == "기록왕"
+    assert call(st.http(1), "/api/history/onecard")[0] == 401
+    # leaderboard ordering: only players with 3+ games; equal ratings share a rank
+    code, lb = call(st.http(0), "/api/leaderboard/onecard", token=c.ident["token"])
+    assert code == 200 and lb["min_games"] == 3
+    assert lb["me"]["rank"] is None and lb["me"]["needs"] == 2
+    disp = [e["display"] for e in lb["entries"]]
+    assert disp == sorted(disp, reverse=True)
+    await c.close()
+
+
+def test_display_math() -> None:
+    assert standings.display(0.0) == 1500
+    assert standings.display(-1.8) == 1428
+    assert standings.display(10.0) == 1900
+    ch = standings.change("g", "onecard", "win", 0.0, 3.1, 1)
+    assert (ch["before"], ch["after"], ch["delta"]) == (1500, 1624, 124)
+    assert ch["why"].startswith("이겨서 +124점.") and ch["provisional"]
+    assert not standings.change("g", "onecard", "loss", 5, 4.8, 12)["provisional"]
+
+
+@pytest.mark.parametrize("game,seats", [("onecard", 3), ("penalty_rows", 2), ("hakka", 4)])
+async def test_replay_matches_the_record(st: Stack, nats_url: str, game: str,
+                                         seats: int) -> None:
+    c, gid = await solo_finished(st, "다시보기", game, seats, **(
+        {"rounds": 3} if game == "penalty_rows" else {}))
+    other = sign_in(st.http(0), "남의게임")
+    code, err = call(st.http(0), f"/api/replay/{gid}", token=other["token"])
+    assert code == 403 and err["code"] == "not_your_game"
+    code, doc = call(st.http(1), f"/api/replay/{gid}", token=c.ident["token"])
+    assert code == 200 and doc["finished"] and doc["game"] == game
+    me = doc["my_seat"]
+    rec = await fetch(nats_url, gid)
+    assert rec is not None
+    engine, _, _ = replay(record_from_json(rec))
+    assert doc["steps"][-1]["view"] == json.loads(json.dumps(engine.view(me)))
+    assert doc["steps"][-1]["view"]["finished"] is True
+    assert doc["result"] == json.loads(json.dumps(engine.result()))
+    if game != "onecard":
+        assert len(doc["marks"]) >= 2 and doc["marks"][0] == 0
+    # another seat's view after the end: its own hand, as its owner saw it
+    seat = (me + 1) % seats
+    code, theirs = call(st.http(0), f"/api/replay/{gid}?seat={seat}", token=c.ident["token"])
+    assert code == 200 and theirs["steps"][0]["view"]["seat"] == seat
+    assert theirs["steps"][0]["view"]["hand"] == engine_hand_at_deal(rec, seat)
+    await c.close()
+
+
+def engine_hand_at_deal(rec: dict[str, Any], seat: int) -> Any:
+    return record_from_json({**rec, "inputs": []}).engine().view(seat)["hand"]
+
+
+async def test_live_games_list(st: Stack) -> None:
+    c = await WSClient.signed_in(st.http(0), "관전거리")
+    await c.send({"type": "room_create", "game": "penalty_rows", "seats": 2})
+    await c.wait_type("room")
+    await c.send({"type": "room_add_bot", "level": "easy"})
+    await c.wait_type("room")
+    await c.send({"type": "room_start"})
+    gid = (await c.wait_type("matched", 20))["game_id"]
+    code, live = call(st.http(1), "/api/live", token=c.ident["token"])
+    assert code == 200
+    row = next(g for g in live["games"] if g["game_id"] == gid)
+    assert row["game"] == "penalty_rows" and row["players"][0]["nickname"] == "관전거리"
+    await c.action(gid, {"type": "leave"})
+    await asyncio.sleep(0)
+    await c.close()
