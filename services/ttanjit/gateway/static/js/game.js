@@ -12,6 +12,7 @@ import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
 import * as hakka from "./hakka.js";
 import * as alerts from "./alerts.js";
+import { ratingChangeEl } from "./records.js";
 
 // Quick reactions (issue 14; docs/websocket.md 3.2): a fixed set, no free
 // text. Shown as short Korean reactions, which the shipped Korean font draws
@@ -339,6 +340,7 @@ export function resultsPanel(ctl, rows, title = "게임 결과") {
   return h("section.results", { role: "dialog", "aria-label": title },
     h("h2", {}, title),
     rows,
+    ratingChangeEl(ctl),
     h("div#rematch.rematch", { role: "status" }, rematchStatus(ctl)),
     h("div.row.actions", {},
       button("로비로", () => ctl.done(), { dataset: { act: "lobby" } }),

@@ -4,6 +4,8 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import { state, GAMES, LEVELS } from "./state.js";
+import { signedIn } from "./identity.js";
+import { accountBox, claimBox, ratingLabel } from "./records.js";
 
 let unsubs = [];
 
@@ -16,11 +18,7 @@ export function showLobby(root) {
     h("div.games", {}, Object.keys(GAMES).map(gameCard)),
     joinBox(),
     ratingsBox(),
-    h("p.muted", {}, button("닉네임 바꾸기", () => {
-      store.clearAuth();
-      location.hash = "#/";
-      location.reload();
-    }, { class: "small" })),
+    accountBox(render),
   ));
   render();
   unsubs.push(state.on("queue", render), state.on("ratings", render));
@@ -53,12 +51,9 @@ function signIn() {
       msg.textContent = body.message || body.detail?.message || "닉네임을 확인해 주세요.";
       return;
     }
-    store.set("token", body.token);
-    store.set("player", body.player);
-    store.set("nickname", body.nickname);
+    signedIn(body); // the lasting identity (identity.js)
     store.del("session");
     store.set("last_seq", 0);
-    store.rememberNickname(body.nickname);
     net.connect();
     location.hash = "#/";
     showLobby(document.getElementById("app"));
@@ -71,6 +66,7 @@ function signIn() {
       input,
       h("button.primary", { type: "submit" }, "손님으로 시작하기"),
       msg),
+    claimBox(),
     h("nav.rule-links", {}, "규칙 보기: ",
       Object.entries(GAMES).map(([g, m]) => h("a", { href: `#/rules/${g}` }, m.name))),
   );
@@ -128,14 +124,16 @@ function joinBox() {
 }
 
 function ratingsBox() {
-  const rows = (state.ratings || []).map((r) => h("tr", {},
+  const rows = (state.ratings || []).map((r) => h("tr", { dataset: { game: r.game } },
     h("td", {}, GAMES[r.game]?.name || r.game),
-    h("td.num", {}, Number(r.ordinal ?? 0).toFixed(1)),
-    h("td.num", {}, String(r.games ?? 0))));
+    h("td.num", {}, ratingLabel(r)),
+    h("td.num", {}, String(r.games ?? 0)),
+    h("td", {}, h("a", { href: `#/board/${r.game}` }, "순위"), " · ",
+      h("a", { href: `#/history/${r.game}`, dataset: { act: "history" } }, "내 기록"))));
   return h("section.card-box.ratings", {},
     h("h2", {}, "내 레이팅"),
     rows.length
-      ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "게임"), h("th.num", {}, "점수"), h("th.num", {}, "판수"))),
+      ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "게임"), h("th.num", {}, "점수"), h("th.num", {}, "판수"), h("th", {}, ""))),
         h("tbody", {}, rows))
       : h("p.muted", {}, "아직 레이팅이 없어요. 한 판 해 보세요!"));
 }

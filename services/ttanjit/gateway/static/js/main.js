@@ -8,6 +8,7 @@ import { showRoom } from "./room.js";
 import { showRules } from "./rules.js";
 import { game, showGame } from "./game.js";
 import { state } from "./state.js";
+import { showBoard, showHistory, showReplay } from "./records.js";
 
 function route() {
   const [, screen, arg] = (location.hash || "#/").split("/");
@@ -17,6 +18,9 @@ function route() {
   if (!store.get("token", null)) return showLobby(app());
   if (screen === "room" && state.room) return showRoom(app());
   if (screen === "game" && arg) return showGame(app(), arg);
+  if (screen === "board") return showBoard(app(), arg); // issue 15: 순위, 내 기록, 다시 보기
+  if (screen === "history") return showHistory(app(), arg);
+  if (screen === "replay" && arg) return showReplay(app(), arg);
   return showLobby(app());
 }
 

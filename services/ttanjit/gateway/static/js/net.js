@@ -4,6 +4,7 @@
 // deduplicates it).
 import * as clock from "./clock.js";
 import * as store from "./store.js";
+import { ensureToken } from "./identity.js";
 
 const PING_MS = 10_000;
 
@@ -25,7 +26,19 @@ export class Session extends EventTarget {
   get token() { return store.get("token", null); }
 
   connect() {
-    if (!this.token) return;
+    if (!this.token && !store.get("refresh", null)) return;
+    if (this.ws && (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING)) return;
+    if (this.refreshing) return;
+    // the access token is short-lived: a fresh one from the lasting credential first (identity.js)
+    this.refreshing = true;
+    ensureToken().then((tok) => {
+      this.refreshing = false;
+      if (!tok) { this.setState("closed"); this.emit("signed_out", {}); return; }
+      this.open();
+    });
+  }
+
+  open() {
     if (this.ws && (this.ws.readyState === WebSocket.OPEN || this.ws.readyState === WebSocket.CONNECTING)) return;
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
     const ws = new WebSocket(`${proto}//${location.host}/ws`);
@@ -74,6 +87,14 @@ export class Session extends EventTarget {
     let f;
     try { f = JSON.parse(data); } catch { return; }
     if (f.server_ms) clock.hint(f.server_ms);
+    if (f.type === "error" && f.code === "bad_token" && f.ref === "hello") {
+      // expired meanwhile: a new token from the refresh credential, then hello again
+      ensureToken(true).then((tok) => {
+        if (tok && this.ws) this.ws.send(JSON.stringify({ type: "hello", token: tok, ...(this.session ? { resume: { session: this.session, last_seq: this.lastSeq } } : {}) }));
+        else if (!tok) { store.clearAuth(); this.emit("signed_out", {}); }
+      });
+      return;
+    }
     if (f.type === "welcome") {
       this.welcome = f;
       this.session = f.session;

@@ -1,11 +1,18 @@
-// Per-tab storage: sessionStorage survives a page reload but not a new tab,
-// so two tabs are two players (friends in another tab), and a reloaded tab
-// resumes its own session. The nickname is remembered across tabs.
+// Storage. Who I am lasts (issue 15; docs/websocket.md 1.1): the player,
+// nickname, access token and the rotating refresh credential live in
+// localStorage, so every tab, reload and later day of this browser is the
+// same player (the newer tab's connection wins the table). What belongs to
+// one tab stays in sessionStorage: its WebSocket session and last seq (a
+// reloaded tab resumes its own session), the games it left, the match info.
 const PREFIX = "ttanjit.";
+const LASTING = new Set(["token", "player", "nickname", "refresh", "expires_ms"]);
+const area = (key) => (LASTING.has(key) ? localStorage : sessionStorage);
+// lasting keys under their own prefix (`ttanjit.nickname` is the sign-in form's remembered text)
+const name = (key) => (LASTING.has(key) ? `${PREFIX}id.${key}` : PREFIX + key);
 
 export function get(key, fallback) {
   try {
-    const v = sessionStorage.getItem(PREFIX + key);
+    const v = area(key).getItem(name(key));
     return v === null ? fallback : JSON.parse(v);
   } catch {
     return fallback;
@@ -13,15 +20,15 @@ export function get(key, fallback) {
 }
 
 export function set(key, value) {
-  try { sessionStorage.setItem(PREFIX + key, JSON.stringify(value)); } catch { /* private mode */ }
+  try { area(key).setItem(name(key), JSON.stringify(value)); } catch { /* private mode */ }
 }
 
 export function del(key) {
-  try { sessionStorage.removeItem(PREFIX + key); } catch { /* ignore */ }
+  try { area(key).removeItem(name(key)); } catch { /* ignore */ }
 }
 
 export function clearAuth() {
-  for (const k of ["token", "player", "nickname", "session", "last_seq"]) del(k);
+  for (const k of ["token", "player", "nickname", "refresh", "expires_ms", "session", "last_seq"]) del(k);
 }
 
 export function lastNickname() {

@@ -1,0 +1,93 @@
+// The lasting guest identity (issue 15; docs/websocket.md 1.1): the access
+// token is short-lived (1 h); the rotating refresh credential in local
+// storage gets a new one. Nothing secret ever goes into a URL: the token
+// travels in the hello frame and in the Authorization header.
+import * as store from "./store.js";
+
+const EARLY_MS = 5 * 60_000; // refresh a token this long before it expires
+let inflight = null;
+
+function keep(body) {
+  store.set("token", body.token);
+  store.set("player", body.player);
+  store.set("nickname", body.nickname);
+  store.set("expires_ms", body.expires_ms);
+  if (body.refresh) store.set("refresh", body.refresh);
+  store.rememberNickname(body.nickname);
+}
+
+async function post(path, body, auth = false) {
+  const headers = { "content-type": "application/json" };
+  if (auth) headers.authorization = `Bearer ${store.get("token", "")}`;
+  const res = await fetch(path, { method: "POST", headers, body: JSON.stringify(body || {}) });
+  const out = await res.json().catch(() => ({}));
+  return { ok: res.ok, status: res.status, body: out };
+}
+
+/** A signed-in guest: remember everything the server sent. */
+export function signedIn(body) { keep(body); }
+
+/** A valid access token, refreshed first when it is missing or about to
+ * expire. Resolves to the token, or null (signed out: sign in again). */
+export async function ensureToken(force = false) {
+  const token = store.get("token", null);
+  const exp = store.get("expires_ms", 0);
+  if (token && !force && (!exp || exp - Date.now() > EARLY_MS)) return token;
+  if (!store.get("refresh", null)) return token;
+  if (!inflight) inflight = refresh().finally(() => { inflight = null; });
+  return inflight;
+}
+
+async function refresh() {
+  const cred = store.get("refresh", null);
+  let r;
+  try {
+    r = await post("api/refresh", { refresh: cred });
+  } catch {
+    return store.get("token", null); // offline: the old token may still do
+  }
+  if (r.ok) {
+    // refresh: null = another tab rotated it a moment ago; local storage has the new one
+    keep({ ...r.body, refresh: r.body.refresh || store.get("refresh", null) });
+    return r.body.token;
+  }
+  if (r.status === 401) {
+    // another tab may have rotated it just now: only a credential nobody changed is dead
+    if (store.get("refresh", null) !== cred) return ensureToken(true);
+    store.clearAuth();
+    return null;
+  }
+  return store.get("token", null);
+}
+
+/** GET a "me" route with the access token in the header. */
+export async function getJson(path) {
+  const token = await ensureToken();
+  const res = await fetch(path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const body = await res.json().catch(() => ({}));
+  return { ok: res.ok, status: res.status, body };
+}
+
+export async function rename(nickname) {
+  await ensureToken();
+  const r = await post("api/nickname", { nickname }, true);
+  if (r.ok) keep(r.body);
+  return r;
+}
+
+export async function transferCode() {
+  await ensureToken();
+  return post("api/transfer", {}, true);
+}
+
+export async function claimCode(code) {
+  const r = await post("api/transfer/claim", { code });
+  if (r.ok) keep(r.body);
+  return r;
+}
+
+export async function signOut() {
+  const cred = store.get("refresh", null);
+  if (cred) { try { await post("api/signout", { refresh: cred }); } catch { /* offline */ } }
+  store.clearAuth();
+}

@@ -1,0 +1,258 @@
+// Who I am and what I played (issue 15): the account box (nickname,
+// 다른 기기에서 계속하기, sign-out), display ratings and the change after a
+// game, leaderboards, 내 기록 (history) and the replay viewer. Replays are
+// views computed by the server from the game's record through its engine
+// (docs/websocket.md 1.2); this file only draws them with the live tables.
+import { h, mount, button, toast } from "./ui.js";
+import { net } from "./net.js";
+import * as store from "./store.js";
+import { GAMES, LEVELS } from "./state.js";
+import * as identity from "./identity.js";
+import * as onecard from "./onecard.js";
+import * as penalty from "./penalty.js";
+import * as hakka from "./hakka.js";
+
+const TABLES = { onecard, penalty_rows: penalty, hakka };
+const OUTCOME = { win: "승", loss: "패", left: "나감", none: "무효" };
+
+/** "1,532" (or "1,500 (잠정)") with the explanation on hover/tap. */
+export function ratingLabel(r) {
+  const d = r.display ?? Math.round(1500 + 40 * Number(r.ordinal ?? 0));
+  const prov = r.provisional ?? (r.games ?? 0) < 10;
+  return h("span.rating", { title: prov ? `10판까지는 잠정 점수예요 (${r.games ?? 0}/10판).` : "1,500점에서 시작하는 표시 레이팅이에요.",
+    dataset: { display: String(d) } }, d.toLocaleString("ko-KR"), prov ? h("small.prov", {}, " (잠정)") : null);
+}
+
+// -- the rating change on the result screen ------------------------------------------
+net.on("ratings", (f) => {
+  if (!f.change) return;
+  store.set(`change.${f.change.game_id}`, f.change);
+  const box = document.getElementById("rating-change");
+  if (box && box.dataset.gameId === f.change.game_id) mount(box, changeBody(f.change));
+});
+
+function changeBody(c) {
+  const sign = c.delta > 0 ? "+" : c.delta < 0 ? "−" : "±";
+  const explain = h("p.why", { hidden: true }, c.why);
+  return [
+    h("button.delta", { type: "button", class: c.delta >= 0 ? "up" : "down", title: c.why,
+      "aria-label": `레이팅 ${sign}${Math.abs(c.delta)}. ${c.why}`,
+      onclick: () => { explain.hidden = !explain.hidden; } },
+    `${GAMES[c.game]?.name || ""} 레이팅 ${sign}${Math.abs(c.delta)}`,
+    h("small", {}, ` (${c.before.toLocaleString("ko-KR")} → ${c.after.toLocaleString("ko-KR")}${c.provisional ? ", 잠정" : ""})`)),
+    explain,
+  ];
+}
+
+/** The result screen's rating line (filled when the `ratings` frame comes). */
+export function ratingChangeEl(ctl) {
+  if (!ctl?.id || ctl.replay) return null;
+  const c = store.get(`change.${ctl.id}`, null);
+  return h("div#rating-change.rating-change", { role: "status", dataset: { gameId: ctl.id } },
+    c ? changeBody(c) : null);
+}
+
+// -- the lobby's account box ----------------------------------------------------------
+export function accountBox(rerender) {
+  const nick = h("input", { name: "new-nickname", maxlength: 16, value: store.get("nickname", ""),
+    "aria-label": "새 닉네임" });
+  const out = h("div.code-out", { role: "status" });
+  const rename = async (ev) => {
+    ev.preventDefault();
+    const r = await identity.rename(nick.value.trim());
+    if (!r.ok) { toast(r.body.message || "닉네임을 확인해 주세요.", "error"); return; }
+    toast(`이제 ${r.body.nickname}(으)로 보여요.`);
+    document.getElementById("who").textContent = r.body.nickname;
+    net.drop(); // the session resumes with the new token (and nickname)
+    rerender();
+  };
+  const code = async () => {
+    const r = await identity.transferCode();
+    if (!r.ok) { toast(r.body.message || "코드를 만들 수 없어요.", "error"); return; }
+    mount(out, h("p", {}, "다른 기기의 첫 화면에서 이 코드를 넣으세요 (10분, 한 번만): ",
+      h("strong.code", { dataset: { code: r.body.code } }, `${r.body.code.slice(0, 4)}-${r.body.code.slice(4)}`)));
+  };
+  return h("section.card-box.account", {},
+    h("h2", {}, "내 계정"),
+    h("form.row", { onsubmit: rename }, nick, h("button", { type: "submit", dataset: { act: "rename" } }, "닉네임 바꾸기")),
+    h("div.row", {},
+      button("다른 기기에서 계속하기", code, { dataset: { act: "transfer" } }),
+      button("로그아웃", async () => {
+        if (!confirm("이 브라우저에서 로그아웃할까요? 다시 들어오려면 다른 기기에서 받은 코드가 필요해요.")) return;
+        await identity.signOut();
+        location.hash = "#/";
+        location.reload();
+      }, { class: "small" })),
+    out);
+}
+
+/** The sign-in screen's "a code from my other device" form. */
+export function claimBox() {
+  const input = h("input", { name: "transfer-code", maxlength: 9, placeholder: "ABCD-EFGH", autocapitalize: "characters",
+    "aria-label": "다른 기기에서 받은 코드" });
+  const msg = h("p.form-error", { role: "alert" });
+  const submit = async (ev) => {
+    ev.preventDefault();
+    const r = await identity.claimCode(input.value);
+    if (!r.ok) { msg.textContent = r.body.message || "코드를 확인해 주세요."; return; }
+    store.del("session");
+    store.set("last_seq", 0);
+    location.hash = "#/";
+    location.reload();
+  };
+  return h("details.card-box.claim", {},
+    h("summary", {}, "다른 기기에서 하던 계정으로 계속하기"),
+    h("form.row", { onsubmit: submit }, input, h("button", { type: "submit" }, "계속하기")), msg);
+}
+
+// -- leaderboards ---------------------------------------------------------------------
+function tabs(kind, game) {
+  return h("nav.tabs", {}, Object.entries(GAMES).map(([g, m]) =>
+    h("a", { href: `#/${kind}/${g}`, class: g === game ? "active" : "", "aria-current": g === game ? "page" : null }, m.name)));
+}
+
+export async function showBoard(root, game) {
+  if (!GAMES[game]) game = "onecard";
+  mount(root, h("section.page.board", {}, h("h1", {}, "순위"), tabs("board", game), h("p.loading", {}, "불러오는 중…")));
+  const r = await identity.getJson(`api/leaderboard/${game}`);
+  if (!location.hash.startsWith(`#/board/${game}`)) return;
+  if (!r.ok) { mount(root, h("p.form-error", {}, r.body.message || "순위를 불러올 수 없어요.")); return; }
+  const b = r.body;
+  const me = store.get("player", "");
+  const rows = b.entries.map((e) => h("tr", { class: e.player === me ? "me" : "" },
+    h("td.num", {}, String(e.rank)), h("td", {}, e.nickname), h("td.num", {}, e.display.toLocaleString("ko-KR")),
+    h("td.num", {}, String(e.games))));
+  const mine = b.me ? (b.me.rank
+    ? `내 순위: ${b.me.rank}위 (${b.me.display.toLocaleString("ko-KR")})`
+    : `${b.me.needs}판 더 하면 순위에 올라요 (지금 ${b.me.display.toLocaleString("ko-KR")}).`) : "";
+  mount(root, h("section.page.board", {},
+    h("h1", {}, "순위"), tabs("board", game),
+    h("p.muted", {}, `레이팅 판수 ${b.min_games}판 이상인 ${b.players}명 · `, h("strong.my-rank", {}, mine)),
+    rows.length ? h("table.board-table", {},
+      h("thead", {}, h("tr", {}, h("th.num", {}, "순위"), h("th", {}, "닉네임"), h("th.num", {}, "레이팅"), h("th.num", {}, "판수"))),
+      h("tbody", {}, rows)) : h("p.muted", {}, "아직 순위에 오른 사람이 없어요."),
+    h("p", {}, h("a", { href: "#/" }, "로비로"))));
+}
+
+// -- 내 기록 ----------------------------------------------------------------------------
+function seatName(s, i) {
+  if (s.kind === "bot") return `봇${i + 1} (${LEVELS[s.level] || "보통"})`;
+  return s.nickname || `${i + 1}번`;
+}
+
+export async function showHistory(root, game, page = 0) {
+  if (!GAMES[game]) game = "onecard";
+  const size = 10;
+  mount(root, h("section.page.history", {}, h("h1", {}, "내 기록"), tabs("history", game), h("p.loading", {}, "불러오는 중…")));
+  const r = await identity.getJson(`api/history/${game}?offset=${page * size}&limit=${size}`);
+  if (!location.hash.startsWith(`#/history/${game}`)) return;
+  if (!r.ok) { mount(root, h("p.form-error", {}, r.body.message || "기록을 불러올 수 없어요.")); return; }
+  const b = r.body;
+  const items = b.games.map((g) => h("li.history-item", { dataset: { gameId: g.game_id, outcome: g.outcome } },
+    h("span.when", {}, new Date(g.ended_ms).toLocaleString("ko-KR", { dateStyle: "short", timeStyle: "short" })),
+    h("span.outcome", { class: g.outcome }, OUTCOME[g.outcome] || g.outcome),
+    h("span.delta", {}, typeof g.delta === "number" ? `${g.delta > 0 ? "+" : ""}${g.delta}` : "—"),
+    h("span.seats", {}, g.seats.map((s, i) => (i === g.seat ? h("strong", {}, seatName(s, i)) : seatName(s, i)))
+      .flatMap((x, i) => (i ? [", ", x] : [x]))),
+    h("a.replay-link", { href: `#/replay/${g.game_id}`, dataset: { act: "replay" } }, "다시 보기")));
+  const pages = Math.ceil(b.total / size);
+  mount(root, h("section.page.history", {},
+    h("h1", {}, "내 기록"), tabs("history", game),
+    items.length ? h("ol.history-list", {}, items) : h("p.muted", {}, "아직 끝낸 게임이 없어요."),
+    pages > 1 ? h("div.row.pager", {},
+      button("이전", () => showHistory(root, game, page - 1), { disabled: page === 0 }),
+      h("span", {}, `${page + 1} / ${pages}`),
+      button("다음", () => showHistory(root, game, page + 1), { disabled: page + 1 >= pages })) : null,
+    h("p", {}, h("a", { href: "#/" }, "로비로"))));
+}
+
+// -- the replay viewer ------------------------------------------------------------------
+class ReplayCtl {
+  constructor(doc, back) {
+    this.doc = doc;
+    this.replay = true;
+    this.id = doc.game_id;
+    this.i = 0;
+    this.tableState = {};
+    this.final = null;
+    this.rematch = null;
+    this.emotes = {};
+    this.holdRender = 0;
+    this.back = back;
+    this.info = { game: doc.game, seat: doc.seat, options: {},
+      players: doc.seats.map((s, seat) => ({ seat, kind: s.kind, level: s.level, nickname: doc.nicknames[String(seat)] })) };
+  }
+  get view() { return this.doc.steps[this.i].view; }
+  names() {
+    const out = {};
+    for (const p of this.info.players) out[p.seat] = p.kind === "bot" ? `봇${p.seat + 1} (${LEVELS[p.level] || "보통"})` : (p.nickname || `${p.seat + 1}번`);
+    return out;
+  }
+  seat() { return this.doc.seat; }
+  at() { return null; } // no clocks in a replay
+  mySeatIsHuman() { return false; }
+  act() { toast("다시 보기에서는 카드를 낼 수 없어요."); return Promise.resolve(null); }
+  hold() {}
+  release() {}
+  askRematch() {}
+  leave() { this.back(); }
+  done() { this.back(); }
+  render() { if (this.draw) this.draw(); }
+}
+
+export async function showReplay(root, gid, seat = null) {
+  mount(root, h("p.loading", {}, "기록을 다시 돌리는 중…"));
+  const r = await identity.getJson(`api/replay/${gid}${seat === null ? "" : `?seat=${seat}`}`);
+  if (!location.hash.startsWith(`#/replay/${gid}`)) return;
+  if (!r.ok) { mount(root, h("section.page", {}, h("p.form-error", {}, r.body.message || "기록을 불러올 수 없어요."), h("a", { href: "#/" }, "로비로"))); return; }
+  const doc = r.body;
+  const ctl = new ReplayCtl(doc, () => { stop(); location.hash = `#/history/${doc.game}`; });
+  const table = TABLES[doc.game];
+  const n = doc.steps.length;
+  const tableBox = h("div.replay-table");
+  const pos = h("span.replay-pos", { role: "status" });
+  let timer = null;
+  const stop = () => { clearTimeout(timer); timer = null; };
+  const go = (i) => { ctl.i = Math.max(0, Math.min(n - 1, i)); ctl.tableState = {}; draw(); };
+  const play = (speed) => {
+    stop();
+    const tick = () => {
+      if (ctl.i >= n - 1) { stop(); draw(); return; }
+      const dt = doc.steps[ctl.i + 1].t - doc.steps[ctl.i].t;
+      timer = setTimeout(() => { go(ctl.i + 1); if (timer) tick(); }, Math.min(Math.max(dt, 400), 2500) / speed);
+    };
+    tick();
+    draw();
+  };
+  const markSel = doc.marks.length > 1 ? h("select", { "aria-label": "판으로 이동", name: "replay-mark",
+    onchange: (e) => go(Number(e.target.value)) },
+  doc.marks.map((m, k) => h("option", { value: m }, `${doc.steps[m].mark ?? k + 1}${doc.game === "hakka" ? "판" : "라운드"}`))) : null;
+  const seatSel = doc.finished ? h("select", { "aria-label": "누구의 자리에서 볼까요", name: "replay-seat",
+    onchange: (e) => { stop(); showReplay(root, gid, Number(e.target.value)); } },
+  doc.seats.map((_, s) => h("option", { value: s, selected: s === doc.seat }, `${ctl.names()[s]}${s === doc.my_seat ? " (나)" : ""} 자리`))) : null;
+  const controls = h("div.replay-bar", { role: "toolbar", "aria-label": "다시 보기" },
+    button("처음", () => { stop(); go(0); }, { dataset: { act: "first" } }),
+    button("이전", () => { stop(); go(ctl.i - 1); }, { dataset: { act: "prev" } }),
+    button("다음", () => { stop(); go(ctl.i + 1); }, { dataset: { act: "next" } }),
+    button("끝", () => { stop(); go(n - 1); }, { dataset: { act: "last" } }),
+    button("1× 재생", () => play(1), { dataset: { act: "play1" } }),
+    button("4× 재생", () => play(4), { dataset: { act: "play4" } }),
+    button("멈춤", stop, { dataset: { act: "pause" } }),
+    markSel, seatSel, pos);
+  function draw() {
+    pos.textContent = `${ctl.i + 1} / ${n}`;
+    pos.dataset.step = String(ctl.i);
+    if (markSel) {
+      const cur = [...doc.marks].reverse().find((m) => m <= ctl.i) ?? 0;
+      markSel.value = String(cur);
+    }
+    table.render(ctl, tableBox);
+  }
+  ctl.draw = draw;
+  mount(root, h("section.page.replay", { dataset: { game: doc.game, gameId: gid } },
+    h("p.replay-note", {}, `다시 보기 · ${GAMES[doc.game]?.name || ""} — 기록을 서버의 게임 엔진으로 다시 돌린 화면이에요.`),
+    controls, tableBox));
+  draw();
+  const off = () => { stop(); window.removeEventListener("hashchange", off); };
+  window.addEventListener("hashchange", off);
+}

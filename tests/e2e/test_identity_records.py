@@ -1,0 +1,110 @@
+"""Issue 15 in the browser: the identity survives a new tab and a browser
+restart (same profile) and moves to another device with a one-time code;
+the result screen shows the rating change; 내 기록 lists the game and its
+replay, stepped to the end, shows the final result."""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Any
+
+from browserkit import shot, sign_in
+from conftest import CHROMIUM, CHROMIUM_ARGS
+
+PLAYER = "() => window.ttanjit.state.player"
+
+
+def open_profile(browser: Any, profile: str, url: str) -> tuple[Any, Any]:
+    ctx = browser.browser_type.launch_persistent_context(
+        profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, locale="ko-KR",
+        viewport={"width": 1000, "height": 800})
+    page = ctx.pages[0] if ctx.pages else ctx.new_page()
+    page.set_default_timeout(20_000)
+    page.goto(url)
+    return ctx, page
+
+
+def lobby_open(page: Any) -> str:
+    page.wait_for_selector(".game-card")
+    page.wait_for_selector('#net[data-state="open"]')
+    page.wait_for_function(f"{PLAYER} !== null")
+    return str(page.evaluate(PLAYER))
+
+
+def test_identity_survives_tabs_restart_and_moves(browser: Any, stack: Any, new_page: Any) -> None:
+    with tempfile.TemporaryDirectory(prefix="ttanjit-profile-") as profile:
+        ctx, page = open_profile(browser, profile, stack.url)
+        sign_in(page, "오래가요")
+        me = lobby_open(page)
+        assert "token" not in page.url and "refresh" not in page.url  # nothing secret in URLs
+        # a new tab of the same browser is the same player; the older tab is told
+        tab = ctx.new_page()
+        tab.goto(stack.url)
+        assert lobby_open(tab) == me
+        page.wait_for_selector('#net[data-state="replaced"]')
+        assert "다른 창" in page.locator("#net").inner_text()
+        # a new nickname, kept server-side
+        tab.fill('input[name="new-nickname"]', "새이름")
+        tab.locator('[data-act="rename"]').click()
+        tab.wait_for_selector('#who:has-text("새이름")')
+        lobby_open(tab)
+        ctx.close()
+        # the browser restarts with the same profile: same player, same name
+        ctx, page = open_profile(browser, profile, stack.url)
+        assert lobby_open(page) == me
+        page.wait_for_selector('#who:has-text("새이름")')
+        # 다른 기기에서 계속하기: the code moves the identity to another browser
+        page.locator('[data-act="transfer"]').click()
+        code = page.locator(".account .code").get_attribute("data-code")
+        assert code and len(code) == 8
+        shot(page, "account-code")
+        ctx.close()
+    other = new_page(width=360, height=740)
+    other.locator(".claim summary").click()
+    other.fill('input[name="transfer-code"]', code[:4] + "-" + code[4:])
+    other.get_by_role("button", name="계속하기").click()
+    assert lobby_open(other) == me
+    other.wait_for_selector('#who:has-text("새이름")')
+
+
+def test_rating_change_history_and_replay(new_page: Any) -> None:
+    page = new_page(width=1000, height=860)
+    sign_in(page, "기록보기")
+    page.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
+    page.wait_for_selector("#room-code")
+    page.get_by_role("button", name="봇 넣기").click()
+    page.wait_for_function("() => document.querySelectorAll('.seat.bot').length === 1")
+    page.get_by_role("button", name="시작").click()
+    page.wait_for_selector('section.table[data-game="onecard"]')
+    gid = page.evaluate("() => window.ttanjit.game.id")
+    # the player leaves the seat from the table (a bot plays it out at once)
+    page.evaluate("id => window.ttanjit.net.action(id, {type: 'leave'})", gid)
+    page.wait_for_selector("section.results", timeout=60_000)
+    delta = page.locator("#rating-change .delta")
+    delta.wait_for(timeout=30_000)
+    assert "레이팅 −" in delta.inner_text() and "1,500 →" in delta.inner_text()
+    delta.click()  # tap: the one-line explanation
+    assert page.locator("#rating-change .why").is_visible()
+    assert "10판" in page.locator("#rating-change .why").inner_text()
+    shot(page, "rating-change")
+    page.get_by_role("button", name="로비로").click()
+    page.wait_for_selector(".game-card")
+    rating = page.locator('.ratings tr[data-game="onecard"] .rating')
+    rating.wait_for()
+    assert "잠정" in rating.inner_text()
+    page.locator('.ratings tr[data-game="onecard"] [data-act="history"]').click()
+    item = page.locator(f'.history-item[data-game-id="{gid}"]')
+    item.wait_for()
+    assert item.locator(".outcome").inner_text() == "나감"
+    shot(page, "history")
+    item.locator('[data-act="replay"]').click()
+    page.wait_for_selector(f'section.replay[data-game-id="{gid}"] section.table[data-game="onecard"]')
+    page.locator('[data-act="next"]').click()
+    page.wait_for_selector('.replay-pos[data-step="1"]')
+    page.locator('[data-act="last"]').click()
+    page.wait_for_selector(".replay-table section.results")
+    assert page.locator('[data-act="rematch"]').count() == 0
+    shot(page, "replay-end")
+    page.locator('[data-act="first"]').click()
+    page.wait_for_selector('.replay-pos[data-step="0"]')
+    assert page.locator(".replay-table section.results").count() == 0
