@@ -39,7 +39,6 @@ def rig(g: OneCard, hands: dict[int, list[str]], top: str, suit: str | None = No
         g.pile, g.discard = list(pile), [*rest, top]
     g.suit = suit or SUIT[top]
     g.pending, g.twos_only = pending, twos_only
-    g._refresh()
 
 
 def ok(g: OneCard, t: int, seat: int, action: dict[str, Any]) -> Any:
@@ -301,13 +300,11 @@ def test_autopilot_after_exactly_three_consecutive_timeouts() -> None:
         assert g.turn == 1
         g.turn = 0
         g.deadline_gt = t + 30_000
-        g._refresh()
     assert g.timeouts[0] == 2 and not g.autopilot[0]
     ok(g, t + 100, 0, {"type": "draw"})
     assert g.timeouts[0] == 0
     g.turn = 0
     g.deadline_gt = t + 100 + 30_000
-    g._refresh()
     t += 100
     for i in range(3):
         t += 30_000
@@ -315,7 +312,6 @@ def test_autopilot_after_exactly_three_consecutive_timeouts() -> None:
         assert ("autopilot" in names(res)) is (i == 2), i
         g.turn = 0
         g.deadline_gt = t + 30_000
-        g._refresh()
     assert g.autopilot[0]
 
 
@@ -328,7 +324,6 @@ def test_bot_timeouts_never_count() -> None:
         g.apply(t)
         g.turn = 1
         g.deadline_gt = t + 30_000
-        g._refresh()
     assert not g.autopilot[1]
 
 
@@ -340,7 +335,6 @@ def test_cap_at_exactly_30_minutes_of_game_time() -> None:
     g = game(["human", "bot", "bot"])
     g.turn_ms = 10**9
     g.deadline_gt = 10**9
-    g._refresh()
     ok(g, 100_000, 0, {"type": "disconnect"})
     ok(g, 110_000, 0, {"type": "reconnect"})
     g.apply(30 * 60_000 + 9_999)
@@ -357,7 +351,6 @@ def test_back_within_60_s_boundary(back: int, substituted: bool) -> None:
     g = game(["human", "human", "bot"], first=2)
     g.turn_ms = 10**9
     g.deadline_gt = 10**9
-    g._refresh()
     ok(g, 1000, 1, {"type": "disconnect"})
     res = g.apply(1000 + back, 1, {"type": "reconnect"})
     assert res.ok is not substituted

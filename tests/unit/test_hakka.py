@@ -229,7 +229,7 @@ def test_refusals_have_korean_messages() -> None:
         assert g.apply(100, 0, bad).code == "bad_action"
     assert g.apply(100, 0, {"type": "fold"}).code == "unknown_action"
     assert g.apply(100, 0, {"type": "call"}).ok
-    assert g.apply(200, 0, {"type": "play", "cards": ["sup10"]}).code == "unknown_card"
+    assert g.apply(200, 0, {"type": "play", "cards": ["sup10"]}).code == "bad_action"  # unknown card: malformed (games.base)
     assert g.apply(200, 0, {"type": "play", "cards": ["wan", "wan"]}).code == "duplicate_cards"
 
 

@@ -5,6 +5,7 @@ refused inputs change nothing, deterministic replay, termination."""
 from __future__ import annotations
 
 import json
+import dataclasses
 import random
 from collections import Counter
 
@@ -50,9 +51,8 @@ def permute_hidden(g: Hakka, seat: int, rng: random.Random) -> Hakka:
     for s in range(4):
         if s != seat:
             c.discards[s] = [m[x] for x in c.discards[s]]
-    for tp in c.table:
-        if tp.pattern is None and tp.seat != seat:
-            tp.cards = tuple(m[x] for x in tp.cards)
+    c.table = [dataclasses.replace(tp, cards=tuple(m[x] for x in tp.cards))
+               if tp.pattern is None and tp.seat != seat else tp for tp in c.table]
     return c
 
 

@@ -68,7 +68,6 @@ def base_engine(view: JSON) -> OneCard:
     e.resume_pending = [False] * n
     e.now = 0
     e.deadline_gt = e.turn_ms
-    e._refresh()
     return e
 
 

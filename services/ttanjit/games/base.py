@@ -21,10 +21,39 @@ Contract used by the shard, the bots, the replay CLI and the tests:
   presence actions; ``one_card`` only when a press is meaningful is up to
   the game, see its docstring).
 - ``state()`` -> the omniscient state (DESIGN.md 3.1 field names).
-- ``clone()`` -> an independent copy (bots edit hidden cards in a clone to
-  search a determinised game; engines may override it with a faster copy).
+- ``clone()`` -> an independent copy: every field is copied by
+  :func:`copy_state`, so no mutable object is shared (the record's
+  :class:`Setup` excepted, which engines only read); a field added later is
+  copied too (``tests/unit/test_engine_clone.py``).
+- ``from_view(view, ...)`` (each engine) -> an engine in the position a
+  seat's view shows, with the hidden cards the caller chooses (like
+  python-chess's ``Board(fen)``): bots search determinised games with it.
 - ``result()`` -> the finished game's outcome.
 - ``finished`` -> bool.
+
+What this module decides for every engine:
+
+- **Deadlines** (:meth:`Engine._due`): the game-length cap, the 60 s absence
+  substitutions (RULES.md 4) and the game's own timers
+  (:meth:`Engine._timers`) are kept in game time; while every human is away
+  the only deadline is the abandonment (real time). When several fall due at
+  the same game time they fire in this order: the cap (:data:`CAP`: a game
+  that is over fires nothing else), a One Card window (:data:`WINDOW`), an
+  absence (:data:`ABSENCE`), the turn or phase timer (:data:`TURN`). Before
+  issue 17 One Card fired its turn timer before the cap at the same ``t``;
+  no recorded game reaches that tie.
+- **Presence actions** (``disconnect``/``reconnect``/``leave``) are applied
+  here for every game (:meth:`Engine._input`); an engine only extends
+  :meth:`Engine._bot_takes_seat`.
+- **Malformed vs illegal**: :class:`InvalidAction` is an input that is not an
+  action of this game at all — wrong types, an action type the game does not
+  have, a card code that names no card of the game (an unknown card) — code
+  ``bad_action`` (an unknown action type keeps each game's recorded code,
+  :attr:`Engine.UNKNOWN_ACTION`). :class:`IllegalAction` is a well-formed
+  action the rules do not allow now.
+- **Messages**: a refusal's Korean message is the engine's own
+  (:attr:`Engine.MESSAGES`), else :data:`COMMON_MESSAGES`; one lookup,
+  :func:`message_for`.
 
 Events are seat-filtered: :meth:`Event.for_seat` merges the public part
 with that seat's private part. Spectators get ``for_seat(None)``.
@@ -34,8 +63,9 @@ from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self, TypeVar
 
 JSON = dict[str, Any]
 
@@ -48,8 +78,13 @@ ABSENCE_MS = 60_000
 ABANDON_MS = 600_000
 ABANDONED = "abandoned"  # the result's ``ended_by``
 
-# Common refusal codes and their Korean messages. Each game module adds its
-# own table; :func:`message_for` looks a code up in all of them.
+# Deadline kinds in firing order at the same game time (module docstring).
+CAP, WINDOW, ABSENCE, TURN, ABANDON = 0, 1, 2, 3, 4
+
+PRESENCE_ACTIONS = frozenset({"disconnect", "reconnect", "leave"})
+
+# Common refusal codes and their Korean messages. Each engine has its own
+# table (:attr:`Engine.MESSAGES`), looked up first by :func:`message_for`.
 COMMON_MESSAGES: dict[str, str] = {
     "bad_action": "잘못된 요청이에요.",
     "unknown_action": "알 수 없는 동작이에요.",
@@ -65,20 +100,14 @@ COMMON_MESSAGES: dict[str, str] = {
     "not_allowed_now": "지금은 할 수 없어요.",
 }
 
-_MESSAGE_TABLES: list[dict[str, str]] = [COMMON_MESSAGES]
 
-
-def register_messages(table: dict[str, str]) -> dict[str, str]:
-    """Add a game's code -> Korean message table; returns it."""
-    _MESSAGE_TABLES.append(table)
-    return table
-
-
-def message_for(code: str) -> str:
-    for table in reversed(_MESSAGE_TABLES):
-        if code in table:
-            return table[code]
-    return COMMON_MESSAGES["not_allowed_now"]
+def message_for(code: str, messages: dict[str, str] | None = None) -> str:
+    """The Korean message of a refusal code: the game's own table
+    (``messages``, an engine's :attr:`Engine.MESSAGES`) first, then the
+    common one."""
+    if messages is not None and code in messages:
+        return messages[code]
+    return COMMON_MESSAGES.get(code) or COMMON_MESSAGES["not_allowed_now"]
 
 
 class Refusal(Exception):
@@ -92,10 +121,12 @@ class Refusal(Exception):
 
 
 class InvalidAction(Refusal):
-    """Malformed: not an action of this game at all (python-chess's InvalidMoveError)."""
+    """Malformed: not an action of this game at all (python-chess's
+    InvalidMoveError), an unknown card included. Code ``bad_action`` unless
+    given (an unknown action type: :attr:`Engine.UNKNOWN_ACTION`)."""
 
-    def __init__(self, detail: str = "") -> None:
-        super().__init__("bad_action")
+    def __init__(self, detail: str = "", code: str = "bad_action") -> None:
+        super().__init__(code)
         self.detail = detail
 
 
@@ -258,6 +289,9 @@ class Presence:
 
     def next_substitution_gt(self) -> tuple[int, int] | None:
         """(game time, seat) of the earliest pending 60 s substitution."""
+        away = self.away_since_gt
+        if away.count(None) == len(away):  # the common case, at C speed
+            return None
         best: tuple[int, int] | None = None
         for s, since in enumerate(self.away_since_gt):
             if since is not None and self.is_active_human(s):
@@ -326,8 +360,9 @@ class Presence:
 
 class Engine:
     """Base class of the three engines. Subclasses implement the game; this
-    class holds the common input plumbing (validation of ``t`` and seat,
-    transactional refusal) so every game refuses the same way."""
+    class holds what every game shares (module docstring): validation of
+    ``t`` and seat, transactional refusal, the deadline scheduler, presence
+    actions, refusal messages and copies."""
 
     GAME: ClassVar[str] = ""
     # The game's own code -> Korean message table: looked up first, so two
@@ -335,6 +370,12 @@ class Engine:
     MESSAGES: ClassVar[dict[str, str]] = {}
     MIN_SEATS: ClassVar[int] = 2
     MAX_SEATS: ClassVar[int] = 10
+    # The game's own action types (presence actions are everyone's).
+    ACTIONS: ClassVar[frozenset[str]] = frozenset()
+    # Code of an action type the game does not have (malformed either way;
+    # the code differs by game because recorded games assert it).
+    UNKNOWN_ACTION: ClassVar[str] = "unknown_action"
+    CAP_MS: ClassVar[int] = 0  # the game-length cap, in game time
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
@@ -351,19 +392,31 @@ class Engine:
         self.finished = False
 
     # -- to implement ----------------------------------------------------
-    def _advance(self, t: int, events: list[Event]) -> None:
-        """Fire every deadline due at or before real time ``t``."""
+    def _timers(self) -> Sequence[tuple[int, int]]:
+        """The game's own pending timers: (game time, kind) with kind
+        :data:`WINDOW` or :data:`TURN` (the cap and absences are the base's)."""
+        raise NotImplementedError
+
+    def _fire(self, kind: int, gt: int, events: list[Event]) -> None:
+        """A timer of :meth:`_timers` is due at game time ``gt``."""
+        raise NotImplementedError
+
+    def _time_cap(self, gt: int, events: list[Event]) -> None:
+        """The game-length cap (:attr:`CAP_MS`) is reached: end the game."""
+        raise NotImplementedError
+
+    def _end_abandoned(self, t: int, events: list[Event]) -> None:
+        """End the game at real ``t`` with ``ended_by`` :data:`ABANDONED`, no
+        winner (the engine's own game-over event and result)."""
         raise NotImplementedError
 
     def _act(self, t: int, seat: int, action: JSON, events: list[Event]) -> JSON | None:
-        """Apply a game or presence action (clock already advanced).
+        """Apply a game action of :attr:`ACTIONS` (clock already advanced,
+        game not finished; presence actions never get here).
 
         Raise :class:`Refusal` *before* mutating anything: when no deadline
         fired on the way to ``t`` there is no saved copy to roll back to.
         Returns extra reply data (or None)."""
-        raise NotImplementedError
-
-    def next_deadline(self) -> int | None:
         raise NotImplementedError
 
     def view(self, seat: int | None) -> JSON:
@@ -378,94 +431,174 @@ class Engine:
     def result(self) -> JSON:
         raise NotImplementedError
 
-    # -- RULES.md 4, shared by the engines that use these helpers -------------
-    def _bot_takes_seat(self, t: int, seat: int, reason: str) -> Event:
-        """A normal bot takes the seat for good (``leave``, or away too long).
-        Engines extend this to reset their own per-seat state."""
-        return self.presence.substitute(t, seat, reason)
+    # -- the deadline scheduler (module docstring) ---------------------------
+    def _due(self) -> tuple[int, int, int] | None:
+        """(real t, kind, seat) of what fires next, or None (finished).
+        ``seat`` is the absent seat of an :data:`ABSENCE`, else -1."""
+        if self.finished:
+            return None
+        p = self.presence
+        if p.paused_since is not None:  # game time stands still
+            return p.paused_since + p.abandon_ms, ABANDON, -1
+        gt, kind, seat = self.CAP_MS, CAP, -1
+        sub = p.next_substitution_gt()
+        if sub is not None and sub[0] < gt:
+            gt, kind, seat = sub[0], ABSENCE, sub[1]
+        for tgt, tkind in self._timers():
+            if tgt < gt or (tgt == gt and tkind < kind):
+                gt, kind, seat = tgt, tkind, -1
+        return gt + p.paused_total, kind, seat
 
-    def _presence_action(self, t: int, seat: int, kind: str, events: list[Event]) -> bool:
-        """Apply ``disconnect``/``reconnect``/``leave``; False for any other kind."""
-        if kind == "disconnect":
-            events.append(self.presence.disconnect(t, seat))
-        elif kind == "reconnect":
-            events.append(self.presence.reconnect(t, seat))
-        elif kind == "leave":
-            events.append(self._bot_takes_seat(t, seat, "left"))
-        else:
-            return False
-        return True
+    def next_deadline(self) -> int | None:
+        """The real ``t`` at which the engine needs a clock input (None:
+        finished); while paused, the abandonment time (RULES.md 4)."""
+        due = self._due()
+        return None if due is None else due[0]
 
-    def _end_abandoned(self, t: int, events: list[Event]) -> None:
-        """End the game at real ``t`` with ``ended_by`` :data:`ABANDONED`, no
-        winner (the engine's own game-over event and result)."""
-        raise NotImplementedError
-
-    def _clock(self, t: int, events: list[Event]) -> None:
-        """Fire everything due by real ``t``: the game's deadlines, then
-        RULES.md 4 (abandonment). While paused no game deadline can fall
-        due (game time stands still), so the order is the clock's."""
-        self._advance(t, events)
-        at = self.presence.abandon_at()
-        if at is not None and at <= t and not self.finished:
-            self._end_abandoned(at, events)
-
-    def _real_deadline(self, gt: int) -> int | None:
-        """:meth:`next_deadline` of a game whose next deadline is at game
-        time ``gt``: its real ``t``, or while paused the abandonment time."""
-        at = self.presence.abandon_at()
-        return at if at is not None else self.presence.real_time(gt)
+    def _advance(self, t: int, events: list[Event]) -> None:
+        """Fire everything due by real ``t``, in time order, ties in the
+        documented kind order."""
+        while True:
+            due = self._due()
+            if due is None or due[0] > t:
+                return
+            rt, kind, seat = due
+            if kind == ABANDON:
+                self._end_abandoned(rt, events)
+            elif kind == ABSENCE:
+                events.append(self._bot_takes_seat(rt, seat, "absent"))
+            elif kind == CAP:
+                self._time_cap(rt - self.presence.paused_total, events)
+            else:
+                self._fire(kind, rt - self.presence.paused_total, events)
 
     def _would_fire(self, t: int) -> bool:
         nd = self.next_deadline()
         return nd is not None and nd <= t
 
+    # -- RULES.md 4, shared by every engine -------------------------------------
+    def _bot_takes_seat(self, t: int, seat: int, reason: str) -> Event:
+        """A normal bot takes the seat for good (``leave``, or away too long).
+        Engines extend this to reset their own per-seat state."""
+        return self.presence.substitute(t, seat, reason)
+
+    def _input(self, t: int, seat: int, action: JSON, events: list[Event]) -> JSON | None:
+        """A seat's input after the clock: presence actions here, game
+        actions to :meth:`_act`."""
+        if self.finished:
+            raise IllegalAction("game_finished")
+        kind = action["type"]
+        if kind in PRESENCE_ACTIONS:
+            if kind == "disconnect":
+                events.append(self.presence.disconnect(t, seat))
+            elif kind == "reconnect":
+                events.append(self.presence.reconnect(t, seat))
+            else:
+                events.append(self._bot_takes_seat(t, seat, "left"))
+            return None
+        if kind not in self.ACTIONS:
+            raise InvalidAction(f"unknown {self.GAME} action {kind!r}", self.UNKNOWN_ACTION)
+        return self._act(t, seat, action, events)
+
     # -- the one entry point -----------------------------------------------
     def apply(self, t: int, seat: int | None = None, action: JSON | None = None) -> Result:
         if not isinstance(t, int) or isinstance(t, bool) or t < 0:
-            return _refused(InvalidAction("t must be a non-negative integer"))
+            return self._refused(InvalidAction("t must be a non-negative integer"))
         if t < self.now:
-            return _refused(IllegalAction("time_goes_back"))
+            return self._refused(IllegalAction("time_goes_back"))
         if seat is None and action is None:
             events: list[Event] = []
-            self._clock(t, events)
+            self._advance(t, events)
             self.now = t
             return Result(True, events)
         if seat is None or action is None:
-            return _refused(InvalidAction("seat and action go together"))
+            return self._refused(InvalidAction("seat and action go together"))
         if not isinstance(seat, int) or isinstance(seat, bool) or not 0 <= seat < self.n:
-            return _refused(IllegalAction("bad_seat"))
+            return self._refused(IllegalAction("bad_seat"))
         if not isinstance(action, dict) or not isinstance(action.get("type"), str):
-            return _refused(InvalidAction("action must be an object with a type"))
+            return self._refused(InvalidAction("action must be an object with a type"))
         # Transactional: a refused input must leave no trace, including
         # deadlines fired on the way to ``t``. Copy only when something would
         # fire (rare); otherwise subclasses validate before mutating.
         saved = self._save() if self._would_fire(t) else None
         events = []
         try:
-            self._clock(t, events)
-            info = self._act(t, seat, action, events)
+            self._advance(t, events)
+            info = self._input(t, seat, action, events)
         except Refusal as exc:
             if saved is not None:
                 self._load(saved)
-            if exc.explicit_message is None and exc.code in self.MESSAGES:
-                exc.message = self.MESSAGES[exc.code]
-            return _refused(exc)
+            return self._refused(exc)
         self.now = t
         return Result(True, events, info=info)
 
+    def _refused(self, exc: Refusal) -> Result:
+        message = exc.explicit_message or message_for(exc.code, self.MESSAGES)
+        return Result(False, [], code=exc.code, message=message)
+
     # -- copies --------------------------------------------------------------
     def _save(self) -> dict[str, Any]:
-        return copy.deepcopy({k: v for k, v in self.__dict__.items() if k != "setup"})
+        return {k: copy_state(v) for k, v in self.__dict__.items() if k != "setup"}
 
     def _load(self, saved: dict[str, Any]) -> None:
         self.__dict__.update(saved)
 
-    def clone(self) -> Engine:
+    def clone(self) -> Self:
+        """An independent copy (module docstring): nothing mutable is shared
+        but the read-only :class:`Setup`."""
         new = self.__class__.__new__(self.__class__)
         new.__dict__.update(self._save())
         new.setup = self.setup
         return new
+
+
+# Types whose values never change: shared by copies. Engines add their own
+# frozen value classes with :func:`immutable`.
+_SHARED: set[type] = {int, str, bool, float, bytes, type(None), frozenset}
+T = TypeVar("T")
+
+
+def immutable(cls: type[T]) -> type[T]:
+    """Declare a class's instances values (a frozen dataclass of immutable
+    fields): :func:`copy_state` shares them."""
+    _SHARED.add(cls)
+    return cls
+
+
+def copy_state(v: Any) -> Any:
+    """A copy of an engine field that shares no mutable object with ``v``:
+    values of :data:`_SHARED` types are shared; lists, dicts, tuples and sets
+    are copied (their items recursively); a ``random.Random`` gets its state
+    copied; any other object with a ``__dict__`` is rebuilt field by field;
+    anything else is ``copy.deepcopy``'d. Fast where engines need it: a
+    container of immutable items is copied at C speed."""
+    t = type(v)
+    if t in _SHARED:
+        return v
+    if t is list:
+        if set(map(type, v)) <= _SHARED:
+            return v.copy()
+        return [copy_state(x) for x in v]
+    if t is dict:
+        if set(map(type, v.values())) <= _SHARED:
+            return v.copy()
+        return {k: copy_state(x) for k, x in v.items()}
+    if t is tuple:
+        if set(map(type, v)) <= _SHARED:
+            return v
+        return tuple(copy_state(x) for x in v)
+    if t is set:
+        return v.copy()  # items are hashable, hence values
+    if t is random.Random:
+        r = random.Random()
+        r.setstate(v.getstate())
+        return r
+    d = getattr(v, "__dict__", None)
+    if type(d) is dict and not isinstance(v, type):
+        new = object.__new__(t)
+        new.__dict__.update({k: copy_state(x) for k, x in d.items()})
+        return new
+    return copy.deepcopy(v)
 
 
 def auto_flag(action: JSON) -> bool:
@@ -476,6 +609,3 @@ def auto_flag(action: JSON) -> bool:
         raise InvalidAction("auto must be true or false")
     return auto
 
-
-def _refused(exc: Refusal) -> Result:
-    return Result(False, [], code=exc.code, message=exc.message)

@@ -50,21 +50,21 @@ and a calling dealer always keeps the deal.
 
 from __future__ import annotations
 
-import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ttanjit.games.base import (
     ABANDONED,
     JSON,
+    TURN,
     Engine,
     Event,
     IllegalAction,
     InvalidAction,
-    Presence,
     Setup,
     auto_flag,
-    register_messages,
+    immutable,
 )
 from ttanjit.games.hakka_patterns import (
     CARD_SET,
@@ -105,12 +105,11 @@ OPTION_KEYS = {"seats", "turn_ms", "absence_ms", "abandon_ms"}
 CALLING, PLAYING, SCORING, FINISHED = "calling", "playing", "scoring", "finished"
 GAME_ACTIONS = ("call", "pass", "play", "discard", "resume")
 
-MESSAGES = register_messages(
+MESSAGES: dict[str, str] = (
     {
         "not_calling": "지금은 콜하기 단계가 아니에요.",
         "not_playing": "지금은 카드를 낼 때가 아니에요.",
         "dreamer_sits_out": "드리머는 이번 판의 콜하기와 플레이에 참여하지 않아요.",
-        "unknown_card": "없는 카드예요.",
         "duplicate_cards": "같은 카드를 두 번 낼 수 없어요.",
         "card_not_in_hand": "그 카드는 손패에 없어요.",
         "bad_pattern": "단일 카드, 런(같은 무늬 연속 3~9장), 세트(같은 숫자 3장 이상)만 낼 수 있어요.",
@@ -129,7 +128,8 @@ def ccw(seat: int) -> int:
     return (seat - 1) % SEATS
 
 
-@dataclass(slots=True)
+@immutable
+@dataclass(frozen=True, slots=True)
 class TablePlay:
     seat: int
     cards: tuple[str, ...]
@@ -151,6 +151,8 @@ class Hakka(Engine):
     MESSAGES: ClassVar[dict[str, str]] = MESSAGES
     MIN_SEATS: ClassVar[int] = SEATS
     MAX_SEATS: ClassVar[int] = SEATS
+    ACTIONS: ClassVar[frozenset[str]] = frozenset(GAME_ACTIONS)
+    CAP_MS: ClassVar[int] = CAP_MS
 
     def __init__(self, setup: Setup) -> None:
         if len(setup.seats) != SEATS:
@@ -432,38 +434,18 @@ class Hakka(Engine):
             return None
         return self.presence.real_time(self.deadline_gt)
 
-    def _next_due(self) -> tuple[int, int, int] | None:
-        """(game time, kind, seat): kind 0 = cap, 1 = substitution, 2 = phase deadline."""
-        if self.finished:
-            return None
-        due = (CAP_MS, 0, -1)
-        sub = self.presence.next_substitution_gt()
-        if sub is not None and (sub[0], 1) < due[:2]:
-            due = (sub[0], 1, sub[1])
-        if self.deadline_gt is not None and (self.deadline_gt, 2) < due[:2]:
-            due = (self.deadline_gt, 2, -1)
-        return due
+    def _timers(self) -> Sequence[tuple[int, int]]:
+        return () if self.deadline_gt is None else ((self.deadline_gt, TURN),)
 
-    def next_deadline(self) -> int | None:
-        due = self._next_due()
-        return None if due is None else self._real_deadline(due[0])
+    def _fire(self, kind: int, gt: int, events: list[Event]) -> None:
+        if self.phase == SCORING:
+            self._next_hand(gt, events)
+        else:
+            self._timeout(gt, events)
 
-    def _advance(self, t: int, events: list[Event]) -> None:
-        while True:
-            due = self._next_due()
-            if due is None or self.presence.paused or due[0] > self.presence.game_time(t):
-                return
-            gt, kind, seat = due
-            if kind == 0:
-                events.append(Event("time_cap", {"cap_ms": CAP_MS}))
-                self._finish(gt, "time_cap", [], events)
-            elif kind == 1:
-                rt = self.presence.real_time(gt)
-                events.append(self._bot_takes_seat(rt if rt is not None else t, seat, "absent"))
-            elif self.phase == SCORING:
-                self._next_hand(gt, events)
-            else:
-                self._timeout(gt, events)
+    def _time_cap(self, gt: int, events: list[Event]) -> None:
+        events.append(Event("time_cap", {"cap_ms": CAP_MS}))
+        self._finish(gt, "time_cap", [], events)
 
     def _timeout(self, gt: int, events: list[Event]) -> None:
         """3.9: pass when calling; lead the lowest legal single; discard the
@@ -503,13 +485,7 @@ class Hakka(Engine):
 
     # -- inputs --------------------------------------------------------------
     def _act(self, t: int, seat: int, action: JSON, events: list[Event]) -> JSON | None:
-        if self.finished:
-            raise IllegalAction("game_finished")
         kind = action["type"]
-        if self._presence_action(t, seat, kind, events):
-            return None
-        if kind not in GAME_ACTIONS:
-            raise IllegalAction("unknown_action")
         auto = auto_flag(action)
         if kind == "resume":
             if not self.autopilot[seat]:
@@ -598,25 +574,6 @@ class Hakka(Engine):
     def state(self) -> JSON:
         return omniscient_state(self)
 
-    def _save(self) -> dict[str, Any]:
-        """A copy of the state, faster than the base deepcopy (bots clone a
-        lot). Containers the engine mutates in place are copied; the rest
-        (strings, tuples, dicts only ever replaced) is shared."""
-        d = dict(self.__dict__)
-        del d["setup"]
-        for k in ("hands", "discards", "won_cards"):
-            d[k] = [list(x) for x in d[k]]
-        for k in ("tricks", "scores", "timeouts", "autopilot", "played", "calls", "winners"):
-            d[k] = list(d[k])
-        d["played_set"] = set(self.played_set)
-        d["table"] = [TablePlay(x.seat, x.cards, x.pattern) for x in self.table]
-        d["counters"] = dict(self.counters)
-        d["presence"] = Presence.from_json(self.presence.to_json())
-        rng = random.Random()
-        rng.setstate(self.rng.getstate())
-        d["rng"] = rng
-        return d
-
     def result(self) -> JSON:
         return {
             "winners": list(self.winners),
@@ -634,7 +591,7 @@ def _parse_cards(raw: object) -> list[str]:
     if not all(isinstance(c, str) for c in raw):
         raise InvalidAction("card codes are strings")
     if any(c not in CARD_SET for c in raw):
-        raise IllegalAction("unknown_card")
+        raise InvalidAction("unknown card")  # malformed (games.base)
     if len(set(raw)) != len(raw):
         raise IllegalAction("duplicate_cards")
     return list(raw)

@@ -7,8 +7,9 @@ Cards and matching live in :mod:`ttanjit.games.onecard_cards`.
 
 Time: every deadline (turn timer, One Card window, 60 s absence, 30 min cap)
 is kept in *game time* (``gt``: real ``t`` minus paused time, section 4) and
-fires in :meth:`_advance` when an input's ``t`` reaches it; while paused the
-only deadline is the abandonment (section 4, real time, ``_ABANDON``).
+fires through the base scheduler (:meth:`Engine._due`, whose tie order is
+documented in :mod:`ttanjit.games.base`) when an input's ``t`` reaches it;
+while paused the only deadline is the abandonment (section 4, real time).
 
 Decisions beyond RULES.md (documented here, tested in the scenarios):
 - A One Card window stays open until the first press or expiry even if its
@@ -31,22 +32,22 @@ Views, events and replies: :mod:`ttanjit.games.onecard_view`.
 
 from __future__ import annotations
 
-import random
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 from ttanjit.games import onecard_view
 from ttanjit.games.base import (
     ABANDONED,
     JSON,
+    TURN,
+    WINDOW,
     Engine,
     Event,
     IllegalAction,
     InvalidAction,
-    Presence,
     Refusal,
     Result,
     Setup,
-    register_messages,
 )
 from ttanjit.games.onecard_cards import (
     FITS,
@@ -69,7 +70,7 @@ ELIMINATE_AT = 20  # RULES 1.8
 CAP_MS = 30 * 60_000  # RULES 1.8
 AUTOPILOT_AFTER = 3  # RULES 1.9
 
-MESSAGES = register_messages({
+MESSAGES: dict[str, str] = {
     "card_not_in_hand": "손에 없는 카드예요.",
     "does_not_match": "맨 위 카드와 무늬나 숫자가 맞지 않아요.",
     "weaker_attack": "지금 공격보다 약한 카드로는 넘길 수 없어요.",
@@ -88,25 +89,18 @@ MESSAGES = register_messages({
     "not_connected": "연결이 끊긴 자리예요. 다시 연결해요.",
     "game_paused": "모두 연결이 끊겨 게임이 멈췄어요.",
     "already_resuming": "다음 내 차례부터 직접 해요.",
-})
-
-
-
-def _illegal(code: str) -> IllegalAction:
-    """A refusal with One Card's own message (another game may word a shared
-    code differently in the global table)."""
-    return IllegalAction(code, MESSAGES.get(code))
-
-
-# Deadline kinds, in firing order when two fall on the same game time;
-# _ABANDON (RULES.md 4) is alone: while paused nothing else is due.
-_WINDOW, _ABSENCE, _TURN, _CAP, _ABANDON = 0, 1, 2, 3, 4
+}
 
 
 class OneCard(Engine):
-    GAME = "onecard"
-    MIN_SEATS = 2
-    MAX_SEATS = 6
+    GAME: ClassVar[str] = "onecard"
+    MESSAGES: ClassVar[dict[str, str]] = MESSAGES
+    MIN_SEATS: ClassVar[int] = 2
+    MAX_SEATS: ClassVar[int] = 6
+    ACTIONS: ClassVar[frozenset[str]] = frozenset(
+        {"play", "draw", "take", "pass", "one_card", "resume"})
+    UNKNOWN_ACTION: ClassVar[str] = "bad_action"  # recorded games assert it
+    CAP_MS: ClassVar[int] = CAP_MS
 
     def __init__(self, setup: Setup) -> None:
         self.turn_ms = check_options(setup)
@@ -143,58 +137,27 @@ class OneCard(Engine):
         self.ended_by: str | None = None
         self.end_gt: int | None = None
         self.counters = {"eliminations": 0, "one_card_penalties": 0, "false_calls": 0}
-        self._any_away = False
-        self._nd: int | None = None
-        self._nd_kind = _CAP
         self._start_turn(fp, 0)
-        self._refresh()
 
-    # -- deadlines -----------------------------------------------------------
-    def next_deadline(self) -> int | None:
-        return self._nd
+    # -- deadlines (the base scheduler fires them) ------------------------------
+    def _timers(self) -> Sequence[tuple[int, int]]:
+        dl = self.deadline_gt
+        turn = () if dl is None else ((dl, TURN),)
+        if self.window_holder is None:
+            return turn
+        return ((self.window_closes, WINDOW), *turn)
 
-    def _refresh(self) -> None:
-        """Recompute the next deadline (real t) after every change; while
-        paused, the abandonment time (RULES.md 4)."""
-        p = self.presence
-        if self.finished:
-            self._nd = None
-            return
-        if p.paused_since is not None:
-            self._nd, self._nd_kind = p.abandon_at(), _ABANDON
-            return
-        gt, kind = CAP_MS, _CAP
-        if self.deadline_gt is not None and self.deadline_gt <= gt:
-            gt, kind = self.deadline_gt, _TURN
-        if self._any_away:
-            sub = p.next_substitution_gt()
-            if sub is not None and sub[0] <= gt:
-                gt, kind = sub[0], _ABSENCE
-        if self.window_holder is not None and self.window_closes <= gt:
-            gt, kind = self.window_closes, _WINDOW
-        self._nd = gt + p.paused_total
-        self._nd_kind = kind
+    def _fire(self, kind: int, gt: int, events: list[Event]) -> None:
+        if kind == WINDOW:
+            events.append(Event("one_card_window_closed",
+                                {"holder": self.window_holder, "pressed": False}))
+            self.window_holder = None
+            self.grace_until = gt + LATE_MS
+        else:
+            self._timeout(gt, events)
 
-    def _advance(self, t: int, events: list[Event]) -> None:
-        while self._nd is not None and self._nd <= t:
-            gt = self._nd - self.presence.paused_total
-            kind = self._nd_kind
-            if kind == _WINDOW:
-                events.append(Event("one_card_window_closed",
-                                    {"holder": self.window_holder, "pressed": False}))
-                self.window_holder = None
-                self.grace_until = gt + LATE_MS
-            elif kind == _ABSENCE:
-                sub = self.presence.next_substitution_gt()
-                assert sub is not None
-                self._substitute(self._nd, sub[1], "absent", events)
-            elif kind == _TURN:
-                self._timeout(gt, events)
-            elif kind == _CAP:
-                self._finish(None, "time_cap", gt, events)
-            else:
-                self._end_abandoned(self._nd, events)
-            self._refresh()
+    def _time_cap(self, gt: int, events: list[Event]) -> None:
+        self._finish(None, "time_cap", gt, events)
 
     def _end_abandoned(self, t: int, events: list[Event]) -> None:
         """RULES.md 4 (abandonment): ended, no winner."""
@@ -227,66 +190,60 @@ class OneCard(Engine):
     # -- the input ------------------------------------------------------------
     def apply(self, t: int, seat: int | None = None, action: JSON | None = None) -> Result:
         """:meth:`Engine.apply`, with a fast path for the common input: a
-        well-formed game action when no deadline falls due by ``t`` (then
-        nothing fires and nothing needs saving; ``_act`` validates before
-        it mutates). Everything else takes the base path."""
-        nd = self._nd
+        well-formed action when no deadline falls due by ``t`` (then nothing
+        fires and nothing needs saving; :meth:`Engine._input` and ``_act``
+        validate before they mutate). Everything else takes the base path."""
         if (type(t) is int and type(seat) is int and type(action) is dict
-                and t >= self.now and 0 <= seat < self.n and (nd is None or nd > t)
+                and t >= self.now and 0 <= seat < self.n
                 and type(action.get("type")) is str):
-            events: list[Event] = []
-            try:
-                info = self._act(t, seat, action, events)
-            except Refusal as exc:
-                return Result(False, [], code=exc.code, message=exc.message)
-            self.now = t
-            return Result(True, events, None, None, info)
+            nd = self.next_deadline()
+            if nd is None or nd > t:
+                events: list[Event] = []
+                try:
+                    info = self._input(t, seat, action, events)
+                except Refusal as exc:
+                    return self._refused(exc)
+                self.now = t
+                return Result(True, events, None, None, info)
         return super().apply(t, seat, action)
 
-    # -- game and presence actions ---------------------------------------------
-    def _act(self, t: int, seat: int, action: JSON, events: list[Event]) -> JSON | None:
-        kind = action["type"]
+    # -- game actions ------------------------------------------------------------
+    def _refusal_to_act(self, seat: int) -> str | None:
+        """Why ``seat`` may not send a game action now (None: it may)."""
         if self.finished:
-            raise _illegal("game_finished")
-        p = self.presence
-        if kind in _PRESENCE:
-            if kind == "disconnect":
-                events.append(p.disconnect(t, seat))
-            elif kind == "reconnect":
-                events.append(p.reconnect(t, seat))
-            else:
-                self._substitute(t, seat, "left", events)
-            self._any_away = any(x is not None for x in p.away_since_gt)
-            self._refresh()
-            return None
-        handler = _HANDLERS.get(kind)
-        if handler is None:
-            raise InvalidAction(f"unknown One Card action {kind!r}")
+            return "game_finished"
         if not self.alive[seat]:
-            raise _illegal("eliminated" if self.dealt[seat] else "not_in_game")
+            return "eliminated" if self.dealt[seat] else "not_in_game"
+        p = self.presence
         if p.paused_since is not None:
-            raise _illegal("game_paused")
+            return "game_paused"
         if not p.connected[seat] and p.human[seat] and not p.substituted[seat]:
-            raise _illegal("not_connected")
-        info: JSON | None = handler(self, seat, t - p.paused_total, action, events)
-        self._refresh()
+            return "not_connected"
+        return None
+
+    def _act(self, t: int, seat: int, action: JSON, events: list[Event]) -> JSON | None:
+        why = self._refusal_to_act(seat)
+        if why is not None:
+            raise IllegalAction(why)
+        handler = _HANDLERS[action["type"]]
+        info: JSON | None = handler(self, seat, t - self.presence.paused_total, action, events)
         return info
 
-    def _substitute(self, t: int, seat: int, reason: str, events: list[Event]) -> None:
-        events.append(self.presence.substitute(t, seat, reason))
+    def _bot_takes_seat(self, t: int, seat: int, reason: str) -> Event:
+        ev = super()._bot_takes_seat(t, seat, reason)
         self.bot[seat] = True
         self.autopilot[seat] = False
         self.resume_pending[seat] = False
-        self._any_away = any(x is not None for x in self.presence.away_since_gt)
+        return ev
 
     def _play(self, seat: int, gt: int, action: JSON, events: list[Event]) -> JSON:
         if seat != self.turn:
-            raise _illegal("not_your_turn")
+            raise IllegalAction("not_your_turn")
         cards = action.get("cards")
         if type(cards) is not list:
             raise InvalidAction("cards must be a list of card codes")
         if not cards:
-            raise _illegal("no_cards")
+            raise IllegalAction("no_cards")
         for c in cards:
             if type(c) is not str or c not in RANK:
                 raise InvalidAction(f"unknown card {c!r}")
@@ -294,34 +251,34 @@ class OneCard(Engine):
         hand = self.hands[seat]
         for c in chosen:
             if c not in hand:
-                raise _illegal("card_not_in_hand")
+                raise IllegalAction("card_not_in_hand")
         if len(chosen) > 1:
             if len(set(chosen)) != len(chosen):
                 raise InvalidAction("a card is named twice")
             why = check_group(chosen)
             if why:
-                raise _illegal(why)
+                raise IllegalAction(why)
         rank = RANK[chosen[0]]
         emptying = len(chosen) == len(hand)
         if emptying and rank in NOT_LAST:
-            raise _illegal("last_card_forbidden")
+            raise IllegalAction("last_card_forbidden")
         order: tuple[str, ...]
         if len(chosen) == 1:  # the common case, without the permutation search
             if self.pending or chosen[0] not in FITS[self.suit][RANK[self.discard[-1]]]:
                 why = refusal(chosen[0], self.discard[-1], self.suit, self.pending,
                               self.twos_only)
                 if why:
-                    raise _illegal(why)
+                    raise IllegalAction(why)
             order = chosen
         else:
             found = find_order(chosen, self.discard[-1], self.suit, self.pending, self.twos_only)
             if isinstance(found, str):
-                raise _illegal(found)
+                raise IllegalAction(found)
             order = found
         named = action.get("suit")
         if rank in SUIT_NAMING and not emptying:
             if named is None:
-                raise _illegal("suit_required")
+                raise IllegalAction("suit_required")
             if not isinstance(named, str) or named not in _SUIT_SET:
                 raise InvalidAction("suit must be one of S, H, D, C")
         else:
@@ -368,11 +325,11 @@ class OneCard(Engine):
 
     def _draw(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
         if seat != self.turn:
-            raise _illegal("not_your_turn")
+            raise IllegalAction("not_your_turn")
         if self.pending:
-            raise _illegal("under_attack")
+            raise IllegalAction("under_attack")
         if not self.can_draw():
-            raise _illegal("cannot_draw_now")
+            raise IllegalAction("cannot_draw_now")
         self.timeouts[seat] = 0
         self._draw_turn(seat, gt, events)
 
@@ -384,9 +341,9 @@ class OneCard(Engine):
 
     def _take_action(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
         if seat != self.turn:
-            raise _illegal("not_your_turn")
+            raise IllegalAction("not_your_turn")
         if not self.pending:
-            raise _illegal("not_under_attack")
+            raise IllegalAction("not_under_attack")
         self.timeouts[seat] = 0
         self._take(seat, gt, events)
 
@@ -403,9 +360,9 @@ class OneCard(Engine):
 
     def _pass_action(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
         if seat != self.turn:
-            raise _illegal("not_your_turn")
+            raise IllegalAction("not_your_turn")
         if self.pending or self.can_draw():
-            raise _illegal("cannot_pass")
+            raise IllegalAction("cannot_pass")
         self.timeouts[seat] = 0
         self._pass(seat, gt, events)
 
@@ -440,9 +397,9 @@ class OneCard(Engine):
 
     def _resume(self, seat: int, gt: int, action: JSON, events: list[Event]) -> None:
         if not self.autopilot[seat]:
-            raise _illegal("not_on_autopilot")
+            raise IllegalAction("not_on_autopilot")
         if self.resume_pending[seat]:
-            raise _illegal("already_resuming")
+            raise IllegalAction("already_resuming")
         self.resume_pending[seat] = True
         events.append(Event("resume", {"seat": seat}))
 
@@ -534,13 +491,10 @@ class OneCard(Engine):
         self.deadline_gt = None
         self.window_holder = None
         events.append(Event("game_over", {"winner": winner, "ended_by": how}))
-        self._nd = None
 
     # -- what may be sent now -----------------------------------------------------
     def _may_act(self, seat: int) -> bool:
-        p = self.presence
-        return (self.alive[seat] and not self.finished and p.paused_since is None
-                and (p.connected[seat] or not p.human[seat] or p.substituted[seat]))
+        return self._refusal_to_act(seat) is None
 
     def actors(self) -> list[int]:
         """Seats with a game action now (fast path of :meth:`legal_actions`)."""
@@ -557,10 +511,7 @@ class OneCard(Engine):
         is never suggested), ``resume`` on autopilot. Bots use these; the
         player's screen never shows them (seed page). Play actions are
         shared precomputed dicts: read-only (copy before changing one)."""
-        p = self.presence
-        if not (0 <= seat < self.n and self.alive[seat] and not self.finished
-                and p.paused_since is None
-                and (p.connected[seat] or not p.human[seat] or p.substituted[seat])):
+        if not 0 <= seat < self.n or self._refusal_to_act(seat) is not None:
             return []
         out: list[JSON] = []
         if seat == self.turn:
@@ -588,23 +539,6 @@ class OneCard(Engine):
     def result(self) -> JSON:
         return onecard_view.result(self)
 
-    # -- copies (no deepcopy on the hot path) -----------------------------------------
-    def _save(self) -> dict[str, Any]:
-        d = self.__dict__.copy()
-        del d["setup"]
-        for k, v in d.items():
-            if type(v) is list:
-                d[k] = list(v)
-        d["hands"] = [list(h) for h in self.hands]
-        d["counters"] = dict(self.counters)
-        d["presence"] = Presence.from_json(self.presence.to_json())
-        rng = random.Random()
-        rng.setstate(self.rng.getstate())
-        d["rng"] = rng
-        return d
-
-
-_PRESENCE = frozenset({"disconnect", "reconnect", "leave"})
 _SUIT_SET = frozenset(SUITS)
 _HANDLERS: dict[str, Any] = {
     "play": OneCard._play,

@@ -31,11 +31,13 @@ Decisions taken here (beyond RULES.md):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from ttanjit.games.base import (
     ABANDONED,
     JSON,
+    TURN,
     Engine,
     Event,
     IllegalAction,
@@ -77,6 +79,8 @@ class PenaltyRows(Engine):
     MESSAGES: ClassVar[dict[str, str]] = MESSAGES
     MIN_SEATS: ClassVar[int] = 2
     MAX_SEATS: ClassVar[int] = 10
+    ACTIONS: ClassVar[frozenset[str]] = frozenset({"select", "confirm", "resume"})
+    CAP_MS: ClassVar[int] = CAP_MS
 
     def __init__(self, setup: Setup) -> None:
         super().__init__(setup)
@@ -244,39 +248,18 @@ class PenaltyRows(Engine):
             return None
         return self.presence.real_time(self.deadline_gt)
 
-    def _next_due(self) -> tuple[int, int, int] | None:
-        """(game time, kind, seat) of the next thing the clock fires;
-        kind 0 = cap, 1 = substitution, 2 = phase deadline."""
-        if self.finished:
-            return None
-        due = (CAP_MS, 0, -1)
-        sub = self.presence.next_substitution_gt()
-        if sub is not None and (sub[0], 1) < due[:2]:
-            due = (sub[0], 1, sub[1])
-        if self.deadline_gt is not None and (self.deadline_gt, 2) < due[:2]:
-            due = (self.deadline_gt, 2, -1)
-        return due
+    def _timers(self) -> Sequence[tuple[int, int]]:
+        return () if self.deadline_gt is None else ((self.deadline_gt, TURN),)
 
-    def next_deadline(self) -> int | None:
-        due = self._next_due()
-        return None if due is None else self._real_deadline(due[0])
+    def _fire(self, kind: int, gt: int, events: list[Event]) -> None:
+        if self.phase == SELECT:
+            self._reveal(gt, events)
+        else:
+            self._start_round(gt, events)
 
-    def _advance(self, t: int, events: list[Event]) -> None:
-        while True:
-            due = self._next_due()
-            if due is None or due[0] > self.presence.game_time(t):
-                return
-            gt, kind, seat = due
-            if kind == 0:
-                events.append(Event("time_cap", {"cap_ms": CAP_MS}))
-                self._finish(gt, "time_cap", [], events)
-            elif kind == 1:
-                events.append(self._bot_takes_seat(self.presence.real_time(gt) or t, seat,
-                                               "absent"))
-            elif self.phase == SELECT:
-                self._reveal(gt, events)
-            else:
-                self._start_round(gt, events)
+    def _time_cap(self, gt: int, events: list[Event]) -> None:
+        events.append(Event("time_cap", {"cap_ms": CAP_MS}))
+        self._finish(gt, "time_cap", [], events)
 
     def _end_abandoned(self, t: int, events: list[Event]) -> None:
         """RULES.md 4 (abandonment): ended, no winner."""
@@ -290,13 +273,7 @@ class PenaltyRows(Engine):
 
     # -- inputs --------------------------------------------------------------
     def _act(self, t: int, seat: int, action: JSON, events: list[Event]) -> JSON | None:
-        if self.finished:
-            raise IllegalAction("game_finished")
         kind = action["type"]
-        if self._presence_action(t, seat, kind, events):
-            return None
-        if kind not in ("select", "confirm", "resume"):
-            raise IllegalAction("unknown_action")
         if not self.active[seat]:
             raise IllegalAction("empty_seat")
         auto = auto_flag(action)

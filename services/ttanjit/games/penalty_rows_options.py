@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ttanjit.games.base import JSON, register_messages
+from ttanjit.games.base import JSON
 
 SELECT_MS_CHOICES = (20_000, 30_000, 45_000)
 END_MODES = ("rounds", "score_66")
@@ -17,7 +17,7 @@ CAP_MS = 45 * 60_000  # RULES.md 2.5: game-length cap (game time)
 AUTOPILOT_AFTER = 3  # consecutive timeouts
 OPTION_KEYS = {"seats", "select_ms", "end", "rounds", "absence_ms", "abandon_ms"}
 
-MESSAGES = register_messages(
+MESSAGES: dict[str, str] = (
     {
         "card_not_in_hand": "그 카드는 손패에 없어요.",
         "bad_row": "줄은 1~4번 중에서 골라요.",
