@@ -4,8 +4,8 @@ refused inputs change nothing, deterministic replay, termination."""
 
 from __future__ import annotations
 
-import json
 import dataclasses
+import json
 import random
 from collections import Counter
 
