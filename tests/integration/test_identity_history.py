@@ -197,3 +197,66 @@ async def test_live_games_list(st: Stack) -> None:
     await c.action(gid, {"type": "leave"})
     await asyncio.sleep(0)
     await c.close()
+
+
+def public_events(rec: dict[str, Any]) -> list[dict[str, Any]]:
+    record = record_from_json(rec)
+    engine = record.engine()
+    out = []
+    for inp in record.inputs:
+        for e in engine.apply(inp.t, inp.seat, inp.action).events:
+            out.append(json.loads(json.dumps(e.for_seat(None))))
+    return out
+
+
+def hidden_cards(rec: dict[str, Any]) -> set[str]:
+    """Every card dealt into a hand (One Card / Hakka card codes)."""
+    engine = record_from_json({**rec, "inputs": []}).engine()
+    out: set[str] = set()
+    for seat in range(len(rec["seats"])):
+        out |= {str(c) for c in engine.view(seat).get("hand") or []}
+    return out
+
+
+@pytest.mark.parametrize("game,seats", [("onecard", 3), ("hakka", 4)])
+async def test_spectator_frames_are_public_only(st: Stack, nats_url: str, game: str,
+                                                seats: int) -> None:
+    c = await WSClient.signed_in(st.http(0), "보여줄게")
+    await c.send({"type": "room_create", "game": game, "seats": seats})
+    await c.wait_type("room")
+    for _ in range(seats - 1 if game != "hakka" else 0):
+        await c.send({"type": "room_add_bot", "level": "easy"})
+        await c.wait_type("room")
+    await c.send({"type": "room_start"})
+    gid = (await c.wait_type("matched", 20))["game_id"]
+    await c.send({"type": "spectate", "game_id": gid})  # not one's own game
+    assert (await c.wait_type("error"))["code"] == "in_game"
+    code, live = call(st.http(1), "/api/live", token=c.ident["token"])
+    assert any(g["game_id"] == gid for g in live["games"])
+    w = await WSClient.signed_in(st.http(1), "구경꾼")  # on the other gateway
+    await w.send({"type": "spectate", "game_id": gid})
+    first = await w.wait_type("spectate_view")
+    assert first["game_id"] == gid and first["view"].get("seat") is None
+    await c.action(gid, {"type": "leave"})  # the bots play it out at once
+    await w.wait_for(lambda f: f.get("type") == "spectate_event" and f["event"]["type"] in
+                     ("game_over", "game_ended"), 120)
+    frames = [f for f in w.frames if f.get("type", "").startswith("spectate_")]
+    rec = await fetch(nats_url, gid)
+    assert rec is not None
+    # exactly the engine's public projection, in order, nothing else
+    spec = [f["event"] for f in frames if f["type"] == "spectate_event"]
+    assert spec == public_events(rec)[-len(spec):]
+    seqs = [f["game_seq"] for f in frames if f["type"] == "spectate_event"]
+    assert seqs == list(range(first["game_seq"] + 1, first["game_seq"] + 1 + len(seqs)))
+    # and no hand, no card of a hand that was not played face up
+    hands = hidden_cards(rec)
+    for f in frames:
+        body = f.get("view") or f.get("event") or {}
+        assert not body.get("hand"), body
+        if f["type"] == "spectate_event" and body.get("type") in ("drew", "dealt", "took"):
+            text = json.dumps(body)
+            assert not any(f'"{card}"' in text for card in hands), body
+    await w.send({"type": "spectate_stop"})
+    await w.wait_type("spectate_stopped")
+    await c.close()
+    await w.close()

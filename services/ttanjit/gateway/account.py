@@ -24,6 +24,7 @@ from ttanjit.games import GAMES
 from ttanjit.games.record import RecordError
 from ttanjit.games.replay_views import seat_steps
 from ttanjit.gateway import metrics as m
+from ttanjit.gateway import spectate  # noqa: F401 - registers the spectate frames
 from ttanjit.gateway.auth import Identity, clean_nickname
 from ttanjit.gateway.errors import FrameError
 from ttanjit.gateway.identity import Identities, ensure_bucket

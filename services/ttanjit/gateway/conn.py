@@ -376,6 +376,9 @@ class Connection:
                     await self.sub.unsubscribe()
                 except Exception:
                     pass
+            from ttanjit.gateway.spectate import stop as stop_watching  # 관전 (issue 15)
+
+            await stop_watching(self)
             self.gw.unregister(self)
             if not self.replaced:
                 s.closed_ms = now_ms()

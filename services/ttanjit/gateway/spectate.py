@@ -1,0 +1,125 @@
+"""관전: watching a live game from the lobby (issue 15; docs/websocket.md 3.5).
+
+A connection may watch one game at a time. ``spectate {game_id}`` asks the
+owner shard's sync as a spectator (``{"spectator": true}``: the view of
+``engine.view(None)``, the public view: never a hand, never a face-down
+card) and subscribes to the game's public subject
+(``ttanjit.v1.game.<id>.public``, where the shard publishes
+``Event.for_seat(None)``, docs/protocol.md 2). Frames: ``spectate_view``
+(``game_id, game_seq, view, deadline?``) and ``spectate_event``
+(``game_id, game_seq, t, event, deadline?``); a gap in ``game_seq`` or
+another ``spectate`` re-sends the view. ``spectate_stop`` (or a new
+``spectate``, or closing) ends it. A player cannot watch a game they sit in
+(``in_game``: their own seat's view is theirs).
+
+The handlers join the connection's table of handlers here (imported by
+``account``); ``Connection.finish`` calls :func:`stop`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import orjson
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+
+from ttanjit.gateway import conn as conn_mod
+from ttanjit.gateway.conn import Connection, _deadline
+from ttanjit.gateway.errors import FrameError
+
+log = logging.getLogger("ttanjit.gateway")
+
+_watching: dict[str, dict[str, Any]] = {}  # connection id -> {game_id, sub, seq}
+
+
+async def _sync(c: Connection, gid: str) -> dict[str, Any] | None:
+    data = orjson.dumps({"spectator": True, "last_seq": -1})
+    for delay in (0.1, 0.3, 0.6):
+        try:
+            msg = await c.gw.replies.request(c.gw.subjects.sync(gid), data, 2.0)
+            reply: dict[str, Any] = orjson.loads(msg.data)
+            return None if reply.get("ok") is False else reply
+        except (NoRespondersError, NatsTimeout):
+            await asyncio.sleep(delay)
+    return None
+
+
+async def _send_view(c: Connection, gid: str, w: dict[str, Any]) -> bool:
+    reply = await _sync(c, gid)
+    if reply is None:
+        return False
+    w["seq"] = int(reply.get("seq", 0))
+    frame: dict[str, Any] = {"type": "spectate_view", "game_id": gid, "game_seq": w["seq"],
+                             "view": reply.get("view") or {}}
+    if reply.get("deadline"):
+        frame["deadline"] = _deadline(reply["deadline"])
+    await c.send(frame)
+    return True
+
+
+async def stop(c: Connection) -> None:
+    w = _watching.pop(c.id, None)
+    if w and w.get("sub") is not None:
+        try:
+            await w["sub"].unsubscribe()
+        except Exception:  # noqa: BLE001 - NATS gone
+            pass
+
+
+async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
+    gid = f.get("game_id")
+    if not isinstance(gid, str) or not gid:
+        raise FrameError("missing_field")
+    s = c.session
+    assert s is not None
+    if s.game_id == gid and not c.finished_game:
+        raise FrameError("in_game")
+    w = _watching.get(c.id)
+    if w is None or w["game_id"] != gid:
+        await stop(c)
+        w = {"game_id": gid, "sub": None, "seq": 0, "lock": asyncio.Lock()}
+        _watching[c.id] = w
+
+        async def on_msg(msg: Any) -> None:
+            if c.closed:
+                await stop(c)
+                return
+            try:
+                ev = orjson.loads(msg.data)
+            except orjson.JSONDecodeError:
+                return
+            if "event" not in ev:
+                return
+            async with w["lock"]:
+                seq = int(ev.get("seq", 0))
+                if seq <= w["seq"]:
+                    return
+                if seq > w["seq"] + 1:  # missed one: the whole view again
+                    await _send_view(c, gid, w)
+                    if seq <= w["seq"]:
+                        return
+                w["seq"] = seq
+                frame: dict[str, Any] = {"type": "spectate_event", "game_id": gid,
+                                         "game_seq": seq, "t": ev.get("t", 0),
+                                         "event": ev["event"]}
+                if ev.get("deadline"):
+                    frame["deadline"] = _deadline(ev["deadline"])
+                await c.send(frame)
+
+        w["sub"] = await c.gw.nc.subscribe(c.gw.subjects.public(gid), cb=on_msg)
+    async with w["lock"]:
+        if not await _send_view(c, gid, w):
+            await stop(c)
+            raise FrameError("unknown_game")
+
+
+async def h_spectate_stop(c: Connection, f: dict[str, Any]) -> None:
+    await stop(c)
+    await c.send({"type": "spectate_stopped"})
+
+
+conn_mod.HANDLERS["spectate"] = h_spectate
+conn_mod.HANDLERS["spectate_stop"] = h_spectate_stop
