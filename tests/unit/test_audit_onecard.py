@@ -26,19 +26,19 @@ def game(kinds: list[str] | None = None, first: int = 0, **options: Any) -> OneC
 
 
 def rig(g: OneCard, hands: dict[int, list[str]], top: str, suit: str | None = None,
-        pending: int = 0, twos_only: bool = False, pile: list[str] | None = None) -> None:
-    """Put the given hands on the table; every other card goes to the pile
-    (or the discards under ``top`` when ``pile`` is given)."""
+        pending: int = 0, twos_only: bool = False, pile: list[str] | None = None) -> OneCard:
+    """``g``'s table (seats, options, turn, rng) with the given hands; every
+    other card goes to the pile (or the discards under ``top`` when ``pile``
+    is given). Built with the public constructor :meth:`OneCard.from_view`."""
     used = {c for h in hands.values() for c in h} | {top} | set(pile or [])
     rest = [c for c in DECK if c not in used]
-    for s in range(g.n):
-        g.hands[s] = list(hands.get(s, []))
-    if pile is None:
-        g.pile, g.discard = rest, [top]
-    else:
-        g.pile, g.discard = list(pile), [*rest, top]
-    g.suit = suit or SUIT[top]
-    g.pending, g.twos_only = pending, twos_only
+    view = g.view(None)
+    view["discard"] = [top] if pile is None else [*rest, top]
+    view["suit"] = suit or SUIT[top]
+    view["pending"], view["twos_only"] = pending, twos_only
+    return OneCard.from_view(view, [list(hands.get(s, [])) for s in range(g.n)],
+                             rest if pile is None else list(pile), seed=g.rng,
+                             seats=g.setup.seats, options=g.setup.options)
 
 
 def ok(g: OneCard, t: int, seat: int, action: dict[str, Any]) -> Any:
@@ -86,7 +86,7 @@ def test_as_on_bj_with_named_spade_in_the_engine() -> None:
     """RULES 1.5 table row BJ: AS transfers when the joker named ♠ (pending
     5 + 5 = 10), refused with ♥ named; the seed example sums to 22."""
     g = game()
-    rig(g, {0: ["2H", "9C", "9D"], 1: ["AH", "9S", "9H"], 2: ["AS", "BJ", "CJ", "8C"]}, "5H")
+    g = rig(g, {0: ["2H", "9C", "9D"], 1: ["AH", "9S", "9H"], 2: ["AS", "BJ", "CJ", "8C"]}, "5H")
     ok(g, 10, 0, {"type": "play", "cards": ["2H"]})
     ok(g, 20, 1, {"type": "play", "cards": ["AH"]})
     ok(g, 30, 2, {"type": "play", "cards": ["AS"]})
@@ -109,7 +109,7 @@ def test_as_on_bj_named_spade_then_weaker() -> None:
     total grows by 5; on BJ with ♥ named AS is refused, and the state is kept."""
     for named, expect in (("S", True), ("H", False)):
         g = game()
-        rig(g, {0: ["BJ", "9C", "9D"], 1: ["AS", "9S", "9H"], 2: ["8C", "8D"]}, "5H")
+        g = rig(g, {0: ["BJ", "9C", "9D"], 1: ["AS", "9S", "9H"], 2: ["8C", "8D"]}, "5H")
         ok(g, 10, 0, {"type": "play", "cards": ["BJ"], "suit": named})
         res = g.apply(20, 1, {"type": "play", "cards": ["AS"]})
         assert res.ok is expect and g.pending == (10 if expect else 5)
@@ -123,7 +123,7 @@ def test_three_defends_only_pure_two_chains() -> None:
     """RULES 1.5: ♥2 → ♣2 → ♣3 blocks 4; a 3 of another suit is refused; a
     chain ♥2 → ♥A cannot be blocked."""
     g = game()
-    rig(g, {0: ["2H", "9C", "9D"], 1: ["2C", "3D", "9H"], 2: ["3C", "3S", "8D"]}, "5H")
+    g = rig(g, {0: ["2H", "9C", "9D"], 1: ["2C", "3D", "9H"], 2: ["3C", "3S", "8D"]}, "5H")
     ok(g, 10, 0, {"type": "play", "cards": ["2H"]})
     ok(g, 20, 1, {"type": "play", "cards": ["2C"]})
     assert g.apply(30, 2, {"type": "play", "cards": ["3S"]}).code == "does_not_match"
@@ -131,7 +131,7 @@ def test_three_defends_only_pure_two_chains() -> None:
     assert res.info == {"order": ["3C", "3S"], "reordered": True}
     assert g.pending == 0 and g.suit == "S" and g.turn == 0
     g = game()
-    rig(g, {0: ["2H", "9C", "9D"], 1: ["AH", "3D", "9H"], 2: ["3H", "8D"]}, "5H")
+    g = rig(g, {0: ["2H", "9C", "9D"], 1: ["AH", "3D", "9H"], 2: ["3H", "8D"]}, "5H")
     ok(g, 10, 0, {"type": "play", "cards": ["2H"]})
     ok(g, 20, 1, {"type": "play", "cards": ["AH"]})
     assert g.apply(30, 2, {"type": "play", "cards": ["3H"]}).code == "cannot_defend"
@@ -153,7 +153,7 @@ def test_last_card_rule_in_multi_plays(hand: list[str], cards: list[str], code: 
     """RULES 1.6: 2, A, jokers may not empty the hand, even together; any
     other legal play may, and wins at once (no suit named, no effect)."""
     g = game()
-    rig(g, {0: hand, 1: ["9S", "9D"], 2: ["8S", "8D"]}, "5H")
+    g = rig(g, {0: hand, 1: ["9S", "9D"], 2: ["8S", "8D"]}, "5H")
     res = g.apply(10, 0, {"type": "play", "cards": cards})
     if code:
         assert res.code == code and g.hands[0] == hand
@@ -164,7 +164,7 @@ def test_last_card_rule_in_multi_plays(hand: list[str], cards: list[str], code: 
 def test_multi_play_leaving_one_card_opens_the_window() -> None:
     """RULES 1.4/1.7: several cards leaving one card open a window."""
     g = game()
-    rig(g, {0: ["9H", "9C", "9D", "4S"], 1: ["8S", "8D"], 2: ["8H", "6D"]}, "5H")
+    g = rig(g, {0: ["9H", "9C", "9D", "4S"], 1: ["8S", "8D"], 2: ["8H", "6D"]}, "5H")
     res = ok(g, 10, 0, {"type": "play", "cards": ["9C", "9H", "9D"]})
     assert res.info["order"] == ["9H", "9C", "9D"]
     assert g.window_holder == 0 and g.suit == "D"
@@ -176,7 +176,7 @@ def test_j_q_k_after_an_elimination() -> None:
     """RULES 1.3: next = 1 + skips steps among seats still in the game: with
     seats 0 and 2 left, J gives 0 another turn, Q passes to 2; K again."""
     g = game()
-    rig(g, {0: ["JH", "QH", "KH", "4S", "4C"], 1: [], 2: ["8S", "8D"]}, "5H")
+    g = rig(g, {0: ["JH", "QH", "KH", "4S", "4C"], 1: [], 2: ["8S", "8D"]}, "5H")
     g.alive[1] = False
     ok(g, 10, 0, {"type": "play", "cards": ["JH"]})
     assert g.turn == 0
@@ -191,7 +191,7 @@ def test_k_extra_turn_draw_fresh_timer_and_second_false_call() -> None:
     """RULES 1.3/1.9/1.7: the K turn has a fresh timer, may draw, and is a new
     turn for the once-per-turn false call."""
     g = game()
-    rig(g, {0: ["KH", "4S", "4C"], 1: ["8S", "8D"], 2: ["8H", "6D"]}, "5H")
+    g = rig(g, {0: ["KH", "4S", "4C"], 1: ["8S", "8D"], 2: ["8H", "6D"]}, "5H")
     ok(g, 1000, 1, {"type": "one_card"})  # false call in turn 0's first turn
     assert ok(g, 1100, 1, {"type": "one_card"}).info == {"ignored": "false_call_limit"}
     ok(g, 5000, 0, {"type": "play", "cards": ["KH"]})
@@ -206,7 +206,7 @@ def test_k_extra_turn_draw_fresh_timer_and_second_false_call() -> None:
 
 def _window(t0: int) -> OneCard:
     g = game()
-    rig(g, {0: ["9H", "4S"], 1: ["8S", "8D", "6C"], 2: ["8H", "6D", "6S"]}, "5H")
+    g = rig(g, {0: ["9H", "4S"], 1: ["8S", "8D", "6C"], 2: ["8H", "6D", "6S"]}, "5H")
     ok(g, t0, 0, {"type": "play", "cards": ["9H"]})
     assert g.window_holder == 0
     return g
@@ -255,7 +255,7 @@ def test_false_call_at_19_eliminates() -> None:
     cards go face down into the pile."""
     hand1 = [c for c in DECK if SUIT[c] == "C"][:13] + ["2D", "3D", "4D", "6D", "7D", "8D"]
     g = game()
-    rig(g, {0: ["9H", "4S"], 1: hand1, 2: ["8H", "6S"]}, "5H")
+    g = rig(g, {0: ["9H", "4S"], 1: hand1, 2: ["8H", "6S"]}, "5H")
     pile_before = len(g.pile)
     res = ok(g, 10, 1, {"type": "one_card"})
     assert "eliminated" in names(res) and not g.alive[1] and g.hands[1] == []
@@ -279,7 +279,7 @@ def test_take_reaching_exactly_20_eliminates_and_19_does_not() -> None:
     for size, out in ((18, True), (17, False)):
         g = game()
         hand = [c for c in DECK if SUIT[c] in "CD" and RANK[c] not in ("A", "2", "X")][:size]
-        rig(g, {0: ["2H", "9S"], 1: hand, 2: ["8H", "6S"]}, "5H")
+        g = rig(g, {0: ["2H", "9S"], 1: hand, 2: ["8H", "6S"]}, "5H")
         ok(g, 10, 0, {"type": "play", "cards": ["2H"]})
         res = ok(g, 20, 1, {"type": "take"})
         assert ("eliminated" in names(res)) is out
@@ -292,7 +292,7 @@ def test_autopilot_after_exactly_three_consecutive_timeouts() -> None:
     """RULES 1.9: two timeouts, a manual action, two more: no autopilot; the
     third consecutive one switches it on."""
     g = game(["human", "bot"])
-    rig(g, {0: ["4S", "4C", "9S"], 1: ["8S", "8D", "8C"]}, "5H")
+    g = rig(g, {0: ["4S", "4C", "9S"], 1: ["8S", "8D", "8C"]}, "5H")
     t = 0
     for _ in range(2):
         t += 30_000
@@ -380,7 +380,7 @@ def test_first_legal_permutation_of_the_selection_as_given() -> None:
     itertools.permutations order: AS/AD cannot go first (suit ♥), (AH, AS,
     AD) drops in strength, so (AH, AD, AS) is used: pending 2 + 11."""
     g = game()
-    rig(g, {0: ["2H", "9C", "9D"], 1: ["AS", "AD", "AH", "9H"], 2: ["8S", "8D"]}, "5H")
+    g = rig(g, {0: ["2H", "9C", "9D"], 1: ["AS", "AD", "AH", "9H"], 2: ["8S", "8D"]}, "5H")
     ok(g, 10, 0, {"type": "play", "cards": ["2H"]})
     res = ok(g, 20, 1, {"type": "play", "cards": ["AS", "AD", "AH"]})
     assert res.info == {"order": ["AH", "AD", "AS"], "reordered": True}
@@ -391,7 +391,7 @@ def test_j_skips_count_only_seats_still_in_the_game() -> None:
     """RULES 1.3: 1 + skips steps among seats still in the game: with seat 1
     eliminated of 4, seat 0's two Js skip 2 and 3 and give 0 the turn."""
     g = game(["human"] * 4)
-    rig(g, {0: ["JH", "JC", "4S"], 1: [], 2: ["8S", "8D"], 3: ["8H", "6D"]}, "5H")
+    g = rig(g, {0: ["JH", "JC", "4S"], 1: [], 2: ["8S", "8D"], 3: ["8H", "6D"]}, "5H")
     g.alive[1] = False
     ok(g, 10, 0, {"type": "play", "cards": ["JH", "JC"]})
     assert g.turn == 0
@@ -454,7 +454,7 @@ def test_plays_match_an_independent_oracle(seed: int) -> None:
         extra = [c for c in cards if c not in sel][: rng.choice([0, 0, 1, 3])]
         hand = sel + extra
         rng.shuffle(hand)
-        rig(g, {0: hand, 1: ["8S", "8D"] if "8S" not in hand + [top] else ["QD", "QS"]},
+        g = rig(g, {0: hand, 1: ["8S", "8D"] if "8S" not in hand + [top] else ["QD", "QS"]},
             top, suit, pending, twos_only)
         if g.hands[1] == [] or set(g.hands[1]) & set(hand + [top]):
             continue

@@ -16,10 +16,9 @@ import random
 from typing import Any
 
 from ttanjit.bots import Budget, monte_carlo_choice
-from ttanjit.bots.hakka import call_choice, legal, normal_play
-from ttanjit.games.base import SeatSpec, Setup
-from ttanjit.games.hakka import CALLING, Hakka, TablePlay
-from ttanjit.games.hakka_patterns import CARDS, classify, sort_cards
+from ttanjit.bots.hakka_policy import call_choice, legal, normal_play
+from ttanjit.games.hakka import CALLING, Hakka
+from ttanjit.games.hakka_patterns import CARDS, sort_cards
 
 JSON = dict[str, Any]
 MAX_SAMPLES = 200
@@ -27,39 +26,13 @@ MIN_SAMPLES = 1
 MAX_ROLLOUT = 60  # actions; a hand has at most 36 plays and 3 calls
 
 
-def base_engine(view: JSON) -> Hakka:
-    e = Hakka(Setup("hakka", {}, [SeatSpec("bot", "normal")] * 4, 0, dealer=view["dealer"]))
-    e.round = view["round"]
-    e.deal_no = view["deal"]
-    e.scores = list(view["scores"])
-    e.dealer = view["dealer"]
-    e.dreamer = view["dreamer"]
-    e.tricks = list(view["tricks"])
-    e.played = list(view["played"])
-    e.played_set = set(view["played"])
-    e.won_cards = [[] for _ in range(4)]
-    e.calls = [dict(c) for c in view["calls"]]
-    e.caller = view["caller"]
-    e.privileged = view["privileged"]
-    e.phase = view["phase"]
-    e.turn = view["turn"]
-    e.leader = view["leader"]
-    e.autopilot = [False] * 4
-    e.next_dealer = e.dealer
-    if e.caller is not None:
-        e.next_dealer = e.dealer if e.caller == e.dealer else (e.dealer - 1) % 4
-    e.now = 0
-    e.deadline_gt = e.turn_ms
-    return e
-
-
-def determinise(base: Hakka, seat: int, view: JSON, rng: random.Random) -> Hakka:
+def determinise(seat: int, view: JSON, rng: random.Random) -> Hakka:
+    """One sample of the hidden cards: the unseen ones dealt into the other
+    seats' hands and face-down discards by their public counts."""
     hand = view["hand"]
     known = set(hand) | set(view["played"]) | set(view["my_discards"])
     unseen = [c for c in CARDS if c not in known]
     rng.shuffle(unseen)
-    e = base.clone()
-    assert isinstance(e, Hakka)
     k = 0
     hands: list[list[str]] = []
     discards: list[list[str]] = []
@@ -74,23 +47,7 @@ def determinise(base: Hakka, seat: int, view: JSON, rng: random.Random) -> Hakka
         d = view["discard_counts"][s]
         discards.append(unseen[k:k + d])
         k += d
-    e.hands = hands
-    e.discards = discards
-    table: list[TablePlay] = []
-    best = -1
-    for x in view["table"]:
-        s = x["seat"]
-        if x["kind"] == "discard":
-            cards = tuple(sort_cards(discards[s][-x["count"]:]))
-            table.append(TablePlay(s, cards, None))
-        else:
-            table.append(TablePlay(s, tuple(x["cards"]), classify(x["cards"])))
-            if s == view["best"]:
-                best = len(table) - 1
-    e.table = table
-    e.best = best
-    e.rng = random.Random(rng.getrandbits(32))
-    return e
+    return Hakka.from_view(view, hands, discards, seed=rng.getrandbits(32))
 
 
 def rollout(e: Hakka, seat: int, first: JSON) -> float:
@@ -127,8 +84,7 @@ def search(seat: int, view: JSON, acts: list[JSON], rng: random.Random,
         cands = [fallback] + [a for a in acts if a["type"] == "play"][:11]
     if budget.left_ms() < 3:
         return fallback
-    base = base_engine(view)
     return monte_carlo_choice(
-        cands, fallback, lambda: determinise(base, seat, view, rng),
+        cands, fallback, lambda: determinise(seat, view, rng),
         lambda det, a: rollout(det.clone(), seat, a),
         budget, max_samples=MAX_SAMPLES, min_samples=MIN_SAMPLES)

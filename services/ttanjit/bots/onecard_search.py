@@ -19,8 +19,7 @@ import random
 from typing import Any
 
 from ttanjit.bots import Budget, monte_carlo_choice
-from ttanjit.bots.onecard import GAME_ACTIONS, best_suit, next_seat, normal_choice, score
-from ttanjit.games.base import SeatSpec, Setup
+from ttanjit.bots.onecard_policy import GAME_ACTIONS, best_suit, next_seat, normal_choice, score
 from ttanjit.games.onecard import OneCard
 from ttanjit.games.onecard_cards import DECK
 
@@ -50,48 +49,24 @@ def candidates(seat: int, view: JSON, acts: list[JSON]) -> list[JSON]:
     return out
 
 
-def base_engine(view: JSON) -> OneCard:
-    """A One Card engine whose public state is the view's (hands filled in later)."""
-    n = view["seats"]
-    e = OneCard(Setup("onecard", {"seats": n}, [SeatSpec("bot", "normal")] * n, 0))
-    e.dealt = list(view["dealt"])
-    e.alive = [view["dealt"][s] and s not in view["eliminated"] for s in range(n)]
-    e.eliminated = list(view["eliminated"])
-    e.discard = list(view["discard"])
-    e.suit = view["suit"]
-    e.pending = view["pending"]
-    e.twos_only = view["twos_only"]
-    e.direction = view["direction"]
-    e.turn = view["turn"]
-    e.window_holder = None
-    e.autopilot = [False] * n
-    e.resume_pending = [False] * n
-    e.now = 0
-    e.deadline_gt = e.turn_ms
-    return e
-
-
-def determinise(base: OneCard, seat: int, view: JSON, rng: random.Random) -> OneCard:
+def determinise(seat: int, view: JSON, rng: random.Random) -> OneCard:
+    """One sample of the hidden cards: the unseen ones dealt into the other
+    live hands by their public counts, the rest the draw pile."""
     hand = view["hand"]
     known = set(hand) | set(view["discard"])
     unseen = [c for c in DECK if c not in known]
     rng.shuffle(unseen)
-    e = base.clone()
-    assert isinstance(e, OneCard)
     k = 0
     hands: list[list[str]] = []
     for s, cnt in enumerate(view["counts"]):
         if s == seat:
             hands.append(list(hand))
-        elif e.alive[s]:
+        elif view["dealt"][s] and s not in view["eliminated"]:
             hands.append(unseen[k:k + cnt])
             k += cnt
         else:
             hands.append([])
-    e.hands = hands
-    e.pile = unseen[k:]
-    e.rng = random.Random(rng.getrandbits(32))
-    return e
+    return OneCard.from_view(view, hands, unseen[k:], seed=rng.getrandbits(32))
 
 
 def rollout_action(e: OneCard, seat: int) -> JSON:
@@ -153,9 +128,8 @@ def search(seat: int, view: JSON, acts: list[JSON], rng: random.Random,
         cands = cands[:MAX_CANDIDATES]
     if budget.left_ms() < 2:
         return fallback
-    base = base_engine(view)
     return monte_carlo_choice(
-        cands, fallback, lambda: determinise(base, seat, view, rng),
+        cands, fallback, lambda: determinise(seat, view, rng),
         lambda det, a: rollout(det.clone(), seat, a),
         budget, max_samples=MAX_SAMPLES, min_samples=MIN_SAMPLES, same=_same)
 

@@ -50,6 +50,7 @@ and a calling dealer always keeps the deal.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -62,6 +63,7 @@ from ttanjit.games.base import (
     Event,
     IllegalAction,
     InvalidAction,
+    SeatSpec,
     Setup,
     auto_flag,
     immutable,
@@ -72,16 +74,13 @@ from ttanjit.games.hakka_patterns import (
     FIVE_TIGERS,
     SINGLE,
     Pattern,
-    beating,
     classify,
-    discard_options,
     elders,
     lead_singles,
     low_key,
     lowest,
+    play_actions,
     refusal_to_beat,
-    runs,
-    sets,
     sort_cards,
 )
 from ttanjit.games.hakka_scoring import (
@@ -182,6 +181,56 @@ class Hakka(Engine):
         self.dealer = setup.dealer if setup.dealer is not None else self._first_dealer()
         self.next_dealer = self.dealer
         self._deal(0, [])
+
+    @classmethod
+    def from_view(cls, view: JSON, hands: list[list[str]], discards: list[list[str]], *,
+                  seed: int = 0) -> Hakka:
+        """The position a seat's ``view`` shows, with the hidden cards chosen
+        by the caller (python-chess's ``Board(fen)``): ``hands`` and
+        face-down ``discards`` by seat (the viewer's own included; the
+        dreamer's one card is its hand). Round, dealer, calls, tricks, scores,
+        Elders and the table (a face-down play is the last cards of that
+        seat's ``discards``) come from the view; four normal bots, the turn's
+        timer starting at ``t`` 0, nobody on autopilot; ``seed`` drives later
+        deals. Bots search determinised games with it."""
+        e = cls(Setup("hakka", {}, [SeatSpec("bot", "normal")] * SEATS, 0,
+                      dealer=view["dealer"]))
+        e.round = view["round"]
+        e.deal_no = view["deal"]
+        e.scores = list(view["scores"])
+        e.dealer = view["dealer"]
+        e.dreamer = view["dreamer"]
+        e.tricks = list(view["tricks"])
+        e.played = list(view["played"])
+        e.played_set = set(view["played"])
+        e.won_cards = [[] for _ in range(SEATS)]
+        e.calls = [dict(c) for c in view["calls"]]
+        e.caller = view["caller"]
+        e.privileged = view["privileged"]
+        e.phase = view["phase"]
+        e.turn = view["turn"]
+        e.leader = view["leader"]
+        e.autopilot = [False] * SEATS
+        e.next_dealer = e.dealer
+        if e.caller is not None:
+            e.next_dealer = e.dealer if e.caller == e.dealer else ccw(e.dealer)
+        e.deadline_gt = e.turn_ms
+        e.hands = [list(h) for h in hands]
+        e.discards = [list(d) for d in discards]
+        table: list[TablePlay] = []
+        best = -1
+        for x in view["table"]:
+            s = x["seat"]
+            if x["kind"] == "discard":
+                table.append(TablePlay(s, tuple(sort_cards(e.discards[s][-x["count"]:])), None))
+            else:
+                table.append(TablePlay(s, tuple(x["cards"]), classify(x["cards"])))
+                if s == view["best"]:
+                    best = len(table) - 1
+        e.table = table
+        e.best = best
+        e.rng = random.Random(seed)
+        return e
 
     # -- the hand ------------------------------------------------------------
     def _benches_human(self, dealer: int) -> bool:
@@ -540,19 +589,10 @@ class Hakka(Engine):
         return out
 
     def _play_actions(self, seat: int) -> list[JSON]:
-        hand = self.hands[seat]
-        el = self.elder_set()
-        if not self.table:
-            out: list[JSON] = [{"type": "play", "cards": [c]}
-                               for c in lead_singles(hand, el, seat == self.privileged)]
-            out += [{"type": "play", "cards": list(p.cards)} for p in runs(hand)]
-            out += [{"type": "play", "cards": list(p.cards)} for p in sets(hand)]
-            return out
-        out = [{"type": "play", "cards": list(p.cards)}
-               for p in beating(hand, self._best_pattern(), self.best == 0)]
-        n = len(self.table[0].cards)
-        out += [{"type": "discard", "cards": cs} for cs in discard_options(hand, n, el)]
-        return out
+        best = self._best_pattern() if self.table else None
+        lead_size = len(self.table[0].cards) if self.table else 0
+        return play_actions(self.hands[seat], self.elder_set(), seat == self.privileged,
+                            best, self.best == 0, lead_size)
 
     def actors(self) -> list[int]:
         """Seats with a game action now (cheaper than ``legal_actions``)."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import combinations
+from typing import Any
 
 SUITS = ("sup", "gon", "zok", "sin")  # highest first
 SUIT_RANK = {"sup": 3, "gon": 2, "zok": 1, "sin": 0}
@@ -211,3 +212,20 @@ def discard_options(hand: list[str], n: int, elder_set: frozenset[str]) -> list[
     ordered = sorted(hand, key=lambda c: low_key(c, elder_set))
     base = ordered[: n - 1]
     return [sort_cards([*base, c]) for c in ordered[n - 1:]]
+
+
+def play_actions(hand: list[str], el: frozenset[str], privileged: bool,
+                 best: Pattern | None, best_led: bool, lead_size: int) -> list[dict[str, Any]]:
+    """The playing seat's legal actions (the engine's and the bots' one
+    generator): leading (``best`` None), every allowed single (3.6), run and
+    set in hand; following, every pattern that beats ``best`` (``best_led``:
+    it is the lead) and the representative discards of ``lead_size`` cards."""
+    if best is None:
+        out: list[dict[str, Any]] = [{"type": "play", "cards": [c]}
+                                     for c in lead_singles(hand, el, privileged)]
+        out += [{"type": "play", "cards": list(p.cards)} for p in runs(hand)]
+        out += [{"type": "play", "cards": list(p.cards)} for p in sets(hand)]
+        return out
+    out = [{"type": "play", "cards": list(p.cards)} for p in beating(hand, best, best_led)]
+    out += [{"type": "discard", "cards": cs} for cs in discard_options(hand, lead_size, el)]
+    return out

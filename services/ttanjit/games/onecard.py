@@ -32,6 +32,7 @@ Views, events and replies: :mod:`ttanjit.games.onecard_view`.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -47,6 +48,7 @@ from ttanjit.games.base import (
     InvalidAction,
     Refusal,
     Result,
+    SeatSpec,
     Setup,
 )
 from ttanjit.games.onecard_cards import (
@@ -138,6 +140,44 @@ class OneCard(Engine):
         self.end_gt: int | None = None
         self.counters = {"eliminations": 0, "one_card_penalties": 0, "false_calls": 0}
         self._start_turn(fp, 0)
+
+    @classmethod
+    def from_view(cls, view: JSON, hands: list[list[str]], pile: list[str], *,
+                  seed: int | random.Random = 0, seats: list[SeatSpec] | None = None,
+                  options: JSON | None = None) -> OneCard:
+        """The position a seat's (or the public) ``view`` shows, with the
+        hidden cards chosen by the caller (python-chess's ``Board(fen)``):
+        ``hands`` by seat (the viewer's own included) and the draw ``pile``
+        (drawn from the end). Discards, suit, attack, direction, turn and
+        eliminations come from the view; the turn's timer starts at ``t`` 0,
+        no window is open, nobody is on autopilot. ``seats`` default to
+        normal bots; ``seed`` (or a ``random.Random`` whose state is copied)
+        drives the reshuffles. Bots search determinised games with it."""
+        n = view["seats"]
+        setup = Setup("onecard", options if options is not None else {"seats": n},
+                      seats if seats is not None else [SeatSpec("bot", "normal")] * n, 0)
+        e = cls(setup)
+        e.dealt = list(view["dealt"])
+        e.alive = [view["dealt"][s] and s not in view["eliminated"] for s in range(n)]
+        e.eliminated = list(view["eliminated"])
+        e.discard = list(view["discard"])
+        e.suit = view["suit"]
+        e.pending = view["pending"]
+        e.twos_only = view["twos_only"]
+        e.direction = view["direction"]
+        e.turn = view["turn"]
+        e.hands = [list(h) for h in hands]
+        e.pile = list(pile)
+        e.window_holder = None
+        e.autopilot = [False] * n
+        e.resume_pending = [False] * n
+        e.deadline_gt = e.turn_ms
+        if isinstance(seed, random.Random):
+            e.rng = random.Random()
+            e.rng.setstate(seed.getstate())
+        else:
+            e.rng = random.Random(seed)
+        return e
 
     # -- deadlines (the base scheduler fires them) ------------------------------
     def _timers(self) -> Sequence[tuple[int, int]]:
