@@ -8,6 +8,7 @@ import json
 import os
 import sys
 
+from ttanjit.games import GAMES
 from ttanjit.games.record import RecordError
 
 
@@ -100,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=_replay)
 
     s = sub.add_parser("simulate", help="play random legal games as fast as possible")
-    s.add_argument("--game", required=True, choices=["onecard", "penalty_rows", "hakka"])
+    s.add_argument("--game", required=True, choices=list(GAMES))
     s.add_argument("--games", type=int, default=100)
     s.add_argument("--seats", type=int, default=4)
     s.add_argument("--seed", type=int, default=0)
@@ -110,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     lad = sub.add_parser("ladder", help="bot levels against each other (and random play), "
                                         "with 95 %% confidence intervals")
-    lad.add_argument("--game", required=True, choices=["onecard", "penalty_rows", "hakka"])
+    lad.add_argument("--game", required=True, choices=list(GAMES))
     lad.add_argument("--games", type=int, default=100, help="games per matchup")
     lad.add_argument("--seats", type=int, default=None, help="default 4")
     lad.add_argument("--pairs", help="focus:field levels, e.g. 'hard:normal,normal:easy' "

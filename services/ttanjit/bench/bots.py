@@ -21,9 +21,8 @@ from typing import Any
 from ttanjit import bots
 from ttanjit.bots import ladder
 from ttanjit.games import engine_class
-from ttanjit.games.base import SeatSpec, Setup
+from ttanjit.games.base import JSON, SeatSpec, Setup
 
-JSON = dict[str, Any]
 LADDER_HARD_BUDGET_MS = 100.0  # ladders: half the production budget (run time)
 
 

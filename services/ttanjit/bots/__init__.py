@@ -25,11 +25,12 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-JSON = dict[str, Any]
+from ttanjit.games import GAME_IDS, game
+from ttanjit.games.base import JSON
 
 LEVELS = ("easy", "normal", "hard")
 ALL_LEVELS = ("random", *LEVELS)
-GAMES = ("onecard", "penalty_rows", "hakka")
+GAMES = GAME_IDS  # the registry (ttanjit.games)
 
 # Default search budget of a hard decision when the caller gives none (ms).
 HARD_BUDGET_MS = 200
@@ -95,10 +96,8 @@ def monte_carlo_choice(
     return cands[best]
 
 
-def module(game: str) -> Any:
-    if game not in GAMES:
-        raise ValueError(f"unknown game {game!r}; known: {', '.join(GAMES)}")
-    return importlib.import_module(f"ttanjit.bots.{game}")
+def module(game_id: str) -> Any:
+    return importlib.import_module(game(game_id).bots)
 
 
 def _rng(rng: random.Random | int) -> random.Random:

@@ -24,7 +24,6 @@ import random
 from ttanjit.bots import Budget
 from ttanjit.bots.hakka_policy import (  # noqa: F401 (the level module's names)
     CLAIM_AT,
-    JSON,
     _elders_in,
     best_discard,
     call_choice,
@@ -38,6 +37,7 @@ from ttanjit.bots.hakka_policy import (  # noqa: F401 (the level module's names)
     table_best,
 )
 from ttanjit.bots.hakka_search import search
+from ttanjit.games.base import JSON
 
 
 def decide(level: str, seat: int, view: JSON, rng: random.Random, budget: Budget) -> JSON | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from ttanjit.games.base import JSON
 from ttanjit.games.hakka_patterns import (
     NUMBER_OF,
     classify,
@@ -16,7 +17,6 @@ from ttanjit.games.hakka_patterns import (
     sets,
 )
 
-JSON = dict[str, Any]
 CLAIM_AT = 6
 
 

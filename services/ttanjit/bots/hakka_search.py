@@ -13,14 +13,13 @@ the same way (a void deal is worth 0).
 from __future__ import annotations
 
 import random
-from typing import Any
 
 from ttanjit.bots import Budget, monte_carlo_choice
 from ttanjit.bots.hakka_policy import call_choice, legal, normal_play
+from ttanjit.games.base import JSON
 from ttanjit.games.hakka import CALLING, Hakka
 from ttanjit.games.hakka_patterns import CARDS, sort_cards
 
-JSON = dict[str, Any]
 MAX_SAMPLES = 200
 MIN_SAMPLES = 1
 MAX_ROLLOUT = 60  # actions; a hand has at most 36 plays and 3 calls

@@ -26,9 +26,7 @@ from typing import Any
 from ttanjit import bots
 from ttanjit.bots import timing
 from ttanjit.games import engine_class
-from ttanjit.games.base import Engine, SeatSpec, Setup
-
-JSON = dict[str, Any]
+from ttanjit.games.base import JSON, Engine, SeatSpec, Setup
 
 DEFAULT_PAIRS: dict[str, list[tuple[str, str]]] = {
     g: [("hard", "normal"), ("normal", "easy"), ("easy", "random"), ("hard", "easy")]

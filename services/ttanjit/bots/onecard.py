@@ -29,7 +29,6 @@ import random
 from ttanjit.bots import Budget, timing
 from ttanjit.bots.onecard_policy import (  # noqa: F401 (the level module's names)
     GAME_ACTIONS,
-    JSON,
     best_suit,
     easy_choice,
     legal,
@@ -40,6 +39,7 @@ from ttanjit.bots.onecard_policy import (  # noqa: F401 (the level module's name
     window_key,
 )
 from ttanjit.bots.onecard_search import search
+from ttanjit.games.base import JSON
 
 
 def decide(level: str, seat: int, view: JSON, rng: random.Random, budget: Budget) -> JSON | None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from ttanjit.games.base import JSON
 from ttanjit.games.onecard_cards import NOT_LAST, RANK, STRENGTH, SUIT, SUITS, legal_plays
 
-JSON = dict[str, Any]
 GAME_ACTIONS = ("play", "draw", "take", "pass")
 
 

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any
 
 from ttanjit.bots import Budget, monte_carlo_choice
 from ttanjit.bots.onecard_policy import GAME_ACTIONS, best_suit, next_seat, normal_choice, score
+from ttanjit.games.base import JSON
 from ttanjit.games.onecard import OneCard
 from ttanjit.games.onecard_cards import DECK
 
-JSON = dict[str, Any]
 ROLLOUT_ACTIONS = 24  # actions per rollout before the hand-size estimate
 SOFTNESS = 0.45  # hand-size estimate: win chance ∝ exp(-SOFTNESS * cards)
 MAX_SAMPLES = 300

@@ -29,12 +29,11 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Any
 
 from ttanjit.bots import Budget
+from ttanjit.games.base import JSON
 from ttanjit.games.penalty_rows_cards import PENALTY, ROW_MAX
 
-JSON = dict[str, Any]
 Rows = list[list[int]]
 CUT_CHANCE = 0.6  # share of the gap's cards that go to this row (the row fits them best)
 MAX_SAMPLES = 400

@@ -30,6 +30,7 @@ import orjson
 
 from ttanjit import bots
 from ttanjit.bots import metrics
+from ttanjit.common.nats import Subjects
 
 log = logging.getLogger("ttanjit.bots")
 
@@ -133,7 +134,7 @@ class BotWorker:
 
     def __init__(self, nc: Any, prefix: str = "ttanjit.v1", capacity: int = 4) -> None:
         self.nc = nc
-        self.subject = f"{prefix}.bots.decide"
+        self.subject = Subjects(prefix).bots_decide
         self.capacity = capacity
         self._slots = asyncio.Semaphore(capacity)
         self._pool = ThreadPoolExecutor(max_workers=capacity, thread_name_prefix="bot")

@@ -58,11 +58,28 @@ class Subjects:
     def player_events(self, player_id: str) -> str:
         return f"{self.prefix}.player.{player_id}.events"
 
+    def player_lobby(self, player_id: str) -> str:
+        """Lobby frames (matchmaker -> the player's gateway connection)."""
+        return f"{self.prefix}.player.{player_id}.lobby"
+
+    def player_kick(self, player_id: str) -> str:
+        """A newer connection of the player asks the old one to close."""
+        return f"{self.prefix}.player.{player_id}.kick"
+
+    def player_all(self, player_id: str) -> str:
+        """Every subject of one player (a gateway connection subscribes)."""
+        return f"{self.prefix}.player.{player_id}.*"
+
     def record(self, game_id: str) -> str:
         return f"{self.prefix}.record.{game_id}"
 
     def result(self, game: str) -> str:
         return f"{self.prefix}.result.{game}"
+
+    @property
+    def results(self) -> str:
+        """Every game's results (the ratings consumer)."""
+        return f"{self.prefix}.result.*"
 
     @property
     def bots_decide(self) -> str:

@@ -179,7 +179,7 @@ class Gateway:
         """Close the player's older connection (on any gateway) and get its
         session; else the saved session (KV)."""
         try:
-            msg = await self.nc.request(f"{self.prefix}.player.{player}.kick",
+            msg = await self.nc.request(self.subjects.player_kick(player),
                                         orjson.dumps({"conn": new.id}), timeout=2.0)
             return Session.from_json(orjson.loads(msg.data))
         except (NoRespondersError, NatsTimeout):

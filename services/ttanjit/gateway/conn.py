@@ -258,7 +258,7 @@ class Connection:
         assert s is not None
         # A client that stops reading holds its messages here; past the limit
         # NATS drops them, and the next event's gap triggers a sync instead.
-        self.sub = await self.gw.nc.subscribe(f"{self.gw.prefix}.player.{s.player}.*",
+        self.sub = await self.gw.nc.subscribe(self.gw.subjects.player_all(s.player),
                                               cb=self.on_msg, pending_msgs_limit=4096,
                                               pending_bytes_limit=8 * 1024 * 1024)
 
@@ -513,7 +513,7 @@ class Connection:
         frame = orjson.dumps({"type": "emote", "game_id": gid, "seat": s.seat,
                               "emote": f["emote"]})
         for pid in self._table[1] or [s.player]:
-            await self.gw.nc.publish(f"{self.gw.prefix}.player.{pid}.lobby", frame)
+            await self.gw.nc.publish(self.gw.subjects.player_lobby(pid), frame)
 
     async def h_ratings(self, f: dict[str, Any]) -> None:
         state = await self.gw.player_state(self._player_ref().player)

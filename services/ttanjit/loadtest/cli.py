@@ -12,6 +12,7 @@ import sys
 from contextlib import ExitStack
 from typing import Any
 
+from ttanjit.games import GAMES
 from ttanjit.loadtest.stats import push, table
 
 
@@ -43,7 +44,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _players(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", "--players", type=int, default=8)
-    p.add_argument("--game", default="onecard", choices=["onecard", "penalty_rows", "hakka"])
+    p.add_argument("--game", default="onecard", choices=list(GAMES))
     p.add_argument("--seats", type=int, default=4)
     p.add_argument("--mode", default="quick", choices=["quick", "room"],
                    help="quick match, or private rooms of --seats players")

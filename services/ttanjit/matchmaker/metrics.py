@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from ttanjit.games import GAMES
+
 TICKETS_WAITING = Gauge("ttanjit_mm_tickets_waiting", "Quick-match tickets waiting", ["game"])
 MATCH_WAIT = Histogram("ttanjit_mm_match_wait_seconds", "Time from ticket to match", ["game"],
                        buckets=(0.5, 1, 2, 5, 10, 15, 20, 30, 60, 120))
@@ -17,5 +19,5 @@ LEADER = Gauge("ttanjit_mm_leader", "1 on the matchmaker replica that leads the 
 FORWARDED = Counter("ttanjit_mm_forwarded_total",
                     "gRPC calls a follower replica passed on to the leader")
 
-for _g in ("onecard", "penalty_rows", "hakka"):
+for _g in GAMES:
     TICKETS_WAITING.labels(_g).set(0)

@@ -36,6 +36,7 @@ from ttanjit.common.nats import (
     Subjects,
     ensure_jetstream,
 )
+from ttanjit.games import GAMES
 from ttanjit.matchmaker import metrics as m
 from ttanjit.matchmaker import standings
 from ttanjit.matchmaker.errors import LobbyError
@@ -51,7 +52,6 @@ from ttanjit.v1 import client_pb2, matchmaker_pb2, matchmaker_pb2_grpc, shard_pb
 
 log = logging.getLogger("ttanjit.matchmaker")
 
-GAMES = ("onecard", "penalty_rows", "hakka")
 PLACE_TRIES = 3
 FORWARDED = "ttanjit-forwarded"  # gRPC metadata: a follower passed this call on
 FORWARD_WAIT_S = 8.0  # how long a call waits for a leader (a failover takes ~2.5 s)
@@ -279,7 +279,7 @@ class Matchmaker:
 
     # -- notifications -------------------------------------------------------
     async def notify(self, player: str, frame: dict[str, Any]) -> None:
-        await self.nc.publish(f"{self.s.prefix}.player.{player}.lobby", orjson.dumps(frame))
+        await self.nc.publish(self.subjects.player_lobby(player), orjson.dumps(frame))
 
     async def notify_room(self, room: Room) -> None:
         frame = {"type": "room", "room": room.to_json()}
@@ -707,7 +707,7 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
 
 async def run_results(mm: Matchmaker, js: Any, stop: asyncio.Event) -> None:
     """Ratings from the finished-games stream (durable: each result once)."""
-    sub = await js.pull_subscribe(f"{mm.s.prefix}.result.*", durable="matchmaker-ratings",
+    sub = await js.pull_subscribe(mm.subjects.results, durable="matchmaker-ratings",
                                   stream=RESULTS_STREAM)
     try:
         await _results_loop(mm, sub, stop)

@@ -19,15 +19,15 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
 
 import orjson
 from nats.js.errors import KeyWrongLastSequenceError, NotFoundError
 from nats.js.kv import KeyValue
 
+from ttanjit.games.base import JSON
+
 log = logging.getLogger("ttanjit.matchmaker")
 
-JSON = dict[str, Any]
 
 
 def now_ms() -> int:

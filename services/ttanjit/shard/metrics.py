@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from ttanjit.games import GAMES
+
 _FAST = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1.0,
          2.5)
 
@@ -37,6 +39,6 @@ for _reason in ("create", "failover", "handover"):
     claims.labels(_reason)
 for _d in ("out", "in"):
     handovers.labels(_d)
-for _g in ("onecard", "penalty_rows", "hakka"):
+for _g in GAMES:
     games_live.labels(_g)
     games_abandoned.labels(_g)
