@@ -18,6 +18,7 @@ import logging
 import time
 
 import orjson
+from nats.aio.msg import Msg
 from nats.errors import ConnectionClosedError, NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
@@ -30,6 +31,7 @@ log = logging.getLogger("ttanjit.shard")
 
 SKIP_FOR_BOTS = ("resume", "one_card")
 ASK_MARGIN_S = 0.2  # a bot request waits its budget plus this, then is asked again
+HEDGE_S = 1.0  # no reply this long: the same request once more (first reply wins)
 RETRY_MAX_S = 1.0  # the longest pause between two asks (no worker, NATS away)
 NO_WORKER_GRACE_S = 3.0  # bot-only game: how long to wait for a replacement worker
 
@@ -185,8 +187,8 @@ class Clocks(ShardParts):
                    "budget_ms": budget, "rng": rng}
             t0 = time.perf_counter()
             try:
-                msg = await self.nc.request(self.subj.bots_decide, orjson.dumps(req),
-                                            timeout=budget / 1000 + ASK_MARGIN_S)
+                msg = await self._hedged_request(orjson.dumps(req),
+                                                 budget / 1000 + ASK_MARGIN_S)
             except NoRespondersError:
                 m.bot_timeouts.labels(game).inc()
                 now = self.loop.time()
@@ -218,6 +220,30 @@ class Clocks(ShardParts):
             m.bot_request.labels(game).observe(time.perf_counter() - t0)
             reply = orjson.loads(msg.data)
             return reply if isinstance(reply, dict) else None
+
+    async def _hedged_request(self, data: bytes, timeout: float) -> Msg:
+        """One bot request; when no reply came within ``HEDGE_S`` (a worker
+        lost with the request, e.g. its NATS server went away) the same
+        request again, the first reply winning. Decisions take 50-200 ms
+        (``ttanjit.bots.worker.LEVEL_CAP_MS``), so this is rare when healthy."""
+        subject = self.subj.bots_decide
+        first = asyncio.ensure_future(self.nc.request(subject, data, timeout=timeout))
+        tasks = {first}
+        try:
+            done, _ = await asyncio.wait(tasks, timeout=min(HEDGE_S, timeout))
+            if not done:
+                tasks.add(asyncio.ensure_future(self.nc.request(subject, data,
+                                                                timeout=timeout)))
+            # the first to finish decides: a reply, or an error (a timeout or
+            # no responders: the caller asks again at once, a fresh pair)
+            done, tasks = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task.exception() is None:
+                    return task.result()
+            raise next(iter(done)).exception()  # type: ignore[misc]
+        finally:
+            for task in tasks:
+                task.cancel()
 
     async def _nats_back(self, timeout: float) -> None:
         """Sleep ``timeout`` s, or less: until NATS reconnects."""

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+from nats.errors import NoRespondersError
 from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
-from nats.js.errors import APIError, NotFoundError
+from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 
 from ttanjit.common.nats import RECORDS_STREAM
 
@@ -34,6 +35,10 @@ JSON = dict[str, Any]
 EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
 MSG_ID = "Nats-Msg-Id"
 WRONG_LAST_SEQUENCE = 10071
+# How long an append keeps trying while the stream cannot answer (no leader:
+# a cluster node restarting hands its leaderships over within ~1-2 s); past
+# it the shard drops the game and re-claims it from its record.
+APPEND_PATIENCE_S = 5.0
 
 
 class Fenced(Exception):
@@ -95,12 +100,18 @@ async def _last_if_ours(js: JetStreamContext, subject: str, msg_id: str) -> int:
 
 
 async def append(js: JetStreamContext, subject: str, doc: JSON, expected_last: int,
-                 msg_id: str, retries: int = 3) -> int:
+                 msg_id: str, retries: int = 3, patience_s: float = APPEND_PATIENCE_S) -> int:
     """Append one message after ``expected_last``; returns its sequence.
-    Raises :class:`Fenced` when someone else appended in between."""
+    Raises :class:`Fenced` when someone else appended in between. A stream
+    without a leader (503, no responders) is asked again for ``patience_s``
+    (the same ``Nats-Msg-Id``, so an attempt that landed is stored once)."""
     payload = orjson.dumps(doc)
     headers = {EXPECTED_LAST_SUBJECT_SEQ: str(expected_last), MSG_ID: msg_id}
-    for attempt in range(retries):
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + patience_s
+    waits = 0
+    attempt = 0
+    while attempt < retries:
         try:
             ack = await js.publish(subject, payload, headers=dict(headers), timeout=2.0)
             return int(ack.seq)
@@ -114,8 +125,15 @@ async def append(js: JetStreamContext, subject: str, doc: JSON, expected_last: i
                 raise Fenced(str(exc.description)) from None
             if attempt == retries - 1:
                 raise
+        except (NoStreamResponseError, NoRespondersError):
+            if loop.time() >= give_up:
+                raise
+            waits += 1
+            await asyncio.sleep(min(0.05 * waits, 0.25))
+            continue  # not counted: nothing was stored
         except TimeoutError:
             if attempt == retries - 1:
                 raise
-        await asyncio.sleep(0.05 * (attempt + 1))
+        attempt += 1
+        await asyncio.sleep(0.05 * attempt)
     raise RuntimeError("unreachable")
