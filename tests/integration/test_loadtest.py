@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from stack import SECRET, Stack, stack
 
-from ttanjit.loadtest.capture import load
+from ttanjit.gateway.capture import load
 from ttanjit.loadtest.play import play
 from ttanjit.loadtest.player import PlayConfig
 from ttanjit.loadtest.replay import replay

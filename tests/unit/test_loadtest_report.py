@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from ttanjit.loadtest.capture import CLIENT, SERVER, CaptureError, CaptureWriter, load
+from ttanjit.gateway.capture import CLIENT, SERVER, CaptureError, CaptureWriter, load
 from ttanjit.loadtest.replay import expected_answers, plan
 from ttanjit.loadtest.stats import Stats, percentile, prometheus_text, push, table
 

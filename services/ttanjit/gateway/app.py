@@ -44,13 +44,13 @@ from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
 from ttanjit.gateway.account import install as install_account
 from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
+from ttanjit.gateway.capture import GatewayRecorder
 from ttanjit.gateway.conn import Connection, now_ms
 from ttanjit.gateway.errors import MESSAGES, FrameError
 from ttanjit.gateway.headers import with_security_headers
 from ttanjit.gateway.limits import HELLO_MS, IDLE_MS
 from ttanjit.gateway.replies import Replies
 from ttanjit.gateway.session import Session
-from ttanjit.loadtest.capture import GatewayRecorder
 from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 
 log = logging.getLogger("ttanjit.gateway")

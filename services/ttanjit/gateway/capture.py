@@ -17,6 +17,8 @@ with its timing and direction, as JSON lines.
 - tokens are never written (``hello.token`` is ``""``; the replayer signs
   its players in anew).
 
+The format belongs to the gateway (product code); the load tester
+(``ttanjit.loadtest``) writes and replays it through this module.
 :class:`GatewayRecorder` is the gateway's side: with ``TTANJIT_RECORD_SAMPLE``
 (a fraction, e.g. ``0.01``) and ``TTANJIT_RECORD_DIR`` set, that fraction of
 WebSocket connections is written, one capture file per gateway process.
@@ -33,6 +35,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import orjson
+
+from ttanjit.gateway import codec
+from ttanjit.gateway.errors import FrameError
 
 FORMAT = "ttanjit.capture/1"
 CLIENT, SERVER = ">", "<"
@@ -219,7 +224,7 @@ class GatewayRecorder:
         async def rec_send(msg: Any) -> None:
             kind = msg.get("type")
             if kind == "websocket.accept":
-                state["proto"] = msg.get("subprotocol") == "ttanjit.v1.proto"
+                state["proto"] = msg.get("subprotocol") == codec.PROTO_SUBPROTOCOL
             elif kind == "websocket.send":
                 text = msg.get("text")
                 if text is not None:
@@ -242,9 +247,6 @@ def _decode_json(text: str) -> dict[str, Any]:
 
 
 def _decode_bin(data: bytes, client: bool) -> dict[str, Any]:
-    from ttanjit.gateway import codec
-    from ttanjit.gateway.errors import FrameError
-
     try:
         return codec.decode_proto(data) if client else codec.decode_server_proto(data)
     except (FrameError, Exception):  # noqa: BLE001 - a bad frame is recorded as bytes

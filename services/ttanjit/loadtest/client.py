@@ -18,7 +18,7 @@ import websockets
 from websockets.exceptions import ConnectionClosed
 
 from ttanjit.gateway import codec
-from ttanjit.loadtest.capture import CLIENT, SERVER, CaptureWriter
+from ttanjit.gateway.capture import CLIENT, SERVER, CaptureWriter
 from ttanjit.loadtest.stats import ANSWERS, Stats
 
 Frame = dict[str, Any]

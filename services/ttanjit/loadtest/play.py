@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 
-from ttanjit.loadtest.capture import CaptureWriter
+from ttanjit.gateway.capture import CaptureWriter
 from ttanjit.loadtest.player import PlayConfig, Player, RoomGroup
 from ttanjit.loadtest.stats import Stats
 

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from ttanjit import bots
-from ttanjit.loadtest.capture import CaptureWriter
+from ttanjit.gateway.capture import CaptureWriter
 from ttanjit.loadtest.client import Conn, Frame, sign_in
 from ttanjit.loadtest.stats import Stats
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import httpx
 
-from ttanjit.loadtest.capture import CLIENT, SERVER, Capture, ConnCapture, Line, load
+from ttanjit.gateway.capture import CLIENT, SERVER, Capture, ConnCapture, Line, load
 from ttanjit.loadtest.client import ANSWERED_BY, Conn, Frame, sign_in
 from ttanjit.loadtest.stats import ANSWERS, Stats
 
