@@ -10,7 +10,6 @@ taking requests, answer those in flight, exit 0.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 
 import nats
@@ -22,15 +21,8 @@ from ttanjit.common.config import Settings
 from ttanjit.common.nats import server_urls
 
 
-def capacity_from_env() -> int:
-    raw = os.environ.get("TTANJIT_BOT_CAPACITY", "") or "2"
-    try:
-        return max(1, int(raw))
-    except ValueError:
-        raise ValueError(f"TTANJIT_BOT_CAPACITY must be an integer, not {raw!r}") from None
-
-
-async def main(cfg: Settings, capacity: int) -> int:
+async def main(cfg: Settings) -> int:
+    capacity = cfg.bot_capacity
     log = logsetup.setup("bots", cfg.log_level, cfg.log_format)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -52,4 +44,4 @@ async def main(cfg: Settings, capacity: int) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(asyncio.run(main(Settings.from_env(), capacity_from_env())))
+    raise SystemExit(asyncio.run(main(Settings.from_env("bots"))))

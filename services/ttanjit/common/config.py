@@ -1,11 +1,25 @@
-"""One settings object per service, read from ``TTANJIT_*`` environment
-variables (docs/protocol.md section 6). Services take what they need."""
+"""The one settings object of every service, read from ``TTANJIT_*``
+environment variables (docs/protocol.md section 6). Each service takes the
+fields it needs; ``Settings.from_env(service)`` applies the few per-service
+defaults (:data:`SERVICE_DEFAULTS`: the matchmaker's gRPC port is 7200, the
+others' 7100) and the gateway's required token secret."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import socket
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+SERVICES = ("gateway", "matchmaker", "shard", "bots")
+
+# Defaults that differ by service (every other default is the field's own).
+# The matchmaker's advertise host stays "" here: ``matchmaker.service.serve``
+# falls back to the host name; the shard's is the host name at once.
+SERVICE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "matchmaker": {"grpc_port": 7200, "advertise_host": ""},
+}
 
 
 def _env_int(name: str, default: int) -> int:
@@ -21,6 +35,10 @@ def _env_int(name: str, default: int) -> int:
 def _env_str(name: str, default: str) -> str:
     raw = os.environ.get(name)
     return default if raw is None or raw == "" else raw
+
+
+def _env_flag(name: str) -> bool:
+    return (os.environ.get(name) or "") in ("1", "true", "yes")
 
 
 @dataclass(frozen=True)
@@ -48,22 +66,60 @@ class Settings:
     capacity: int = 2000  # games a shard advertises it takes
     backlog: int = 256  # events kept per (game, player) for resume
     drain_timeout_s: int = 25
+    # Gateway.
+    http_host: str = "0.0.0.0"
+    ws_impl: str = "websockets-sansio"  # uvicorn's WebSocket implementation
+    dev: bool = False  # TTANJIT_DEV=1: a local run (a random token secret if none is set)
+    ephemeral_secret: bool = False  # the token secret is this process's own (dev only)
+    # Matchmaker (its gRPC port and advertise host: SERVICE_DEFAULTS).
+    test_options: bool = False  # room options for test deployments
+    tick_ms: int = 200
+    room_away_ms: int = 60_000  # RULES.md 4's 60 s, for room seats
+    lobby: str = "main"  # the lobby's name in ttanjit_lobby (one per deployment)
+    replica: str = ""  # this replica's id (default: host name + random)
+    rematch_ms: int = 20_000  # 한 판 더: matchmaker.rematch.WINDOW_MS
+    # Bot worker.
+    bot_capacity: int = 2  # concurrent decisions (at least 1)
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_env(cls) -> Settings:
+    def defaults(cls, service: str = "") -> Settings:
+        """The defaults of ``service`` (no environment read)."""
+        return replace(cls(), **SERVICE_DEFAULTS.get(service, {}))
+
+    @classmethod
+    def from_env(cls, service: str = "") -> Settings:
+        """Every setting from the environment, with ``service``'s defaults
+        (one of :data:`SERVICES`; ``""`` = the common ones, as the shard
+        and the bot worker have). For the gateway, a missing
+        ``TTANJIT_TOKEN_SECRET`` is :class:`ValueError` unless
+        ``TTANJIT_DEV=1`` (then a random secret for this process only: its
+        tokens work nowhere else and not after a restart)."""
+        if service and service not in SERVICES:
+            raise ValueError(f"unknown service {service!r}")
         host = socket.gethostname()
+        d = cls.defaults(service)
+        dev = _env_flag("TTANJIT_DEV")
+        secret = _env_str("TTANJIT_TOKEN_SECRET", d.token_secret)
+        ephemeral = False
+        if service == "gateway" and not secret:
+            if not dev:
+                raise ValueError("TTANJIT_TOKEN_SECRET is not set: set it to a long random "
+                                 "string shared by every gateway (or TTANJIT_DEV=1 for a "
+                                 "local run)")
+            secret, ephemeral = secrets.token_hex(32), True
         return cls(
             nats_url=_env_str("TTANJIT_NATS_URL", cls.nats_url),
             prefix=_env_str("TTANJIT_NATS_PREFIX", cls.prefix),
             js_replicas=_env_int("TTANJIT_JS_REPLICAS", cls.js_replicas),
             metrics_port=_env_int("TTANJIT_METRICS_PORT", cls.metrics_port),
-            grpc_port=_env_int("TTANJIT_GRPC_PORT", cls.grpc_port),
+            grpc_port=_env_int("TTANJIT_GRPC_PORT", d.grpc_port),
             grpc_host=_env_str("TTANJIT_GRPC_HOST", cls.grpc_host),
-            advertise_host=_env_str("TTANJIT_ADVERTISE_HOST", host),
+            advertise_host=_env_str("TTANJIT_ADVERTISE_HOST",
+                                    host if service != "matchmaker" else d.advertise_host),
             shard_id=_env_str("TTANJIT_SHARD_ID", host),
             matchmaker_addr=_env_str("TTANJIT_MATCHMAKER_ADDR", cls.matchmaker_addr),
-            token_secret=_env_str("TTANJIT_TOKEN_SECRET", cls.token_secret),
+            token_secret=secret,
             http_port=_env_int("TTANJIT_HTTP_PORT", cls.http_port),
             log_level=_env_str("TTANJIT_LOG_LEVEL", cls.log_level).upper(),
             log_format=_env_str("TTANJIT_LOG_FORMAT", cls.log_format),
@@ -76,6 +132,16 @@ class Settings:
             capacity=_env_int("TTANJIT_CAPACITY", cls.capacity),
             backlog=_env_int("TTANJIT_BACKLOG", cls.backlog),
             drain_timeout_s=_env_int("TTANJIT_DRAIN_TIMEOUT_S", cls.drain_timeout_s),
+            http_host=_env_str("TTANJIT_HTTP_HOST", cls.http_host),
+            ws_impl=_env_str("TTANJIT_WS_IMPL", cls.ws_impl),
+            dev=dev,
+            ephemeral_secret=ephemeral,
+            test_options=_env_flag("TTANJIT_TEST_OPTIONS"),
+            room_away_ms=_env_int("TTANJIT_ROOM_AWAY_MS", cls.room_away_ms),
+            lobby=_env_str("TTANJIT_LOBBY", cls.lobby),
+            replica=_env_str("TTANJIT_REPLICA_ID", cls.replica),
+            rematch_ms=_env_int("TTANJIT_REMATCH_MS", cls.rematch_ms),
+            bot_capacity=max(1, _env_int("TTANJIT_BOT_CAPACITY", cls.bot_capacity)),
         )
 
     def describe(self) -> dict[str, object]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import socket
 from collections.abc import Generator
 
@@ -17,17 +16,17 @@ import uvicorn
 
 from ttanjit.common import log as logsetup
 from ttanjit.common import metrics_http
-from ttanjit.gateway.app import GWSettings, create_app
+from ttanjit.common.config import Settings
+from ttanjit.gateway.app import create_app
 from ttanjit.gateway.limits import HARD_MAX_FRAME
 
 
 def main() -> None:
-    logsetup.setup("gateway", os.environ.get("TTANJIT_LOG_LEVEL", "INFO").upper(),
-                   os.environ.get("TTANJIT_LOG_FORMAT", "json"))
     try:
-        settings = GWSettings.from_env()
+        settings = Settings.from_env("gateway")
     except ValueError as e:  # one line saying what to set; exit 1
         raise SystemExit(f"gateway: {e}") from None
+    logsetup.setup("gateway", settings.log_level, settings.log_format)
     app = create_app(settings)
     if settings.metrics_port:  # never on the public HTTP port
         metrics_http.serve(settings.metrics_port)
@@ -37,8 +36,8 @@ def main() -> None:
     except ImportError:
         loop = "asyncio"
     config = uvicorn.Config(
-        app, host=settings.host, port=settings.http_port, loop=loop,
-        ws=os.environ.get("TTANJIT_WS_IMPL", "websockets-sansio"),
+        app, host=settings.http_host, port=settings.http_port, loop=loop,
+        ws=settings.ws_impl,
         ws_per_message_deflate=False, ws_max_size=HARD_MAX_FRAME,
         ws_ping_interval=20.0, ws_ping_timeout=20.0, lifespan="on",
         log_level="warning", access_log=False, timeout_graceful_shutdown=3,

@@ -16,12 +16,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import os
-import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -38,8 +35,9 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js.kv import KeyValue
 from pydantic import BaseModel
 
+from ttanjit.common.config import Settings
 from ttanjit.common.grpcutil import Retrying, replicated_channel
-from ttanjit.common.nats import SESSIONS_BUCKET, Subjects, connect, ensure_jetstream
+from ttanjit.common.nats import GAMES_BUCKET, SESSIONS_BUCKET, Subjects, connect, ensure_jetstream
 from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
 from ttanjit.gateway.account import install as install_account
@@ -47,6 +45,7 @@ from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
 from ttanjit.gateway.capture import GatewayRecorder
 from ttanjit.gateway.conn import Connection, now_ms
 from ttanjit.gateway.errors import MESSAGES, FrameError
+from ttanjit.gateway.finals import final_frame
 from ttanjit.gateway.headers import with_security_headers
 from ttanjit.gateway.limits import HELLO_MS, IDLE_MS
 from ttanjit.gateway.replies import Replies
@@ -66,50 +65,11 @@ PLACEHOLDER = """<!doctype html>
 """
 
 
-@dataclass(frozen=True)
-class GWSettings:
-    nats_url: str = "nats://127.0.0.1:4222"
-    prefix: str = "ttanjit.v1"
-    js_replicas: int = 1
-    host: str = "0.0.0.0"
-    http_port: int = 8080
-    matchmaker_addr: str = "127.0.0.1:7200"
-    token_secret: str = ""  # required: no built-in secret (see token_secret_from_env)
-    metrics_port: int = 0  # /metrics on its own port (0 = none); never on http_port
-
-    @classmethod
-    def from_env(cls) -> GWSettings:
-        env = os.environ.get
-        return cls(
-            nats_url=env("TTANJIT_NATS_URL") or cls.nats_url,
-            prefix=env("TTANJIT_NATS_PREFIX") or cls.prefix,
-            js_replicas=int(env("TTANJIT_JS_REPLICAS") or cls.js_replicas),
-            host=env("TTANJIT_HTTP_HOST") or cls.host,
-            http_port=int(env("TTANJIT_HTTP_PORT") or cls.http_port),
-            matchmaker_addr=env("TTANJIT_MATCHMAKER_ADDR") or cls.matchmaker_addr,
-            token_secret=token_secret_from_env(),
-            metrics_port=int(env("TTANJIT_METRICS_PORT") or cls.metrics_port),
-        )
-
-
-def token_secret_from_env() -> str:
-    """``TTANJIT_TOKEN_SECRET``; without it, only with ``TTANJIT_DEV=1`` a
-    random secret for this process alone (its tokens work nowhere else and
-    not after a restart). Else :class:`ValueError`: a gateway must not
-    accept tokens anyone can mint."""
-    secret = os.environ.get("TTANJIT_TOKEN_SECRET") or ""
-    if secret:
-        return secret
-    if os.environ.get("TTANJIT_DEV", "") in ("1", "true", "yes"):
-        log.warning("TTANJIT_DEV=1 and no TTANJIT_TOKEN_SECRET: a random token secret "
-                    "for this process only")
-        return secrets.token_hex(32)
-    raise ValueError("TTANJIT_TOKEN_SECRET is not set: set it to a long random string "
-                     "shared by every gateway (or TTANJIT_DEV=1 for a local run)")
-
-
 class Gateway:
-    def __init__(self, settings: GWSettings) -> None:
+    def __init__(self, settings: Settings) -> None:
+        if settings.ephemeral_secret:
+            log.warning("TTANJIT_DEV=1 and no TTANJIT_TOKEN_SECRET: a random token secret "
+                        "for this process only")
         self.s = settings
         self.prefix = settings.prefix
         self.subjects = Subjects(settings.prefix)
@@ -257,6 +217,27 @@ class Gateway:
                 await asyncio.sleep(delay)
         return None
 
+    async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None:
+        return await final_frame(self.nc, game_id, player)
+
+    async def subscribe_player(self, player: str,
+                               cb: Callable[[Any], Awaitable[None]]) -> Any:
+        """The player's subject (events, lobby, kick). A client that stops
+        reading holds its messages here; past the limit NATS drops them, and
+        the next event's gap triggers a sync instead."""
+        return await self.nc.subscribe(self.subjects.player_all(player), cb=cb,
+                                       pending_msgs_limit=4096,
+                                       pending_bytes_limit=8 * 1024 * 1024)
+
+    async def table_players(self, game_id: str) -> list[str]:
+        """The players of a game, from the game directory (emotes)."""
+        kv = await self.nc.jetstream().key_value(GAMES_BUCKET)
+        entry = orjson.loads((await kv.get(game_id)).value or b"{}")
+        return [str(p) for p in (entry.get("players") or {})]
+
+    async def publish_lobby(self, player: str, data: bytes) -> None:
+        await self.nc.publish(self.subjects.player_lobby(player), data)
+
     async def player_state(self, player: str) -> dict[str, Any] | None:
         try:
             rep = await self.mm.GetPlayer(matchmaker_pb2.PlayerRequest(player=player), timeout=3)
@@ -331,8 +312,8 @@ class GuestOut(BaseModel):
     refresh: str = ""  # the lasting credential for local storage (docs/websocket.md 1.1)
 
 
-def create_app(settings: GWSettings | None = None) -> Any:
-    gw = Gateway(settings or GWSettings.from_env())
+def create_app(settings: Settings | None = None) -> Any:
+    gw = Gateway(settings or Settings.from_env("gateway"))
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

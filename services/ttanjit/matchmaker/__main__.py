@@ -6,18 +6,17 @@ stop it cleanly."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 
 from ttanjit.common import log as logsetup
+from ttanjit.common.config import Settings
 from ttanjit.common.nats import connect
-from ttanjit.matchmaker.service import MMSettings, serve
+from ttanjit.matchmaker.service import serve
 
 
 async def main() -> None:
-    settings = MMSettings.from_env()
-    logsetup.setup("matchmaker", os.environ.get("TTANJIT_LOG_LEVEL", "INFO").upper(),
-                   os.environ.get("TTANJIT_LOG_FORMAT", "json"))
+    settings = Settings.from_env("matchmaker")
+    logsetup.setup("matchmaker", settings.log_level, settings.log_format)
     if settings.metrics_port:
         from ttanjit.common.metrics_http import serve as serve_metrics
         serve_metrics(settings.metrics_port)

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import secrets
 import socket
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -30,8 +28,8 @@ from ttanjit.common.grpcutil import HealthServer, aio_server
 from ttanjit.common.nats import (
     GAMES_BUCKET,
     LOBBY_BUCKET,
-    RECORDS_STREAM,
     RATINGS_BUCKET,
+    RECORDS_STREAM,
     RESULTS_STREAM,
     Subjects,
     ensure_jetstream,
@@ -45,7 +43,7 @@ from ttanjit.matchmaker.placement import ShardTable
 from ttanjit.matchmaker.queue import QuickMatch, QuickQueue, Ticket
 from ttanjit.matchmaker.ratings import Rating, rate_result, seat_players
 from ttanjit.matchmaker.readiness import watch_placement
-from ttanjit.matchmaker.rematch import WINDOW_MS, Rematch
+from ttanjit.matchmaker.rematch import Rematch
 from ttanjit.matchmaker.rooms import Room, Rooms, Seat
 from ttanjit.matchmaker.store import Fenced, LeaderLease, LobbyStore
 from ttanjit.v1 import client_pb2, matchmaker_pb2, matchmaker_pb2_grpc, shard_pb2, shard_pb2_grpc
@@ -59,51 +57,6 @@ FORWARD_WAIT_S = 8.0  # how long a call waits for a leader (a failover takes ~2.
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-@dataclass(frozen=True)
-class MMSettings:
-    nats_url: str = "nats://127.0.0.1:4222"
-    prefix: str = "ttanjit.v1"
-    js_replicas: int = 1
-    grpc_host: str = "0.0.0.0"
-    grpc_port: int = 7200
-    metrics_port: int = 0
-    bot_wait_ms: int = Settings.bot_wait_ms
-    test_options: bool = False
-    tick_ms: int = 200
-    room_away_ms: int = 60_000  # RULES.md 4's 60 s, for room seats
-    lobby: str = "main"  # the lobby's name in ttanjit_lobby (one per deployment)
-    replica: str = ""  # this replica's id (default: host name + random)
-    advertise_host: str = ""  # the host other replicas dial (default: host name)
-    lease_ms: int = 2000
-    renew_ms: int = 500
-    rematch_ms: int = WINDOW_MS  # 한 판 더: how long an offer waits for the others
-
-    @classmethod
-    def from_env(cls) -> MMSettings:
-        """The shared settings object (``common.config.Settings``: NATS,
-        gRPC host, metrics, ``TTANJIT_BOT_WAIT_MS``) plus the matchmaker's
-        own (its gRPC port defaults to 7200)."""
-        env = os.environ.get
-        base = Settings.from_env()
-        return cls(
-            nats_url=base.nats_url,
-            prefix=base.prefix,
-            js_replicas=base.js_replicas,
-            grpc_host=base.grpc_host,
-            grpc_port=int(env("TTANJIT_GRPC_PORT") or cls.grpc_port),
-            metrics_port=base.metrics_port,
-            bot_wait_ms=base.bot_wait_ms,
-            test_options=(env("TTANJIT_TEST_OPTIONS") or "") in ("1", "true", "yes"),
-            room_away_ms=int(env("TTANJIT_ROOM_AWAY_MS") or cls.room_away_ms),
-            lobby=env("TTANJIT_LOBBY") or cls.lobby,
-            replica=env("TTANJIT_REPLICA_ID") or "",
-            advertise_host=env("TTANJIT_ADVERTISE_HOST") or "",
-            lease_ms=int(env("TTANJIT_LEASE_MS") or cls.lease_ms),
-            renew_ms=int(env("TTANJIT_RENEW_MS") or cls.renew_ms),
-            rematch_ms=int(env("TTANJIT_REMATCH_MS") or cls.rematch_ms),
-        )
 
 
 def _pb_room(room: Room) -> client_pb2.Room:
@@ -126,7 +79,7 @@ def _options(raw: str) -> Any:
 
 
 class Matchmaker:
-    def __init__(self, nc: Client, kv_ratings: KeyValue, settings: MMSettings,
+    def __init__(self, nc: Client, kv_ratings: KeyValue, settings: Settings,
                  kv_lobby: KeyValue | None = None) -> None:
         self.nc = nc
         self.kv = kv_ratings
@@ -780,7 +733,7 @@ async def lead_loop(mm: Matchmaker, lease: LeaderLease, js: Any, stop: asyncio.E
             await asyncio.gather(results, return_exceptions=True)
 
 
-async def serve(settings: MMSettings, nc: Client, stop: asyncio.Event,
+async def serve(settings: Settings, nc: Client, stop: asyncio.Event,
                 ready: asyncio.Event | None = None) -> None:
     js = nc.jetstream()
     buckets = await ensure_jetstream(js, Subjects(settings.prefix), settings.js_replicas)
