@@ -190,13 +190,26 @@ async def test_live_games_list(st: Stack) -> None:
     await c.wait_type("room")
     await c.send({"type": "room_start"})
     gid = (await c.wait_type("matched", 20))["game_id"]
-    code, live = call(st.http(1), "/api/live", token=c.ident["token"])
-    assert code == 200
-    row = next(g for g in live["games"] if g["game_id"] == gid)
+    row = await live_row(st, c.ident["token"], gid)
     assert row["game"] == "penalty_rows" and row["players"][0]["nickname"] == "관전거리"
     await c.action(gid, {"type": "leave"})
     await asyncio.sleep(0)
     await c.close()
+
+
+async def live_row(st: Stack, token: str, gid: str,
+                   pred: Any = lambda row: True) -> dict[str, Any]:
+    """The game's row in the 관전 list once it matches (the list is cached
+    for up to 2 s per gateway)."""
+    deadline = time.monotonic() + 10
+    while True:
+        code, live = call(st.http(1), "/api/live", token=token)
+        assert code == 200
+        row = next((g for g in live["games"] if g["game_id"] == gid), None)
+        if row is not None and pred(row):
+            return row
+        assert time.monotonic() < deadline, live
+        await asyncio.sleep(0.3)
 
 
 def public_events(rec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -218,12 +231,21 @@ def hidden_cards(rec: dict[str, Any]) -> set[str]:
     return out
 
 
-@pytest.mark.parametrize("game,seats", [("onecard", 3), ("hakka", 4)])
+PRIVATE = ("hand", "selection", "my_discards")  # a seat's own view only
+
+
+@pytest.mark.parametrize("game,seats", [("onecard", 3), ("penalty_rows", 2), ("hakka", 4)])
 async def test_spectator_frames_are_public_only(st: Stack, nats_url: str, game: str,
                                                 seats: int) -> None:
+    """The leak test for spectator frames: exactly the public projection
+    (tests/unit/test_spectator_leaks.py shows that projection never holds a
+    hidden card, every game), no private field, no dealt card."""
     c = await WSClient.signed_in(st.http(0), "보여줄게")
     await c.send({"type": "room_create", "game": game, "seats": seats})
     await c.wait_type("room")
+    if game == "penalty_rows":
+        await c.send({"type": "room_options", "options": {"rounds": 1}})
+        await c.wait_type("room")
     for _ in range(seats - 1 if game != "hakka" else 0):
         await c.send({"type": "room_add_bot", "level": "easy"})
         await c.wait_type("room")
@@ -231,8 +253,7 @@ async def test_spectator_frames_are_public_only(st: Stack, nats_url: str, game: 
     gid = (await c.wait_type("matched", 20))["game_id"]
     await c.send({"type": "spectate", "game_id": gid})  # not one's own game
     assert (await c.wait_type("error"))["code"] == "in_game"
-    code, live = call(st.http(1), "/api/live", token=c.ident["token"])
-    assert any(g["game_id"] == gid for g in live["games"])
+    await live_row(st, c.ident["token"], gid)
     w = await WSClient.signed_in(st.http(1), "구경꾼")  # on the other gateway
     await w.send({"type": "spectate", "game_id": gid})
     first = await w.wait_type("spectate_view")
@@ -252,11 +273,77 @@ async def test_spectator_frames_are_public_only(st: Stack, nats_url: str, game: 
     hands = hidden_cards(rec)
     for f in frames:
         body = f.get("view") or f.get("event") or {}
-        assert not body.get("hand"), body
+        assert not any(body.get(k) for k in PRIVATE), body
         if f["type"] == "spectate_event" and body.get("type") in ("drew", "dealt", "took"):
             text = json.dumps(body)
             assert not any(f'"{card}"' in text for card in hands), body
     await w.send({"type": "spectate_stop"})
     await w.wait_type("spectate_stopped")
+    await c.close()
+    await w.close()
+
+
+async def start_with_bot(c: WSClient, game: str = "onecard", **options: Any) -> str:
+    await c.send({"type": "room_create", "game": game, "seats": 2})
+    await c.wait_type("room")
+    if options:
+        await c.send({"type": "room_options", "options": options})
+        room = (await c.wait_type("room"))["room"]
+        assert all(room["options"][k] == v for k, v in options.items())
+    await c.send({"type": "room_add_bot", "level": "easy"})
+    await c.wait_type("room")
+    await c.send({"type": "room_start"})
+    return str((await c.wait_type("matched", 20))["game_id"])
+
+
+def count_is(n: int) -> Any:
+    return lambda f: f.get("type") == "spectators" and f["count"] == n
+
+
+async def test_spectator_count_across_gateways(st: Stack) -> None:
+    """A player at the table and the spectators see how many watch, with
+    spectators on both gateways (gateway/watchers.py)."""
+    c = await WSClient.signed_in(st.http(0), "인기있는판")
+    gid = await start_with_bot(c, turn_ms=45000)
+    await c.send({"type": "sync", "game_id": gid})
+    await c.wait_for(count_is(0))
+    w1 = await WSClient.signed_in(st.http(1), "구경1")
+    w2 = await WSClient.signed_in(st.http(0), "구경2")
+    await w1.send({"type": "spectate", "game_id": gid})
+    await w1.wait_type("spectate_view")
+    await c.wait_for(count_is(1))
+    await w2.send({"type": "spectate", "game_id": gid})
+    await w2.wait_type("spectate_view")
+    await c.wait_for(count_is(2))
+    await w1.wait_for(count_is(2))  # the other gateway's spectator is counted there too
+    row = await live_row(st, w1.ident["token"], gid, lambda r: r["spectators"] == 2)
+    assert row["seats"] == 2 and len(row["cards"]) == 2
+    await w1.send({"type": "spectate_stop"})
+    await w1.wait_type("spectate_stopped")
+    await c.wait_for(count_is(1))
+    await w2.close()  # closing counts as leaving
+    await c.wait_for(count_is(0))
+    await c.action(gid, {"type": "leave"})
+    await c.close()
+    await w1.close()
+
+
+async def test_host_turns_spectating_off(st: Stack) -> None:
+    c = await WSClient.signed_in(st.http(0), "비공개판")
+    await c.send({"type": "room_create", "game": "onecard", "seats": 2})
+    await c.wait_type("room")
+    await c.send({"type": "room_options", "options": {"spectators": "no"}})
+    assert (await c.wait_type("error"))["code"] == "bad_option"
+    await c.send({"type": "room_leave"})
+    await c.wait_type("room_left")
+    gid = await start_with_bot(c, spectators=False)
+    code, live = call(st.http(1), "/api/live", token=c.ident["token"])
+    assert code == 200 and all(g["game_id"] != gid for g in live["games"])
+    w = await WSClient.signed_in(st.http(1), "못보는이")
+    await w.send({"type": "spectate", "game_id": gid})
+    err = await w.wait_type("error")
+    assert err["code"] == "no_spectating" and err["message"] == "이 게임은 관전할 수 없어요."
+    assert not [f for f in w.frames if f.get("type") == "spectate_view"]
+    await c.action(gid, {"type": "leave"})
     await c.close()
     await w.close()

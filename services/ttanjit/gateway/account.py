@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 import orjson
@@ -318,25 +319,88 @@ def install(api: FastAPI, gw: Any) -> Account:
     return acc
 
 
+_live_cache: dict[int, tuple[float, list[dict[str, Any]]]] = {}
+LIVE_CACHE_S = 2.0  # one directory scan per gateway per 2 s, however many lobbies ask
+
+
+def _progress(view: dict[str, Any]) -> dict[str, Any]:
+    """Where the game is, from its public view: the round of 줄줄이 벌점, the
+    hand (판) of Hakka, the cards left in One Card hands."""
+    out: dict[str, Any] = {}
+    if isinstance(view.get("round"), int):
+        out["round"] = view["round"]
+        total = view.get("rounds") if view.get("game") == "penalty_rows" else view.get("hands_total")
+        if isinstance(total, int):
+            out["rounds"] = total
+    if isinstance(view.get("counts"), list):
+        out["cards"] = view["counts"]
+    return out
+
+
+async def _public_view(gw: Any, gid: str) -> dict[str, Any] | None:
+    try:
+        msg = await gw.replies.request(gw.subjects.sync(gid),
+                                       orjson.dumps({"spectator": True, "last_seq": -1}), 1.0)
+        reply = orjson.loads(msg.data)
+    except Exception:  # noqa: BLE001 - the shard is moving it: listed without progress
+        return None
+    if not isinstance(reply, dict) or reply.get("ok") is False:
+        return None
+    view = reply.get("view")
+    return view if isinstance(view, dict) else None
+
+
 async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, Any]]:
-    """Live games from the game directory (``ttanjit_games``)."""
+    """Live games from the game directory (``ttanjit_games``), newest first,
+    with where each one is (its public view) and its spectators
+    (:mod:`ttanjit.gateway.watchers`); games whose host turned 관전 off are
+    left out."""
+    from ttanjit.gateway import watchers
+
+    now = time.monotonic()
+    hit = _live_cache.get(id(gw))
+    if hit is not None and now - hit[0] < LIVE_CACHE_S:
+        return hit[1]
     kv = await gw.nc.jetstream().key_value(GAMES_BUCKET)
     try:
         keys = await kv.keys()
     except Exception:  # noqa: BLE001 - no keys at all
-        return []
-    out = []
-    for k in keys[-500:]:
+        keys = []
+    found = []
+    for k in reversed(keys[-500:]):
         try:
             doc = orjson.loads((await kv.get(k)).value or b"{}")
         except Exception:  # noqa: BLE001 - deleted meanwhile
             continue
         if doc.get("state") != "live" or doc.get("spectators") is False:
             continue
-        players = doc.get("players") or {}
-        out.append({"game_id": k, "game": doc.get("game"),
-                    "players": [{"seat": s, "nickname": acc.board.nick(p)}
-                                for p, s in sorted(players.items(), key=lambda x: x[1])]})
-        if len(out) >= limit:
+        found.append((k, doc))
+        if len(found) >= limit:
             break
+    views = await asyncio.gather(*(_public_view(gw, k) for k, _ in found))
+    watching = await watchers.counts(gw)
+    out = []
+    for (k, doc), view in zip(found, views, strict=True):
+        if view is not None and view.get("finished"):
+            continue
+        players = doc.get("players") or {}
+        item: dict[str, Any] = {
+            "game_id": k, "game": doc.get("game"),
+            "players": [{"seat": s, "nickname": acc.board.nick(p)}
+                        for p, s in sorted(players.items(), key=lambda x: x[1])],
+            "spectators": watching.get(k, 0)}
+        if view is not None:
+            item["seats"] = _seat_count(view)
+            item.update(_progress(view))
+        out.append(item)
+    _live_cache[id(gw)] = (now, out)
     return out
+
+
+def _seat_count(view: dict[str, Any]) -> int:
+    seats = view.get("seats")
+    if isinstance(seats, int):
+        return seats
+    if isinstance(seats, list):
+        return len(seats)
+    return len(view.get("bot") or [])

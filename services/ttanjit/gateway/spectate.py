@@ -10,10 +10,15 @@ card) and subscribes to the game's public subject
 (``game_id, game_seq, t, event, deadline?``); a gap in ``game_seq`` or
 another ``spectate`` re-sends the view. ``spectate_stop`` (or a new
 ``spectate``, or closing) ends it. A player cannot watch a game they sit in
-(``in_game``: their own seat's view is theirs).
+(``in_game``: their own seat's view is theirs), nor a game whose host turned
+관전 off (``no_spectating``: the directory entry's ``spectators: false``; the
+shard refuses a spectator sync of it too).
+
+The spectator count (``spectators`` frames, to the table's players and to
+spectators) is kept across gateways by :mod:`ttanjit.gateway.watchers`.
 
 The handlers join the connection's table of handlers here (imported by
-``account``); ``Connection.finish`` calls :func:`stop`.
+``account``); ``Connection.finish`` calls :func:`stop` (``conn.ON_FINISH``).
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ import orjson
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
+from ttanjit.common.nats import GAMES_BUCKET
 from ttanjit.gateway import conn as conn_mod
+from ttanjit.gateway import watchers
 from ttanjit.gateway.conn import Connection, _deadline
 from ttanjit.gateway.errors import FrameError
 
@@ -41,6 +48,8 @@ async def _sync(c: Connection, gid: str) -> dict[str, Any] | None:
         try:
             msg = await c.gw.replies.request(c.gw.subjects.sync(gid), data, 2.0)
             reply: dict[str, Any] = orjson.loads(msg.data)
+            if reply.get("code") == "no_spectating":
+                raise FrameError("no_spectating")
             return None if reply.get("ok") is False else reply
         except (NoRespondersError, NatsTimeout):
             await asyncio.sleep(delay)
@@ -60,6 +69,17 @@ async def _send_view(c: Connection, gid: str, w: dict[str, Any]) -> bool:
     return True
 
 
+async def _allowed(c: Connection, gid: str) -> None:
+    """The game directory says whether the host allows 관전."""
+    try:
+        kv = await c.gw.nc.jetstream().key_value(GAMES_BUCKET)
+        doc = orjson.loads((await kv.get(gid)).value or b"{}")
+    except Exception:  # noqa: BLE001 - no entry: the shard's sync answers
+        return
+    if doc.get("spectators") is False:
+        raise FrameError("no_spectating")
+
+
 async def stop(c: Connection) -> None:
     w = _watching.pop(c.id, None)
     if w and w.get("sub") is not None:
@@ -67,6 +87,10 @@ async def stop(c: Connection) -> None:
             await w["sub"].unsubscribe()
         except Exception:  # noqa: BLE001 - NATS gone
             pass
+    wt = watchers.of(c.gw)
+    if w and w.get("counted"):
+        await wt.change(w["game_id"], -1)
+    await wt.unfollow(c, None if c.closed else "watch")
 
 
 async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
@@ -79,8 +103,9 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
         raise FrameError("in_game")
     w = _watching.get(c.id)
     if w is None or w["game_id"] != gid:
+        await _allowed(c, gid)
         await stop(c)
-        w = {"game_id": gid, "sub": None, "seq": 0, "lock": asyncio.Lock()}
+        w = {"game_id": gid, "sub": None, "seq": 0, "lock": asyncio.Lock(), "counted": False}
         _watching[c.id] = w
 
         async def on_msg(msg: Any) -> None:
@@ -111,9 +136,19 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
 
         w["sub"] = await c.gw.nc.subscribe(c.gw.subjects.public(gid), cb=on_msg)
     async with w["lock"]:
-        if not await _send_view(c, gid, w):
+        try:
+            ok = await _send_view(c, gid, w)
+        except FrameError:
+            await stop(c)
+            raise
+        if not ok:
             await stop(c)
             raise FrameError("unknown_game")
+    if not w["counted"] and _watching.get(c.id) is w:
+        w["counted"] = True
+        wt = watchers.of(c.gw)
+        await wt.change(gid, +1)
+        await wt.follow(c, gid, "watch")
 
 
 async def h_spectate_stop(c: Connection, f: dict[str, Any]) -> None:
@@ -121,5 +156,19 @@ async def h_spectate_stop(c: Connection, f: dict[str, Any]) -> None:
     await c.send({"type": "spectate_stopped"})
 
 
+_player_sync = conn_mod.HANDLERS["sync"]
+
+
+async def h_sync(c: Connection, f: dict[str, Any]) -> None:
+    """A player's ``sync`` (the table screen opened or caught up); the
+    table's spectator count follows that game from then on."""
+    await _player_sync(c, f)
+    s = c.session
+    if s is not None and s.game_id:
+        await watchers.of(c.gw).follow(c, s.game_id, "own")
+
+
 conn_mod.HANDLERS["spectate"] = h_spectate
 conn_mod.HANDLERS["spectate_stop"] = h_spectate_stop
+conn_mod.HANDLERS["sync"] = h_sync
+conn_mod.ON_FINISH.append(stop)

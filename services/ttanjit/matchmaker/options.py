@@ -38,6 +38,12 @@ BOT_LEVELS = ("easy", "normal", "hard")
 # same cards (docs/capacity.md).
 TEST_OPTIONS = ("absence_ms", "abandon_ms", "seed")
 
+# Table options that are not the engine's (every game): ``spectators`` — may
+# people watch from the lobby's 관전 list (issue 15; the host turns it off).
+# Absent means on. The shard keeps it out of the engine's options, in the
+# record header and the game directory entry (docs/websocket.md 3.5).
+TABLE_OPTIONS: dict[str, tuple[Any, ...]] = {"spectators": (True, False)}
+
 
 def check_game(game: str) -> None:
     if game not in SEATS:
@@ -78,6 +84,10 @@ def merge_options(game: str, current: dict[str, Any], changes: Any,
             if isinstance(value, bool) or value not in allowed:
                 raise LobbyError("bad_option")
             out[key] = value
+        elif key in TABLE_OPTIONS:
+            if value not in TABLE_OPTIONS[key] or not isinstance(value, bool):
+                raise LobbyError("bad_option")
+            out[key] = value
         elif allow_test and key in TEST_OPTIONS:
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
@@ -93,7 +103,8 @@ def merge_options(game: str, current: dict[str, Any], changes: Any,
             out.pop("rounds", None)
         else:
             out.setdefault("rounds", CHOICES[game]["rounds"][0])
-    check_engine(game, {k: v for k, v in out.items() if k != "seed"})  # seed: CreateGame's
+    check_engine(game, {k: v for k, v in out.items()  # seed: CreateGame's
+                        if k != "seed" and k not in TABLE_OPTIONS})
     return out
 
 

@@ -57,6 +57,8 @@ class Rematch:
             if not (seat < len(substituted) and substituted[seat]):
                 humans[str(pid)] = seat
         options = {k: v for k, v in (header.get("options") or {}).items() if k != "seats"}
+        if header.get("spectators") is False:  # 관전 off stays off (a table option)
+            options["spectators"] = False
         return cls(game_id, game, options, seats, humans, now_ms + window_ms)
 
     def answer(self, player: str, nickname: str, accept: bool) -> None:

@@ -31,6 +31,7 @@ SHARD_MESSAGES = {
     "shard_draining": "서버를 옮기는 중이에요. 잠시 후 다시 시도해 주세요.",
     "game_not_found": "게임을 찾을 수 없어요.",
     "internal_error": "서버 오류가 났어요. 다시 시도해 주세요.",
+    "no_spectating": "이 게임은 관전할 수 없어요.",
 }
 
 
@@ -80,12 +81,16 @@ class HostedGame:
         for pid, seat in self.players.items():
             self.seat_player[seat] = pid
         self.origin_ms = origin_ms  # wall ms of t = 0 (of the creating shard)
+        self.last_ms = 0  # wall ms of the last accepted input (replayed ones too)
         self.backlog_size = backlog
         self.backlogs: dict[str | None, Backlog] = {p: Backlog() for p in self.players}
         self.backlogs[None] = Backlog()  # spectators
         self.dedup: OrderedDict[tuple[str, str], bytes] = OrderedDict()
         self.inputs = 0
         self.version = 0  # bumps on every accepted input
+        # 관전 allowed (the room's ``spectators`` option, issue 15): kept in
+        # the record header and the directory entry, never an engine option
+        self.spectators = True
 
     # -- the record header -------------------------------------------------
     def header(self) -> JSON:
@@ -93,13 +98,17 @@ class HostedGame:
         doc["game_id"] = self.game_id
         doc["players"] = dict(self.players)
         doc["origin_ms"] = self.origin_ms
+        if not self.spectators:
+            doc["spectators"] = False
         return doc
 
     @classmethod
     def from_header(cls, doc: JSON, backlog: int = 256) -> HostedGame:
         setup = setup_from_json({**doc, "format": doc.get("format", FORMAT)})
-        return cls(doc["game_id"], setup, {str(k): int(v) for k, v in doc["players"].items()},
+        game = cls(doc["game_id"], setup, {str(k): int(v) for k, v in doc["players"].items()},
                    int(doc.get("origin_ms", 0)), backlog)
+        game.spectators = doc.get("spectators") is not False
+        return game
 
     # -- who ---------------------------------------------------------------
     def seat_of(self, player: str) -> int | None:
@@ -171,6 +180,7 @@ class HostedGame:
     def _accepted(self, entry: JSON, res: Result, server_ms: int) -> Applied:
         self.inputs += 1
         self.version += 1
+        self.last_ms = max(self.last_ms, server_ms)
         t = entry["t"]
         frames: list[tuple[str | None, bytes]] = []
         deadline = self.deadline(server_ms, t)
@@ -248,6 +258,8 @@ class HostedGame:
         go still learns how it ended (docs/websocket.md 4)."""
         out: JSON = {"game": self.setup.game, "players": dict(self.players),
                      "state": "finished" if self.finished else "live"}
+        if not self.spectators:
+            out["spectators"] = False
         if self.finished:
             doc = self.result_doc()
             out["result"] = {k: doc[k] for k in ("ended_by", "winners", "scores",

@@ -175,6 +175,10 @@ class Shard(Leases, Clocks, Handover):
             raise RuntimeError("shard is draining")
         if sum(1 for g in self.games.values() if not g.hosted.finished) >= self.cfg.capacity:
             raise RuntimeError(f"shard is full ({self.cfg.capacity} games)")
+        watch = True  # the table option ``spectators`` (관전), not the engine's
+        if isinstance(options, dict) and "spectators" in options:
+            options = dict(options)
+            watch = options.pop("spectators") is not False
         setup, players = self.build_setup(game, options, seats, seed)
         gid = game_id or new_game_id()
         if len(gid) != 12 or any(c not in B32 for c in gid):
@@ -184,6 +188,7 @@ class Shard(Leases, Clocks, Handover):
             hosted = HostedGame(gid, setup, players, now, self.cfg.backlog)
         except ValueError as exc:
             raise CreateError(str(exc)) from None
+        hosted.spectators = watch
         try:
             rev = await self.owners.create(gid, orjson.dumps({
                 "shard": self.id, "inc": self.inc, "epoch": 1, "reason": "create",
@@ -497,6 +502,8 @@ class Shard(Leases, Clocks, Handover):
         if not isinstance(req, dict):
             return self._respond(msg, refusal("bad_request"))
         if req.get("spectator"):
+            if not live.hosted.spectators:  # the host turned 관전 off
+                return self._respond(msg, refusal("no_spectating"))
             player = None
         else:
             player = req.get("player")
