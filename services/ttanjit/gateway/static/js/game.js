@@ -23,8 +23,9 @@ const EMOTE_MS = 2500;
 const TABLES = { onecard, penalty_rows: penalty, hakka };
 const SYNC_DELAY_MS = 60;
 
-class GameController {
+export class GameController {
   constructor() {
+    this.watchers = 0; // 관전: how many watch this table (`spectators` frames)
     this.id = null;
     this.info = null; // the `matched` frame: game, seat, players, options
     this.view = null;
@@ -58,6 +59,22 @@ class GameController {
     this.final = store.get(`final.${id}`, null);
     this.rematch = null;
     this.emotes = {};
+    this.watchers = 0;
+  }
+
+  /** The spectator count (docs/websocket.md 3.5), shown in the table's header. */
+  onWatchers(f) {
+    if (f.game_id !== this.id) return;
+    this.watchers = f.count || 0;
+    this.showWatchers();
+  }
+
+  showWatchers() {
+    const el = this.root?.querySelector(".watchers");
+    if (!el) return;
+    el.hidden = !this.watchers;
+    el.dataset.count = String(this.watchers);
+    el.textContent = `관전 ${this.watchers}명`;
   }
 
   /** How the game ended, from the game directory (docs/websocket.md 4). */
@@ -111,6 +128,7 @@ class GameController {
     this.table = TABLES[game] || null;
     this.unsubs.push(net.on("event", (f) => this.onEvent(f)));
     this.unsubs.push(net.on("view", (f) => this.onView(f)));
+    this.unsubs.push(net.on("spectators", (f) => this.onWatchers(f)));
     this.unsubs.push(net.on("welcome", () => this.requestSync(0)));
     if (!this.view && this.final) this.render();
     else if (!this.view) mount(root, h("p.loading", {}, "게임을 불러오는 중…"));
@@ -205,6 +223,7 @@ class GameController {
     const section = this.root.querySelector("section.table");
     if (section && !this.view.finished && this.seat() !== null) section.append(emoteBar(this));
     showEmotes(this);
+    this.showWatchers();
     alerts.myTurn(turnIsMine(this));
     clock.refreshTimers();
   }
@@ -314,6 +333,8 @@ export function gameHeader(ctl, extra = []) {
   return h("div.game-head", {},
     h("h1", {}, meta.name),
     extra,
+    h("span.watchers.badge", { role: "status", title: "이 게임을 보고 있는 사람", hidden: !ctl.watchers,
+      dataset: { count: String(ctl.watchers || 0) } }, `관전 ${ctl.watchers || 0}명`),
     h("span.spacer"),
     button(sound ? "소리 켬" : "소리 끔", () => { alerts.setSound(!alerts.soundOn()); ctl.render(); },
       { class: "small sound", "aria-label": sound ? "내 차례 소리 끄기" : "내 차례 소리 켜기",

@@ -6,6 +6,7 @@ import * as store from "./store.js";
 import { state, GAMES, LEVELS } from "./state.js";
 import { signedIn } from "./identity.js";
 import { accountBox, claimBox, ratingLabel } from "./records.js";
+import { liveBox } from "./watch.js";
 
 let unsubs = [];
 
@@ -13,10 +14,12 @@ export function showLobby(root) {
   unsubs.forEach((u) => u());
   unsubs = [];
   if (!store.get("token", null)) return mount(root, signIn());
+  const live = liveBox(); // 관전: kept across re-renders (it refreshes itself)
   const render = () => mount(root, h("section.page.lobby", {},
     queueBanner(),
     h("div.games", {}, Object.keys(GAMES).map(gameCard)),
     joinBox(),
+    live,
     ratingsBox(),
     accountBox(render),
   ));

@@ -9,6 +9,7 @@ import { showRules } from "./rules.js";
 import { game, showGame } from "./game.js";
 import { state } from "./state.js";
 import { showBoard, showHistory, showReplay } from "./records.js";
+import { showWatch, watcher } from "./watch.js";
 
 function route() {
   const [, screen, arg] = (location.hash || "#/").split("/");
@@ -21,6 +22,7 @@ function route() {
   if (screen === "board") return showBoard(app(), arg); // issue 15: 순위, 내 기록, 다시 보기
   if (screen === "history") return showHistory(app(), arg);
   if (screen === "replay" && arg) return showReplay(app(), arg);
+  if (screen === "watch" && arg) return showWatch(app(), arg); // 관전
   return showLobby(app());
 }
 
@@ -99,7 +101,7 @@ net.on("signed_out", () => { toast("로그인 정보가 만료됐어요. 다시 
 // action errors by the table; everything else (rate limits, sync) here.
 const SHOWN_BY_SCREEN = new Set(["queue", "cancel_queue", "room_create", "room_join", "room_leave",
   "room_options", "room_add_bot", "room_remove_bot", "room_start", "action", "rematch",
-  "rematch_decline", "emote"]);
+  "rematch_decline", "emote", "spectate"]);
 net.on("error", (f) => {
   if (f.cmd_id || SHOWN_BY_SCREEN.has(f.ref)) return;
   if (f.ref === "sync" && game.final) return; // the game is over and gone: its result is shown
@@ -113,4 +115,4 @@ window.addEventListener("DOMContentLoaded", () => {
   net.connect();
 });
 // for tests and the curious: window.ttanjit.net.drop() simulates a dropped connection
-window.ttanjit = { net, state, game };
+window.ttanjit = { net, state, game, watch: watcher };

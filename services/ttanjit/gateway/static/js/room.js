@@ -95,6 +95,8 @@ function optionsSummary(room, isHost) {
     items.push(choice("끝나는 방법", "end", ["rounds", "score_66"], (v) => (v === "rounds" ? "빠른 판수" : "기본 66점")));
     if (o.end !== "score_66") items.push(choice("판 수", "rounds", [1, 3, 5], (v) => `${v}판`));
   }
-  if (!items.length) return null;
+  // 관전 (issue 15): may others watch this table from the lobby's list
+  items.push(h("label.opt.spectators", {}, h("input", { type: "checkbox", name: "spectators", disabled: !isHost,
+    checked: o.spectators !== false, onchange: (e) => set({ spectators: e.target.checked }) }), " 관전 허용"));
   return h("fieldset.options", {}, h("legend", {}, isHost ? "방 설정" : "방 설정 (방장만 바꿀 수 있어요)"), items);
 }

@@ -1,0 +1,170 @@
+// 관전 (issue 15; docs/websocket.md 3.5): the lobby's list of live games
+// (GET api/live, refreshed) and the watch screen. The watch screen is the
+// live table screens of game.js driven by `spectate_view` / `spectate_event`
+// frames — the public view, the same animations (tables' onEvent) and timers
+// (deadlines) — read-only, with the spectator count and a way back.
+import { h, mount, button, toast } from "./ui.js";
+import { net } from "./net.js";
+import * as store from "./store.js";
+import * as identity from "./identity.js";
+import { GAMES } from "./state.js";
+import { GameController } from "./game.js";
+import * as clock from "./clock.js";
+
+const LIST_REFRESH_MS = 5000;
+
+/** The lobby's 관전 box: live games, refreshed while the lobby shows. */
+export function liveBox() {
+  const body = h("div.live-list", { "aria-live": "polite" }, h("p.muted", {}, "진행 중인 게임을 불러오는 중…"));
+  const box = h("section.card-box.live", { dataset: { act: "live" } },
+    h("h2", {}, "관전"), body);
+  let timer = null;
+  const load = async () => {
+    clearTimeout(timer);
+    if (!box.isConnected && timer !== null) return; // the lobby was left
+    let r;
+    try { r = await identity.getJson("api/live"); } catch { r = { ok: false, body: {} }; }
+    if (r.ok) mount(body, liveTable(r.body.games || []));
+    timer = setTimeout(load, LIST_REFRESH_MS);
+  };
+  timer = setTimeout(load, 0);
+  return box;
+}
+
+function progressText(g) {
+  if (typeof g.round === "number") {
+    const unit = g.game === "hakka" ? "판" : "라운드";
+    return typeof g.rounds === "number" ? `${g.round}/${g.rounds}${unit}` : `${g.round}${unit}`;
+  }
+  if (Array.isArray(g.cards)) return `남은 카드 ${g.cards.join("·")}`;
+  return "";
+}
+
+function liveTable(games) {
+  if (!games.length) return h("p.muted", {}, "지금 진행 중인 게임이 없어요.");
+  return h("table", {},
+    h("thead", {}, h("tr", {}, h("th", {}, "게임"), h("th", {}, "참가자"), h("th", {}, "진행"),
+      h("th.num", {}, "관전"), h("th", {}, ""))),
+    h("tbody", {}, games.map((g) => {
+      const humans = (g.players || []).map((p) => p.nickname || `${p.seat + 1}번`);
+      const bots = typeof g.seats === "number" ? g.seats - humans.length : 0;
+      return h("tr", { dataset: { gameId: g.game_id, game: g.game } },
+        h("td", {}, GAMES[g.game]?.name || g.game),
+        h("td", {}, humans.join(", ") + (bots > 0 ? ` + 봇 ${bots}` : "")),
+        h("td", {}, progressText(g)),
+        h("td.num", {}, `${g.spectators || 0}명`),
+        h("td", {}, button("관전", () => watch(g), { class: "small", dataset: { act: "watch" } })));
+    })));
+}
+
+function watch(g) {
+  store.set(`watch.${g.game_id}`, { game: g.game, seats: g.seats, players: g.players || [] });
+  location.hash = `#/watch/${g.game_id}`;
+}
+
+/** A spectator's controller: a GameController fed by spectate frames. */
+class WatchCtl extends GameController {
+  constructor() {
+    super();
+    this.spectator = true;
+  }
+
+  open(root, id) {
+    this.close();
+    this.reset(id);
+    this.final = null;
+    const saved = store.get(`watch.${id}`, {});
+    this.info = { game: saved.game, seat: null, players: saved.players || [], options: {}, seats: saved.seats };
+    this.root = root;
+    this.table = null;
+    this.unsubs.push(net.on("spectate_event", (f) => this.onEvent(f)));
+    this.unsubs.push(net.on("spectate_view", (f) => this.onView(f)));
+    this.unsubs.push(net.on("spectators", (f) => this.onWatchers(f)));
+    this.unsubs.push(net.on("welcome", () => this.requestSync(0))); // reconnected: watch again
+    this.unsubs.push(net.on("error", (f) => this.onError(f)));
+    mount(root, h("section.page.watch", {}, h("p.loading", {}, "관전 화면을 불러오는 중…")));
+    if (net.state === "open") this.requestSync(0);
+  }
+
+  requestSync(delay = 60) {
+    clearTimeout(this.syncTimer);
+    this.syncTimer = setTimeout(() => net.send({ type: "spectate", game_id: this.id }), delay);
+  }
+
+  onError(f) {
+    if (f.ref !== "spectate") return;
+    clearTimeout(this.syncTimer);
+    if (this.view) { toast(f.message || f.code, "error"); return; }
+    mount(this.root, h("section.page.watch", { dataset: { error: f.code } },
+      h("p.form-error", { role: "alert" }, f.message || "관전할 수 없어요."),
+      button("로비로", () => this.done(), { dataset: { act: "lobby" } })));
+  }
+
+  names() {
+    const out = {};
+    const n = this.view ? seatCount(this.view) : (this.info.seats || 0);
+    for (let s = 0; s < n; s++) out[s] = `봇${s + 1}`;
+    for (const p of this.info.players || []) out[p.seat] = p.nickname || `${p.seat + 1}번`;
+    return out;
+  }
+
+  seat() { return null; }
+  mySeatIsHuman() { return false; }
+  act() { toast("관전 중에는 카드를 낼 수 없어요."); return Promise.resolve(null); }
+  askRematch() {}
+  leave() { this.done(); }
+
+  done() {
+    net.send({ type: "spectate_stop" });
+    store.del(`watch.${this.id}`);
+    this.close();
+    location.hash = "#/";
+  }
+
+  close() {
+    clearTimeout(this.syncTimer);
+    super.close();
+  }
+
+  render() {
+    if (this.holdRender || !this.root || !location.hash.startsWith(`#/watch/${this.id}`)) return;
+    if (!this.view || !this.table) return;
+    let page = this.root.querySelector("section.page.watch");
+    let box = page?.querySelector(".watch-table");
+    if (!box) {
+      box = h("div.watch-table");
+      page = h("section.page.watch", { dataset: { game: this.info.game || "", gameId: this.id } },
+        h("div.watch-bar", { role: "status" },
+          h("span.badge.live", {}, "관전 중"),
+          h("span.watch-note", {}, "모두에게 보이는 것만 보여요 (손패는 보이지 않아요)."),
+          h("span.spacer"),
+          button("로비로", () => this.done(), { class: "small", dataset: { act: "lobby" } })),
+        box);
+      mount(this.root, page);
+    }
+    this.table.render(this, box);
+    this.showWatchers();
+    clock.refreshTimers(); // the same countdowns as the players see
+    if (this.view.finished) page.dataset.finished = "true";
+  }
+}
+
+function seatCount(v) {
+  if (typeof v.seats === "number") return v.seats;
+  if (Array.isArray(v.seats)) return v.seats.length;
+  return (v.bot || v.hand_counts || []).length;
+}
+
+export const watcher = new WatchCtl();
+
+export function showWatch(root, id) {
+  watcher.open(root, id);
+}
+
+// leaving the watch screen by any route stops watching
+window.addEventListener("hashchange", () => {
+  if (watcher.id && !location.hash.startsWith(`#/watch/${watcher.id}`) && watcher.unsubs.length) {
+    net.send({ type: "spectate_stop" });
+    watcher.close();
+  }
+});

@@ -1,0 +1,65 @@
+"""관전 in the browser (issue 15 item 6): the host may turn spectating off in
+the room; a second browser context finds the live game in the lobby's 관전
+list, watches it on the same table screen (public view only: no hand), sees
+the table change as the player plays, and both see the spectator count."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browserkit import onecard_my_turn, onecard_play_turn, shot, sign_in
+
+W = "window.ttanjit.watch"
+
+
+def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
+    player = new_page(width=1000, height=800)
+    sign_in(player, "보여주는이")
+    player.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
+    player.wait_for_selector("#room-code")
+    box = player.locator('input[name="spectators"]')
+    assert box.is_checked()  # 관전 is on by default; the host may turn it off and on
+    box.uncheck()
+    player.wait_for_function("() => window.ttanjit.state.room.options.spectators === false")
+    player.locator('input[name="spectators"]').check()
+    player.wait_for_function("() => window.ttanjit.state.room.options.spectators === true")
+    player.get_by_role("button", name="봇 넣기").click()
+    player.wait_for_function("() => document.querySelectorAll('.seat.bot').length === 1")
+    player.get_by_role("button", name="시작").click()
+    player.wait_for_selector('section.table[data-game="onecard"]')
+    gid = player.evaluate("() => window.ttanjit.game.id")
+
+    fan = new_page(width=1000, height=800)  # another browser context: another person
+    sign_in(fan, "구경하는이")
+    row = fan.locator(f'.live tr[data-game-id="{gid}"]')
+    row.wait_for(timeout=30_000)  # the list refreshes itself
+    assert "보여주는이" in row.inner_text() and "봇 1" in row.inner_text()
+    shot(fan, "live-list")
+    row.locator('[data-act="watch"]').click()
+    fan.wait_for_selector(f'section.page.watch[data-game-id="{gid}"] section.table[data-game="onecard"]')
+    watched = fan.evaluate(f"() => {W}.view")
+    assert watched["seat"] is None and "hand" not in watched
+    assert fan.locator(".page.watch .oc-hand .card").count() == 0
+    # the count at the table, for the player and for the spectator
+    player.wait_for_selector('.watchers[data-count="1"]')
+    fan.wait_for_selector('.watchers[data-count="1"]')
+    # the table moves on as the player plays: the spectator's view follows
+    mine_turn = "() => { const v = window.ttanjit.game.view; return v && (v.finished || v.turn === v.seat); }"
+    same = f"c => JSON.stringify({W}.view.counts) === JSON.stringify(c)"
+    for _ in range(3):
+        player.wait_for_function(mine_turn, timeout=40_000)
+        if not onecard_my_turn(player):
+            break
+        seq = fan.evaluate(f"() => {W}.gameSeq")
+        assert onecard_play_turn(player) != "nothing"
+        fan.wait_for_function(f"s => {W}.gameSeq > s", arg=seq)
+        player.wait_for_function(mine_turn, timeout=40_000)  # the bot played: the table waits
+        fan.wait_for_function(same, arg=player.evaluate("() => window.ttanjit.game.view.counts"))
+    assert fan.evaluate(f"() => {W}.gameSeq") > 0
+    assert fan.locator(".page.watch .oc-hand .card").count() == 0
+    shot(fan, "spectate")
+    fan.locator('.watch-bar [data-act="lobby"]').click()
+    fan.wait_for_selector(".game-card")
+    player.wait_for_selector('.watchers[data-count="0"]', state="attached")
+    assert not player.locator(".watchers").is_visible()
+    player.evaluate("id => window.ttanjit.net.action(id, {type: 'leave'})", gid)
