@@ -120,7 +120,13 @@ class Clocks(ShardParts):
             # deterministic per game seed (RULES.md 4, docs/protocol.md 3)
             seed = hash((hosted.setup.seed, hosted.inputs, seat)) & 0xFFFFFFFF
             if hosted.has_active_humans():
-                await asyncio.sleep(timing.thinking_ms(level, seed) / 1000)
+                # The pause counts from the game's last input: after a
+                # failover (the game already stood still for seconds) the
+                # bot does not make the players wait a second time.
+                waited = max(0, wall_ms() - hosted.last_ms) if hosted.last_ms else 0
+                pause = timing.thinking_ms(level, seed) - waited
+                if pause > 0:
+                    await asyncio.sleep(pause / 1000)
                 if live.gone or hosted.finished:
                     return
             version = hosted.version
