@@ -51,7 +51,9 @@ from ttanjit.common.nats import connect
 from ttanjit.loadtest.player import PlayConfig
 from ttanjit.loadtest.stats import Stats
 
-pytestmark = pytest.mark.timeout(300)
+# the first test's set-up builds the image when its sources changed (on a new
+# machine: podman from Debian, the base images, the build: about 3 minutes)
+pytestmark = pytest.mark.timeout(600)
 
 ALERTS = ROOT / "deploy" / "prometheus" / "ttanjit-alerts.yaml"
 
@@ -105,11 +107,22 @@ class Load:
     async def start(self) -> None:
         self.nc = await connect(self.nats_url, "container-tier")
         self.http = httpx.AsyncClient(timeout=30)
+        self.add(self.n)
+        deadline = time.monotonic() + 60
+        while len(self.ledger.games) < 2:  # humans queued together share a table
+            assert time.monotonic() < deadline, f"tables not seated: {self.ledger.games}"
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(2.0)  # the tables under way
+
+    def add(self, n: int) -> list[DrillPlayer]:
+        """``n`` more players, each queueing for a table at once."""
         cfg = PlayConfig(game="onecard", seats=4, mode="quick", level="normal",
                          think_ms=(200, 700))
-        self.players = [DrillPlayer(i, self.bases[i % len(self.bases)], cfg, self.stats,
-                                    self.http, bases=self.bases, ledger=self.ledger,
-                                    finished=self.ledger.finished) for i in range(self.n)]
+        first = len(self.players)
+        live = [g.url("http") for g in self.cluster.of("gateway")]  # the Service's endpoints
+        new = [DrillPlayer(i, live[i % len(live)], cfg, self.stats, self.http,
+                           bases=self.bases, ledger=self.ledger, finished=self.ledger.finished)
+               for i in range(first, first + n)]
 
         async def one(p: DrillPlayer) -> None:
             try:
@@ -118,12 +131,9 @@ class Load:
             except Exception as exc:  # noqa: BLE001 - reported by the tests
                 self.errors.append(f"{p.label}: {exc!r}")
 
-        self.tasks = [asyncio.create_task(one(p)) for p in self.players]
-        deadline = time.monotonic() + 60
-        while len(self.ledger.games) < self.n // 2:
-            assert time.monotonic() < deadline, f"tables not seated: {self.ledger.games}"
-            await asyncio.sleep(0.2)
-        await asyncio.sleep(2.0)  # the tables under way
+        self.players += new
+        self.tasks += [asyncio.create_task(one(p)) for p in new]
+        return new
 
     async def close(self) -> None:
         self.stop_ev.set()
@@ -216,6 +226,28 @@ async def replace(cluster: Cluster, pod: Pod, chart: Chart | None = None) -> Pod
 
 # --- 1 ------------------------------------------------------------------------------
 
+def test_the_image_is_what_the_chart_expects(cluster: Cluster) -> None:
+    """The image's user is the chart's runAsUser/runAsGroup, it exposes every
+    containerPort, and every command the chart runs is in it."""
+    config = json.loads(subprocess.run(["podman", "image", "inspect", cluster.image],
+                                       capture_output=True, text=True, check=True).stdout)[0]
+    exposed = {int(p.split("/")[0]) for p in config["Config"].get("ExposedPorts", {})}
+    for w in cluster.chart.workloads.values():
+        sc = {**w.pod.get("securityContext", {}), **w.container.get("securityContext", {})}
+        assert config["Config"]["User"] == f"{sc['runAsUser']}:{sc['runAsGroup']}", w.name
+        assert {int(p["containerPort"]) for p in w.container["ports"]} <= exposed, w.name
+        assert w.container["command"][:2] == ["python", "-m"], w.name
+        hook = w.container.get("lifecycle", {}).get("preStop", {}).get("exec", {})
+        pod = cluster.of(w.component)[0]
+        for cmd in (w.container["command"], hook.get("command")):
+            if cmd and cmd[:2] == ["python", "-m"]:
+                probe = pod.exec("python", "-c", f"import importlib.util as u, sys; "
+                                 f"sys.exit(u.find_spec({cmd[2]!r}) is None)")
+                assert probe.returncode == 0, (w.name, cmd)
+            elif cmd:
+                assert pod.exec("sh", "-c", f"command -v {cmd[0]}").returncode == 0, cmd
+
+
 def test_every_pod_is_ready_by_its_probes_and_locked_down(cluster: Cluster) -> None:
     comps = Counter(p.component for p in cluster.pods.values())
     wl = cluster.chart.workloads
@@ -247,12 +279,15 @@ async def test_games_of_all_three_kinds_are_played_to_the_end(cluster: Cluster,
     of load-test players per game, one game each, to its end."""
     ttanjit = Path(sys.executable).parent / "ttanjit"
     gateways = cluster.of("gateway")
-    kinds = {"onecard": 2, "penalty_rows": 3, "hakka": 4}  # seats
+    # seats, and how the table is made: a quick match, or a private room (one
+    # round of 줄줄이 벌점, the shortest game its options allow)
+    kinds = {"onecard": (2, []), "hakka": (4, []),
+             "penalty_rows": (3, ["--mode", "room", "--options", '{"rounds": 1}'])}
     procs = {}
-    for i, (game, seats) in enumerate(kinds.items()):
+    for i, (game, (seats, how)) in enumerate(kinds.items()):
         url = gateways[i % len(gateways)].url("http")
         procs[game] = await asyncio.create_subprocess_exec(
-            str(ttanjit), "loadtest", "play", "--url", url, "--game", game,
+            str(ttanjit), "loadtest", "play", "--url", url, "--game", game, *how,
             "--seats", str(seats), "-n", str(seats), "--games", "1", "--think", "20-80",
             "--ramp", "0", "--duration", "200", "--level", "random", "--quiet",
             "--json", str(tmp_path / f"{game}.json"),
@@ -260,7 +295,7 @@ async def test_games_of_all_three_kinds_are_played_to_the_end(cluster: Cluster,
     t0 = time.monotonic()
     outs = {g: (await p.communicate())[0].decode() for g, p in procs.items()}
     print(f"\nthree kinds played in {time.monotonic() - t0:.1f} s")
-    for game, seats in kinds.items():
+    for game, (seats, _) in kinds.items():
         assert procs[game].returncode == 0, outs[game]
         report = json.loads((tmp_path / f"{game}.json").read_text())
         assert report["failures"] == [], (game, report["failures"])
@@ -344,6 +379,8 @@ async def test_scale_shards_out_and_in_by_the_charts_replicas(
     assert [p.name for p in added] == [f"{sts.name}-2"]
     new = added[0]
     await asyncio.to_thread(new.wait_ready)
+    await asyncio.sleep(1.0)  # its first heartbeat reaches the matchmaker
+    load.add(4)  # new players: new tables (least-loaded placement: the new shard)
     deadline = time.monotonic() + 60
     while not (placed := await load.live_on(new.name)):
         assert time.monotonic() < deadline, "the third shard took no new game"
@@ -429,6 +466,8 @@ def test_a_real_prometheus_scrapes_every_containers_metrics_port(
         assert float(capacity[0]["value"][1]) >= 1, capacity
         per_job = _api(port, "query", query="count by (job) ({__name__=~\"ttanjit_.+\"})")
         assert {r["metric"]["job"] for r in per_job["result"]} == set(jobs), per_job
+        cpu = _api(port, "query", query='process_cpu_seconds_total{job="shard"}')["result"]
+        assert len(cpu) == len(jobs["shard"]), cpu  # what the README sizes shards by
     finally:
         proc.terminate()
         proc.wait(10)
