@@ -50,20 +50,20 @@ class ShardServicer(shard_pb2_grpc.ShardServiceServicer):
 
     async def GetGame(self, request: shard_pb2.GetGameRequest,  # noqa: N802
                       context: grpc.aio.ServicerContext) -> shard_pb2.GameSummary:
-        live = self.shard.games.get(request.game_id)
-        if live is None:
+        room = self.shard.rooms.get(request.game_id)
+        if room is None:
             owner = await self.shard.owner_of(request.game_id)
             where = f"; owned by {owner}" if owner else ""
             await context.abort(grpc.StatusCode.NOT_FOUND,
                                 f"game {request.game_id} is not on this shard{where}")
-        assert live is not None
-        h = live.hosted
+        assert room is not None
+        h = room.hosted
         seats = [shard_pb2.SeatSpec(kind=d["kind"], level=d.get("level", ""),
                                     player_id=d.get("player_id", ""))
                  for d in summary_seats(h)]
         return shard_pb2.GameSummary(
             game_id=h.game_id, game=h.setup.game, shard_id=self.shard.id,
-            finished=h.finished, t=live.now_t(asyncio.get_running_loop().time()),
+            finished=h.finished, t=room.now_t(asyncio.get_running_loop().time()),
             seats=seats, view_json=orjson.dumps(h.engine.view(None)).decode(),
             result_json=orjson.dumps(h.result_doc()).decode() if h.finished else "")
 

@@ -1,38 +1,50 @@
-"""The game shard's asyncio layer (issue 5, DESIGN.md 1, 3.2, 4).
+"""The game shard (issue 5, DESIGN.md 1, 3.2, 4): one small service object,
+:class:`Shard`, owning the games hosted here — one
+:class:`~ttanjit.shard.room.Room` each (commands, sync, clock, bots,
+write-ahead record; read that file to follow a command) — and what is shared
+by all of them: the NATS connection and the outbox, the games' ownership
+(this shard's lease, the owners watch, claims on create, failover and
+handover, re-claims), heartbeats, drain and handover, and shutdown. The gRPC
+API (``ttanjit.shard.grpc_api``) calls :meth:`Shard.create_game` and
+:meth:`Shard.drain`.
 
-Moves bytes and owns clocks; the game logic is in :mod:`ttanjit.shard.game`
-(sans-I/O) and the engines. Per game:
+Ownership (docs/protocol.md 5; the bucket's book-keeping is the sans-I/O
+:mod:`ttanjit.shard.ownership`, the record's :mod:`ttanjit.shard.records`).
+Faults (issue 12): a shard that was cut off — frozen (SIGSTOP, a long GC or
+VM pause) or without NATS for longer than its lease — wakes up with a stale
+view of the bucket. It claims nothing until its own lease is renewed and
+then one more ``lease_ms`` has passed (every live shard has renewed by then
+and its watch has caught up), it re-checks the owner of every game it hosts
+against the bucket and lets go of those another shard took, and a failover
+claim is made only when a fresh read of the bucket shows the owner's lease
+(same ``inc``) really expired — never on the watch's word alone. So a game
+changes owner once per fault.
 
-- commands (NATS request/reply) are applied at once at ``t`` from the shard's
-  monotonic clock, then appended to the record (write-ahead, one append in
-  flight per game, pipelined across games) and only then are the events
-  published and the reply sent;
-- one timer per game on the event loop's timer heap wakes at the engine's
-  next deadline and feeds a clock-only input (recorded like any other);
-- bot, substituted and autopilot seats are asked of the bot pool, after a
-  thinking pause when humans play (``ttanjit.bots.timing``), at once in
-  bot-only games (whose clock then jumps to the next deadline when nobody
-  can act).
+Drain (issue 5 item 5): a draining shard stops each game, appends a
+``handover`` marker with the exact game ``t`` and asks another shard to
+adopt it (``<prefix>.shard.<id>.adopt``); the taker claims, replays and
+continues.
 
-Ownership, failover and drain: :mod:`ttanjit.shard.leases`,
-:mod:`ttanjit.shard.handover`, :mod:`ttanjit.shard.ownership` and
-:mod:`ttanjit.shard.records`; timers and bots: :mod:`ttanjit.shard.clocks`.
+Every background task is started with :meth:`Shard.spawn` (kept until it
+ends, cancelled on :meth:`Shard.close`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import random
 import secrets
-import time
+from collections.abc import Coroutine
 from typing import Any
 
 import orjson
 from nats.aio.msg import Msg
+from nats.errors import TimeoutError as NatsTimeout
 from nats.js.errors import KeyWrongLastSequenceError, NotFoundError
-from nats.js.kv import KeyValue
+from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from ttanjit.common.config import Settings
 from ttanjit.common.nats import (
@@ -43,37 +55,46 @@ from ttanjit.common.nats import (
     connect,
     ensure_jetstream,
 )
-from ttanjit.games.base import ABANDONED, JSON, Result, SeatSpec, Setup, message_for
+from ttanjit.games.base import JSON, SeatSpec, Setup
 from ttanjit.shard import metrics as m
 from ttanjit.shard import records
-from ttanjit.shard.clocks import Clocks
-from ttanjit.shard.game import Applied, HostedGame, refusal
-from ttanjit.shard.handover import Handover
-from ttanjit.shard.leases import Leases
-from ttanjit.shard.live import B32, CreateError, Live, new_game_id, wall_ms
-from ttanjit.shard.ownership import SHARD_PREFIX, OwnerBook
+from ttanjit.shard.game import HostedGame
+from ttanjit.shard.ownership import (
+    SHARD_PREFIX,
+    Lease,
+    Owner,
+    OwnerBook,
+    parse_lease,
+    rendezvous,
+)
+from ttanjit.shard.room import Outbox, Room, wall_ms
 
 log = logging.getLogger("ttanjit.shard")
 
-FINISHED_KEEP_S = 30.0  # a finished game answers sync this long, then goes
 RECORD_READ_TIMEOUT_S = 3.0  # one record read of a claim (a stream without a leader never answers)
-CMD_ID_MAX = 64
-
+KV_TIMEOUT_S = 1.0  # one lease read/renewal (a stuck request must not outlive the lease)
+B32 = "abcdefghijklmnopqrstuvwxyz234567"
 
 __all__ = ["CreateError", "Shard"]
 
 
-class Shard(Leases, Clocks, Handover):
-    """One shard process: the games it owns and everything around them.
-    Mixins: :class:`Leases` (ownership upkeep, failover, heartbeats),
-    :class:`Clocks` (timers, bots, presses), :class:`Handover` (drain)."""
+def new_game_id() -> str:
+    return "".join(secrets.choice(B32) for _ in range(12))
+
+
+class CreateError(ValueError):
+    """CreateGame input the shard refuses (INVALID_ARGUMENT)."""
+
+
+class Shard:
+    """One shard process: the rooms it hosts and everything around them."""
 
     def __init__(self, settings: Settings) -> None:
         self.cfg = settings
         self.id = settings.shard_id or f"shard-{os.getpid()}"
         self.inc = secrets.token_hex(4)
         self.subj = Subjects(settings.prefix)
-        self.games: dict[str, Live] = {}
+        self.rooms: dict[str, Room] = {}
         self.book = OwnerBook()
         self.draining = False
         self.stopping = asyncio.Event()
@@ -83,13 +104,23 @@ class Shard(Leases, Clocks, Handover):
         self.renew_lock = asyncio.Lock()
         self.claiming: set[str] = set()
         self.reclaiming: set[str] = set()
-        self.claims_from = 0.0
-        self.nats_back = asyncio.Event()
-        self.nats_back_at = -1e9
+        self.claims_from = 0.0  # loop time before which no failover claim is made
+        self.nats_back = asyncio.Event()  # set (and replaced) when NATS reconnects
+        self.nats_back_at = -1e9  # loop time of the last reconnect
         self.rng = random.Random()
-        self._tasks: list[asyncio.Task[Any]] = []
-        self._out: list[tuple[str, bytes]] = []  # (subject, payload) to publish next
         self.loop = asyncio.get_running_loop()
+        self.out = Outbox(self)
+        self.tasks: set[asyncio.Task[Any]] = set()  # every background task running
+        self.loops: list[asyncio.Task[Any]] = []  # the service's own, stopped first
+
+    def spawn(self, coro: Coroutine[Any, Any, Any], name: str | None = None
+              ) -> asyncio.Task[Any]:
+        """Run ``coro`` in the background, kept until it ends (or
+        :meth:`close` cancels it)."""
+        task = self.loop.create_task(coro, name=name)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
 
     # ======================================================================
     # start / stop
@@ -105,31 +136,91 @@ class Shard(Leases, Clocks, Handover):
         await self._register_lease()
         self.watcher = await self.owners.watchall()
         self.watch_seen = self.loop.time()
-        self.watch_task = asyncio.create_task(self._watch_owners(), name="watch-owners")
-        self._tasks.append(asyncio.create_task(self._watchdog(), name="watchdog"))
-        self._tasks.append(asyncio.create_task(self._lease_loop(), name="lease"))
-        self._tasks.append(asyncio.create_task(self._heartbeat_loop(), name="heartbeat"))
-        self._tasks.append(asyncio.create_task(self._orphan_loop(), name="orphans"))
+        self.watch_task = self.spawn(self._watch_owners(), "watch-owners")
+        self.loops = [self.spawn(self._watchdog(), "watchdog"),
+                      self.spawn(self._lease_loop(), "lease"),
+                      self.spawn(self._heartbeat_loop(), "heartbeat"),
+                      self.spawn(self._orphan_loop(), "orphans")]
         self.adopt_sub = await self.nc.subscribe(self.subj.adopt(self.id), cb=self._on_adopt)
         log.info("shard started", extra={"shard": self.id, "inc": self.inc,
                                           "grpc": self.grpc_addr})
 
     async def close(self) -> None:
+        """Stop: the service's loops first, then every game (their appends in
+        flight finish while NATS drains), then whatever still runs."""
         self.stopping.set()
-        for task in [*self._tasks, self.watch_task]:
+        for task in [*self.loops, self.watch_task]:
             task.cancel()
-        left = [g for g in self.games.values() if not g.hosted.finished]
-        for live in list(self.games.values()):
-            self._drop(live, "shutdown")
+        left = [r for r in self.rooms.values() if not r.hosted.finished]
+        for room in list(self.rooms.values()):
+            self.drop(room, "shutdown")
         if not left:  # nothing to fail over: release the lease at once
             try:
                 await self.owners.delete(SHARD_PREFIX + self.id, last=self.lease_rev)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - not released: it expires within lease_ms
                 pass
         try:
             await self.nc.drain()
         except Exception:  # noqa: BLE001 - closing anyway
             pass
+        tasks = list(self.tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=1.0)
+
+    async def nats_back_wait(self, timeout: float) -> None:
+        """Sleep ``timeout`` s, or less: until NATS reconnects."""
+        try:
+            await asyncio.wait_for(self.nats_back.wait(), timeout)
+        except TimeoutError:
+            pass
+
+    # ======================================================================
+    # hosting and dropping rooms
+    # ======================================================================
+    async def _host(self, room: Room, reason: str) -> None:
+        self.rooms[room.game_id] = room
+        room.idle.set()
+        await room.subscribe()
+        # The server must route the game's subjects to us before CreateGame
+        # (or a claim) returns. nats-py's flush() writes its PING straight
+        # to the socket, ahead of the SUBs still queued for its flusher
+        # task (subscribe() only wakes that task); the first PONG lets the
+        # flusher write them, the second PING follows them.
+        await self.nc.flush()
+        await self.nc.flush()
+        m.claims.labels(reason).inc()
+        if reason == "handover":
+            m.handovers.labels("in").inc()
+        self.gauges()
+        room.resume(reason)
+
+    def drop(self, room: Room, why: str, reclaim: bool = False) -> None:
+        """Stop serving a game here (lost, handed over, finished, shutdown);
+        ``reclaim``: take it back from its record unless another shard
+        owns it by then (append failure, fenced, engine error)."""
+        gid = room.game_id
+        if room.close():
+            if self.rooms.get(gid) is room:
+                del self.rooms[gid]
+            log.info("game dropped", extra={"game": gid, "why": why})
+            self.gauges()
+        if reclaim:  # (a no-op when it is not ours any more)
+            self.spawn(self._reclaim(gid))
+
+    def gauges(self) -> None:
+        counts = {"onecard": 0, "penalty_rows": 0, "hakka": 0}
+        players = 0
+        for room in self.rooms.values():
+            if room.hosted.finished:
+                continue
+            counts[room.game] = counts.get(room.game, 0) + 1
+            pres = room.hosted.engine.presence
+            players += sum(1 for s in range(room.hosted.engine.n) if pres.is_active_human(s))
+        for g, n in counts.items():
+            m.games_live.labels(g).set(n)
+        m.players.set(players)
 
     # ======================================================================
     # creating and claiming games
@@ -173,7 +264,7 @@ class Shard(Leases, Clocks, Handover):
                           seed: int | None = None, game_id: str = "") -> str:
         if self.draining:
             raise RuntimeError("shard is draining")
-        if sum(1 for g in self.games.values() if not g.hosted.finished) >= self.cfg.capacity:
+        if sum(1 for r in self.rooms.values() if not r.hosted.finished) >= self.cfg.capacity:
             raise RuntimeError(f"shard is full ({self.cfg.capacity} games)")
         watch = True  # the table option ``spectators`` (관전), not the engine's
         if isinstance(options, dict) and "spectators" in options:
@@ -202,23 +293,22 @@ class Shard(Leases, Clocks, Handover):
                                "reason": "create", "origin_ms": now}}
             seq = await records.append(self.js, subject, claim, seq, f"{gid}:c1")
             await self.directory.put(gid, orjson.dumps(hosted.directory_entry()))
-        except Exception:
-            # no half-made game left behind: the caller places it again
+        except Exception:  # noqa: BLE001 - re-raised: no half-made game left behind
+            # (the caller places it again)
             try:
                 await self.owners.delete(gid, last=rev)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - logged; the first error is the one raised
                 log.warning("cannot remove owner entry of failed game", extra={"game": gid})
             raise
-        live = Live(hosted, 1, rev, seq, 0, self.loop.time())
-        await self._host(live, "create")
+        await self._host(Room(self, hosted, 1, rev, seq, 0, self.loop.time()), "create")
         return gid
 
     async def _claim(self, gid: str, reason: str, rev: int, epoch: int, *,
                      dead_renewed_ms: int = 0) -> bool:
         """Take a game: owner entry (revision check), record replay, claim
         marker (fences the old owner), then serve it."""
-        if gid in self.games or gid in self.claiming:
-            return gid in self.games
+        if gid in self.rooms or gid in self.claiming:
+            return gid in self.rooms
         self.claiming.add(gid)
         owned = False  # the owner entry names us: a failure from here on retries
         try:
@@ -264,32 +354,25 @@ class Shard(Leases, Clocks, Handover):
                 break
             else:
                 return False
-            live = Live(hosted, epoch + 1, new_rev, seq, t, self.loop.time())
-            live.msg_no = len(rec.entries) + len(rec.markers) + 2
+            room = Room(self, hosted, epoch + 1, new_rev, seq, t, self.loop.time())
+            room.msg_no = len(rec.entries) + len(rec.markers) + 2
             if hosted.finished:
-                self.games[gid] = live
-                await self._finalize(live)
+                self.rooms[gid] = room
+                await room.finalize()
                 return True
-            await self._host(live, reason)
+            await self._host(room, reason)
             log.info("claimed game", extra={"game": gid, "reason": reason, "t": t,
                                              "inputs": len(rec.entries)})
             return True
-        except Exception:
+        except Exception:  # noqa: BLE001 - logged; an owned game is re-claimed below
             log.exception("claim failed", extra={"game": gid})
             return False
         finally:
             self.claiming.discard(gid)
-            if owned and gid not in self.games and not self.stopping.is_set():
+            if owned and gid not in self.rooms and not self.stopping.is_set():
                 # e.g. the record stream between leaders: nobody else will
                 # take a game whose owner entry names us, so keep trying
-                asyncio.ensure_future(self._reclaim(gid))
-
-    def _engine_failed(self, live: Live) -> None:
-        """The engine raised mid-input: its state can no longer be trusted.
-        Drop it and rebuild the game from the record (which holds only
-        accepted inputs)."""
-        self._drop(live, "engine error")
-        asyncio.ensure_future(self._reclaim(live.game_id))
+                self.spawn(self._reclaim(gid))
 
     async def _reclaim(self, gid: str) -> None:
         """Re-host a game this shard dropped after an append failure (NATS
@@ -305,8 +388,8 @@ class Shard(Leases, Clocks, Handover):
 
     async def _reclaim_loop(self, gid: str) -> None:
         delay = 0.25
-        while not self.stopping.is_set() and gid not in self.games:
-            await self._nats_back(delay)  # at once when NATS reconnects
+        while not self.stopping.is_set() and gid not in self.rooms:
+            await self.nats_back_wait(delay)  # at once when NATS reconnects
             delay = min(delay * 2, 1.0)
             if not self.nc.is_connected:
                 continue
@@ -330,306 +413,425 @@ class Shard(Leases, Clocks, Handover):
             if await self._claim(gid, "failover", entry.revision or 0, int(own.get("epoch", 0))):
                 return
 
-    async def _host(self, live: Live, reason: str) -> None:
-        gid = live.game_id
-        self.games[gid] = live
-        live.idle.set()
-        live.subs = [
-            await self.nc.subscribe(self.subj.cmd(gid), cb=self._cmd_cb(live)),
-            await self.nc.subscribe(self.subj.sync(gid), cb=self._sync_cb(live)),
-        ]
-        # The server must route the game's subjects to us before CreateGame
-        # (or a claim) returns. nats-py's flush() writes its PING ahead of
-        # commands still queued for the flusher task, so push those first.
-        await self.nc._flush_pending(force_flush=True)
-        await self.nc.flush()
-        m.claims.labels(reason).inc()
-        if reason == "handover":
-            m.handovers.labels("in").inc()
-        self._gauges()
-        if reason != "create":  # a One Card window still open: bots may press
-            window = live.hosted.engine.view(None).get("window")
-            if isinstance(window, dict):
-                self._schedule_presses(live, window)
-        self._after_change(live)
-
-    def _drop(self, live: Live, why: str) -> None:
-        """Stop serving a game here (lost, handed over, finished, shutdown)."""
-        if live.gone:
-            return
-        live.gone = True
-        if live.timer is not None:
-            live.timer.cancel()
-        for h in live.windows.values():
-            h.cancel()
-        for task in live.bots.values():
-            task.cancel()
-        for sub in live.subs:
-            asyncio.ensure_future(sub.unsubscribe())
-        # commands not yet durable (and their repeats): not applied after all
-        for applied, msg, _ in live.pending:
-            if msg is not None:
-                self._respond(msg, refusal("game_unavailable", applied.entry.get("cmd")))
-        for (_, cmd_id), dups in live.inflight.items():
-            for dup in dups:
-                self._respond(dup, refusal("game_unavailable", cmd_id))
-        live.pending.clear()
-        live.inflight.clear()
-        live.idle.set()  # release syncs waiting for durability (they answer unavailable)
-        if self.games.get(live.game_id) is live:
-            del self.games[live.game_id]
-        log.info("game dropped", extra={"game": live.game_id, "why": why})
-        self._gauges()
-
-    def _gauges(self) -> None:
-        counts = {"onecard": 0, "penalty_rows": 0, "hakka": 0}
-        players = 0
-        for live in self.games.values():
-            if live.hosted.finished:
-                continue
-            counts[live.game] = counts.get(live.game, 0) + 1
-            pres = live.hosted.engine.presence
-            players += sum(1 for s in range(live.hosted.engine.n) if pres.is_active_human(s))
-        for g, n in counts.items():
-            m.games_live.labels(g).set(n)
-        m.players.set(players)
-
     # ======================================================================
-    # commands and sync
+    # leases and the owners bucket
     # ======================================================================
-    def _cmd_cb(self, live: Live) -> Any:
-        async def cb(msg: Msg) -> None:
-            self.on_command(live, msg)
-            if self._out:
-                await self._send_out()
-        return cb
+    def _lease_doc(self, now: int) -> bytes:
+        return orjson.dumps({
+            "shard": self.id, "inc": self.inc, "grpc": self.grpc_addr, "renewed_ms": now,
+            "expires_ms": now + self.cfg.lease_ms, "draining": self.draining,
+            "games": len(self.rooms)})
 
-    def _sync_cb(self, live: Live) -> Any:
-        async def cb(msg: Msg) -> None:
-            self.on_sync(live, msg)
-            if self._out:
-                await self._send_out()
-        return cb
+    async def _register_lease(self) -> None:
+        now = wall_ms()
+        self.lease_rev = await self.owners.put(SHARD_PREFIX + self.id, self._lease_doc(now))
+        self.lease_expires = now + self.cfg.lease_ms  # only once it is stored
 
-    async def _send_out(self) -> None:
-        """Publish what the synchronous parts queued (replies, events)."""
-        out, self._out = self._out, []
-        publish = self.nc.publish
-        for subject, data in out:
-            await publish(subject, data)
+    async def _renew(self) -> None:
+        async with self.renew_lock:  # one renewal at a time (the drain renews too)
+            await self._renew_once()
 
-    def _reply(self, msg: Msg, doc: JSON | bytes, t0: float) -> None:
-        if msg.reply:
-            self._out.append((msg.reply, doc if isinstance(doc, bytes) else orjson.dumps(doc)))
-        m.command_latency.observe(time.perf_counter() - t0)
+    async def _renew_once(self) -> None:
+        lapsed = wall_ms() > self.lease_expires  # cut off (frozen, NATS away) past our lease
+        if not await self._update_lease():
+            # Someone declared us dead and took our games: let them go, for
+            # good (a new incarnation; the games' new owners are valid).
+            log.error("lease lost: another shard took over my games", extra={"shard": self.id})
+            for room in list(self.rooms.values()):
+                m.losses.inc()
+                self.drop(room, "lease lost")
+            self.inc = secrets.token_hex(4)
+            await self._register_lease()
+            lapsed = True
+        if lapsed:
+            self._after_cutoff()
 
-    def on_command(self, live: Live, msg: Msg) -> None:
-        t0 = time.perf_counter()
-        game = live.game
-        try:
-            req = orjson.loads(msg.data)
-        except orjson.JSONDecodeError:
-            req = None
-        if not isinstance(req, dict):
-            m.commands.labels(game, "refused").inc()
-            return self._reply(msg, refusal("bad_request"), t0)
-        player, cmd_id, action = req.get("player"), req.get("cmd_id"), req.get("action")
-        if not isinstance(cmd_id, str) or not cmd_id or len(cmd_id) > CMD_ID_MAX:
-            m.commands.labels(game, "refused").inc()
-            return self._reply(msg, refusal("bad_request", cmd_id if isinstance(
-                cmd_id, str) else None), t0)
-        if not isinstance(player, str):
-            m.commands.labels(game, "refused").inc()
-            return self._reply(msg, refusal("bad_request", cmd_id), t0)
-        if live.gone or live.frozen:  # lost, or being handed over: retry finds the owner
-            m.commands.labels(game, "error").inc()
-            return self._reply(msg, refusal("game_unavailable", cmd_id), t0)
-        hosted = live.hosted
-        seen = hosted.seen(player, cmd_id)
-        if seen is not None:
-            m.commands.labels(game, "duplicate").inc()
-            waiting = live.inflight.get((player, cmd_id))
-            if waiting is not None:  # first one not durable yet: answer with it
-                waiting.append(msg)
-                return None
-            return self._reply(msg, seen, t0)
-        seat = hosted.seat_of(player)
-        if seat is None:
-            m.commands.labels(game, "refused").inc()
-            return self._reply(msg, refusal("not_seated", cmd_id), t0)
-        if not isinstance(action, dict):
-            m.commands.labels(game, "refused").inc()
-            reply = orjson.dumps(refusal("bad_action", cmd_id, "잘못된 요청이에요."))
-            hosted.remember(player, cmd_id, reply)
-            return self._reply(msg, reply, t0)
-        if "auto" in action:
-            # ``auto`` marks the shard's own autopilot/bot actions (it keeps
-            # autopilot on); a player can never send it for themselves.
-            action = {k: v for k, v in action.items() if k != "auto"}
-        if hosted.engine.presence.substituted[seat]:
-            # RULES.md 4: a bot took the seat; the player may watch (sync)
-            # but not retake it — no game or presence action of theirs
-            m.commands.labels(game, "refused").inc()
-            reply = orjson.dumps(refusal("seat_is_bot", cmd_id, message_for("seat_is_bot")))
-            hosted.remember(player, cmd_id, reply)
-            return self._reply(msg, reply, t0)
-        t = live.now_t(self.loop.time())
-        try:
-            out = hosted.apply(t, seat, action, player=player, cmd_id=cmd_id,
-                               server_ms=wall_ms())
-        except Exception:  # an engine bug must not take the shard down
-            log.exception("engine error", extra={"game": live.game_id, "action": action})
-            m.commands.labels(game, "error").inc()
-            self._reply(msg, refusal("internal_error", cmd_id), t0)
-            self._engine_failed(live)
-            return None
-        if isinstance(out, Result):
-            m.commands.labels(game, "refused").inc()
-            reply = orjson.dumps({"ok": False, "cmd_id": cmd_id, "code": out.code,
-                                  "message": out.message})
-            hosted.remember(player, cmd_id, reply)
-            return self._reply(msg, reply, t0)
-        m.commands.labels(game, "ok").inc()
-        live.inflight[(player, cmd_id)] = []
-        self._submit(live, out, msg, t0)
-        return None
-
-    def on_sync(self, live: Live, msg: Msg) -> None:
-        try:
-            req = orjson.loads(msg.data)
-        except orjson.JSONDecodeError:
-            req = None
-        if not isinstance(req, dict):
-            return self._respond(msg, refusal("bad_request"))
-        if req.get("spectator"):
-            if not live.hosted.spectators:  # the host turned 관전 off
-                return self._respond(msg, refusal("no_spectating"))
-            player = None
-        else:
-            player = req.get("player")
-            if not isinstance(player, str) or player not in live.hosted.players:
-                return self._respond(msg, refusal("not_seated"))
-        last = req.get("last_seq", 0)
-        if not isinstance(last, int) or isinstance(last, bool):
-            return self._respond(msg, refusal("bad_request"))
-        if live.pending or live.flushing:  # answer only with durable events
-            asyncio.ensure_future(self._sync_later(live, msg, player, last))
-            return None
-        return self._respond(msg, live.hosted.sync(player, last, wall_ms(),
-                                                   live.now_t(self.loop.time())))
-
-    async def _sync_later(self, live: Live, msg: Msg, player: str | None, last: int) -> None:
-        await live.idle.wait()
-        if live.gone:  # its last events may never have been durable here
-            self._respond(msg, refusal("game_unavailable"))
-        else:
-            self._respond(msg, live.hosted.sync(player, last, wall_ms(),
-                                                live.now_t(self.loop.time())))
-
-    def _respond(self, msg: Msg, doc: JSON | bytes) -> None:
-        if msg.reply:
-            self._out.append((msg.reply, doc if isinstance(doc, bytes) else orjson.dumps(doc)))
-            if len(self._out) == 1:
-                self.loop.call_soon(self._kick)
-
-    def _kick(self) -> None:
-        if self._out:
-            asyncio.ensure_future(self._send_out())
-
-    # ======================================================================
-    # write-ahead, then publish
-    # ======================================================================
-    def _submit(self, live: Live, applied: Applied, msg: Msg | None, t0: float = 0.0) -> None:
-        live.pending.append((applied, msg, t0))
-        live.idle.clear()
-        if not live.flushing:
-            live.flushing = True
-            asyncio.ensure_future(self._flush(live))
-        for ev in applied.result.events:
-            if ev.type == "one_card_window":
-                self._schedule_presses(live, ev.data)
-        self._after_change(live)
-
-    async def _flush(self, live: Live) -> None:
-        subject = self.subj.record(live.game_id)
-        try:
-            while live.pending and not live.gone:
-                batch, live.pending = live.pending, []
-                entries = [a.entry for a, _, _ in batch]
-                doc = entries[0] if len(entries) == 1 else {"inputs": entries}
-                live.msg_no += 1
-                t0 = time.perf_counter()
+    async def _update_lease(self) -> bool:
+        """Renew our lease entry (revision check); False: it is not ours any more."""
+        key = SHARD_PREFIX + self.id
+        for attempt in range(2):
+            now = wall_ms()
+            try:
+                self.lease_rev = await asyncio.wait_for(
+                    self.owners.update(key, self._lease_doc(now), last=self.lease_rev),
+                    KV_TIMEOUT_S)
+                self.lease_expires = now + self.cfg.lease_ms
+                return True
+            except KeyWrongLastSequenceError:
+                # A renewal of ours whose answer we never got (timed out, NATS
+                # restart) may have been stored after all: then it is ours.
                 try:
-                    live.last_seq = await records.append(
-                        self.js, subject, doc, live.last_seq,
-                        f"{live.game_id}:{live.epoch}:{live.msg_no}")
-                except records.Fenced:
-                    m.record_append_failures.inc()
+                    entry = await asyncio.wait_for(self.owners.get(key), KV_TIMEOUT_S)
+                    mine = parse_lease(orjson.loads(entry.value or b"{}"), entry.revision or 0)
+                except NotFoundError:
+                    return False
+                if attempt or (mine.shard, mine.inc) != (self.id, self.inc):
+                    return False
+                self.lease_rev = mine.revision
+        return False
+
+    def _after_cutoff(self) -> None:
+        """Our lease had run out before this renewal: our view of the bucket
+        is stale. Claim nothing for one more lease (every live shard renews
+        meanwhile, the watch catches up), and ask the bucket who owns each
+        game we still host."""
+        self.claims_from = max(self.claims_from, self.loop.time() + self.cfg.lease_ms / 1000)
+        log.warning("lease had lapsed: re-checking my games, no claims for %d ms",
+                    self.cfg.lease_ms, extra={"shard": self.id, "games": len(self.rooms)})
+        self.spawn(self._recheck_ownership("lease lapsed"))
+
+    async def _recheck_ownership(self, why: str) -> None:
+        """Re-read the owner entry of every game hosted here: drop those that
+        name another owner (or are gone); re-arm the rest (timers, bots)."""
+        sem = asyncio.Semaphore(32)
+
+        async def one(room: Room) -> None:
+            async with sem:
+                if room.gone or room.frozen:
+                    return
+                try:
+                    entry = await asyncio.wait_for(self.owners.get(room.game_id), KV_TIMEOUT_S)
+                    own = orjson.loads(entry.value or b"{}")
+                except NotFoundError:
+                    own = None
+                except Exception:  # noqa: BLE001 - NATS not back yet: the watch will tell
+                    room.after_change()
+                    return
+                if room.gone:
+                    return
+                if own is None and room.hosted.finished:
+                    return  # finished and released here
+                if own is None or (own.get("shard"), own.get("inc")) != (self.id, self.inc):
+                    owner = "nobody" if own is None else str(own.get("shard"))
+                    log.warning("game taken by another shard",
+                                extra={"game": room.game_id, "owner": owner, "why": why})
                     m.losses.inc()
-                    log.warning("fenced: another shard owns the game",
-                                extra={"game": live.game_id})
-                    live.pending[:0] = batch
-                    self._drop(live, "fenced")
-                    asyncio.ensure_future(self._reclaim(live.game_id))  # only if still ours
+                    self.drop(room, "taken by " + owner)
                     return
-                except Exception:
-                    m.record_append_failures.inc()
-                    log.exception("record append failed", extra={"game": live.game_id})
-                    live.pending[:0] = batch
-                    self._drop(live, "append failed")
-                    # its unacknowledged inputs are gone (their commands got
-                    # game_unavailable); take the game back from its record
-                    asyncio.ensure_future(self._reclaim(live.game_id))
-                    return
-                m.record_append.observe(time.perf_counter() - t0)
-                self._publish(live, batch)
-                await self._send_out()
-        finally:
-            live.flushing = False
-            if not live.pending:
-                live.idle.set()
-        if live.hosted.finished and not live.finalized and not live.gone:
-            await self._finalize(live)
+                room.after_change()
 
-    def _publish(self, live: Live, batch: list[tuple[Applied, Msg | None, float]]) -> None:
-        subj, out = self.subj, self._out
-        for applied, msg, t0 in batch:
-            for pid, frame in applied.frames:
-                target = subj.public(live.game_id) if pid is None else subj.player_events(pid)
-                out.append((target, frame))
-            reply = applied.reply
-            if reply is not None:
-                key = (applied.entry["player"], applied.entry["cmd"])
-                dups = live.inflight.pop(key, [])
-                if msg is not None:
-                    self._reply(msg, reply, t0)
-                for dup in dups:
-                    self._respond(dup, reply)
+        await asyncio.gather(*(one(r) for r in list(self.rooms.values())))
 
-    async def _finalize(self, live: Live) -> None:
-        """A finished game: result stream, directory, owner entry released."""
-        live.finalized = True
-        hosted = live.hosted
-        if live.timer is not None:
-            live.timer.cancel()
-        gid = live.game_id
+    async def _on_disconnected(self) -> None:
+        log.warning("nats disconnected")
+
+    async def _on_reconnected(self) -> None:
+        """NATS is back (a restarted server, or another member of the
+        cluster): renew the lease at once, wake every request waiting for
+        NATS (bot asks, re-claims), and re-check each game's owner (which
+        re-arms its timer and re-asks its bots)."""
+        log.warning("nats reconnected: resuming games", extra={"games": len(self.rooms)})
+        self.nats_back_at = self.loop.time()
+        self.nats_back.set()
+        self.nats_back = asyncio.Event()
+
+        async def resume() -> None:
+            lapsed = wall_ms() > self.lease_expires  # then the renewal re-checks
+            try:
+                await self._renew()
+            except Exception as exc:  # noqa: BLE001 - the lease loop retries
+                log.warning("lease renewal after reconnect failed: %r", exc)
+            if not lapsed:
+                await self._recheck_ownership("nats reconnected")
+        self.spawn(resume())
+
+    async def _lease_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.cfg.renew_ms / 1000)
+            try:
+                await self._renew()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - NATS hiccup: retry next tick
+                log.warning("lease renewal failed: %r", exc)
+
+    async def _watchdog(self) -> None:
+        """The owners watch must see our own lease renewals (every renew_ms);
+        when it has gone quiet (e.g. after a NATS restart) start a new one, or
+        failover detection would go blind."""
+        quiet = max(3.0, 6 * self.cfg.renew_ms / 1000)
+        while True:
+            await asyncio.sleep(1.0)
+            if self.loop.time() - self.watch_seen < quiet or not self.nc.is_connected:
+                continue
+            log.warning("owners watch went quiet: restarting it")
+            self.watch_task.cancel()
+            try:
+                await self.watcher.stop()  # type: ignore[no-untyped-call]
+            except Exception:  # noqa: BLE001 - the old watch is dead anyway
+                pass
+            try:
+                self.watcher = await self.owners.watchall()
+            except Exception as exc:  # noqa: BLE001 - NATS trouble: try again in a second
+                log.warning("cannot watch owners: %r", exc)
+                continue
+            self.watch_seen = self.loop.time()
+            self.watch_task = self.spawn(self._watch_owners(), "watch-owners")
+
+    async def _watch_owners(self) -> None:
+        while True:
+            try:
+                entry = await self.watcher.updates(timeout=3600)  # type: ignore[no-untyped-call]
+            except NatsTimeout:
+                continue
+            self.watch_seen = self.loop.time()
+            if entry is None:
+                continue
+            if entry.operation in (KV_DEL, KV_PURGE) or not entry.value:
+                self.book.on_delete(entry.key)
+                continue
+            try:
+                self.book.on_put(entry.key, orjson.loads(entry.value), entry.revision or 0)
+            except (ValueError, KeyError, TypeError):
+                log.warning("bad owners entry %s", entry.key)
+                continue
+            own = self.book.owners.get(entry.key)
+            room = self.rooms.get(entry.key)
+            if room is not None and (entry.revision or 0) < room.owner_rev:
+                continue  # older than our own claim: stale news
+            if room is not None and own is not None and (own.shard, own.inc) != (self.id, self.inc):
+                if not room.frozen:
+                    log.warning("game taken by another shard",
+                                extra={"game": entry.key, "owner": own.shard})
+                    m.losses.inc()
+                self.drop(room, "taken by " + own.shard)
+
+    async def _orphan_loop(self) -> None:
+        """Claim games whose owner's lease ran out (failover)."""
+        await asyncio.sleep(0.5)
+        while True:
+            await asyncio.sleep(0.2)
+            if self.draining:
+                continue
+            try:
+                await self._claim_orphans()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - logged; the scan runs again in 0.2 s
+                log.exception("orphan scan failed")
+
+    def may_claim(self) -> bool:
+        """Failover claims only from a shard whose own lease is current and
+        that was not cut off within the last lease (its view may be stale)."""
+        return (not self.draining and wall_ms() <= self.lease_expires
+                and self.loop.time() >= self.claims_from)
+
+    async def _claim_orphans(self) -> None:
+        if not self.may_claim():
+            return
+        now = wall_ms()
+        orphans = self.book.orphaned(now, self.id)
+        if not orphans:
+            return
+        takers = self.book.takers(now)
+        picked = []
+        for gid, own, lease in orphans:
+            if gid in self.rooms or gid in self.claiming:
+                continue
+            chosen = rendezvous(gid, takers)
+            # the chosen shard claims at once; others step in when it did not
+            overdue = lease is None or lease.expires_ms < now - 2000
+            if chosen != self.id and not overdue:
+                continue
+            picked.append((gid, own))
+        if not picked:
+            return
+        fresh: dict[str, Lease | None] = {}
+        sem = asyncio.Semaphore(32)
+
+        async def run(gid: str, seen: Owner) -> None:
+            async with sem:
+                got = await self._still_orphaned(gid, seen, fresh)
+                if got is not None and self.may_claim():
+                    own, dead_renewed = got
+                    await self._claim(gid, "failover", own.revision, own.epoch,
+                                      dead_renewed_ms=dead_renewed)
+
+        await asyncio.gather(*(run(gid, own) for gid, own in picked))
+        # a dead shard whose games are all gone: remove its lease entry
+        for lease in list(self.book.leases.values()):
+            if lease.expires_ms < now - self.cfg.lease_ms and lease.shard != self.id and not any(
+                    o.shard == lease.shard and o.inc == lease.inc
+                    for o in self.book.owners.values()):
+                try:
+                    await self.owners.delete(SHARD_PREFIX + lease.shard, last=lease.revision)
+                except Exception:  # noqa: BLE001 - someone else did, or it came back
+                    pass
+
+    # ======================================================================
+    # heartbeats and summaries
+    # ======================================================================
+    async def _heartbeat(self) -> None:
+        live = [r for r in self.rooms.values() if not r.hosted.finished]
+        players = sum(len(r.hosted.players) for r in live)
+        await self.nc.publish(self.subj.heartbeat, orjson.dumps({
+            "shard": self.id, "grpc": self.grpc_addr, "games": len(live), "players": players,
+            "draining": self.draining, "capacity": self.cfg.capacity, "ts": wall_ms()}))
+
+    async def _heartbeat_loop(self) -> None:
+        frozen_at = 0
+        while True:
+            try:
+                await self._heartbeat()
+                self.gauges()
+                if len(self.rooms) >= frozen_at + 50:
+                    # Games are long-lived: move them out of the collector's
+                    # sight so full passes stay short (PERFORMANCE.md).
+                    gc.freeze()
+                    frozen_at = len(self.rooms)
+                elif len(self.rooms) < frozen_at - 50:
+                    frozen_at = len(self.rooms)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - NATS hiccup: the next beat is in 1 s
+                log.warning("heartbeat failed: %r", exc)
+            await asyncio.sleep(1.0)
+
+    async def _lease_now(self, shard: str, fresh: dict[str, Lease | None]) -> Lease | None:
+        """``shard``'s lease as the bucket holds it now (cached in ``fresh``
+        for one scan; the book learns it too)."""
+        if shard not in fresh:
+            try:
+                entry = await asyncio.wait_for(self.owners.get(SHARD_PREFIX + shard),
+                                               KV_TIMEOUT_S)
+                value = orjson.loads(entry.value or b"{}")
+                fresh[shard] = parse_lease(value, entry.revision or 0)
+                self.book.on_put(SHARD_PREFIX + shard, value, entry.revision or 0)
+            except NotFoundError:
+                fresh[shard] = None
+        return fresh[shard]
+
+    async def _still_orphaned(self, gid: str, seen: Owner, fresh: dict[str, Lease | None]
+                              ) -> tuple[Owner, int] | None:
+        """Check a game the book calls orphaned against the bucket itself:
+        ``(owner, dead_renewed_ms)`` when its owner's lease of the same
+        ``inc`` is really gone or expired, else None (never on the watch's
+        word alone: after a freeze or a NATS outage the book is stale)."""
+
+        def valid(lease: Lease | None, inc: str) -> bool:
+            return lease is not None and lease.inc == inc and lease.expires_ms >= wall_ms()
+
         try:
-            await self.js.publish(self.subj.result(hosted.setup.game),
-                                  orjson.dumps(hosted.result_doc()),
-                                  headers={records.MSG_ID: f"result:{gid}"})
-            await self.directory.put(gid, orjson.dumps(hosted.directory_entry()))
-            await self.owners.delete(gid)
-        except Exception:
-            log.exception("finalize failed", extra={"game": gid})
-        ended_by = hosted.engine.result().get("ended_by")
-        if ended_by == ABANDONED:  # RULES.md 4: every human away 10 min
-            m.games_abandoned.labels(hosted.setup.game).inc()
-        log.info("game finished", extra={"game": gid, "inputs": hosted.inputs,
-                                          "ended_by": ended_by})
-        self._gauges()
+            if valid(await self._lease_now(seen.shard, fresh), seen.inc):
+                return None  # one read per shard and scan settles most
+            entry = await asyncio.wait_for(self.owners.get(gid), KV_TIMEOUT_S)
+            doc = orjson.loads(entry.value or b"{}")
+            own = Owner(str(doc["shard"]), str(doc.get("inc", "")), int(doc.get("epoch", 0)),
+                        entry.revision or 0)
+            lease = await self._lease_now(own.shard, fresh)
+        except NotFoundError:
+            return None  # finished meanwhile
+        except Exception as exc:  # noqa: BLE001 - NATS trouble: next scan
+            log.debug("cannot check owner of %s: %r", gid, exc)
+            return None
+        if valid(lease, own.inc) or (own.shard, own.inc) == (self.id, self.inc):
+            return None
+        dead_renewed = lease.renewed_ms if lease is not None and lease.inc == own.inc else 0
+        return own, dead_renewed
 
-        def forget() -> None:
-            if self.games.get(gid) is live:
-                self._drop(live, "finished")
-        self.loop.call_later(FINISHED_KEEP_S, forget)
+    def lease_of(self, shard: str) -> Lease | None:
+        return self.book.leases.get(shard)
 
+    async def owner_of(self, gid: str) -> str | None:
+        try:
+            entry = await self.owners.get(gid)
+        except (NotFoundError, KeyError):
+            return None
+        if not entry.value:
+            return None
+        return str(orjson.loads(entry.value).get("shard"))
+
+    # ======================================================================
+    # drain and handover
+    # ======================================================================
+    async def drain(self, timeout_s: float | None = None) -> dict[str, int]:
+        """Stop taking games; hand every live game to other shards."""
+        if not self.draining:
+            self.draining = True
+            m.draining.set(1)
+            log.info("draining", extra={"games": len(self.rooms)})
+            try:
+                await self._renew()
+                await self._heartbeat()
+            except Exception:  # noqa: BLE001 - the lease and heartbeat loops tell the others
+                pass
+        deadline = self.loop.time() + (timeout_s or self.cfg.drain_timeout_s)
+        handed = 0
+        finished = sum(1 for r in self.rooms.values() if r.hosted.finished)
+        while self.loop.time() < deadline:
+            live_games = [r for r in self.rooms.values() if not r.hosted.finished]
+            for r in [r for r in self.rooms.values() if r.hosted.finished]:
+                if r.finalized:
+                    self.drop(r, "drain")
+            if not live_games:
+                break
+            takers = self.book.takers(wall_ms(), exclude=self.id)
+            if not takers:
+                log.warning("no other shard to hand games to; their leases will expire and "
+                            "the next shard to start takes them",
+                            extra={"games": len(live_games)})
+                break
+            by_target: dict[str, list[Room]] = {}
+            for g in live_games:
+                by_target.setdefault(rendezvous(g.game_id, takers) or takers[0], []).append(g)
+            results = await asyncio.gather(*(self._handover(tgt, gs)
+                                             for tgt, gs in by_target.items()))
+            handed += sum(results)
+            if sum(results) == 0:
+                await asyncio.sleep(0.5)
+        left = sum(1 for r in self.rooms.values() if not r.hosted.finished)
+        finished = max(finished, len(self.rooms) - left)
+        return {"handed_over": handed, "finished": finished, "left": left}
+
+    async def _handover(self, target: str, games: list[Room], chunk: int = 100) -> int:
+        done = 0
+        for i in range(0, len(games), chunk):
+            part = games[i:i + chunk]
+            ready = await asyncio.gather(*(g.freeze(target) for g in part))
+            offer = [{"game_id": g.game_id, "rev": g.owner_rev, "epoch": g.epoch}
+                     for g, ok in zip(part, ready, strict=True) if ok]
+            if not offer:
+                continue
+            try:
+                msg = await self.nc.request(self.subj.adopt(target),
+                                            orjson.dumps({"from": self.id, "games": offer}),
+                                            timeout=10)
+                taken = set(orjson.loads(msg.data).get("taken", []))
+            except Exception as exc:  # noqa: BLE001 - no answer: serve them here again
+                log.warning("handover to %s failed: %r", target, exc)
+                taken = set()
+            for g, ok in zip(part, ready, strict=True):
+                if not ok:
+                    continue
+                if g.game_id in taken:
+                    m.handovers.labels("out").inc()
+                    self.drop(g, f"handed over to {target}")
+                    done += 1
+                else:  # not taken: serve it again
+                    g.thaw()
+        return done
+
+    async def _on_adopt(self, msg: Msg) -> None:
+        try:
+            req = orjson.loads(msg.data)
+            games = req["games"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            return self.out.reply(msg, {"taken": [], "error": "bad_request"})
+        if self.draining:
+            return self.out.reply(msg, {"taken": []})
+        sem = asyncio.Semaphore(32)
+
+        async def take(g: Any) -> str | None:
+            try:
+                gid, rev, epoch = str(g["game_id"]), int(g["rev"]), int(g["epoch"])
+            except (KeyError, TypeError, ValueError):
+                return None
+            async with sem:
+                ok = await self._claim(gid, "handover", rev, epoch)
+                return gid if ok else None
+
+        if not isinstance(games, list):
+            return self.out.reply(msg, {"taken": [], "error": "bad_request"})
+        got = await asyncio.gather(*(take(g) for g in games))
+        self.out.reply(msg, {"taken": [x for x in got if x]})
+        return None

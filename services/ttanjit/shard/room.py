@@ -1,0 +1,703 @@
+"""One game hosted by this shard, with everything around it (like a Colyseus
+``Room``): the sans-I/O :class:`~ttanjit.shard.game.HostedGame`, its
+subscriptions, its clock (one timer at the engine's next deadline), its bot
+seats and ``[원카드!]`` presses, the write-ahead append to its record and the
+publishing of its events and replies. The :class:`~ttanjit.shard.service.Shard`
+owns the rooms (and their ownership: leases, claims, drain).
+
+One command, in this file, in order (docs/protocol.md 1):
+
+1. :meth:`Room.on_command` (the ``cmd`` subscription): refusals are answered
+   at once through :meth:`Outbox.reply`; an accepted action is applied to
+   the engine at ``t`` from the shard's monotonic clock (:meth:`now_t`);
+2. :meth:`Room.submit` queues it for the write-ahead append (one append in
+   flight per game, pipelined across games) and re-arms the clock and bots;
+3. :meth:`Room.flush` appends the batch to the record (fenced by the
+   expected last sequence, ``ttanjit.shard.records``) and only then
+   :meth:`Room.publish` queues its events and replies, sent by
+   :meth:`Outbox.send`.
+
+Clock inputs (:meth:`Room.fire`), bot actions (:meth:`Room.bot_turn`) and
+presses (:meth:`Room.press`) take steps 2-3 the same way.
+
+A bot decision is asked again (docs/protocol.md 3) while its seat still has
+to act and the game is still hosted here: each request waits at most its
+budget plus a margin (a worker killed mid-decision costs that much, not the
+turn timer); while NATS is away the room waits for it to come back and asks
+at once. The thinking pause is taken once and counts from the game's last
+input (``hosted.last_ms``), and the request (``rng`` included) is the same
+every time, so an answer to a repeated request is the answer the lost one
+would have had.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING
+
+import orjson
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.errors import ConnectionClosedError, NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+
+from ttanjit.games.base import ABANDONED, JSON, Result, message_for
+from ttanjit.shard import metrics as m
+from ttanjit.shard import records
+from ttanjit.shard.game import Applied, HostedGame, refusal
+
+if TYPE_CHECKING:
+    from ttanjit.shard.service import Shard
+
+log = logging.getLogger("ttanjit.shard")
+
+FINISHED_KEEP_S = 30.0  # a finished game answers sync this long, then goes
+CMD_ID_MAX = 64
+SKIP_FOR_BOTS = ("resume", "one_card")
+ASK_MARGIN_S = 0.2  # a bot request waits its budget plus this, then is asked again
+HEDGE_S = 1.0  # no reply this long: the same request once more (first reply wins)
+RETRY_MAX_S = 1.0  # the longest pause between two asks (no worker, NATS away)
+NO_WORKER_GRACE_S = 3.0  # bot-only game: how long to wait for a replacement worker
+
+
+def wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Outbox:
+    """What the shard publishes next, ``(subject, payload)`` in order: events
+    and replies of every room (sent together after each callback and each
+    append), and the one reply path of the shard (:meth:`reply`)."""
+
+    def __init__(self, shard: Shard) -> None:
+        self.shard = shard
+        self.queue: list[tuple[str, bytes]] = []
+
+    def put(self, subject: str, data: bytes) -> None:
+        self.queue.append((subject, data))
+
+    def reply(self, msg: Msg, doc: JSON | bytes, t0: float | None = None) -> None:
+        """Answer a request. ``t0``: when a game command came in (its
+        latency is measured, sent or not). Whoever queued it either sends
+        right after (the subscription callbacks, the append loop) or leaves
+        it to the send this schedules."""
+        if msg.reply:
+            self.queue.append((msg.reply, doc if isinstance(doc, bytes) else orjson.dumps(doc)))
+            if len(self.queue) == 1:
+                self.shard.loop.call_soon(self._kick)
+        if t0 is not None:
+            m.command_latency.observe(time.perf_counter() - t0)
+
+    def _kick(self) -> None:
+        if self.queue:
+            self.shard.spawn(self.send())
+
+    async def send(self) -> None:
+        out, self.queue = self.queue, []
+        publish = self.shard.nc.publish
+        for subject, data in out:
+            await publish(subject, data)
+
+
+class Room:
+    """A game this shard owns right now."""
+
+    def __init__(self, shard: Shard, hosted: HostedGame, epoch: int, owner_rev: int,
+                 last_seq: int, t_base: int, mono_base: float) -> None:
+        self.shard = shard
+        self.out = shard.out
+        self.loop = shard.loop
+        self.hosted = hosted
+        self.epoch = epoch
+        self.owner_rev = owner_rev
+        self.last_seq = last_seq  # stream sequence of the game's last record message
+        self.msg_no = 0  # of this owner's appends (their Nats-Msg-Id)
+        self.t_base = t_base  # game t at mono_base
+        self.mono_base = mono_base
+        # accepted inputs not yet durable: (applied, command msg, its t0)
+        self.pending: list[tuple[Applied, Msg | None, float]] = []
+        self.flushing = False
+        self.idle = asyncio.Event()  # set while nothing waits to be durable
+        self.inflight: dict[tuple[str, str], list[Msg]] = {}  # repeats of pending commands
+        self.timer: asyncio.TimerHandle | None = None
+        self.timer_due = 0.0
+        self.bots: dict[int, asyncio.Task[None]] = {}
+        self.windows: dict[int, asyncio.TimerHandle] = {}  # bot presses
+        self.forget: asyncio.TimerHandle | None = None  # a finished game leaves
+        self.subs: list[Subscription] = []
+        self.gone = False  # lost / handed over / dropped
+        self.frozen = False  # being handed over
+        self.finalized = False
+
+    @property
+    def game_id(self) -> str:
+        return self.hosted.game_id
+
+    @property
+    def game(self) -> str:
+        return self.hosted.setup.game
+
+    def now_t(self, mono: float) -> int:
+        t = self.t_base + int((mono - self.mono_base) * 1000)
+        return max(t, self.hosted.engine.now)
+
+    # ======================================================================
+    # opening and closing
+    # ======================================================================
+    async def subscribe(self) -> None:
+        nc, subj, gid = self.shard.nc, self.shard.subj, self.game_id
+        self.subs = [await nc.subscribe(subj.cmd(gid), cb=self._on_cmd_msg),
+                     await nc.subscribe(subj.sync(gid), cb=self._on_sync_msg)]
+
+    def resume(self, reason: str) -> None:
+        """Start the clock and the bots of a game just hosted here."""
+        if reason != "create":  # a One Card window still open: bots may press
+            window = self.hosted.engine.view(None).get("window")
+            if isinstance(window, dict):
+                self.schedule_presses(window)
+        self.after_change()
+
+    def close(self) -> bool:
+        """Stop serving the game here (False: it was closed already).
+        Commands not yet durable (and their repeats) are answered
+        ``game_unavailable``: not applied after all."""
+        if self.gone:
+            return False
+        self.gone = True
+        for h in (self.timer, self.forget, *self.windows.values()):
+            if h is not None:
+                h.cancel()
+        for task in self.bots.values():
+            task.cancel()
+        for sub in self.subs:
+            self.shard.spawn(sub.unsubscribe())
+        for applied, msg, _ in self.pending:
+            if msg is not None:
+                self.out.reply(msg, refusal("game_unavailable", applied.entry.get("cmd")))
+        for (_, cmd_id), dups in self.inflight.items():
+            for dup in dups:
+                self.out.reply(dup, refusal("game_unavailable", cmd_id))
+        self.pending.clear()
+        self.inflight.clear()
+        self.idle.set()  # release syncs waiting for durability (they answer unavailable)
+        return True
+
+    def engine_failed(self) -> None:
+        """The engine raised mid-input: its state can no longer be trusted.
+        Drop it and rebuild the game from the record (which holds only
+        accepted inputs)."""
+        self.shard.drop(self, "engine error", reclaim=True)
+
+    # ======================================================================
+    # commands and sync
+    # ======================================================================
+    async def _on_cmd_msg(self, msg: Msg) -> None:
+        self.on_command(msg)
+        if self.out.queue:
+            await self.out.send()
+
+    async def _on_sync_msg(self, msg: Msg) -> None:
+        self.on_sync(msg)
+        if self.out.queue:
+            await self.out.send()
+
+    def _refuse(self, msg: Msg, t0: float, doc: JSON | bytes, result: str = "refused",
+                remember: tuple[str, str] | None = None) -> None:
+        """Answer a command that changes nothing; ``remember``: (player,
+        cmd_id) whose repeats get the same answer."""
+        m.commands.labels(self.game, result).inc()
+        if remember is not None:
+            doc = orjson.dumps(doc)
+            self.hosted.remember(*remember, doc)
+        self.out.reply(msg, doc, t0)
+
+    def on_command(self, msg: Msg) -> None:
+        t0 = time.perf_counter()
+        try:
+            req = orjson.loads(msg.data)
+        except orjson.JSONDecodeError:
+            req = None
+        if not isinstance(req, dict):
+            return self._refuse(msg, t0, refusal("bad_request"))
+        player, cmd_id, action = req.get("player"), req.get("cmd_id"), req.get("action")
+        if not isinstance(cmd_id, str) or not cmd_id or len(cmd_id) > CMD_ID_MAX:
+            return self._refuse(msg, t0, refusal("bad_request", cmd_id if isinstance(
+                cmd_id, str) else None))
+        if not isinstance(player, str):
+            return self._refuse(msg, t0, refusal("bad_request", cmd_id))
+        if self.gone or self.frozen:  # lost, or being handed over: retry finds the owner
+            return self._refuse(msg, t0, refusal("game_unavailable", cmd_id), "error")
+        hosted = self.hosted
+        seen = hosted.seen(player, cmd_id)
+        if seen is not None:
+            m.commands.labels(self.game, "duplicate").inc()
+            waiting = self.inflight.get((player, cmd_id))
+            if waiting is not None:  # first one not durable yet: answer with it
+                waiting.append(msg)
+                return None
+            return self.out.reply(msg, seen, t0)
+        seat = hosted.seat_of(player)
+        if seat is None:
+            return self._refuse(msg, t0, refusal("not_seated", cmd_id))
+        key = (player, cmd_id)
+        if not isinstance(action, dict):
+            return self._refuse(msg, t0, refusal("bad_action", cmd_id, "잘못된 요청이에요."),
+                                remember=key)
+        if "auto" in action:
+            # ``auto`` marks the shard's own autopilot/bot actions (it keeps
+            # autopilot on); a player can never send it for themselves.
+            action = {k: v for k, v in action.items() if k != "auto"}
+        if hosted.engine.presence.substituted[seat]:
+            # RULES.md 4: a bot took the seat; the player may watch (sync)
+            # but not retake it — no game or presence action of theirs
+            return self._refuse(msg, t0, refusal("seat_is_bot", cmd_id,
+                                                 message_for("seat_is_bot")), remember=key)
+        try:
+            out = hosted.apply(self.now_t(self.loop.time()), seat, action, player=player,
+                               cmd_id=cmd_id, server_ms=wall_ms())
+        except Exception:  # noqa: BLE001 - an engine bug must not take the shard down
+            log.exception("engine error", extra={"game": self.game_id, "action": action})
+            self._refuse(msg, t0, refusal("internal_error", cmd_id), "error")
+            self.engine_failed()
+            return None
+        if isinstance(out, Result):
+            return self._refuse(msg, t0, {"ok": False, "cmd_id": cmd_id, "code": out.code,
+                                          "message": out.message}, remember=key)
+        m.commands.labels(self.game, "ok").inc()
+        self.inflight[key] = []
+        self.submit(out, msg, t0)
+        return None
+
+    def on_sync(self, msg: Msg) -> None:
+        try:
+            req = orjson.loads(msg.data)
+        except orjson.JSONDecodeError:
+            req = None
+        if not isinstance(req, dict):
+            return self.out.reply(msg, refusal("bad_request"))
+        if req.get("spectator"):
+            if not self.hosted.spectators:  # the host turned 관전 off
+                return self.out.reply(msg, refusal("no_spectating"))
+            player = None
+        else:
+            player = req.get("player")
+            if not isinstance(player, str) or player not in self.hosted.players:
+                return self.out.reply(msg, refusal("not_seated"))
+        last = req.get("last_seq", 0)
+        if not isinstance(last, int) or isinstance(last, bool):
+            return self.out.reply(msg, refusal("bad_request"))
+        if self.pending or self.flushing:  # answer only with durable events
+            self.shard.spawn(self._sync_later(msg, player, last))
+            return None
+        return self.out.reply(msg, self.hosted.sync(player, last, wall_ms(),
+                                                    self.now_t(self.loop.time())))
+
+    async def _sync_later(self, msg: Msg, player: str | None, last: int) -> None:
+        await self.idle.wait()
+        if self.gone:  # its last events may never have been durable here
+            self.out.reply(msg, refusal("game_unavailable"))
+        else:
+            self.out.reply(msg, self.hosted.sync(player, last, wall_ms(),
+                                                 self.now_t(self.loop.time())))
+
+    # ======================================================================
+    # write-ahead, then publish
+    # ======================================================================
+    def submit(self, applied: Applied, msg: Msg | None, t0: float = 0.0) -> None:
+        self.pending.append((applied, msg, t0))
+        self.idle.clear()
+        if not self.flushing:
+            self.flushing = True
+            self.shard.spawn(self.flush())
+        for ev in applied.result.events:
+            if ev.type == "one_card_window":
+                self.schedule_presses(ev.data)
+        self.after_change()
+
+    async def flush(self) -> None:
+        subject = self.shard.subj.record(self.game_id)
+        try:
+            while self.pending and not self.gone:
+                batch, self.pending = self.pending, []
+                entries = [a.entry for a, _, _ in batch]
+                doc = entries[0] if len(entries) == 1 else {"inputs": entries}
+                self.msg_no += 1
+                t0 = time.perf_counter()
+                try:
+                    self.last_seq = await records.append(
+                        self.shard.js, subject, doc, self.last_seq,
+                        f"{self.game_id}:{self.epoch}:{self.msg_no}")
+                except records.Fenced:
+                    m.record_append_failures.inc()
+                    m.losses.inc()
+                    log.warning("fenced: another shard owns the game",
+                                extra={"game": self.game_id})
+                    self.pending[:0] = batch
+                    self.shard.drop(self, "fenced", reclaim=True)  # reclaimed only if still ours
+                    return
+                except Exception:  # noqa: BLE001 - any failure (NATS away, no stream leader, a timeout) is handled alike
+                    m.record_append_failures.inc()
+                    log.exception("record append failed", extra={"game": self.game_id})
+                    self.pending[:0] = batch
+                    # its unacknowledged inputs are gone (their commands get
+                    # game_unavailable); take the game back from its record
+                    self.shard.drop(self, "append failed", reclaim=True)
+                    return
+                m.record_append.observe(time.perf_counter() - t0)
+                self.publish(batch)
+                await self.out.send()
+        finally:
+            self.flushing = False
+            if not self.pending:
+                self.idle.set()
+        if self.hosted.finished and not self.finalized and not self.gone:
+            await self.finalize()
+
+    def publish(self, batch: list[tuple[Applied, Msg | None, float]]) -> None:
+        """Queue the events of durable inputs and the replies to their commands."""
+        subj, put = self.shard.subj, self.out.put
+        for applied, msg, t0 in batch:
+            for pid, frame in applied.frames:
+                put(subj.public(self.game_id) if pid is None else subj.player_events(pid), frame)
+            reply = applied.reply
+            if reply is not None:
+                key = (applied.entry["player"], applied.entry["cmd"])
+                dups = self.inflight.pop(key, [])
+                if msg is not None:
+                    self.out.reply(msg, reply, t0)
+                for dup in dups:
+                    self.out.reply(dup, reply)
+
+    async def finalize(self) -> None:
+        """A finished game: result stream, directory, owner entry released."""
+        shard = self.shard
+        self.finalized = True
+        hosted = self.hosted
+        if self.timer is not None:
+            self.timer.cancel()
+        gid = self.game_id
+        try:
+            await shard.js.publish(shard.subj.result(hosted.setup.game),
+                                   orjson.dumps(hosted.result_doc()),
+                                   headers={records.MSG_ID: f"result:{gid}"})
+            await shard.directory.put(gid, orjson.dumps(hosted.directory_entry()))
+            await shard.owners.delete(gid)
+        except Exception:  # noqa: BLE001 - logged; the game is over either way
+            log.exception("finalize failed", extra={"game": gid})
+        ended_by = hosted.engine.result().get("ended_by")
+        if ended_by == ABANDONED:  # RULES.md 4: every human away 10 min
+            m.games_abandoned.labels(hosted.setup.game).inc()
+        log.info("game finished", extra={"game": gid, "inputs": hosted.inputs,
+                                          "ended_by": ended_by})
+        shard.gauges()
+
+        def forget() -> None:
+            if shard.rooms.get(gid) is self:
+                shard.drop(self, "finished")
+        self.forget = self.loop.call_later(FINISHED_KEEP_S, forget)
+
+    # ======================================================================
+    # handover (the shard drains)
+    # ======================================================================
+    async def freeze(self, target: str) -> bool:
+        """Stop the game here and append the handover marker (with the exact t)."""
+        self.frozen = True
+        for sub in self.subs:
+            await sub.unsubscribe()
+        self.subs = []
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        for task in list(self.bots.values()):
+            task.cancel()
+        self.bots.clear()
+        try:  # inputs already accepted become durable first
+            await asyncio.wait_for(self.idle.wait(), 5.0)
+        except TimeoutError:
+            self.thaw()
+            return False
+        if self.gone:
+            return False
+        t = self.now_t(self.loop.time())
+        self.msg_no += 1
+        try:
+            self.last_seq = await records.append(
+                self.shard.js, self.shard.subj.record(self.game_id),
+                {"handover": {"from": self.shard.id, "to": target, "t": t}}, self.last_seq,
+                f"{self.game_id}:{self.epoch}:{self.msg_no}")
+        except Exception:  # noqa: BLE001 - fenced or NATS trouble: keep serving it here
+            log.exception("handover marker failed", extra={"game": self.game_id})
+            self.thaw()
+            return False
+        return True
+
+    def thaw(self) -> None:
+        """Serve a game again that was not handed over after all."""
+        self.frozen = False
+        if self.gone:
+            return
+
+        async def resub() -> None:
+            await self.subscribe()
+            self.after_change()
+        self.shard.spawn(resub())
+
+    # ======================================================================
+    # the clock: one timer at the engine's next deadline
+    # ======================================================================
+    def after_change(self) -> None:
+        if self.gone:
+            return
+        self.schedule_bots()
+        self.arm()
+
+    def arm(self) -> None:
+        eng = self.hosted.engine
+        nd = None if eng.finished else eng.next_deadline()
+        if nd is None:
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            return
+        if not self.hosted.has_active_humans() and not self.bots:
+            # bot-only game: played out at once; nobody can act until the
+            # deadline, so its clock jumps there
+            now_t = self.now_t(self.loop.time())
+            if nd > now_t:
+                self.t_base += nd - now_t
+        due = self.mono_base + (nd - self.t_base) / 1000
+        if self.timer is not None:
+            if abs(self.timer_due - due) < 0.0005:
+                return
+            self.timer.cancel()
+        self.timer_due = due
+        self.timer = self.loop.call_at(due, self.fire, nd)
+
+    def fire(self, nd: int) -> None:
+        self.timer = None
+        if self.gone:
+            return
+        mono = self.loop.time()
+        m.timer_lag.observe(max(0.0, mono - self.timer_due))
+        t = max(self.now_t(mono), nd)
+        try:
+            out = self.hosted.apply(t, server_ms=wall_ms())
+        except Exception:  # noqa: BLE001 - an engine bug: rebuild the game from its record
+            log.exception("engine error on a clock input", extra={"game": self.game_id})
+            self.engine_failed()
+            return
+        if isinstance(out, Result):  # cannot happen for a clock input; keep going
+            log.error("clock input refused", extra={"game": self.game_id, "code": out.code})
+            return
+        self.submit(out, None)
+
+    # ======================================================================
+    # bot seats (RULES.md 4) and their [원카드!] presses (RULES.md 1.7)
+    # ======================================================================
+    def schedule_bots(self) -> None:
+        hosted = self.hosted
+        if hosted.finished:
+            return
+        for seat in hosted.driven_seats():
+            if seat in self.bots or not self._has_bot_action(seat):
+                continue
+            self.bots[seat] = self.shard.spawn(self.bot_turn(seat))
+
+    def _has_bot_action(self, seat: int) -> bool:
+        acts = self.hosted.engine.legal_actions(seat)
+        return any(a.get("type") not in SKIP_FOR_BOTS for a in acts)
+
+    def _bot_must_act(self, seat: int) -> bool:
+        """The shard plays ``seat`` and it has a game action to take now."""
+        hosted = self.hosted
+        if self.gone or self.frozen or hosted.finished or seat not in hosted.driven_seats():
+            return False
+        return self._has_bot_action(seat)
+
+    async def bot_turn(self, seat: int) -> None:
+        """Ask the bot pool for ``seat``'s action and apply it (same
+        validation as a human's command); ask again while the seat still has
+        to act and the game is still ours (worker lost, NATS away)."""
+        from ttanjit.bots import timing
+
+        hosted = self.hosted
+        version = hosted.version
+        try:
+            level = hosted.level_of(seat)
+            # deterministic per game seed (RULES.md 4, docs/protocol.md 3)
+            seed = hash((hosted.setup.seed, hosted.inputs, seat)) & 0xFFFFFFFF
+            if hosted.has_active_humans():
+                # The pause counts from the game's last input: after a
+                # failover (the game already stood still for seconds) the
+                # bot does not make the players wait a second time.
+                waited = max(0, wall_ms() - hosted.last_ms) if hosted.last_ms else 0
+                pause = timing.thinking_ms(level, seed) - waited
+                if pause > 0:
+                    await asyncio.sleep(pause / 1000)
+                if self.gone or hosted.finished:
+                    return
+            version = hosted.version
+            auto = hosted.on_autopilot(seat)
+            reply = await self._ask_bot(seat, level, version, seed)
+            if reply is None or self.gone or hosted.finished:
+                return
+            action = reply.get("action") if isinstance(reply, dict) else None
+            if not isinstance(action, dict):
+                return
+            if auto:
+                action = {**action, "auto": True}
+            try:
+                out = hosted.apply(self.now_t(self.loop.time()), seat, action,
+                                   server_ms=wall_ms(), by="bot")
+            except Exception:  # noqa: BLE001 - an engine bug: rebuild the game from its record
+                log.exception("engine error on a bot action", extra={"game": self.game_id})
+                self.engine_failed()
+                return
+            if isinstance(out, Result):
+                log.debug("bot action refused", extra={"game": self.game_id, "seat": seat,
+                                                       "code": out.code})
+                return
+            if self.bots.get(seat) is asyncio.current_task():
+                del self.bots[seat]
+            self.submit(out, None)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - e.g. a malformed reply: logged, the turn timer acts
+            log.exception("bot turn failed", extra={"game": self.game_id, "seat": seat})
+        finally:
+            if self.bots.get(seat) is asyncio.current_task():
+                del self.bots[seat]
+                if not self.gone:
+                    if hosted.version != version:
+                        self.after_change()
+                    elif not self.bots:
+                        self.arm()
+
+    async def _ask_bot(self, seat: int, level: str, version: int, seed: int) -> JSON | None:
+        """The bot pool's reply for ``seat`` (None: give up — the seat no
+        longer has to act, the game left this shard, or a bot-only game has
+        no worker to ask: its own timeout rule acts)."""
+        shard, hosted = self.shard, self.hosted
+        game = hosted.setup.game
+        rng = (seed * 2654435761 + 1) & 0x7FFFFFFF  # same request every time it is asked
+        pause, lost_worker = 0.1, False
+        no_worker_since: float | None = None
+        while True:
+            if (shard.rooms.get(self.game_id) is not self or hosted.version != version
+                    or not self._bot_must_act(seat)):
+                return None
+            if not shard.nc.is_connected:
+                await shard.nats_back_wait(RETRY_MAX_S)
+                continue
+            eng = hosted.engine
+            nd = eng.next_deadline()
+            budget = shard.cfg.bot_budget_ms
+            if nd is not None and hosted.has_active_humans():
+                now_t = self.now_t(self.loop.time())
+                budget = max(50, min(budget, nd - now_t - 100))
+            req = {"game": game, "level": level, "seat": seat, "view": eng.view(seat),
+                   "budget_ms": budget, "rng": rng}
+            t0 = time.perf_counter()
+            try:
+                msg = await self._hedged_request(orjson.dumps(req),
+                                                 budget / 1000 + ASK_MARGIN_S)
+            except NoRespondersError:
+                m.bot_timeouts.labels(game).inc()
+                now = self.loop.time()
+                no_worker_since = now if no_worker_since is None else no_worker_since
+                if not hosted.has_active_humans():
+                    # bot-only: its clock waits for us. Wait for a worker
+                    # only when one was lost just now (or NATS came back).
+                    recent = lost_worker or now - shard.nats_back_at < NO_WORKER_GRACE_S
+                    if not recent or now - no_worker_since > NO_WORKER_GRACE_S:
+                        return None
+                await shard.nats_back_wait(pause)
+                pause = min(pause * 2, RETRY_MAX_S)
+                continue
+            except (TimeoutError, NatsTimeout, ConnectionClosedError) as exc:
+                # the worker died mid-decision, or NATS went away: ask again
+                m.bot_timeouts.labels(game).inc()
+                lost_worker = True
+                log.info("bot decision lost: asking again",
+                         extra={"game": self.game_id, "seat": seat, "error": repr(exc)})
+                await shard.nats_back_wait(0.05)
+                continue
+            except Exception as exc:  # noqa: BLE001 - e.g. reconnecting: wait for NATS
+                m.bot_timeouts.labels(game).inc()
+                log.info("bot request failed: asking again",
+                         extra={"game": self.game_id, "seat": seat, "error": repr(exc)})
+                await shard.nats_back_wait(pause)
+                pause = min(pause * 2, RETRY_MAX_S)
+                continue
+            m.bot_request.labels(game).observe(time.perf_counter() - t0)
+            reply = orjson.loads(msg.data)
+            return reply if isinstance(reply, dict) else None
+
+    async def _hedged_request(self, data: bytes, timeout: float) -> Msg:
+        """One bot request; when no reply came within ``HEDGE_S`` (a worker
+        lost with the request, e.g. its NATS server went away) the same
+        request again, the first reply winning. Decisions take 50-200 ms
+        (``ttanjit.bots.worker.LEVEL_CAP_MS``), so this is rare when healthy."""
+        nc, subject = self.shard.nc, self.shard.subj.bots_decide
+        tasks = {asyncio.ensure_future(nc.request(subject, data, timeout=timeout))}
+        try:
+            done, _ = await asyncio.wait(tasks, timeout=min(HEDGE_S, timeout))
+            if not done:
+                tasks.add(asyncio.ensure_future(nc.request(subject, data, timeout=timeout)))
+            # the first to finish decides: a reply, or an error (a timeout or
+            # no responders: the caller asks again at once, a fresh pair)
+            done, tasks = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task.exception() is None:
+                    return task.result()
+            raise next(iter(done)).exception()  # type: ignore[misc]
+        finally:
+            for task in tasks:  # the requests live no longer than this call
+                task.cancel()
+
+    def schedule_presses(self, window: JSON) -> None:
+        """RULES 1.7 / 4: bot-played seats press [원카드!] after their
+        reaction delay (``ttanjit.bots.timing``), only while that window is
+        still open (bots never make false calls). In bot-only games (played
+        out at once, no real time) nobody presses: windows expire."""
+        from ttanjit.bots import timing
+
+        hosted = self.hosted
+        if not hosted.has_active_humans():
+            return
+        for seat in hosted.driven_seats():
+            old = self.windows.pop(seat, None)
+            if old is not None:
+                old.cancel()
+            seed = hash((hosted.setup.seed, hosted.inputs, seat, 1)) & 0xFFFFFFFF
+            delay = timing.press_delay_ms(hosted.level_of(seat), seed)
+            if delay is None:
+                continue
+            self.windows[seat] = self.loop.call_later(delay / 1000, self.press, seat,
+                                                      dict(window))
+
+    def press(self, seat: int, window: JSON) -> None:
+        self.windows.pop(seat, None)
+        hosted = self.hosted
+        if self.gone or self.frozen or hosted.finished:
+            return
+        now = hosted.engine.view(seat).get("window")
+        if not isinstance(now, dict) or now.get("holder") != window.get("holder") or now.get(
+                "closes_at") != window.get("closes_at"):
+            return  # closed (or another window): no false calls
+        if seat not in hosted.driven_seats():
+            return
+        action: JSON = {"type": "one_card"}
+        if hosted.on_autopilot(seat):
+            action["auto"] = True
+        try:
+            out = hosted.apply(self.now_t(self.loop.time()), seat, action, server_ms=wall_ms(),
+                               by="bot")
+        except Exception:  # noqa: BLE001 - an engine bug: rebuild the game from its record
+            log.exception("engine error on a press", extra={"game": self.game_id})
+            self.engine_failed()
+            return
+        if not isinstance(out, Result):
+            self.submit(out, None)
