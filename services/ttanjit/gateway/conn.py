@@ -2,9 +2,11 @@
 NATS subscription (game events, lobby notifications, take-over requests).
 
 The transport is anything with the small :class:`Transport` protocol (the
-ASGI WebSocket in ``app``). Frames are handled one at a time in arrival
-order; server frames are numbered and sent under one lock, so ``seq`` on the
-wire is always increasing.
+ASGI WebSocket in ``app``); what the connection needs from its gateway is
+the :class:`GatewayLink` protocol (``app.Gateway`` in the process, a fake in
+tests/unit/test_gateway_connection.py). Frames are handled one at a time in
+arrival order; server frames are numbered and sent under one lock, so
+``seq`` on the wire is always increasing.
 """
 
 from __future__ import annotations
@@ -13,24 +15,27 @@ import asyncio
 import logging
 import secrets
 import time
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 import grpc
 import orjson
 
 from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
+from ttanjit.gateway.auth import Tokens
 from ttanjit.gateway.errors import FrameError
-from ttanjit.gateway.finals import final_frame
-from ttanjit.common.nats import GAMES_BUCKET
-from ttanjit.gateway.limits import EMOTE_BURST, EMOTE_RATE, EMOTES, MAX_FRAME, TokenBucket, \
-    limits_json
+from ttanjit.gateway.limits import (
+    EMOTE_BURST,
+    EMOTE_RATE,
+    EMOTES,
+    MAX_FRAME,
+    TokenBucket,
+    limits_json,
+)
 from ttanjit.gateway.session import Session, new_session_id
 from ttanjit.matchmaker.options import check_seats
-from ttanjit.v1 import matchmaker_pb2
-
-if TYPE_CHECKING:
-    from ttanjit.gateway.app import Gateway
+from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 
 # a lobby call rides out a matchmaker failover (a new leader in ~2.5 s)
 LOBBY_TIMEOUT_S = 10
@@ -51,8 +56,35 @@ class Transport(Protocol):
     async def close(self, code: int, reason: str) -> None: ...
 
 
+class GatewayLink(Protocol):
+    """What a :class:`Connection` needs from its gateway (``app.Gateway``):
+    tokens, the matchmaker, the shard calls, sessions, and the player's
+    NATS subjects. Nothing else of the gateway is reached from here."""
+
+    tokens: Tokens  # sign-in tokens (hello)
+    mm: matchmaker_pb2_grpc.MatchmakerStub  # lobby calls
+
+    def register(self, conn: Connection) -> None: ...
+    def unregister(self, conn: Connection) -> None: ...
+    async def take_over(self, player: str, new: Connection) -> Session | None: ...
+    async def save(self, s: Session, pointer: bool = True) -> None: ...
+    async def command(self, game_id: str, player: str, cmd_id: str, action: dict[str, Any],
+                      total_s: float = 5.0) -> dict[str, Any]: ...
+    async def sync(self, s: Session, last_seq: int | None) -> dict[str, Any] | None: ...
+    async def player_state(self, player: str) -> dict[str, Any] | None: ...
+    async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None: ...
+    async def subscribe_player(self, player: str,
+                               cb: Callable[[Any], Awaitable[None]]) -> Any: ...
+    async def table_players(self, game_id: str) -> list[str]: ...
+    async def publish_lobby(self, player: str, data: bytes) -> None: ...
+
+
+# Called by Connection.finish before the session is saved (spectate.stop joins here).
+ON_FINISH: list[Callable[[Connection], Awaitable[None]]] = []
+
+
 class Connection:
-    def __init__(self, gw: Gateway, transport: Transport, proto: bool,
+    def __init__(self, gw: GatewayLink, transport: Transport, proto: bool,
                  url_token: str | None = None) -> None:
         self.gw = gw
         self.t = transport
@@ -192,7 +224,7 @@ class Connection:
         if catch_up is None and sess.game_id:
             # the game is gone from its shard (finished over 30 s ago): how it
             # ended comes from the game directory (RULES.md 4, abandonment too)
-            final = await final_frame(self.gw.nc, sess.game_id, sess.player)
+            final = await self.gw.final_frame(sess.game_id, sess.player)
             sess.game_id, sess.seat = "", None
         result = ""
         if resumed:
@@ -256,11 +288,7 @@ class Connection:
     async def subscribe(self) -> None:
         s = self.session
         assert s is not None
-        # A client that stops reading holds its messages here; past the limit
-        # NATS drops them, and the next event's gap triggers a sync instead.
-        self.sub = await self.gw.nc.subscribe(self.gw.subjects.player_all(s.player),
-                                              cb=self.on_msg, pending_msgs_limit=4096,
-                                              pending_bytes_limit=8 * 1024 * 1024)
+        self.sub = await self.gw.subscribe_player(s.player, self.on_msg)
 
     async def on_msg(self, msg: Any) -> None:
         kind = msg.subject.rsplit(".", 1)[-1]
@@ -376,9 +404,8 @@ class Connection:
                     await self.sub.unsubscribe()
                 except Exception:
                     pass
-            from ttanjit.gateway.spectate import stop as stop_watching  # 관전 (issue 15)
-
-            await stop_watching(self)
+            for hook in ON_FINISH:  # 관전 (spectate.stop)
+                await hook(self)
             self.gw.unregister(self)
             if not self.replaced:
                 s.closed_ms = now_ms()
@@ -505,15 +532,13 @@ class Connection:
             raise FrameError("too_many_emotes")
         if self._table[0] != gid:
             try:
-                kv = await self.gw.nc.jetstream().key_value(GAMES_BUCKET)
-                entry = orjson.loads((await kv.get(gid)).value or b"{}")
-                self._table = (gid, [str(p) for p in (entry.get("players") or {})])
+                self._table = (gid, await self.gw.table_players(gid))
             except Exception:  # noqa: BLE001 - the directory is away: nobody else hears it
                 self._table = ("", [s.player])
         frame = orjson.dumps({"type": "emote", "game_id": gid, "seat": s.seat,
                               "emote": f["emote"]})
         for pid in self._table[1] or [s.player]:
-            await self.gw.nc.publish(self.gw.subjects.player_lobby(pid), frame)
+            await self.gw.publish_lobby(pid, frame)
 
     async def h_ratings(self, f: dict[str, Any]) -> None:
         state = await self.gw.player_state(self._player_ref().player)
@@ -561,7 +586,7 @@ class Connection:
             raise FrameError("not_in_game")
         reply = await self.gw.sync(s, None)
         if reply is None:
-            final = await final_frame(self.gw.nc, gid, s.player)
+            final = await self.gw.final_frame(gid, s.player)
             if final is None:
                 raise FrameError("game_unavailable")
             self.finished_game = True  # gone from its shard: finished

@@ -1,0 +1,358 @@
+"""``gateway.conn.Connection`` on its own: frames in, frames out.
+
+The connection runs for real (codec, session numbering, rate limits, tokens,
+the handlers); only the two boundaries it is given are fakes: a transport
+that keeps what is sent, and a gateway implementing ``conn.GatewayLink``
+(shard replies, matchmaker replies and NATS are scripted there)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import pytest
+
+from ttanjit.gateway import codec
+from ttanjit.gateway.auth import Tokens
+from ttanjit.gateway.conn import Connection, GatewayLink
+from ttanjit.gateway.limits import MAX_FRAME
+from ttanjit.gateway.session import Session
+from ttanjit.v1 import matchmaker_pb2
+
+NOW = 1_700_000_000_000
+
+
+class FakeTransport:
+    def __init__(self) -> None:
+        self.sent: list[str | bytes] = []
+        self.closed: tuple[int, str] | None = None
+
+    async def send_text(self, data: str) -> None:
+        self.sent.append(data)
+
+    async def send_bytes(self, data: bytes) -> None:
+        self.sent.append(data)
+
+    async def close(self, code: int, reason: str) -> None:
+        self.closed = (code, reason)
+
+    def frames(self) -> list[dict[str, Any]]:
+        return [codec.decode_server_proto(d) if isinstance(d, bytes) else orjson.loads(d)
+                for d in self.sent]
+
+
+class FakeMatchmaker:
+    """The gRPC stub's calls the connection makes, answered from a script."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.enqueue_error = ""
+
+    async def Enqueue(self, req: Any, timeout: float) -> Any:  # noqa: N802 - gRPC names
+        self.calls.append(("Enqueue", req))
+        return matchmaker_pb2.EnqueueReply(error_code=self.enqueue_error, ticket="t-1")
+
+    async def Away(self, req: Any, timeout: float) -> Any:  # noqa: N802
+        self.calls.append(("Away", req))
+        return matchmaker_pb2.RematchReply()
+
+
+@dataclass
+class Sub:
+    player: str
+    cb: Callable[[Any], Awaitable[None]]
+    unsubscribed: bool = False
+
+    async def unsubscribe(self) -> None:
+        self.unsubscribed = True
+
+
+@dataclass
+class Msg:
+    subject: str
+    data: bytes
+
+
+class FakeGateway:
+    """``GatewayLink`` with scripted shard and directory answers."""
+
+    def __init__(self) -> None:
+        self.tokens = Tokens("s" * 32)
+        self.mm: Any = FakeMatchmaker()
+        self.registered: list[Connection] = []
+        self.saved: list[dict[str, Any]] = []
+        self.commands: list[tuple[str, str, str, dict[str, Any]]] = []
+        self.command_reply: dict[str, Any] = {"ok": True, "seq": 7}
+        self.syncs: list[tuple[str, int | None]] = []
+        self.sync_reply: dict[str, Any] | None = None
+        self.state: dict[str, Any] | None = {"ratings": [], "game_id": ""}
+        self.prior: Session | None = None
+        self.subs: list[Sub] = []
+        self.published: list[tuple[str, dict[str, Any]]] = []
+        self.tables: dict[str, list[str]] = {}
+        self.finals: dict[str, dict[str, Any]] = {}
+
+    def register(self, conn: Connection) -> None:
+        self.registered.append(conn)
+
+    def unregister(self, conn: Connection) -> None:
+        self.registered.remove(conn)
+
+    async def take_over(self, player: str, new: Connection) -> Session | None:
+        return self.prior
+
+    async def save(self, s: Session, pointer: bool = True) -> None:
+        self.saved.append(s.to_json())
+
+    async def command(self, game_id: str, player: str, cmd_id: str, action: dict[str, Any],
+                      total_s: float = 5.0) -> dict[str, Any]:
+        self.commands.append((game_id, player, cmd_id, action))
+        return dict(self.command_reply)
+
+    async def sync(self, s: Session, last_seq: int | None) -> dict[str, Any] | None:
+        self.syncs.append((s.game_id, last_seq))
+        return self.sync_reply
+
+    async def player_state(self, player: str) -> dict[str, Any] | None:
+        return self.state
+
+    async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None:
+        return self.finals.get(game_id)
+
+    async def subscribe_player(self, player: str,
+                               cb: Callable[[Any], Awaitable[None]]) -> Any:
+        self.subs.append(Sub(player, cb))
+        return self.subs[-1]
+
+    async def table_players(self, game_id: str) -> list[str]:
+        return self.tables[game_id]
+
+    async def publish_lobby(self, player: str, data: bytes) -> None:
+        self.published.append((player, orjson.loads(data)))
+
+
+def _link(gw: FakeGateway) -> GatewayLink:
+    return gw  # the fake satisfies the protocol (checked by mypy here)
+
+
+def make(proto: bool = False) -> tuple[Connection, FakeTransport, FakeGateway]:
+    gw, t = FakeGateway(), FakeTransport()
+    return Connection(_link(gw), t, proto), t, gw
+
+
+def token(gw: FakeGateway, player: str = "p1", nick: str = "하나") -> str:
+    tok, _ = gw.tokens.issue(player, nick, NOW * 2)
+    return tok
+
+
+async def send(c: Connection, frame: dict[str, Any]) -> None:
+    await c.on_frame(orjson.dumps(frame).decode())
+
+
+async def hello(c: Connection, gw: FakeGateway, t: FakeTransport) -> dict[str, Any]:
+    before = len(t.sent)
+    await send(c, {"type": "hello", "token": token(gw)})
+    welcome = t.frames()[before]
+    assert welcome["type"] == "welcome"
+    return welcome
+
+
+async def test_frames_before_hello_are_refused() -> None:
+    c, t, _ = make()
+    await send(c, {"type": "ping"})
+    await c.on_frame("{not json")
+    await send(c, {"type": "no_such_frame"})
+    assert [(f["type"], f["code"]) for f in t.frames()] == [
+        ("error", "unauthenticated"), ("error", "bad_frame"), ("error", "unknown_type")]
+    assert [f["seq"] for f in t.frames()] == [0, 0, 0]  # no session: unnumbered
+
+
+async def test_a_frame_too_large_is_refused_unread() -> None:
+    c, t, _ = make()
+    await c.on_frame("x" * (MAX_FRAME + 1))
+    assert t.frames()[0]["code"] == "frame_too_large"
+
+
+async def test_hello_welcomes_registers_and_subscribes() -> None:
+    c, t, gw = make()
+    welcome = await hello(c, gw, t)
+    assert (welcome["player"], welcome["nickname"], welcome["resumed"]) == ("p1", "하나", False)
+    assert welcome["seq"] == 1 and welcome["limits"]["max_frame"] == MAX_FRAME
+    assert gw.registered == [c] and [s.player for s in gw.subs] == ["p1"]
+    assert gw.saved and gw.saved[-1]["player"] == "p1"
+    await send(c, {"type": "hello", "token": token(gw)})
+    assert t.frames()[-1]["code"] == "already_hello"
+
+
+async def test_a_bad_token_is_refused() -> None:
+    c, t, gw = make()
+    await send(c, {"type": "hello", "token": "nope.nope"})
+    assert t.frames()[-1]["code"] == "bad_token" and c.session is None
+
+
+async def test_ping_answers_pong_with_the_clients_time() -> None:
+    c, t, gw = make()
+    await hello(c, gw, t)
+    await send(c, {"type": "ping", "client_ms": 123})
+    pong = t.frames()[-1]
+    assert (pong["type"], pong["client_ms"], pong["seq"]) == ("pong", 123, 2)
+
+
+async def test_hello_takes_up_the_game_the_player_sits_in() -> None:
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 2}
+    gw.sync_reply = {"seq": 5, "view": {"seat": 2, "turn": 0}, "game": "g1"}
+    welcome = await hello(c, gw, t)
+    assert (welcome["game_id"], welcome["seat"]) == ("g1", 2)
+    view = t.frames()[-1]
+    assert (view["type"], view["game_id"], view["game_seq"], view["resync"]) == (
+        "view", "g1", 5, True)
+    assert gw.commands[-1][3] == {"type": "reconnect"}
+
+
+async def test_an_action_goes_to_the_shard_and_its_result_comes_back() -> None:
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 0}
+    gw.sync_reply = {"seq": 3, "view": {"seat": 0}, "game": "g1"}
+    await hello(c, gw, t)
+    await send(c, {"type": "action", "game_id": "g1", "cmd_id": "c1",
+                   "action": {"type": "play", "card": "S7"}})
+    assert gw.commands[-1] == ("g1", "p1", "c1", {"type": "play", "card": "S7"})
+    result = t.frames()[-1]
+    assert (result["type"], result["cmd_id"], result["game_seq"]) == ("result", "c1", 7)
+    gw.command_reply = {"ok": False, "code": "not_your_turn", "message": "차례가 아니에요"}
+    await send(c, {"type": "action", "cmd_id": "c2", "action": {"type": "draw"}})
+    err = t.frames()[-1]
+    assert (err["type"], err["code"], err["ref"], err["cmd_id"], err["message"]) == (
+        "error", "not_your_turn", "action", "c2", "차례가 아니에요")
+
+
+@pytest.mark.parametrize(("frame", "code"), [
+    ({"game_id": "other", "cmd_id": "c", "action": {"type": "draw"}}, "not_in_game"),
+    ({"seat": 3, "cmd_id": "c", "action": {"type": "draw"}}, "not_your_seat"),
+    ({"cmd_id": "", "action": {"type": "draw"}}, "bad_cmd_id"),
+    ({"cmd_id": "c", "action": {}}, "missing_field"),
+    ({"cmd_id": "c", "action": {"type": "disconnect"}}, "reserved_action"),
+])
+async def test_actions_the_gateway_refuses_itself(frame: dict[str, Any], code: str) -> None:
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 0}
+    gw.sync_reply = {"seq": 3, "view": {"seat": 0}, "game": "g1"}
+    await hello(c, gw, t)
+    sent = len(gw.commands)
+    await send(c, {"type": "action", **frame})
+    assert t.frames()[-1]["code"] == code
+    assert len(gw.commands) == sent  # nothing reached the shard
+
+
+async def test_events_arrive_in_order_and_a_gap_asks_for_a_sync() -> None:
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 1}
+    gw.sync_reply = {"seq": 1, "view": {"seat": 1}, "game": "g1"}
+    await hello(c, gw, t)
+    on_msg = gw.subs[0].cb
+    ev = {"game": "g1", "seq": 2, "t": 10, "event": {"type": "played", "seat": 0}}
+    await on_msg(Msg("ttanjit.v1.player.p1.events", orjson.dumps(ev)))
+    await on_msg(Msg("ttanjit.v1.player.p1.events", orjson.dumps(ev)))  # a duplicate
+    frames = [f for f in t.frames() if f["type"] == "event"]
+    assert [(f["game_seq"], f["event"]["type"]) for f in frames] == [(2, "played")]
+    gw.sync_reply = {"game": "g1", "events": [
+        {"game": "g1", "seq": 3, "t": 11, "event": {"type": "drew", "seat": 1}},
+        {"game": "g1", "seq": 4, "t": 12, "event": {"type": "played", "seat": 2}}]}
+    late = {"game": "g1", "seq": 5, "t": 13, "event": {"type": "game_over"}}
+    await on_msg(Msg("ttanjit.v1.player.p1.events", orjson.dumps(late)))
+    assert gw.syncs[-1] == ("g1", 2)  # asked for what came after 2
+    frames = [f for f in t.frames() if f["type"] == "event"]
+    assert [f["game_seq"] for f in frames] == [2, 3, 4, 5]
+    assert [f.get("replayed", False) for f in frames] == [False, True, True, False]
+    seqs = [f["seq"] for f in t.frames()]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert c.finished_game
+
+
+async def test_lobby_frames_pass_through_and_matched_brings_the_view() -> None:
+    c, t, gw = make()
+    await hello(c, gw, t)
+    on_msg = gw.subs[0].cb
+    await on_msg(Msg("ttanjit.v1.player.p1.lobby", orjson.dumps({"type": "queue_update",
+                                                                  "waiting": 2})))
+    gw.sync_reply = {"seq": 0, "view": {"seat": 1}, "game": "g9"}
+    await on_msg(Msg("ttanjit.v1.player.p1.lobby", orjson.dumps(
+        {"type": "matched", "game_id": "g9", "game": "onecard", "seat": 1})))
+    kinds = [f["type"] for f in t.frames()]
+    assert kinds[-3:] == ["queue_update", "matched", "view"]
+    assert t.frames()[-1]["resync"] is False and c.session is not None
+    assert (c.session.game_id, c.session.seat) == ("g9", 1)
+
+
+async def test_queue_calls_the_matchmaker() -> None:
+    c, t, gw = make()
+    await hello(c, gw, t)
+    await send(c, {"type": "queue", "game": "onecard", "seats": 3})
+    name, req = gw.mm.calls[-1]
+    assert (name, req.player.player, req.game, req.seats) == ("Enqueue", "p1", "onecard", 3)
+    assert t.frames()[-1] == {**t.frames()[-1], "type": "queued", "game": "onecard",
+                              "seats": 3, "ticket": "t-1"}
+    gw.mm.enqueue_error = "already_queued"
+    await send(c, {"type": "queue", "game": "onecard"})
+    assert (t.frames()[-1]["code"], t.frames()[-1]["ref"]) == ("already_queued", "queue")
+
+
+async def test_emotes_go_to_everyone_at_the_table() -> None:
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 1}
+    gw.sync_reply = {"seq": 1, "view": {"seat": 1}, "game": "g1"}
+    gw.tables["g1"] = ["p0", "p1", "p2"]
+    await hello(c, gw, t)
+    await send(c, {"type": "emote", "emote": "wow"})
+    assert [p for p, _ in gw.published] == ["p0", "p1", "p2"]
+    assert gw.published[0][1] == {"type": "emote", "game_id": "g1", "seat": 1, "emote": "wow"}
+    await send(c, {"type": "emote", "emote": "free text"})
+    assert t.frames()[-1]["code"] == "bad_emote"
+
+
+async def test_sync_of_a_game_gone_from_its_shard_gives_its_end() -> None:
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 0}
+    gw.sync_reply = {"seq": 1, "view": {"seat": 0}, "game": "g1"}
+    await hello(c, gw, t)
+    gw.sync_reply = None
+    gw.finals["g1"] = {"type": "game_result", "game_id": "g1", "game": "onecard"}
+    await send(c, {"type": "sync"})
+    assert t.frames()[-1]["type"] == "game_result" and c.finished_game
+
+
+async def test_finish_tells_the_game_and_saves_the_session() -> None:
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 0}
+    gw.sync_reply = {"seq": 1, "view": {"seat": 0}, "game": "g1"}
+    await hello(c, gw, t)
+    await c.close(1000, "bye")
+    await c.finish()
+    await c.finish()  # idempotent
+    assert t.closed == (1000, "bye") and gw.registered == [] and gw.subs[0].unsubscribed
+    assert [n for n, _ in gw.mm.calls] == ["Away"]
+    assert gw.commands[-1][3] == {"type": "disconnect"}
+    assert gw.saved[-1]["closed_ms"] is not None
+    await send(c, {"type": "ping"})
+    assert t.frames()[-1]["type"] != "pong"  # nothing is sent once closed
+
+
+async def test_the_binary_subprotocol_speaks_protobuf() -> None:
+    c, t, gw = make(proto=True)
+    await c.on_frame(codec.encode_client_proto({"type": "hello", "token": token(gw)}))
+    await c.on_frame(codec.encode_client_proto({"type": "ping", "client_ms": 5}))
+    assert all(isinstance(d, bytes) for d in t.sent)
+    assert [f["type"] for f in t.frames()] == ["welcome", "pong"]
+    await c.on_frame('{"type": "ping"}')  # text on the binary subprotocol
+    assert t.frames()[-1]["code"] == "bad_frame"
+
+
+def test_the_gateway_does_not_import_the_load_tester() -> None:
+    code = ("import sys, ttanjit.gateway.app; "
+            "sys.exit(any(m.startswith('ttanjit.loadtest') for m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
