@@ -46,6 +46,8 @@ $(GEN_STAMP): $(STAMP) $(PROTOS)
 run: install
 	$(BIN)/python -m ttanjit.run
 
+# The web client's node unit tests (node --test, gateway/web/test) run inside
+# pytest: tests/unit/test_web_client_js.py.
 test: install browser pushgateway
 	$(BIN)/python -m pytest -q
 
@@ -55,6 +57,7 @@ test-fast: install
 lint: install
 	$(BIN)/ruff check services tests
 	$(BIN)/mypy services/ttanjit/games
+	cd services/ttanjit/gateway && web/node_modules/.bin/eslint -c web/eslint.config.mjs static/js web
 
 bench: install
 	$(BIN)/python -m ttanjit.bench

@@ -9,8 +9,11 @@ Contract for consumers (shard, gateway, bots, web client):
   ``can_draw``, ``window`` (``{"holder", "closes_at"}`` or None),
   ``false_call_used``, ``dealt``/``eliminated``/``bot``/``autopilot``/
   ``resume_pending``/``connected`` by seat, ``paused``, ``winner``,
-  ``finished``, ``ended_by``, ``turn_ms``, ``t``. ``view(None)`` is the same
-  without ``hand``. Bots compute their plays from a view with
+  ``finished``, ``ended_by``, ``turn_ms``, ``t``; with ``hand`` also
+  ``attack``: ``{card: strength}`` for the attack cards in the hand (2 → 2,
+  A → 3, A♠ and the black joker → 5, the colour joker → 7; RULES 1.5), so a
+  client shows a play's attack without its own table. ``view(None)`` is the
+  same without ``hand``/``attack``. Bots compute their plays from a view with
   :func:`ttanjit.games.onecard_cards.legal_plays`.
 - Events: ``played`` {seat, cards (order used), reordered, suit, pending,
   left, turn}; ``drew`` {seat, count, reason (draw | take |
@@ -30,6 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ttanjit.games.base import JSON
+from ttanjit.games.onecard_cards import STRENGTH
 
 if TYPE_CHECKING:
     from ttanjit.games.onecard import OneCard
@@ -75,6 +79,7 @@ def view(g: OneCard, seat: int | None) -> JSON:
     out["seat"] = seat
     if seat is not None and 0 <= seat < g.n:
         out["hand"] = list(g.hands[seat])
+        out["attack"] = {c: STRENGTH[c] for c in g.hands[seat] if STRENGTH[c]}
         out["false_call_used"] = g.false_call_turn[seat] == g.turn_no
     return out
 

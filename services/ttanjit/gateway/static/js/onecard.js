@@ -11,34 +11,9 @@ import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack } fro
 import { gameHeader, timerEl, refusalBox, resultsPanel } from "./game.js";
 import * as clock from "./clock.js";
 import * as store from "./store.js";
+import { effectText } from "./onecard_text.js";
 
-const ATTACK = { 2: 2, A: 3 };
-function strength(code) {
-  if (code === "AS" || code === "BJ") return 5;
-  if (code === "CJ") return 7;
-  return ATTACK[ocParse(code).rank] || 0;
-}
-
-/** What the selected cards would do (the seed: "고른 카드의 효과를 확인하고"). */
-export function effectText(sel, view) {
-  if (!sel.length) return "";
-  const c = ocParse(sel[0]);
-  const k = sel.length;
-  const atk = sel.reduce((s, x) => s + strength(x), 0);
-  const names = sel.map(ocName).join(" · ");
-  const emptying = k === (view.hand || []).length;
-  let what;
-  if (c.joker) what = `공격 ${atk}장${view.pending ? ` (쌓인 공격 ${view.pending + atk}장을 다음 사람에게 넘겨요)` : ""} · 다음 무늬를 골라요`;
-  else if (atk) what = view.pending ? `공격을 넘겨요: 모두 ${view.pending + atk}장` : `다음 사람에게 공격 ${atk}장`;
-  else if (view.pending && c.rank === "3") what = `공격 ${view.pending}장을 막아요`;
-  else if (c.rank === "7") what = "다음 무늬를 골라요";
-  else if (c.rank === "J") what = k > 1 ? `${k}명을 건너뛰어요` : "다음 사람을 건너뛰어요";
-  else if (c.rank === "Q") what = k % 2 ? "순서 방향이 바뀌어요" : "방향이 두 번 바뀌어 그대로예요";
-  else if (c.rank === "K") what = "한 번 더 해요";
-  else what = "효과 없음";
-  if (emptying && !atk && !c.joker) what = "마지막 카드 — 내면 이겨요";
-  return `${names}: ${what}`;
-}
+export { effectText }; // the preview, pure (onecard_text.js)
 
 function ts(ctl) {
   const v = ctl.view;
@@ -47,7 +22,7 @@ function ts(ctl) {
   if (!st.log) st.log = store.get(`log.${ctl.id}`, []); // the log survives a reload
   const hand = v.hand || [];
   st.sel = st.sel.filter((c) => hand.includes(c));
-  if (st.turnNo !== v.t && v.turn !== ctl.seat()) st.picker = false;
+  if (v.turn !== ctl.seat()) st.picker = false;
   return st;
 }
 
@@ -76,7 +51,6 @@ export function render(ctl, root) {
     if (s === me || !v.dealt?.[s]) continue;
     others.push(s);
   }
-  if (me === null) others.unshift(...[]);
   const opp = h("ol.oc-opponents", {}, others.map((s) => {
     const elim = (v.eliminated || []).includes(s);
     return h("li.opp", { class: [v.turn === s ? "turn" : "", elim ? "out" : ""].join(" "), dataset: { seat: s } },

@@ -1,0 +1,50 @@
+// Unit tests of the web client's pure modules (node's own test runner:
+// `node --test`, run by `make test` through tests/unit/test_web_client_js.py).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import { effectText } from "../../static/js/onecard_text.js";
+import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort } from "../../static/js/cards.js";
+
+test("One Card preview adds up the attack strengths the view carries", () => {
+  const view = { hand: ["2H", "2C", "5S"], pending: 0, attack: { "2H": 2, "2C": 2 } };
+  assert.equal(effectText(["2H", "2C"], view), "♥2 · ♣2: 다음 사람에게 공격 4장");
+  const jokers = { hand: ["BJ", "CJ", "5S"], pending: 0, attack: { BJ: 5, CJ: 7 } };
+  assert.match(effectText(["BJ", "CJ"], jokers), /공격 12장 · 다음 무늬를 골라요/);
+  const passOn = { hand: ["AS", "9D"], pending: 3, attack: { AS: 5 } };
+  assert.equal(effectText(["AS"], passOn), "♠A: 공격을 넘겨요: 모두 8장");
+});
+
+test("One Card preview of cards without attack", () => {
+  const view = { hand: ["3H", "7S", "JD", "JC", "QS", "KH", "5C"], pending: 2, attack: {} };
+  assert.equal(effectText(["3H"], view), "♥3: 공격 2장을 막아요");
+  const calm = { ...view, pending: 0 };
+  assert.equal(effectText(["7S"], calm), "♠7: 다음 무늬를 골라요");
+  assert.equal(effectText(["JD", "JC"], calm), "♦J · ♣J: 2명을 건너뛰어요");
+  assert.equal(effectText(["QS"], calm), "♠Q: 순서 방향이 바뀌어요");
+  assert.equal(effectText(["KH"], calm), "♥K: 한 번 더 해요");
+  assert.equal(effectText(["5C"], calm), "♣5: 효과 없음");
+  assert.equal(effectText(["5C"], { hand: ["5C"], pending: 0 }), "♣5: 마지막 카드 — 내면 이겨요");
+  assert.equal(effectText([], calm), "");
+});
+
+test("One Card card codes", () => {
+  assert.deepEqual(ocParse("10H"), { rank: "10", suit: "H", joker: false });
+  assert.deepEqual(ocParse("CJ"), { rank: "CJ", suit: null, joker: true });
+  assert.equal(ocName("BJ"), "흑백 조커");
+  assert.equal(ocName("AS"), "♠A");
+  assert.equal(ocSort(["KH", "2S", "CJ", "AS"]).length, 4);
+});
+
+test("줄줄이 벌점 card penalties add up to 171", () => {
+  let total = 0;
+  for (let n = 1; n <= 104; n++) total += prPenalty(n);
+  assert.equal(total, 171);
+  assert.deepEqual([55, 11, 10, 5, 1].map(prPenalty), [7, 5, 3, 2, 1]);
+});
+
+test("Hakka card codes sort and parse", () => {
+  const p = hkParse("gon3");
+  assert.equal(typeof p, "object");
+  assert.equal(hkSort(["sin7", "sup3", "gon4"]).length, 3);
+});
