@@ -52,6 +52,9 @@ from ttanjit.gateway.replies import Replies
 from ttanjit.gateway.session import Session
 from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 
+# one NATS request to a game's owner shard before asking again (failover)
+ATTEMPT_S = 1.0
+
 log = logging.getLogger("ttanjit.gateway")
 
 STATIC = Path(__file__).parent / "static"
@@ -191,7 +194,12 @@ class Gateway:
         delay = 0.05
         while True:
             try:
-                msg = await self.replies.request(self.subjects.cmd(game_id), data, 2.0)
+                # a frozen or cut-off owner keeps its subscription but never
+                # answers: ask again soon (the same cmd_id is answered once,
+                # docs/protocol.md 1), so a failover costs the player ~1 s more
+                # at most, not a whole request timeout
+                msg = await self.replies.request(self.subjects.cmd(game_id), data,
+                                                 ATTEMPT_S)
                 reply: dict[str, Any] = orjson.loads(msg.data)
                 return reply
             except (NoRespondersError, NatsTimeout):
@@ -208,7 +216,8 @@ class Gateway:
                              "last_seq": -1 if last_seq is None else last_seq})
         for delay in (0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0):  # rides out a failover (~2 s)
             try:
-                msg = await self.replies.request(self.subjects.sync(s.game_id), data, 2.0)
+                msg = await self.replies.request(self.subjects.sync(s.game_id), data,
+                                                 ATTEMPT_S)
                 reply: dict[str, Any] = orjson.loads(msg.data)
                 if reply.get("ok") is False:
                     return None
