@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import time
@@ -47,7 +48,7 @@ from podkit import ROOT, Chart, Cluster, Pod, free_port
 
 from ttanjit.chaos import audit
 from ttanjit.chaos.drill import DrillPlayer, Ledger
-from ttanjit.common.nats import connect
+from ttanjit.common.nats import GAMES_BUCKET, connect
 from ttanjit.loadtest.player import PlayConfig
 from ttanjit.loadtest.stats import Stats
 
@@ -66,7 +67,11 @@ def now_ms() -> int:
 def cluster(image: str, render: Callable[..., Chart], request: pytest.FixtureRequest,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     chart = render()
-    logdir = tmp_path_factory.mktemp("container-logs")
+    # TTANJIT_CT_LOGS=DIR keeps the containers' logs there (pytest's own
+    # temporary folders are rotated by later runs)
+    keep = os.environ.get("TTANJIT_CT_LOGS")
+    logdir = Path(keep) if keep else tmp_path_factory.mktemp("container-logs")
+    logdir.mkdir(parents=True, exist_ok=True)
     cl = Cluster(image, chart, logdir)
     failed = request.session.testsfailed
     try:
@@ -199,10 +204,29 @@ class Load:
             await asyncio.sleep(0.5)
 
     async def judge(self, since_ms: int = 0, fault_ms: int | None = None) -> audit.Verdict:
-        recs = await audit.fetch(self.nc, sorted(self.ledger.games))
-        acc = [(g, p, c) for g, p, c, t in self.ledger.accepted if t >= since_ms]
-        return audit.judge(recs, acc, since_ms=since_ms, until_ms=now_ms(),
-                           finished=self.ledger.finished, fault_ms=fault_ms, stall_s=15.0)
+        # the accepted commands up to now, taken before the records are read:
+        # the players go on playing meanwhile
+        until = now_ms()
+        acc = [(g, p, c) for g, p, c, t in list(self.ledger.accepted) if since_ms <= t <= until]
+        games = sorted(self.ledger.games)
+        recs = await audit.fetch(self.nc, games)
+        return audit.judge(recs, acc, since_ms=since_ms, until_ms=until,
+                           finished=self.ledger.finished | await self.directory_finished(),
+                           fault_ms=fault_ms, stall_s=15.0)
+
+    async def directory_finished(self) -> set[str]:
+        """Games the game directory (``ttanjit_games``) says are finished:
+        a game over is no stall even if its players missed the last event."""
+        kv = await self.nc.jetstream().key_value(GAMES_BUCKET)
+        out = set()
+        for gid in sorted(self.ledger.games):
+            try:
+                entry = await kv.get(gid)
+            except Exception:  # noqa: BLE001 - not in the directory (yet)
+                continue
+            if orjson.loads(entry.value or b"{}").get("state") == "finished":
+                out.add(gid)
+        return out
 
 
 @pytest.fixture(scope="module")
@@ -380,10 +404,14 @@ async def test_scale_shards_out_and_in_by_the_charts_replicas(
     new = added[0]
     await asyncio.to_thread(new.wait_ready)
     await asyncio.sleep(1.0)  # its first heartbeat reaches the matchmaker
-    load.add(4)  # new players: new tables (least-loaded placement: the new shard)
+    fresh = load.add(4)  # new players: new tables (least-loaded placement: the new shard)
     deadline = time.monotonic() + 60
     while not (placed := await load.live_on(new.name)):
-        assert time.monotonic() < deadline, "the third shard took no new game"
+        if time.monotonic() > deadline:
+            owners = await load.owners()
+            pytest.fail(f"the third shard took no new game: owners {owners}, new players "
+                        f"{[(p.label, p.game_id, owners.get(p.game_id)) for p in fresh]}, "
+                        f"errors {load.errors}", pytrace=False)
         await asyncio.sleep(0.5)
     print(f"\n{new.name} took {len(placed)} new games")
 
@@ -412,7 +440,9 @@ async def test_the_whole_run_lost_no_command_and_no_game(cluster: Cluster, load:
     owners = await load.owners()
     live = {p.name for p in cluster.of("shard")}
     stranded = {g: s for g, s in owners.items() if s not in live and g not in load.ledger.finished}
-    print(f"\nwhole run: {v.games} games ({len(load.ledger.finished)} finished), "
+    over = await load.directory_finished()
+    print(f"\nwhole run: {v.games} games ({len(over)} finished, "
+          f"{len(over - load.ledger.finished)} of them unseen by their players), "
           f"{v.accepted} accepted commands, {len(v.lost)} lost, resumes {dict(load.stats.resumes)}")
     assert v.accepted > 50 and not v.lost, v.lost
     assert not stranded, stranded
