@@ -53,7 +53,7 @@ from ttanjit.gateway.session import Session
 from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 
 # one NATS request to a game's owner shard before asking again (failover)
-ATTEMPT_S = 1.0
+ATTEMPT_S = 0.5
 
 log = logging.getLogger("ttanjit.gateway")
 
@@ -196,7 +196,7 @@ class Gateway:
             try:
                 # a frozen or cut-off owner keeps its subscription but never
                 # answers: ask again soon (the same cmd_id is answered once,
-                # docs/protocol.md 1), so a failover costs the player ~1 s more
+                # docs/protocol.md 1), so a failover costs the player ~0.5 s more
                 # at most, not a whole request timeout
                 msg = await self.replies.request(self.subjects.cmd(game_id), data,
                                                  ATTEMPT_S)
