@@ -57,6 +57,11 @@ from ttanjit.loadtest.stats import Stats
 pytestmark = pytest.mark.timeout(600)
 
 ALERTS = ROOT / "deploy" / "prometheus" / "ttanjit-alerts.yaml"
+# A game no input moved for longer than this is stuck: One Card's turn timer
+# (30 s, the quick-match default) plus 5 s acts for a seat that does not.
+STALL_S = 35.0
+# Gaps above this are printed (the chaos drill's bar is 3 s on processes).
+SLOW_S = 10.0
 
 
 def now_ms() -> int:
@@ -203,7 +208,8 @@ class Load:
                 f"{ {g: owners.get(g) for g in waiting} }")
             await asyncio.sleep(0.5)
 
-    async def judge(self, since_ms: int = 0, fault_ms: int | None = None) -> audit.Verdict:
+    async def judge(self, since_ms: int = 0, fault_ms: int | None = None,
+                    stall_s: float = STALL_S) -> audit.Verdict:
         # the accepted commands up to now, taken before the records are read:
         # the players go on playing meanwhile
         until = now_ms()
@@ -212,7 +218,7 @@ class Load:
         recs = await audit.fetch(self.nc, games)
         return audit.judge(recs, acc, since_ms=since_ms, until_ms=until,
                            finished=self.ledger.finished | await self.directory_finished(),
-                           fault_ms=fault_ms, stall_s=15.0)
+                           fault_ms=fault_ms, stall_s=stall_s)
 
     async def directory_finished(self) -> set[str]:
         """Games the game directory (``ttanjit_games``) says are finished:
@@ -436,6 +442,16 @@ async def test_scale_shards_out_and_in_by_the_charts_replicas(
 
 async def test_the_whole_run_lost_no_command_and_no_game(cluster: Cluster, load: Load) -> None:
     await asyncio.sleep(2.0)
+    slow = await load.judge(stall_s=SLOW_S)
+    for gid, gap in slow.stalls.items():
+        rec = (await audit.fetch(load.nc, [gid]))[gid]
+        entries = [e for e in (rec.entries if rec else []) if "ms" in e]
+        worst = max(range(1, len(entries)), default=0,
+                    key=lambda i: entries[i]["ms"] - entries[i - 1]["ms"])
+        near = [{k: e.get(k) for k in ("t", "seat", "by", "ms")} | {
+                 "action": (e.get("action") or {}).get("type")}
+                for e in entries[max(0, worst - 2): worst + 2]]
+        print(f"\nslow game {gid}: {gap} s without an input, around it: {near}")
     v = await load.judge()
     owners = await load.owners()
     live = {p.name for p in cluster.of("shard")}
