@@ -375,8 +375,13 @@ async def test_rolling_replacement_of_the_gateways_players_resume_elsewhere(
     for old in list(cluster.of("gateway")):
         new = await asyncio.to_thread(cluster.start, "gateway")  # maxSurge: new one first
         await asyncio.to_thread(new.wait_ready)
-        load.bases.append(new.url("http"))
-        on_old = [p for p in load.players if p.base == old.url("http")]
+        # the Service drops a terminating Pod from its endpoints: from now on a
+        # player that (re)connects reaches the ready gateways only
+        old_url, new_url = old.url("http"), new.url("http")
+        load.bases[load.bases.index(old_url)] = new_url
+        on_old = {p: p.reconnects for p in load.players if p.base == old_url}
+        for p in on_old:
+            p.base = new_url
         code, took = await asyncio.to_thread(cluster.stop, old)  # preStop, then SIGTERM
         grace = old.workload.grace_s if old.workload else 0
         print(f"\ngateway {old.name} -> {new.name}: exit {code} after {took:.1f} s, "
@@ -384,7 +389,7 @@ async def test_rolling_replacement_of_the_gateways_players_resume_elsewhere(
         assert code == 0 and took < grace, old.logs()[-3000:]
         await asyncio.to_thread(cluster.remove, old)
         deadline = time.monotonic() + 30
-        while any(p.base == old.url("http") or not p.online for p in on_old):
+        while any(p.reconnects == n or not p.online for p, n in on_old.items()):
             assert time.monotonic() < deadline, [(p.label, p.base, p.online) for p in on_old]
             await asyncio.sleep(0.2)
     assert load.stats.count["reconnect_failures"] == 0, load.stats.count
