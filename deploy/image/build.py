@@ -165,8 +165,9 @@ def ensure_packages() -> None:
     missing = [pkg for pkg, path in PACKAGES.items() if not Path(path).exists()]
     if not missing:
         return
-    if os.geteuid() != 0:
-        raise SystemExit(f"image: needs root to install {' '.join(missing)} (apt-get)")
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        log(f"cannot install {' '.join(missing)}: needs root and apt-get (Debian)")
+        raise SystemExit(NO_RUNTIME)
     log(f"installing {' '.join(missing)} from Debian")
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     run("apt-get", "update", "-qq", check=True, env=env)
@@ -241,6 +242,9 @@ def build(force: bool = False) -> str:
     log(f"built {ref} in {time.monotonic() - t0:.0f} s")
     if old and old != image_id(ref):  # the image it replaces, now untagged
         run("podman", "rmi", old, capture_output=True)
+    # untagged stages of builds older than a week (the layer cache of recent
+    # builds stays)
+    run("podman", "image", "prune", "-f", "--filter", "until=168h", capture_output=True)
     return ref
 
 
@@ -260,11 +264,7 @@ def main() -> int:
         print(tag(), source_hash())
         return 0
     if args.check:
-        if shutil.which("podman") is None:
-            try:
-                ensure_packages()
-            except (SystemExit, subprocess.CalledProcessError):
-                return NO_RUNTIME
+        ensure_packages()
         return 0 if runtime_works(make_base("python")) else NO_RUNTIME
     build(force=args.force)
     print(tag())
