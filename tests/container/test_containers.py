@@ -48,7 +48,7 @@ from podkit import ROOT, Chart, Cluster, Pod, free_port
 
 from ttanjit.chaos import audit
 from ttanjit.chaos.drill import DrillPlayer, Ledger
-from ttanjit.common.nats import GAMES_BUCKET, connect
+from ttanjit.common.nats import GAMES_BUCKET, Subjects, connect
 from ttanjit.loadtest.player import PlayConfig
 from ttanjit.loadtest.stats import Stats
 
@@ -219,6 +219,23 @@ class Load:
         return audit.judge(recs, acc, since_ms=since_ms, until_ms=until,
                            finished=self.ledger.finished | await self.directory_finished(),
                            fault_ms=fault_ms, stall_s=stall_s)
+
+    async def heartbeat_of(self, shard: str, timeout: float = 10) -> dict[str, Any]:
+        """The next heartbeat of ``shard`` on NATS (what placement reads)."""
+        got: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+        async def on(msg: Any) -> None:
+            hb = orjson.loads(msg.data)
+            if hb.get("shard") == shard and not hb.get("draining") and not got.done():
+                got.set_result(hb)
+
+        shards = self.cluster.chart.workloads["shard"]
+        prefix = self.cluster.chart.env(shards, shard, "0.0.0.0")["TTANJIT_NATS_PREFIX"]
+        sub = await self.nc.subscribe(Subjects(prefix).heartbeat, cb=on)
+        try:
+            return await asyncio.wait_for(got, timeout)
+        finally:
+            await sub.unsubscribe()
 
     async def directory_finished(self) -> set[str]:
         """Games the game directory (``ttanjit_games``) says are finished:
@@ -414,7 +431,7 @@ async def test_scale_shards_out_and_in_by_the_charts_replicas(
     assert [p.name for p in added] == [f"{sts.name}-2"]
     new = added[0]
     await asyncio.to_thread(new.wait_ready)
-    await asyncio.sleep(1.0)  # its first heartbeat reaches the matchmaker
+    await load.heartbeat_of(new.name)  # the matchmaker hears it too: placeable
     fresh = load.add(4)  # new players: new tables (least-loaded placement: the new shard)
     deadline = time.monotonic() + 60
     while not (placed := await load.live_on(new.name)):
