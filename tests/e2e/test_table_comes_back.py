@@ -188,8 +188,15 @@ def test_numbers_and_their_headers_align(new_page: Any) -> None:
     page.reload()
     sign_in(page, "정렬")
     page.wait_for_selector(".ratings table")
-    assert page.evaluate("""() => [...document.querySelectorAll('.ratings th')].slice(1)
-      .every(th => getComputedStyle(th).textAlign === 'right')""")
+    # every number column's header sits over its numbers (the last column,
+    # the 순위 · 내 기록 links, is text)
+    assert page.evaluate("""() => {
+      const heads = [...document.querySelectorAll('.ratings thead th')];
+      const cells = [...document.querySelectorAll('.ratings tbody tr:first-child td')];
+      const nums = cells.map((td, i) => [td, heads[i]]).filter(([td]) => td.classList.contains('num'));
+      return nums.length >= 2 && nums.every(([td, th]) =>
+        getComputedStyle(th).textAlign === 'right' && getComputedStyle(td).textAlign === 'right');
+    }""")
 
 
 def test_abandoned_game_result_screen(new_page: Any) -> None:
