@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PROTOS := $(wildcard proto/ttanjit/v1/*.proto)
 GEN_STAMP := services/ttanjit/v1/.generated
 
-.PHONY: install proto run test test-fast lint bench chaos clean tools web browser pushgateway image
+.PHONY: install proto run test test-fast screenshots lint bench chaos clean tools web browser pushgateway image
 
 install: $(STAMP) $(GEN_STAMP) web
 
@@ -50,6 +50,11 @@ run: install
 # pytest: tests/unit/test_web_client_js.py.
 test: install browser pushgateway
 	$(BIN)/python -m pytest -q
+
+# The README's screenshots, from the browser tests (make test writes them to a
+# scratch folder only).
+screenshots: install browser
+	TTANJIT_SCREENSHOTS=$(CURDIR)/docs/screenshots $(BIN)/python -m pytest -q tests/e2e
 
 test-fast: install
 	$(BIN)/python -m pytest -q tests/unit tests/scenarios

@@ -5,12 +5,18 @@ the refusal, as the seed page says people do)."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "docs" / "screenshots"
+# Screenshots of every screen the tests reach: to a scratch folder, so `make
+# test` leaves the work tree as it was; `make screenshots` sets
+# TTANJIT_SCREENSHOTS=docs/screenshots to refresh the README's pictures.
+SHOTS = Path(os.environ.get("TTANJIT_SCREENSHOTS")
+             or Path(tempfile.gettempdir()) / "ttanjit-screenshots").resolve()
 
 # The client's own state, read only to know when the screen has caught up.
 JS_VIEW = "() => window.ttanjit.game.view"

@@ -4,7 +4,8 @@ driven by Playwright. Nothing is mocked.
 
 The stack is started once for the e2e session (the tests use fresh guest
 players, so they never meet); each test gets its own browser context.
-Screenshots go to docs/screenshots/.
+Screenshots go to a scratch folder (``browserkit.SHOTS``); ``make
+screenshots`` writes them to docs/screenshots/ for the README.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import pytest
 from ttanjit.common.natsserver import NatsServer, wait_port
 
 ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "docs" / "screenshots"
 CHROMIUM = os.environ.get("TTANJIT_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]

@@ -1,7 +1,7 @@
 """The web client in a real browser against the real stack (issue 7).
 
 Each game is played by clicking, as a person does; screenshots of every
-table are saved to docs/screenshots/ for the README.
+table are saved (to docs/screenshots/ for the README with `make screenshots`).
 """
 
 from __future__ import annotations
