@@ -558,6 +558,37 @@ _SHARED: set[type] = {int, str, bool, float, bytes, type(None), frozenset}
 T = TypeVar("T")
 
 
+
+class OneDeadline(Engine):
+    """An engine whose only timer of its own is one game-time deadline,
+    ``deadline_gt`` (줄줄이 벌점's selection and intermission, Hakka's turn
+    and intermission), and which ends through ``_finish(gt, ended_by,
+    winners, events)``: the clock, the game-length cap and abandonment are
+    the same for all such games and written once here."""
+
+    deadline_gt: int | None
+
+    def _finish(self, gt: int, ended_by: str, winners: list[int], events: list[Event]) -> None:
+        raise NotImplementedError
+
+    def _deadline_t(self) -> int | None:
+        """The pending deadline in real time (None while there is none)."""
+        if self.deadline_gt is None:
+            return None
+        return self.presence.real_time(self.deadline_gt)
+
+    def _timers(self) -> Sequence[tuple[int, int]]:
+        return () if self.deadline_gt is None else ((self.deadline_gt, TURN),)
+
+    def _time_cap(self, gt: int, events: list[Event]) -> None:
+        events.append(Event("time_cap", {"cap_ms": self.CAP_MS}))
+        self._finish(gt, "time_cap", [], events)
+
+    def _end_abandoned(self, t: int, events: list[Event]) -> None:
+        """RULES.md 4 (abandonment): ended, no winner."""
+        self._finish(self.presence.game_time(t), ABANDONED, [], events)
+
+
 def immutable(cls: type[T]) -> type[T]:
     """Declare a class's instances values (a frozen dataclass of immutable
     fields): :func:`copy_state` shares them."""

@@ -51,18 +51,16 @@ and a calling dealer always keeps the deal.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 from ttanjit.games.base import (
     ABANDONED,
     JSON,
-    TURN,
-    Engine,
     Event,
     IllegalAction,
     InvalidAction,
+    OneDeadline,
     SeatSpec,
     Setup,
     auto_flag,
@@ -145,7 +143,7 @@ def _options(raw: JSON) -> int:
     return turn_ms
 
 
-class Hakka(Engine):
+class Hakka(OneDeadline):
     GAME: ClassVar[str] = "hakka"
     MESSAGES: ClassVar[dict[str, str]] = MESSAGES
     MIN_SEATS: ClassVar[int] = SEATS
@@ -478,23 +476,11 @@ class Hakka(Engine):
                                            "scores": list(self.scores)}))
 
     # -- the clock (3.9, 4) --------------------------------------------------
-    def _deadline_t(self) -> int | None:
-        if self.deadline_gt is None:
-            return None
-        return self.presence.real_time(self.deadline_gt)
-
-    def _timers(self) -> Sequence[tuple[int, int]]:
-        return () if self.deadline_gt is None else ((self.deadline_gt, TURN),)
-
     def _fire(self, kind: int, gt: int, events: list[Event]) -> None:
         if self.phase == SCORING:
             self._next_hand(gt, events)
         else:
             self._timeout(gt, events)
-
-    def _time_cap(self, gt: int, events: list[Event]) -> None:
-        events.append(Event("time_cap", {"cap_ms": CAP_MS}))
-        self._finish(gt, "time_cap", [], events)
 
     def _timeout(self, gt: int, events: list[Event]) -> None:
         """3.9: pass when calling; lead the lowest legal single; discard the

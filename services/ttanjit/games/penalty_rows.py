@@ -31,17 +31,14 @@ Decisions taken here (beyond RULES.md):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 from ttanjit.games.base import (
-    ABANDONED,
     JSON,
-    TURN,
-    Engine,
     Event,
     IllegalAction,
     InvalidAction,
+    OneDeadline,
     Setup,
     auto_flag,
 )
@@ -74,7 +71,7 @@ from ttanjit.games.penalty_rows_view import (
 SELECT, INTERMISSION, FINISHED = "select", "intermission", "finished"
 
 
-class PenaltyRows(Engine):
+class PenaltyRows(OneDeadline):
     GAME: ClassVar[str] = "penalty_rows"
     MESSAGES: ClassVar[dict[str, str]] = MESSAGES
     MIN_SEATS: ClassVar[int] = 2
@@ -243,27 +240,11 @@ class PenaltyRows(Engine):
                                            "penalties": list(self.penalties)}))
 
     # -- the clock -----------------------------------------------------------
-    def _deadline_t(self) -> int | None:
-        if self.deadline_gt is None:
-            return None
-        return self.presence.real_time(self.deadline_gt)
-
-    def _timers(self) -> Sequence[tuple[int, int]]:
-        return () if self.deadline_gt is None else ((self.deadline_gt, TURN),)
-
     def _fire(self, kind: int, gt: int, events: list[Event]) -> None:
         if self.phase == SELECT:
             self._reveal(gt, events)
         else:
             self._start_round(gt, events)
-
-    def _time_cap(self, gt: int, events: list[Event]) -> None:
-        events.append(Event("time_cap", {"cap_ms": CAP_MS}))
-        self._finish(gt, "time_cap", [], events)
-
-    def _end_abandoned(self, t: int, events: list[Event]) -> None:
-        """RULES.md 4 (abandonment): ended, no winner."""
-        self._finish(self.presence.game_time(t), ABANDONED, [], events)
 
     def _bot_takes_seat(self, t: int, seat: int, reason: str) -> Event:
         ev = super()._bot_takes_seat(t, seat, reason)
