@@ -343,6 +343,14 @@ class Connection:
         kind = ev["event"].get("type")
         if kind in GAME_OVER:
             self.finished_game = True
+        elif kind == "disconnected" and not replayed and not self.closed \
+                and ev["event"].get("seat") == s.seat and s.seat is not None:
+            # Our own seat marked away while this connection is open: an
+            # older connection's goodbye (a drop, then a quick resume) reached
+            # the shard after this one's `reconnect`. Say it again, or the
+            # game would wait for a player who is here (RULES.md 4 pause).
+            self._spawn(self.gw.command(str(gid), s.player, "gw-" + secrets.token_hex(6),
+                                        {"type": "reconnect"}))
         elif kind == "substituted" and ev["event"].get("seat") == s.seat and s.seat is not None:
             s.substituted = True
 
@@ -409,14 +417,15 @@ class Connection:
             self.gw.unregister(self)
             if not self.replaced:
                 s.closed_ms = now_ms()
+                # the game first: a quick resume's `reconnect` must come after
+                if s.game_id and not self.finished_game:
+                    await self.gw.command(s.game_id, s.player, "gw-" + secrets.token_hex(6),
+                                          {"type": "disconnect"}, total_s=1.0)
                 try:  # leaves the quick-match queue; a room seat waits 60 s
                     await self.gw.mm.Away(matchmaker_pb2.PlayerRequest(player=s.player),
                                           timeout=2)
                 except grpc.aio.AioRpcError:
                     pass
-                if s.game_id and not self.finished_game:
-                    await self.gw.command(s.game_id, s.player, "gw-" + secrets.token_hex(6),
-                                          {"type": "disconnect"}, total_s=1.0)
             await self.gw.save(s)
         finally:
             self._finishing.set_result(None)
