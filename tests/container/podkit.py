@@ -41,6 +41,8 @@ from typing import Any
 
 import yaml
 
+from ttanjit.common import natsserver
+
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "helm" / "ttanjit"
 NAMESPACE = "games"
@@ -70,9 +72,9 @@ def podman(*args: str, check: bool = True, timeout: float = 120) -> subprocess.C
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A host port for a published container port (below the ephemeral range,
+    see :func:`ttanjit.common.natsserver.free_port`)."""
+    return natsserver.free_port()
 
 
 def quantity_bytes(q: str | int) -> int:

