@@ -35,6 +35,9 @@ GAMES_BUCKET = "ttanjit_games"
 RATINGS_BUCKET = "ttanjit_ratings"
 SESSIONS_BUCKET = "ttanjit_sessions"
 LOBBY_BUCKET = "ttanjit_lobby"
+IDENTITY_BUCKET = "ttanjit_identity"  # refresh credentials, device codes (issue 15)
+HISTORY_BUCKET = "ttanjit_history"  # 내 기록: each player's last games per game
+WATCHERS_BUCKET = "ttanjit_watchers"  # spectators per game and gateway (in memory)
 
 DAY_S = 86_400.0
 
@@ -65,6 +68,10 @@ class Subjects:
     def player_kick(self, player_id: str) -> str:
         """A newer connection of the player asks the old one to close."""
         return f"{self.prefix}.player.{player_id}.kick"
+
+    def watchers(self, game_id: str) -> str:
+        """A gateway's spectator count of the game changed (docs/websocket.md 3.5)."""
+        return f"{self.prefix}.game.{game_id}.watchers"
 
     def player_all(self, player_id: str) -> str:
         """Every subject of one player (a gateway connection subscribes)."""
@@ -175,6 +182,12 @@ async def ensure_jetstream(js: JetStreamContext, subjects: Subjects, replicas: i
                        storage=StorageType.FILE, ttl=3600.0),
         KeyValueConfig(bucket=LOBBY_BUCKET, history=1, replicas=replicas,
                        storage=StorageType.FILE),
+        KeyValueConfig(bucket=IDENTITY_BUCKET, history=1, replicas=replicas,
+                       storage=StorageType.FILE),
+        KeyValueConfig(bucket=HISTORY_BUCKET, history=1, replicas=replicas,
+                       storage=StorageType.FILE),
+        KeyValueConfig(bucket=WATCHERS_BUCKET, history=1, replicas=replicas,
+                       storage=StorageType.MEMORY, ttl=600.0),
     ):
         buckets[cfg.bucket] = await _bucket(js, cfg)
     return buckets

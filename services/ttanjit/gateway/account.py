@@ -20,7 +20,13 @@ from fastapi.responses import JSONResponse
 from nats.js.kv import KeyValue
 from pydantic import BaseModel
 
-from ttanjit.common.nats import GAMES_BUCKET, RATINGS_BUCKET, Subjects
+from ttanjit.common.nats import (
+    GAMES_BUCKET,
+    HISTORY_BUCKET,
+    IDENTITY_BUCKET,
+    RATINGS_BUCKET,
+    Subjects,
+)
 from ttanjit.games import GAMES
 from ttanjit.games.record import RecordError
 from ttanjit.games.replay_views import seat_steps
@@ -28,7 +34,7 @@ from ttanjit.gateway import metrics as m
 from ttanjit.gateway import spectate  # noqa: F401 - registers the spectate frames
 from ttanjit.gateway.auth import Identity, clean_nickname
 from ttanjit.gateway.errors import FrameError
-from ttanjit.gateway.identity import Identities, ensure_bucket
+from ttanjit.gateway.identity import Identities
 from ttanjit.matchmaker import standings
 from ttanjit.matchmaker.ratings import Rating
 
@@ -145,9 +151,9 @@ class Account:
 
     async def _start(self) -> None:
         js = self.gw.nc.jetstream()
-        ident = await ensure_bucket(js, self.gw.s.js_replicas)
+        ident = await js.key_value(IDENTITY_BUCKET)  # made at start (ensure_jetstream)
         self.ids = Identities(ident)
-        self.history = await standings.ensure_bucket(js, self.gw.s.js_replicas)
+        self.history = await js.key_value(HISTORY_BUCKET)
         await self.board.start(await js.key_value(RATINGS_BUCKET), ident)
 
     def who(self, authorization: str | None) -> Identity:

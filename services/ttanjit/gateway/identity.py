@@ -31,14 +31,11 @@ import secrets
 from dataclasses import dataclass
 
 import orjson
-from nats.js import JetStreamContext
-from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import BadRequestError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from ttanjit.gateway.errors import FrameError
 
-IDENTITY_BUCKET = "ttanjit_identity"
 REFRESH_TTL_MS = 180 * 24 * 3600 * 1000
 GRACE_MS = 60_000
 CODE_TTL_MS = 10 * 60 * 1000
@@ -61,15 +58,6 @@ class Refreshed:
     player: str
     nickname: str
     refresh: str | None  # None: another tab rotated it a moment ago (keep yours)
-
-
-async def ensure_bucket(js: JetStreamContext, replicas: int = 1) -> KeyValue:
-    cfg = KeyValueConfig(bucket=IDENTITY_BUCKET, history=1, replicas=replicas,
-                         storage=StorageType.FILE)
-    try:
-        return await js.create_key_value(cfg)
-    except BadRequestError:
-        return await js.key_value(IDENTITY_BUCKET)
 
 
 class Identities:

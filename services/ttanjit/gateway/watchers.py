@@ -26,12 +26,11 @@ import time
 from typing import Any
 
 import orjson
-from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import BadRequestError
+
+from ttanjit.common.nats import WATCHERS_BUCKET, Subjects
 
 log = logging.getLogger("ttanjit.gateway")
 
-WATCHERS_BUCKET = "ttanjit_watchers"
 REFRESH_S = 60.0
 FRESH_MS = 180_000
 
@@ -66,17 +65,12 @@ class Watchers:
         self._loop: asyncio.Task[None] | None = None
 
     def subject(self, gid: str) -> str:
-        return f"{self.gw.prefix}.game.{gid}.watchers"
+        return Subjects(self.gw.prefix).watchers(gid)
 
     async def bucket(self) -> Any:
         if self.kv is None:
-            js = self.gw.nc.jetstream()
-            cfg = KeyValueConfig(bucket=WATCHERS_BUCKET, history=1, ttl=600.0,
-                                 storage=StorageType.MEMORY, replicas=self.gw.s.js_replicas)
-            try:
-                self.kv = await js.create_key_value(cfg)
-            except BadRequestError:
-                self.kv = await js.key_value(WATCHERS_BUCKET)
+            # created with the others at start (common.nats.ensure_jetstream)
+            self.kv = await self.gw.nc.jetstream().key_value(WATCHERS_BUCKET)
         return self.kv
 
     # -- this gateway's spectators ---------------------------------------------

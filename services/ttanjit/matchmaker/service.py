@@ -27,6 +27,7 @@ from ttanjit.common.config import Settings
 from ttanjit.common.grpcutil import HealthServer, aio_server
 from ttanjit.common.nats import (
     GAMES_BUCKET,
+    HISTORY_BUCKET,
     LOBBY_BUCKET,
     RATINGS_BUCKET,
     RECORDS_STREAM,
@@ -220,8 +221,7 @@ class Matchmaker:
         """Every human's "내 기록" entry of a finished game (issue 15)."""
         try:
             if self._kv_history is None:
-                self._kv_history = await standings.ensure_bucket(self.nc.jetstream(),
-                                                                 self.s.js_replicas)
+                self._kv_history = await self.nc.jetstream().key_value(HISTORY_BUCKET)
             for seat, pid in seat_players(result).items():
                 entry = standings.history_entry(result, seat, changes.get(pid),
                                                 standings.now_ms())

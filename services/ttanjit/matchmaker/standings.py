@@ -13,7 +13,8 @@
   shard. An entry: ``{game_id, game, ended_ms, seat, seats, winners, scores,
   ended_by, outcome, length_ms, before?, after?, delta?}``.
 
-Sans-I/O except :func:`add_history` / :func:`ensure_bucket`.
+Sans-I/O except :func:`add_history` (the bucket is ``ttanjit_history``,
+created with the others by ``common.nats.ensure_jetstream``).
 """
 
 from __future__ import annotations
@@ -22,12 +23,9 @@ import time
 from typing import Any
 
 import orjson
-from nats.js import JetStreamContext
-from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import BadRequestError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-HISTORY_BUCKET = "ttanjit_history"
 HISTORY_MAX = 50
 BASE = 1500
 SCALE = 40
@@ -103,15 +101,6 @@ def history_entry(result: dict[str, Any], seat: int, rated: dict[str, Any] | Non
     if rated:
         out.update(before=rated["before"], after=rated["after"], delta=rated["delta"])
     return out
-
-
-async def ensure_bucket(js: JetStreamContext, replicas: int = 1) -> KeyValue:
-    cfg = KeyValueConfig(bucket=HISTORY_BUCKET, history=1, replicas=replicas,
-                         storage=StorageType.FILE)
-    try:
-        return await js.create_key_value(cfg)
-    except BadRequestError:
-        return await js.key_value(HISTORY_BUCKET)
 
 
 async def add_history(kv: KeyValue, game: str, player: str, entry: dict[str, Any]) -> None:
