@@ -27,17 +27,9 @@ class HealthServer:
             await self.servicer.set(name, status)
 
 
-# Clients of replicated services ping every second (below); servers accept that.
-_SERVER_KEEPALIVE = [
-    ("grpc.keepalive_permit_without_calls", 1),
-    ("grpc.http2.min_ping_interval_without_data_ms", 500),
-    ("grpc.http2.max_ping_strikes", 0),
-]
-
-
 def aio_server(port: int, host: str = "0.0.0.0") -> tuple[grpc.aio.Server, int]:
     """A grpc.aio server bound to host:port (0 = any free port); returns the port."""
-    server = grpc.aio.server(options=[("grpc.so_reuseport", 0), *_SERVER_KEEPALIVE])
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
     bound = server.add_insecure_port(f"{host}:{port}")
     if bound == 0:
         raise OSError(f"cannot bind gRPC to {host}:{port}")
@@ -46,35 +38,21 @@ def aio_server(port: int, host: str = "0.0.0.0") -> tuple[grpc.aio.Server, int]:
 
 # Calls to a replicated service (the matchmaker, docs/protocol.md 4.1): spread
 # over every address the target resolves to (``dns:///svc:7200`` of a headless
-# Service, or ``ipv4:127.0.0.1:7200,127.0.0.1:7201``), and retried on another
-# replica when one is gone (UNAVAILABLE) — a killed replica costs a retry,
-# not an error. Keepalive pings find a frozen replica (SIGSTOP, a stalled
-# node) within ~2 s: its connection is dropped and the calls waiting on it
-# fail UNAVAILABLE, which the retry policy sends to another replica.
-_REPLICATED_CONFIG = json.dumps({
-    "loadBalancingConfig": [{"round_robin": {}}],
-    "methodConfig": [{
-        "name": [{}],
-        "retryPolicy": {
-            "maxAttempts": 5, "initialBackoff": "0.1s", "maxBackoff": "1s",
-            "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"],
-        },
-    }],
-})
+# Service, or ``ipv4:127.0.0.1:7200,127.0.0.1:7201``) by round robin. Retries
+# are :class:`Retrying`'s alone: a replica that is gone (UNAVAILABLE) or
+# frozen (no answer in time: keepalive pings did not find a SIGSTOPped one,
+# measured) costs one attempt, not an error.
+_REPLICATED_CONFIG = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
 
 
 def replicated_channel(target: str) -> grpc.aio.Channel:
-    """A client channel to every replica behind ``target`` (round robin, retries)."""
+    """A client channel to every replica behind ``target`` (round robin); use
+    its stubs through :class:`Retrying`."""
     return grpc.aio.insecure_channel(target, options=[
         ("grpc.service_config", _REPLICATED_CONFIG),
-        ("grpc.enable_retries", 1),
         ("grpc.initial_reconnect_backoff_ms", 200),
         ("grpc.max_reconnect_backoff_ms", 2000),
         ("grpc.dns_min_time_between_resolutions_ms", 1000),
-        ("grpc.keepalive_time_ms", 1000),
-        ("grpc.keepalive_timeout_ms", 1000),
-        ("grpc.keepalive_permit_without_calls", 1),
-        ("grpc.http2.max_pings_without_data", 0),
     ])
 
 
