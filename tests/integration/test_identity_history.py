@@ -93,10 +93,10 @@ async def test_nickname_and_another_device(st: Stack) -> None:
     await c.close()
 
 
-async def solo_finished(st: Stack, nick: str, game: str, seats: int, **opts: Any
-                        ) -> tuple[WSClient, str]:
-    """A solo room (the player with hard bots) the player leaves at once: a
-    bot takes the seat and the bots play it out (no real time passes)."""
+async def solo_started(st: Stack, nick: str, game: str, seats: int, **opts: Any
+                       ) -> tuple[WSClient, str]:
+    """A solo room (the player with easy bots; Hakka fills its own seats)
+    started on gateway 0: the player and the game id."""
     c = await WSClient.signed_in(st.http(0), nick)
     await c.send({"type": "room_create", "game": game, "seats": seats,
                   **({"options": opts} if opts else {})})
@@ -105,7 +105,14 @@ async def solo_finished(st: Stack, nick: str, game: str, seats: int, **opts: Any
         await c.send({"type": "room_add_bot", "level": "easy"})
         await c.wait_type("room")
     await c.send({"type": "room_start"})
-    gid = (await c.wait_type("matched", 20))["game_id"]
+    return c, (await c.wait_type("matched", 20))["game_id"]
+
+
+async def solo_finished(st: Stack, nick: str, game: str, seats: int, **opts: Any
+                        ) -> tuple[WSClient, str]:
+    """A solo room the player leaves at once: a bot takes the seat and the
+    bots play it out (no real time passes)."""
+    c, gid = await solo_started(st, nick, game, seats, **opts)
     await c.action(gid, {"type": "leave"})
     await c.wait_for(lambda f: f.get("type") == "event" and f["event"]["type"] in
                      ("game_over", "game_ended"), 120)
@@ -240,17 +247,8 @@ async def test_spectator_frames_are_public_only(st: Stack, nats_url: str, game: 
     """The leak test for spectator frames: exactly the public projection
     (tests/unit/test_spectator_leaks.py shows that projection never holds a
     hidden card, every game), no private field, no dealt card."""
-    c = await WSClient.signed_in(st.http(0), "보여줄게")
-    await c.send({"type": "room_create", "game": game, "seats": seats})
-    await c.wait_type("room")
-    if game == "penalty_rows":
-        await c.send({"type": "room_options", "options": {"rounds": 1}})
-        await c.wait_type("room")
-    for _ in range(seats - 1 if game != "hakka" else 0):
-        await c.send({"type": "room_add_bot", "level": "easy"})
-        await c.wait_type("room")
-    await c.send({"type": "room_start"})
-    gid = (await c.wait_type("matched", 20))["game_id"]
+    c, gid = await solo_started(st, "보여줄게", game, seats,
+                                **({"rounds": 1} if game == "penalty_rows" else {}))
     await c.send({"type": "spectate", "game_id": gid})  # not one's own game
     assert (await c.wait_type("error"))["code"] == "in_game"
     await live_row(st, c.ident["token"], gid)
