@@ -422,6 +422,22 @@ class Engine:
     def view(self, seat: int | None) -> JSON:
         raise NotImplementedError
 
+    def public_view(self) -> JSON:
+        """The fields every seat and spectator sees (``view(None)`` without
+        ``seat``). The shard builds it once per burst and adds each seat's
+        :meth:`private_view` to it (issue 13): ``view(seat) == {**public_view(),
+        **private_view(seat)}``."""
+        out = self.view(None)
+        out.pop("seat", None)
+        return out
+
+    def private_view(self, seat: int) -> JSON:
+        """What ``view(seat)`` adds to (or has instead of) :meth:`public_view`:
+        ``seat`` and the seat's own hidden cards. This default compares the
+        two views; engines override it with the few fields they add."""
+        public = self.public_view()
+        return {k: v for k, v in self.view(seat).items() if k not in public or public[k] != v}
+
     def legal_actions(self, seat: int) -> list[JSON]:
         raise NotImplementedError
 
