@@ -56,6 +56,7 @@ class Procs:
     def __init__(self, nats_url: str, logdir: Path) -> None:
         self.nats_url, self.logdir = nats_url, logdir
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.pids: dict[str, int] = {}  # name -> pid of every process started
 
     def start(self, svc: str, name: str, **env: str) -> subprocess.Popen[bytes]:
         full = {k: v for k, v in os.environ.items() if not k.startswith("TTANJIT_")}
@@ -65,6 +66,7 @@ class Procs:
         p = subprocess.Popen([sys.executable, "-m", f"ttanjit.{svc}"], env=full, stdout=log,
                              stderr=subprocess.STDOUT)
         self.procs.append(p)
+        self.pids[name] = p.pid
         return p
 
     def stop(self) -> None:
@@ -195,7 +197,11 @@ def sign_in(http: str, i: int) -> str:
 
 
 async def measure(http: str, gw_pid: int, players: int, seconds: float,
-                  shard_urls: list[str], gw_metrics: str) -> dict[str, Any]:
+                  shard_urls: list[str], gw_metrics: str,
+                  pids: dict[str, int] | None = None) -> dict[str, Any]:
+    """``pids`` (name -> pid): processes whose CPU over the timed window is
+    returned too, as ``process_cpu_s`` (seconds each) beside ``window_s``."""
+    pids = pids or {}
     loop = asyncio.get_running_loop()
     tokens = await asyncio.gather(*(loop.run_in_executor(None, sign_in, http, i)
                                     for i in range(players)))
@@ -244,10 +250,12 @@ async def measure(http: str, gw_pid: int, players: int, seconds: float,
     h0 = await loop.run_in_executor(None, rtt_buckets, gw_metrics)
     s0 = await loop.run_in_executor(None, shard_buckets, shard_urls)
     cpu0, f0 = cpu_seconds(gw_pid), sum(p.frames for p in conns)
+    cpus0 = {name: cpu_seconds(pid) for name, pid in pids.items()}
     t0 = time.perf_counter()
     loaded = await paced(RATE, seconds, True)
     wall = time.perf_counter() - t0
     cpu = cpu_seconds(gw_pid) - cpu0
+    process_cpu = {name: round(cpu_seconds(pid) - cpus0[name], 3) for name, pid in pids.items()}
     frames = sum(p.frames for p in conns) - f0
     h1 = await loop.run_in_executor(None, rtt_buckets, gw_metrics)
     s1 = await loop.run_in_executor(None, shard_buckets, shard_urls)
@@ -271,7 +279,8 @@ async def measure(http: str, gw_pid: int, players: int, seconds: float,
             "one_in_flight": figures(single[30:]),
             "gateway_cpu_us_per_command": round(cpu / max(1, len(loaded)) * 1e6, 1),
             "gateway_cpu_share": round(cpu / wall, 3),
-            "frames_out_per_s": round(frames / wall, 1)}
+            "frames_out_per_s": round(frames / wall, 1),
+            "window_s": round(wall, 3), "process_cpu_s": process_cpu}
 
 
 def run(args: Any) -> dict[str, Any]:
@@ -314,12 +323,14 @@ def run(args: Any) -> dict[str, Any]:
             print(f"  bare: websocket echo p50 {bare['ws_echo']['p50_ms']} ms, "
                   f"NATS request/reply p50 {bare['nats_request_reply']['p50_ms']} ms",
                   flush=True)
+            assert ns.proc is not None
+            pids = {**procs.pids, "nats-server": ns.proc.pid}
             main = asyncio.run(measure(http, gw.pid, players, seconds, shard_urls,
-                                       f"http://127.0.0.1:{gw_metrics}"))
+                                       f"http://127.0.0.1:{gw_metrics}", pids))
         finally:
             procs.stop()
     bare_p50 = bare["ws_echo"]["p50_ms"] + bare["nats_request_reply"]["p50_ms"]
-    out = {**main, "bare": bare, "bare_p50_ms": round(bare_p50, 3),
+    out = {**main, "pids": pids, "bare": bare, "bare_p50_ms": round(bare_p50, 3),
            "p50_over_bare": round(main["loaded"]["p50_ms"] / bare_p50, 2),
            "targets": {"p99_ms": 50, "p50_over_bare": 3}}
     lo = main["loaded"]
