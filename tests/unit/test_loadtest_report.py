@@ -1,10 +1,14 @@
 """The load tester's sans-I/O parts (issue 9): percentiles, the report's
 Prometheus text (parsed back with prometheus_client's own parser) pushed by
 HTTP PUT to a real local HTTP server, the capture file (no tokens, bad
-lines refused) and how a capture's answers are matched to its requests."""
+lines refused) and how a capture's answers are matched to its requests;
+issue 13: how a simulated player takes ``update`` frames (as the web
+client: no ``sync`` after events, only on a resume or a gap) and how a
+replay orders game frames by them."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
@@ -13,6 +17,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from ttanjit.gateway.capture import CLIENT, SERVER, CaptureError, CaptureWriter, load
+from ttanjit.loadtest import player as player_mod
+from ttanjit.loadtest.player import read_update, seat_flag
 from ttanjit.loadtest.replay import expected_answers, plan
 from ttanjit.loadtest.stats import Stats, percentile, prometheus_text, push, table
 
@@ -108,3 +114,138 @@ def test_capture_refuses_what_is_not_one(tmp_path: Path) -> None:
     bad.write_text('{"format": "ttanjit.capture/1"}\n{"c": "p0"}\n', encoding="utf-8")
     with pytest.raises(CaptureError):
         load(bad)
+
+
+# -- issue 13: update frames (events + the seat's view), no sync after events ------
+def _upd(last: int, *seqs: int, view: dict | None = None, ev: str = "played") -> dict:
+    return {"type": "update", "game_id": "g", "game_seq": last,
+            "events": [{"game_seq": s, "t": 0, "event": {"type": ev}} for s in seqs],
+            "view": view if view is not None else {"seat": 0, "turn": 1}}
+
+
+def test_read_update_as_the_web_client_takes_it() -> None:
+    """The same cases as static/js/updates.js ``planUpdate``."""
+    u = read_update(_upd(6, 5, 6), held=4, have_view=True)
+    assert [e["game_seq"] for e in u.events] == [5, 6] and u.take_view and not u.gap
+    u = read_update(_upd(7, 5, 6, 7), held=5, have_view=True)  # a replay overlapping
+    assert [e["game_seq"] for e in u.events] == [6, 7] and u.take_view and not u.gap
+    assert not read_update(_upd(5, 5), held=5, have_view=True).take_view  # taken already
+    assert not read_update(_upd(4, 4), held=6, have_view=True).take_view  # older
+    u = read_update(_upd(6), held=6, have_view=True)  # only the seat's own view changed
+    assert u.events == [] and u.take_view and not u.gap
+    u = read_update(_upd(9, 8, 9), held=6, have_view=True)  # 7 went missing
+    assert u.gap and u.take_view and len(u.events) == 2
+    assert not read_update(_upd(9, 8, 9), held=0, have_view=False).gap  # no view yet
+    assert read_update(_upd(7, 7, ev="game_ended"), held=6, have_view=True).game_over
+    assert read_update(_upd(7, 7, ev="game_over"), held=6, have_view=True).game_over  # old name
+    assert read_update(_upd(7, 7, view={"finished": True}), held=6, have_view=True).game_over
+
+
+def test_seat_flag_reads_the_common_seats_list_or_a_games_own_list() -> None:
+    v = {"n": 2, "seats": [{"seat": 0, "kind": "human", "autopilot": True},
+                           {"seat": 1, "kind": "bot", "autopilot": False}],
+         "resume_pending": [False, True]}
+    assert seat_flag(v, 0, "autopilot") and not seat_flag(v, 1, "autopilot")
+    assert seat_flag(v, 1, "resume_pending") and not seat_flag(v, 0, "resume_pending")
+    old = {"seats": 2, "autopilot": [False, True]}  # One Card before issue 13
+    assert seat_flag(old, 1, "autopilot") and not seat_flag(old, 0, "autopilot")
+    assert not seat_flag(v, 5, "autopilot")
+
+
+class _Conn:
+    """Records what a player sends; answers an action with ``result``."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict] = []
+        self.closed = asyncio.Event()
+        self.result_seq = 0
+
+    async def send(self, frame: dict) -> asyncio.Future:
+        self.sent.append(frame)
+        fut = asyncio.get_running_loop().create_future()
+        fut.set_result({"type": "result", "cmd_id": frame.get("cmd_id"),
+                        "game_seq": self.result_seq} if frame["type"] == "action" else {})
+        return fut
+
+    def kinds(self) -> list[str]:
+        return [f["type"] for f in self.sent]
+
+
+class _Bots:
+    """A policy stub: draws when it is the seat's turn."""
+
+    @staticmethod
+    def decide(game: str, level: str, seat: int, v: dict, rng: object, ms: int) -> dict | None:
+        return {"type": "draw"} if v.get("turn") == seat and not v.get("finished") else None
+
+    @staticmethod
+    def module(game: str) -> object:
+        class M:
+            @staticmethod
+            def window_key(v: dict) -> None:
+                return None
+        return M
+
+
+async def _settle() -> None:
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+async def test_player_plays_from_updates_and_syncs_only_on_resume_or_gap(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(player_mod, "bots", _Bots)
+    stats = Stats()
+    p = player_mod.Player(0, "http://x", player_mod.PlayConfig(think_ms=(0, 0)), stats,
+                          None)  # type: ignore[arg-type]
+    conn = _Conn()
+    p.conn = conn  # type: ignore[assignment]
+    p.matched = asyncio.get_running_loop().create_future()
+    p.on_frame({"type": "matched", "game_id": "g", "seat": 0})
+    p.on_frame({"type": "view", "game_id": "g", "game_seq": 2, "view": {"seat": 0, "turn": 1}})
+    p.on_frame(_upd(4, 3, 4, view={"seat": 0, "turn": 0}))  # our turn: a move
+    conn.result_seq = 5
+    await _settle()
+    assert conn.kinds() == ["action"] and p.min_seq == 5
+    p.on_frame(_upd(6, 5, 6, view={"seat": 0, "turn": 1}))  # our move's burst
+    await _settle()
+    assert conn.kinds() == ["action"]  # no sync after events or after our own action
+    p.on_frame(_upd(6, view={"seat": 0, "turn": 1, "selected": 1}))  # own view only
+    assert p.view is not None and p.view.get("selected") == 1
+    p.on_frame(_upd(9, 8, 9, view={"seat": 0, "turn": 1}))  # 7 lost: a gap
+    await _settle()
+    assert conn.kinds() == ["action", "sync"] and stats.count["game_seq_gaps"] == 1
+    p.reconnects = 1
+    p.on_frame({"type": "welcome", "session": "s", "game_id": "g", "seat": 0})  # resumed
+    await _settle()
+    assert conn.kinds() == ["action", "sync", "sync"]
+    assert stats.count["syncs_gap"] == 1 and stats.count["syncs_resume"] == 1
+    p.on_frame(_upd(10, 10, view={"seat": 0, "turn": None, "finished": True}, ev="game_ended"))
+    await _settle()
+    assert p.game_done.is_set() and stats.count["games_finished"] == 1
+    assert conn.kinds() == ["action", "sync", "sync"]  # no sync after the game either
+    assert stats.count["updates"] == 5 and stats.count["update_events"] == 7
+
+
+def test_replay_plan_orders_game_frames_by_update_game_seq(tmp_path: Path) -> None:
+    path = tmp_path / "u.jsonl"
+    w = CaptureWriter(path, "loadtest", game="onecard")
+    w.open_conn("p0", nickname="하나")
+    w.frame("p0", CLIENT, {"type": "hello", "token": "t"})
+    w.frame("p0", SERVER, {"type": "welcome", "seq": 1, "session": "s_1"})
+    w.frame("p0", SERVER, {"type": "matched", "seq": 2, "game_id": "g1", "seat": 0})
+    w.frame("p0", SERVER, {"type": "view", "seq": 3, "game_id": "g1", "game_seq": 2,
+                           "view": {}})
+    w.frame("p0", SERVER, _upd(5, 3, 4, 5) | {"game_id": "g1", "seq": 4})
+    w.frame("p0", CLIENT, {"type": "action", "game_id": "g1", "cmd_id": "c1",
+                           "action": {"type": "draw"}})
+    w.frame("p0", SERVER, {"type": "spectate_update", "seq": 5, "game_id": "g9",
+                           "game_seq": 40, "events": [], "view": {}})
+    w.frame("p0", SERVER, {"type": "result", "seq": 6, "game_id": "g1", "cmd_id": "c1",
+                           "game_seq": 6})
+    w.close_conn("p0", 1000, "client")
+    w.close()
+    plans, _ = plan(load(path))
+    act = plans[0].steps[1]
+    assert act.line.frame["type"] == "action" and act.need_seq == 5 and act.game_no == 0
+    assert act.answer is not None and act.answer["type"] == "result"

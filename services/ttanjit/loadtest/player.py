@@ -1,10 +1,12 @@
 """A simulated player: signs in, queues for a quick match or meets its group
 in a private room, and plays real games with a bot policy (``ttanjit.bots``)
-from the view the server sends it — never more. It acts like the web client:
-after each burst of events it asks for its view (``sync``), then thinks for
-a human pause before it moves; it pings every 15 s, and (optionally) makes
-mistakes (a move sent twice: the second is refused) and loses its connection
-once in a while and resumes its session.
+from the view the server sends it — never more. It acts like the web client
+(issue 13): each ``update`` frame brings a burst of events and the seat's
+view after them, so it asks for a view (``sync``) only after a resume (on
+its ``welcome``) or when an update's events skip a ``game_seq`` (a gap);
+then it thinks for a human pause before it moves; it pings every 15 s, and
+(optionally) makes mistakes (a move sent twice: the second is refused) and
+loses its connection once in a while and resumes its session.
 """
 
 from __future__ import annotations
@@ -21,8 +23,52 @@ from ttanjit.gateway.capture import CaptureWriter
 from ttanjit.loadtest.client import Conn, Frame, sign_in
 from ttanjit.loadtest.stats import Stats
 
-GAME_OVER = ("game_over", "game_ended")
-SYNC_DELAY_S = 0.06  # like the web client (static/js/game.js)
+GAME_OVER = ("game_ended", "game_over")  # One Card's game_over: before issue 13
+
+
+@dataclass
+class UpdateRead:
+    """What one ``update`` frame means to a seat holding events up to ``held``."""
+
+    events: list[dict[str, Any]]  # the new ones (a resume's replay may repeat some)
+    take_view: bool  # its view replaces the one held
+    gap: bool  # its events skip a game_seq: ask for the whole view (``sync``)
+    game_over: bool
+
+
+def read_update(f: Frame, held: int, have_view: bool) -> UpdateRead:
+    """An ``update`` frame (issue 13) against ``held``, the game_seq of the
+    view the seat holds — as the web client takes it (static/js/updates.js
+    ``planUpdate``): an update older than ``held``, or ending at ``held``
+    with events (one already taken, replayed after a resume), is dropped
+    whole; one ending at ``held`` without events changes the seat's own view
+    only (taken); else its events after ``held`` are new and its view is
+    taken, and a first event past ``held + 1`` is a gap (the view is still
+    the whole truth, but the client asks for a ``sync``). Without a view
+    held there is nothing to be behind of: no gap."""
+    events = [e for e in (f.get("events") or ()) if isinstance(e, dict)]
+    last = f.get("game_seq")
+    if isinstance(last, int) and (last < held or (last == held and events and have_view)):
+        return UpdateRead([], False, False, False)
+    new = [e for e in events if not isinstance(e.get("game_seq"), int) or e["game_seq"] > held]
+    first = events[0].get("game_seq") if events else None
+    gap = have_view and isinstance(first, int) and first > held + 1
+    view = f.get("view")
+    over = any((e.get("event") or {}).get("type") in GAME_OVER for e in new) \
+        or (isinstance(view, dict) and bool(view.get("finished")))
+    return UpdateRead(new, isinstance(view, dict), gap, over)
+
+
+def seat_flag(view: dict[str, Any], seat: int, key: str) -> bool:
+    """A per-seat flag: from the common ``seats`` list (issue 13: ``{seat,
+    kind, bot, substituted, autopilot, connected}``) or a game's own list
+    by seat (One Card's ``autopilot``, ``resume_pending``)."""
+    seats = view.get("seats")
+    if isinstance(seats, list) and seat < len(seats) and isinstance(seats[seat], dict) \
+            and key in seats[seat]:
+        return bool(seats[seat][key])
+    flags = view.get(key)
+    return bool(isinstance(flags, list) and seat < len(flags) and flags[seat])
 
 
 @dataclass
@@ -97,7 +143,6 @@ class Player:
         self.in_game = False
         self.games_played = 0
         self.cmd = 0
-        self._sync_timer: asyncio.TimerHandle | None = None
         self._think: asyncio.Task[None] | None = None
         self._acting = False
         self._pressed: Any = None
@@ -282,22 +327,50 @@ class Player:
                 self.stats.in_game += 1
             if self.matched is not None and not self.matched.done():
                 self.matched.set_result(f)
-        elif kind == "event" and f.get("game_id") == self.game_id:
-            ev = f.get("event") or {}
-            if ev.get("type") in GAME_OVER:
-                self._game_over()
-            else:
-                self._schedule_sync()
+        elif kind == "update" and f.get("game_id") == self.game_id:
+            self._update(f)
         elif kind == "view" and f.get("game_id") == self.game_id:
-            self.view, self.view_seq = f.get("view") or {}, int(f.get("game_seq") or 0)
-            if isinstance(self.view.get("seat"), int):
-                self.seat = self.view["seat"]
-            if self.view.get("finished"):
-                self._game_over()
-            else:
-                self._consider()
-        elif kind == "welcome" and f.get("game_id") and not self.game_id:
-            self.game_id, self.seat = f["game_id"], f.get("seat")
+            seq = int(f.get("game_seq") or 0)
+            if self.view is not None and seq < self.view_seq:
+                return  # older than the updates already taken
+            self._take_view(f.get("view") or {}, seq)
+        elif kind == "game_result" and f.get("game_id") == self.game_id:
+            self._game_over()  # the game left its shard while this seat was away
+        elif kind == "welcome":
+            if f.get("game_id") and not self.game_id:
+                self.game_id, self.seat = f["game_id"], f.get("seat")
+            if self.reconnects and self.game_id and self.in_game \
+                    and not self.game_done.is_set():
+                self._sync("resume")  # like the web client on every welcome
+
+    def _update(self, f: Frame) -> None:
+        self.stats.count["updates"] += 1
+        u = read_update(f, self.view_seq, self.view is not None)
+        self.stats.count["update_events"] += len(u.events)
+        if u.gap:
+            self.stats.count["game_seq_gaps"] += 1
+        if u.take_view:
+            self._take_view(f["view"], max(self.view_seq, int(f.get("game_seq") or 0)),
+                            u.game_over)
+        elif u.game_over:
+            self._game_over()
+        if u.gap and not self.game_done.is_set():
+            self._sync("gap")
+
+    def _take_view(self, view: dict[str, Any], seq: int, over: bool = False) -> None:
+        self.view, self.view_seq = view, seq
+        if isinstance(view.get("seat"), int):
+            self.seat = view["seat"]
+        if over or view.get("finished"):
+            self._game_over()
+        else:
+            self._consider()
+
+    def _sync(self, why: str) -> None:
+        """Ask for the seat's whole view (only on a resume or a gap)."""
+        if self.conn is not None and not self.conn.closed.is_set():
+            self.stats.count[f"syncs_{why}"] += 1
+            self._spawn(self.send({"type": "sync", "game_id": self.game_id}))
 
     def _game_over(self) -> None:
         if self.game_done.is_set():
@@ -309,26 +382,12 @@ class Player:
         self.game_done.set()
         if self._think is not None:
             self._think.cancel()
-        if self.conn is not None and not self.conn.closed.is_set():
-            # the final view, as the web client asks for it (the gateway also
-            # learns here that the game is over for this seat)
-            self._spawn(self.send({"type": "sync", "game_id": self.game_id}))
-
-    def _schedule_sync(self) -> None:
-        if self._sync_timer is not None:
-            self._sync_timer.cancel()
-        loop = asyncio.get_running_loop()
-        self._sync_timer = loop.call_later(SYNC_DELAY_S, self._sync_now)
-
-    def _sync_now(self) -> None:
-        self._sync_timer = None
-        if self.conn is not None and not self.conn.closed.is_set() and not self.game_done.is_set():
-            self._spawn(self.send({"type": "sync", "game_id": self.game_id}))
 
     def _consider(self) -> None:
         """A fresh view: plan a move (after a human pause), or a press."""
         v, seat = self.view, self.seat
-        if v is None or seat is None or self._acting or self.view_seq < self.min_seq:
+        if v is None or seat is None or self._acting or self.view_seq < self.min_seq \
+                or self.game_done.is_set() or self.stopping:
             return
         if self.cfg.game == "onecard":
             key = bots.module("onecard").window_key(v)
@@ -350,9 +409,7 @@ class Player:
     async def _act_later(self) -> None:
         v, seat = self.view, self.seat
         assert v is not None and seat is not None
-        autopilot = v.get("autopilot") or []
-        if seat < len(autopilot) and autopilot[seat] and not (v.get("resume_pending") or
-                                                               [False] * (seat + 1))[seat]:
+        if seat_flag(v, seat, "autopilot") and not seat_flag(v, seat, "resume_pending"):
             await self._action({"type": "resume"})
             return
         if bots.decide(self.cfg.game, self.cfg.level, seat, v, self.rng, 20) is None:
@@ -374,8 +431,10 @@ class Player:
                     await self._action(action)  # a double tap: refused
         finally:
             self._acting = False
-        if ans.get("type") == "error":
-            self._schedule_sync()
+        # the update our move made may have come while we waited for its
+        # result (and was not considered then): look at the latest view again
+        # once this task is done (no sync: the updates carry the view)
+        asyncio.get_running_loop().call_soon(self._consider)
 
     async def _action(self, action: dict[str, Any]) -> Frame:
         self.cmd += 1
@@ -388,8 +447,6 @@ class Player:
 
     async def stop(self) -> None:
         self.stopping = True
-        if self._sync_timer is not None:
-            self._sync_timer.cancel()
         for t in list(self._tasks):
             t.cancel()
         if self._think is not None:

@@ -14,9 +14,10 @@ session) and sends the captured client frames with their recorded pauses
   ``TTANJIT_TEST_OPTIONS=1``) deals every copy the same cards, so the
   captured moves stay legal;
 - **causal order**: a game frame is sent only once the player has received
-  as many of its game's events (``game_seq``) as it had when the frame was
-  captured — timer events included — so moves of different players keep
-  their order at any speed;
+  as many of its game's events (``game_seq`` of its ``update`` frames, or
+  the ``event`` frames of a capture made before issue 13) as it had when the
+  frame was captured — timer events included — so moves of different
+  players keep their order at any speed;
 - **outcomes**: every answer is compared with the captured one: accepted vs
   refused (and the refusal code); each difference is a divergence.
 
@@ -42,6 +43,11 @@ from ttanjit.loadtest.stats import ANSWERS, Stats
 LOBBY = frozenset({"queue", "cancel_queue", "room_create", "room_join", "room_leave",
                    "room_options", "room_add_bot", "room_remove_bot", "room_start"})
 GAME = frozenset({"action", "sync"})
+# server frames that say how far the player's game has gone (its game_seq):
+# ``update`` (issue 13: a burst's events and the view after them; its
+# game_seq is the last event's), ``view``, ``result``, and ``event`` of
+# captures made before issue 13
+SEQ_FRAMES = frozenset({"update", "view", "result", "event"})
 
 
 # -- what the capture says, per client frame (sans-I/O) --------------------------
@@ -127,7 +133,7 @@ def plan(capture: Capture) -> tuple[list[PlayerPlan], float]:
                         current = str(f["game_id"])
                         if current not in pp.games:
                             pp.games.append(current)
-                    if kind in ("event", "view", "result") and f.get("game_seq"):
+                    if kind in SEQ_FRAMES and f.get("game_seq"):
                         gid = str(f.get("game_id") or current)
                         seen[gid] = max(seen.get(gid, 0), int(f["game_seq"]))
                 elif ln.direction == CLIENT:
@@ -256,7 +262,7 @@ class ReplayPlayer:
             gid = str(f["game_id"])
             if gid not in self.games:
                 self.games.append(gid)
-        if kind in ("event", "view", "result") and f.get("game_seq"):
+        if kind in SEQ_FRAMES and f.get("game_seq"):
             gid = str(f.get("game_id") or (self.games[-1] if self.games else ""))
             self.gseq[gid] = max(self.gseq.get(gid, 0), int(f["game_seq"]))
         self.changed.set()

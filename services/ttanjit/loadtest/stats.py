@@ -22,7 +22,7 @@ ANSWERS: dict[str, tuple[str, ...]] = {
     "room_add_bot": ("room",),
     "room_remove_bot": ("room",),
     "room_start": ("matched",),
-    "sync": ("view",),
+    "sync": ("view", "game_result"),  # game_result: the game is over and gone
     "ratings": ("ratings",),
     "action": ("result", "error"),
 }
