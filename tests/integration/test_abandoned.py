@@ -111,8 +111,7 @@ async def test_abandoned_game_ends_is_freed_and_returning_players_see_it(
     await back.connect()
     welcome = await back.hello({"session": host.session, "last_seq": host.last_seq})
     assert welcome["resumed"] and welcome["game_id"] == gid
-    over = await back.wait_for(lambda f: f.get("type") == "event"
-                               and f["event"]["type"] == "game_over")
+    over = await back.wait_event(lambda e: e["type"] in ("game_over", "game_ended"))
     assert over["event"]["ended_by"] == "abandoned" and over["event"]["winner"] is None
     onecard = [r for r in welcome["ratings"] if r["game"] == "onecard"]
     assert all(r["games"] == 0 for r in onecard)  # unrated

@@ -235,8 +235,7 @@ async def test_protobuf_subprotocol_same_messages(gw: Stack) -> None:
     # leave: the bot finishes the game at once; every frame decodes as ServerFrame
     res = await c.action(matched["game_id"], {"type": "leave"})
     assert res["type"] == "result"
-    await c.wait_for(lambda f: f.get("type") == "event"
-                     and f["event"]["type"] in ("game_ended", "game_over"), 30)
+    await c.wait_event(lambda e: e["type"] in ("game_ended", "game_over"), 30)
     await c.close()
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from stack import Stack, stack
-from wsclient import WSClient
+from wsclient import WSClient, flat
 
 pytestmark = pytest.mark.integration
 
@@ -95,8 +95,7 @@ async def quick_game_to_the_end(st: Stack, game: str, seats: int) -> None:
     # then leave: a bot takes the seat (RULES.md 4) and, no human left, the
     # game is played out at once; we still see every event to the end.
     assert (await c.action(gid, {"type": "leave"}))["type"] == "result"
-    end = await c.wait_for(lambda f: f.get("type") == "event"
-                           and f["event"]["type"] in OVER, 60)
+    end = await c.wait_event(lambda e: e["type"] in OVER, 60)
     seqs = [f["game_seq"] for f in c.events(gid)]
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))  # no gap
     assert end["game_seq"] == seqs[-1]
@@ -210,7 +209,7 @@ async def test_other_seat_and_reserved_actions_change_nothing(st: Stack) -> None
         err = await c.wait_for(lambda f, cid=frame["cmd_id"]: f.get("cmd_id") == cid)
         assert err["type"] == "error" and (code is None or err["code"] == code), err
     after = await view_of(c, gid)
-    assert after["hand"] == before["hand"] and after["counts"] == before["counts"]
+    assert after["hand"] == before["hand"] and after["hand_counts"] == before["hand_counts"]
     await c.action(gid, {"type": "leave"})
     await c.close()
 
@@ -230,8 +229,9 @@ async def test_drop_and_resume_on_another_gateway_without_a_gap(st: Stack) -> No
             break
     # the network went away, and with it the last frames in flight: the
     # client processed everything up to just before its last event
-    last_event = [f for f in a.frames if f.get("type") == "event"][-1]
-    last_seq = last_event["seq"] - 1
+    last_update = [f for f in a.frames if f.get("type") == "update" and f["events"]][-1]
+    last_event = flat(last_update)[0]  # the first event of the lost frame
+    last_seq = last_update["seq"] - 1
     seen = [f["game_seq"] for f in a.events(gid) if f["seq"] <= last_seq]
     a.ws.transport.abort()  # no close handshake
     await asyncio.sleep(2.5)  # the bots confirm meanwhile; "disconnected" is an event too
@@ -267,15 +267,14 @@ async def test_player_who_does_not_come_back_is_replaced_by_a_bot(st: Stack) -> 
     gid, seat = matched["game_id"], matched["seat"]
     await gone.wait_type("view")
     gone.ws.transport.abort()
-    ev = await host.wait_for(lambda f: f.get("type") == "event"
-                             and f["event"]["type"] == "substituted", 20)
+    ev = await host.wait_event(lambda e: e["type"] == "substituted", 20)
     assert ev["event"]["seat"] == seat
     back = WSClient(st.http(0), gone.ident)
     await back.connect()
     welcome = await back.hello({"session": gone.session, "last_seq": gone.last_seq})
     assert welcome["game_id"] == gid
     view = await view_of(back, gid)
-    assert view["bot"][seat] is True  # watching; the seat stays the bot's
+    assert view["seats"][seat]["bot"] is True  # watching; the seat stays the bot's
     res = await back.action(gid, {"type": "draw"})
     assert res["type"] == "error" and res["code"] == "seat_is_bot"
     await host.action(gid, {"type": "leave"})

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from stack import Stack, stack
-from wsclient import WSClient, sign_in
+from wsclient import WSClient, flat, sign_in
 
 from ttanjit.games.record import record_from_json, replay
 from ttanjit.matchmaker import standings
@@ -114,7 +114,7 @@ async def solo_finished(st: Stack, nick: str, game: str, seats: int, **opts: Any
     bots play it out (no real time passes)."""
     c, gid = await solo_started(st, nick, game, seats, **opts)
     await c.action(gid, {"type": "leave"})
-    await c.wait_for(lambda f: f.get("type") == "event" and f["event"]["type"] in
+    await c.wait_event(lambda e: e["type"] in
                      ("game_over", "game_ended"), 120)
     return c, gid
 
@@ -257,24 +257,25 @@ async def test_spectator_frames_are_public_only(st: Stack, nats_url: str, game: 
     first = await w.wait_type("spectate_view")
     assert first["game_id"] == gid and first["view"].get("seat") is None
     await c.action(gid, {"type": "leave"})  # the bots play it out at once
-    await w.wait_for(lambda f: f.get("type") == "spectate_event" and f["event"]["type"] in
-                     ("game_over", "game_ended"), 120)
+    await w.wait_event(lambda e: e["type"] in ("game_over", "game_ended"), 120)
     frames = [f for f in w.frames if f.get("type", "").startswith("spectate_")]
     rec = await fetch(nats_url, gid)
     assert rec is not None
     # exactly the engine's public projection, in order, nothing else
-    spec = [f["event"] for f in frames if f["type"] == "spectate_event"]
+    events = [e for f in frames for e in flat(f)]
+    spec = [e["event"] for e in events]
     assert spec == public_events(rec)[-len(spec):]
-    seqs = [f["game_seq"] for f in frames if f["type"] == "spectate_event"]
+    seqs = [e["game_seq"] for e in events]
     assert seqs == list(range(first["game_seq"] + 1, first["game_seq"] + 1 + len(seqs)))
-    # and no hand, no card of a hand that was not played face up
+    # and no hand, no card of a hand that was not played face up: in the
+    # views pushed with every update and in the events
     hands = hidden_cards(rec)
     for f in frames:
-        body = f.get("view") or f.get("event") or {}
-        assert not any(body.get(k) for k in PRIVATE), body
-        if f["type"] == "spectate_event" and body.get("type") in ("drew", "dealt", "took"):
-            text = json.dumps(body)
-            assert not any(f'"{card}"' in text for card in hands), body
+        for body in [f.get("view") or {}] + [e["event"] for e in flat(f)]:
+            assert not any(body.get(k) for k in PRIVATE), body
+            if body.get("type") in ("drew", "dealt", "took"):
+                text = json.dumps(body)
+                assert not any(f'"{card}"' in text for card in hands), body
     await w.send({"type": "spectate_stop"})
     await w.wait_type("spectate_stopped")
     await c.close()

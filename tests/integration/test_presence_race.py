@@ -43,11 +43,9 @@ async def test_a_late_goodbye_does_not_leave_a_connected_player_away(st: Stack,
                                          timeout=5)).data)
     assert rep["ok"] is True  # the shard took the goodbye: the seat is away, the game paused
 
-    gone = await c.wait_for(lambda f: f.get("type") == "event" and f["game_id"] == gid
-                            and f["event"]["type"] == "disconnected")
+    gone = await c.wait_event(lambda e: e["type"] == "disconnected", game_id=gid)
     assert gone["event"]["seat"] == seat and gone["event"]["paused"] is True
-    back = await c.wait_for(lambda f: f.get("type") == "event" and f["game_id"] == gid
-                            and f["event"]["type"] == "reconnected", 10)
+    back = await c.wait_event(lambda e: e["type"] == "reconnected", 10, game_id=gid)
     assert back["event"]["seat"] == seat and back["event"]["paused"] is False
 
     # and the game plays on: the player's own move is taken

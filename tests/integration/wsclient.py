@@ -110,8 +110,38 @@ class WSClient:
                                    and f.get("cmd_id") == cmd_id)
 
     def events(self, game_id: str) -> list[dict[str, Any]]:
-        return [f for f in self.frames if f.get("type") == "event" and f["game_id"] == game_id]
+        """Every game event received, one record per event (the events of
+        ``update`` frames, issue 13)."""
+        return [e for f in self.frames for e in flat(f) if e["game_id"] == game_id]
+
+    async def wait_event(self, pred: Callable[[dict[str, Any]], bool],
+                         timeout: float = 15.0, game_id: str | None = None) -> dict[str, Any]:
+        """The first event (of an ``update`` not consumed before) whose
+        ``event`` object matches ``pred``, as a record of :func:`flat`."""
+        found: list[dict[str, Any]] = []
+
+        def match(f: dict[str, Any]) -> bool:
+            for e in flat(f):
+                if (game_id is None or e["game_id"] == game_id) and pred(e["event"]):
+                    found.append(e)
+                    return True
+            return False
+        await self.wait_for(match, timeout)
+        return found[0]
 
     async def close(self) -> None:
         if self.ws is not None:
             await self.ws.close()
+
+
+def flat(frame: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events of an ``update`` (or ``spectate_update``) frame, one
+    record each: ``game_id``, ``game_seq``, ``t``, ``event``, the frame's
+    ``deadline``/``replayed``/``seq`` and ``view``."""
+    if frame.get("type") not in ("update", "spectate_update"):
+        return []
+    return [{"game_id": frame["game_id"], "game_seq": e["game_seq"], "t": e.get("t", 0),
+             "event": e["event"], "deadline": frame.get("deadline"),
+             "replayed": frame.get("replayed", False), "seq": frame.get("seq"),
+             "view": frame.get("view"), "type": frame["type"]}
+            for e in frame.get("events", [])]

@@ -61,6 +61,12 @@ class Subjects:
     def player_events(self, player_id: str) -> str:
         return f"{self.prefix}.player.{player_id}.events"
 
+    def gateway_games(self, gateway_id: str) -> str:
+        """Game bursts for the players connected to one gateway (issue 13:
+        one message per burst and gateway; ``player_events`` only while the
+        shard does not know a player's gateway)."""
+        return f"{self.prefix}.gw.{gateway_id}.games"
+
     def player_lobby(self, player_id: str) -> str:
         """Lobby frames (matchmaker -> the player's gateway connection)."""
         return f"{self.prefix}.player.{player_id}.lobby"

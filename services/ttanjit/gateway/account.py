@@ -338,8 +338,8 @@ def _progress(view: dict[str, Any]) -> dict[str, Any]:
         total = view.get("rounds") if view.get("game") == "penalty_rows" else view.get("hands_total")
         if isinstance(total, int):
             out["rounds"] = total
-    if isinstance(view.get("counts"), list):
-        out["cards"] = view["counts"]
+    if view.get("game") == "onecard" and isinstance(view.get("hand_counts"), list):
+        out["cards"] = view["hand_counts"]
     return out
 
 
@@ -404,9 +404,5 @@ async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, A
 
 
 def _seat_count(view: dict[str, Any]) -> int:
-    seats = view.get("seats")
-    if isinstance(seats, int):
-        return seats
-    if isinstance(seats, list):
-        return len(seats)
-    return len(view.get("bot") or [])
+    n = view.get("n")
+    return n if isinstance(n, int) else len(view.get("seats") or [])

@@ -16,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import secrets
+import struct
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -34,6 +36,7 @@ from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.kv import KeyValue
 from pydantic import BaseModel
+from websockets.protocol import State
 
 from ttanjit.common.config import Settings
 from ttanjit.common.grpcutil import Retrying, replicated_channel
@@ -51,6 +54,10 @@ from ttanjit.gateway.limits import HELLO_MS, IDLE_MS
 from ttanjit.gateway.replies import Replies
 from ttanjit.gateway.session import Session
 from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
+
+_OPEN = State.OPEN
+_H16 = struct.Struct("!BBH").pack
+_H64 = struct.Struct("!BBQ").pack
 
 # one NATS request to a game's owner shard before asking again (failover)
 ATTEMPT_S = 0.5
@@ -76,6 +83,9 @@ class Gateway:
         self.s = settings
         self.prefix = settings.prefix
         self.subjects = Subjects(settings.prefix)
+        # this process's name in the shards' routes: its players' parts of
+        # every game burst come in one message on its own subject (issue 13)
+        self.id = secrets.token_hex(8)
         self.tokens = Tokens(settings.token_secret)
         self.nc: Client = None  # type: ignore[assignment]
         self.replies: Replies = None  # type: ignore[assignment]
@@ -86,11 +96,17 @@ class Gateway:
         self.conns: set[Connection] = set()
         self.ready = False
         self._sweeper: asyncio.Task[None] | None = None
+        self._games_sub: Any = None
 
     async def start(self) -> None:
         self.nc = await connect(self.s.nats_url, "gateway")
         self.replies = Replies(self.nc)
         await self.replies.start()
+        # one subscription (one task) for the game traffic of every local player
+        self._games_sub = await self.nc.subscribe(self.subjects.gateway_games(self.id),
+                                                  cb=self.on_games,
+                                                  pending_msgs_limit=65536,
+                                                  pending_bytes_limit=64 * 1024 * 1024)
         buckets = await ensure_jetstream(self.nc.jetstream(), self.subjects, self.s.js_replicas)
         self.kv = buckets[SESSIONS_BUCKET]
         self.channel = replicated_channel(self.s.matchmaker_addr)  # every replica
@@ -184,12 +200,28 @@ class Gateway:
                     if s is not None and not c.closed and s.seq != s.saved_seq:
                         await self.save(s, pointer=False)
 
+    async def on_games(self, msg: Any) -> None:
+        """A game burst for some of this gateway's players (docs/protocol.md
+        2): each part goes to its player's connection, unparsed."""
+        try:
+            lines = msg.data.split(b"\n")
+            meta = orjson.loads(lines[0])
+            gid = meta["g"]
+            by_player = self.by_player
+            for i, (pid, first, last, flags) in enumerate(meta["p"], 1):
+                conn = by_player.get(pid)
+                if conn is not None:
+                    conn.on_part(gid, first, last, flags, lines[i])
+        except Exception:  # noqa: BLE001 - a malformed message costs that message only
+            log.exception("bad game burst on %s", msg.subject)
+
     # -- shard and matchmaker calls ------------------------------------------------
     async def command(self, game_id: str, player: str, cmd_id: str, action: dict[str, Any],
                       total_s: float = 5.0) -> dict[str, Any]:
         """NATS request to the owner shard; retried with backoff while the
         game is between owners (docs/protocol.md 1)."""
-        data = orjson.dumps({"player": player, "cmd_id": cmd_id, "action": action})
+        data = orjson.dumps({"player": player, "cmd_id": cmd_id, "action": action,
+                             "gw": self.id})
         deadline = time.monotonic() + total_s
         delay = 0.05
         while True:
@@ -212,7 +244,7 @@ class Gateway:
     async def sync(self, s: Session, last_seq: int | None) -> dict[str, Any] | None:
         """The shard's sync for the session's game: events after
         ``last_seq`` or a resync view (``None`` = ask for a view)."""
-        data = orjson.dumps({"player": s.player,
+        data = orjson.dumps({"player": s.player, "gw": self.id,
                              "last_seq": -1 if last_seq is None else last_seq})
         for delay in (0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0):  # rides out a failover (~2 s)
             try:
@@ -259,12 +291,40 @@ class Gateway:
 
 
 class AsgiTransport:
-    """:class:`ttanjit.gateway.conn.Transport` over an ASGI WebSocket."""
+    """:class:`ttanjit.gateway.conn.Transport` over an ASGI WebSocket.
 
-    __slots__ = ("_send",)
+    :meth:`write_now` is the fast path of server frames (issue 13): under
+    uvicorn's ``websockets-sansio`` protocol a frame is written straight to
+    the socket (one unmasked WebSocket frame header and the payload), with
+    no ASGI message, no await and no task switch. It says False (the caller
+    takes the ASGI path) whenever that would not be exactly what the ASGI
+    send does: another server, the capture wrapper, a closing or paused
+    socket."""
+
+    __slots__ = ("_send", "_proto")
 
     def __init__(self, send: Any) -> None:
         self._send = send
+        proto = getattr(send, "__self__", None)
+        self._proto = proto if type(proto).__name__ == "WebSocketsSansIOProtocol" and all(
+            hasattr(proto, a) for a in ("conn", "transport", "writable", "close_sent",
+                                        "disconnected")) else None
+
+    def write_now(self, data: bytes, binary: bool) -> bool:
+        p = self._proto
+        if p is None or p.close_sent or p.disconnected or not p.writable.is_set() \
+                or p.conn.state is not _OPEN or p.transport.is_closing():
+            return False
+        n = len(data)
+        op = 0x82 if binary else 0x81
+        if n < 126:
+            head = bytes((op, n))
+        elif n < 65536:
+            head = _H16(op, 126, n)
+        else:
+            head = _H64(op, 127, n)
+        p.transport.write(head + data)
+        return True
 
     async def send_text(self, data: str) -> None:
         await self._send({"type": "websocket.send", "text": data})

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -42,8 +43,12 @@ LOBBY_TIMEOUT_S = 10
 
 log = logging.getLogger("ttanjit.gateway")
 
-GAME_OVER = ("game_ended", "game_over")  # penalty rows/Hakka, One Card
 PRESENCE = ("disconnect", "reconnect")
+# flags of a burst part (ttanjit.shard.game): what the gateway acts on
+# without reading the part
+F_GAME_OVER, F_SEAT_AWAY, F_SEAT_BOT = 1, 2, 4
+# a game burst part: (game id, first game_seq, last game_seq, flags, body)
+PartT = tuple[str, int, int, int, bytes]
 
 
 def now_ms() -> int:
@@ -51,6 +56,9 @@ def now_ms() -> int:
 
 
 class Transport(Protocol):
+    """``write_now`` (optional): write one frame at once, without awaiting;
+    False when it cannot (then ``send_text``/``send_bytes``)."""
+
     async def send_text(self, data: str) -> None: ...
     async def send_bytes(self, data: bytes) -> None: ...
     async def close(self, code: int, reason: str) -> None: ...
@@ -81,6 +89,8 @@ class GatewayLink(Protocol):
 
 # Called by Connection.finish before the session is saved (spectate.stop joins here).
 ON_FINISH: list[Callable[[Connection], Awaitable[None]]] = []
+# Called once a connection has its game's view (matched, hello): spectate.follow_own.
+ON_GAME: list[Callable[[Connection, str], Awaitable[None]]] = []
 
 
 class Connection:
@@ -102,14 +112,40 @@ class Connection:
         self.lock = asyncio.Lock()
         self.closed = False
         self.replaced = False
-        self.buffer: list[dict[str, Any]] | None = None  # events held during a catch-up
+        self.buffer: list[PartT] | None = None  # burst parts held during a catch-up
+        self.inbox: deque[PartT] = deque()  # parts waiting for the slow path, in order
+        self._pump: asyncio.Task[None] | None = None
+        self._write_now: Callable[[bytes, bool], bool] | None = getattr(
+            transport, "write_now", None)
         self.sub: Any = None
         self._finishing: asyncio.Future[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- sending ---------------------------------------------------------------
+    def _emit_now(self, frame: dict[str, Any], game_seq: int | None, view: bool) -> bool:
+        """Number and write a frame at once (no await: nothing can come
+        between numbering and writing); False when it must wait for the lock
+        or the socket."""
+        if self.lock.locked() or self._write_now is None or self.closed:
+            return False
+        s = self.session
+        seq = s.seq + 1 if s is not None else 0
+        frame["seq"] = seq
+        frame["server_ms"] = now_ms()
+        data = codec.encode_proto(frame) if self.proto else orjson.dumps(frame)
+        if not self._write_now(data, self.proto):
+            return False
+        if s is not None:
+            s.seq = seq
+            if game_seq is not None:
+                (s.view_sent if view else s.event_sent)(seq, game_seq)
+        m.frame_out(frame["type"])
+        return True
+
     async def send(self, frame: dict[str, Any], game_seq: int | None = None,
                    view: bool = False) -> None:
+        if self._emit_now(frame, game_seq, view):
+            return
         async with self.lock:
             if self.closed:
                 return
@@ -249,39 +285,44 @@ class Connection:
         elif final is not None:
             await self.send(final)
         await self.flush_buffer()
+        if sess.game_id:
+            self._on_game(sess.game_id)
         if sess.game_id and not self.finished_game:
             await self.gw.command(sess.game_id, sess.player, "gw-" + secrets.token_hex(6),
                                   {"type": "reconnect"})
         await self.gw.save(sess)
 
     async def deliver_catch_up(self, reply: dict[str, Any], resync: bool = True) -> None:
+        """A shard's sync answer: the events the client lacks with the
+        seat's view now (one ``update`` frame, ``replayed``), or, when they
+        are no longer all kept, the whole view (``view`` frame)."""
         s = self.session
         assert s is not None
         gid = reply.get("game") or s.game_id
+        view = reply.get("view") or {}
+        if isinstance(view.get("seat"), int):
+            s.seat = view["seat"]
+        if _substituted_in(view, s.seat):
+            s.substituted = True
+        if view.get("finished"):
+            self.finished_game = True
+        gs = int(reply.get("seq", 0))
         if "events" in reply:
-            for ev in reply["events"]:
-                ev.setdefault("game", gid)
-                await self.deliver_event(ev, replayed=True)
+            events = [e for e in reply["events"] if int(e.get("game_seq", 0)) > s.game_seq]
+            frame: dict[str, Any] = {"type": "update", "game_id": gid, "game_seq": gs,
+                                     "events": events, "view": view, "replayed": True}
         else:
-            view = reply.get("view") or {}
-            if isinstance(view.get("seat"), int):
-                s.seat = view["seat"]
-            if _substituted_in(view, s.seat):
-                s.substituted = True
-            frame: dict[str, Any] = {"type": "view", "game_id": gid,
-                                     "game_seq": int(reply.get("seq", 0)), "view": view,
-                                     "resync": resync}
-            if reply.get("deadline"):
-                frame["deadline"] = _deadline(reply["deadline"])
-            if view.get("finished"):
-                self.finished_game = True
-            await self.send(frame, game_seq=int(reply.get("seq", 0)), view=True)
+            frame = {"type": "view", "game_id": gid, "game_seq": gs, "view": view,
+                     "resync": resync}
+        if reply.get("deadline"):
+            frame["deadline"] = _deadline(reply["deadline"])
+        await self.send(frame, game_seq=gs, view=frame["type"] == "view")
 
     async def flush_buffer(self) -> None:
         while self.buffer:
             pending, self.buffer = self.buffer, []
-            for ev in pending:
-                await self.deliver_event(ev)
+            for part in pending:
+                await self.deliver_part(*part)
         self.buffer = None
 
     # -- NATS --------------------------------------------------------------------
@@ -293,12 +334,11 @@ class Connection:
     async def on_msg(self, msg: Any) -> None:
         kind = msg.subject.rsplit(".", 1)[-1]
         try:
-            if kind == "events":
-                ev = orjson.loads(msg.data)
-                if self.buffer is not None:
-                    self.buffer.append(ev)
-                else:
-                    await self.deliver_event(ev)
+            if kind == "events":  # a burst part sent to the player's own subject
+                lines = msg.data.split(b"\n")
+                meta = orjson.loads(lines[0])
+                for i, (_, first, last, flags) in enumerate(meta["p"], 1):
+                    self.on_part(meta["g"], first, last, flags, lines[i])
             elif kind == "lobby":
                 await self.on_lobby(orjson.loads(msg.data))
             elif kind == "kick":
@@ -311,48 +351,115 @@ class Connection:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def deliver_event(self, ev: dict[str, Any], replayed: bool = False) -> None:
+    # -- game bursts (issue 13) ----------------------------------------------------
+    def on_part(self, gid: str, first: int, last: int, flags: int, body: bytes) -> None:
+        """The player's part of a game burst: its events and the seat's view
+        after them. The common case (the next events of the game we are in,
+        nothing queued, the socket ready) is written at once, the part
+        wrapped as it came; anything else waits its turn in :attr:`inbox`."""
         s = self.session
-        if s is None or "event" not in ev:
+        if s is None or self.closed:
             return
-        gid, gs = ev.get("game"), int(ev.get("seq", 0))
-        if gid != s.game_id:  # a game we have not heard of (its matched is late)
-            s.new_game(str(gid), None)
-            self.finished_game = False
-            if gs > 1 and not replayed:  # came in late: start from a whole view
-                reply = await self.gw.sync(s, None)
-                if reply is not None:
-                    await self.deliver_catch_up(reply, resync=False)
-                    if gs <= s.game_seq:
-                        return
-        elif gs <= s.game_seq:
-            return  # already delivered
-        elif gs > s.game_seq + 1 and not replayed:
-            reply = await self.gw.sync(s, s.game_seq)  # a live event went missing
-            if reply is not None:
-                await self.deliver_catch_up(reply)
-                if gs <= s.game_seq:
-                    return
-        frame: dict[str, Any] = {"type": "event", "game_id": gid, "game_seq": gs,
-                                 "t": ev.get("t", 0), "event": ev["event"]}
-        if ev.get("deadline"):
-            frame["deadline"] = _deadline(ev["deadline"])
-        if replayed:
-            frame["replayed"] = True
-        await self.send(frame, game_seq=gs)
-        kind = ev["event"].get("type")
-        if kind in GAME_OVER:
+        if self.buffer is not None:  # a catch-up is being answered: after it
+            self.buffer.append((gid, first, last, flags, body))
+            return
+        if self._pump is None and gid == s.game_id and (
+                first == s.game_seq + 1 or first > last) and self._write_part(
+                gid, first, last, flags, body):
+            return
+        self.inbox.append((gid, first, last, flags, body))
+        if self._pump is None:
+            self._pump = asyncio.create_task(self._drain_inbox())
+
+    async def _drain_inbox(self) -> None:
+        try:
+            while self.inbox:
+                await self.deliver_part(*self.inbox.popleft())
+        except Exception:  # a bug costs the parts, never the connection (a gap syncs)
+            log.exception("burst delivery failed")
+            self.inbox.clear()
+        finally:
+            self._pump = None
+
+    def _write_part(self, gid: str, first: int, last: int, flags: int, body: bytes) -> bool:
+        """Write one part as an ``update`` frame now (False: not now)."""
+        s = self.session
+        if s is None or self.lock.locked() or self._write_now is None or self.closed:
+            return False
+        seq = s.seq + 1
+        if self.proto:
+            frame = orjson.loads(b"{" + body + b"}")
+            frame.update(type="update", seq=seq, server_ms=now_ms())
+            data = codec.encode_proto(frame)
+        else:
+            data = b'{"type":"update","seq":%d,"server_ms":%d,' % (seq, now_ms()) + body + b"}"
+        if not self._write_now(data, self.proto):
+            return False
+        s.seq = seq
+        s.event_sent(seq, max(last, s.game_seq))
+        m.frame_out("update")
+        if flags:
+            self._noticed(gid, flags)
+        return True
+
+    def _noticed(self, gid: str, flags: int) -> None:
+        s = self.session
+        assert s is not None
+        if flags & F_GAME_OVER:
             self.finished_game = True
-        elif kind == "disconnected" and not replayed and not self.closed \
-                and ev["event"].get("seat") == s.seat and s.seat is not None:
+        if flags & F_SEAT_BOT:
+            s.substituted = True
+        if flags & F_SEAT_AWAY and not self.closed and not flags & F_GAME_OVER:
             # Our own seat marked away while this connection is open: an
             # older connection's goodbye (a drop, then a quick resume) reached
             # the shard after this one's `reconnect`. Say it again, or the
             # game would wait for a player who is here (RULES.md 4 pause).
-            self._spawn(self.gw.command(str(gid), s.player, "gw-" + secrets.token_hex(6),
+            self._spawn(self.gw.command(gid, s.player, "gw-" + secrets.token_hex(6),
                                         {"type": "reconnect"}))
-        elif kind == "substituted" and ev["event"].get("seat") == s.seat and s.seat is not None:
-            s.substituted = True
+
+    async def deliver_part(self, gid: str, first: int, last: int, flags: int,
+                           body: bytes) -> None:
+        """The slow path of :meth:`on_part`: a game we have not heard of yet
+        (its ``matched`` is late), a part already delivered, or a gap (a
+        part lost on the way: a sync fills it)."""
+        s = self.session
+        if s is None or self.closed:
+            return
+        if gid != s.game_id:  # a game we have not heard of (its matched is late)
+            s.new_game(gid, None)
+            self.finished_game = False
+            if first > 1 or first > last:  # came in late: start from a whole view
+                reply = await self.gw.sync(s, None)
+                if reply is not None:
+                    await self.deliver_catch_up(reply, resync=False)
+                    if last <= s.game_seq:
+                        return
+        elif first <= last and last <= s.game_seq:
+            return  # already delivered
+        elif first > s.game_seq + 1 and first <= last:
+            reply = await self.gw.sync(s, s.game_seq)  # a live event went missing
+            if reply is not None:
+                await self.deliver_catch_up(reply)
+                if last <= s.game_seq:
+                    return
+        async with self.lock:
+            if self.closed or s is not self.session:
+                return
+            seq = s.next_seq()
+            frame = orjson.loads(b"{" + body + b"}")
+            frame.update(type="update", seq=seq, server_ms=now_ms())
+            s.event_sent(seq, max(last, s.game_seq))
+            try:
+                if self.proto:
+                    await self.t.send_bytes(codec.encode_proto(frame))
+                else:
+                    await self.t.send_text(orjson.dumps(frame).decode())
+            except Exception:  # the socket went away under us
+                self.closed = True
+                return
+        m.frame_out("update")
+        if flags:
+            self._noticed(gid, flags)
 
     async def on_lobby(self, frame: dict[str, Any]) -> None:
         s = self.session
@@ -367,10 +474,31 @@ class Connection:
         s.new_game(frame["game_id"], frame.get("seat"))
         self.finished_game = False
         await self.send(frame)
-        reply = await self.gw.sync(s, None)
-        if reply is not None:
-            await self.deliver_catch_up(reply, resync=False)
+        await self._caught_up(None, resync=False)
         self._spawn(self.gw.save(s))
+        self._on_game(s.game_id)
+
+    def _on_game(self, gid: str) -> None:
+        for hook in ON_GAME:
+            self._spawn(hook(self, gid))
+
+    async def _caught_up(self, last_seq: int | None, resync: bool = True) -> bool:
+        """Ask the shard for the game's view (``last_seq`` None) or the
+        events after ``last_seq`` and send them; burst parts that come
+        meanwhile wait, then follow. False: the shard did not answer."""
+        s = self.session
+        assert s is not None
+        nested = self.buffer is not None
+        if not nested:
+            self.buffer = []
+        try:
+            reply = await self.gw.sync(s, last_seq)
+            if reply is not None:
+                await self.deliver_catch_up(reply, resync=resync)
+        finally:
+            if not nested:
+                await self.flush_buffer()
+        return reply is not None
 
     async def on_kick(self, msg: Any) -> None:
         try:
@@ -593,28 +721,22 @@ class Connection:
         gid = f.get("game_id") or s.game_id
         if not gid or gid != s.game_id:
             raise FrameError("not_in_game")
-        reply = await self.gw.sync(s, None)
-        if reply is None:
-            final = await self.gw.final_frame(gid, s.player)
-            if final is None:
-                raise FrameError("game_unavailable")
-            self.finished_game = True  # gone from its shard: finished
-            await self.send(final)
+        if await self._caught_up(None):
             return
-        await self.deliver_catch_up(reply)
+        final = await self.gw.final_frame(gid, s.player)
+        if final is None:
+            raise FrameError("game_unavailable")
+        self.finished_game = True  # gone from its shard: finished
+        await self.send(final)
 
 
 def _substituted_in(view: dict[str, Any], seat: int | None) -> bool:
-    """Whether a seat's view says a bot took the seat for good (One Card and
-    Hakka: ``bot[seat]``; 줄줄이 벌점: ``seats[seat].substituted``)."""
-    if seat is None:
+    """Whether a seat's view says a bot took the seat for good
+    (``seats[seat].substituted``, the same in every game)."""
+    seats = view.get("seats")
+    if seat is None or not isinstance(seats, list) or not 0 <= seat < len(seats):
         return False
-    bots, seats = view.get("bot"), view.get("seats")
-    if isinstance(bots, list) and seat < len(bots):
-        return bool(bots[seat])
-    if isinstance(seats, list) and seat < len(seats) and isinstance(seats[seat], dict):
-        return bool(seats[seat].get("substituted"))
-    return False
+    return isinstance(seats[seat], dict) and bool(seats[seat].get("substituted"))
 
 
 def _deadline(d: dict[str, Any]) -> dict[str, Any]:

@@ -5,9 +5,10 @@ owner shard's sync as a spectator (``{"spectator": true}``: the view of
 ``engine.view(None)``, the public view: never a hand, never a face-down
 card) and subscribes to the game's public subject
 (``ttanjit.v1.game.<id>.public``, where the shard publishes
-``Event.for_seat(None)``, docs/protocol.md 2). Frames: ``spectate_view``
-(``game_id, game_seq, view, deadline?``) and ``spectate_event``
-(``game_id, game_seq, t, event, deadline?``); a gap in ``game_seq`` or
+the public part of every burst, docs/protocol.md 2). Frames: ``spectate_view``
+(``game_id, game_seq, view, deadline?``) and ``spectate_update``
+(``game_id, game_seq, events, view, deadline?``: one per burst, the public
+events and the public view after them); a gap in ``game_seq`` or
 another ``spectate`` re-sends the view. ``spectate_stop`` (or a new
 ``spectate``, or closing) ends it. A player cannot watch a game they sit in
 (``in_game``: their own seat's view is theirs), nor a game whose host turned
@@ -112,27 +113,29 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
             if c.closed:
                 await stop(c)
                 return
-            try:
-                ev = orjson.loads(msg.data)
-            except orjson.JSONDecodeError:
+            try:  # the public part of a burst (docs/protocol.md 2)
+                meta, body = msg.data.split(b"\n", 1)
+                _, first, last, _ = orjson.loads(meta)["p"][0]
+                part = orjson.loads(b"{" + body + b"}")
+            except (ValueError, KeyError, IndexError, TypeError):
                 return
-            if "event" not in ev:
+            if first > last:
                 return
             async with w["lock"]:
-                seq = int(ev.get("seq", 0))
-                if seq <= w["seq"]:
+                if last <= w["seq"]:
                     return
-                if seq > w["seq"] + 1:  # missed one: the whole view again
+                if first > w["seq"] + 1:  # missed one: the whole view again
                     await _send_view(c, gid, w)
-                    if seq <= w["seq"]:
+                    if last <= w["seq"]:
                         return
-                w["seq"] = seq
-                frame: dict[str, Any] = {"type": "spectate_event", "game_id": gid,
-                                         "game_seq": seq, "t": ev.get("t", 0),
-                                         "event": ev["event"]}
-                if ev.get("deadline"):
-                    frame["deadline"] = _deadline(ev["deadline"])
-                await c.send(frame)
+                held = w["seq"]
+                w["seq"] = last
+                part["events"] = [e for e in part.get("events", [])
+                                  if int(e.get("game_seq", 0)) > held]
+                part["type"] = "spectate_update"
+                if part.get("deadline"):
+                    part["deadline"] = _deadline(part["deadline"])
+                await c.send(part)
 
         w["sub"] = await c.gw.nc.subscribe(c.gw.subjects.public(gid), cb=on_msg)
     async with w["lock"]:
@@ -168,7 +171,14 @@ async def h_sync(c: Connection, f: dict[str, Any]) -> None:
         await watchers.of(c.gw).follow(c, s.game_id, "own")
 
 
+async def follow_own(c: Connection, gid: str) -> None:
+    """A player's game: its spectator count follows (no client ``sync``
+    needed since views are pushed, issue 13)."""
+    await watchers.of(c.gw).follow(c, gid, "own")
+
+
 conn_mod.HANDLERS["spectate"] = h_spectate
 conn_mod.HANDLERS["spectate_stop"] = h_spectate_stop
 conn_mod.HANDLERS["sync"] = h_sync
 conn_mod.ON_FINISH.append(stop)
+conn_mod.ON_GAME.append(follow_own)

@@ -43,14 +43,73 @@ def refusal(code: str, cmd_id: Any = None, message: str | None = None) -> JSON:
     return out
 
 
+# flags of a seat's part of a burst (what the gateway must notice without
+# reading the part: docs/protocol.md 2)
+GAME_OVER = 1  # the game ended in this burst
+SEAT_AWAY = 2  # this seat was marked away (``disconnected``)
+SEAT_BOT = 4  # a bot took this seat for good (``substituted``)
+
+
+@dataclass(slots=True)
+class Part:
+    """One subscriber's share of a burst (issue 13): a player's (``pid``) or
+    the spectators' (``None``): its events (``events``: the items, joined
+    with commas, ``b""`` when none — the seat's own view changed) and the
+    rest of its ``update`` frame (``tail``: ``"view":{…}[,"deadline":{…}]``).
+    :func:`envelope` puts the parts of a burst into one NATS message; the
+    gateway wraps each part with its own ``type``/``seq``/``server_ms`` and
+    never parses it."""
+
+    pid: str | None
+    first: int
+    last: int
+    flags: int
+    events: bytes
+    tail: bytes
+
+
+def coalesce(parts: list[Part]) -> list[Part]:
+    """The parts of several inputs made durable together, one per
+    subscriber (one WebSocket frame per player): the events in order, the
+    view of the last."""
+    if len(parts) < 2:
+        return parts
+    out: dict[str | None, Part] = {}
+    for p in parts:
+        had = out.get(p.pid)
+        if had is None:
+            out[p.pid] = Part(p.pid, p.first, p.last, p.flags, p.events, p.tail)
+        else:
+            had.last = max(had.last, p.last)
+            had.flags |= p.flags
+            had.events = had.events + b"," + p.events if had.events and p.events \
+                else had.events or p.events
+            had.tail = p.tail
+    return list(out.values())
+
+
+def envelope(game_id: str, parts: list[Part]) -> bytes:
+    """One NATS message for some subscribers of one burst (docs/protocol.md
+    2): a JSON line ``{"g": game_id, "p": [[pid, first, last, flags], …]}``,
+    then one line per part, the inside of its ``update`` frame (JSON never
+    holds a raw newline, so the lines split cleanly)."""
+    gid = orjson.dumps(game_id)
+    lines = [orjson.dumps({"g": game_id, "p": [[p.pid, p.first, p.last, p.flags]
+                                               for p in parts]})]
+    for p in parts:
+        lines.append(b'"game_id":' + gid + b',"game_seq":' + str(p.last).encode()
+                     + b',"events":[' + p.events + b"]," + p.tail)
+    return b"\n".join(lines)
+
+
 @dataclass(slots=True)
 class Applied:
-    """What one accepted input produced: its record entry, the frames to
-    publish (``(player_id or None for the public subject, JSON bytes)``), and
-    the reply (for commands, JSON bytes)."""
+    """What one accepted input produced: its record entry, each
+    subscriber's part of the burst (:class:`Part`), and the reply (for
+    commands, JSON bytes)."""
 
     entry: JSON
-    frames: list[tuple[str | None, bytes]]
+    parts: list[Part]
     reply: bytes | None
     result: Result
     finished_now: bool = False
@@ -177,37 +236,68 @@ class HostedGame:
         entry["ms"] = server_ms
         return self._accepted(entry, res, server_ms)
 
-    def _accepted(self, entry: JSON, res: Result, server_ms: int) -> Applied:
+    def _accepted(self, entry: JSON, res: Result, server_ms: int,
+                  push: bool = True) -> Applied:
+        """Number the input's events per subscriber, keep them in the
+        backlogs and (``push``) build each subscriber's part of the burst:
+        its events and its whole view after them (issue 13: pushed, so no
+        client asks with ``sync``). A replayed input (failover) only fills
+        the backlogs. Views are built now, at the input, never later: a part
+        shows exactly the state its events lead to."""
         self.inputs += 1
         self.version += 1
         self.last_ms = max(self.last_ms, server_ms)
         t = entry["t"]
-        frames: list[tuple[str | None, bytes]] = []
-        deadline = self.deadline(server_ms, t)
-        if res.events:
-            dumps = orjson.dumps
+        dumps = orjson.dumps
+        actor = entry.get("player")
+        parts: list[Part] = []
+        events = res.events
+        if events or (push and actor is not None):
+            deadline = self.deadline(server_ms, t) if push else None
+            tail = b"" if deadline is None else b',"deadline":' + dumps(deadline)
+            public = b""
+            eng = self.engine
             for pid, bl in self.backlogs.items():
+                if not events and pid != actor:
+                    continue
                 seat = None if pid is None else self.players[pid]
-                for ev in res.events:
+                first = bl.seq + 1
+                items = []
+                flags = 0
+                for ev in events:
                     bl.seq += 1
-                    frame: JSON = {"game": self.game_id, "seq": bl.seq, "t": t,
-                                   "server_ms": server_ms, "event": ev.for_seat(seat)}
-                    if deadline is not None:
-                        frame["deadline"] = deadline
-                    data = dumps(frame)
-                    bl.frames.append((bl.seq, data))
-                    frames.append((pid, data))
+                    data = ev.for_seat(seat)
+                    item = dumps({"game_seq": bl.seq, "t": t, "event": data})
+                    bl.frames.append((bl.seq, item))
+                    items.append(item)
+                    kind = ev.type
+                    if kind == "disconnected" and seat is not None \
+                            and data.get("seat") == seat:
+                        flags |= SEAT_AWAY
+                    elif kind == "substituted" and seat is not None \
+                            and data.get("seat") == seat:
+                        flags |= SEAT_BOT
                 while len(bl.frames) > self.backlog_size:
                     bl.frames.popleft()
+                if eng.finished:
+                    flags |= GAME_OVER
+                if not push:
+                    continue
+                if not public:
+                    public = dumps(eng.public_view())
+                view = public[:-1] + (b',"seat":null}' if seat is None
+                                      else b"," + dumps(eng.private_view(seat))[1:])
+                parts.append(Part(pid, first, bl.seq, flags, b",".join(items),
+                                  b'"view":' + view + tail))
         reply: bytes | None = None
-        player, cmd_id = entry.get("player"), entry.get("cmd")
-        if player is not None and cmd_id is not None:
-            doc: JSON = {"ok": True, "cmd_id": cmd_id, "seq": self.backlogs[player].seq}
+        cmd_id = entry.get("cmd")
+        if actor is not None and cmd_id is not None:
+            doc: JSON = {"ok": True, "cmd_id": cmd_id, "seq": self.backlogs[actor].seq}
             if res.info:
                 doc["info"] = res.info
-            reply = orjson.dumps(doc)
-            self.remember(player, cmd_id, reply)
-        return Applied(entry, frames, reply, res, finished_now=self.engine.finished)
+            reply = dumps(doc)
+            self.remember(actor, cmd_id, reply)
+        return Applied(entry, parts, reply, res, finished_now=self.engine.finished)
 
     def deadline(self, server_ms: int, t: int) -> JSON | None:
         """The next deadline for the players. None while paused: then the
@@ -226,7 +316,7 @@ class HostedGame:
         if not res.ok:
             raise RuntimeError(f"{self.game_id}: recorded input {entry} refused on replay: "
                                f"{res.code}")
-        return self._accepted(entry, res, int(entry.get("ms", 0)))
+        return self._accepted(entry, res, int(entry.get("ms", 0)), push=False)
 
     # -- sync / resume -----------------------------------------------------
     def sync(self, player: str | None, last_seq: int, server_ms: int,
@@ -244,7 +334,7 @@ class HostedGame:
         if last_seq >= bl.seq:
             out["events"] = []
         elif bl.frames and bl.frames[0][0] <= last_seq + 1 and last_seq >= 0:
-            head = orjson.dumps(out)[:-1]  # splice the stored frames in as they are
+            head = orjson.dumps(out)[:-1]  # splice the stored items in as they are
             events = b",".join(data for seq, data in bl.frames if seq > last_seq)
             return head + b',"events":[' + events + b"]}"
         else:

@@ -46,7 +46,7 @@ from nats.errors import TimeoutError as NatsTimeout
 from ttanjit.games.base import ABANDONED, JSON, Result, message_for
 from ttanjit.shard import metrics as m
 from ttanjit.shard import records
-from ttanjit.shard.game import Applied, HostedGame, refusal
+from ttanjit.shard.game import Applied, HostedGame, Part, coalesce, envelope, refusal
 
 if TYPE_CHECKING:
     from ttanjit.shard.service import Shard
@@ -127,6 +127,9 @@ class Room:
         self.windows: dict[int, asyncio.TimerHandle] = {}  # bot presses
         self.forget: asyncio.TimerHandle | None = None  # a finished game leaves
         self.subs: list[Subscription] = []
+        # player -> the gateway that serves them (from their commands and
+        # syncs): their parts of a burst go in that gateway's message
+        self.routes: dict[str, str] = {}
         self.gone = False  # lost / handed over / dropped
         self.frozen = False  # being handed over
         self.finalized = False
@@ -241,6 +244,12 @@ class Room:
         seat = hosted.seat_of(player)
         if seat is None:
             return self._refuse(msg, t0, refusal("not_seated", cmd_id))
+        gw = req.get("gw")
+        if isinstance(gw, str) and gw and self.routes.get(player) != gw and not (
+                isinstance(action, dict) and action.get("type") == "disconnect"):
+            # (a goodbye may come from a connection already replaced on
+            # another gateway: it never moves the route)
+            self.routes[player] = gw
         key = (player, cmd_id)
         if not isinstance(action, dict):
             return self._refuse(msg, t0, refusal("bad_action", cmd_id, "잘못된 요청이에요."),
@@ -285,6 +294,9 @@ class Room:
             player = req.get("player")
             if not isinstance(player, str) or player not in self.hosted.players:
                 return self.out.reply(msg, refusal("not_seated"))
+            gw = req.get("gw")
+            if isinstance(gw, str) and gw:
+                self.routes[player] = gw
         last = req.get("last_seq", 0)
         if not isinstance(last, int) or isinstance(last, bool):
             return self.out.reply(msg, refusal("bad_request"))
@@ -356,11 +368,29 @@ class Room:
             await self.finalize()
 
     def publish(self, batch: list[tuple[Applied, Msg | None, float]]) -> None:
-        """Queue the events of durable inputs and the replies to their commands."""
+        """Queue the burst of durable inputs (one message per gateway that
+        serves players of the game, one for spectators; docs/protocol.md 2)
+        and the replies to their commands."""
         subj, put = self.shard.subj, self.out.put
+        parts: list[Part] = []
+        for applied, _, _ in batch:
+            parts.extend(applied.parts)
+        if parts:
+            gid = self.game_id
+            by_gw: dict[str, list[Part]] = {}
+            routes = self.routes
+            for part in coalesce(parts):
+                if part.pid is None:
+                    put(subj.public(gid), envelope(gid, [part]))
+                    continue
+                gw = routes.get(part.pid)
+                if gw is None:  # its gateway not known yet (e.g. after a failover)
+                    put(subj.player_events(part.pid), envelope(gid, [part]))
+                else:
+                    by_gw.setdefault(gw, []).append(part)
+            for gw, mine in by_gw.items():
+                put(subj.gateway_games(gw), envelope(gid, mine))
         for applied, msg, t0 in batch:
-            for pid, frame in applied.frames:
-                put(subj.public(self.game_id) if pid is None else subj.player_events(pid), frame)
             reply = applied.reply
             if reply is not None:
                 key = (applied.entry["player"], applied.entry["cmd"])
