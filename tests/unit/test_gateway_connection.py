@@ -7,6 +7,7 @@ that keeps what is sent, and a gateway implementing ``conn.GatewayLink``
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
@@ -21,6 +22,7 @@ from ttanjit.gateway.auth import Tokens
 from ttanjit.gateway.conn import Connection, GatewayLink
 from ttanjit.gateway.limits import MAX_FRAME
 from ttanjit.gateway.session import Session
+from ttanjit.shard.game import Part, envelope
 from ttanjit.v1 import matchmaker_pb2
 
 NOW = 1_700_000_000_000
@@ -249,29 +251,49 @@ async def test_actions_the_gateway_refuses_itself(frame: dict[str, Any], code: s
     assert len(gw.commands) == sent  # nothing reached the shard
 
 
-async def test_events_arrive_in_order_and_a_gap_asks_for_a_sync() -> None:
+def burst(gid: str, first: int, events: list[dict[str, Any]], view: dict[str, Any],
+          flags: int = 0) -> bytes:
+    """A shard's burst message with one part (ttanjit.shard.game.envelope)."""
+    items = b",".join(orjson.dumps({"game_seq": first + i, "t": 10 + i, "event": e})
+                      for i, e in enumerate(events))
+    last = first + len(events) - 1 if events else first - 1
+    return envelope(gid, [Part("p1", first, last, flags, items,
+                               b'"view":' + orjson.dumps(view))])
+
+
+async def test_updates_arrive_in_order_and_a_gap_asks_for_a_sync() -> None:
     c, t, gw = make()
     gw.state = {"ratings": [], "game_id": "g1", "seat": 1}
     gw.sync_reply = {"seq": 1, "view": {"seat": 1}, "game": "g1"}
     await hello(c, gw, t)
     on_msg = gw.subs[0].cb
-    ev = {"game": "g1", "seq": 2, "t": 10, "event": {"type": "played", "seat": 0}}
-    await on_msg(Msg("ttanjit.v1.player.p1.events", orjson.dumps(ev)))
-    await on_msg(Msg("ttanjit.v1.player.p1.events", orjson.dumps(ev)))  # a duplicate
-    frames = [f for f in t.frames() if f["type"] == "event"]
-    assert [(f["game_seq"], f["event"]["type"]) for f in frames] == [(2, "played")]
-    gw.sync_reply = {"game": "g1", "events": [
-        {"game": "g1", "seq": 3, "t": 11, "event": {"type": "drew", "seat": 1}},
-        {"game": "g1", "seq": 4, "t": 12, "event": {"type": "played", "seat": 2}}]}
-    late = {"game": "g1", "seq": 5, "t": 13, "event": {"type": "game_over"}}
-    await on_msg(Msg("ttanjit.v1.player.p1.events", orjson.dumps(late)))
+    msg = burst("g1", 2, [{"type": "played", "seat": 0}], {"seat": 1, "turn": 1})
+    await on_msg(Msg("ttanjit.v1.player.p1.events", msg))
+    await on_msg(Msg("ttanjit.v1.player.p1.events", msg))  # a duplicate
+    await asyncio.sleep(0)
+    while c._pump is not None:
+        await asyncio.sleep(0.01)
+    ups = [f for f in t.frames() if f["type"] == "update"]
+    assert [(f["game_seq"], [e["event"]["type"] for e in f["events"]]) for f in ups] == [
+        (2, ["played"])]
+    assert ups[0]["view"] == {"seat": 1, "turn": 1}
+    # a view-only part (the seat's own move changed only its view)
+    await on_msg(Msg("ttanjit.v1.player.p1.events", burst("g1", 3, [], {"seat": 1, "x": 1})))
+    gw.sync_reply = {"game": "g1", "seq": 4, "view": {"seat": 1, "turn": 2}, "events": [
+        {"game_seq": 3, "t": 11, "event": {"type": "drew", "seat": 1}},
+        {"game_seq": 4, "t": 12, "event": {"type": "played", "seat": 2}}]}
+    late = burst("g1", 5, [{"type": "game_ended"}], {"seat": 1, "finished": True}, flags=1)
+    await on_msg(Msg("ttanjit.v1.player.p1.events", late))
+    while c._pump is not None:
+        await asyncio.sleep(0.01)
     assert gw.syncs[-1] == ("g1", 2)  # asked for what came after 2
-    frames = [f for f in t.frames() if f["type"] == "event"]
-    assert [f["game_seq"] for f in frames] == [2, 3, 4, 5]
-    assert [f.get("replayed", False) for f in frames] == [False, True, True, False]
+    ups = [f for f in t.frames() if f["type"] == "update"]
+    assert [[e["game_seq"] for e in f["events"]] for f in ups] == [[2], [], [3, 4], [5]]
+    assert [f.get("replayed", False) for f in ups] == [False, False, True, False]
+    assert ups[2]["view"] == {"seat": 1, "turn": 2} and ups[3]["view"]["finished"] is True
     seqs = [f["seq"] for f in t.frames()]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
-    assert c.finished_game
+    assert c.finished_game  # the game-over flag of the part
 
 
 async def test_lobby_frames_pass_through_and_matched_brings_the_view() -> None:

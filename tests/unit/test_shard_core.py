@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
 
 import orjson
 import pytest
 
 from ttanjit.games import GAMES, engine_class
 from ttanjit.games.base import SeatSpec, Setup
-from ttanjit.shard.game import Applied, HostedGame
+from ttanjit.shard.game import GAME_OVER, Applied, HostedGame, coalesce, envelope
 from ttanjit.shard.ownership import OwnerBook, rendezvous
 
 
@@ -27,7 +28,9 @@ def _games() -> list[str]:
     return out
 
 
-def play(game: str, seed: int, moves: int = 300) -> tuple[HostedGame, list[dict]]:
+def play(game: str, seed: int, moves: int = 300,
+         check: Callable[[HostedGame, Applied], None] | None = None
+         ) -> tuple[HostedGame, list[dict]]:
     """Random legal commands (and clock inputs at deadlines) on a hosted game."""
     n = 4
     players = {f"p_{i}": i for i in range(n)}
@@ -51,6 +54,8 @@ def play(game: str, seed: int, moves: int = 300) -> tuple[HostedGame, list[dict]
             p, s, a = rng.choice(choices)
             out = h.apply(t, s, a, player=p, cmd_id=f"c{k}", server_ms=t)
         assert isinstance(out, Applied), out
+        if check is not None:
+            check(h, out)
         entries.append(out.entry)
     return h, entries
 
@@ -70,6 +75,66 @@ def test_rebuild_from_record_equals_first_owner(game: str) -> None:
     assert second.dedup == first.dedup
 
 
+def parts_of(gid: str, applied: Applied) -> dict[str | None, dict]:
+    """Each subscriber's part as the gateway turns it into an ``update``."""
+    msg = envelope(gid, applied.parts).split(b"\n")
+    meta = orjson.loads(msg[0])
+    assert meta["g"] == gid and len(meta["p"]) == len(msg) - 1
+    out = {}
+    for (pid, first, last, flags), body in zip(meta["p"], msg[1:], strict=True):
+        part = orjson.loads(b"{" + body + b"}")
+        part.update(first=first, last=last, flags=flags)
+        out[pid] = part
+    return out
+
+
+@pytest.mark.parametrize("game", _games())
+def test_each_seat_gets_its_events_and_its_whole_view_after_them(game: str) -> None:
+    """Issue 13 (docs/protocol.md 2): an accepted input pushes every
+    subscriber that got events (and the acting seat) one part: exactly its
+    filtered events, numbered on from its last, and exactly
+    ``engine.view(seat)`` after the input (the spectators: ``view(None)``);
+    the game-over flag on the input that ends the game."""
+    seen = Counter[str]()
+
+    def check(h: HostedGame, out: Applied) -> None:
+        parts = parts_of(h.game_id, out)
+        events = out.result.events
+        actor = out.entry.get("player")
+        want = set(h.backlogs) if events else ({actor} if actor else set())
+        assert set(parts) == want
+        for pid, part in parts.items():
+            seat = None if pid is None else h.players[pid]
+            assert part["view"] == h.engine.view(seat)
+            assert [e["event"] for e in part["events"]] == [ev.for_seat(seat) for ev in events]
+            assert [e["game_seq"] for e in part["events"]] == list(
+                range(part["first"], part["last"] + 1))
+            assert part["game_seq"] == h.backlogs[pid].seq
+            assert bool(part["flags"] & GAME_OVER) == h.finished
+            seen["events" if events else "view only"] += 1
+    play(game, 21, check=check)
+    assert seen["events"] and seen["view only"] or game != "penalty_rows", seen
+
+
+def test_parts_of_inputs_made_durable_together_are_one_per_subscriber() -> None:
+    """One WebSocket frame per player per burst: the events in order, the view of the last."""
+    h, _ = play("onecard", 3, moves=2)
+    applied = []
+    for _ in range(3):
+        nd = h.engine.next_deadline()
+        assert nd is not None
+        out = h.apply(nd, server_ms=nd)
+        assert isinstance(out, Applied)
+        applied.append(out)
+    merged = coalesce([p for a in applied for p in a.parts])
+    by = {p.pid: p for p in merged}
+    assert len(merged) == len(by) == len(h.backlogs)
+    for pid, p in by.items():
+        firsts = [q.first for a in applied for q in a.parts if q.pid == pid]
+        assert (p.first, p.last) == (firsts[0], h.backlogs[pid].seq)
+        assert p.tail == [q for q in applied[-1].parts if q.pid == pid][0].tail
+
+
 @pytest.mark.parametrize("game", _games())
 def test_sequences_are_gapless_and_sync_never_skips(game: str) -> None:
     h, _ = play(game, 9)
@@ -80,7 +145,7 @@ def test_sequences_are_gapless_and_sync_never_skips(game: str) -> None:
         # within the backlog: exactly the missing frames
         last = bl.seq - 3
         got = orjson.loads(h.sync(pid, last, 0))
-        assert [f["seq"] for f in got["events"]] == [last + 1, last + 2, last + 3]
+        assert [f["game_seq"] for f in got["events"]] == [last + 1, last + 2, last + 3]
         assert "resync" not in got
         # beyond it: a view marked resync, never a silent gap
         if bl.seq > 32:
