@@ -1,8 +1,11 @@
-// The game screen's controller, common to the three tables: it keeps the
-// seat's latest view (from `view` frames, asked for with `sync` after each
-// burst of events), hands every event to the table for its announcements and
-// animations, tracks the deadline from server time, sends actions and shows
-// refusals, and remembers the match (names by seat) across a page reload.
+// The game screen's controller, common to the three tables: it takes each
+// `update` frame (one game burst: its events, then the seat's whole view
+// after them; updates.js), hands every new event to the table for its
+// announcements and animations, keeps the seat's latest view, tracks the
+// deadline from server time, sends actions and shows refusals, and
+// remembers the match (names by seat) across a page reload. It sends `sync`
+// only when it has no view to show (a reload, a screen opened without one),
+// after a reconnect (`welcome`) and when an update shows a gap.
 import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
@@ -13,6 +16,8 @@ import * as penalty from "./penalty.js";
 import * as hakka from "./hakka.js";
 import * as alerts from "./alerts.js";
 import { ratingChangeEl } from "./records.js";
+import { planUpdate } from "./updates.js";
+import { botTookOver, isAway, onAutopilot, playedByBot } from "./seats.js";
 
 // Quick reactions (issue 14; docs/websocket.md 3.2): a fixed set, no free
 // text. Shown as short Korean reactions, which the shipped Korean font draws
@@ -21,7 +26,9 @@ export const EMOTES = { thumbs: "최고!", laugh: "ㅋㅋㅋ", wow: "헉!", cry:
 const EMOTE_MS = 2500;
 
 const TABLES = { onecard, penalty_rows: penalty, hakka };
-const SYNC_DELAY_MS = 60;
+// After `matched` the gateway sends the new game's `view` at once: a screen
+// opened before it came asks for it only if it is this late.
+const VIEW_DUE_MS = 2500;
 
 export class GameController {
   constructor() {
@@ -34,6 +41,7 @@ export class GameController {
     this.root = null;
     this.table = null;
     this.syncTimer = null;
+    this.viewDue = false; // `matched` came: its `view` follows without asking
     this.holdRender = 0; // > 0 while an animation plays
     this.unsubs = [];
     this.final = null; // a `game_result` frame: the game left its shard
@@ -45,6 +53,9 @@ export class GameController {
     this.info = { game: f.game, seat: f.seat, players: f.players || [], options: f.options || {}, kind: f.kind };
     store.set(`match.${f.game_id}`, this.info);
     if (this.id !== f.game_id) this.reset(f.game_id);
+    this.viewDue = !this.view;
+    this.table = TABLES[f.game] || null;
+    this.listen(); // the view that follows must find us even before the screen opens
     // the game was created just before `matched`: a first guess of when its
     // t = 0 was, until an event's deadline pins it
     if (this.t0 === null && typeof f.server_ms === "number") this.t0 = f.server_ms;
@@ -118,22 +129,28 @@ export class GameController {
     return out;
   }
 
+  /** The game's frames, from `matched` (or the screen's opening) until done(). */
+  listen() {
+    if (this.unsubs.length) return;
+    this.unsubs.push(net.on("update", (f) => this.onUpdate(f)));
+    this.unsubs.push(net.on("view", (f) => this.onView(f)));
+    this.unsubs.push(net.on("spectators", (f) => this.onWatchers(f)));
+    // reconnected: a resumed session replays what was missed, a new one
+    // does not; the view says where the game is either way
+    this.unsubs.push(net.on("welcome", () => { if (this.id && !this.final) this.requestSync(0); }));
+  }
+
   open(root, id) {
-    this.unsubs.forEach((u) => u());
-    this.unsubs = [];
     if (this.id !== id) this.reset(id);
     this.info = this.info && this.id === id && this.info.game ? this.info : store.get(`match.${id}`, null);
     this.root = root;
     const game = this.info?.game;
     this.table = TABLES[game] || null;
-    this.unsubs.push(net.on("event", (f) => this.onEvent(f)));
-    this.unsubs.push(net.on("view", (f) => this.onView(f)));
-    this.unsubs.push(net.on("spectators", (f) => this.onWatchers(f)));
-    this.unsubs.push(net.on("welcome", () => this.requestSync(0)));
+    this.listen();
     if (!this.view && this.final) this.render();
     else if (!this.view) mount(root, h("p.loading", {}, "게임을 불러오는 중…"));
     else this.render();
-    if (!this.final) this.requestSync(0);
+    if (!this.final && !this.view) this.requestSync(this.viewDue ? VIEW_DUE_MS : 0);
     // back after a reload with 한 판 더 asked: ask again to get the offer's state
     if (store.get(`rematch.${id}`, false)) net.send({ type: "rematch", game_id: id });
   }
@@ -143,20 +160,29 @@ export class GameController {
     this.unsubs = [];
   }
 
-  requestSync(delay = SYNC_DELAY_MS) {
+  requestSync(delay = 0) {
     clearTimeout(this.syncTimer);
     this.syncTimer = setTimeout(() => net.send({ type: "sync", game_id: this.id }), delay);
   }
 
-  onEvent(f) {
+  /** An `update` frame: its new events to the table, in order, then its
+   * view (updates.js says which parts are new). */
+  onUpdate(f) {
     if (f.game_id !== this.id) return;
-    this.learnClock(f);
-    if (typeof f.game_seq === "number") {
-      if (f.game_seq <= this.gameSeq) return; // already part of the view we hold
-      this.gameSeq = f.game_seq;
+    const plan = planUpdate(this.gameSeq, f, !!this.view);
+    if (!plan.events.length && !plan.takeView) return; // replayed: we have all of it
+    const events = f.events || [];
+    const last = events[events.length - 1];
+    this.learnClock({ deadline: f.deadline, replayed: f.replayed, t: last?.t, server_ms: f.server_ms });
+    for (const e of plan.events) {
+      if (typeof e.game_seq === "number") this.gameSeq = Math.max(this.gameSeq, e.game_seq);
+      if (this.table?.onEvent) {
+        this.table.onEvent(this, e.event, { ...e, game_id: f.game_id, deadline: f.deadline, replayed: f.replayed });
+      }
     }
-    if (this.table?.onEvent) this.table.onEvent(this, f.event, f);
-    this.requestSync();
+    this.gameSeq = plan.seq;
+    if (plan.takeView) this.takeView(f);
+    if (plan.gap) this.requestSync(0); // events were lost: the whole view again
   }
 
   /** Game time t -> server time. An event's deadline carries both its game
@@ -178,9 +204,20 @@ export class GameController {
     return this.t0 + t;
   }
 
+  /** A `view` frame (after `matched`, answering `sync`, a resync). */
   onView(f) {
     if (f.game_id && this.id && f.game_id !== this.id) return;
     if (!this.id) this.reset(f.game_id);
+    // an answer to a sync that updates overtook: the view held is newer
+    if (this.view && typeof f.game_seq === "number" && f.game_seq < this.gameSeq) return;
+    this.takeView(f);
+  }
+
+  takeView(f) {
+    if (this.viewDue) {
+      this.viewDue = false;
+      clearTimeout(this.syncTimer); // the view came without asking
+    }
     this.view = f.view;
     if (f.deadline) this.learnClock({ deadline: f.deadline, replayed: true });
     if (typeof f.game_seq === "number") this.gameSeq = Math.max(this.gameSeq, f.game_seq);
@@ -235,8 +272,7 @@ export class GameController {
       this.refused(f);
       return null;
     }
-    this.refusal = null;
-    this.requestSync(0);
+    this.refusal = null; // its update brings the view: no sync
     return f;
   }
 
@@ -279,10 +315,10 @@ export class GameController {
     location.hash = "#/";
   }
 
+  /** The player plays the seat (no bot took it over: left, or away too long). */
   mySeatIsHuman() {
     const s = this.seat();
-    const seatInfo = this.view?.seats?.[s];
-    return s !== null && s !== undefined && !(seatInfo && (seatInfo.substituted || seatInfo.bot));
+    return s !== null && s !== undefined && !playedByBot(this.view, s);
   }
 
   seat() {
@@ -350,7 +386,7 @@ export function refusalBox() {
 }
 
 export function autopilotBar(ctl, on) {
-  if (!on) return null;
+  if (!on || takenOverBar(ctl)) return null;
   return h("div.banner.autopilot", { role: "status" },
     "시간이 세 번 지나 자동 진행 중이에요.",
     button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } }));
@@ -412,13 +448,31 @@ export function turnIsMine(ctl) {
   const v = ctl.view;
   const me = ctl.seat();
   if (!v || v.finished || v.paused || me === null || me === undefined) return false;
-  if (v.autopilot?.[me] || v.bot?.[me]) return false;
-  const game = ctl.info?.game;
-  if (game === "penalty_rows") {
-    return v.phase === "select" && !v.confirmed?.[me] && (v.hand || []).length > 0 && !v.seats?.[me]?.autopilot && !v.seats?.[me]?.substituted;
-  }
+  if (onAutopilot(v, me) || playedByBot(v, me)) return false;
+  const game = ctl.info?.game || v.game;
+  // 줄줄이 벌점: every seat chooses at once (its `turn` is the turn of the round)
+  if (game === "penalty_rows") return v.phase === "select" && !v.confirmed?.[me] && (v.hand || []).length > 0;
   if (game === "hakka") return v.turn === me && (v.phase === "calling" || v.phase === "playing");
   return v.turn === me && !(v.eliminated || []).includes(me);
+}
+
+/** A seat's presence badges, the same at every table: 자동 (autopilot after
+ * three timeouts), 봇이 대신함 (a bot took over a person's seat), 연결 끊김. */
+export function seatBadges(ctl, s) {
+  const v = ctl.view;
+  return [
+    onAutopilot(v, s) && !botTookOver(v, s) ? h("span.badge.auto", {}, "자동") : null,
+    botTookOver(v, s) ? h("span.badge.bot", { title: "나가거나 1분 넘게 돌아오지 않아 봇이 이어서 해요" }, "봇이 대신함") : null,
+    isAway(v, s) ? h("span.badge.away", {}, "연결 끊김") : null,
+  ];
+}
+
+/** My own seat was taken over by a bot: the game goes on without me. */
+export function takenOverBar(ctl) {
+  const me = ctl.seat();
+  if (ctl.spectator || ctl.replay || me === null || me === undefined || !ctl.view || ctl.view.finished || !botTookOver(ctl.view, me)) return null;
+  return h("div.banner.taken-over", { role: "status", dataset: { state: "bot" } },
+    "봇이 내 자리를 이어받았어요. 게임이 끝날 때까지 지켜볼 수 있어요.");
 }
 
 // -- quick reactions ------------------------------------------------------------

@@ -4,7 +4,8 @@
 // scoring with the dreamer's reveal, and the four hands (4판) of a game.
 import { h, mount, button } from "./ui.js";
 import { hkCard, hkName, hkParse, hkSort, cardBack } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel } from "./game.js";
+import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar } from "./game.js";
+import { seatCount, onAutopilot, handCount, botTookOver } from "./seats.js";
 
 const KIND = { single: "한 장", run: "런", set: "세트", discard: "엎어 버림" };
 
@@ -31,7 +32,7 @@ export function render(ctl, root) {
   st.sel = st.sel.filter((c) => hand.includes(c));
   const me = ctl.seat();
   const elders = new Set(v.elders || []);
-  const myTurn = !v.finished && v.turn === me && me !== null;
+  const myTurn = !v.finished && v.turn === me && me !== null && !botTookOver(v, me); // not once a bot plays my seat
   const leading = v.phase === "playing" && (v.table || []).length === 0;
 
   const head = gameHeader(ctl, [
@@ -39,9 +40,10 @@ export function render(ctl, root) {
     v.phase === "calling" ? h("span.badge", {}, "콜하기") : v.phase === "playing" ? h("span.badge", {}, "플레이") : null,
   ]);
 
-  // four seats in counter-clockwise turn order starting with me
+  // the seats in counter-clockwise turn order starting with me
+  const n = seatCount(v) || 4;
   const order = [];
-  for (let i = 0; i < 4; i++) order.push((((me ?? 0) - i) % 4 + 4) % 4);
+  for (let i = 0; i < n; i++) order.push((((me ?? 0) - i) % n + n) % n);
   const seats = h("ol.hk-seats", {}, order.map((s) => {
     const call = (v.calls || []).find((c) => c.seat === s);
     return h("li.hk-seat", { class: [s === me ? "me" : "", v.turn === s ? "turn" : "", s === v.dreamer ? "dreamer" : ""].join(" "), dataset: { seat: s } },
@@ -51,10 +53,9 @@ export function render(ctl, root) {
       s === v.privileged ? h("span.badge.priv", { title: "특별 플레이어" }, "특별 플레이어") : null,
       call ? h("span.badge", {}, call.call ? "콜" : "패스") : null,
       v.turn === s ? h("span.badge.turn", {}, "차례") : null,
-      v.autopilot?.[s] ? h("span.badge.auto", {}, "자동") : null,
-      v.connected && v.connected[s] === false ? h("span.badge.away", {}, "연결 끊김") : null,
+      seatBadges(ctl, s),
       h("span.stats", {},
-        s === v.dreamer ? [cardBack({ class: "mini" }), " 1장"] : `손패 ${v.hand_counts?.[s] ?? 0}장`,
+        s === v.dreamer ? [cardBack({ class: "mini" }), " 1장"] : `손패 ${handCount(v, s)}장`,
         s === v.dreamer ? "" : ` · 트릭 ${v.tricks?.[s] ?? 0}`,
         ` · 점수 ${v.scores?.[s] ?? 0}`),
       v.turn === s ? timerEl(ctl, v.deadline, v.turn_ms) : null);
@@ -80,6 +81,7 @@ export function render(ctl, root) {
   if (v.finished) status = "게임이 끝났어요.";
   else if (v.phase === "scoring") status = "판이 끝났어요. 곧 다음 판을 나눠 줘요.";
   else if (me === v.dreamer) status = "이번 판은 드리머예요. 콜하기와 플레이에 참여하지 않고 쉬어요.";
+  else if (v.turn === me && me !== null && botTookOver(v, me)) status = "봇이 내 자리에서 하는 차례예요.";
   else if (myTurn && v.phase === "calling") status = "콜 또는 패스를 골라요.";
   else if (myTurn && leading) status = "리드할 차례예요: 한 장, 런 또는 세트를 내요.";
   else if (myTurn) status = `테이블의 가장 높은 패턴을 꺾거나 ${(v.table[0]?.cards?.length) || v.table[0]?.count || ""}장을 엎어서 버려요.`;
@@ -116,7 +118,7 @@ export function render(ctl, root) {
   mount(root, h("section.table.hk", { dataset: { game: "hakka", phase: v.phase } },
     head, v.finished ? results(ctl) : null,
     v.last_hand && (v.phase === "scoring" || v.finished) ? handResult(ctl, v.last_hand) : null,
-    autopilotBar(ctl, me !== null && v.autopilot?.[me]),
+    takenOverBar(ctl), autopilotBar(ctl, me !== null && onAutopilot(v, me)),
     seats, elderRow, tableEl, h("p.oc-status", { role: "status" }, status, myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null),
     refusalBox(), preview, actions, handEl, discards));
 }

@@ -8,10 +8,11 @@
 // seed says players find them.
 import { h, mount, button } from "./ui.js";
 import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, resultsPanel } from "./game.js";
+import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar } from "./game.js";
 import * as clock from "./clock.js";
 import * as store from "./store.js";
 import { effectText } from "./onecard_text.js";
+import { seatCount, seatPlays, onAutopilot, botTookOver, isWinner, handCount } from "./seats.js";
 
 export { effectText }; // the preview, pure (onecard_text.js)
 
@@ -35,34 +36,33 @@ export function render(ctl, root) {
   const v = ctl.view;
   const st = ts(ctl);
   const me = ctl.seat();
-  const myTurn = !v.finished && v.turn === me && me !== null;
+  const gone = me !== null && botTookOver(v, me); // a bot plays my seat now: nothing to press
+  const myTurn = !v.finished && v.turn === me && me !== null && !gone;
   const out = me !== null && (v.eliminated || []).includes(me);
-  const onAutopilot = me !== null && v.autopilot?.[me];
+  const autoOn = me !== null && onAutopilot(v, me) && !botTookOver(v, me);
 
   const head = gameHeader(ctl, [
     h("span.dir", { title: "순서 방향" }, v.direction === 1 ? "↻ 시계 방향" : "↺ 반시계 방향"),
   ]);
 
   // others, in turn order starting after me
-  const n = v.seats;
+  const n = seatCount(v);
   const others = [];
   for (let i = 1; i <= n; i++) {
     const s = ((me ?? -1) + i + n) % n;
-    if (s === me || !v.dealt?.[s]) continue;
+    if (s === me || !inGame(v, s)) continue;
     others.push(s);
   }
   const opp = h("ol.oc-opponents", {}, others.map((s) => {
     const elim = (v.eliminated || []).includes(s);
     return h("li.opp", { class: [v.turn === s ? "turn" : "", elim ? "out" : ""].join(" "), dataset: { seat: s } },
       h("span.name", {}, seatName(ctl, s)),
-      h("span.count", { title: "카드 수" }, cardBack({ class: "mini" }), ` ${v.counts[s]}장`),
+      h("span.count", { title: "카드 수" }, cardBack({ class: "mini" }), ` ${handCount(v, s)}장`),
       v.turn === s ? h("span.badge.turn", {}, "차례") : null,
-      v.counts[s] === 1 && !elim ? h("span.badge.one", {}, "한 장!") : null,
+      handCount(v, s) === 1 && !elim ? h("span.badge.one", {}, "한 장!") : null,
       elim ? h("span.badge.out", {}, "탈락") : null,
-      v.winner === s ? h("span.badge.win", {}, "승리") : null,
-      v.autopilot?.[s] ? h("span.badge.auto", {}, "자동") : null,
-      v.bot?.[s] && (ctl.info?.players || []).find((p) => p.seat === s)?.kind !== "bot" ? h("span.badge.bot", {}, "봇이 대신함") : null,
-      v.connected && v.connected[s] === false ? h("span.badge.away", {}, "연결 끊김") : null,
+      isWinner(v, s) ? h("span.badge.win", {}, "승리") : null,
+      seatBadges(ctl, s),
       v.turn === s ? timerEl(ctl, v.deadline, v.turn_ms) : null);
   }));
 
@@ -80,7 +80,8 @@ export function render(ctl, root) {
     v.finished ? "게임이 끝났어요."
       : out ? "탈락했어요. 남은 게임을 구경해요."
         : myTurn ? (v.pending ? `공격을 받았어요! 공격 카드로 넘기거나 ${v.pending}장을 받아요.` : "내 차례예요.")
-          : v.turn !== null ? `${seatName(ctl, v.turn)}의 차례예요.` : "",
+          : gone && v.turn === me ? "봇이 내 자리에서 하는 차례예요."
+            : v.turn !== null ? `${seatName(ctl, v.turn)}의 차례예요.` : "",
     myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null,
     v.paused ? h("span.badge.away", {}, "모두 연결이 끊겨 멈춤") : null);
 
@@ -111,7 +112,7 @@ export function render(ctl, root) {
       onclick: () => toggle(ctl, c) }, i >= 0 && sel.length > 1 ? i + 1 : null);
   }));
 
-  const oneCardBtn = out || v.finished || me === null ? null
+  const oneCardBtn = out || gone || v.finished || me === null ? null
     : button("원카드!", () => pressOneCard(ctl), { class: "onecard-btn", dataset: { act: "one_card" } });
 
   const log = h("ol.oc-log", { "aria-label": "최근 진행" }, st.log.slice(-4).map((l) => h("li", { class: l.kind || "" }, l.text)));
@@ -119,13 +120,20 @@ export function render(ctl, root) {
   mount(root, h("section.table.oc", { dataset: { game: "onecard", turn: String(v.turn), me: String(me) } },
     head,
     v.finished ? results(ctl) : null,
-    onAutopilot ? h("div.banner.autopilot", { role: "status" },
+    takenOverBar(ctl),
+    autoOn ? h("div.banner.autopilot", { role: "status" },
       v.resume_pending?.[me] ? "다음 내 차례부터 직접 해요." : "시간이 세 번 지나 자동 진행 중이에요.",
       v.resume_pending?.[me] ? null : button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } })) : null,
     opp, center, status, log, refusalBox(), effect, actions, picker,
-    h("div.my-row", {}, h("span.name", {}, `${seatName(ctl, me)} (나) · ${(v.hand || []).length}장`), oneCardBtn),
+    h("div.my-row", { dataset: { seat: me } }, h("span.name", {}, `${seatName(ctl, me)} (나) · ${(v.hand || []).length}장`),
+      me !== null ? seatBadges(ctl, me) : null, oneCardBtn),
     hand));
   updateFloat(ctl);
+}
+
+/** A seat dealt in (a One Card table may have empty seats). */
+function inGame(v, s) {
+  return seatPlays(v, s) && (!Array.isArray(v.dealt) || v.dealt[s]);
 }
 
 function lastPlay(st, v) {
@@ -197,17 +205,18 @@ function addLog(ctl, text, kind = "") {
 function results(ctl) {
   const v = ctl.view;
   const me = ctl.seat();
+  const winner = (v.winners || [])[0] ?? null;
   let title;
   if (v.ended_by === "time_cap") title = "30분이 지나 승부 없이 끝났어요.";
-  else if (v.winner === me) title = "이겼어요!";
-  else if (v.winner !== null) title = `${seatName(ctl, v.winner)}이(가) 이겼어요.`;
+  else if (winner !== null && winner === me) title = "이겼어요!";
+  else if (winner !== null) title = `${seatName(ctl, winner)}이(가) 이겼어요.`;
   else title = "게임이 끝났어요.";
   const rows = [];
-  for (let s = 0; s < v.seats; s++) {
-    if (!v.dealt?.[s]) continue;
-    rows.push(h("tr", { class: v.winner === s ? "win" : "" },
+  for (let s = 0; s < seatCount(v); s++) {
+    if (!inGame(v, s)) continue;
+    rows.push(h("tr", { class: isWinner(v, s) ? "win" : "" },
       h("td", {}, seatName(ctl, s)),
-      h("td", {}, v.winner === s ? "승리" : (v.eliminated || []).includes(s) ? "탈락" : `${v.counts[s]}장 남음`)));
+      h("td", {}, isWinner(v, s) ? "승리" : (v.eliminated || []).includes(s) ? "탈락" : `${handCount(v, s)}장 남음`)));
   }
   return resultsPanel(ctl, [h("p.result-title", {}, title),
     h("table.scores", {}, h("tbody", {}, rows))], "게임 결과");
@@ -226,7 +235,8 @@ function updateFloat(ctl) {
     if (until) st.window = { holder: v.window.holder, until };
   }
   const w = st.window;
-  const open = w && clock.serverNow() < w.until && !v?.finished && me !== null && !(v.eliminated || []).includes(me);
+  const open = w && clock.serverNow() < w.until && !v?.finished && me !== null && !(v.eliminated || []).includes(me)
+    && !botTookOver(v, me);
   if (!open) {
     el.hidden = true;
     el.replaceChildren();
@@ -304,7 +314,7 @@ export function onEvent(ctl, ev, frame) {
     case "reconnected":
       if (ev.seat !== me) addLog(ctl, `${name(ev.seat)}: 다시 연결됐어요.`);
       break;
-    case "game_over":
+    case "game_ended":
       st.window = null;
       break;
     default:

@@ -6,8 +6,9 @@
 // summary and the results with ties. Nothing says which row is best.
 import { h, mount, button } from "./ui.js";
 import { prCard, prPenalty } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel } from "./game.js";
+import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar } from "./game.js";
 import { animMs } from "./anim.js";
+import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
 
 /** Where a card would land on a row as it is now (seed: 놓는 규칙). */
 export function preview(rowCards, card) {
@@ -39,8 +40,9 @@ export function render(ctl, root) {
   const me = ctl.seat();
   const names = ctl.names();
   const confirmedMine = me !== null && v.confirmed?.[me];
-  const selecting = v.phase === "select" && !v.finished && me !== null && !confirmedMine && (v.hand || []).length > 0;
-  const myAuto = me !== null && v.seats?.[me]?.autopilot;
+  const selecting = v.phase === "select" && !v.finished && me !== null && !confirmedMine && (v.hand || []).length > 0
+    && !botTookOver(v, me); // a bot plays my seat now: nothing to pick
+  const myAuto = me !== null && onAutopilot(v, me);
 
   const head = gameHeader(ctl, [
     h("span.badge.end", { title: "끝나는 방법" }, v.badge?.label || (v.badge?.end === "score_66" ? "기본 66점" : "빠른 판수")),
@@ -52,9 +54,7 @@ export function render(ctl, root) {
     class: [s.seat === me ? "me" : "", v.confirmed?.[s.seat] ? "done" : ""].join(" "), dataset: { seat: s.seat } },
   h("span.name", {}, names[s.seat] || `${s.seat + 1}번`, s.seat === me ? " (나)" : ""),
   v.confirmed?.[s.seat] && v.phase === "select" ? h("span.badge.ok", {}, "확정") : null,
-  s.autopilot ? h("span.badge.auto", {}, "자동") : null,
-  s.substituted ? h("span.badge.bot", {}, "봇이 대신함") : null,
-  s.connected === false && s.kind === "human" && !s.substituted ? h("span.badge.away", {}, "연결 끊김") : null,
+  seatBadges(ctl, s.seat),
   h("span.pen", { title: "이번 판 벌점 / 누적 벌점" }, `이번 판 ${v.round_penalties?.[s.seat] ?? 0} · 누적 ${v.penalties?.[s.seat] ?? 0}`),
   (v.taken?.[s.seat] || []).length ? h("span.taken", {}, `가져간 카드 ${(v.taken[s.seat]).length}장`) : null)));
 
@@ -111,7 +111,7 @@ export function render(ctl, root) {
   mount(root, h("section.table.pr", { dataset: { game: "penalty_rows", phase: v.phase } },
     head, v.finished ? results(ctl, names) : null,
     v.phase === "intermission" && !v.finished ? roundSummary(ctl, names, false) : null,
-    autopilotBar(ctl, myAuto), players, rows, refusalBox(),
+    takenOverBar(ctl), autopilotBar(ctl, myAuto), players, rows, refusalBox(),
     // the pick, the countdown and the hand stay at the bottom of a phone's
     // screen while the rows scroll (no scrolling down to the hand and back)
     h("div.pr-dock", {},
@@ -168,7 +168,7 @@ function roundSummary(ctl, names, final) {
 }
 
 function penaltyTable(v, names) {
-  const order = (v.seats || []).map((s) => s.seat).filter((s) => v.seats[s].kind !== "empty")
+  const order = (v.seats || []).map((s) => s.seat).filter((s) => seatPlays(v, s))
     .sort((a, b) => v.penalties[a] - v.penalties[b]);
   const low = Math.min(...order.map((s) => v.penalties[s]));
   let rank = 0;

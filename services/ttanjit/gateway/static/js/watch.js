@@ -1,8 +1,10 @@
 // 관전 (issue 15; docs/websocket.md 3.5): the lobby's list of live games
 // (GET api/live, refreshed) and the watch screen. The watch screen is the
-// live table screens of game.js driven by `spectate_view` / `spectate_event`
-// frames — the public view, the same animations (tables' onEvent) and timers
-// (deadlines) — read-only, with the spectator count and a way back.
+// live table screens of game.js driven by `spectate_view` / `spectate_update`
+// frames (an update: the burst's public events, then the public view after
+// them) — the same animations (tables' onEvent) and timers (deadlines) —
+// read-only, with the spectator count and a way back. `spectate` (the whole
+// view again) is sent to start, after a reconnect and after a gap only.
 import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
@@ -10,6 +12,7 @@ import * as identity from "./identity.js";
 import { GAMES } from "./state.js";
 import { GameController } from "./game.js";
 import * as clock from "./clock.js";
+import { seatCount } from "./seats.js";
 
 const LIST_REFRESH_MS = 5000;
 
@@ -77,7 +80,7 @@ class WatchCtl extends GameController {
     this.info = { game: saved.game, seat: null, players: saved.players || [], options: {}, seats: saved.seats };
     this.root = root;
     this.table = null;
-    this.unsubs.push(net.on("spectate_event", (f) => this.onEvent(f)));
+    this.unsubs.push(net.on("spectate_update", (f) => this.onUpdate(f)));
     this.unsubs.push(net.on("spectate_view", (f) => this.onView(f)));
     this.unsubs.push(net.on("spectators", (f) => this.onWatchers(f)));
     this.unsubs.push(net.on("welcome", () => this.requestSync(0))); // reconnected: watch again
@@ -86,9 +89,17 @@ class WatchCtl extends GameController {
     if (net.state === "open") this.requestSync(0);
   }
 
-  requestSync(delay = 60) {
+  requestSync(delay = 0) {
     clearTimeout(this.syncTimer);
     this.syncTimer = setTimeout(() => net.send({ type: "spectate", game_id: this.id }), delay);
+  }
+
+  /** `spectate_view`: the answer to our `spectate`, the whole public view;
+   * updates continue after its game_seq. */
+  onView(f) {
+    if (f.game_id && f.game_id !== this.id) return;
+    if (typeof f.game_seq === "number") this.gameSeq = f.game_seq;
+    this.takeView(f);
   }
 
   onError(f) {
@@ -102,7 +113,7 @@ class WatchCtl extends GameController {
 
   names() {
     const out = {};
-    const n = this.view ? seatCount(this.view) : (this.info.seats || 0);
+    const n = (this.view && seatCount(this.view)) || this.info.seats || 0;
     for (let s = 0; s < n; s++) out[s] = `봇${s + 1}`;
     for (const p of this.info.players || []) out[p.seat] = p.nickname || `${p.seat + 1}번`;
     return out;
@@ -147,12 +158,6 @@ class WatchCtl extends GameController {
     clock.refreshTimers(); // the same countdowns as the players see
     if (this.view.finished) page.dataset.finished = "true";
   }
-}
-
-function seatCount(v) {
-  if (typeof v.seats === "number") return v.seats;
-  if (Array.isArray(v.seats)) return v.seats.length;
-  return (v.bot || v.hand_counts || []).length;
 }
 
 export const watcher = new WatchCtl();

@@ -1,0 +1,51 @@
+// The common fields of every game's view (issue 13; ttanjit/games/base.py):
+// `n`, `seats` (one `{seat, kind, bot, substituted, autopilot, connected}`
+// per seat), `hand_counts`, `turn`, `deadline`, `paused`, `finished`,
+// `winners`, `ended_by`. The three tables and the controller read seats
+// through these, so a badge means the same at every table. Pure (no DOM).
+
+/** Number of seats. */
+export function seatCount(v) {
+  if (typeof v?.n === "number") return v.n;
+  return Array.isArray(v?.seats) ? v.seats.length : 0;
+}
+
+/** The seat's common record (an empty object when the view has none). */
+export function seatInfo(v, s) {
+  return (s !== null && s !== undefined && v?.seats?.[s]) || {};
+}
+
+/** A bot plays a seat a person sat in: substituted (left, or away too long). */
+export function botTookOver(v, s) {
+  const i = seatInfo(v, s);
+  return !!(i.substituted || (i.bot && i.kind === "human"));
+}
+
+/** A bot plays the seat now (a bot's seat or a substituted person's). */
+export function playedByBot(v, s) {
+  const i = seatInfo(v, s);
+  return !!(i.bot || i.substituted);
+}
+
+export function onAutopilot(v, s) {
+  return !!seatInfo(v, s).autopilot;
+}
+
+/** The seat's person is away (their connection dropped; a bot has not taken over). */
+export function isAway(v, s) {
+  const i = seatInfo(v, s);
+  return i.connected === false && i.kind === "human" && !botTookOver(v, s);
+}
+
+/** A seat that takes part (One Card and 줄줄이 벌점 may have empty seats). */
+export function seatPlays(v, s) {
+  return seatInfo(v, s).kind !== "empty";
+}
+
+export function isWinner(v, s) {
+  return (v?.winners || []).includes(s);
+}
+
+export function handCount(v, s) {
+  return v?.hand_counts?.[s] ?? 0;
+}

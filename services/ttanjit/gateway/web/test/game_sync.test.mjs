@@ -1,0 +1,128 @@
+// The game controller (static/js/game.js) fed frames as the session gets
+// them, in node with a minimal stand-in for the browser (no DOM is drawn:
+// the controller has no screen here). It checks issue 13's contract: every
+// `update` goes to the table and the view, and `sync` is sent only after a
+// reconnect and after a gap, never after events or the player's own action.
+import { test, beforeEach } from "node:test";
+import assert from "node:assert/strict";
+
+// -- a browser stand-in, before the client's modules load --------------------
+class Storage {
+  constructor() { this.m = new Map(); }
+  getItem(k) { return this.m.has(k) ? this.m.get(k) : null; }
+  setItem(k, v) { this.m.set(k, String(v)); }
+  removeItem(k) { this.m.delete(k); }
+}
+const noop = () => {};
+globalThis.localStorage = new Storage();
+globalThis.sessionStorage = new Storage();
+globalThis.location = { hash: "#/", protocol: "http:", host: "localhost" };
+globalThis.document = { title: "딴짓", hidden: false, addEventListener: noop, getElementById: () => null,
+  querySelector: () => null, querySelectorAll: () => [] };
+globalThis.window = { addEventListener: noop, matchMedia: () => ({ matches: false }) };
+const realSetInterval = setInterval;
+globalThis.setInterval = (f, ms) => { const t = realSetInterval(f, ms); t.unref?.(); return t; };
+
+const { GameController } = await import("../../static/js/game.js");
+const { net } = await import("../../static/js/net.js");
+
+let sent = [];
+net.raw = (frame) => { sent.push(frame); return true; };
+const frame = (f) => net.onFrame(JSON.stringify({ server_ms: 1_000_000, ...f }));
+const syncs = () => sent.filter((f) => f.type === "sync");
+const tick = (ms = 5) => new Promise((r) => setTimeout(r, ms));
+
+function controller() {
+  const ctl = new GameController();
+  const seen = [];
+  ctl.matched({ game_id: "g1", game: "onecard", seat: 0, players: [], options: {}, server_ms: 1_000_000 });
+  ctl.table = { onEvent: (c, ev, f) => seen.push([f.game_seq, ev.type, c.view?.n ?? null]), render: noop };
+  return { ctl, seen };
+}
+
+const view = (n) => ({ game: "onecard", seat: 0, n, seats: [], hand: [] });
+const ev = (game_seq, type) => ({ game_seq, t: game_seq * 100, event: { type } });
+
+beforeEach(() => { sent = []; });
+
+test("the view after matched comes without a sync; updates follow without any", async () => {
+  const { ctl, seen } = controller();
+  frame({ type: "view", game_id: "g1", game_seq: 2, view: view(1), resync: false });
+  frame({ type: "update", game_id: "g1", game_seq: 4, events: [ev(3, "played"), ev(4, "drew")], view: view(2),
+    deadline: { seat: 1, server_ms: 1_030_000, remaining_ms: 30_000, t: 30_400 } });
+  frame({ type: "update", game_id: "g1", game_seq: 4, events: [], view: view(3) }); // own view only
+  frame({ type: "update", game_id: "g1", game_seq: 5, events: [ev(5, "passed")], view: view(4) });
+  await tick();
+  // the table saw each event with the view before its burst, in order
+  assert.deepEqual(seen, [[3, "played", 1], [4, "drew", 1], [5, "passed", 3]]);
+  assert.equal(ctl.view.n, 4);
+  assert.equal(ctl.gameSeq, 5);
+  assert.equal(ctl.at(30_400), 1_030_000); // the deadline pins the game clock
+  assert.deepEqual(syncs(), []);
+  ctl.close();
+});
+
+test("an update from the other game, or one already held, changes nothing", async () => {
+  const { ctl, seen } = controller();
+  frame({ type: "view", game_id: "g1", game_seq: 6, view: view(1) });
+  frame({ type: "update", game_id: "g2", game_seq: 9, events: [ev(9, "played")], view: view(9) });
+  frame({ type: "update", game_id: "g1", game_seq: 6, events: [ev(5, "played"), ev(6, "drew")], view: view(5),
+    replayed: true });
+  frame({ type: "update", game_id: "g1", game_seq: 7, events: [ev(6, "drew"), ev(7, "passed")], view: view(7),
+    replayed: true });
+  await tick();
+  assert.deepEqual(seen, [[7, "passed", 1]]);
+  assert.equal(ctl.view.n, 7);
+  assert.deepEqual(syncs(), []);
+  ctl.close();
+});
+
+test("a sync answer that updates overtook does not replace the newer view", async () => {
+  const { ctl } = controller();
+  frame({ type: "view", game_id: "g1", game_seq: 2, view: view(1) });
+  frame({ type: "update", game_id: "g1", game_seq: 3, events: [ev(3, "played")], view: view(3) });
+  frame({ type: "view", game_id: "g1", game_seq: 2, view: view(2) });
+  assert.equal(ctl.view.n, 3);
+  frame({ type: "view", game_id: "g1", game_seq: 3, view: view(4), resync: true }); // same seq: newer
+  assert.equal(ctl.view.n, 4);
+  ctl.close();
+});
+
+test("a gap in game_seq: the update is taken and a sync asked once", async () => {
+  const { ctl, seen } = controller();
+  frame({ type: "view", game_id: "g1", game_seq: 2, view: view(1) });
+  frame({ type: "update", game_id: "g1", game_seq: 6, events: [ev(5, "played"), ev(6, "drew")], view: view(6) });
+  await tick();
+  assert.deepEqual(seen.map((s) => s[0]), [5, 6]);
+  assert.equal(ctl.view.n, 6);
+  assert.deepEqual(syncs(), [{ type: "sync", game_id: "g1" }]);
+  ctl.close();
+});
+
+test("the player's own action sends no sync; a reconnect does", async () => {
+  const { ctl } = controller();
+  frame({ type: "view", game_id: "g1", game_seq: 1, view: view(1) });
+  const acting = ctl.act({ type: "draw" });
+  const cmd = sent.find((f) => f.type === "action");
+  assert.ok(cmd);
+  frame({ type: "update", game_id: "g1", game_seq: 2, events: [ev(2, "drew")], view: view(2) });
+  frame({ type: "result", cmd_id: cmd.cmd_id, game_id: "g1", game_seq: 2 });
+  assert.equal((await acting).type, "result");
+  await tick();
+  assert.deepEqual(syncs(), []);
+  frame({ type: "welcome", session: "s1", player: "p1", resumed: true, resume_result: "gapless", game_id: "g1" });
+  await tick();
+  assert.deepEqual(syncs(), [{ type: "sync", game_id: "g1" }]);
+  clearInterval(net.pingTimer);
+  ctl.close();
+});
+
+test("the event frame is gone: an `event` frame is not a table event", async () => {
+  const { ctl, seen } = controller();
+  frame({ type: "view", game_id: "g1", game_seq: 1, view: view(1) });
+  frame({ type: "event", game_id: "g1", game_seq: 2, t: 0, event: { type: "played" } });
+  await tick();
+  assert.deepEqual(seen, []);
+  assert.deepEqual(syncs(), []);
+  ctl.close();
+});
