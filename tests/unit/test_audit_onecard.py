@@ -341,7 +341,7 @@ def test_cap_at_exactly_30_minutes_of_game_time() -> None:
     assert not g.finished
     res = g.apply(30 * 60_000 + 10_000)
     assert g.finished and g.winner is None and g.ended_by == "time_cap"
-    assert "game_over" in names(res)
+    assert "game_ended" in names(res)
 
 
 @pytest.mark.parametrize("back,substituted", [(59_999, False), (60_000, True)])

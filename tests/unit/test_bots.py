@@ -247,7 +247,7 @@ def test_determinised_engine_shows_the_same_view(game: str) -> None:
     from ttanjit.bots import hakka_search, onecard_search
 
     search: Any = onecard_search if game == "onecard" else hakka_search
-    keys = {"onecard": ("turn", "direction", "top", "suit", "pending", "twos_only", "counts",
+    keys = {"onecard": ("turn", "direction", "top", "suit", "pending", "twos_only", "hand_counts",
                         "discard", "can_draw", "eliminated", "hand"),
             "hakka": ("phase", "round", "dealer", "dreamer", "privileged", "turn", "leader",
                       "hand_counts", "table", "best", "played", "discard_counts", "elders",

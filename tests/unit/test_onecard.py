@@ -155,7 +155,7 @@ def test_views_and_events_hide_cards() -> None:
     g = game(3, seed=4, first_player=0)
     v0, v1, pub = g.view(0), g.view(1), g.view(None)
     assert v0["hand"] == g.hands[0] and v1["hand"] == g.hands[1] and "hand" not in pub
-    assert v0["counts"] == [7, 7, 7] and v0["top"] == g.discard[-1]
+    assert v0["hand_counts"] == [7, 7, 7] and v0["top"] == g.discard[-1]
     for other in g.hands[1] + g.hands[2] + g.pile:
         assert other not in str(v0)
     res = g.apply(1000, 0, {"type": "draw"})
@@ -163,7 +163,7 @@ def test_views_and_events_hide_cards() -> None:
     card = g.hands[0][-1]
     assert drew.for_seat(0)["cards"] == [card]
     assert "cards" not in drew.for_seat(1) and "cards" not in drew.for_seat(None)
-    assert g.view(1)["counts"][0] == 8
+    assert g.view(1)["hand_counts"][0] == 8
 
 
 def test_play_reply_reports_order() -> None:

@@ -87,7 +87,7 @@ def test_malformed_actions_are_refusals_not_crashes(tmp_path: pathlib.Path) -> N
     codes = [r["code"] for r in doc["results"]]
     assert codes == ["bad_action"] * 3 + ["card_not_in_hand"] + ["bad_action"] * 5 + ["bad_seat"]
     assert all(r["message"] for r in doc["results"])
-    assert doc["state"]["t"] == 0 and doc["state"]["counts"] == [7, 7]
+    assert doc["state"]["t"] == 0 and doc["state"]["hand_counts"] == [7, 7]
 
 
 def test_simulate_then_replay_the_written_record(tmp_path: pathlib.Path) -> None:

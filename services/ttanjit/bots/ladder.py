@@ -78,8 +78,6 @@ def _values(game: str, engine: Engine) -> tuple[list[int], list[float]]:
     res = engine.result()
     winners = [int(w) for w in res.get("winners", [])]
     if game == "onecard":
-        w = st.get("winner")
-        winners = [w] if w is not None else []
         return winners, [1.0 if s in winners else 0.0 for s in range(engine.n)]
     if game == "penalty_rows":
         return winners, [float(x) for x in st["penalties"]]

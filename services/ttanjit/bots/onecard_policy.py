@@ -41,7 +41,7 @@ def window_key(view: JSON) -> Any:
 
 
 def next_seat(view: JSON, seat: int, steps: int = 1) -> int:
-    n = view["seats"]
+    n = view["n"]
     d = view["direction"]
     alive = [view["dealt"][s] and s not in view["eliminated"] for s in range(n)]
     s = seat
@@ -101,7 +101,7 @@ def score(action: JSON, hand: list[str], pending: int, next_count: int) -> float
 
 def normal_choice(seat: int, view: JSON, acts: list[JSON]) -> JSON:
     hand = view["hand"]
-    nxt = view["counts"][next_seat(view, seat)]
+    nxt = view["hand_counts"][next_seat(view, seat)]
     best: JSON | None = None
     best_s = -1e9
     for a in acts:

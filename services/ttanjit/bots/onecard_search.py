@@ -57,7 +57,7 @@ def determinise(seat: int, view: JSON, rng: random.Random) -> OneCard:
     rng.shuffle(unseen)
     k = 0
     hands: list[list[str]] = []
-    for s, cnt in enumerate(view["counts"]):
+    for s, cnt in enumerate(view["hand_counts"]):
         if s == seat:
             hands.append(list(hand))
         elif view["dealt"][s] and s not in view["eliminated"]:
@@ -122,7 +122,7 @@ def search(seat: int, view: JSON, acts: list[JSON], rng: random.Random,
         return cands[0]
     fallback = normal_choice(seat, view, acts)
     if len(cands) > MAX_CANDIDATES:  # big hands: the normal policy's favourites
-        nxt = view["counts"][next_seat(view, seat)]
+        nxt = view["hand_counts"][next_seat(view, seat)]
         cands.sort(key=lambda a: -score(a, view["hand"], view["pending"], nxt))
         cands = cands[:MAX_CANDIDATES]
     if budget.left_ms() < 2:

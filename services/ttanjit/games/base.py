@@ -16,7 +16,31 @@ Contract used by the shard, the bots, the replay CLI and the tests:
 - ``next_deadline()`` -> the ``t`` at which the engine needs a clock input,
   or ``None`` (finished). While every human is away (paused) that is the
   abandonment time (RULES.md 4, :meth:`Presence.abandon_at`).
-- ``view(seat)`` -> what that seat may see (``None`` = spectator/public).
+- ``view(seat)`` -> what that seat may see (``None`` = spectator/public);
+  ``view(seat) == {**public_view(), **private_view(seat)}`` and
+  ``view(None) == {**public_view(), "seat": None}`` (issue 13). Every view
+  of every game has the common fields of :data:`VIEW_FIELDS`, with the same
+  names and meanings:
+
+  - ``game``; ``seat`` (None for a spectator); ``n`` (number of seats);
+  - ``seats``: one ``{"seat", "kind", "bot", "substituted", "autopilot",
+    "connected"}`` per seat (:func:`seats_view`): ``kind`` is the record's
+    seat kind (``"human"``/``"bot"``, One Card and 줄줄이 벌점 also
+    ``"empty"``), ``bot`` = a bot plays the seat now (a bot seat or a
+    substituted human), ``connected`` is false only while the seat's human is
+    away (a bot's seat is connected);
+  - ``hand_counts`` (cards in each hand, by seat); ``turn`` (seat or None);
+  - ``deadline`` (real ``t`` of the pending timer, None while there is none
+    or the game is paused); ``paused``;
+  - ``finished``; ``winners`` (list of seats; empty while playing and when
+    nobody won); ``ended_by`` (None while playing);
+  - ``hand`` (own cards) only in a seat's view.
+
+  The one game-over event of every game is ``game_ended`` ``{ended_by,
+  winners, …}``.
+- ``public_view()`` -> the fields everyone sees (no ``seat``), cheap: the
+  shard builds it once per burst; ``private_view(seat)`` -> ``seat`` and
+  the seat's own hidden fields, never a key ``public_view()`` also has.
 - ``legal_actions(seat)`` -> game actions the seat may send now (never
   presence actions; ``one_card`` only when a press is meaningful is up to
   the game, see its docstring).
@@ -420,23 +444,23 @@ class Engine:
         raise NotImplementedError
 
     def view(self, seat: int | None) -> JSON:
-        raise NotImplementedError
+        """What ``seat`` may see (``None`` or a seat the game does not have:
+        a spectator's view): :meth:`public_view` plus :meth:`private_view`."""
+        if seat is None or not 0 <= seat < self.n:
+            return {**self.public_view(), "seat": None}
+        return {**self.public_view(), **self.private_view(seat)}
 
     def public_view(self) -> JSON:
         """The fields every seat and spectator sees (``view(None)`` without
         ``seat``). The shard builds it once per burst and adds each seat's
-        :meth:`private_view` to it (issue 13): ``view(seat) == {**public_view(),
-        **private_view(seat)}``."""
-        out = self.view(None)
-        out.pop("seat", None)
-        return out
+        :meth:`private_view` to it (issue 13), so keep it cheap."""
+        raise NotImplementedError
 
     def private_view(self, seat: int) -> JSON:
-        """What ``view(seat)`` adds to (or has instead of) :meth:`public_view`:
-        ``seat`` and the seat's own hidden cards. This default compares the
-        two views; engines override it with the few fields they add."""
-        public = self.public_view()
-        return {k: v for k, v in self.view(seat).items() if k not in public or public[k] != v}
+        """What ``view(seat)`` adds to :meth:`public_view`: ``seat`` and the
+        seat's own hidden fields (``hand`` and the game's own), never a key
+        :meth:`public_view` also has (``tests/unit/test_view_shape.py``)."""
+        raise NotImplementedError
 
     def legal_actions(self, seat: int) -> list[JSON]:
         raise NotImplementedError
@@ -566,6 +590,23 @@ class Engine:
         new.__dict__.update(self._save())
         new.setup = self.setup
         return new
+
+
+# The fields every view of every game has (module docstring); ``hand`` is
+# in a seat's view only.
+VIEW_FIELDS = ("game", "seat", "n", "seats", "hand_counts", "turn", "deadline", "paused",
+               "finished", "winners", "ended_by")
+
+
+def seats_view(seats: list[SeatSpec], presence: Presence, bot: list[bool],
+               autopilot: list[bool]) -> list[JSON]:
+    """The common ``seats`` field of a view (module docstring): one object per
+    seat. ``bot``: the seat is played by a bot now (bot seat or substituted)."""
+    p = presence
+    return [{"seat": s, "kind": spec.kind, "bot": bot[s], "substituted": p.substituted[s],
+             "autopilot": autopilot[s],
+             "connected": p.connected[s] or not (p.human[s] and not p.substituted[s])}
+            for s, spec in enumerate(seats)]
 
 
 # Types whose values never change: shared by copies. Engines add their own

@@ -54,6 +54,7 @@ import random
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ttanjit.games import hakka_view as views
 from ttanjit.games.base import (
     ABANDONED,
     JSON,
@@ -88,7 +89,7 @@ from ttanjit.games.hakka_scoring import (
     dreamer_tricks,
     settle,
 )
-from ttanjit.games.hakka_view import omniscient_state, public_view, seat_view
+from ttanjit.games.hakka_view import omniscient_state
 
 SEATS = 4
 HANDS = 4  # counted hands per game (3.1)
@@ -589,10 +590,13 @@ class Hakka(OneDeadline):
             out.add(self.turn)
         return sorted(out)
 
-    def view(self, seat: int | None) -> JSON:
-        if seat is None or not 0 <= seat < SEATS:
-            return public_view(self)
-        return seat_view(self, seat)
+    def public_view(self) -> JSON:
+        return views.public_view(self)
+
+    def private_view(self, seat: int) -> JSON:
+        if not 0 <= seat < SEATS:
+            return {"seat": None}
+        return views.private_view(self, seat)
 
     def bot_seats(self) -> list[bool]:
         return [self.bot_kind[s] or self.presence.substituted[s] for s in range(SEATS)]

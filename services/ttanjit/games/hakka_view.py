@@ -7,13 +7,30 @@ cards now (public information only), tricks, scores, presence, and after
 the scoring reveal the last hand's result with the dreamer's card.
 A seat adds its own hand and its own face-down discards. The dreamer's card
 is face down for everyone until the reveal, the dreamer included.
-:func:`omniscient_state` is the whole truth, for replay and tests only."""
+:func:`omniscient_state` is the whole truth, for replay and tests only.
+
+``view(seat)`` = ``{**public_view(), **private_view(seat)}``; ``view(None)``
+is the public part with ``seat`` None.
+
+- The common fields of every game (:mod:`ttanjit.games.base`): ``game``,
+  ``seat``, ``n``, ``seats`` (``{seat, kind, bot, substituted, autopilot,
+  connected}`` by seat), ``hand_counts``, ``turn``, ``deadline`` (real
+  ``t``), ``paused``, ``finished``, ``winners``, ``ended_by``.
+- Hakka's own public fields: ``phase``, ``round``, ``hands_total``,
+  ``deal``, ``dealer``, ``dreamer``, ``privileged``, ``caller``, ``calls``,
+  ``leader``, ``turn_ms``, ``table`` (face-up patterns ``{seat, cards,
+  kind}``, face-down discards ``{seat, kind: "discard", count}``), ``best``,
+  ``last_trick``, ``played``, ``discard_counts``, ``elders``, ``tricks``,
+  ``scores``, ``last_hand``.
+- Private (:func:`private_view`): ``seat``, ``hand`` (empty for the
+  dreamer), ``my_discards``.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ttanjit.games.base import JSON
+from ttanjit.games.base import JSON, seats_view
 from ttanjit.games.hakka_patterns import sort_cards
 
 if TYPE_CHECKING:
@@ -24,6 +41,8 @@ def public_view(g: Hakka) -> JSON:
     p = g.presence
     return {
         "game": g.GAME,
+        "n": g.n,
+        "seats": seats_view(g.setup.seats, p, g.bot_seats(), g.autopilot),
         "phase": g.phase,
         "round": g.round,
         "hands_total": 4,
@@ -51,9 +70,6 @@ def public_view(g: Hakka) -> JSON:
         "tricks": list(g.tricks),
         "scores": list(g.scores),
         "last_hand": g.last_hand,
-        "bot": g.bot_seats(),
-        "autopilot": list(g.autopilot),
-        "connected": [p.connected[s] or not p.is_active_human(s) for s in range(g.n)],
         "paused": p.paused,
         "finished": g.finished,
         "winners": list(g.winners),
@@ -61,12 +77,14 @@ def public_view(g: Hakka) -> JSON:
     }
 
 
-def seat_view(g: Hakka, seat: int) -> JSON:
-    out = public_view(g)
-    out["seat"] = seat
-    out["hand"] = [] if seat == g.dreamer else list(g.hands[seat])
-    out["my_discards"] = list(g.discards[seat])
-    return out
+def private_view(g: Hakka, seat: int) -> JSON:
+    """What a seat's view adds to :func:`public_view`: its hand (empty for
+    the dreamer, whose card stays face down) and its face-down discards."""
+    return {
+        "seat": seat,
+        "hand": [] if seat == g.dreamer else list(g.hands[seat]),
+        "my_discards": list(g.discards[seat]),
+    }
 
 
 def omniscient_state(g: Hakka) -> JSON:

@@ -153,7 +153,7 @@ class OneCard(Engine):
         no window is open, nobody is on autopilot. ``seats`` default to
         normal bots; ``seed`` (or a ``random.Random`` whose state is copied)
         drives the reshuffles. Bots search determinised games with it."""
-        n = view["seats"]
+        n = view["n"]
         setup = Setup("onecard", options if options is not None else {"seats": n},
                       seats if seats is not None else [SeatSpec("bot", "normal")] * n, 0)
         e = cls(setup)
@@ -530,7 +530,9 @@ class OneCard(Engine):
         self.turn = None
         self.deadline_gt = None
         self.window_holder = None
-        events.append(Event("game_over", {"winner": winner, "ended_by": how}))
+        events.append(Event("game_ended", {"ended_by": how,
+                                           "winners": [] if winner is None else [winner],
+                                           "winner": winner}))
 
     # -- what may be sent now -----------------------------------------------------
     def _may_act(self, seat: int) -> bool:
@@ -570,8 +572,13 @@ class OneCard(Engine):
         return out
 
     # -- projections (onecard_view) ----------------------------------------------------
-    def view(self, seat: int | None) -> JSON:
-        return onecard_view.view(self, seat)
+    def public_view(self) -> JSON:
+        return onecard_view.public(self)
+
+    def private_view(self, seat: int) -> JSON:
+        if not 0 <= seat < self.n:
+            return {"seat": None}
+        return onecard_view.private(self, seat)
 
     def state(self) -> JSON:
         return onecard_view.state(self)

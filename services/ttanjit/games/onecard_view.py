@@ -2,19 +2,23 @@
 the result (DESIGN.md 1 and 3.1). Nothing else reaches a client.
 
 Contract for consumers (shard, gateway, bots, web client):
-- ``view(seat)``: ``hand`` (own cards), ``counts`` (cards by seat), ``top``,
+- ``view(seat)`` = ``{**public_view(), **private_view(seat)}``. The common
+  fields of every game (:mod:`ttanjit.games.base`): ``game``, ``seat``,
+  ``n``, ``seats`` (``{seat, kind, bot, substituted, autopilot,
+  connected}`` by seat), ``hand_counts``, ``turn``, ``deadline`` (real
+  ``t``; None while paused), ``paused``, ``finished``, ``winners`` (``[]`` or
+  the one winner), ``ended_by``. One Card's own public fields: ``top``,
   ``suit`` (current suit), ``direction``, ``pending`` (attack total),
-  ``twos_only`` (a 3 may defend), ``turn``, ``deadline`` (real ``t``; None
-  while paused), ``draw_pile`` (count), ``discard`` (face-up pile, top last),
-  ``can_draw``, ``window`` (``{"holder", "closes_at"}`` or None),
-  ``false_call_used``, ``dealt``/``eliminated``/``bot``/``autopilot``/
-  ``resume_pending``/``connected`` by seat, ``paused``, ``winner``,
-  ``finished``, ``ended_by``, ``turn_ms``, ``t``; with ``hand`` also
-  ``attack``: ``{card: strength}`` for the attack cards in the hand (2 → 2,
-  A → 3, A♠ and the black joker → 5, the colour joker → 7; RULES 1.5), so a
-  client shows a play's attack without its own table. ``view(None)`` is the
-  same without ``hand``/``attack``. Bots compute their plays from a view with
-  :func:`ttanjit.games.onecard_cards.legal_plays`.
+  ``twos_only`` (a 3 may defend), ``draw_pile`` (count), ``discard``
+  (face-up pile, top last), ``can_draw``, ``window`` (``{"holder",
+  "closes_at"}`` or None), ``dealt``/``eliminated``/``resume_pending`` by
+  seat, ``turn_ms``, ``t``. The private part (:func:`private`, a seat's
+  view only): ``seat``, ``hand`` (own cards), ``attack``: ``{card:
+  strength}`` for the attack cards in the hand (2 → 2, A → 3, A♠ and the
+  black joker → 5, the colour joker → 7; RULES 1.5), so a client shows a
+  play's attack without its own table, and ``false_call_used``.
+  ``view(None)`` is the public part with ``seat`` None. Bots compute their
+  plays from a view with :func:`ttanjit.games.onecard_cards.legal_plays`.
 - Events: ``played`` {seat, cards (order used), reordered, suit, pending,
   left, turn}; ``drew`` {seat, count, reason (draw | take |
   one_card_penalty | false_call), left, [pending, turn]} with the faces in
@@ -22,8 +26,12 @@ Contract for consumers (shard, gateway, bots, web client):
   ``reshuffled`` {cards}; ``one_card_window`` {holder, closes_at};
   ``one_card_window_closed``; ``one_card`` {seat, holder, penalty};
   ``false_call``; ``eliminated`` {seat, cards}; ``autopilot``; ``resume``;
-  ``game_over`` {winner, ended_by}; presence ``disconnected``/
+  ``game_ended`` {ended_by, winners, winner} (the game-over event of every
+  game; ``game_over`` before issue 13); presence ``disconnected``/
   ``reconnected``/``substituted``.
+- ``state()`` adds to the public fields ``winner`` (seat or None), ``bot``
+  and ``autopilot`` by seat (DESIGN.md 3.1), ``connected`` by seat, the
+  hands, the pile and the clocks.
 - Reply ``info`` of a play: ``{"order": [...], "reordered": bool}``; of an
   ignored press: ``{"ignored": "late_press" | "false_call_limit"}``.
 """
@@ -32,7 +40,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ttanjit.games.base import JSON
+from ttanjit.games.base import JSON, seats_view
 from ttanjit.games.onecard_cards import STRENGTH
 
 if TYPE_CHECKING:
@@ -40,13 +48,15 @@ if TYPE_CHECKING:
 
 
 def public(g: OneCard) -> JSON:
-    """The public table: what every seat and spectator may see."""
+    """The public table: what every seat and spectator may see
+    (``public_view()``, built once per burst: keep it cheap)."""
     p = g.presence
     pt = p.paused_total
     return {
         "game": "onecard",
         "t": g.now,
-        "seats": g.n,
+        "n": g.n,
+        "seats": seats_view(g.setup.seats, p, g.bot, g.autopilot),
         "turn_ms": g.turn_ms,
         "turn": g.turn,
         "deadline": None if g.deadline_gt is None or p.paused else g.deadline_gt + pt,
@@ -55,7 +65,7 @@ def public(g: OneCard) -> JSON:
         "suit": g.suit,
         "pending": g.pending,
         "twos_only": g.twos_only,
-        "counts": [len(h) for h in g.hands],
+        "hand_counts": [len(h) for h in g.hands],
         "draw_pile": len(g.pile),
         "discard": list(g.discard),
         "can_draw": g.can_draw(),
@@ -63,31 +73,35 @@ def public(g: OneCard) -> JSON:
             "holder": g.window_holder, "closes_at": g.window_closes + pt},
         "dealt": list(g.dealt),
         "eliminated": list(g.eliminated),
-        "bot": list(g.bot),
-        "autopilot": list(g.autopilot),
         "resume_pending": list(g.resume_pending),
-        "connected": [p.connected[s] or not p.is_active_human(s) for s in range(g.n)],
         "paused": p.paused,
-        "winner": g.winner,
         "finished": g.finished,
+        "winners": [] if g.winner is None else [g.winner],
         "ended_by": g.ended_by,
     }
 
-def view(g: OneCard, seat: int | None) -> JSON:
-    """The public table plus that seat's own hand (``None``: spectator)."""
-    out = public(g)
-    out["seat"] = seat
-    if seat is not None and 0 <= seat < g.n:
-        out["hand"] = list(g.hands[seat])
-        out["attack"] = {c: STRENGTH[c] for c in g.hands[seat] if STRENGTH[c]}
-        out["false_call_used"] = g.false_call_turn[seat] == g.turn_no
-    return out
+
+def private(g: OneCard, seat: int) -> JSON:
+    """What a seat's view adds to :func:`public`: its hand, the attack
+    strengths of its attack cards, whether it used its false call this turn."""
+    hand = g.hands[seat]
+    return {
+        "seat": seat,
+        "hand": list(hand),
+        "attack": {c: STRENGTH[c] for c in hand if STRENGTH[c]},
+        "false_call_used": g.false_call_turn[seat] == g.turn_no,
+    }
+
 
 def state(g: OneCard) -> JSON:
     """The omniscient state (DESIGN.md 3.1 field names, and more)."""
     p = g.presence
     return {
         **public(g),
+        "winner": g.winner,
+        "bot": list(g.bot),
+        "autopilot": list(g.autopilot),
+        "connected": [p.connected[s] or not p.is_active_human(s) for s in range(g.n)],
         "hands": [list(h) for h in g.hands],
         "draw_pile": len(g.pile),
         "pile": g.pile[::-1],
@@ -100,6 +114,7 @@ def state(g: OneCard) -> JSON:
         "counters": dict(g.counters),
         "presence": p.to_json(),
     }
+
 
 def result(g: OneCard) -> JSON:
     """A finished game's outcome (``ttanjit simulate`` sums the counters)."""

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from ttanjit.games import penalty_rows_view as views
 from ttanjit.games.base import (
     JSON,
     Event,
@@ -61,12 +62,7 @@ from ttanjit.games.penalty_rows_options import (
     TARGET,
     Options,
 )
-from ttanjit.games.penalty_rows_view import (
-    omniscient_state,
-    public_view,
-    seat_view,
-    selection_view,
-)
+from ttanjit.games.penalty_rows_view import omniscient_state, selection_view
 
 SELECT, INTERMISSION, FINISHED = "select", "intermission", "finished"
 
@@ -329,10 +325,13 @@ class PenaltyRows(OneDeadline):
         return [s for s in self.players
                 if (selecting and not self.confirmed[s]) or self.autopilot[s]]
 
-    def view(self, seat: int | None) -> JSON:
-        if seat is None or not 0 <= seat < self.n:
-            return public_view(self)
-        return seat_view(self, seat)
+    def public_view(self) -> JSON:
+        return views.public_view(self)
+
+    def private_view(self, seat: int) -> JSON:
+        if not 0 <= seat < self.n:
+            return {"seat": None}
+        return views.private_view(self, seat)
 
     def state(self) -> JSON:
         return omniscient_state(self)

@@ -6,13 +6,31 @@ sizes, the taken piles (face up, seed: "받은 카드는 엎어 두지 않고"),
 the shared deadline, the last reveal, the end-mode badge. A seat adds its own
 hand and its own current selection with a placement preview against the rows
 as they are now ("how it would land"); nothing says which row is best.
+
+``view(seat)`` = ``{**public_view(), **private_view(seat)}``; ``view(None)``
+is the public part with ``seat`` None.
+
+- The common fields of every game (:mod:`ttanjit.games.base`): ``game``,
+  ``seat``, ``n``, ``seats`` (``{seat, kind, bot, substituted, autopilot,
+  connected}`` by seat), ``hand_counts``, ``turn`` (always None: every
+  seat chooses at once; the turn of the round is ``turn_no``), ``deadline``
+  (real ``t``), ``paused``, ``finished``, ``winners``, ``ended_by``.
+- 줄줄이 벌점's own public fields: ``phase``, ``round``, ``rounds``,
+  ``turn_no`` (the turn of the round now chosen, 1–10, as the events' and
+  the state's ``turn``), ``turns_per_round``, ``badge``, ``select_ms``, ``rows`` (``{row, cards:
+  [{card, penalty}], count, end, penalty}``), ``confirmed`` by seat,
+  ``remaining_ms``, ``penalties``, ``round_penalties``, ``taken``,
+  ``last_reveal``.
+- Private (:func:`private_view`): ``seat``, ``hand`` (``[{card,
+  penalty}]``), ``selection`` (``{card, row, confirmed, label, preview}`` or
+  None), ``timeouts`` (the seat's timeouts in a row).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ttanjit.games.base import JSON
+from ttanjit.games.base import JSON, seats_view
 from ttanjit.games.penalty_rows_cards import HAND, PENALTY, placement, row_penalty
 
 if TYPE_CHECKING:
@@ -35,14 +53,15 @@ def public_view(e: PenaltyRows) -> JSON:
     gt = p.game_time(e.now)
     deadline = None if e.deadline_gt is None else p.real_time(e.deadline_gt)
     remaining = None if e.deadline_gt is None else max(0, e.deadline_gt - gt)
-    seats = e.setup.seats
-    bots = e.bot_seats()
     return {
         "game": e.GAME,
+        "n": e.n,
+        "seats": seats_view(e.setup.seats, p, e.bot_seats(), e.autopilot),
         "phase": e.phase,
         "round": e.round,
         "rounds": e.rounds,
-        "turn": e.turn,
+        "turn": None,  # whose turn: nobody's, every seat chooses at once
+        "turn_no": e.turn,
         "turns_per_round": HAND,
         "badge": badge(e),
         "select_ms": e.select_ms,
@@ -59,11 +78,6 @@ def public_view(e: PenaltyRows) -> JSON:
         "penalties": list(e.penalties),
         "round_penalties": list(e.round_penalties),
         "taken": [list(x) for x in e.taken],
-        "seats": [
-            {"seat": s, "kind": seats[s].kind, "bot": bots[s], "autopilot": e.autopilot[s],
-             "connected": p.connected[s], "substituted": p.substituted[s]}
-            for s in range(e.n)
-        ],
         "last_reveal": [dict(x) for x in e.last_reveal],
         "finished": e.finished,
         "winners": list(e.winners),
@@ -85,13 +99,15 @@ def selection_view(e: PenaltyRows, seat: int) -> JSON | None:
     }
 
 
-def seat_view(e: PenaltyRows, seat: int) -> JSON:
-    out = public_view(e)
-    out["seat"] = seat
-    out["hand"] = _cards(e.hands[seat])
-    out["selection"] = selection_view(e, seat)
-    out["timeouts"] = e.timeouts[seat]
-    return out
+def private_view(e: PenaltyRows, seat: int) -> JSON:
+    """What a seat's view adds to :func:`public_view`: its hand, its own
+    selection with the placement preview, its timeout count."""
+    return {
+        "seat": seat,
+        "hand": _cards(e.hands[seat]),
+        "selection": selection_view(e, seat),
+        "timeouts": e.timeouts[seat],
+    }
 
 
 def omniscient_state(e: PenaltyRows) -> JSON:
