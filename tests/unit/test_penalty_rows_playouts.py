@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -97,12 +98,14 @@ def permute_hidden(e: PenaltyRows, seat: int, rng: random.Random) -> PenaltyRows
     return c
 
 
-def play(e: PenaltyRows, rng: random.Random, record: list[Input]) -> None:
+def play(e: PenaltyRows, rng: random.Random, record: list[Input],
+         check: Callable[[PenaltyRows], None] = check_invariants) -> None:
+    """Random play to the end, ``check`` (the invariants) before every input."""
     t = 0
     for step in range(20_000):
         if e.finished:
             return
-        check_invariants(e)
+        check(e)
         r = rng.random()
         if r < 0.08:  # something refused: nothing may change
             seat, action = rng.choice(bad_inputs(e, rng))
