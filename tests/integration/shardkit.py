@@ -90,8 +90,17 @@ class EventLog:
         self.frames: list[dict[str, Any]] = []
 
     async def subscribe(self, nc: Client, subject: str) -> EventLog:
+        """Burst messages (docs/protocol.md 2) of a player's or the public
+        subject, one frame per event: ``game``, ``seq`` (its game_seq),
+        ``t``, ``event`` and the ``view`` pushed with it."""
         async def cb(msg: Any) -> None:
-            self.frames.append(orjson.loads(msg.data))
+            lines = msg.data.split(b"\n")
+            meta = orjson.loads(lines[0])
+            for body in lines[1:]:
+                part = orjson.loads(b"{" + body + b"}")
+                for e in part["events"]:
+                    self.frames.append({"game": meta["g"], "seq": e["game_seq"], "t": e["t"],
+                                        "event": e["event"], "view": part["view"]})
         await nc.subscribe(subject, cb=cb)
         return self
 

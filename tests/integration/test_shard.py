@@ -225,7 +225,7 @@ async def test_sync_resume_backlog_and_resync(svc: Services) -> None:
     assert "view" in s0 and s0["events"] == [] or s0["seq"] > 0
     await play_humans(nc, tail, random.Random(1), max_moves=6, until_finished=False)
     got = await sync(nc, gid, pids[1], 2)
-    assert [f["seq"] for f in got["events"]] == list(range(3, got["seq"] + 1))
+    assert [f["game_seq"] for f in got["events"]] == list(range(3, got["seq"] + 1))
     assert got["view"]["seat"] == 1
     await play_humans(nc, tail, random.Random(2), max_moves=20, until_finished=False)
     full = await sync(nc, gid, pids[1], 0)

@@ -12,10 +12,11 @@ One command, in this file, in order (docs/protocol.md 1):
    the engine at ``t`` from the shard's monotonic clock (:meth:`now_t`);
 2. :meth:`Room.submit` queues it for the write-ahead append (one append in
    flight per game, pipelined across games) and re-arms the clock and bots;
-3. :meth:`Room.flush` appends the batch to the record (fenced by the
-   expected last sequence, ``ttanjit.shard.records``) and only then
-   :meth:`Room.publish` queues its events and replies, sent by
-   :meth:`Outbox.send`.
+3. :meth:`Room.append_next` appends the batch to the record (fenced by the
+   expected last sequence, ``ttanjit.shard.records``) through the shard's
+   group commit (``ttanjit.shard.commit``), and only on its ack
+   (:meth:`Room.durable`) :meth:`Room.publish` queues its events and
+   replies, sent by :meth:`Outbox.send`.
 
 Clock inputs (:meth:`Room.fire`), bot actions (:meth:`Room.bot_turn`) and
 presses (:meth:`Room.press`) take steps 2-3 the same way.
@@ -67,16 +68,20 @@ def wall_ms() -> int:
 
 
 class Outbox:
-    """What the shard publishes next, ``(subject, payload)`` in order: events
-    and replies of every room (sent together after each callback and each
-    append), and the one reply path of the shard (:meth:`reply`)."""
+    """What the shard publishes next, in order: appends (with their reply
+    subject and headers), events and replies of every room (sent together
+    after each callback and each ack), and the one reply path of the shard
+    (:meth:`reply`)."""
 
     def __init__(self, shard: Shard) -> None:
         self.shard = shard
-        self.queue: list[tuple[str, bytes]] = []
+        self.queue: list[tuple[str, bytes, str, dict[str, str] | None]] = []
 
-    def put(self, subject: str, data: bytes) -> None:
-        self.queue.append((subject, data))
+    def put(self, subject: str, data: bytes, reply: str = "",
+            headers: dict[str, str] | None = None) -> None:
+        self.queue.append((subject, data, reply, headers))
+        if len(self.queue) == 1:
+            self.shard.loop.call_soon(self._kick)
 
     def reply(self, msg: Msg, doc: JSON | bytes, t0: float | None = None) -> None:
         """Answer a request. ``t0``: when a game command came in (its
@@ -84,9 +89,7 @@ class Outbox:
         right after (the subscription callbacks, the append loop) or leaves
         it to the send this schedules."""
         if msg.reply:
-            self.queue.append((msg.reply, doc if isinstance(doc, bytes) else orjson.dumps(doc)))
-            if len(self.queue) == 1:
-                self.shard.loop.call_soon(self._kick)
+            self.put(msg.reply, doc if isinstance(doc, bytes) else orjson.dumps(doc))
         if t0 is not None:
             m.command_latency.observe(time.perf_counter() - t0)
 
@@ -97,8 +100,8 @@ class Outbox:
     async def send(self) -> None:
         out, self.queue = self.queue, []
         publish = self.shard.nc.publish
-        for subject, data in out:
-            await publish(subject, data)
+        for subject, data, reply, headers in out:
+            await publish(subject, data, reply, headers)
 
 
 class Room:
@@ -118,7 +121,11 @@ class Room:
         self.mono_base = mono_base
         # accepted inputs not yet durable: (applied, command msg, its t0)
         self.pending: list[tuple[Applied, Msg | None, float]] = []
-        self.flushing = False
+        self.flushing = False  # an append is in flight (``batch``)
+        self.batch: list[tuple[Applied, Msg | None, float]] = []
+        self.batch_doc: JSON = {}
+        self.batch_id = ""
+        self.batch_t0 = 0.0
         self.idle = asyncio.Event()  # set while nothing waits to be durable
         self.inflight: dict[tuple[str, str], list[Msg]] = {}  # repeats of pending commands
         self.timer: asyncio.TimerHandle | None = None
@@ -321,51 +328,78 @@ class Room:
         self.pending.append((applied, msg, t0))
         self.idle.clear()
         if not self.flushing:
-            self.flushing = True
-            self.shard.spawn(self.flush())
+            self.append_next()
         for ev in applied.result.events:
             if ev.type == "one_card_window":
                 self.schedule_presses(ev.data)
         self.after_change()
 
-    async def flush(self) -> None:
-        subject = self.shard.subj.record(self.game_id)
-        try:
-            while self.pending and not self.gone:
-                batch, self.pending = self.pending, []
-                entries = [a.entry for a, _, _ in batch]
-                doc = entries[0] if len(entries) == 1 else {"inputs": entries}
-                self.msg_no += 1
-                t0 = time.perf_counter()
-                try:
-                    self.last_seq = await records.append(
-                        self.shard.js, subject, doc, self.last_seq,
-                        f"{self.game_id}:{self.epoch}:{self.msg_no}")
-                except records.Fenced:
-                    m.record_append_failures.inc()
-                    m.losses.inc()
-                    log.warning("fenced: another shard owns the game",
-                                extra={"game": self.game_id})
-                    self.pending[:0] = batch
-                    self.shard.drop(self, "fenced", reclaim=True)  # reclaimed only if still ours
-                    return
-                except Exception:  # noqa: BLE001 - any failure (NATS away, no stream leader, a timeout) is handled alike
-                    m.record_append_failures.inc()
-                    log.exception("record append failed", extra={"game": self.game_id})
-                    self.pending[:0] = batch
-                    # its unacknowledged inputs are gone (their commands get
-                    # game_unavailable); take the game back from its record
-                    self.shard.drop(self, "append failed", reclaim=True)
-                    return
-                m.record_append.observe(time.perf_counter() - t0)
-                self.publish(batch)
-                await self.out.send()
-        finally:
+    def append_next(self) -> None:
+        """Append what waits to be durable as one record message, through
+        the shard's group commit (:mod:`ttanjit.shard.commit`): sent with
+        the shard's next publishes, :meth:`durable` called with the ack."""
+        if not self.pending or self.gone:
             self.flushing = False
             if not self.pending:
                 self.idle.set()
-        if self.hosted.finished and not self.finalized and not self.gone:
-            await self.finalize()
+            if self.hosted.finished and not self.finalized and not self.gone:
+                self.finalized = True
+                self.shard.spawn(self.finalize())
+            return
+        self.flushing = True
+        batch, self.pending = self.pending, []
+        entries = [a.entry for a, _, _ in batch]
+        doc = entries[0] if len(entries) == 1 else {"inputs": entries}
+        self.msg_no += 1
+        self.batch = batch
+        self.batch_doc = doc
+        self.batch_id = f"{self.game_id}:{self.epoch}:{self.msg_no}"
+        self.batch_t0 = time.perf_counter()
+        self.shard.committer.append(self.shard.subj.record(self.game_id), orjson.dumps(doc),
+                                    self.last_seq, self.batch_id, self.durable)
+
+    def durable(self, seq: int | None) -> None:
+        """The ack of the append in flight (``None``: anything but a plain
+        ack; the patient path decides)."""
+        batch = self.batch
+        if seq is None:
+            self.shard.spawn(self._append_patiently())
+            return
+        self.batch = []
+        self.last_seq = seq
+        m.record_append.observe(time.perf_counter() - self.batch_t0)
+        self.publish(batch)
+        self.append_next()
+
+    async def _append_patiently(self) -> None:
+        """:func:`records.append` with the same message id: retries while
+        the stream has no leader, tells our own landed attempt from fencing."""
+        batch = self.batch
+        try:
+            seq = await records.append(self.shard.js, self.shard.subj.record(self.game_id),
+                                       self.batch_doc, self.last_seq, self.batch_id)
+        except records.Fenced:
+            m.record_append_failures.inc()
+            m.losses.inc()
+            log.warning("fenced: another shard owns the game", extra={"game": self.game_id})
+            self.batch = []
+            self.pending[:0] = batch
+            self.flushing = False
+            self.shard.drop(self, "fenced", reclaim=True)  # reclaimed only if still ours
+            return
+        except Exception:  # noqa: BLE001 - any failure (NATS away, no stream leader, a timeout) is handled alike
+            m.record_append_failures.inc()
+            log.exception("record append failed", extra={"game": self.game_id})
+            self.batch = []
+            self.pending[:0] = batch
+            self.flushing = False
+            # its unacknowledged inputs are gone (their commands get
+            # game_unavailable); take the game back from its record
+            self.shard.drop(self, "append failed", reclaim=True)
+            return
+        self.durable(seq)
+        if self.out.queue:
+            await self.out.send()
 
     def publish(self, batch: list[tuple[Applied, Msg | None, float]]) -> None:
         """Queue the burst of durable inputs (one message per gateway that
@@ -403,7 +437,6 @@ class Room:
     async def finalize(self) -> None:
         """A finished game: result stream, directory, owner entry released."""
         shard = self.shard
-        self.finalized = True
         hosted = self.hosted
         if self.timer is not None:
             self.timer.cancel()

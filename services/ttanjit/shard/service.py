@@ -58,6 +58,7 @@ from ttanjit.common.nats import (
 from ttanjit.games.base import JSON, SeatSpec, Setup
 from ttanjit.shard import metrics as m
 from ttanjit.shard import records
+from ttanjit.shard.commit import Committer
 from ttanjit.shard.game import HostedGame
 from ttanjit.shard.ownership import (
     SHARD_PREFIX,
@@ -110,6 +111,7 @@ class Shard:
         self.rng = random.Random()
         self.loop = asyncio.get_running_loop()
         self.out = Outbox(self)
+        self.committer = Committer(self)  # the group commit of every room's appends
         self.tasks: set[asyncio.Task[Any]] = set()  # every background task running
         self.loops: list[asyncio.Task[Any]] = []  # the service's own, stopped first
 
@@ -130,6 +132,7 @@ class Shard:
                                 disconnected_cb=self._on_disconnected,
                                 reconnected_cb=self._on_reconnected)
         self.js = self.nc.jetstream(timeout=5.0)
+        await self.committer.start()
         buckets = await ensure_jetstream(self.js, self.subj, self.cfg.js_replicas)
         self.owners: KeyValue = buckets[OWNERS_BUCKET]
         self.directory: KeyValue = buckets[GAMES_BUCKET]
