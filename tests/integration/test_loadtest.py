@@ -1,5 +1,8 @@
 """The load tester against a real stack (issue 9): simulated players play
-real games and the report's counts agree with the gateway's own metrics;
+real games from the ``update`` frames the gateway pushes (issue 13: a
+burst's events and the seat's view, no ``sync`` after events or after a
+move, only on a resume) and the report's counts agree with the gateway's
+own metrics;
 a recorded session (with deliberately refused moves) replays with the same
 accept/refuse outcomes, fanned out x3 into three separate games; and a
 gateway sampling its sessions (``TTANJIT_RECORD_SAMPLE``) writes a capture
@@ -31,12 +34,16 @@ def st(nats_url: str) -> Iterator[Stack]:
         yield s
 
 
-def frames_in(metrics: str, kind: str) -> float:
+def frames(metrics: str, kind: str, way: str = "in") -> float:
     with urllib.request.urlopen(f"{metrics}/metrics", timeout=5) as r:
         text = r.read().decode()
-    pattern = r'^ttanjit_gateway_frames_in_total\{type="' + re.escape(kind) + r'"\} (\S+)$'
+    pattern = rf'^ttanjit_gateway_frames_{way}_total\{{type="{re.escape(kind)}"\}} (\S+)$'
     m = re.search(pattern, text, re.M)
     return float(m.group(1)) if m else 0.0
+
+
+def frames_in(metrics: str, kind: str) -> float:
+    return frames(metrics, kind)
 
 
 def refusals(capture: str) -> int:
@@ -48,9 +55,12 @@ def refusals(capture: str) -> int:
 
 async def test_play_report_counts_match_the_gateway(st: Stack) -> None:
     """Four players, quick matches of two, one game each; one connection
-    drop per game, resumed. The report's counts are the gateway's."""
+    drop per game, resumed. The report's counts are the gateway's; the
+    players took every game burst as one ``update`` and asked for a view
+    only after their resumes."""
     http = st.http()
     before = {k: frames_in(st.metrics(), k) for k in ("hello", "action", "sync")}
+    updates_before = frames(st.metrics(), "update", "out")
     cfg = PlayConfig(game="onecard", seats=2, think_ms=FAST, games=1, resume_rate=1.0)
     report = await play(http, 4, cfg, ramp_s=0.5, duration_s=90, progress=0)
     assert report["failures"] == [] and report["counts"].get("player_failures", 0) == 0
@@ -65,8 +75,19 @@ async def test_play_report_counts_match_the_gateway(st: Stack) -> None:
     rtt = report["rtt"]
     assert rtt["hello"]["count"] == 4 + drops
     for kind in ("hello", "action", "sync"):
-        assert frames_in(st.metrics(), kind) - before[kind] == rtt[kind]["count"], kind
+        got = rtt.get(kind, {}).get("count", 0)
+        assert frames_in(st.metrics(), kind) - before[kind] == got, kind
     assert rtt["action"]["count"] > 10 and rtt["action"]["p99_ms"] > 0
+    counts = report["counts"]
+    # no sync after events or moves: one per resume (on its welcome), none for gaps
+    assert counts.get("game_seq_gaps", 0) == 0 and counts.get("syncs_gap", 0) == 0
+    assert rtt.get("sync", {}).get("count", 0) == counts.get("syncs_resume", 0) <= drops
+    # a burst is one update (its events and the view): each seat of a 2-seat
+    # table gets one for every accepted move at the table
+    assert counts["updates"] >= rtt["action"]["count"] // 2 > 0
+    assert counts["update_events"] >= counts["updates"] // 2
+    assert frames(st.metrics(), "update", "out") - updates_before >= counts["updates"]
+    assert frames(st.metrics(), "event", "out") == 0  # the event frame is gone
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,8 @@
 """A load-test report pushed to a real Prometheus Pushgateway (Debian's
 ``prometheus-pushgateway``, installed by ``make pushgateway``) shows up on
-its ``/metrics`` under the job and run, as Prometheus would scrape it."""
+its ``/metrics`` under the job and run, as Prometheus would scrape it
+(with the counts of issue 13's frames: ``update`` frames and their events,
+syncs sent after a resume)."""
 
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ def test_report_lands_on_a_real_pushgateway(pushgateway: str) -> None:
         s.sample("action", ms)
     s.errors["not_your_turn"] += 1
     s.resumes["gapless"] += 2
+    s.count.update(updates=40, update_events=95, syncs_resume=2)  # issue 13's frames
     assert push(pushgateway, s.report(), job="ttanjit_loadtest", run="ci") == 200
     with urllib.request.urlopen(f"{pushgateway}/metrics", timeout=5) as r:
         fams = {f.name: f for f in text_string_to_metric_families(r.read().decode())}
@@ -59,3 +62,6 @@ def test_report_lands_on_a_real_pushgateway(pushgateway: str) -> None:
     assert errs == {"not_your_turn": 1}
     res = {x.labels["result"]: x.value for x in fams["ttanjit_loadtest_resumes"].samples}
     assert res == {"gapless": 2}
+    counts = {x.labels["what"]: x.value for x in fams["ttanjit_loadtest_count"].samples
+              if x.labels.get("run") == "ci"}
+    assert counts == {"updates": 40, "update_events": 95, "syncs_resume": 2}
