@@ -46,7 +46,7 @@ from ttanjit.gateway import metrics as m
 from ttanjit.gateway.account import install as install_account
 from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
 from ttanjit.gateway.capture import GatewayRecorder
-from ttanjit.gateway.conn import Connection, now_ms
+from ttanjit.gateway.conn import OWN_PART, Connection, now_ms
 from ttanjit.gateway.errors import MESSAGES, FrameError
 from ttanjit.gateway.finals import final_frame
 from ttanjit.gateway.headers import with_security_headers
@@ -65,7 +65,11 @@ ATTEMPT_S = 0.5
 log = logging.getLogger("ttanjit.gateway")
 
 STATIC = Path(__file__).parent / "static"
-CHECKPOINT_S = 5.0
+# Sessions are saved when they start and when their game changes; the
+# checkpoint only bounds how far back a client resumed after a gateway crash
+# replays (events it has are skipped), so it can be rare (issue 13: each one
+# is a JetStream write).
+CHECKPOINT_S = 30.0
 PLACEHOLDER = """<!doctype html>
 <html lang="ko"><head><meta charset="utf-8"><title>딴짓</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
@@ -232,7 +236,15 @@ class Gateway:
                 # at most, not a whole request timeout
                 msg = await self.replies.request(self.subjects.cmd(game_id), data,
                                                  ATTEMPT_S)
-                reply: dict[str, Any] = orjson.loads(msg.data)
+                raw: bytes = msg.data
+                nl = raw.find(b"\n")
+                if nl < 0:
+                    reply: dict[str, Any] = orjson.loads(raw)
+                    return reply
+                # the player's own view changed (and nothing else): its part
+                # rides on the reply (docs/protocol.md 1)
+                reply = orjson.loads(raw[:nl])
+                reply[OWN_PART] = raw[nl + 1:]
                 return reply
             except (NoRespondersError, NatsTimeout):
                 if time.monotonic() + delay > deadline:
@@ -294,21 +306,24 @@ class AsgiTransport:
     """:class:`ttanjit.gateway.conn.Transport` over an ASGI WebSocket.
 
     :meth:`write_now` is the fast path of server frames (issue 13): under
-    uvicorn's ``websockets-sansio`` protocol a frame is written straight to
-    the socket (one unmasked WebSocket frame header and the payload), with
-    no ASGI message, no await and no task switch. It says False (the caller
-    takes the ASGI path) whenever that would not be exactly what the ASGI
-    send does: another server, the capture wrapper, a closing or paused
-    socket."""
+    uvicorn's ``websockets-sansio`` protocol a frame goes straight to the
+    socket (one unmasked WebSocket frame header and the payload), with no
+    ASGI message, no await and no task switch; the frames of one turn of the
+    event loop leave in one write (a ``result`` and its ``update`` are one
+    system call, the dearest part of a frame here). It says False (the
+    caller takes the ASGI path) whenever that would not be exactly what the
+    ASGI send does: another server, the capture wrapper, a closing or paused
+    socket. Frames held for the write always leave before an ASGI send."""
 
-    __slots__ = ("_send", "_proto")
+    __slots__ = ("_send", "_proto", "_held")
 
     def __init__(self, send: Any) -> None:
         self._send = send
         proto = getattr(send, "__self__", None)
         self._proto = proto if type(proto).__name__ == "WebSocketsSansIOProtocol" and all(
             hasattr(proto, a) for a in ("conn", "transport", "writable", "close_sent",
-                                        "disconnected")) else None
+                                        "disconnected", "loop")) else None
+        self._held: list[bytes] | None = None
 
     def write_now(self, data: bytes, binary: bool) -> bool:
         p = self._proto
@@ -323,16 +338,29 @@ class AsgiTransport:
             head = _H16(op, 126, n)
         else:
             head = _H64(op, 127, n)
-        p.transport.write(head + data)
+        if self._held is None:
+            self._held = [head, data]
+            p.loop.call_soon(self._write_held)
+        else:
+            self._held += (head, data)
         return True
 
+    def _write_held(self) -> None:
+        held, self._held = self._held, None
+        p = self._proto
+        if held and p is not None and not p.transport.is_closing():
+            p.transport.write(b"".join(held))
+
     async def send_text(self, data: str) -> None:
+        self._write_held()
         await self._send({"type": "websocket.send", "text": data})
 
     async def send_bytes(self, data: bytes) -> None:
+        self._write_held()
         await self._send({"type": "websocket.send", "bytes": data})
 
     async def close(self, code: int, reason: str) -> None:
+        self._write_held()
         await self._send({"type": "websocket.close", "code": code, "reason": reason})
 
 

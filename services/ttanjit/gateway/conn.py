@@ -49,6 +49,7 @@ PRESENCE = ("disconnect", "reconnect")
 F_GAME_OVER, F_SEAT_AWAY, F_SEAT_BOT = 1, 2, 4
 # a game burst part: (game id, first game_seq, last game_seq, flags, body)
 PartT = tuple[str, int, int, int, bytes]
+OWN_PART = "_part"  # a command reply's key for the player's own view-only part
 
 
 def now_ms() -> int:
@@ -360,6 +361,8 @@ class Connection:
         s = self.session
         if s is None or self.closed:
             return
+        if first > last and gid == s.game_id and last < s.game_seq:
+            return  # a view-only part overtaken by newer events (and their view)
         if self.buffer is not None:  # a catch-up is being answered: after it
             self.buffer.append((gid, first, last, flags, body))
             return
@@ -434,8 +437,8 @@ class Connection:
                     await self.deliver_catch_up(reply, resync=False)
                     if last <= s.game_seq:
                         return
-        elif first <= last and last <= s.game_seq:
-            return  # already delivered
+        elif last < s.game_seq or (first <= last and last == s.game_seq):
+            return  # already delivered (or a view-only part overtaken by newer events)
         elif first > s.game_seq + 1 and first <= last:
             reply = await self.gw.sync(s, s.game_seq)  # a live event went missing
             if reply is not None:
@@ -702,6 +705,9 @@ class Connection:
             raise FrameError("seat_is_bot")
         t0 = time.perf_counter()
         reply = await self.gw.command(gid, s.player, cmd_id, action)
+        part = reply.pop(OWN_PART, None)
+        if part is not None and isinstance(reply.get("seq"), int):
+            self.on_part(gid, reply["seq"] + 1, reply["seq"], 0, part)
         if reply.get("ok"):
             frame: dict[str, Any] = {"type": "result", "cmd_id": cmd_id, "game_id": gid}
             if isinstance(reply.get("seq"), int):

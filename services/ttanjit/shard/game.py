@@ -88,17 +88,20 @@ def coalesce(parts: list[Part]) -> list[Part]:
     return list(out.values())
 
 
+def part_body(game_id: str, p: Part) -> bytes:
+    """The inside of the part's ``update`` frame (no braces)."""
+    return (b'"game_id":' + orjson.dumps(game_id) + b',"game_seq":' + str(p.last).encode()
+            + b',"events":[' + p.events + b"]," + p.tail)
+
+
 def envelope(game_id: str, parts: list[Part]) -> bytes:
     """One NATS message for some subscribers of one burst (docs/protocol.md
     2): a JSON line ``{"g": game_id, "p": [[pid, first, last, flags], …]}``,
-    then one line per part, the inside of its ``update`` frame (JSON never
-    holds a raw newline, so the lines split cleanly)."""
-    gid = orjson.dumps(game_id)
+    then one line per part, :func:`part_body` (JSON never holds a raw
+    newline, so the lines split cleanly)."""
     lines = [orjson.dumps({"g": game_id, "p": [[p.pid, p.first, p.last, p.flags]
                                                for p in parts]})]
-    for p in parts:
-        lines.append(b'"game_id":' + gid + b',"game_seq":' + str(p.last).encode()
-                     + b',"events":[' + p.events + b"]," + p.tail)
+    lines.extend(part_body(game_id, p) for p in parts)
     return b"\n".join(lines)
 
 
@@ -113,6 +116,9 @@ class Applied:
     reply: bytes | None
     result: Result
     finished_now: bool = False
+    # the command came through a gateway (it named one): a part of the
+    # player's own with no events may ride on the reply (docs/protocol.md 1)
+    via_gateway: bool = False
 
 
 @dataclass(slots=True)

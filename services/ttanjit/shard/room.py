@@ -47,7 +47,15 @@ from nats.errors import TimeoutError as NatsTimeout
 from ttanjit.games.base import ABANDONED, JSON, Result, message_for
 from ttanjit.shard import metrics as m
 from ttanjit.shard import records
-from ttanjit.shard.game import Applied, HostedGame, Part, coalesce, envelope, refusal
+from ttanjit.shard.game import (
+    Applied,
+    HostedGame,
+    Part,
+    coalesce,
+    envelope,
+    part_body,
+    refusal,
+)
 
 if TYPE_CHECKING:
     from ttanjit.shard.service import Shard
@@ -283,6 +291,7 @@ class Room:
                                           "message": out.message}, remember=key)
         m.commands.labels(self.game, "ok").inc()
         self.inflight[key] = []
+        out.via_gateway = isinstance(gw, str) and bool(gw)
         self.submit(out, msg, t0)
         return None
 
@@ -404,22 +413,28 @@ class Room:
     def publish(self, batch: list[tuple[Applied, Msg | None, float]]) -> None:
         """Queue the burst of durable inputs (one message per gateway that
         serves players of the game, one for spectators; docs/protocol.md 2)
-        and the replies to their commands."""
+        and the replies to their commands. A part with no events (the
+        player's own move changed only their own view, e.g. 줄줄이 벌점's
+        ``select``) rides on the reply to that move instead: no message of
+        its own."""
         subj, put = self.shard.subj, self.out.put
         parts: list[Part] = []
         for applied, _, _ in batch:
             parts.extend(applied.parts)
+        own: dict[str, bytes] = {}
+        via_gw = {a.entry.get("player"): a.via_gateway for a, _, _ in batch}
         if parts:
             gid = self.game_id
             by_gw: dict[str, list[Part]] = {}
             routes = self.routes
             for part in coalesce(parts):
-                if part.pid is None:
+                pid = part.pid
+                if pid is None:
                     put(subj.public(gid), envelope(gid, [part]))
-                    continue
-                gw = routes.get(part.pid)
-                if gw is None:  # its gateway not known yet (e.g. after a failover)
-                    put(subj.player_events(part.pid), envelope(gid, [part]))
+                elif part.first > part.last and via_gw.get(pid):
+                    own[pid] = part_body(gid, part)
+                elif (gw := routes.get(pid)) is None:  # not known yet (e.g. after a failover)
+                    put(subj.player_events(pid), envelope(gid, [part]))
                 else:
                     by_gw.setdefault(gw, []).append(part)
             for gw, mine in by_gw.items():
@@ -430,7 +445,8 @@ class Room:
                 key = (applied.entry["player"], applied.entry["cmd"])
                 dups = self.inflight.pop(key, [])
                 if msg is not None:
-                    self.out.reply(msg, reply, t0)
+                    body = own.pop(key[0], None) if applied.via_gateway else None
+                    self.out.reply(msg, reply if body is None else reply + b"\n" + body, t0)
                 for dup in dups:
                     self.out.reply(dup, reply)
 
