@@ -54,8 +54,11 @@ SEAT_BOT = 4  # a bot took this seat for good (``substituted``)
 class Part:
     """One subscriber's share of a burst (issue 13): a player's (``pid``) or
     the spectators' (``None``): its events (``events``: the items, joined
-    with commas, ``b""`` when none — the seat's own view changed) and the
-    rest of its ``update`` frame (``tail``: ``"view":{…}[,"deadline":{…}]``).
+    with commas) and the rest of its ``update`` frame (``tail``:
+    ``"view":{…}[,"deadline":{…}]``). A part with no events (``first`` >
+    ``last``: the player's own move changed only their own hidden fields)
+    has ``"patch":{…}`` instead of the view: those fields, replacing the
+    ones of the view the player holds.
     :func:`envelope` puts the parts of a burst into one NATS message; the
     gateway wraps each part with its own ``type``/``seq``/``server_ms`` and
     never parses it."""
@@ -70,22 +73,27 @@ class Part:
 
 def coalesce(parts: list[Part]) -> list[Part]:
     """The parts of several inputs made durable together, one per
-    subscriber (one WebSocket frame per player): the events in order, the
-    view of the last."""
+    subscriber where they can be one (one WebSocket frame per player): the
+    events in order, the view of the last. A ``patch`` part (no events)
+    after a whole view cannot be folded into it without reading it: it
+    stays a part of its own, after it."""
     if len(parts) < 2:
         return parts
-    out: dict[str | None, Part] = {}
+    out: list[Part] = []
+    last: dict[str | None, Part] = {}
     for p in parts:
-        had = out.get(p.pid)
-        if had is None:
-            out[p.pid] = Part(p.pid, p.first, p.last, p.flags, p.events, p.tail)
+        had = last.get(p.pid)
+        if had is None or (p.first > p.last and had.tail[:7] == b'"view":'):
+            q = Part(p.pid, p.first, p.last, p.flags, p.events, p.tail)
+            out.append(q)
+            last[p.pid] = q
         else:
             had.last = max(had.last, p.last)
             had.flags |= p.flags
             had.events = had.events + b"," + p.events if had.events and p.events \
                 else had.events or p.events
             had.tail = p.tail
-    return list(out.values())
+    return out
 
 
 def part_body(game_id: str, p: Part) -> bytes:
@@ -288,6 +296,14 @@ class HostedGame:
                 if eng.finished:
                     flags |= GAME_OVER
                 if not push:
+                    continue
+                if not events:
+                    # the player's own move changed only their own hidden
+                    # fields (e.g. a 줄줄이 벌점 selection): those fields as a
+                    # patch of the view they hold, not the whole view
+                    assert seat is not None
+                    parts.append(Part(pid, first, bl.seq, flags, b"",
+                                      b'"patch":' + dumps(eng.private_view(seat)) + tail))
                     continue
                 if not public:
                     public = dumps(eng.public_view())

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import orjson
@@ -427,11 +428,13 @@ class Room:
             gid = self.game_id
             by_gw: dict[str, list[Part]] = {}
             routes = self.routes
-            for part in coalesce(parts):
+            merged = coalesce(parts)
+            alone = Counter(p.pid for p in merged)
+            for part in merged:
                 pid = part.pid
                 if pid is None:
                     put(subj.public(gid), envelope(gid, [part]))
-                elif part.first > part.last and via_gw.get(pid):
+                elif part.first > part.last and via_gw.get(pid) and alone[pid] == 1:
                     own[pid] = part_body(gid, part)
                 elif (gw := routes.get(pid)) is None:  # not known yet (e.g. after a failover)
                     put(subj.player_events(pid), envelope(gid, [part]))
