@@ -181,7 +181,7 @@ export class GameController {
       }
     }
     this.gameSeq = plan.seq;
-    if (plan.takeView) this.takeView(f);
+    if (plan.takeView) this.takeView(f.view ? f : { ...f, view: { ...this.view, ...f.patch } });
     if (plan.gap) this.requestSync(0); // events were lost: the whole view again
   }
 

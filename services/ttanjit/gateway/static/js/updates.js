@@ -17,6 +17,7 @@
 /**
  * @param {number} held the game_seq of the view held (0: none yet)
  * @param {object} f the update frame: {game_seq, events: [{game_seq, t, event}], view}
+ *   or, with no events, {game_seq, events: [], patch} (fields of the seat's view)
  * @param {boolean} haveView whether a view is held at all (without one
  *   there is nothing to be behind of: no gap)
  * @returns {{events: object[], takeView: boolean, gap: boolean, seq: number}}
@@ -30,5 +31,9 @@ export function planUpdate(held, f, haveView = true) {
   const events = all.filter((e) => typeof e?.game_seq !== "number" || e.game_seq > held);
   const first = all.length && typeof all[0]?.game_seq === "number" ? all[0].game_seq : null;
   const gap = haveView && first !== null && first > held + 1;
-  return { events, takeView: !!f?.view, gap, seq: last === null ? held : Math.max(held, last) };
+  // `patch` (no events: the seat's own move changed only its own hidden
+  // fields) replaces those fields of the view held; without a view held
+  // there is nothing to patch
+  const takeView = !!f?.view || (!!f?.patch && haveView && !all.length);
+  return { events, takeView, gap, seq: last === null ? held : Math.max(held, last) };
 }

@@ -86,3 +86,13 @@ test("the common view fields of the three games", () => {
   assert.deepEqual(seatInfo(v, null), {});
   assert.equal(botTookOver({}, 0), false);
 });
+
+test("a patch (no events: one's own hidden fields) is taken over the view held, not without one", () => {
+  const f = { type: "update", game_id: "g", game_seq: 4, events: [], patch: { selection: { card: 7, row: 2 } } };
+  const p = planUpdate(4, f, true);
+  assert.deepEqual(p.events, []);
+  assert.equal(p.takeView, true);
+  assert.equal(p.seq, 4);
+  assert.equal(planUpdate(4, f, false).takeView, false); // nothing held to patch
+  assert.equal(planUpdate(6, { ...f, game_seq: 5 }, true).takeView, false); // overtaken by newer events
+});
