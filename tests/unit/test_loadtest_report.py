@@ -139,6 +139,12 @@ def test_read_update_as_the_web_client_takes_it() -> None:
     assert read_update(_upd(7, 7, ev="game_ended"), held=6, have_view=True).game_over
     assert read_update(_upd(7, 7, ev="game_over"), held=6, have_view=True).game_over  # old name
     assert read_update(_upd(7, 7, view={"finished": True}), held=6, have_view=True).game_over
+    # the seat's own hidden fields only, as a patch of the view held (no view)
+    own = {"type": "update", "game_id": "g", "game_seq": 6, "events": [],
+           "patch": {"seat": 0, "selected": 3}}
+    u = read_update(own, held=6, have_view=True)
+    assert u.patch == {"seat": 0, "selected": 3} and not u.take_view and not u.gap
+    assert read_update(own | {"game_seq": 5}, held=6, have_view=True).patch is None  # stale
 
 
 def test_seat_flag_reads_the_common_seats_list_or_a_games_own_list() -> None:
@@ -212,6 +218,9 @@ async def test_player_plays_from_updates_and_syncs_only_on_resume_or_gap(
     assert conn.kinds() == ["action"]  # no sync after events or after our own action
     p.on_frame(_upd(6, view={"seat": 0, "turn": 1, "selected": 1}))  # own view only
     assert p.view is not None and p.view.get("selected") == 1
+    p.on_frame({"type": "update", "game_id": "g", "game_seq": 6, "events": [],
+                "patch": {"seat": 0, "selected": 2}})  # own hidden fields as a patch
+    assert p.view == {"seat": 0, "turn": 1, "selected": 2} and p.view_seq == 6
     p.on_frame(_upd(9, 8, 9, view={"seat": 0, "turn": 1}))  # 7 lost: a gap
     await _settle()
     assert conn.kinds() == ["action", "sync"] and stats.count["game_seq_gaps"] == 1
@@ -224,7 +233,8 @@ async def test_player_plays_from_updates_and_syncs_only_on_resume_or_gap(
     await _settle()
     assert p.game_done.is_set() and stats.count["games_finished"] == 1
     assert conn.kinds() == ["action", "sync", "sync"]  # no sync after the game either
-    assert stats.count["updates"] == 5 and stats.count["update_events"] == 7
+    assert stats.count["updates"] == 6 and stats.count["update_events"] == 7
+    assert stats.count["update_patches"] == 1
 
 
 def test_replay_plan_orders_game_frames_by_update_game_seq(tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ class UpdateRead:
     take_view: bool  # its view replaces the one held
     gap: bool  # its events skip a game_seq: ask for the whole view (``sync``)
     game_over: bool
+    patch: dict[str, Any] | None = None  # fields replacing those of the view held
 
 
 def read_update(f: Frame, held: int, have_view: bool) -> UpdateRead:
@@ -45,7 +46,10 @@ def read_update(f: Frame, held: int, have_view: bool) -> UpdateRead:
     only (taken); else its events after ``held`` are new and its view is
     taken, and a first event past ``held + 1`` is a gap (the view is still
     the whole truth, but the client asks for a ``sync``). Without a view
-    held there is nothing to be behind of: no gap."""
+    held there is nothing to be behind of: no gap. An update without events
+    may carry ``patch`` instead of ``view`` (the shard since 4c4591e: the
+    seat's own hidden fields after a move that changed only them), applied
+    to the view held."""
     events = [e for e in (f.get("events") or ()) if isinstance(e, dict)]
     last = f.get("game_seq")
     if isinstance(last, int) and (last < held or (last == held and events and have_view)):
@@ -56,7 +60,10 @@ def read_update(f: Frame, held: int, have_view: bool) -> UpdateRead:
     view = f.get("view")
     over = any((e.get("event") or {}).get("type") in GAME_OVER for e in new) \
         or (isinstance(view, dict) and bool(view.get("finished")))
-    return UpdateRead(new, isinstance(view, dict), gap, over)
+    patch = f.get("patch")
+    if isinstance(view, dict) or not isinstance(patch, dict) or events or not have_view:
+        patch = None
+    return UpdateRead(new, isinstance(view, dict), gap, over, patch)
 
 
 def seat_flag(view: dict[str, Any], seat: int, key: str) -> bool:
@@ -352,6 +359,9 @@ class Player:
         if u.take_view:
             self._take_view(f["view"], max(self.view_seq, int(f.get("game_seq") or 0)),
                             u.game_over)
+        elif u.patch is not None and self.view is not None:
+            self.stats.count["update_patches"] += 1
+            self._take_view({**self.view, **u.patch}, self.view_seq)
         elif u.game_over:
             self._game_over()
         if u.gap and not self.game_done.is_set():
