@@ -36,9 +36,12 @@ import gc
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -63,6 +66,33 @@ SHARD_HIST = "ttanjit_shard_command_latency_seconds"
 CPU_SHOWN = (("gateway", "gateway-0"), ("shard", "shard-0"), ("nats", "nats"),
              ("matchmaker", "matchmaker"), ("bots", "bots-0"), ("loadgen", "loadgen"))
 LAG_TICK_S = 0.05
+
+
+class shielded:  # noqa: N801 - a context manager
+    """Starts the stack's processes with SIGUSR1/SIGUSR2 blocked (the mask is
+    inherited across exec): on the shared machine another session's
+    profiling script signalled every ``ttanjit.gateway``/``ttanjit.shard``
+    process it found (``pgrep -f`` + ``kill -USR1``), which ended a
+    benchmark's processes in the middle of a step (exit -10). A service that
+    installs a handler for them still gets them once it unblocks them."""
+
+    SIGNALS = {signal.SIGUSR1, signal.SIGUSR2}
+
+    def __enter__(self) -> None:
+        self.old = signal.pthread_sigmask(signal.SIG_BLOCK, self.SIGNALS)
+
+    def __exit__(self, *exc: object) -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, self.old)
+
+
+@contextmanager
+def _stack(**kw: Any) -> Iterator[LocalStack]:
+    with shielded():
+        st = LocalStack(**kw).start()
+    try:
+        yield st
+    finally:
+        st.close()
 
 
 def _run(coro: Any) -> Any:
@@ -258,7 +288,7 @@ async def _steps(st: LocalStack, steps: list[int], settle_s: float,
 def players_in_games(quick: bool) -> dict[str, Any]:
     steps = QUICK_STEPS if quick else STEPS
     settle, window = (QUICK_SETTLE_S, QUICK_WINDOW_S) if quick else (SETTLE_S, WINDOW_S)
-    with LocalStack(shards=1, gateways=1, bots=1, tmpfs=True) as st:
+    with _stack(shards=1, gateways=1, bots=1, tmpfs=True) as st:
         rows = _run(_steps(st, steps, settle, window))
     passed = [r for r in rows if r["passed"]]
     best = max(passed, key=lambda r: r["in_game_avg"]) if passed else None
@@ -350,7 +380,7 @@ def idle_connections(total: int, hold_s: float) -> dict[str, Any]:
     workers = IDLE_WORKERS if total > 2000 else 1
     per = total // workers
     rate = 150.0 / workers  # hellos per second, all workers together ~150/s
-    with LocalStack(shards=1, gateways=1, bots=0, tmpfs=True) as st:
+    with _stack(shards=1, gateways=1, bots=0, tmpfs=True) as st:
         gw = st.of("gateway")[0]
         url = st.urls()[0]
         cpu0 = scrape.cpu_seconds(gw.pid)
