@@ -15,14 +15,24 @@ export function showLobby(root) {
   unsubs = [];
   if (!store.get("token", null)) return mount(root, signIn());
   const live = liveBox(); // 관전: kept across re-renders (it refreshes itself)
-  const render = () => mount(root, h("section.page.lobby", {},
-    queueBanner(),
-    h("div.games", {}, Object.keys(GAMES).map(gameCard)),
-    joinBox(),
-    live,
-    ratingsBox(),
-    accountBox(render),
-  ));
+  let page = null;
+  const render = () => {
+    // another screen took #app (a game's table): the lobby is gone, and a
+    // `ratings` frame (sent at a game's end) must not draw it back over it
+    if (page && !page.isConnected) {
+      unsubs.forEach((u) => u());
+      unsubs = [];
+      return;
+    }
+    page = h("section.page.lobby", {},
+      queueBanner(),
+      h("div.games", {}, Object.keys(GAMES).map(gameCard)),
+      joinBox(),
+      live,
+      ratingsBox(),
+      accountBox(render));
+    mount(root, page);
+  };
   render();
   unsubs.push(state.on("queue", render), state.on("ratings", render));
   if (net.state === "open") net.send({ type: "ratings" });

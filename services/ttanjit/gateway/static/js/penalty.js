@@ -27,7 +27,7 @@ export function previewText(card, row, p, end) {
 
 function ts(ctl) {
   const v = ctl.view;
-  const key = `${v.round}.${v.turn}`;
+  const key = `${v.round}.${v.turn_no}`; // turn_no: the turn of the round (`turn` is nobody's)
   if (ctl.tableState.key !== key) ctl.tableState = { key, card: null, row: null, anim: ctl.tableState.anim, sent: null };
   const sel = v.selection;
   if (sel && ctl.tableState.card === null) { ctl.tableState.card = sel.card; ctl.tableState.row = sel.row; }
@@ -46,7 +46,7 @@ export function render(ctl, root) {
 
   const head = gameHeader(ctl, [
     h("span.badge.end", { title: "끝나는 방법" }, v.badge?.label || (v.badge?.end === "score_66" ? "기본 66점" : "빠른 판수")),
-    h("span.round", {}, v.badge?.end === "score_66" ? `${v.round}판` : `${v.round}/${v.rounds}판`, " · ", `${v.turn}/${v.turns_per_round || 10}회차`),
+    h("span.round", {}, v.badge?.end === "score_66" ? `${v.round}판` : `${v.round}/${v.rounds}판`, " · ", `${v.turn_no}/${v.turns_per_round || 10}회차`),
     v.phase === "select" && !v.finished ? timerEl(ctl, v.deadline, v.select_ms) : null,
   ]);
 
@@ -199,7 +199,7 @@ export function onEvent(ctl, ev) {
   if (ev.type === "revealed") {
     if (st.anim) st.anim.finish(); // a new reveal ends the old one
     const v = ctl.view;
-    if (v && (v.round !== ev.round || v.turn !== ev.turn || v.phase !== "select")) {
+    if (v && (v.round !== ev.round || v.turn_no !== ev.turn || v.phase !== "select")) {
       // the view we show is already past this turn (it came before its
       // events): nothing to animate, the summary shows the picks
       return;
