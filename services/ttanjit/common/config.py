@@ -66,6 +66,7 @@ class Settings:
     capacity: int = 2000  # games a shard advertises it takes
     backlog: int = 256  # events kept per (game, player) for resume
     drain_timeout_s: int = 25
+    link_port: int = 0  # shard: gateways' direct link (0: any free port; -1: none)
     # Gateway.
     http_host: str = "0.0.0.0"
     ws_impl: str = "websockets-sansio"  # uvicorn's WebSocket implementation
@@ -132,6 +133,7 @@ class Settings:
             capacity=_env_int("TTANJIT_CAPACITY", cls.capacity),
             backlog=_env_int("TTANJIT_BACKLOG", cls.backlog),
             drain_timeout_s=_env_int("TTANJIT_DRAIN_TIMEOUT_S", cls.drain_timeout_s),
+            link_port=_env_int("TTANJIT_LINK_PORT", cls.link_port),
             http_host=_env_str("TTANJIT_HTTP_HOST", cls.http_host),
             ws_impl=_env_str("TTANJIT_WS_IMPL", cls.ws_impl),
             dev=dev,

@@ -51,6 +51,7 @@ from ttanjit.gateway.errors import MESSAGES, FrameError
 from ttanjit.gateway.finals import final_frame
 from ttanjit.gateway.headers import with_security_headers
 from ttanjit.gateway.limits import HELLO_MS, IDLE_MS
+from ttanjit.gateway.link import Links
 from ttanjit.gateway.replies import Replies
 from ttanjit.gateway.session import Session
 from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
@@ -90,6 +91,7 @@ class Gateway:
         # this process's name in the shards' routes: its players' parts of
         # every game burst come in one message on its own subject (issue 13)
         self.id = secrets.token_hex(8)
+        self.links = Links(self.id, self.on_burst)  # direct links to owner shards
         self.tokens = Tokens(settings.token_secret)
         self.nc: Client = None  # type: ignore[assignment]
         self.replies: Replies = None  # type: ignore[assignment]
@@ -139,6 +141,7 @@ class Gateway:
         if self._sweeper:
             self._sweeper.cancel()
         await self.going_away()
+        self.links.close()
         if self.channel:
             await self.channel.close()
         if self.nc:
@@ -205,10 +208,14 @@ class Gateway:
                         await self.save(s, pointer=False)
 
     async def on_games(self, msg: Any) -> None:
+        self.on_burst(msg.data)
+
+    def on_burst(self, data: bytes) -> None:
         """A game burst for some of this gateway's players (docs/protocol.md
-        2): each part goes to its player's connection, unparsed."""
+        2; over NATS or a shard link): each part goes to its player's
+        connection, unparsed."""
         try:
-            lines = msg.data.split(b"\n")
+            lines = data.split(b"\n")
             meta = orjson.loads(lines[0])
             gid = meta["g"]
             by_player = self.by_player
@@ -217,7 +224,7 @@ class Gateway:
                 if conn is not None:
                     conn.on_part(gid, first, last, flags, lines[i])
         except Exception:  # noqa: BLE001 - a malformed message costs that message only
-            log.exception("bad game burst on %s", msg.subject)
+            log.exception("bad game burst")
 
     # -- shard and matchmaker calls ------------------------------------------------
     async def command(self, game_id: str, player: str, cmd_id: str, action: dict[str, Any],
@@ -226,6 +233,10 @@ class Gateway:
         game is between owners (docs/protocol.md 1)."""
         data = orjson.dumps({"player": player, "cmd_id": cmd_id, "action": action,
                              "gw": self.id})
+        if game_id in self.links.routes:  # the owner's link (docs/protocol.md 1.1)
+            raw = await self.links.command(game_id, data, ATTEMPT_S)
+            if raw is not None:
+                return _reply(raw)
         deadline = time.monotonic() + total_s
         delay = 0.05
         while True:
@@ -236,15 +247,10 @@ class Gateway:
                 # at most, not a whole request timeout
                 msg = await self.replies.request(self.subjects.cmd(game_id), data,
                                                  ATTEMPT_S)
-                raw: bytes = msg.data
-                nl = raw.find(b"\n")
-                if nl < 0:
-                    reply: dict[str, Any] = orjson.loads(raw)
-                    return reply
-                # the player's own view changed (and nothing else): its part
-                # rides on the reply (docs/protocol.md 1)
-                reply = orjson.loads(raw[:nl])
-                reply[OWN_PART] = raw[nl + 1:]
+                reply = _reply(msg.data)
+                link = reply.pop("link", None)
+                if isinstance(link, str) and link:  # next time, straight to the owner
+                    self.links.learn(game_id, link)
                 return reply
             except (NoRespondersError, NatsTimeout):
                 if time.monotonic() + delay > deadline:
@@ -300,6 +306,18 @@ class Gateway:
                                         always_print_fields_with_no_presence=True)
         out.setdefault("ratings", [])
         return out
+
+
+def _reply(raw: bytes) -> dict[str, Any]:
+    """A shard's command reply; a second line is the player's own
+    view-only part riding on it (docs/protocol.md 1)."""
+    nl = raw.find(b"\n")
+    if nl < 0:
+        reply: dict[str, Any] = orjson.loads(raw)
+        return reply
+    reply = orjson.loads(raw[:nl])
+    reply[OWN_PART] = raw[nl + 1:]
+    return reply
 
 
 class AsgiTransport:

@@ -41,6 +41,8 @@ async def main(cfg: Settings) -> int:
     done = asyncio.Event()
     server, health, port = await grpc_api.serve(shard, cfg.grpc_port, cfg.grpc_host, done.set)
     shard.grpc_addr = f"{cfg.advertise_host}:{port}"
+    if cfg.link_port >= 0:  # gateways' direct connections (docs/protocol.md 1.1)
+        await shard.link.start(cfg.grpc_host, cfg.link_port, cfg.advertise_host)
     await shard.start()
     if cfg.metrics_port:
         metrics_http.serve(cfg.metrics_port, healthy=lambda: not done.is_set())

@@ -57,6 +57,7 @@ from ttanjit.shard.game import (
     part_body,
     refusal,
 )
+from ttanjit.shard.link import LinkMsg
 
 if TYPE_CHECKING:
     from ttanjit.shard.service import Shard
@@ -97,8 +98,19 @@ class Outbox:
         latency is measured, sent or not). Whoever queued it either sends
         right after (the subscription callbacks, the append loop) or leaves
         it to the send this schedules."""
-        if msg.reply:
-            self.put(msg.reply, doc if isinstance(doc, bytes) else orjson.dumps(doc))
+        data = doc if isinstance(doc, bytes) else orjson.dumps(doc)
+        if type(msg) is LinkMsg:  # came over a gateway's link: answered there
+            msg.link.answer(msg.rid, data)
+        elif msg.reply:
+            link = self.shard.link.addr
+            if link and msg.subject.endswith(".cmd"):
+                # a command over NATS: name this shard's link, so the
+                # gateway sends the game's next commands there (shard/link.py)
+                nl = data.find(b"\n")
+                head, rest = (data, b"") if nl < 0 else (data[:nl], data[nl:])
+                if head.endswith(b"}"):
+                    data = head[:-1] + b',"link":"' + link.encode() + b'"}' + rest
+            self.put(msg.reply, data)
         if t0 is not None:
             m.command_latency.observe(time.perf_counter() - t0)
 
@@ -440,8 +452,11 @@ class Room:
                     put(subj.player_events(pid), envelope(gid, [part]))
                 else:
                     by_gw.setdefault(gw, []).append(part)
+            burst = self.shard.link.burst
             for gw, mine in by_gw.items():
-                put(subj.gateway_games(gw), envelope(gid, mine))
+                data = envelope(gid, mine)
+                if not burst(gw, data):  # no link from that gateway: over NATS
+                    put(subj.gateway_games(gw), data)
         for applied, msg, t0 in batch:
             reply = applied.reply
             if reply is not None:

@@ -60,6 +60,7 @@ from ttanjit.shard import metrics as m
 from ttanjit.shard import records
 from ttanjit.shard.commit import Committer
 from ttanjit.shard.game import HostedGame
+from ttanjit.shard.link import LinkServer
 from ttanjit.shard.ownership import (
     SHARD_PREFIX,
     Lease,
@@ -112,6 +113,7 @@ class Shard:
         self.loop = asyncio.get_running_loop()
         self.out = Outbox(self)
         self.committer = Committer(self)  # the group commit of every room's appends
+        self.link = LinkServer(self)  # gateways' direct connections (shard/link.py)
         self.tasks: set[asyncio.Task[Any]] = set()  # every background task running
         self.loops: list[asyncio.Task[Any]] = []  # the service's own, stopped first
 
@@ -152,6 +154,7 @@ class Shard:
         """Stop: the service's loops first, then every game (their appends in
         flight finish while NATS drains), then whatever still runs."""
         self.stopping.set()
+        self.link.close()
         for task in [*self.loops, self.watch_task]:
             task.cancel()
         left = [r for r in self.rooms.values() if not r.hosted.finished]

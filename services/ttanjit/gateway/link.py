@@ -1,0 +1,165 @@
+"""The gateway's end of the shard link (``ttanjit.shard.link``, issue 13;
+docs/protocol.md 1.1): a game's commands go straight to its owner shard
+over one TCP connection per shard, NATS being how the owner is found (the
+reply to a command over NATS names its link) and the fallback whenever the
+link cannot answer (not dialled yet, ``not here``, no answer in time, the
+connection gone). Bursts the shard sends down the link are handled as the
+ones that come over NATS (:meth:`ttanjit.gateway.app.Gateway.on_burst`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from collections import OrderedDict
+from collections.abc import Callable
+
+from ttanjit.shard.link import BURST, COMMAND, HELLO, MAX_FRAME, REPLY, frame
+
+log = logging.getLogger("ttanjit.gateway")
+
+ROUTES_MAX = 50_000  # games whose owner's link is remembered
+CONNECT_S = 0.5
+_LEN = struct.Struct("!I")
+_RID = struct.Struct("!I")
+
+
+class LinkClient(asyncio.Protocol):
+    def __init__(self, links: Links, addr: str) -> None:
+        self.links = links
+        self.addr = addr
+        self.buf = bytearray()
+        self.transport: asyncio.Transport | None = None
+        self.pending: dict[int, asyncio.Future[bytes | None]] = {}
+        self.next_id = 0
+        self.held: list[bytes] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's is no subclass
+        transport.write(frame(HELLO, self.links.gw_id.encode()))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+        if self.links.conns.get(self.addr) is self:
+            del self.links.conns[self.addr]
+        pending, self.pending = self.pending, {}
+        for fut in pending.values():  # asked again over NATS
+            if not fut.done():
+                fut.set_result(None)
+
+    @property
+    def open(self) -> bool:
+        return self.transport is not None and not self.transport.is_closing()
+
+    def data_received(self, data: bytes) -> None:
+        buf = self.buf
+        buf += data
+        while len(buf) >= 5:
+            n = _LEN.unpack_from(buf)[0]
+            if n > MAX_FRAME or n < 1:
+                log.warning("link: bad frame from shard %s; closing it", self.addr)
+                assert self.transport is not None
+                self.transport.close()
+                buf.clear()
+                return
+            if len(buf) < 4 + n:
+                return
+            kind = buf[4]
+            if kind == BURST:
+                body = bytes(buf[5:4 + n])
+                del buf[:4 + n]
+                self.links.on_burst(body)
+                continue
+            rid = _RID.unpack_from(buf, 5)[0]
+            body = bytes(buf[9:4 + n]) if kind == REPLY else b""
+            del buf[:4 + n]
+            fut = self.pending.pop(rid, None)
+            if fut is not None and not fut.done():
+                fut.set_result(body if kind == REPLY else None)
+
+    def request(self, game_id: str, data: bytes) -> asyncio.Future[bytes | None]:
+        self.next_id = (self.next_id + 1) & 0xFFFFFFFF
+        rid = self.next_id
+        fut: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
+        self.pending[rid] = fut
+        gid = game_id.encode()
+        self.write(frame(COMMAND, _RID.pack(rid) + bytes((len(gid),)) + gid + data))
+        return fut
+
+    def write(self, data: bytes) -> None:
+        if self.held is None:
+            self.held = [data]
+            asyncio.get_running_loop().call_soon(self._write_held)
+        else:
+            self.held.append(data)
+
+    def _write_held(self) -> None:
+        held, self.held = self.held, None
+        if held and self.open:
+            assert self.transport is not None
+            self.transport.write(b"".join(held))
+
+
+class Links:
+    """The links of one gateway, and which shard's link serves which game."""
+
+    def __init__(self, gw_id: str, on_burst: Callable[[bytes], None]) -> None:
+        self.gw_id = gw_id
+        self.on_burst = on_burst
+        self.routes: OrderedDict[str, str] = OrderedDict()  # game id -> link address
+        self.conns: dict[str, LinkClient] = {}
+        self.dialing: dict[str, asyncio.Task[LinkClient | None]] = {}
+
+    def learn(self, game_id: str, addr: str) -> None:
+        if self.routes.get(game_id) != addr:
+            self.routes[game_id] = addr
+            if len(self.routes) > ROUTES_MAX:
+                self.routes.popitem(last=False)
+
+    def forget(self, game_id: str) -> None:
+        self.routes.pop(game_id, None)
+
+    async def command(self, game_id: str, data: bytes, timeout: float) -> bytes | None:
+        """The owner's reply over its link (None: ask over NATS)."""
+        addr = self.routes.get(game_id)
+        if addr is None:
+            return None
+        client = self.conns.get(addr)
+        if client is None or not client.open:
+            client = await self._dial(addr)
+            if client is None:
+                self.forget(game_id)
+                return None
+        fut = client.request(game_id, data)
+        try:
+            out = await asyncio.wait_for(fut, timeout)
+        except TimeoutError:  # a frozen or cut-off shard: NATS finds the owner
+            out = None
+        if out is None:
+            self.forget(game_id)
+        return out
+
+    async def _dial(self, addr: str) -> LinkClient | None:
+        task = self.dialing.get(addr)
+        if task is None:
+            task = asyncio.ensure_future(self._connect(addr))
+            self.dialing[addr] = task
+            task.add_done_callback(lambda _: self.dialing.pop(addr, None))
+        return await asyncio.shield(task)
+
+    async def _connect(self, addr: str) -> LinkClient | None:
+        host, _, port = addr.rpartition(":")
+        try:
+            _, client = await asyncio.wait_for(asyncio.get_running_loop().create_connection(
+                lambda: LinkClient(self, addr), host, int(port)), CONNECT_S)
+        except (OSError, TimeoutError, ValueError) as exc:
+            log.info("link to shard %s not open: %r", addr, exc)
+            return None
+        self.conns[addr] = client
+        return client
+
+    def close(self) -> None:
+        for client in list(self.conns.values()):
+            if client.transport is not None:
+                client.transport.close()

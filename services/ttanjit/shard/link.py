@@ -1,0 +1,163 @@
+"""The shard link: game commands and bursts between a gateway and the shard
+that owns the game, over one direct TCP connection per (gateway, shard)
+instead of through NATS (issue 13; docs/protocol.md 1.1).
+
+NATS stays the way to find a game's owner and the fallback for everything:
+the reply to a command that came over NATS names the owner's link
+(``"link": "host:port"``), the gateway dials it and sends that game's next
+commands there. The shard answers a command over the link exactly as over
+NATS (:meth:`ttanjit.shard.room.Room.on_command`: the same checks, dedup,
+write-ahead before the reply), or ``not here`` when it does not serve the
+game now (not hosted, being handed over, lost): the gateway then asks over
+NATS, which finds the owner. Bursts for a gateway that has a link open here
+go down the link (:meth:`LinkServer.burst`), others over NATS.
+
+Frames, both ways: a 4-byte big-endian length of the rest, a kind byte, the
+body. Gateway → shard: ``H`` hello (body: the gateway id, as in the ``gw``
+of its commands), ``C`` command (4-byte request id, 1-byte game id length,
+game id, the command request JSON of docs/protocol.md 1). Shard → gateway:
+``R`` reply (request id, the reply bytes of docs/protocol.md 1), ``N`` not
+here (request id), ``B`` burst (the message of docs/protocol.md 2). The
+frames of one turn of the event loop leave in one write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ttanjit.shard.service import Shard
+
+log = logging.getLogger("ttanjit.shard")
+
+MAX_FRAME = 4 * 1024 * 1024
+HELLO, COMMAND, REPLY, NOT_HERE, BURST = b"H"[0], b"C"[0], b"R"[0], b"N"[0], b"B"[0]
+_LEN = struct.Struct("!I")
+
+
+def frame(kind: int, body: bytes) -> bytes:
+    return _LEN.pack(len(body) + 1) + bytes((kind,)) + body
+
+
+class LinkMsg:
+    """A command that came over the link, shaped like the NATS message
+    :meth:`Room.on_command` takes (``data``, a true ``reply``); the
+    shard's :class:`~ttanjit.shard.room.Outbox` answers it down the link."""
+
+    __slots__ = ("link", "rid", "data", "reply", "subject")
+
+    def __init__(self, link: LinkConn, rid: bytes, data: bytes) -> None:
+        self.link, self.rid, self.data = link, rid, data
+        self.reply = "link"
+        self.subject = "link"
+
+
+class LinkConn(asyncio.Protocol):
+    """One gateway's connection."""
+
+    def __init__(self, server: LinkServer) -> None:
+        self.server = server
+        self.buf = bytearray()
+        self.gw = ""
+        self.transport: asyncio.Transport | None = None
+        self.held: list[bytes] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]  # uvloop's is no subclass
+        self.server.conns.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server.conns.discard(self)
+        if self.gw and self.server.by_gw.get(self.gw) is self:
+            del self.server.by_gw[self.gw]
+        self.transport = None
+
+    def data_received(self, data: bytes) -> None:
+        buf = self.buf
+        buf += data
+        while len(buf) >= 5:
+            n = _LEN.unpack_from(buf)[0]
+            if n > MAX_FRAME or n < 1:
+                log.warning("link: bad frame from a gateway; closing it")
+                assert self.transport is not None
+                self.transport.close()
+                buf.clear()
+                return
+            if len(buf) < 4 + n:
+                return
+            kind = buf[4]
+            body = bytes(buf[5:4 + n])
+            del buf[:4 + n]
+            try:
+                self.server.on_frame(self, kind, body)
+            except Exception:  # noqa: BLE001 - one bad frame costs that frame, never the link
+                log.exception("link: frame failed")
+
+    def write(self, data: bytes) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return
+        if self.held is None:
+            self.held = [data]
+            self.server.shard.loop.call_soon(self._write_held)
+        else:
+            self.held.append(data)
+
+    def _write_held(self) -> None:
+        held, self.held = self.held, None
+        if held and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(b"".join(held))
+
+    def answer(self, rid: bytes, data: bytes) -> None:
+        self.write(frame(REPLY, rid + data))
+
+
+class LinkServer:
+    def __init__(self, shard: Shard) -> None:
+        self.shard = shard
+        self.conns: set[LinkConn] = set()
+        self.by_gw: dict[str, LinkConn] = {}
+        self.server: asyncio.Server | None = None
+        self.addr = ""  # host:port the gateways dial ("" = no link)
+
+    async def start(self, host: str, port: int, advertise: str) -> None:
+        self.server = await self.shard.loop.create_server(lambda: LinkConn(self), host, port)
+        bound = self.server.sockets[0].getsockname()[1]
+        self.addr = f"{advertise}:{bound}"
+
+    def close(self) -> None:
+        """Stop taking links and drop the open ones (their gateways go back
+        to NATS at once)."""
+        if self.server is not None:
+            self.server.close()
+        for conn in list(self.conns):
+            if conn.transport is not None:
+                conn.transport.close()
+        self.addr = ""
+
+    def on_frame(self, conn: LinkConn, kind: int, body: bytes) -> None:
+        if kind == COMMAND:
+            rid, glen = body[:4], body[4]
+            gid = body[5:5 + glen].decode("ascii", "replace")
+            room = self.shard.rooms.get(gid)
+            if room is None or room.gone or room.frozen:
+                conn.write(frame(NOT_HERE, rid))
+                return
+            room.on_command(LinkMsg(conn, rid, body[5 + glen:]))  # type: ignore[arg-type]
+        elif kind == HELLO:
+            conn.gw = body.decode("ascii", "replace")
+            self.by_gw[conn.gw] = conn
+
+    def burst(self, gw: str, data: bytes) -> bool:
+        """Send a burst message down ``gw``'s link (False: none open)."""
+        conn = self.by_gw.get(gw)
+        if conn is None or conn.transport is None or conn.transport.is_closing():
+            return False
+        conn.write(frame(BURST, data))
+        return True
+
+
+def is_link(msg: Any) -> bool:
+    return type(msg) is LinkMsg
