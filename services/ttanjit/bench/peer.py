@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -225,17 +226,35 @@ def run(args: Any) -> dict[str, Any]:
     pairs = 1 if quick else 2
     anchor_script()  # fail before anything runs when the anchor cannot
     runs: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
     for pair in range(pairs):
         for system in ("colyseus", "ttanjit"):
-            if runs:
+            if pair or system != "colyseus":
                 time.sleep(PAUSE_S)
             print(f"  -- pair {pair + 1}/{pairs}: {system}, {players} players, {RATE}/s, "
                   f"{seconds} s, load avg {load_avg()}", flush=True)
-            r = run_colyseus(players, seconds) if system == "colyseus" else run_ttanjit(quick)
-            if r["players"] != players:
-                raise RuntimeError(f"{system} ran {r['players']} players, not {players}")
+            try:
+                r = (run_colyseus(players, seconds) if system == "colyseus"
+                     else run_ttanjit(quick))
+                if r["players"] != players:
+                    raise RuntimeError(f"{system} ran {r['players']} players, not {players}")
+            except Exception as exc:  # noqa: BLE001 - one failed run; the others still run
+                traceback.print_exc()
+                failed.append({"pair": pair + 1, "system": system, "error": repr(exc)})
+                print(f"  -- {system} run FAILED: {exc!r}", flush=True)
+                continue
             runs.append(r)
-    cmp = compare(runs)
+    out: dict[str, Any] = {"players": players, "seconds": seconds, "rate_per_s": RATE,
+                           "shared_dir": str(shared_dir()), "runs": runs}
+    if failed:
+        out["failed_runs"] = failed
+    try:
+        cmp = compare(runs)
+    except ValueError as exc:
+        raise RuntimeError(f"no comparison: {exc}; failed runs: {failed}") from exc
     print(table(runs, cmp), flush=True)
-    return {"players": players, "seconds": seconds, "rate_per_s": RATE,
-            "shared_dir": str(shared_dir()), "runs": runs, **cmp}
+    if failed:  # the table above is of the runs that finished; the section fails
+        verdicts = {k: (v["ratio"], v["verdict"]) for k, v in cmp["ratios"].items()}
+        raise RuntimeError(f"{len(failed)} run(s) failed: {failed}; the others' ratios: "
+                           f"{verdicts}")
+    return {**out, **cmp}
