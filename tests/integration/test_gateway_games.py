@@ -374,3 +374,37 @@ async def test_room_started_while_a_member_was_away(st: Stack) -> None:
     for c in (host, back):
         await c.action(gid, {"type": "leave"})
         await c.close()
+
+
+def shard_commands(st: Stack, path: str) -> float:
+    """The gateway's game commands sent to shards by ``path`` (link / nats)."""
+    import urllib.request
+    with urllib.request.urlopen(f"{st.metrics()}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    key = f'ttanjit_gateway_shard_commands_total{{path="{path}"}} '
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith(key))
+
+
+async def test_own_hidden_move_brings_a_patch_over_the_owners_link(st: Stack) -> None:
+    """Issue 13 (docs/websocket.md 3.6, docs/protocol.md 1.1): a 줄줄이 벌점
+    selection changes only the mover's own hidden fields: the update before
+    its result carries them as a patch, with no event, and no sync is
+    needed; after the first command found the owner over NATS, the game's
+    commands take the owner shard's link."""
+    c = await WSClient.signed_in(st.http(), "링크꾼")
+    await c.send({"type": "queue", "game": "penalty_rows", "seats": 2})
+    gid = (await c.wait_type("matched", 20))["game_id"]
+    view = (await c.wait_for(lambda f: f.get("type") == "view"))["view"]
+    link0, nats0 = shard_commands(st, "link"), shard_commands(st, "nats")
+    for card in [h["card"] for h in view["hand"]][:4]:
+        res = await c.action(gid, {"type": "select", "card": card, "row": 1})
+        assert res["type"] == "result", res
+        own = [f for f in c.frames if f.get("type") == "update" and f["seq"] < res["seq"]
+               and f["game_id"] == gid and not f["events"]]
+        assert own and "view" not in own[-1] and own[-1]["patch"]["selection"]["card"] == card
+        await asyncio.sleep(0.12)  # the frame rate limit
+    assert shard_commands(st, "link") - link0 >= 3, "commands after the first use the link"
+    assert shard_commands(st, "nats") - nats0 <= 1
+    await c.action(gid, {"type": "leave"})
+    await c.close()

@@ -236,7 +236,9 @@ class Gateway:
         if game_id in self.links.routes:  # the owner's link (docs/protocol.md 1.1)
             raw = await self.links.command(game_id, data, ATTEMPT_S)
             if raw is not None:
+                m.VIA_LINK.inc()
                 return _reply(raw)
+        m.VIA_NATS.inc()
         deadline = time.monotonic() + total_s
         delay = 0.05
         while True:

@@ -12,6 +12,12 @@ COMMAND_RTT = Histogram("ttanjit_gateway_command_rtt_seconds",
                         buckets=(0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.03,
                                  0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5))
 RESUMES = Counter("ttanjit_gateway_resumes_total", "Session resumes", ["result"])
+# game commands by the way they reached their shard (issue 13): ``link``
+# (the owner's direct link) or ``nats`` (finding the owner, or the fallback)
+SHARD_PATH = Counter("ttanjit_gateway_shard_commands_total",
+                     "Game commands sent to shards, by path", ["path"])
+VIA_LINK = SHARD_PATH.labels("link")
+VIA_NATS = SHARD_PATH.labels("nats")
 REJECTIONS = Counter("ttanjit_gateway_rejections_total", "Frames refused", ["code"])
 
 for _r in ("gapless", "resync", "failed"):
