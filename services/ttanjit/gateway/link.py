@@ -21,6 +21,7 @@ log = logging.getLogger("ttanjit.gateway")
 
 ROUTES_MAX = 50_000  # games whose owner's link is remembered
 CONNECT_S = 0.5
+UNREACHABLE_S = 30.0  # a link that could not be dialled is not tried again this long
 _LEN = struct.Struct("!I")
 _RID = struct.Struct("!I")
 
@@ -110,8 +111,14 @@ class Links:
         self.routes: OrderedDict[str, str] = OrderedDict()  # game id -> link address
         self.conns: dict[str, LinkClient] = {}
         self.dialing: dict[str, asyncio.Task[LinkClient | None]] = {}
+        self.unreachable: dict[str, float] = {}  # link address -> loop time to try again
 
     def learn(self, game_id: str, addr: str) -> None:
+        bad = self.unreachable.get(addr)
+        if bad is not None:
+            if asyncio.get_running_loop().time() < bad:
+                return  # e.g. a port this gateway cannot reach: NATS it is
+            del self.unreachable[addr]
         if self.routes.get(game_id) != addr:
             self.routes[game_id] = addr
             if len(self.routes) > ROUTES_MAX:
@@ -155,6 +162,7 @@ class Links:
                 lambda: LinkClient(self, addr), host, int(port)), CONNECT_S)
         except (OSError, TimeoutError, ValueError) as exc:
             log.info("link to shard %s not open: %r", addr, exc)
+            self.unreachable[addr] = asyncio.get_running_loop().time() + UNREACHABLE_S
             return None
         self.conns[addr] = client
         return client

@@ -103,9 +103,9 @@ class Outbox:
             msg.link.answer(msg.rid, data)
         elif msg.reply:
             link = self.shard.link.addr
-            if link and msg.subject.endswith(".cmd"):
-                # a command over NATS: name this shard's link, so the
-                # gateway sends the game's next commands there (shard/link.py)
+            if link and msg.subject.endswith(".cmd") and b'"gw"' in msg.data:
+                # a gateway's command over NATS: name this shard's link, so
+                # the gateway sends the game's next commands there (shard/link.py)
                 nl = data.find(b"\n")
                 head, rest = (data, b"") if nl < 0 else (data[:nl], data[nl:])
                 if head.endswith(b"}"):
