@@ -15,33 +15,30 @@ import struct
 from collections import OrderedDict
 from collections.abc import Callable
 
-from ttanjit.shard.link import BURST, COMMAND, HELLO, MAX_FRAME, REPLY, frame
+from ttanjit.shard.link import BURST, COMMAND, HELLO, REPLY, Framed, frame
 
 log = logging.getLogger("ttanjit.gateway")
 
 ROUTES_MAX = 50_000  # games whose owner's link is remembered
 CONNECT_S = 0.5
 UNREACHABLE_S = 30.0  # a link that could not be dialled is not tried again this long
-_LEN = struct.Struct("!I")
 _RID = struct.Struct("!I")
 
 
-class LinkClient(asyncio.Protocol):
+class LinkClient(Framed):
     def __init__(self, links: Links, addr: str) -> None:
+        super().__init__()
         self.links = links
         self.addr = addr
-        self.buf = bytearray()
-        self.transport: asyncio.Transport | None = None
         self.pending: dict[int, asyncio.Future[bytes | None]] = {}
         self.next_id = 0
-        self.held: list[bytes] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]  # uvloop's is no subclass
-        transport.write(frame(HELLO, self.links.gw_id.encode()))
+        super().connection_made(transport)
+        transport.write(frame(HELLO, self.links.gw_id.encode()))  # type: ignore[attr-defined]
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.transport = None
+        super().connection_lost(exc)
         if self.links.conns.get(self.addr) is self:
             del self.links.conns[self.addr]
         pending, self.pending = self.pending, {}
@@ -49,35 +46,13 @@ class LinkClient(asyncio.Protocol):
             if not fut.done():
                 fut.set_result(None)
 
-    @property
-    def open(self) -> bool:
-        return self.transport is not None and not self.transport.is_closing()
-
-    def data_received(self, data: bytes) -> None:
-        buf = self.buf
-        buf += data
-        while len(buf) >= 5:
-            n = _LEN.unpack_from(buf)[0]
-            if n > MAX_FRAME or n < 1:
-                log.warning("link: bad frame from shard %s; closing it", self.addr)
-                assert self.transport is not None
-                self.transport.close()
-                buf.clear()
-                return
-            if len(buf) < 4 + n:
-                return
-            kind = buf[4]
-            if kind == BURST:
-                body = bytes(buf[5:4 + n])
-                del buf[:4 + n]
-                self.links.on_burst(body)
-                continue
-            rid = _RID.unpack_from(buf, 5)[0]
-            body = bytes(buf[9:4 + n]) if kind == REPLY else b""
-            del buf[:4 + n]
-            fut = self.pending.pop(rid, None)
-            if fut is not None and not fut.done():
-                fut.set_result(body if kind == REPLY else None)
+    def on_frame(self, kind: int, body: bytes) -> None:
+        if kind == BURST:
+            self.links.on_burst(body)
+            return
+        fut = self.pending.pop(_RID.unpack_from(body)[0], None)
+        if fut is not None and not fut.done():
+            fut.set_result(body[4:] if kind == REPLY else None)
 
     def request(self, game_id: str, data: bytes) -> asyncio.Future[bytes | None]:
         self.next_id = (self.next_id + 1) & 0xFFFFFFFF
@@ -87,19 +62,6 @@ class LinkClient(asyncio.Protocol):
         gid = game_id.encode()
         self.write(frame(COMMAND, _RID.pack(rid) + bytes((len(gid),)) + gid + data))
         return fut
-
-    def write(self, data: bytes) -> None:
-        if self.held is None:
-            self.held = [data]
-            asyncio.get_running_loop().call_soon(self._write_held)
-        else:
-            self.held.append(data)
-
-    def _write_held(self) -> None:
-        held, self.held = self.held, None
-        if held and self.open:
-            assert self.transport is not None
-            self.transport.write(b"".join(held))
 
 
 class Links:

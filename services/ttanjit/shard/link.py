@@ -55,25 +55,28 @@ class LinkMsg:
         self.subject = "link"
 
 
-class LinkConn(asyncio.Protocol):
-    """One gateway's connection."""
+class Framed(asyncio.Protocol):
+    """Frames over a TCP connection, both ends of the link: incoming frames
+    to :meth:`on_frame`, outgoing ones held until the end of the event
+    loop's turn and written together (:meth:`write`)."""
 
-    def __init__(self, server: LinkServer) -> None:
-        self.server = server
+    def __init__(self) -> None:
         self.buf = bytearray()
-        self.gw = ""
         self.transport: asyncio.Transport | None = None
         self.held: list[bytes] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's is no subclass
-        self.server.conns.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.server.conns.discard(self)
-        if self.gw and self.server.by_gw.get(self.gw) is self:
-            del self.server.by_gw[self.gw]
         self.transport = None
+
+    @property
+    def open(self) -> bool:
+        return self.transport is not None and not self.transport.is_closing()
+
+    def on_frame(self, kind: int, body: bytes) -> None:
+        raise NotImplementedError
 
     def data_received(self, data: bytes) -> None:
         buf = self.buf
@@ -81,9 +84,9 @@ class LinkConn(asyncio.Protocol):
         while len(buf) >= 5:
             n = _LEN.unpack_from(buf)[0]
             if n > MAX_FRAME or n < 1:
-                log.warning("link: bad frame from a gateway; closing it")
-                assert self.transport is not None
-                self.transport.close()
+                log.warning("link: a bad frame; closing the connection")
+                if self.transport is not None:
+                    self.transport.close()
                 buf.clear()
                 return
             if len(buf) < 4 + n:
@@ -92,16 +95,16 @@ class LinkConn(asyncio.Protocol):
             body = bytes(buf[5:4 + n])
             del buf[:4 + n]
             try:
-                self.server.on_frame(self, kind, body)
+                self.on_frame(kind, body)
             except Exception:  # noqa: BLE001 - one bad frame costs that frame, never the link
                 log.exception("link: frame failed")
 
     def write(self, data: bytes) -> None:
-        if self.transport is None or self.transport.is_closing():
+        if not self.open:
             return
         if self.held is None:
             self.held = [data]
-            self.server.shard.loop.call_soon(self._write_held)
+            asyncio.get_running_loop().call_soon(self._write_held)
         else:
             self.held.append(data)
 
@@ -109,6 +112,28 @@ class LinkConn(asyncio.Protocol):
         held, self.held = self.held, None
         if held and self.transport is not None and not self.transport.is_closing():
             self.transport.write(b"".join(held))
+
+
+class LinkConn(Framed):
+    """One gateway's connection."""
+
+    def __init__(self, server: LinkServer) -> None:
+        super().__init__()
+        self.server = server
+        self.gw = ""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self.server.conns.add(self)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.server.conns.discard(self)
+        if self.gw and self.server.by_gw.get(self.gw) is self:
+            del self.server.by_gw[self.gw]
+        super().connection_lost(exc)
+
+    def on_frame(self, kind: int, body: bytes) -> None:
+        self.server.on_frame(self, kind, body)
 
     def answer(self, rid: bytes, data: bytes) -> None:
         self.write(frame(REPLY, rid + data))
@@ -153,7 +178,7 @@ class LinkServer:
     def burst(self, gw: str, data: bytes) -> bool:
         """Send a burst message down ``gw``'s link (False: none open)."""
         conn = self.by_gw.get(gw)
-        if conn is None or conn.transport is None or conn.transport.is_closing():
+        if conn is None or not conn.open:
             return False
         conn.write(frame(BURST, data))
         return True
