@@ -11,6 +11,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ttanjit.games import engine_class
+from ttanjit.games.base import SeatSpec, Setup
+
 ROOT = Path(__file__).resolve().parents[2]
 # Screenshots of every screen the tests reach: to a scratch folder, so `make
 # test` leaves the work tree as it was; `make screenshots` sets
@@ -22,6 +25,59 @@ SHOTS = Path(os.environ.get("TTANJIT_SCREENSHOTS")
 JS_VIEW = "() => window.ttanjit.game.view"
 JS_STAMP = """() => { const g = window.ttanjit.game;
   return {seq: g.gameSeq, refusals: g.refusals || 0, v: g.view ? JSON.stringify(g.view) : ''}; }"""
+
+
+# Every page records the frames of its WebSocket (an init script: before the
+# client's modules load): what the client sends (WebSocket.prototype.send)
+# and what it gets, in the order it handles them (a listener added when the
+# socket is made runs before the client's onmessage). Only type, game_id and
+# game_seq are kept. Issue 13: the client never asks for a `sync` after a
+# game's first view but right after a reconnect (`welcome`).
+FRAME_LOG = """(() => {
+  const log = window.__frames = [];
+  const keep = (dir, data) => {
+    try { const f = JSON.parse(data); log.push({dir, type: f.type, game_id: f.game_id ?? null,
+      game_seq: f.game_seq ?? null, events: Array.isArray(f.events) ? f.events.length : null}); }
+    catch { log.push({dir, type: '?'}); }
+  };
+  const Real = window.WebSocket;
+  const send = Real.prototype.send;
+  Real.prototype.send = function (data) { keep('out', data); return send.call(this, data); };
+  window.WebSocket = class extends Real {
+    constructor(...args) { super(...args); this.addEventListener('message', (e) => keep('in', e.data)); }
+  };
+})();"""
+
+
+def frames(page: Any) -> list[dict[str, Any]]:
+    """The frames this page's client sent and got so far (``FRAME_LOG``)."""
+    return list(page.evaluate("() => window.__frames || []"))
+
+
+def assert_update_frames_only(page: Any, game_id: str) -> int:
+    """The game's frames since this page loaded: its first view came as a
+    `view` (or an `update`), then `update` frames; the client sent no `sync`
+    for it after that first view but the one right after each `welcome` (a
+    reconnect). Returns the number of updates seen."""
+    seen_view = False
+    after_welcome = False
+    updates = 0
+    log = frames(page)
+    for i, f in enumerate(log):
+        if f["dir"] == "in" and f["type"] == "welcome":
+            after_welcome = True
+        elif f["dir"] == "in" and f["game_id"] == game_id and f["type"] in ("view", "update"):
+            seen_view = True
+            updates += f["type"] == "update"
+        elif f["dir"] == "in" and f["type"] == "event":
+            raise AssertionError(f"an `event` frame (gone since issue 13) at {i}: {f}")
+        elif f["dir"] == "out" and f["type"] == "sync":
+            if seen_view and not after_welcome:
+                raise AssertionError(f"sync sent after the game's first view (frame {i}): "
+                                     f"{log[max(0, i - 8):i + 1]}")
+            after_welcome = False  # one sync answers one reconnect
+    assert seen_view, f"no view of {game_id}: {log[-10:]}"
+    return updates
 
 
 def shot(page: Any, name: str, full_page: bool = False) -> Path:
@@ -179,7 +235,7 @@ def penalty_pick(page: Any, turn: int) -> str:
               chosen: [...document.querySelectorAll('.pr-row.chosen')].map(e => e.dataset.row),
               hold: window.ttanjit.game.holdRender,
               ts: JSON.stringify(window.ttanjit.game.tableState),
-              key: [window.ttanjit.game.view.round, window.ttanjit.game.view.turn]})""")
+              key: [window.ttanjit.game.view.round, window.ttanjit.game.view.turn_no]})""")
             raise AssertionError(f"pick {label!r} not offered: {state}") from e
         return ""
     assert page.locator(".preview").is_visible()
@@ -226,3 +282,45 @@ def hakka_act(page: Any) -> str:
     page.locator('.hk-actions [data-act="discard"]').click()
     wait_change(page, before)
     return f"discard {n}"
+
+
+# -- a table drawn from a view the real engine made ---------------------------------
+NAMES = ["나", "봇2 (어려움)", "봇3 (어려움)", "봇4 (어려움)", "봇5 (어려움)"]
+
+# Render a table module into #app with a stand-in controller (no sign-in, so
+# no lobby screen re-renders over it).
+RENDER = """async ({file, game, v, seat, names, humans}) => {
+  const mod = await import(`./js/${file}.js`);
+  const seats = await import('./js/seats.js');
+  const root = document.getElementById('app');
+  const ctl = {
+    id: 'craft-' + game, view: v, root, tableState: {}, rematch: null, final: null, emotes: {},
+    info: {game, seat, options: {}, players: names.map((n, i) => (
+      {seat: i, kind: i === seat || i < humans ? 'human' : 'bot', nickname: n, level: 'hard'}))},
+    seat() { return seat; },
+    names() { const o = {}; names.forEach((n, i) => { o[i] = n; }); return o; },
+    at(t) { return typeof t === 'number' ? Date.now() + 15000 : null; },
+    async act() { return null; }, render() { mod.render(this, root); },
+    leave() {}, done() {}, mySeatIsHuman() { return !seats.playedByBot(this.view, seat); }, askRematch() {},
+  };
+  window.__ctl = ctl; window.__mod = mod;
+  ctl.render();
+  return true;
+}"""
+
+
+def engine_view(game: str, n: int, seed: int = 3, humans: int = 1,
+                leave: tuple[int, ...] = ()) -> dict[str, Any]:
+    """Seat 0's view of a new game with ``humans`` people (the first seats)
+    and bots; the seats in ``leave`` have left (a bot took each over)."""
+    seats = [SeatSpec()] * humans + [SeatSpec("bot", "hard")] * (n - humans)
+    e = engine_class(game)(Setup(game, {"seats": n}, seats, seed))
+    for s in leave:
+        assert e.apply(100, s, {"type": "leave"}).ok
+    return dict(e.view(0))
+
+
+def render(page: Any, file: str, game: str, v: dict[str, Any], seat: int = 0,
+           humans: int = 1) -> None:
+    page.evaluate(RENDER, {"file": file, "game": game, "v": v, "seat": seat,
+                           "names": NAMES[: v["n"]], "humans": humans})

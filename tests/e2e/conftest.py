@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browserkit import FRAME_LOG
 
 from ttanjit.common.natsserver import NatsServer, wait_port
 
@@ -132,6 +133,7 @@ def new_page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Iter
         ctx = browser.new_context(viewport={"width": width, "height": height},
                                   locale="ko-KR", device_scale_factor=1)
         ctx.add_init_script("localStorage.setItem('ttanjit.anim', 'fast')")
+        ctx.add_init_script(FRAME_LOG)  # the client's frames, for assert_update_frames_only
         contexts.append(ctx)
         page = ctx.new_page()
         page.set_default_timeout(20_000)

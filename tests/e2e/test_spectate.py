@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from browserkit import onecard_my_turn, onecard_play_turn, shot, sign_in
+from browserkit import (
+    assert_update_frames_only,
+    frames,
+    onecard_my_turn,
+    onecard_play_turn,
+    shot,
+    sign_in,
+)
 
 W = "window.ttanjit.watch"
 
@@ -45,7 +52,7 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
     fan.wait_for_selector('.watchers[data-count="1"]')
     # the table moves on as the player plays: the spectator's view follows
     mine_turn = "() => { const v = window.ttanjit.game.view; return v && (v.finished || v.turn === v.seat); }"
-    same = f"c => JSON.stringify({W}.view.counts) === JSON.stringify(c)"
+    same = f"c => JSON.stringify({W}.view.hand_counts) === JSON.stringify(c)"
     for _ in range(3):
         player.wait_for_function(mine_turn, timeout=40_000)
         if not onecard_my_turn(player):
@@ -54,9 +61,16 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
         assert onecard_play_turn(player) != "nothing"
         fan.wait_for_function(f"s => {W}.gameSeq > s", arg=seq)
         player.wait_for_function(mine_turn, timeout=40_000)  # the bot played: the table waits
-        fan.wait_for_function(same, arg=player.evaluate("() => window.ttanjit.game.view.counts"))
+        fan.wait_for_function(same, arg=player.evaluate("() => window.ttanjit.game.view.hand_counts"))
     assert fan.evaluate(f"() => {W}.gameSeq") > 0
     assert fan.locator(".page.watch .oc-hand .card").count() == 0
+    # issue 13: the spectator follows `spectate_update` frames and asks for
+    # the whole view (`spectate`) once; the player never syncs either
+    got = frames(fan)
+    assert [f for f in got if f["type"] == "spectate_update" and f["game_id"] == gid]
+    assert not [f for f in got if f["type"] == "spectate_event"]
+    assert len([f for f in got if f["dir"] == "out" and f["type"] == "spectate"]) == 1, got
+    assert assert_update_frames_only(player, gid) > 0
     shot(fan, "spectate")
     fan.locator('.watch-bar [data-act="lobby"]').click()
     fan.wait_for_selector(".game-card")

@@ -15,57 +15,22 @@ from typing import Any
 import pytest
 from browserkit import (
     JS_STAMP,
+    assert_update_frames_only,
+    engine_view,
     hakka_act,
     hakka_my_turn,
     onecard_my_turn,
     onecard_play_turn,
     penalty_can_pick,
     penalty_pick,
+    render,
     shot,
     sign_in,
     view,
     wait_change,
 )
 
-from ttanjit.games import engine_class
-from ttanjit.games.base import SeatSpec, Setup
-
 pytestmark = pytest.mark.e2e
-
-NAMES = ["나", "봇2 (어려움)", "봇3 (어려움)", "봇4 (어려움)", "봇5 (어려움)"]
-
-# Render a table module into #app with a stand-in controller (no sign-in, so
-# no lobby screen re-renders over it).
-RENDER = """async ({file, game, v, seat, names}) => {
-  const mod = await import(`./js/${file}.js`);
-  const root = document.getElementById('app');
-  const ctl = {
-    id: 'craft-' + game, view: v, root, tableState: {}, rematch: null, final: null, emotes: {},
-    info: {game, seat, options: {}, players: names.map((n, i) => (
-      {seat: i, kind: i === seat ? 'human' : 'bot', nickname: n, level: 'hard'}))},
-    seat() { return seat; },
-    names() { const o = {}; names.forEach((n, i) => { o[i] = n; }); return o; },
-    at(t) { return typeof t === 'number' ? Date.now() + 15000 : null; },
-    async act() { return null; }, render() { mod.render(this, root); },
-    leave() {}, done() {}, mySeatIsHuman() { return true; }, askRematch() {},
-  };
-  window.__ctl = ctl; window.__mod = mod;
-  ctl.render();
-  return true;
-}"""
-
-
-def engine_view(game: str, n: int, seed: int = 3) -> dict[str, Any]:
-    seats = [SeatSpec()] + [SeatSpec("bot", "hard")] * (n - 1)
-    e = engine_class(game)(Setup(game, {"seats": n}, seats, seed))
-    return dict(e.view(0))
-
-
-def render(page: Any, file: str, game: str, v: dict[str, Any], seat: int = 0) -> None:
-    page.evaluate(RENDER, {"file": file, "game": game, "v": v, "seat": seat,
-                           "names": NAMES[: len(v.get("hand_counts") or v.get("counts") or
-                                                v.get("seats") or [0] * 4)]})
-
 
 def boxes_overlap(a: dict[str, float], b: dict[str, float]) -> bool:
     return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
@@ -110,7 +75,7 @@ def test_onecard_elimination_toast_and_phone_toasts(new_page: Any) -> None:
     picker's 취소 and the [원카드!] button."""
     page = new_page(width=360, height=740)
     v = engine_view("onecard", 3)
-    v.update(turn=0, pending=0, hand=["7H", "5S", "9C", "KD"], counts=[4, 7, 7])
+    v.update(turn=0, pending=0, hand=["7H", "5S", "9C", "KD"], hand_counts=[4, 7, 7])
     render(page, "onecard", "onecard", v)
     page.evaluate("""() => { window.__mod.onEvent(window.__ctl, {type: 'eliminated', seat: 0, cards: 20});
       window.__mod.onEvent(window.__ctl, {type: 'false_call', seat: 1}); }""")
@@ -330,6 +295,8 @@ def test_two_players_react_and_play_again(new_page: Any) -> None:
 
     old = a.evaluate("() => window.ttanjit.game.id")
     play_penalty_to_the_end([a, b])
+    for p in (a, b):  # a whole game of two people, no sync asked (issue 13)
+        assert assert_update_frames_only(p, old) > 0
     a.locator('[data-act="rematch"]').click()
     b.wait_for_selector('#rematch:has-text("한 판 더: 반가워")')
     shot(b, "rematch-360")
@@ -387,6 +354,7 @@ def test_solo_hakka_against_three_hard_bots(new_page: Any) -> None:
     assert v["finished"] and v["round"] == 4
     shot(page, "hakka-results", full_page=True)
     old = page.evaluate("() => window.ttanjit.game.id")
+    assert assert_update_frames_only(page, old) > 0
     before = page.evaluate(JS_STAMP)
     page.locator('[data-act="rematch"]').click()  # alone: it starts at once
     page.wait_for_function(f"() => window.ttanjit.game.id !== '{old}'")

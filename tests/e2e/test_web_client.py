@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 from browserkit import (
+    assert_update_frames_only,
     click_float_one_card,
+    frames,
     hakka_act,
     hakka_my_turn,
     onecard_my_turn,
@@ -61,7 +63,9 @@ def test_lobby_rules_and_360px_layout(new_page: Any) -> None:
 
 def test_onecard_full_game_with_reload_and_drop(new_page: Any) -> None:
     """A whole One Card game against a bot, to the results, by clicking; a
-    page reload and a dropped connection in the middle lose nothing."""
+    page reload and a dropped connection in the middle lose nothing. The
+    table follows `update` frames: the client asks for no `sync` after the
+    game's first view but once after each reconnect (issue 13)."""
     page = new_page(width=1000, height=860)
     sign_in(page, "원카드왕")
     game_id = quick_match(page, "onecard", seats=2)
@@ -78,6 +82,7 @@ def test_onecard_full_game_with_reload_and_drop(new_page: Any) -> None:
         if turns == 1 and not reloaded:
             shot(page, "onecard-table")
             hand = sorted(view(page)["hand"])
+            assert assert_update_frames_only(page, game_id) > 0
             page.reload()
             page.wait_for_selector('section.table[data-game="onecard"]')
             page.wait_for_function("() => window.ttanjit.game.view && window.ttanjit.game.view.hand")
@@ -92,7 +97,13 @@ def test_onecard_full_game_with_reload_and_drop(new_page: Any) -> None:
         onecard_play_turn(page)
         turns += 1
     page.wait_for_selector("section.results", timeout=5_000)
-    assert reloaded and dropped, (turns, view(page).get("ended_by"), view(page).get("counts"))
+    assert reloaded and dropped, (turns, view(page).get("ended_by"), view(page).get("hand_counts"))
+    # since the reload: a sync for the view the reload lost, one after the
+    # dropped connection's welcome, none else
+    assert assert_update_frames_only(page, game_id) > 0
+    welcomes = [f for f in frames(page) if f["type"] == "welcome"]
+    syncs = [f for f in frames(page) if f["dir"] == "out" and f["type"] == "sync"]
+    assert len(welcomes) == 2 and len(syncs) <= 2, frames(page)
     shot(page, "onecard-results")
     v = view(page)
     assert v["finished"] and v["ended_by"] in ("win", "last_player")
@@ -130,7 +141,7 @@ def test_penalty_rows_round(new_page: Any) -> None:
     round and total penalties, and leave (a bot takes the seat)."""
     page = new_page(width=1000, height=900)
     sign_in(page, "벌점왕")
-    quick_match(page, "penalty_rows", seats=3)
+    game_id = quick_match(page, "penalty_rows", seats=3)
     deadline = time.monotonic() + 150
     picks = 0
     revealed = False
@@ -165,6 +176,7 @@ def test_penalty_rows_round(new_page: Any) -> None:
     me = v["seat"]
     assert f"{v['penalties'][me]}" in summary.inner_text()
     assert page.locator(".badge.end").first.inner_text().startswith("빠른")
+    assert assert_update_frames_only(page, game_id) >= 10  # no sync: not after a pick, not after a reveal
     shot(page, "penalty-rows-round", full_page=True)
     page.on("dialog", lambda d: d.accept())
     page.get_by_role("button", name="나가기").click()
@@ -176,7 +188,7 @@ def test_hakka_hand(new_page: Any) -> None:
     until the hand is claimed and scored with the dreamer's reveal."""
     page = new_page(width=1000, height=900)
     sign_in(page, "하카왕")
-    quick_match(page, "hakka")
+    game_id = quick_match(page, "hakka")
     deadline = time.monotonic() + 150
     shot_taken = False
     while time.monotonic() < deadline:
@@ -195,6 +207,7 @@ def test_hakka_hand(new_page: Any) -> None:
     shot(page, "hakka-scoring", full_page=True)
     v = view(page)
     assert v["last_hand"]["dreamer_card"]
+    assert assert_update_frames_only(page, game_id) > 0
 
 
 def test_private_room_with_a_friend_in_another_tab(new_page: Any) -> None:
