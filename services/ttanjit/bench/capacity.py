@@ -182,6 +182,7 @@ async def _steps(st: LocalStack, steps: list[int], settle_s: float,
     failures: list[str] = []
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
     lag: list[float] = []
+    far_before = False  # the previous step's p99 was over 5x the target
     lag_task = asyncio.create_task(_lag_monitor(lag, stop))
     async with httpx.AsyncClient(limits=limits, timeout=60) as http:
 
@@ -267,11 +268,16 @@ async def _steps(st: LocalStack, steps: list[int], settle_s: float,
                     if proc.proc.poll() is not None:
                         print(proc.log()[-2000:], flush=True)
                 break
-            # a step over the line may be the shared machine's noise: go on
-            # until it is clearly past it (the figure is the best passing step)
-            if row["command_p99_ms"] > 5 * TARGETS["p99_ms"] or row["player_failures"] \
-                    or row["in_game_avg"] < 0.5 * target:
+            # a step over the line may be the shared machine's noise (one
+            # stalled second of another session's work, a command asked again
+            # after 0.5 s): go on until the stack is clearly past it, i.e.
+            # its median is over the line, or two steps in a row are over 5x
+            # (the figure is the best passing step)
+            far = row["command_p99_ms"] > 5 * TARGETS["p99_ms"]
+            if row["player_failures"] or row["in_game_avg"] < 0.5 * target \
+                    or row["command_p50_ms"] > TARGETS["p99_ms"] or (far and far_before):
                 break
+            far_before = far
         stop.set()
         await asyncio.gather(lag_task, return_exceptions=True)
         await asyncio.wait(tasks, timeout=10)
