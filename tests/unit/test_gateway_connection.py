@@ -296,6 +296,27 @@ async def test_updates_arrive_in_order_and_a_gap_asks_for_a_sync() -> None:
     assert c.finished_game  # the game-over flag of the part
 
 
+async def test_a_patch_before_the_events_it_follows_waits_for_a_sync() -> None:
+    """The reply to one's own move (with its patch) may come over the link
+    before the burst it follows comes over NATS: the patch must not skip
+    those events (a sync brings them and the view; the patch is then old)."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 1}
+    gw.sync_reply = {"seq": 1, "view": {"seat": 1}, "game": "g1"}
+    await hello(c, gw, t)
+    gw.sync_reply = {"game": "g1", "seq": 3, "view": {"seat": 1, "sel": 7}, "events": [
+        {"game_seq": 2, "t": 11, "event": {"type": "drew", "seat": 1}},
+        {"game_seq": 3, "t": 12, "event": {"type": "played", "seat": 0}}]}
+    c.on_part("g1", 4, 3, 0, b'"game_id":"g1","game_seq":3,"events":[],"patch":{"sel":7}')
+    while c._pump is not None:
+        await asyncio.sleep(0.01)
+    assert gw.syncs[-1] == ("g1", 1)
+    ups = [f for f in t.frames() if f["type"] == "update"]
+    assert [[e["game_seq"] for e in f["events"]] for f in ups] == [[2, 3]]
+    assert ups[0]["view"] == {"seat": 1, "sel": 7} and c.session is not None
+    assert c.session.game_seq == 3
+
+
 async def test_lobby_frames_pass_through_and_matched_brings_the_view() -> None:
     c, t, gw = make()
     await hello(c, gw, t)

@@ -366,9 +366,11 @@ class Connection:
         if self.buffer is not None:  # a catch-up is being answered: after it
             self.buffer.append((gid, first, last, flags, body))
             return
+        # the next events, or a patch of exactly the view the player holds
+        # (one made after events not here yet waits for them: slow path)
         if self._pump is None and gid == s.game_id and (
-                first == s.game_seq + 1 or first > last) and self._write_part(
-                gid, first, last, flags, body):
+                first == s.game_seq + 1 if first <= last else last == s.game_seq) \
+                and self._write_part(gid, first, last, flags, body):
             return
         self.inbox.append((gid, first, last, flags, body))
         if self._pump is None:
@@ -439,8 +441,13 @@ class Connection:
                         return
         elif last < s.game_seq or (first <= last and last == s.game_seq):
             return  # already delivered (or a view-only part overtaken by newer events)
-        elif first > s.game_seq + 1 and first <= last:
-            reply = await self.gw.sync(s, s.game_seq)  # a live event went missing
+        elif first > s.game_seq + 1 if first <= last else last > s.game_seq:
+            # A live event went missing, or a patch (the reply to one's own
+            # move) came before the events it follows (they took another
+            # way, e.g. NATS while the reply took the link): the events
+            # after what was sent and the view now, then the patch only if
+            # still newer (it is not: the view has it).
+            reply = await self.gw.sync(s, s.game_seq)
             if reply is not None:
                 await self.deliver_catch_up(reply)
                 if last <= s.game_seq:
