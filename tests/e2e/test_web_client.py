@@ -45,6 +45,17 @@ def test_lobby_rules_and_360px_layout(new_page: Any) -> None:
     # the browser's own check or the gateway's Korean message: nothing happens
     assert page.locator(".game-card").count() == 0
     sign_in(page, "폰유저")
+    # what the player is filling in survives the lobby redrawing itself (a
+    # `ratings` frame came meanwhile: seen under load, a room code typed
+    # into the old box was lost)
+    page.fill('input[name="code"]', "ABC123")
+    page.locator('select[name="seats-penalty_rows"]').select_option("2")
+    page.evaluate("() => window.ttanjit.net.send({type: 'ratings'})")
+    page.wait_for_function("() => window.ttanjit.state.ratings !== undefined")
+    page.wait_for_timeout(300)
+    assert page.input_value('input[name="code"]') == "ABC123"
+    assert page.input_value('select[name="seats-penalty_rows"]') == "2"
+    page.fill('input[name="code"]', "")
     assert page.evaluate("() => document.fonts.check('16px \"Noto Sans KR\"', '원카드')")
     assert no_horizontal_scroll(page)
     shot(page, "lobby-360", full_page=True)

@@ -15,6 +15,11 @@ export function showLobby(root) {
   unsubs = [];
   if (!store.get("token", null)) return mount(root, signIn());
   const live = liveBox(); // 관전: kept across re-renders (it refreshes itself)
+  // What a player is filling in (seats, bot level, a room code) is kept
+  // across re-renders too: a `ratings` or queue frame that comes meanwhile
+  // must not wipe it.
+  const games = h("div.games", {}, Object.keys(GAMES).map(gameCard));
+  const join = joinBox();
   let page = null;
   const render = () => {
     // another screen took #app (a game's table): the lobby is gone, and a
@@ -24,10 +29,13 @@ export function showLobby(root) {
       unsubs = [];
       return;
     }
+    for (const b of games.querySelectorAll('[data-act="quick"], [data-act="create"]')) {
+      b.disabled = !!state.queue;
+    }
     page = h("section.page.lobby", {},
       queueBanner(),
-      h("div.games", {}, Object.keys(GAMES).map(gameCard)),
-      joinBox(),
+      games,
+      join,
       live,
       ratingsBox(),
       accountBox(render));
