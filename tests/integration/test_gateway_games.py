@@ -89,7 +89,8 @@ async def quick_game_to_the_end(st: Stack, game: str, seats: int) -> None:
     assert [p["kind"] for p in matched["players"]].count("bot") == seats - 1
     view = await c.wait_for(lambda f: f.get("type") == "view")
     assert view["game_id"] == gid and view["view"]["seat"] == matched["seat"]
-    made = await play_some(c, game, gid, 2, limit_s=20)
+    # (bots think 1-3 s each: under load a Hakka round of four can take a while)
+    made = await play_some(c, game, gid, 2, limit_s=45)
     if made == 0:  # only Hakka's dreamer never gets a turn (RULES.md 3.2)
         assert game == "hakka" and (await view_of(c, gid))["dreamer"] == matched["seat"]
     # then leave: a bot takes the seat (RULES.md 4) and, no human left, the
