@@ -46,7 +46,7 @@ from ttanjit.gateway import metrics as m
 from ttanjit.gateway.account import install as install_account
 from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
 from ttanjit.gateway.capture import GatewayRecorder
-from ttanjit.gateway.conn import OWN_PART, Connection, now_ms
+from ttanjit.gateway.conn import OWN_PART, Connection, burst_parts, now_ms
 from ttanjit.gateway.errors import MESSAGES, FrameError
 from ttanjit.gateway.finals import final_frame
 from ttanjit.gateway.headers import with_security_headers
@@ -215,14 +215,11 @@ class Gateway:
         2; over NATS or a shard link): each part goes to its player's
         connection, unparsed."""
         try:
-            lines = data.split(b"\n")
-            meta = orjson.loads(lines[0])
-            gid = meta["g"]
             by_player = self.by_player
-            for i, (pid, first, last, flags) in enumerate(meta["p"], 1):
-                conn = by_player.get(pid)
+            for pid, part in burst_parts(data):
+                conn = by_player.get(pid) if pid is not None else None
                 if conn is not None:
-                    conn.on_part(gid, first, last, flags, lines[i])
+                    conn.on_part(*part)
         except Exception:  # noqa: BLE001 - a malformed message costs that message only
             log.exception("bad game burst")
 

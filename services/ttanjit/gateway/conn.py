@@ -52,6 +52,16 @@ PartT = tuple[str, int, int, int, bytes]
 OWN_PART = "_part"  # a command reply's key for the player's own view-only part
 
 
+def burst_parts(data: bytes) -> list[tuple[str | None, PartT]]:
+    """A shard's burst message (docs/protocol.md 2) as ``(player, part)``
+    pairs (player None: the spectators'); the part bodies stay unparsed."""
+    lines = data.split(b"\n")
+    meta = orjson.loads(lines[0])
+    gid = str(meta["g"])
+    return [(pid, (gid, first, last, flags, lines[i]))
+            for i, (pid, first, last, flags) in enumerate(meta["p"], 1)]
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -336,10 +346,8 @@ class Connection:
         kind = msg.subject.rsplit(".", 1)[-1]
         try:
             if kind == "events":  # a burst part sent to the player's own subject
-                lines = msg.data.split(b"\n")
-                meta = orjson.loads(lines[0])
-                for i, (_, first, last, flags) in enumerate(meta["p"], 1):
-                    self.on_part(meta["g"], first, last, flags, lines[i])
+                for _, part in burst_parts(msg.data):
+                    self.on_part(*part)
             elif kind == "lobby":
                 await self.on_lobby(orjson.loads(msg.data))
             elif kind == "kick":
@@ -391,18 +399,17 @@ class Connection:
         s = self.session
         if s is None or self.lock.locked() or self._write_now is None or self.closed:
             return False
-        seq = s.seq + 1
-        if self.proto:
-            frame = orjson.loads(b"{" + body + b"}")
-            frame.update(type="update", seq=seq, server_ms=now_ms())
-            data = codec.encode_proto(frame)
+        if self.proto:  # no splicing into protobuf: the frame as a dict
+            if not self._emit_now(_update(body), max(last, s.game_seq), False):
+                return False
         else:
+            seq = s.seq + 1
             data = b'{"type":"update","seq":%d,"server_ms":%d,' % (seq, now_ms()) + body + b"}"
-        if not self._write_now(data, self.proto):
-            return False
-        s.seq = seq
-        s.event_sent(seq, max(last, s.game_seq))
-        m.frame_out("update")
+            if not self._write_now(data, False):
+                return False
+            s.seq = seq
+            s.event_sent(seq, max(last, s.game_seq))
+            m.frame_out("update")
         if flags:
             self._noticed(gid, flags)
         return True
@@ -452,22 +459,9 @@ class Connection:
                 await self.deliver_catch_up(reply)
                 if last <= s.game_seq:
                     return
-        async with self.lock:
-            if self.closed or s is not self.session:
-                return
-            seq = s.next_seq()
-            frame = orjson.loads(b"{" + body + b"}")
-            frame.update(type="update", seq=seq, server_ms=now_ms())
-            s.event_sent(seq, max(last, s.game_seq))
-            try:
-                if self.proto:
-                    await self.t.send_bytes(codec.encode_proto(frame))
-                else:
-                    await self.t.send_text(orjson.dumps(frame).decode())
-            except Exception:  # the socket went away under us
-                self.closed = True
-                return
-        m.frame_out("update")
+        if s is not self.session:
+            return
+        await self.send(_update(body), game_seq=max(last, s.game_seq))
         if flags:
             self._noticed(gid, flags)
 
@@ -741,6 +735,14 @@ class Connection:
             raise FrameError("game_unavailable")
         self.finished_game = True  # gone from its shard: finished
         await self.send(final)
+
+
+def _update(body: bytes) -> dict[str, Any]:
+    """A burst part as an ``update`` frame dict (the paths that cannot
+    splice the bytes: protobuf, waiting for the lock or the socket)."""
+    frame: dict[str, Any] = orjson.loads(b"{" + body + b"}")
+    frame["type"] = "update"
+    return frame
 
 
 def _substituted_in(view: dict[str, Any], seat: int | None) -> bool:

@@ -35,7 +35,7 @@ from nats.errors import TimeoutError as NatsTimeout
 from ttanjit.common.nats import GAMES_BUCKET
 from ttanjit.gateway import conn as conn_mod
 from ttanjit.gateway import watchers
-from ttanjit.gateway.conn import Connection, _deadline
+from ttanjit.gateway.conn import Connection, _deadline, burst_parts
 from ttanjit.gateway.errors import FrameError
 
 log = logging.getLogger("ttanjit.gateway")
@@ -114,8 +114,7 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
                 await stop(c)
                 return
             try:  # the public part of a burst (docs/protocol.md 2)
-                meta, body = msg.data.split(b"\n", 1)
-                _, first, last, _ = orjson.loads(meta)["p"][0]
+                (_, (_, first, last, _, body)), = burst_parts(msg.data)
                 part = orjson.loads(b"{" + body + b"}")
             except (ValueError, KeyError, IndexError, TypeError):
                 return
