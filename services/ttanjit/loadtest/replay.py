@@ -16,8 +16,12 @@ session) and sends the captured client frames with their recorded pauses
 - **causal order**: a game frame is sent only once the player has received
   as many of its game's events (``game_seq`` of its ``update`` frames, or
   the ``event`` frames of a capture made before issue 13) as it had when the
-  frame was captured — timer events included — so moves of different
-  players keep their order at any speed;
+  frame was captured — timer events included, presence events
+  (``disconnected``, ``reconnected``) not: they never change whose turn it
+  is, and where they fall among the moves depends on the timing of the
+  drops, so counting them could let a move go before the one it answers
+  (:class:`Progress`) — so moves of different players keep their order at
+  any speed;
 - **outcomes**: every answer is compared with the captured one: accepted vs
   refused (and the refusal code); each difference is a divergence.
 
@@ -48,6 +52,40 @@ GAME = frozenset({"action", "sync"})
 # game_seq is the last event's), ``view``, ``result``, and ``event`` of
 # captures made before issue 13
 SEQ_FRAMES = frozenset({"update", "view", "result", "event"})
+# events that say who is connected: not part of the causal order (Progress)
+PRESENCE_EVENTS = frozenset({"disconnected", "reconnected"})
+
+
+class Progress:
+    """How far a player has followed each of its games: the last
+    ``game_seq`` received, less the presence events among them. Presence
+    events are told by the events of ``update`` (and old ``event``) frames,
+    each once however often it is replayed; a ``view`` frame (a resume that
+    could not replay) moves the ``game_seq`` on without saying what came in
+    between, so what it skipped counts as moves."""
+
+    def __init__(self) -> None:
+        self.seq: dict[str, int] = {}
+        self.presence: dict[str, set[int]] = {}
+
+    def see(self, gid: str, f: Frame) -> None:
+        kind = f.get("type")
+        if kind == "event":  # a capture made before issue 13: one event a frame
+            events = [{"game_seq": f.get("game_seq"), "event": f.get("event")}]
+        else:
+            events = f.get("events") if kind == "update" else None
+        for e in events or []:
+            ev = e.get("event") if isinstance(e, dict) else None
+            if isinstance(ev, dict) and ev.get("type") in PRESENCE_EVENTS \
+                    and isinstance(e.get("game_seq"), int):
+                self.presence.setdefault(gid, set()).add(e["game_seq"])
+        if kind in SEQ_FRAMES and f.get("game_seq"):
+            self.seq[gid] = max(self.seq.get(gid, 0), int(f["game_seq"]))
+
+    def at(self, gid: str) -> int:
+        """Game events received other than presence events."""
+        seq = self.seq.get(gid, 0)
+        return seq - sum(1 for n in self.presence.get(gid, ()) if n <= seq)
 
 
 # -- what the capture says, per client frame (sans-I/O) --------------------------
@@ -56,7 +94,7 @@ class Step:
     conn: int  # index of the player's connection
     line: Line
     answer: Frame | None = None  # the captured answer
-    need_seq: int = 0  # game events the player had received (its game) when it sent it
+    need_seq: int = 0  # game events (not presence) the player had received when it sent it
     game_no: int = -1  # which of the player's games (by its matched frames) it belongs to
     lobby_no: int = -1  # global order of lobby frames in the capture
     act: tuple[str, int] | None = None  # (captured game id, order of actions in that game)
@@ -115,7 +153,7 @@ def plan(capture: Capture) -> tuple[list[PlayerPlan], float]:
     for group in capture.players():
         first = group[0]
         pp = PlayerPlan(first.label, str(first.meta.get("nickname") or first.label), group)
-        seen: dict[str, int] = {}  # game id -> last game_seq received
+        seen = Progress()
         current = ""
         for ci, conn in enumerate(group):
             pp.opens.append(conn.lines[0].t if conn.lines else t_first)
@@ -133,15 +171,14 @@ def plan(capture: Capture) -> tuple[list[PlayerPlan], float]:
                         current = str(f["game_id"])
                         if current not in pp.games:
                             pp.games.append(current)
-                    if kind in SEQ_FRAMES and f.get("game_seq"):
-                        gid = str(f.get("game_id") or current)
-                        seen[gid] = max(seen.get(gid, 0), int(f["game_seq"]))
+                    if kind in SEQ_FRAMES:
+                        seen.see(str(f.get("game_id") or current), f)
                 elif ln.direction == CLIENT:
                     kind = f.get("type", "")
                     step = Step(ci, ln, answers.get(i))
                     if kind in GAME:
                         gid = str(f.get("game_id") or current)
-                        step.need_seq = seen.get(gid, 0)
+                        step.need_seq = seen.at(gid)
                         step.game_no = pp.games.index(gid) if gid in pp.games else -1
                     if kind in LOBBY:
                         lobby.append((ln.t, len(plans), len(pp.steps)))
@@ -243,7 +280,7 @@ class ReplayPlayer:
         self.label = f"{pp.label}#{copy.k}"
         self.conn: Conn | None = None
         self.games: list[str] = []  # this copy's game ids, in matched order
-        self.gseq: dict[str, int] = {}
+        self.progress = Progress()
         self.changed = asyncio.Event()
         self.stalled = False
         self.pacer = Pacer()
@@ -262,9 +299,8 @@ class ReplayPlayer:
             gid = str(f["game_id"])
             if gid not in self.games:
                 self.games.append(gid)
-        if kind in SEQ_FRAMES and f.get("game_seq"):
-            gid = str(f.get("game_id") or (self.games[-1] if self.games else ""))
-            self.gseq[gid] = max(self.gseq.get(gid, 0), int(f["game_seq"]))
+        if kind in SEQ_FRAMES:
+            self.progress.see(str(f.get("game_id") or (self.games[-1] if self.games else "")), f)
         self.changed.set()
 
     async def wait_for(self, ok: Callable[[], bool]) -> bool:
@@ -340,7 +376,7 @@ class ReplayPlayer:
                 gid = self.games[step.game_no]
                 if f.get("game_id"):
                     f["game_id"] = gid
-                if not await self.wait_for(lambda: self.gseq.get(gid, 0) >= step.need_seq):
+                if not await self.wait_for(lambda: self.progress.at(gid) >= step.need_seq):
                     self.div.stalled(self.copy.k, self.label, step,
                                      f"waited_for_event_{step.need_seq}")
                     self.stalled = True
