@@ -104,3 +104,11 @@ export function hkSort(cards) {
   };
   return [...cards].sort((a, b) => key(a) - key(b));
 }
+
+/** The selection left once an action pressed with `sent` selected is
+ * accepted: none, unless the player picked other cards while the answer was
+ * on its way (the update of the next turn can come before it, e.g. after a K
+ * in One Card, and the player may already be choosing); those stay picked. */
+export function selectionAfter(sent, now) {
+  return now.length === sent.length && now.every((c, i) => c === sent[i]) ? [] : now;
+}

@@ -3,7 +3,7 @@
 // and beating or discarding face down, tricks per player, the claim and the
 // scoring with the dreamer's reveal, and the four hands (4판) of a game.
 import { h, mount, button } from "./ui.js";
-import { hkCard, hkName, hkParse, hkSort, cardBack } from "./cards.js";
+import { hkCard, hkName, hkParse, hkSort, cardBack, selectionAfter } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar } from "./game.js";
 import { seatCount, onAutopilot, handCount, botTookOver } from "./seats.js";
 
@@ -125,8 +125,9 @@ export function render(ctl, root) {
 
 async function send(ctl, type) {
   const st = ctl.tableState;
-  const r = await ctl.act({ type, cards: [...st.sel] });
-  if (r) st.sel = [];
+  const sent = [...st.sel];
+  const r = await ctl.act({ type, cards: sent });
+  if (r) st.sel = selectionAfter(sent, st.sel);
 }
 
 function handResult(ctl, lh) {

@@ -7,7 +7,7 @@
 // timer, autopilot and [직접 하기]. Playable cards are NOT highlighted: the
 // seed says players find them.
 import { h, mount, button } from "./ui.js";
-import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack } from "./cards.js";
+import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack, selectionAfter } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar } from "./game.js";
 import * as clock from "./clock.js";
 import * as store from "./store.js";
@@ -160,8 +160,13 @@ function toggle(ctl, code) {
 }
 
 async function act(ctl, action) {
+  const st = ctl.tableState;
+  const sent = [...st.sel];
   const r = await ctl.act(action);
-  if (r) { ctl.tableState.sel = []; ctl.tableState.picker = false; }
+  if (r) {
+    st.sel = selectionAfter(sent, st.sel);
+    if (!st.sel.length) st.picker = false;
+  }
   return r;
 }
 

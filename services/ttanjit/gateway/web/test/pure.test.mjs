@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import { effectText } from "../../static/js/onecard_text.js";
-import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort } from "../../static/js/cards.js";
+import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter } from "../../static/js/cards.js";
 
 test("One Card preview adds up the attack strengths the view carries", () => {
   const view = { hand: ["2H", "2C", "5S"], pending: 0, attack: { "2H": 2, "2C": 2 } };
@@ -47,4 +47,14 @@ test("Hakka card codes sort and parse", () => {
   const p = hkParse("gon3");
   assert.equal(typeof p, "object");
   assert.equal(hkSort(["sin7", "sup3", "gon4"]).length, 3);
+});
+
+test("an accepted action clears the cards it was pressed with, not cards picked meanwhile", () => {
+  // One Card: a K plays again, and its update may come before the answer to
+  // the play; the player already picks the next card then
+  assert.deepEqual(selectionAfter(["KH"], ["KH"]), []);
+  assert.deepEqual(selectionAfter(["KH"], []), []); // the update took the played card away
+  assert.deepEqual(selectionAfter(["KH"], ["5S"]), ["5S"]);
+  assert.deepEqual(selectionAfter(["5S", "5C"], ["5S"]), ["5S"]); // changed meanwhile: kept
+  assert.deepEqual(selectionAfter([], ["9D"]), ["9D"]); // a draw pressed with nothing picked
 });
