@@ -5,7 +5,8 @@
 // deadline from server time, sends actions and shows refusals, and
 // remembers the match (names by seat) across a page reload. It sends `sync`
 // only when it has no view to show (a reload, a screen opened without one),
-// after a reconnect (`welcome`) and when an update shows a gap.
+// after a reconnect whose `welcome` does not bring the game back, and when
+// an update shows a gap.
 import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
@@ -135,9 +136,13 @@ export class GameController {
     this.unsubs.push(net.on("update", (f) => this.onUpdate(f)));
     this.unsubs.push(net.on("view", (f) => this.onView(f)));
     this.unsubs.push(net.on("spectators", (f) => this.onWatchers(f)));
-    // reconnected: a resumed session replays what was missed, a new one
-    // does not; the view says where the game is either way
-    this.unsubs.push(net.on("welcome", () => { if (this.id && !this.final) this.requestSync(0); }));
+    // reconnected: the gateway follows a welcome that names this game with
+    // what was missed (a resumed session) or the whole view (a new one;
+    // docs/websocket.md 4), so there is nothing to ask for then; a welcome
+    // without it (the game ended meanwhile, or another took its place) asks
+    this.unsubs.push(net.on("welcome", (f) => {
+      if (this.id && !this.final && f.game_id !== this.id) this.requestSync(0);
+    }));
   }
 
   open(root, id) {

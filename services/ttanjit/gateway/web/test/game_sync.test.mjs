@@ -99,7 +99,7 @@ test("a gap in game_seq: the update is taken and a sync asked once", async () =>
   ctl.close();
 });
 
-test("the player's own action sends no sync; a reconnect does", async () => {
+test("the player's own action sends no sync, nor a reconnect that brings the game back", async () => {
   const { ctl } = controller();
   frame({ type: "view", game_id: "g1", game_seq: 1, view: view(1) });
   const acting = ctl.act({ type: "draw" });
@@ -110,7 +110,18 @@ test("the player's own action sends no sync; a reconnect does", async () => {
   assert.equal((await acting).type, "result");
   await tick();
   assert.deepEqual(syncs(), []);
+  // resumed or not, a welcome naming the game is followed by what was
+  // missed or the whole view (docs/websocket.md 4): nothing to ask for
   frame({ type: "welcome", session: "s1", player: "p1", resumed: true, resume_result: "gapless", game_id: "g1" });
+  await tick();
+  frame({ type: "update", game_id: "g1", game_seq: 2, events: [ev(2, "drew")], view: view(2), replayed: true });
+  frame({ type: "welcome", session: "s2", player: "p1", resumed: false, game_id: "g1" });
+  await tick();
+  frame({ type: "view", game_id: "g1", game_seq: 2, view: view(2), resync: true });
+  await tick();
+  assert.deepEqual(syncs(), []);
+  // a welcome without the game (it ended while the player was away): ask
+  frame({ type: "welcome", session: "s3", player: "p1", resumed: false });
   await tick();
   assert.deepEqual(syncs(), [{ type: "sync", game_id: "g1" }]);
   clearInterval(net.pingTimer);
