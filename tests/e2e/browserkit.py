@@ -24,7 +24,9 @@ SHOTS = Path(os.environ.get("TTANJIT_SCREENSHOTS")
 # The client's own state, read only to know when the screen has caught up.
 JS_VIEW = "() => window.ttanjit.game.view"
 JS_STAMP = """() => { const g = window.ttanjit.game;
-  return {seq: g.gameSeq, refusals: g.refusals || 0, v: g.view ? JSON.stringify(g.view) : ''}; }"""
+  const results = (window.__frames || []).filter((f) => f.dir === 'in' && f.type === 'result').length;
+  return {seq: g.gameSeq, refusals: g.refusals || 0, results,
+          v: g.view ? JSON.stringify(g.view) : ''}; }"""
 
 
 # Every page records the frames of its WebSocket (an init script: before the
@@ -108,17 +110,35 @@ def view(page: Any) -> dict[str, Any]:
     return page.evaluate(JS_VIEW) or {}
 
 
+def table_state(page: Any) -> str:
+    """Where a game stood (for a failing test's message): the seat's view
+    without its cards, and the last frames of the connection."""
+    v = {k: val for k, val in view(page).items() if k not in ("log", "rows", "discard")}
+    screen = page.evaluate("""() => ({
+      picked: (window.ttanjit.game.tableState || {}).sel,
+      selected: [...document.querySelectorAll('.hand .card.selected')].map((e) => e.dataset.card),
+      hand: [...document.querySelectorAll('.hand .card')].map((e) => e.dataset.card),
+      disabled: [...document.querySelectorAll('[data-act]')].filter((e) => e.disabled)
+        .map((e) => e.dataset.act),
+      refusal: document.querySelector('#refusal')?.innerText || null })""")
+    return f"view {v}; screen {screen}; last frames {frames(page)[-25:]}"
+
+
 def wait_change(page: Any, before: dict[str, Any], timeout: float = 10.0,
-                picker: bool = False) -> dict[str, Any]:
-    """Wait until the client got a refusal or a new view after an action
-    (``picker``: a One Card suit picker that opens meanwhile gets a suit)."""
+                picker: bool = False, answer: bool = False) -> dict[str, Any]:
+    """Wait until the client got a refusal or a new view after an action;
+    ``answer``: until the action itself was answered (a refusal or a
+    `result`), whatever else changed the view meanwhile (the bot plays on);
+    ``picker``: a One Card suit picker that opens meanwhile gets a suit (the
+    press that opens it sends nothing yet)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if picker and page.locator(".suit-picker").count():
             page.locator(".suit-picker [data-suit]").first.click()
             picker = False
         now = page.evaluate(JS_STAMP)
-        if now["refusals"] != before["refusals"] or now["v"] != before["v"]:
+        if now["refusals"] != before["refusals"] or now["results"] != before["results"] or (
+                not answer and now["v"] != before["v"]):
             return dict(now)
         page.wait_for_timeout(40)
     raise TimeoutError("the screen did not change after the action")
@@ -178,7 +198,7 @@ def onecard_play_turn(page: Any) -> str:
             page.locator(f'.oc-hand .card[data-card="{code}"]').click()
         before = page.evaluate(JS_STAMP)
         page.locator('[data-act="play"]').click()
-        now = wait_change(page, before, picker=True)
+        now = wait_change(page, before, picker=True, answer=True)
         if now["refusals"] != before["refusals"]:
             assert page.locator("#refusal").is_visible()
             # deselect what is still selected (an update that arrived with
@@ -191,13 +211,24 @@ def onecard_play_turn(page: Any) -> str:
                 }""", code)
             page.wait_for_selector(".oc-hand .card.selected", state="detached")
             continue
+        if len(view(page).get("hand") or []) == 1:
+            # my last card: say 원카드 at once, as a player would (RULES.md
+            # 1.7: a bot that presses first makes me draw 2; a test slowed by
+            # a busy machine lost every such race and its game went on for
+            # minutes)
+            try:
+                page.locator('#onecard-float [data-act="one_card_float"]').wait_for(
+                    state="visible", timeout=1_500)
+            except Exception:  # noqa: BLE001 - no window (e.g. the card won), or it is over
+                pass
+            click_float_one_card(page)
         return "play " + " ".join(cards)
     for act in ("take", "draw", "pass"):
         btn = page.locator(f'.oc-actions [data-act="{act}"]')
         if btn.count() and btn.is_enabled():
             before = page.evaluate(JS_STAMP)
             btn.click()
-            wait_change(page, before)
+            wait_change(page, before, answer=True)
             return act
     return "nothing"
 
@@ -241,7 +272,7 @@ def penalty_pick(page: Any, turn: int) -> str:
     assert page.locator(".preview").is_visible()
     before = page.evaluate(JS_STAMP)
     confirm.click()
-    wait_change(page, before)
+    wait_change(page, before, answer=True)
     return label
 
 
@@ -258,7 +289,7 @@ def hakka_act(page: Any) -> str:
     if v["phase"] == "calling":
         before = page.evaluate(JS_STAMP)
         page.locator('.hk-actions [data-act="call"]').click()
-        wait_change(page, before)
+        wait_change(page, before, answer=True)
         return "call"
     hand = page.locator(".hk-hand .card")
     codes = [hand.nth(i).get_attribute("data-card") for i in range(hand.count())]
@@ -269,7 +300,7 @@ def hakka_act(page: Any) -> str:
             page.locator(f'.hk-hand .card[data-card="{code}"]').click()
             before = page.evaluate(JS_STAMP)
             page.locator('.hk-actions [data-act="play"]').click()
-            now = wait_change(page, before)
+            now = wait_change(page, before, answer=True)
             if now["refusals"] == before["refusals"]:
                 return f"lead {code}"
             page.locator(f'.hk-hand .card.selected[data-card="{code}"]').click()
@@ -280,7 +311,7 @@ def hakka_act(page: Any) -> str:
         page.locator(f'.hk-hand .card[data-card="{code}"]').click()
     before = page.evaluate(JS_STAMP)
     page.locator('.hk-actions [data-act="discard"]').click()
-    wait_change(page, before)
+    wait_change(page, before, answer=True)
     return f"discard {n}"
 
 

@@ -24,6 +24,7 @@ from browserkit import (
     quick_match,
     shot,
     sign_in,
+    table_state,
     view,
 )
 
@@ -72,15 +73,19 @@ def test_lobby_rules_and_360px_layout(new_page: Any) -> None:
             shot(page, "rules-onecard-360")
 
 
+@pytest.mark.timeout(420)  # the game may take 300 s (below)
 def test_onecard_full_game_with_reload_and_drop(new_page: Any) -> None:
     """A whole One Card game against a bot, to the results, by clicking; a
     page reload and a dropped connection in the middle lose nothing. The
     table follows `update` frames: the client asks for no `sync` after the
-    game's first view but once after each reconnect (issue 13)."""
+    game's first view (issue 13), nor after a reconnect that brings the game
+    back."""
     page = new_page(width=1000, height=860)
     sign_in(page, "원카드왕")
     game_id = quick_match(page, "onecard", seats=2)
-    deadline = time.monotonic() + 200  # typically 20-70 s against the bot
+    # typically 20-70 s against the bot; a long game (the pile cycles, the
+    # hands grow) took over 200 s under load
+    deadline = time.monotonic() + 300
     turns = 0
     reloaded = dropped = False
     while time.monotonic() < deadline:
@@ -105,16 +110,20 @@ def test_onecard_full_game_with_reload_and_drop(new_page: Any) -> None:
             page.wait_for_selector('#net[data-state="open"]')
             dropped = True
             continue
-        onecard_play_turn(page)
+        try:
+            onecard_play_turn(page)
+        except Exception as exc:  # say where the game stood, not only which click failed
+            raise AssertionError(table_state(page)) from exc
         turns += 1
-    page.wait_for_selector("section.results", timeout=5_000)
+    if not page.locator("section.results").count():
+        raise AssertionError("no results within 300 s: " + table_state(page))
     assert reloaded and dropped, (turns, view(page).get("ended_by"), view(page).get("hand_counts"))
-    # since the reload: a sync for the view the reload lost, one after the
-    # dropped connection's welcome, none else
+    # since the reload: a sync for the view the reload lost, none after the
+    # dropped connection's welcome (the gateway sends what was missed)
     assert assert_update_frames_only(page, game_id) > 0
     welcomes = [f for f in frames(page) if f["type"] == "welcome"]
     syncs = [f for f in frames(page) if f["dir"] == "out" and f["type"] == "sync"]
-    assert len(welcomes) == 2 and len(syncs) <= 2, frames(page)
+    assert len(welcomes) == 2 and len(syncs) <= 1, frames(page)
     shot(page, "onecard-results")
     v = view(page)
     assert v["finished"] and v["ended_by"] in ("win", "last_player")
