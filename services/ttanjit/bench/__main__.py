@@ -8,6 +8,7 @@ import json
 import pkgutil
 import sys
 import time
+import traceback
 
 import ttanjit.bench as pkg
 
@@ -33,6 +34,7 @@ def main() -> int:
         except Exception as exc:  # a failing section is reported, the rest still run
             failed = True
             print(f"section {name} failed: {exc!r}", file=sys.stderr)
+            traceback.print_exc()  # where, not only what
             results[name] = {"error": repr(exc)}
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(results, f, ensure_ascii=False, indent=2)
