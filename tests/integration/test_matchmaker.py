@@ -98,3 +98,43 @@ async def test_matchmaker_places_retries_and_rates(services: Services, nc: objec
         player=matchmaker_pb2.PlayerRef(player=pid(), nickname="길손"), code="ABCDEF"))
     assert room.error_code == "room_not_found"
     await channel.close()
+
+
+async def test_rematch_waits_for_a_game_that_is_finishing(nc: object) -> None:
+    """A game's players see it end (its last update) a moment before its
+    shard writes ``finished`` to the directory (Room.finalize); a 한 판 더
+    pressed at once reads the entry until it says so (seen in CI: the offer
+    was refused with game_not_finished and never reached the other player),
+    a live game is still told apart after the wait, and a game with no entry
+    at all is refused at once."""
+    from nats.js.errors import KeyNotFoundError
+
+    from ttanjit.matchmaker.service import finished_entry
+
+    js = nc.jetstream()  # type: ignore[attr-defined]
+    bucket = f"finishing_{secrets.token_hex(4)}"
+    kv = await js.create_key_value(bucket=bucket)
+    await kv.put("g1", orjson.dumps({"state": "live"}))
+
+    async def finish_soon() -> None:
+        await asyncio.sleep(0.3)
+        await kv.put("g1", orjson.dumps({"state": "finished", "result": {"winners": [0]}}))
+
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    task = asyncio.create_task(finish_soon())
+    entry = await finished_entry(kv, "g1", 5.0)
+    await task
+    assert entry["state"] == "finished" and entry["result"] == {"winners": [0]}
+    assert 0.25 <= loop.time() - t0 < 2.0
+
+    await kv.put("g2", orjson.dumps({"state": "live"}))
+    t0 = loop.time()
+    assert (await finished_entry(kv, "g2", 0.4))["state"] == "live"
+    assert loop.time() - t0 >= 0.4
+
+    t0 = loop.time()
+    with pytest.raises(KeyNotFoundError):
+        await finished_entry(kv, "no-such-game", 5.0)
+    assert loop.time() - t0 < 1.0
+    await js.delete_key_value(bucket)

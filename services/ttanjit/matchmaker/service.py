@@ -54,6 +54,11 @@ log = logging.getLogger("ttanjit.matchmaker")
 PLACE_TRIES = 3
 FORWARDED = "ttanjit-forwarded"  # gRPC metadata: a follower passed this call on
 FORWARD_WAIT_S = 8.0  # how long a call waits for a leader (a failover takes ~2.5 s)
+# A game's players see it end (its last update) a moment before its shard
+# writes "finished" to the directory (Room.finalize: the results stream
+# first, then the entry): a 한 판 더 pressed at once waits this long for it
+# (within a forwarded call's 2.5 s) rather than hear game_not_finished.
+FINISHING_S = 1.5
 
 
 def now_ms() -> int:
@@ -77,6 +82,19 @@ def _options(raw: str) -> Any:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         raise LobbyError("bad_option") from None
+
+
+async def finished_entry(kv: KeyValue, game_id: str, wait_s: float) -> dict[str, Any]:
+    """The game's ``ttanjit_games`` entry, once it says ``finished`` or
+    after ``wait_s`` as it is then. A game with no entry raises at once
+    (``KeyNotFoundError``): nothing will finish there."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + wait_s
+    while True:
+        entry: dict[str, Any] = orjson.loads((await kv.get(game_id)).value or b"{}")
+        if entry.get("state") == "finished" or loop.time() >= end:
+            return entry
+        await asyncio.sleep(0.05)
 
 
 class Matchmaker:
@@ -394,7 +412,7 @@ class Matchmaker:
         js = self.nc.jetstream()
         try:
             kv = await js.key_value(GAMES_BUCKET)
-            entry = orjson.loads((await kv.get(game_id)).value or b"{}")
+            entry = await finished_entry(kv, game_id, FINISHING_S)
             msg = await js.get_msg(RECORDS_STREAM, seq=1, subject=self.subjects.record(game_id),
                                    next=True)
             header = orjson.loads(msg.data or b"{}")
