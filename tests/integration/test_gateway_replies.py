@@ -62,3 +62,53 @@ async def test_replies_match_requests_and_errors(server: NatsServer) -> None:
     finally:
         await nc.close()
         await responder.close()
+
+
+async def test_a_silent_owner_is_asked_again_at_once(server: NatsServer) -> None:
+    """A frozen owner keeps its subscription but never answers; the shard
+    that takes the game over subscribes later. The gateway asks again right
+    after each 0.5 s attempt (no backoff sleep on top of a timeout), so the
+    new owner is asked within 0.5 s of subscribing (docs/protocol.md 1; the
+    chaos drill's SIGSTOP gap was 3.42 s with the sleeps)."""
+    import dataclasses
+
+    from ttanjit.common.config import Settings
+    from ttanjit.gateway.app import ATTEMPT_S, Gateway
+
+    frozen = await nats.connect(server.url)
+    new = await nats.connect(server.url)
+    nc = await nats.connect(server.url)
+    loop = asyncio.get_running_loop()
+    try:
+        gw = Gateway(dataclasses.replace(Settings(), token_secret="x" * 32))
+        gw.nc, gw.replies = nc, Replies(nc)
+        await gw.replies.start()
+        subject = gw.subjects.cmd("g1")
+        asked: list[float] = []
+
+        async def silent(msg: nats.aio.msg.Msg) -> None:
+            asked.append(loop.time())
+
+        async def owner(msg: nats.aio.msg.Msg) -> None:
+            await msg.respond(b'{"ok": true, "cmd_id": "c1"}')
+
+        await frozen.subscribe(subject, cb=silent)
+        await frozen.flush()
+
+        async def take_over() -> float:
+            await asyncio.sleep(2.2)
+            await new.subscribe(subject, cb=owner)
+            await new.flush()
+            return loop.time()
+
+        task = asyncio.create_task(take_over())
+        reply = await gw.command("g1", "p1", "c1", {"type": "select"})
+        answered = loop.time()
+        subscribed = await task
+        assert reply["ok"] is True and reply["cmd_id"] == "c1"
+        assert answered - subscribed < ATTEMPT_S + 0.15
+        gaps = [b - a for a, b in zip(asked, asked[1:], strict=False)]
+        assert len(gaps) >= 3 and max(gaps) < ATTEMPT_S + 0.15, gaps
+    finally:
+        for c in (frozen, new, nc):
+            await c.close()

@@ -251,7 +251,15 @@ class Gateway:
                 if isinstance(link, str) and link:  # next time, straight to the owner
                     self.links.learn(game_id, link)
                 return reply
-            except (NoRespondersError, NatsTimeout):
+            except NatsTimeout:
+                # the attempt itself waited ATTEMPT_S (a frozen owner still
+                # subscribed): ask again at once, so the new owner is asked
+                # at most ATTEMPT_S after it took the game (the chaos
+                # drill's SIGSTOP gap had a backoff sleep on top: 3.42 s)
+                if time.monotonic() + ATTEMPT_S > deadline:
+                    return {"ok": False, "code": "game_unavailable",
+                            "message": MESSAGES["game_unavailable"]}
+            except NoRespondersError:  # between owners: nobody subscribed yet
                 if time.monotonic() + delay > deadline:
                     return {"ok": False, "code": "game_unavailable",
                             "message": MESSAGES["game_unavailable"]}
