@@ -5,7 +5,8 @@
   the NATS cluster tests and ``python -m ttanjit.bench nats_cluster``.
 - :mod:`ttanjit.chaos.audit`: what a run is judged on, from the games'
   write-ahead records — accepted commands missing from the record (lost) and
-  live games with no input for more than 3 s (stalled).
+  live games with no input for more than 3 s (stalled; across the fault,
+  counted from the fault).
 - :mod:`ttanjit.chaos.stack` and :mod:`ttanjit.chaos.drill`: a whole local
   stack (NATS cluster or single node, matchmaker replicas, two shards, bot
   workers, two gateways) and each fault under the load tester's players.

@@ -5,7 +5,13 @@
 - *stalled*: a game that should progress (bots think 0.6-1.8 s, the scripted
   players less) with no recorded input for more than ``STALL_S`` within the
   watched window; for a game still live at the end, the time since its last
-  input counts too. Inputs carry the shard's wall clock (``ms``).
+  input counts too. The gap across the fault counts from the fault: until
+  then the game went at its own pace (a bot thinking, a player choosing),
+  which is no stall of the fault's making (with a 2 s shard lease and bots
+  that think up to 1.8 s, a SIGSTOP's raw gap went over 3 s whenever the
+  freeze fell late in a bot's thinking, though the game moved again ~1.9 s
+  after the freeze). ``longest_gap_s`` stays the raw gap between inputs.
+  Inputs carry the shard's wall clock (``ms``).
 
 :func:`judge` is pure; :func:`fetch` reads the records from JetStream.
 """
@@ -72,9 +78,10 @@ def judge(recs: dict[str, StoredRecord | None], accepted: list[tuple[str, str, s
         points = ([before[-1]] if before else []) + marks
         if gid not in finished and times[-1] <= until_ms:
             points.append(until_ms)
-        gaps = [(b - a) / 1000 for a, b in zip(points, points[1:], strict=False)]
-        worst = max(gaps, default=0.0)
-        v.longest_gap_s = max(v.longest_gap_s, worst)
+        pairs = list(zip(points, points[1:], strict=False))
+        v.longest_gap_s = max([v.longest_gap_s] + [(b - a) / 1000 for a, b in pairs])
+        worst = max(((b - max(a, fault_ms) if fault_ms is not None and a < fault_ms <= b
+                      else b - a) / 1000 for a, b in pairs), default=0.0)
         if worst > stall_s:
             v.stalls[gid] = round(worst, 2)
         after = [t for t in times if t >= fault]

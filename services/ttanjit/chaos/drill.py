@@ -7,7 +7,8 @@ Faults: kill -9 and SIGTERM of a shard, a gateway, a bot worker, a matchmaker
 replica and a NATS node (each process started again afterwards, as its
 controller would), and SIGSTOP of a shard for 10 s then SIGCONT. A row per
 fault: recovery (fault → every live game moved again), accepted commands
-lost, games stalled (> 3 s without a recorded input).
+lost, games stalled (> 3 s without a recorded input; the gap across the
+fault counted from the fault, ``audit``), the longest raw gap.
 """
 
 from __future__ import annotations
