@@ -125,10 +125,19 @@ class Watchers:
             try:
                 g.sub = await self.gw.nc.subscribe(self.subject(gid), cb=self._on_msg)
                 await self._load(gid, g)
+            except Exception as exc:  # noqa: BLE001 - NATS away: no count for now
+                # (a side feature: the sync or the update that asked for it
+                # goes on; the next follow of the game tries again)
+                log.warning("watchers: cannot follow the game: %r", exc, extra={"game": gid})
+                self.games.pop(gid, None)
             finally:
                 g.ready.set()
         else:
             await g.ready.wait()
+        if self.games.get(gid) is not g:  # its subscription failed
+            if self.roles.get(c.id, {}).get(role) == gid:
+                del self.roles[c.id][role]
+            return
         if c.closed or self.roles.get(c.id, {}).get(role) != gid:
             return
         g.conns.add(c)
