@@ -68,8 +68,8 @@ async def test_a_silent_owner_is_asked_again_at_once(server: NatsServer) -> None
     """A frozen owner keeps its subscription but never answers; the shard
     that takes the game over subscribes later. The gateway asks again right
     after each 0.5 s attempt (no backoff sleep on top of a timeout), so the
-    new owner is asked within 0.5 s of subscribing (docs/protocol.md 1; the
-    chaos drill's SIGSTOP gap was 3.42 s with the sleeps)."""
+    new owner is asked within 0.5 s of subscribing (docs/protocol.md 1;
+    with backoff sleeps on top of the timeouts, up to ~1 s)."""
     import dataclasses
 
     from ttanjit.common.config import Settings

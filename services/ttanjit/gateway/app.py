@@ -253,9 +253,9 @@ class Gateway:
                 return reply
             except NatsTimeout:
                 # the attempt itself waited ATTEMPT_S (a frozen owner still
-                # subscribed): ask again at once, so the new owner is asked
-                # at most ATTEMPT_S after it took the game (the chaos
-                # drill's SIGSTOP gap had a backoff sleep on top: 3.42 s)
+                # subscribed): ask again at once, so the shard that takes
+                # the game over is asked at most ATTEMPT_S after it
+                # subscribed (a backoff sleep on top made it up to ~1 s)
                 if time.monotonic() + ATTEMPT_S > deadline:
                     return {"ok": False, "code": "game_unavailable",
                             "message": MESSAGES["game_unavailable"]}
