@@ -80,8 +80,8 @@ def judge(recs: dict[str, StoredRecord | None], accepted: list[tuple[str, str, s
             points.append(until_ms)
         pairs = list(zip(points, points[1:], strict=False))
         v.longest_gap_s = max([v.longest_gap_s] + [(b - a) / 1000 for a, b in pairs])
-        worst = max(((b - max(a, fault_ms) if fault_ms is not None and a < fault_ms <= b
-                      else b - a) / 1000 for a, b in pairs), default=0.0)
+        worst = max(((b - (fault_ms if fault_ms is not None and a < fault_ms <= b else a))
+                     / 1000 for a, b in pairs), default=0.0)
         if worst > stall_s:
             v.stalls[gid] = round(worst, 2)
         after = [t for t in times if t >= fault]

@@ -251,20 +251,19 @@ class Gateway:
                 if isinstance(link, str) and link:  # next time, straight to the owner
                     self.links.learn(game_id, link)
                 return reply
-            except NatsTimeout:
-                # the attempt itself waited ATTEMPT_S (a frozen owner still
-                # subscribed): ask again at once, so the shard that takes
-                # the game over is asked at most ATTEMPT_S after it
-                # subscribed (a backoff sleep on top made it up to ~1 s)
-                if time.monotonic() + ATTEMPT_S > deadline:
+            except (NoRespondersError, NatsTimeout) as exc:
+                # a timed-out attempt already waited ATTEMPT_S (a frozen owner
+                # still subscribed): ask again at once, so the shard that
+                # takes the game over is asked at most ATTEMPT_S after it
+                # subscribed (a backoff sleep on top made it up to ~1 s);
+                # nobody subscribed (between owners): back off
+                timed_out = isinstance(exc, NatsTimeout)
+                if time.monotonic() + (ATTEMPT_S if timed_out else delay) > deadline:
                     return {"ok": False, "code": "game_unavailable",
                             "message": MESSAGES["game_unavailable"]}
-            except NoRespondersError:  # between owners: nobody subscribed yet
-                if time.monotonic() + delay > deadline:
-                    return {"ok": False, "code": "game_unavailable",
-                            "message": MESSAGES["game_unavailable"]}
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 0.5)
+                if not timed_out:
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 0.5)
 
     async def sync(self, s: Session, last_seq: int | None) -> dict[str, Any] | None:
         """The shard's sync for the session's game: events after
