@@ -92,8 +92,18 @@ class Conn:
     # -- sending ------------------------------------------------------------
     async def send(self, frame: Frame) -> asyncio.Future[Frame]:
         """Send a frame; a future resolved with its answer (``error`` frames
-        included) when the type has one."""
+        included) when the type has one.
+
+        Once the connection is dropped or closing, nothing is sent and nothing
+        captured: the future answers ``connection_closed``. (A dropped
+        transport takes a write without a word and loses it, so such a frame
+        used to be captured as sent; a replay then sent it for real, and
+        whether the gateway read it before the drop was a race: a move that
+        never happened in the capture could happen in the replay.)"""
         fut: asyncio.Future[Frame] = asyncio.get_running_loop().create_future()
+        if self.closing or self.closed.is_set():
+            fut.set_result({"type": "error", "code": "connection_closed"})
+            return fut
         kind = frame.get("type", "")
         now = time.perf_counter()
         if kind == "action":
