@@ -53,7 +53,7 @@ from ttanjit.gateway.headers import with_security_headers
 from ttanjit.gateway.limits import HELLO_MS, IDLE_MS
 from ttanjit.gateway.link import Links
 from ttanjit.gateway.replies import Replies
-from ttanjit.gateway.session import Session
+from ttanjit.gateway.session import Session, due_checkpoints
 from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 
 _OPEN = State.OPEN
@@ -66,11 +66,6 @@ ATTEMPT_S = 0.5
 log = logging.getLogger("ttanjit.gateway")
 
 STATIC = Path(__file__).parent / "static"
-# Sessions are saved when they start and when their game changes; the
-# checkpoint only bounds how far back a client resumed after a gateway crash
-# replays (events it has are skipped), so it can be rare (issue 13: each one
-# is a JetStream write).
-CHECKPOINT_S = 30.0
 PLACEHOLDER = """<!doctype html>
 <html lang="ko"><head><meta charset="utf-8"><title>딴짓</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
@@ -102,6 +97,7 @@ class Gateway:
         self.conns: set[Connection] = set()
         self.ready = False
         self._sweeper: asyncio.Task[None] | None = None
+        self._checkpoints: set[asyncio.Task[None]] = set()
         self._games_sub: Any = None
 
     async def start(self) -> None:
@@ -140,6 +136,8 @@ class Gateway:
         self.ready = False
         if self._sweeper:
             self._sweeper.cancel()
+        for task in list(self._checkpoints):  # going_away saves every session
+            task.cancel()
         await self.going_away()
         self.links.close()
         if self.channel:
@@ -188,10 +186,15 @@ class Gateway:
             log.warning("session save failed: %r", exc)
 
     async def sweep(self) -> None:
-        """Idle and hello timeouts; session checkpoints for crash resume."""
-        last_cp = time.monotonic()
+        """Each second: idle and hello timeouts, and the session checkpoints
+        (for a resume after this gateway crashed) that fall on this second.
+        Sessions are saved when they start and when their game changes; a
+        checkpoint only bounds how far back such a resume replays (events
+        the client has are skipped), so it can be rare."""
+        tick = 0
         while True:
             await asyncio.sleep(1.0)
+            tick += 1
             now = time.monotonic()
             for c in list(self.conns):
                 if c.closed:
@@ -200,12 +203,15 @@ class Gateway:
                     asyncio.create_task(c.close(4003, "hello_timeout"))
                 elif now - c.last_rx > IDLE_MS / 1000:
                     asyncio.create_task(c.close(4002, "idle_timeout"))
-            if now - last_cp >= CHECKPOINT_S:
-                last_cp = now
-                for c in list(self.conns):
-                    s = c.session
-                    if s is not None and not c.closed and s.seq != s.saved_seq:
-                        await self.save(s, pointer=False)
+            due = due_checkpoints((c.session for c in self.conns
+                                   if c.session is not None and not c.closed), tick)
+            if due:  # in a task of their own: the timeouts never wait for NATS
+                task = asyncio.create_task(self._checkpoint(due))
+                self._checkpoints.add(task)
+                task.add_done_callback(self._checkpoints.discard)
+
+    async def _checkpoint(self, sessions: list[Session]) -> None:
+        await asyncio.gather(*(self.save(s, pointer=False) for s in sessions))
 
     async def on_games(self, msg: Any) -> None:
         self.on_burst(msg.data)

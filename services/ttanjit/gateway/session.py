@@ -13,20 +13,27 @@ client never received are renumbered from ``last_seq + 1``, so the client's
 ``seq`` stays gapless.
 
 The session is saved (JetStream KV ``ttanjit_sessions``) when it closes, when
-a newer connection takes over, when a game starts, and every few seconds
-while it changes (so even a crashed gateway's sessions resume, at worst with
-a few events sent twice and marked ``replayed``).
+a newer connection takes over, when a game starts, and at most
+``CHECKPOINT_S`` after it changed (so even a crashed gateway's sessions
+resume, at worst with the events of those seconds sent again and marked
+``replayed``). Those checkpoints are spread over the seconds of the cycle by
+session id (:func:`due_checkpoints`), not written all at once.
 """
 
 from __future__ import annotations
 
 import secrets
+import zlib
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 RESUME_MS = 60_000
 RECENT = 256
+# the longest a changed session waits for its checkpoint, in seconds; each
+# a JetStream write, so rare (issue 13)
+CHECKPOINT_S = 30
 
 
 def new_session_id() -> str:
@@ -115,3 +122,22 @@ class Session:
         s.closed_ms = obj.get("closed_ms")
         s.substituted = bool(obj.get("substituted"))
         return s
+
+
+def checkpoint_second(session_id: str, cycle: int = CHECKPOINT_S) -> int:
+    """The second of the checkpoint cycle on which this session is saved
+    (stable for the session: from its id)."""
+    return zlib.crc32(session_id.encode()) % cycle
+
+
+def due_checkpoints(sessions: Iterable[Session], tick: int,
+                    cycle: int = CHECKPOINT_S) -> list[Session]:
+    """The sessions to checkpoint on second ``tick`` (counted up by one a
+    second): those of this second of the cycle that changed since their last
+    save. Over any ``cycle`` consecutive seconds each changed session comes
+    once, and a gateway of N players writes about N / ``cycle`` a second
+    instead of N in one burst every ``cycle`` seconds (a burst that competed
+    with the moves' own appends in nats-server and put a spike into the
+    command tail every half minute)."""
+    k = tick % cycle
+    return [s for s in sessions if s.seq != s.saved_seq and checkpoint_second(s.id, cycle) == k]
