@@ -86,6 +86,7 @@ class Outbox:
     def __init__(self, shard: Shard) -> None:
         self.shard = shard
         self.queue: list[tuple[str, bytes, str, dict[str, str] | None]] = []
+        self.sending = False
 
     def put(self, subject: str, data: bytes, reply: str = "",
             headers: dict[str, str] | None = None) -> None:
@@ -119,10 +120,22 @@ class Outbox:
             self.shard.spawn(self.send())
 
     async def send(self) -> None:
-        out, self.queue = self.queue, []
-        publish = self.shard.nc.publish
-        for subject, data, reply, headers in out:
-            await publish(subject, data, reply, headers)
+        """Publish what is queued, in order. nats-py's ``publish`` can wait
+        (its buffer over the pending limit forces a flush); a send started
+        meanwhile must not overtake the rest of this one, so one runs at a
+        time and goes on until the queue is empty (a second returns at once:
+        the running one sends its messages next)."""
+        if self.sending:
+            return
+        self.sending = True
+        try:
+            publish = self.shard.nc.publish
+            while self.queue:
+                out, self.queue = self.queue, []
+                for subject, data, reply, headers in out:
+                    await publish(subject, data, reply, headers)
+        finally:
+            self.sending = False
 
 
 class Room:
