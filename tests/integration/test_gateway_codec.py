@@ -41,6 +41,15 @@ SERVER_FRAMES = [
     {"type": "result", "seq": 8, "server_ms": 1, "cmd_id": "c1", "game_id": "abcdefghijkl",
      "game_seq": 10, "info": {"order": ["5H", "5S"]}},
     {"type": "room_left", "seq": 9, "server_ms": 1, "code": "ABCDEF"},
+    {"type": "update", "seq": 10, "server_ms": 1, "game_id": "abcdefghijkl", "game_seq": 12,
+     "events": [{"game_seq": 11, "t": 1500, "event": {"type": "drew", "seat": 0, "count": 2,
+                                                       "cards": ["AS", "2H"], "turn": None}},
+                {"game_seq": 12, "t": 1510.5, "event": {"type": "disconnected", "seat": 1,
+                                                          "paused": False}}],
+     "view": {"game": "onecard", "seat": 0, "hand": ["AS", "2H"], "hand_counts": [2, 5],
+              "seats": [{"seat": 0, "kind": "human", "bot": False}], "turn": 1,
+              "deadline": None, "winners": [], "pile": {"top": "7S", "n": 12}},
+     "deadline": {"seat": 1, "server_ms": 1764460830123, "remaining_ms": 30000, "t": 31200}},
 ]
 
 
@@ -48,6 +57,47 @@ SERVER_FRAMES = [
 def test_server_frames_are_the_same_in_json_and_protobuf(frame: dict) -> None:
     back = codec.decode_server_proto(codec.encode_proto(frame))
     assert back == orjson.loads(codec.encode_json(frame))
+
+
+def _views() -> list[dict]:
+    """Real views of the three games, every seat's and a spectator's."""
+    from ttanjit.games.base import SeatSpec, Setup
+    from ttanjit.games.hakka import Hakka
+    from ttanjit.games.onecard import OneCard
+    from ttanjit.games.penalty_rows import PenaltyRows
+
+    out = []
+    for cls, game, n in ((OneCard, "onecard", 4), (PenaltyRows, "penalty_rows", 10),
+                         (Hakka, "hakka", 4)):
+        e = cls(Setup(game, {"seats": n}, [SeatSpec("human")] * n, 7))
+        out.extend(e.view(seat) for seat in (*range(n), None))
+    return out
+
+
+@pytest.mark.parametrize("frame", [*SERVER_FRAMES,
+                                   *({"type": "update", "seq": 3, "game_id": "g", "game_seq": 1,
+                                      "events": [{"game_seq": 1, "t": 0,
+                                                  "event": {"type": "x", "v": v}}], "view": v}
+                                     for v in _views())])
+def test_protobuf_encoding_is_parsedicts_exactly(frame: dict) -> None:
+    """The cheaper encoder (Struct fields filled by the runtime) writes the
+    very bytes ``json_format.ParseDict`` does."""
+    from google.protobuf import json_format
+
+    from ttanjit.v1.client_pb2 import ServerFrame
+
+    ref = json_format.ParseDict(frame, ServerFrame()).SerializeToString()
+    assert codec.encode_proto(frame) == ref
+
+
+def test_protobuf_encoding_refuses_what_parsedict_refuses() -> None:
+    from google.protobuf import json_format
+
+    for bad in ({"type": "x", "seq": -1}, {"type": "x", "nope": 1},
+                {"type": "update", "events": [{"game_seq": "a", "event": {}}]},
+                {"type": "update", "events": [{"bogus": 1, "event": {}}]}):
+        with pytest.raises(json_format.ParseError):
+            codec.encode_proto(bad)
 
 
 def test_client_frames_both_ways() -> None:
