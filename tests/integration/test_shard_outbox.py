@@ -7,30 +7,23 @@ rest of the first: a game's burst or reply could pass the one before it."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+import secrets
 from types import SimpleNamespace
 from typing import Any
 
 import nats
-import pytest
 
-from ttanjit.common.natsserver import NatsServer
 from ttanjit.shard.room import Outbox
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[NatsServer]:
-    with NatsServer() as s:
-        yield s
-
-
-async def test_sends_never_overtake_each_other(server: NatsServer) -> None:
-    sub_nc = await nats.connect(server.url)
+async def test_sends_never_overtake_each_other(nats_url: str) -> None:
+    sub_nc = await nats.connect(nats_url)
     # a small pending limit: publish waits for a forced flush every 16 KB
-    nc = await nats.connect(server.url, pending_size=16 * 1024)
+    nc = await nats.connect(nats_url, pending_size=16 * 1024)
     got: list[int] = []
     all_in = asyncio.Event()
     n_first, n_second = 300, 50
+    subject = f"t.outbox.{secrets.token_hex(4)}"  # the NATS server is shared
 
     async def on_msg(msg: Any) -> None:
         got.append(int(msg.data[:8]))
@@ -42,17 +35,17 @@ async def test_sends_never_overtake_each_other(server: NatsServer) -> None:
                             link=SimpleNamespace(addr=""),
                             spawn=lambda coro: tasks.add(asyncio.ensure_future(coro)))
     try:
-        await sub_nc.subscribe("t.out", cb=on_msg)
+        await sub_nc.subscribe(subject, cb=on_msg)
         await sub_nc.flush()
         out = Outbox(shard)  # type: ignore[arg-type]
         pad = b"x" * 1000
         for i in range(n_first):
-            out.put("t.out", b"%08d" % i + pad)
+            out.put(subject, b"%08d" % i + pad)
         first = asyncio.ensure_future(out.send())
         await asyncio.sleep(0)  # the first send runs until publish waits on a flush
         assert not first.done()
         for i in range(n_first, n_first + n_second):
-            out.put("t.out", b"%08d" % i + pad)
+            out.put(subject, b"%08d" % i + pad)
         await out.send()  # as a subscription callback does after queueing
         await first
         await asyncio.gather(*tasks)
