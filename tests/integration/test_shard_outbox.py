@@ -13,6 +13,7 @@ from typing import Any
 
 import nats
 
+from ttanjit.common.nats import subscribed
 from ttanjit.shard.room import Outbox
 
 
@@ -22,14 +23,10 @@ async def test_sends_never_overtake_each_other(nats_url: str) -> None:
     nc = await nats.connect(nats_url, pending_size=16 * 1024)
     got: list[int] = []
     all_in = asyncio.Event()
-    ready = asyncio.Event()
     n_first, n_second = 300, 50
     subject = f"t.outbox.{secrets.token_hex(4)}"  # the NATS server is shared
 
     async def on_msg(msg: Any) -> None:
-        if msg.data == b"probe":
-            ready.set()
-            return
         got.append(int(msg.data[:8]))
         if len(got) == n_first + n_second:
             all_in.set()
@@ -40,20 +37,7 @@ async def test_sends_never_overtake_each_other(nats_url: str) -> None:
                             spawn=lambda coro: tasks.add(asyncio.ensure_future(coro)))
     try:
         await sub_nc.subscribe(subject, cb=on_msg)
-        await sub_nc.flush()
-        # the subscription reaches the publisher's path: a probe through it
-        # until one arrives (after one flush of the subscriber, nats-server
-        # 2.15 still let a new connection's first messages go past it now
-        # and then: measured here, 12 runs in 400 under load)
-        for _ in range(50):
-            await nc.publish(subject, b"probe")
-            await nc.flush()
-            try:
-                await asyncio.wait_for(ready.wait(), 0.1)
-                break
-            except TimeoutError:
-                pass
-        assert ready.is_set()
+        await subscribed(sub_nc)
         out = Outbox(shard)  # type: ignore[arg-type]
         pad = b"x" * 1000
         for i in range(n_first):

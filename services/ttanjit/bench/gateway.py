@@ -31,8 +31,8 @@ from typing import Any
 import nats
 import orjson
 import websockets
-from nats.errors import NoRespondersError
 
+from ttanjit.common.nats import subscribed
 from ttanjit.common.natsserver import NatsServer, free_port, wait_port
 
 PLAYERS = 1000
@@ -147,22 +147,13 @@ async def bare_costs(nats_url: str, n: int) -> dict[str, Any]:
         await m.respond(reply)
 
     await responder.subscribe("bench.echo", cb=respond)
-    await responder.flush()
+    # (one flush was not enough: the "no responders" seen twice in ~15 runs
+    # on 2026-12-01, see subscribed())
+    await subscribed(responder)
     nats_rtt: list[float] = []
-    misses = 0
     while len(nats_rtt) < n:
         t0 = time.perf_counter()
-        try:
-            await requester.request("bench.echo", msg.encode(), timeout=2)
-        except NoRespondersError:
-            # seen twice in ~15 runs (2026-12-01): the server answered "no
-            # responders" though the responder had subscribed and flushed;
-            # ask again (untimed) rather than lose the whole section
-            misses += 1
-            if misses > 5:
-                raise
-            await responder.flush()
-            continue
+        await requester.request("bench.echo", msg.encode(), timeout=2)
         nats_rtt.append(time.perf_counter() - t0)
     await requester.close()
     await responder.close()

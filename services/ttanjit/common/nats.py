@@ -147,6 +147,20 @@ async def connect(url: str, name: str, **kwargs: object) -> Client:
     raise RuntimeError("unreachable")
 
 
+async def subscribed(nc: Client) -> None:
+    """Return once the server holds every subscription ``nc`` asked for
+    (so messages published from any connection reach them). One
+    ``flush()`` is not enough: nats-py writes its PING straight to the
+    socket, ahead of the SUBs still queued for its flusher task
+    (``subscribe()`` only wakes that task), so the PONG can come back before
+    the server has them; another connection's messages then went past the
+    subscription (measured: 12 runs in 400 under load, none with two
+    flushes). The first PONG means the flusher has run; the second PING
+    follows the SUBs."""
+    await nc.flush()
+    await nc.flush()
+
+
 async def _stream(js: JetStreamContext, cfg: StreamConfig) -> None:
     try:
         await js.add_stream(cfg)

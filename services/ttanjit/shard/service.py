@@ -54,6 +54,7 @@ from ttanjit.common.nats import (
     Subjects,
     connect,
     ensure_jetstream,
+    subscribed,
 )
 from ttanjit.games.base import JSON, SeatSpec, Setup
 from ttanjit.shard import metrics as m
@@ -189,13 +190,9 @@ class Shard:
         self.rooms[room.game_id] = room
         room.idle.set()
         await room.subscribe()
-        # The server must route the game's subjects to us before CreateGame
-        # (or a claim) returns. nats-py's flush() writes its PING straight
-        # to the socket, ahead of the SUBs still queued for its flusher
-        # task (subscribe() only wakes that task); the first PONG lets the
-        # flusher write them, the second PING follows them.
-        await self.nc.flush()
-        await self.nc.flush()
+        # the server must route the game's subjects to us before CreateGame
+        # (or a claim) returns
+        await subscribed(self.nc)
         m.claims.labels(reason).inc()
         if reason == "handover":
             m.handovers.labels("in").inc()
