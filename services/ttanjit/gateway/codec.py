@@ -136,8 +136,9 @@ SERVER_STRUCTS = frozenset(f.name for f in ServerFrame.DESCRIPTOR.fields
 
 def encode_proto(frame: dict[str, Any]) -> bytes:
     """A server frame as protobuf: the same bytes as
-    ``json_format.ParseDict(frame, ServerFrame())``, ~4.6x cheaper for a
-    game ``update`` (a 10-seat 줄줄이 벌점 view: ~200 µs instead of ~920):
+    ``json_format.ParseDict(frame, ServerFrame())``, 1.7-2.7x cheaper for a
+    game ``update`` (a 10-seat 줄줄이 벌점 view: ~260 µs instead of ~450;
+    BENCHMARKS.md):
     ``Struct`` fields (views, events, options, …) are filled by the
     runtime's ``Struct.update`` rather than ``ParseDict``'s walk in Python;
     the rest, small, still goes through ``ParseDict`` (its checks and
