@@ -3,6 +3,9 @@
 - :class:`Subjects`: every subject name, under one prefix (``TTANJIT_NATS_PREFIX``).
 - :func:`connect`: a NATS connection that keeps reconnecting; ``url`` may be
   a comma-separated list of a cluster's servers (:func:`server_urls`).
+- :func:`unless_disconnected`: await a NATS step, given up when the
+  connection is lost (shutdowns that must not wait out NATS timeouts).
+- :func:`subscribed`: wait until the server holds a connection's subscriptions.
 - :func:`ensure_jetstream`: creates (or updates) the streams and KV buckets of
   docs/protocol.md section 5, idempotently; every service may call it at start.
 """
@@ -11,7 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import nats
 from nats.aio.client import Client
@@ -117,18 +123,34 @@ def server_urls(url: str) -> list[str]:
     return urls
 
 
-async def connect(url: str, name: str, **kwargs: object) -> Client:
+# each connection's "disconnected" state, for :func:`unless_disconnected`
+_LOST: weakref.WeakKeyDictionary[Client, asyncio.Event] = weakref.WeakKeyDictionary()
+
+
+async def connect(url: str, name: str, *,
+                  disconnected_cb: Callable[[], Awaitable[None]] | None = None,
+                  reconnected_cb: Callable[[], Awaitable[None]] | None = None,
+                  **kwargs: object) -> Client:
     """Connect, retrying until a server is there; reconnects forever (to any
     server of the list or that the cluster announces)."""
+    lost = asyncio.Event()
 
     async def _err(exc: Exception) -> None:
         log.warning("nats error: %s", exc)
 
     async def _disc() -> None:
-        log.warning("nats disconnected")
+        lost.set()
+        if disconnected_cb is not None:
+            await disconnected_cb()
+        else:
+            log.warning("nats disconnected")
 
     async def _recon() -> None:
-        log.info("nats reconnected")
+        lost.clear()
+        if reconnected_cb is not None:
+            await reconnected_cb()
+        else:
+            log.info("nats reconnected")
 
     opts: dict[str, object] = dict(
         servers=server_urls(url), name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
@@ -138,13 +160,44 @@ async def connect(url: str, name: str, **kwargs: object) -> Client:
     opts.update(kwargs)
     for attempt in range(60):
         try:
-            return await nats.connect(**opts)  # type: ignore[arg-type]
+            nc = await nats.connect(**opts)  # type: ignore[arg-type]
+            _LOST[nc] = lost
+            return nc
         except (TimeoutError, OSError, nats.errors.NoServersError) as exc:
             if attempt == 59:
                 raise
             log.info("waiting for NATS at %s: %s", url, exc)
             await asyncio.sleep(0.5)
     raise RuntimeError("unreachable")
+
+
+async def unless_disconnected(nc: Client, aw: Awaitable[Any], timeout: float) -> str | None:
+    """Await ``aw`` (something sent over ``nc``) for up to ``timeout`` s, and
+    give it up at once when ``nc`` is not connected or loses its server:
+    nothing it sends can finish then, and a service shutting down (``make
+    run``'s Ctrl-C stops nats-server beside it) must not wait out each
+    step's own NATS timeout. Returns None when it completed, else why not:
+    ``"nats connection lost"``, ``"timeout"`` or the error it raised. (A
+    connection not made by :func:`connect` gets the timeout only.)"""
+    task = asyncio.ensure_future(aw)
+    lost = _LOST.get(nc) or asyncio.Event()  # another client: the timeout only
+    if not nc.is_connected or lost.is_set():
+        task.cancel()
+        await asyncio.wait({task})
+        return "nats connection lost"
+    waiting = asyncio.ensure_future(lost.wait())
+    try:
+        await asyncio.wait({task, waiting}, timeout=timeout,
+                           return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+    if task.cancelled():
+        return "nats connection lost" if lost.is_set() else "timeout"
+    exc = task.exception()
+    return None if exc is None else repr(exc)
 
 
 async def subscribed(nc: Client) -> None:
