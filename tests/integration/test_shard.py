@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import grpc
 import nats
 import orjson
 import pytest
@@ -35,6 +37,7 @@ from ttanjit.common.natsserver import NatsServer
 from ttanjit.games import GAMES, engine_class
 from ttanjit.games.record import Input, Record, replay
 from ttanjit.shard.game import record_from_messages
+from ttanjit.v1 import shard_pb2, shard_pb2_grpc
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -253,10 +256,7 @@ async def _control_plane(shard: Any, gid: str) -> None:
     import re
     import urllib.request
 
-    import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-    from ttanjit.v1 import shard_pb2, shard_pb2_grpc
 
     async with grpc.aio.insecure_channel(f"127.0.0.1:{shard.ports['grpc']}") as ch:
         health = await health_pb2_grpc.HealthStub(ch).Check(
@@ -459,6 +459,105 @@ async def test_sigterm_drain_hands_games_over(svc: Services) -> None:
     recorded = {e["cmd"] for t in tails for e in t.entries if e.get("cmd")}
     assert {x["cmd"] for x in accepted} <= recorded
     assert "handed over" in a.log() or "drained" in a.log()
+    await nc.close()
+
+
+async def test_sigterm_with_nats_gone_exits_at_once_and_loses_nothing(tmp_path: Path) -> None:
+    """Ctrl-C of ``make run`` sends SIGTERM to nats-server and both shards at
+    once. A draining shard whose NATS connection is lost stops the drain at
+    once (it waited out every handover step's NATS timeouts, > 8 s, and was
+    SIGKILLed by honcho) and exits 0; at the next start a shard claims each
+    game from its record, which holds every move accepted before."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    store = str(tmp_path / "js")
+    server = NatsServer(store_dir=store).start()
+    port = server.port
+    svc = Services(server.url, tmp_path)
+    nc = None
+    try:
+        a = svc.start("shard", name="shard-a", env={"TTANJIT_DRAIN_TIMEOUT_S": "25"})
+        b = svc.start("shard", name="shard-b", env={"TTANJIT_DRAIN_TIMEOUT_S": "25"})
+        nc = await nats.connect(server.url, max_reconnect_attempts=-1, reconnect_time_wait=0.2)
+        games = await _games_on(a.ports["grpc"], 4, game)
+        tails = [await RecordTail(nc, gid).start() for gid, _ in games]
+        accepted: list[dict[str, Any]] = []
+        for tail in tails:
+            accepted += await play_humans(nc, tail, random.Random(11), max_moves=3,
+                                          until_finished=False)
+        for tail in tails:
+            await tail.stop()
+        t0 = time.monotonic()
+        server.proc.send_signal(signal.SIGTERM)  # type: ignore[union-attr]
+        a.proc.send_signal(signal.SIGTERM)
+        b.proc.send_signal(signal.SIGTERM)
+        rcs = [await asyncio.to_thread(p.proc.wait, 20) for p in (a, b)]
+        took = time.monotonic() - t0
+        assert rcs == [0, 0], (rcs, a.log()[-3000:])
+        assert took < 3.0, (took, a.log()[-3000:])
+        assert '"msg":"drained"' in a.log()
+        server.stop()
+
+        server = NatsServer(port=port, store_dir=store).start()
+        svc.start("shard", name="shard-c")
+        tails = [await RecordTail(nc, gid).start() for gid, _ in games]
+        for tail in tails:
+            accepted += await play_humans(nc, tail, random.Random(12), max_moves=2,
+                                          until_finished=False)
+        for tail in tails:
+            await tail.caught_up()
+            assert any("claim" in m and m["claim"]["shard"] == "shard-c"
+                       for _, m in tail.rec.markers)
+        recorded = {e["cmd"] for t in tails for e in t.entries if e.get("cmd")}
+        assert {x["cmd"] for x in accepted} <= recorded
+        for tail in tails:
+            _, replies, _ = await replay_stored(tail)
+            assert all(r["ok"] for r in replies)
+    finally:
+        if nc is not None:
+            await nc.close()
+        svc.stop_all()
+        server.stop()
+
+
+async def test_drain_ends_at_its_timeout_and_serves_the_games_again(svc: Services) -> None:
+    """A drain ends within its timeout (``DrainRequest.timeout_s``) even when
+    the shard it hands games to never answers (here: SIGSTOPped; the offer
+    waited 10 s for it). The games it had stopped for the handover are served
+    here again, with every accepted move in the record."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    a = svc.start("shard", name="shard-a")
+    b = svc.start("shard", name="shard-b")
+    nc = await nats.connect(svc.nats_url)
+    games = await _games_on(a.ports["grpc"], 3, game)
+    tails = [await RecordTail(nc, gid).start() for gid, _ in games]
+    accepted: list[dict[str, Any]] = []
+    for tail in tails:
+        accepted += await play_humans(nc, tail, random.Random(21), max_moves=2,
+                                      until_finished=False)
+    b.proc.send_signal(signal.SIGSTOP)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{a.ports['grpc']}") as ch:
+            t0 = time.monotonic()
+            out = await shard_pb2_grpc.ShardServiceStub(ch).Drain(
+                shard_pb2.DrainRequest(timeout_s=1, exit=False), timeout=20)
+            took = time.monotonic() - t0
+        assert took < 2.5, took
+        assert (out.handed_over, out.left) == (0, 3), out
+        assert "drain stops: timeout" in a.log()
+        for tail in tails:  # served by shard-a again
+            accepted += await play_humans(nc, tail, random.Random(22), max_moves=2,
+                                          until_finished=False)
+    finally:
+        b.kill()
+    owners = await nc.jetstream().key_value("ttanjit_owners")
+    for (gid, _), tail in zip(games, tails, strict=True):
+        assert orjson.loads((await owners.get(gid)).value)["shard"] == "shard-a"
+        await tail.caught_up()
+    recorded = {e["cmd"] for t in tails for e in t.entries if e.get("cmd")}
+    assert {x["cmd"] for x in accepted} <= recorded
+    for tail in tails:
+        _, replies, _ = await replay_stored(tail)
+        assert all(r["ok"] for r in replies)
     await nc.close()
 
 

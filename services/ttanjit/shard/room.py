@@ -173,6 +173,7 @@ class Room:
         self.routes: dict[str, str] = {}
         self.gone = False  # lost / handed over / dropped
         self.frozen = False  # being handed over
+        self.marker: asyncio.Future[int] | None = None  # a handover marker still in flight
         self.finalized = False
 
     @property
@@ -532,11 +533,17 @@ class Room:
             return False
         t = self.now_t(self.loop.time())
         self.msg_no += 1
+        marker = asyncio.ensure_future(records.append(
+            self.shard.js, self.shard.subj.record(self.game_id),
+            {"handover": {"from": self.shard.id, "to": target, "t": t}}, self.last_seq,
+            f"{self.game_id}:{self.epoch}:{self.msg_no}"))
         try:
-            self.last_seq = await records.append(
-                self.shard.js, self.shard.subj.record(self.game_id),
-                {"handover": {"from": self.shard.id, "to": target, "t": t}}, self.last_seq,
-                f"{self.game_id}:{self.epoch}:{self.msg_no}")
+            self.last_seq = await asyncio.shield(marker)
+        except asyncio.CancelledError:
+            # the drain stopped with the marker in flight: it may still land,
+            # so thaw() waits for it before the game appends again
+            self.marker = marker
+            raise
         except Exception:  # noqa: BLE001 - fenced or NATS trouble: keep serving it here
             log.exception("handover marker failed", extra={"game": self.game_id})
             self.thaw()
@@ -544,7 +551,19 @@ class Room:
         return True
 
     def thaw(self) -> None:
-        """Serve a game again that was not handed over after all."""
+        """Serve a game again that was not handed over after all (once a
+        handover marker still in flight has landed or failed: its sequence is
+        the one the game's next append must follow)."""
+        marker, self.marker = self.marker, None
+        if marker is not None:
+            if not marker.done():
+                def settled(_: object) -> None:
+                    self.marker = marker
+                    self.thaw()
+                marker.add_done_callback(settled)
+                return
+            if not marker.cancelled() and marker.exception() is None:
+                self.last_seq = marker.result()
         self.frozen = False
         if self.gone:
             return

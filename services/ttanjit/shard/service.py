@@ -55,6 +55,7 @@ from ttanjit.common.nats import (
     connect,
     ensure_jetstream,
     subscribed,
+    unless_disconnected,
 )
 from ttanjit.games.base import JSON, SeatSpec, Setup
 from ttanjit.shard import metrics as m
@@ -161,15 +162,14 @@ class Shard:
         left = [r for r in self.rooms.values() if not r.hosted.finished]
         for room in list(self.rooms.values()):
             self.drop(room, "shutdown")
-        if not left:  # nothing to fail over: release the lease at once
-            try:
-                await self.owners.delete(SHARD_PREFIX + self.id, last=self.lease_rev)
-            except Exception:  # noqa: BLE001 - not released: it expires within lease_ms
+        if not left:  # nothing to fail over: release the lease now (else it expires)
+            await unless_disconnected(self.nc,
+                self.owners.delete(SHARD_PREFIX + self.id, last=self.lease_rev), 2.0)
+        if await unless_disconnected(self.nc, self.nc.drain(), 5.0) is not None:
+            try:  # stop its reconnecting
+                await asyncio.wait_for(self.nc.close(), 1.0)
+            except Exception:  # noqa: BLE001 - exiting anyway
                 pass
-        try:
-            await self.nc.drain()
-        except Exception:  # noqa: BLE001 - closing anyway
-            pass
         tasks = list(self.tasks)
         for task in tasks:
             task.cancel()
@@ -748,70 +748,101 @@ class Shard:
     # drain and handover
     # ======================================================================
     async def drain(self, timeout_s: float | None = None) -> dict[str, int]:
-        """Stop taking games; hand every live game to other shards."""
-        if not self.draining:
+        """Stop taking games; hand every live game to other shards.
+
+        Ends within ``timeout_s`` (default ``TTANJIT_DRAIN_TIMEOUT_S``), and at
+        once when the NATS connection is lost (``make run``'s Ctrl-C stops
+        nats-server beside the shards): a handover needs NATS, and without it
+        every step would only wait for its own timeout. Games not handed over
+        stay in their records; their leases expire and another shard (or the
+        next to start) claims them, as after a crash.
+        """
+        first = not self.draining
+        if first:
             self.draining = True
             m.draining.set(1)
             log.info("draining", extra={"games": len(self.rooms)})
+        finished = sum(1 for r in self.rooms.values() if r.hosted.finished)
+        progress = {"handed_over": 0}
+        why = await unless_disconnected(self.nc, self._hand_over_all(first, progress),
+                                          timeout_s or self.cfg.drain_timeout_s)
+        if why is not None:
+            log.warning("drain stops: %s; the games left here are claimed from their "
+                        "records when their leases expire", why,
+                        extra={"left": sum(1 for r in self.rooms.values()
+                                           if not r.hosted.finished)})
+        left = sum(1 for r in self.rooms.values() if not r.hosted.finished)
+        finished = max(finished, len(self.rooms) - left)
+        return {"handed_over": progress["handed_over"], "finished": finished, "left": left}
+
+    async def _hand_over_all(self, first: bool, progress: dict[str, int]) -> None:
+        if first:
             try:
                 await self._renew()
                 await self._heartbeat()
             except Exception:  # noqa: BLE001 - the lease and heartbeat loops tell the others
                 pass
-        deadline = self.loop.time() + (timeout_s or self.cfg.drain_timeout_s)
-        handed = 0
-        finished = sum(1 for r in self.rooms.values() if r.hosted.finished)
-        while self.loop.time() < deadline:
+        while True:
             live_games = [r for r in self.rooms.values() if not r.hosted.finished]
             for r in [r for r in self.rooms.values() if r.hosted.finished]:
                 if r.finalized:
                     self.drop(r, "drain")
             if not live_games:
-                break
+                return
             takers = self.book.takers(wall_ms(), exclude=self.id)
             if not takers:
                 log.warning("no other shard to hand games to; their leases will expire and "
                             "the next shard to start takes them",
                             extra={"games": len(live_games)})
-                break
+                return
             by_target: dict[str, list[Room]] = {}
             for g in live_games:
                 by_target.setdefault(rendezvous(g.game_id, takers) or takers[0], []).append(g)
-            results = await asyncio.gather(*(self._handover(tgt, gs)
+            results = await asyncio.gather(*(self._handover(tgt, gs, progress)
                                              for tgt, gs in by_target.items()))
-            handed += sum(results)
             if sum(results) == 0:
                 await asyncio.sleep(0.5)
-        left = sum(1 for r in self.rooms.values() if not r.hosted.finished)
-        finished = max(finished, len(self.rooms) - left)
-        return {"handed_over": handed, "finished": finished, "left": left}
 
-    async def _handover(self, target: str, games: list[Room], chunk: int = 100) -> int:
+    async def _handover(self, target: str, games: list[Room], progress: dict[str, int],
+                        chunk: int = 100) -> int:
         done = 0
         for i in range(0, len(games), chunk):
             part = games[i:i + chunk]
-            ready = await asyncio.gather(*(g.freeze(target) for g in part))
-            offer = [{"game_id": g.game_id, "rev": g.owner_rev, "epoch": g.epoch}
-                     for g, ok in zip(part, ready, strict=True) if ok]
-            if not offer:
-                continue
             try:
-                msg = await self.nc.request(self.subj.adopt(target),
-                                            orjson.dumps({"from": self.id, "games": offer}),
-                                            timeout=10)
-                taken = set(orjson.loads(msg.data).get("taken", []))
-            except Exception as exc:  # noqa: BLE001 - no answer: serve them here again
-                log.warning("handover to %s failed: %r", target, exc)
-                taken = set()
-            for g, ok in zip(part, ready, strict=True):
-                if not ok:
-                    continue
-                if g.game_id in taken:
-                    m.handovers.labels("out").inc()
-                    self.drop(g, f"handed over to {target}")
-                    done += 1
-                else:  # not taken: serve it again
-                    g.thaw()
+                done += await self._hand_over_part(target, part, progress)
+            except asyncio.CancelledError:  # the drain stopped: serve them here again
+                for g in part:
+                    if g.frozen and not g.gone:
+                        g.thaw()
+                raise
+        return done
+
+    async def _hand_over_part(self, target: str, part: list[Room],
+                              progress: dict[str, int]) -> int:
+        ready = await asyncio.gather(*(g.freeze(target) for g in part))
+        offer = [{"game_id": g.game_id, "rev": g.owner_rev, "epoch": g.epoch}
+                 for g, ok in zip(part, ready, strict=True) if ok]
+        if not offer:
+            return 0
+        try:
+            msg = await self.nc.request(self.subj.adopt(target),
+                                        orjson.dumps({"from": self.id, "games": offer}),
+                                        timeout=10)
+            taken = set(orjson.loads(msg.data).get("taken", []))
+        except Exception as exc:  # noqa: BLE001 - no answer: serve them here again
+            log.warning("handover to %s failed: %r", target, exc)
+            taken = set()
+        done = 0
+        for g, ok in zip(part, ready, strict=True):
+            if not ok:
+                continue
+            if g.game_id in taken:
+                m.handovers.labels("out").inc()
+                self.drop(g, f"handed over to {target}")
+                done += 1
+                progress["handed_over"] += 1
+            else:  # not taken: serve it again
+                g.thaw()
         return done
 
     async def _on_adopt(self, msg: Msg) -> None:
