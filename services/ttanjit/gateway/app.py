@@ -40,7 +40,14 @@ from websockets.protocol import State
 
 from ttanjit.common.config import Settings
 from ttanjit.common.grpcutil import Retrying, replicated_channel
-from ttanjit.common.nats import GAMES_BUCKET, SESSIONS_BUCKET, Subjects, connect, ensure_jetstream
+from ttanjit.common.nats import (
+    GAMES_BUCKET,
+    SESSIONS_BUCKET,
+    Subjects,
+    connect,
+    ensure_jetstream,
+    unless_disconnected,
+)
 from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
 from ttanjit.gateway.account import install as install_account
@@ -177,13 +184,16 @@ class Gateway:
             return None
 
     async def save(self, s: Session, pointer: bool = True) -> None:
-        try:
+        async def put() -> None:
             await self.kv.put(s.id, orjson.dumps(s.to_json()))
             if pointer:  # player -> session changes only with a new session
                 await self.kv.put(f"player.{s.player}", orjson.dumps({"session": s.id}))
+        # given up at once without NATS (a shutdown must not wait out its timeouts)
+        why = await unless_disconnected(self.nc, put(), 12.0)
+        if why is None:
             s.saved_seq = s.seq
-        except Exception as exc:
-            log.warning("session save failed: %r", exc)
+        else:
+            log.warning("session save failed: %s", why)
 
     async def sweep(self) -> None:
         """Each second: idle and hello timeouts, and the session checkpoints
