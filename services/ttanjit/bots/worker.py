@@ -30,7 +30,7 @@ import orjson
 
 from ttanjit import bots
 from ttanjit.bots import metrics
-from ttanjit.common.nats import Subjects
+from ttanjit.common.nats import Subjects, subscribed
 
 log = logging.getLogger("ttanjit.bots")
 
@@ -145,6 +145,7 @@ class BotWorker:
     async def start(self) -> None:
         self._sub = await self.nc.subscribe(self.subject, queue=QUEUE_GROUP, cb=self._on_msg,
                                             pending_msgs_limit=10_000)
+        await subscribed(self.nc)  # "ready" means a shard's next ask reaches us
         log.info("bot worker on %s (queue %s), capacity %d", self.subject, QUEUE_GROUP,
                  self.capacity)
 

@@ -46,6 +46,7 @@ from ttanjit.common.nats import (
     Subjects,
     connect,
     ensure_jetstream,
+    subscribed,
     unless_disconnected,
 )
 from ttanjit.gateway import codec
@@ -116,6 +117,7 @@ class Gateway:
                                                   cb=self.on_games,
                                                   pending_msgs_limit=65536,
                                                   pending_bytes_limit=64 * 1024 * 1024)
+        await subscribed(self.nc)  # before ready: a shard's first burst for us is routed
         buckets = await ensure_jetstream(self.nc.jetstream(), self.subjects, self.s.js_replicas)
         self.kv = buckets[SESSIONS_BUCKET]
         self.channel = replicated_channel(self.s.matchmaker_addr)  # every replica
