@@ -163,8 +163,8 @@ class Shard:
         for room in list(self.rooms.values()):
             self.drop(room, "shutdown")
         if not left:  # nothing to fail over: release the lease now (else it expires)
-            await unless_disconnected(self.nc,
-                self.owners.delete(SHARD_PREFIX + self.id, last=self.lease_rev), 2.0)
+            release = self.owners.delete(SHARD_PREFIX + self.id, last=self.lease_rev)
+            await unless_disconnected(self.nc, release, 2.0)
         if await unless_disconnected(self.nc, self.nc.drain(), 5.0) is not None:
             try:  # stop its reconnecting
                 await asyncio.wait_for(self.nc.close(), 1.0)
@@ -767,8 +767,9 @@ class Shard:
         why = await unless_disconnected(self.nc, self._hand_over_all(first, progress),
                                           timeout_s or self.cfg.drain_timeout_s)
         if why is not None:
-            log.warning("drain stops: %s; the games left here are claimed from their "
-                        "records when their leases expire", why,
+            log.warning("drain stops: %s; the games not handed over are served here "
+                        "until the shard exits, then claimed from their records when its "
+                        "lease expires", why,
                         extra={"left": sum(1 for r in self.rooms.values()
                                            if not r.hosted.finished)})
         left = sum(1 for r in self.rooms.values() if not r.hosted.finished)
