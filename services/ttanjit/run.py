@@ -36,7 +36,13 @@ PROCFILE = ROOT / "deploy" / "Procfile"
 
 
 def port_or_free(port: int) -> int:
+    """``port`` if a server can listen on it now, else any free port. Probed
+    the way the servers bind (``SO_REUSEADDR``, as uvicorn and nats-server
+    do): the connections of the last run, closed by the server and left in
+    TIME_WAIT for a minute, do not move a restarted stack to another address
+    (the open tab's, whose origin keeps the player's identity)."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("0.0.0.0", port))
             return port
