@@ -8,7 +8,7 @@ from __future__ import annotations
 import tempfile
 from typing import Any
 
-from browserkit import shot, sign_in
+from browserkit import quick_match, shot, sign_in
 from conftest import CHROMIUM, CHROMIUM_ARGS
 
 PLAYER = "() => window.ttanjit.state.player"
@@ -65,6 +65,35 @@ def test_identity_survives_tabs_restart_and_moves(browser: Any, stack: Any, new_
     other.get_by_role("button", name="계속하기").click()
     assert lobby_open(other) == me
     other.wait_for_selector('#who:has-text("새이름")')
+
+
+def test_a_new_tab_names_the_seats_of_the_game(browser: Any, stack: Any) -> None:
+    """Mid-game, the same player opens the client in a new tab (or comes
+    back after closing the browser): the table comes back with every seat's
+    name, not "2번": the tab never saw `matched`, and the welcome brings its
+    players (docs/websocket.md)."""
+    names = "() => [...document.querySelectorAll('section.table .opp .name, .my-row .name')]" \
+            ".map((e) => e.textContent)"
+    with tempfile.TemporaryDirectory(prefix="ttanjit-profile-") as profile:
+        ctx, page = open_profile(browser, profile, stack.url)
+        sign_in(page, "새탭손님")
+        lobby_open(page)
+        gid = quick_match(page, "onecard", seats=3)
+        page.wait_for_function(f"{names}.length === 3")
+        first = page.evaluate(names)
+        assert any("새탭손님" in n for n in first) and any(n.startswith("봇") for n in first), first
+        tab = ctx.new_page()
+        tab.set_default_timeout(20_000)
+        tab.goto(stack.url)
+        tab.wait_for_selector('section.table[data-game="onecard"]')
+        assert tab.evaluate("() => window.ttanjit.game.id") == gid
+        tab.wait_for_function(f"{names}.length === 3")
+        again = tab.evaluate(names)
+        assert sorted(n.split(" · ")[0] for n in again) == sorted(
+            n.split(" · ")[0] for n in first), (first, again)
+        assert not any(n.endswith("번") or "번 (나)" in n for n in again), again
+        tab.evaluate("id => window.ttanjit.net.action(id, {type: 'leave'})", gid)
+        ctx.close()
 
 
 def test_rating_change_history_and_replay(new_page: Any) -> None:

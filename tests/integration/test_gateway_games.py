@@ -317,6 +317,38 @@ async def test_substituted_player_cannot_act_for_the_bot(st: Stack) -> None:
         await c.close()
 
 
+async def test_a_new_tab_learns_who_sits_where(st: Stack) -> None:
+    """A second tab or device of the same player says hello with no session
+    to resume, here on the other gateway: its welcome names the live game
+    with the `matched` fields it never saw (docs/websocket.md: who sits where,
+    by name), in JSON and in protobuf."""
+    a = await WSClient.signed_in(st.http(0), "새탭")
+    await a.send({"type": "queue", "game": "onecard", "seats": 3})
+    matched = await a.wait_type("matched", 20)
+    gid = matched["game_id"]
+    await a.wait_type("view")
+    b = WSClient(st.http(1), a.ident)  # the other gateway: the session comes over NATS
+    await b.connect()
+    welcome = await b.hello()
+    assert not welcome["resumed"] and welcome["game_id"] == gid
+    assert welcome["seat"] == matched["seat"]
+    assert welcome["players"] == matched["players"]
+    assert [p.get("nickname") for p in welcome["players"] if p["kind"] == "human"] == ["새탭"]
+    assert (welcome["game"], welcome["kind"], welcome["options"]) == (
+        matched["game"], matched["kind"], matched["options"])
+    c = WSClient(st.http(0), a.ident, proto=True)  # a third, speaking protobuf
+    await c.connect()
+    welcome = await c.hello()
+    assert welcome["game_id"] == gid and welcome["game"] == "onecard"
+    assert [(p["seat"], p["kind"], p.get("nickname", ""), p.get("level", ""))
+            for p in welcome["players"]] == [
+        (p["seat"], p["kind"], p.get("nickname", ""), p.get("level", ""))
+        for p in matched["players"]]
+    await c.action(gid, {"type": "leave"})
+    for x in (a, b, c):
+        await x.ws.close()
+
+
 async def test_resume_after_a_gateway_crash(st: Stack) -> None:
     """A gateway killed with -9 says goodbye to nobody: the session comes
     from its last checkpoint (every 5 s); events may come twice (marked

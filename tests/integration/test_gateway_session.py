@@ -3,7 +3,7 @@ game event a client has when it says the last frame it processed."""
 
 from __future__ import annotations
 
-from ttanjit.gateway.session import RECENT, Session
+from ttanjit.gateway.session import RECENT, Session, match_of
 
 
 def session_with(frames: list[tuple[str, int]]) -> Session:
@@ -44,3 +44,23 @@ def test_rewind_and_round_trip_through_json() -> None:
     assert (s.seq, s.game_seq, list(s.recent)) == (2, 1, [(1, -1), (2, 1)])  # -1: view at 0
     again = Session.from_json(s.to_json())
     assert again.to_json() == s.to_json() and again.game_seq_at(2) == 1
+
+
+def test_the_match_lasts_with_its_game() -> None:
+    """A session keeps its game's `matched` fields for `welcome`
+    (docs/websocket.md): through JSON (the KV save), not past the game."""
+    players = [{"seat": 0, "kind": "human", "player": "p_x", "nickname": "가"},
+               {"seat": 1, "kind": "bot", "level": "easy"}]
+    matched = {"type": "matched", "game_id": "g1", "game": "onecard", "seat": 0,
+               "kind": "quick", "players": players, "options": {}, "seq": 4}
+    s = Session("s_x", "p_x", "가")
+    s.new_game("g1", 0, match_of(matched))
+    assert s.match == {"game": "onecard", "kind": "quick", "players": players, "options": {}}
+    assert Session.from_json(s.to_json()).match == s.match
+    s.new_game("g1", 0)  # the same game again (a burst before its matched): kept
+    assert s.match is not None
+    s.new_game("g2", 1)  # another game: not its players
+    assert s.match is None
+    s.new_game("g2", 1, match_of({**matched, "game_id": "g2", "game": "hakka"}))
+    s.left_game()
+    assert (s.game_id, s.seat, s.match) == ("", None, None)

@@ -34,7 +34,7 @@ from ttanjit.gateway.limits import (
     TokenBucket,
     limits_json,
 )
-from ttanjit.gateway.session import Session, new_session_id
+from ttanjit.gateway.session import Session, match_of, new_session_id
 from ttanjit.matchmaker.options import check_seats
 from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 
@@ -255,7 +255,7 @@ class Connection:
                 m.RESUMES.labels("failed").inc()
             sess = Session(new_session_id(), ident.player, ident.nickname)
             if prior is not None and prior.game_id:
-                sess.new_game(prior.game_id, prior.seat)
+                sess.new_game(prior.game_id, prior.seat, prior.match)
             from_game_seq = None
         self.session = sess
         self.gw.register(self)
@@ -272,7 +272,7 @@ class Connection:
             # the game is gone from its shard (finished over 30 s ago): how it
             # ended comes from the game directory (RULES.md 4, abandonment too)
             final = await self.gw.final_frame(sess.game_id, sess.player)
-            sess.game_id, sess.seat = "", None
+            sess.left_game()
         result = ""
         if resumed:
             result = "resync" if catch_up is not None and "events" not in catch_up else "gapless"
@@ -288,6 +288,8 @@ class Connection:
             welcome["game_id"] = sess.game_id
             if sess.seat is not None:
                 welcome["seat"] = sess.seat
+            if sess.match:  # who sits where, for a tab or device that never saw `matched`
+                welcome.update(sess.match)
         if state and state.get("room"):
             welcome["room"] = codec.whole_numbers(state["room"])
         await self.send(welcome)
@@ -475,7 +477,7 @@ class Connection:
         # A new game: the matched frame, then the seat's whole view, then its
         # events (this subscription's messages are handled one at a time, so
         # none can pass the view).
-        s.new_game(frame["game_id"], frame.get("seat"))
+        s.new_game(frame["game_id"], frame.get("seat"), match_of(frame))
         self.finished_game = False
         await self.send(frame)
         await self._caught_up(None, resync=False)

@@ -53,6 +53,9 @@ class Session:
     closed_ms: int | None = None
     saved_seq: int = -1  # seq at the last save (dirty check)
     substituted: bool = False  # a bot took the seat for good (RULES.md 4): watch only
+    # the game's `matched` fields (game, kind, players, options): `welcome`
+    # repeats them, so a new tab or device names the seats (docs/websocket.md)
+    match: dict[str, Any] | None = None
 
     def next_seq(self) -> int:
         self.seq += 1
@@ -68,13 +71,21 @@ class Session:
         self.recent.clear()
         self.recent.append((seq, -game_seq - 1))  # negative: a view at -(g + 1)
 
-    def new_game(self, game_id: str, seat: int | None) -> None:
+    def new_game(self, game_id: str, seat: int | None,
+                 match: dict[str, Any] | None = None) -> None:
         if game_id != self.game_id:
             self.game_id, self.seat, self.game_seq = game_id, seat, 0
             self.substituted = False
             self.recent.clear()
-        elif seat is not None:
-            self.seat = seat
+            self.match = match
+        else:
+            if seat is not None:
+                self.seat = seat
+            if match is not None:
+                self.match = match
+
+    def left_game(self) -> None:
+        self.game_id, self.seat, self.match = "", None, None
 
     def game_seq_at(self, last_seq: int) -> int | None:
         """The last game event seq the client has when it processed frame
@@ -111,7 +122,8 @@ class Session:
         return {"id": self.id, "player": self.player, "nickname": self.nickname,
                 "seq": self.seq, "game_id": self.game_id, "seat": self.seat,
                 "game_seq": self.game_seq, "recent": list(self.recent),
-                "closed_ms": self.closed_ms, "substituted": self.substituted}
+                "closed_ms": self.closed_ms, "substituted": self.substituted,
+                "match": self.match}
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Session:
@@ -121,7 +133,17 @@ class Session:
         s.recent.extend((int(a), int(b)) for a, b in obj.get("recent", []))
         s.closed_ms = obj.get("closed_ms")
         s.substituted = bool(obj.get("substituted"))
+        match = obj.get("match")
+        s.match = match if isinstance(match, dict) and s.game_id else None
         return s
+
+
+MATCH_FIELDS = ("game", "kind", "players", "options")
+
+
+def match_of(matched: dict[str, Any]) -> dict[str, Any]:
+    """What a session keeps of a ``matched`` frame for ``welcome``."""
+    return {k: matched[k] for k in MATCH_FIELDS if k in matched}
 
 
 def checkpoint_second(session_id: str, cycle: int = CHECKPOINT_S) -> int:

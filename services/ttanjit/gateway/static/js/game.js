@@ -62,6 +62,22 @@ export class GameController {
     if (this.t0 === null && typeof f.server_ms === "number") this.t0 = f.server_ms;
   }
 
+  /** A `welcome` that names the live game brings its `matched` fields
+   * (players by seat) when the gateway has them: kept if this tab has none
+   * (a new tab or device, whose sessionStorage never saw `matched`). */
+  known(f) {
+    if (!f.game_id || !Array.isArray(f.players) || !f.players.length) return;
+    const stored = store.get(`match.${f.game_id}`, null);
+    if (stored?.players?.length) return;
+    const info = { game: f.game, seat: f.seat, players: f.players, options: f.options || {}, kind: f.kind };
+    store.set(`match.${f.game_id}`, info);
+    if (this.id === f.game_id) {
+      this.info = info;
+      this.table = this.table || TABLES[f.game] || null;
+      this.render();
+    }
+  }
+
   reset(id) {
     this.id = id;
     this.view = null;

@@ -44,6 +44,7 @@ net.on("net", () => {
 });
 
 net.on("welcome", (f) => {
+  game.known(f); // the seats' names, before the game screen opens
   state.player = f.player;
   state.ratings = f.ratings || [];
   if (f.room) state.room = f.room;
