@@ -10,7 +10,8 @@ gateway's ``/readyz``, the matchmaker's gRPC health, the bot worker's
 
 Ports: the gateway on ``TTANJIT_HTTP_PORT`` (default 8080) and NATS on
 4222 when free, else any free port; the internal ports are picked free.
-``TTANJIT_VAR_DIR`` moves ``./var``.
+``TTANJIT_VAR_DIR`` moves ``./var`` (NATS's data and the gateway's token
+secret, ``var/token_secret``, both kept across runs).
 """
 
 from __future__ import annotations
@@ -79,8 +80,28 @@ def stack_env() -> dict[str, str]:
                  "BOTS_METRICS", "GW_METRICS"):
         env[f"TTANJIT_{name}_PORT"] = str(free_port())
     if "TTANJIT_TOKEN_SECRET" not in env:
-        env["TTANJIT_TOKEN_SECRET"] = os.urandom(16).hex()  # local only: new each run
+        env["TTANJIT_TOKEN_SECRET"] = token_secret(var)
     return env
+
+
+def token_secret(var: Path) -> str:
+    """The local stack's token secret, kept in ``var/token_secret`` (0600)
+    and made on the first run: the players' tokens stay valid across a
+    restart, so an open tab just reconnects (a new secret each run made
+    every tab's first ``hello`` fail with ``bad_token`` and trade its refresh
+    credential for a new token)."""
+    path = var / "token_secret"
+    try:
+        secret = path.read_text(encoding="ascii").strip()
+        if len(secret) >= 32:
+            return secret
+    except (OSError, UnicodeDecodeError):
+        pass
+    secret = os.urandom(32).hex()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as f:
+        f.write(secret + "\n")
+    return secret
 
 
 def _http_ok(url: str) -> bool:

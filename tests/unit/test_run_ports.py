@@ -1,4 +1,5 @@
-"""``make run`` keeps its address across a restart (``ttanjit.run.port_or_free``):
+"""``make run`` keeps its address and token secret across a restart
+(``ttanjit.run.port_or_free``, ``token_secret``):
 the gateway's port (``TTANJIT_HTTP_PORT``, default 8080) is taken again when
 the last run's connections linger in TIME_WAIT, as they do for a minute
 after Ctrl-C with a browser connected (the server closes them), and is
@@ -9,9 +10,11 @@ which the browser keeps per origin. Real loopback sockets."""
 from __future__ import annotations
 
 import socket
+import stat
+from pathlib import Path
 
 from ttanjit.common.natsserver import free_port
-from ttanjit.run import port_or_free
+from ttanjit.run import port_or_free, token_secret
 
 
 def _time_wait_on(port: int) -> None:
@@ -55,3 +58,13 @@ def test_a_port_with_a_listening_server_is_given_up() -> None:
         with socket.socket() as s:  # and the one chosen is free
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind(("0.0.0.0", chosen))
+
+
+def test_the_token_secret_is_kept_across_runs(tmp_path: Path) -> None:
+    """``make run``'s gateway secret lives in ``var/token_secret`` (owner
+    only) and is the same the next run: players' tokens outlive a restart."""
+    first = token_secret(tmp_path)
+    assert len(first) == 64 and first == token_secret(tmp_path)
+    assert stat.S_IMODE((tmp_path / "token_secret").stat().st_mode) == 0o600
+    (tmp_path / "token_secret").write_text("short")  # damaged: a new one
+    assert token_secret(tmp_path) not in (first, "short")
