@@ -45,8 +45,9 @@ async def test_gateway_sigterm_closes_with_1001_and_the_client_resumes_elsewhere
         nats_url: str) -> None:
     """SIGTERM on a gateway (a rolling upgrade): exit code 0 within a few
     seconds; its WebSockets are closed with 1001 (going away) after their
-    sessions are saved, so the client resumes on another gateway without a
-    gap (docs/websocket.md, docs/protocol.md 5 ``ttanjit_sessions``)."""
+    sessions are saved, new ones are refused, so the client resumes on
+    another gateway without a gap (docs/websocket.md, docs/protocol.md 5
+    ``ttanjit_sessions``)."""
     with stack(nats_url, shards=1, gateways=2, bot_wait_ms=300) as st:
         a = await WSClient.signed_in(st.http(0), "배포")
         await a.send({"type": "queue", "game": "penalty_rows", "seats": 3})
@@ -58,6 +59,12 @@ async def test_gateway_sigterm_closes_with_1001_and_the_client_resumes_elsewhere
             while True:  # everything the gateway sends until it goes away
                 await a.recv(15)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001, closed.value
+        # a client told 1001 reconnects at once: the gateway on its way out
+        # refuses it (it would hold that connection, and its own exit, while
+        # the client waits there), so it reaches another gateway
+        with pytest.raises(OSError):
+            again = WSClient(st.http(0), a.ident)
+            await again.connect()
         rc, took = await stopping
         assert rc == 0 and took < 5, (rc, took, st.gateways[0].log()[-3000:])
         seen = [f["game_seq"] for f in a.events(gid)]

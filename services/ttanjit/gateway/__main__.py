@@ -56,6 +56,11 @@ class Server(uvicorn.Server):
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         # Ours first: uvicorn would close every WebSocket with 1012 before
         # the lifespan shutdown runs; clients get 1001 and saved sessions.
+        # New connections are refused from now on: a client told 1001
+        # reconnects at once, and must reach another gateway (or wait for
+        # this one's successor), not this one on its way out.
+        for server in self.servers:
+            server.close()
         gw = getattr(self.config.app, "gateway", None)
         if gw is not None:
             await gw.going_away()
