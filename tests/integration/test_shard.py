@@ -292,6 +292,30 @@ async def _games_on(shard_port: int, n: int, game: str) -> list[tuple[str, list[
     return out
 
 
+async def _play_each(nc: Any, tails: list[RecordTail], seed: int, moves: int,
+                     **kw: Any) -> list[dict[str, Any]]:
+    """Up to ``moves`` human moves in each game, none played to its end;
+    the commands accepted."""
+    accepted: list[dict[str, Any]] = []
+    for tail in tails:
+        accepted += await play_humans(nc, tail, random.Random(seed), max_moves=moves,
+                                      until_finished=False, **kw)
+    return accepted
+
+
+async def _every_accepted_move_recorded(tails: list[RecordTail],
+                                        accepted: list[dict[str, Any]]) -> None:
+    """Each record holds every command ever accepted, and replays with all
+    of them accepted again."""
+    for tail in tails:
+        await tail.caught_up()
+    recorded = {e["cmd"] for t in tails for e in t.entries if e.get("cmd")}
+    assert {x["cmd"] for x in accepted} <= recorded
+    for tail in tails:
+        _, replies, _ = await replay_stored(tail)
+        assert all(r["ok"] for r in replies)
+
+
 async def test_kill9_failover_keeps_every_accepted_move(svc: Services) -> None:
     """Issue 5 / DESIGN 4: kill -9 of the owner mid-game; another shard claims
     each game within seconds, replays the record and continues; every move
@@ -480,10 +504,7 @@ async def test_sigterm_with_nats_gone_exits_at_once_and_loses_nothing(tmp_path: 
         nc = await nats.connect(server.url, max_reconnect_attempts=-1, reconnect_time_wait=0.2)
         games = await _games_on(a.ports["grpc"], 4, game)
         tails = [await RecordTail(nc, gid).start() for gid, _ in games]
-        accepted: list[dict[str, Any]] = []
-        for tail in tails:
-            accepted += await play_humans(nc, tail, random.Random(11), max_moves=3,
-                                          until_finished=False)
+        accepted = await _play_each(nc, tails, 11, 3)
         for tail in tails:
             await tail.stop()
         t0 = time.monotonic()
@@ -500,18 +521,11 @@ async def test_sigterm_with_nats_gone_exits_at_once_and_loses_nothing(tmp_path: 
         server = NatsServer(port=port, store_dir=store).start()
         svc.start("shard", name="shard-c")
         tails = [await RecordTail(nc, gid).start() for gid, _ in games]
+        accepted += await _play_each(nc, tails, 12, 2)
+        await _every_accepted_move_recorded(tails, accepted)
         for tail in tails:
-            accepted += await play_humans(nc, tail, random.Random(12), max_moves=2,
-                                          until_finished=False)
-        for tail in tails:
-            await tail.caught_up()
             assert any("claim" in m and m["claim"]["shard"] == "shard-c"
                        for _, m in tail.rec.markers)
-        recorded = {e["cmd"] for t in tails for e in t.entries if e.get("cmd")}
-        assert {x["cmd"] for x in accepted} <= recorded
-        for tail in tails:
-            _, replies, _ = await replay_stored(tail)
-            assert all(r["ok"] for r in replies)
     finally:
         if nc is not None:
             await nc.close()
@@ -530,10 +544,7 @@ async def test_drain_ends_at_its_timeout_and_serves_the_games_again(svc: Service
     nc = await nats.connect(svc.nats_url)
     games = await _games_on(a.ports["grpc"], 3, game)
     tails = [await RecordTail(nc, gid).start() for gid, _ in games]
-    accepted: list[dict[str, Any]] = []
-    for tail in tails:
-        accepted += await play_humans(nc, tail, random.Random(21), max_moves=2,
-                                      until_finished=False)
+    accepted = await _play_each(nc, tails, 21, 2)
     b.proc.send_signal(signal.SIGSTOP)
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{a.ports['grpc']}") as ch:
@@ -544,20 +555,13 @@ async def test_drain_ends_at_its_timeout_and_serves_the_games_again(svc: Service
         assert took < 2.5, took
         assert (out.handed_over, out.left) == (0, 3), out
         assert "drain stops: timeout" in a.log()
-        for tail in tails:  # served by shard-a again
-            accepted += await play_humans(nc, tail, random.Random(22), max_moves=2,
-                                          until_finished=False)
+        accepted += await _play_each(nc, tails, 22, 2)  # served by shard-a again
     finally:
         b.kill()
     owners = await nc.jetstream().key_value("ttanjit_owners")
-    for (gid, _), tail in zip(games, tails, strict=True):
+    for gid, _ in games:
         assert orjson.loads((await owners.get(gid)).value)["shard"] == "shard-a"
-        await tail.caught_up()
-    recorded = {e["cmd"] for t in tails for e in t.entries if e.get("cmd")}
-    assert {x["cmd"] for x in accepted} <= recorded
-    for tail in tails:
-        _, replies, _ = await replay_stored(tail)
-        assert all(r["ok"] for r in replies)
+    await _every_accepted_move_recorded(tails, accepted)
     await nc.close()
 
 
