@@ -183,7 +183,7 @@ async def unless_disconnected(nc: Client, aw: Awaitable[Any], timeout: float) ->
     lost = _LOST.get(nc) or asyncio.Event()  # another client: the timeout only
     if not nc.is_connected or lost.is_set():
         task.cancel()
-        await asyncio.wait({task})
+        await asyncio.wait({task}, timeout=1.0)
         return "nats connection lost"
     waiting = asyncio.ensure_future(lost.wait())
     try:
@@ -193,8 +193,10 @@ async def unless_disconnected(nc: Client, aw: Awaitable[Any], timeout: float) ->
         waiting.cancel()
         if not task.done():
             task.cancel()
-            await asyncio.wait({task})
-    if task.cancelled():
+            # a step that does not stop at once (a library that swallowed the
+            # cancellation) is left to end by itself
+            await asyncio.wait({task}, timeout=1.0)
+    if not task.done() or task.cancelled():
         return "nats connection lost" if lost.is_set() else "timeout"
     exc = task.exception()
     return None if exc is None else repr(exc)

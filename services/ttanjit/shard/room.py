@@ -524,9 +524,15 @@ class Room:
         for task in list(self.bots.values()):
             task.cancel()
         self.bots.clear()
-        try:  # inputs already accepted become durable first
-            await asyncio.wait_for(self.idle.wait(), 5.0)
-        except TimeoutError:
+        # inputs already accepted become durable first (asyncio.wait, not
+        # wait_for: Python 3.11's wait_for swallows a cancellation that meets
+        # an already set event, and the drain cancels this when it stops)
+        idle = asyncio.ensure_future(self.idle.wait())
+        try:
+            done, _ = await asyncio.wait({idle}, timeout=5.0)
+        finally:
+            idle.cancel()
+        if not done:
             self.thaw()
             return False
         if self.gone:
