@@ -145,3 +145,31 @@ def flat(frame: dict[str, Any]) -> list[dict[str, Any]]:
              "replayed": frame.get("replayed", False), "seq": frame.get("seq"),
              "view": frame.get("view"), "type": frame["type"]}
             for e in frame.get("events", [])]
+
+
+def assert_gapless(frames: list[dict[str, Any]], game_id: str,
+                   repeats: bool = False) -> list[int]:
+    """The game's events in ``frames`` (one client's, or one and then the
+    one that resumed its session, in order) never skip one: each event
+    follows the last the client had, from an event or from a whole ``view``
+    (a view answering a ``sync`` includes the events it was made from: a
+    burst the gateway got meanwhile is not sent again). No event comes twice
+    unless ``repeats`` (a resume from a crashed gateway's checkpoint).
+    Returns the events' ``game_seq``s."""
+    have: int | None = None
+    seqs: list[int] = []
+    for f in frames:
+        if f.get("game_id") != game_id:
+            continue
+        if f.get("type") == "view":
+            have = f["game_seq"] if have is None else max(have, f["game_seq"])
+            continue
+        for e in flat(f):
+            g = e["game_seq"]
+            if have is not None and g <= have:
+                assert repeats, f"event {g} again after {have}"
+                continue
+            assert have is None or g == have + 1, f"gap: had {have}, then event {g}"
+            have = g
+            seqs.append(g)
+    return seqs
