@@ -124,6 +124,7 @@ class Services:
 
     def __init__(self, nats_url: str, logdir: Path) -> None:
         self.nats_url = nats_url
+        self.nats: NatsServer | None = None  # the server, when the fixture made its own
         self.logdir = logdir
         self.procs: list[Proc] = []
         # a lobby of its own (docs/protocol.md 4.1): tests share the session's
@@ -189,9 +190,12 @@ def services(nats_url: str, request: pytest.FixtureRequest) -> Iterator[Services
 @pytest.fixture
 def svc(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Services]:
     """A fresh nats-server of its own and a process factory on it, for tests
-    that kill or restart NATS or need an empty JetStream (logs shown on failure)."""
-    server = NatsServer().start()
+    that kill or restart NATS or need an empty JetStream (logs shown on
+    failure). ``svc.nats`` is that server: ``stop()`` then ``start()`` brings
+    it back on the same port with the same JetStream store."""
+    server = NatsServer(store_dir=str(tmp_path / "js")).start()
     services = Services(server.url, tmp_path)
+    services.nats = server
     try:
         yield services
     finally:

@@ -486,51 +486,42 @@ async def test_sigterm_drain_hands_games_over(svc: Services) -> None:
     await nc.close()
 
 
-async def test_sigterm_with_nats_gone_exits_at_once_and_loses_nothing(tmp_path: Path) -> None:
+async def test_sigterm_with_nats_gone_exits_at_once_and_loses_nothing(svc: Services) -> None:
     """Ctrl-C of ``make run`` sends SIGTERM to nats-server and both shards at
     once. A draining shard whose NATS connection is lost stops the drain at
     once (it waited out every handover step's NATS timeouts, > 8 s, and was
     SIGKILLed by honcho) and exits 0; at the next start a shard claims each
     game from its record, which holds every move accepted before."""
     game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
-    store = str(tmp_path / "js")
-    server = NatsServer(store_dir=store).start()
-    port = server.port
-    svc = Services(server.url, tmp_path)
-    nc = None
-    try:
-        a = svc.start("shard", name="shard-a", env={"TTANJIT_DRAIN_TIMEOUT_S": "25"})
-        b = svc.start("shard", name="shard-b", env={"TTANJIT_DRAIN_TIMEOUT_S": "25"})
-        nc = await nats.connect(server.url, max_reconnect_attempts=-1, reconnect_time_wait=0.2)
-        games = await _games_on(a.ports["grpc"], 4, game)
-        tails = [await RecordTail(nc, gid).start() for gid, _ in games]
-        accepted = await _play_each(nc, tails, 11, 3)
-        for tail in tails:
-            await tail.stop()
-        t0 = time.monotonic()
-        server.proc.send_signal(signal.SIGTERM)  # type: ignore[union-attr]
-        a.proc.send_signal(signal.SIGTERM)
-        b.proc.send_signal(signal.SIGTERM)
-        rcs = [await asyncio.to_thread(p.proc.wait, 20) for p in (a, b)]
-        took = time.monotonic() - t0
-        assert rcs == [0, 0], (rcs, a.log()[-3000:])
-        assert took < 3.0, (took, a.log()[-3000:])
-        assert '"msg":"drained"' in a.log()
-        server.stop()
+    assert svc.nats is not None and svc.nats.proc is not None
+    a = svc.start("shard", name="shard-a", env={"TTANJIT_DRAIN_TIMEOUT_S": "25"})
+    b = svc.start("shard", name="shard-b", env={"TTANJIT_DRAIN_TIMEOUT_S": "25"})
+    nc = await nats.connect(svc.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=0.2)
+    games = await _games_on(a.ports["grpc"], 4, game)
+    tails = [await RecordTail(nc, gid).start() for gid, _ in games]
+    accepted = await _play_each(nc, tails, 11, 3)
+    for tail in tails:
+        await tail.stop()
+    t0 = time.monotonic()
+    svc.nats.proc.send_signal(signal.SIGTERM)
+    a.proc.send_signal(signal.SIGTERM)
+    b.proc.send_signal(signal.SIGTERM)
+    rcs = [await asyncio.to_thread(p.proc.wait, 20) for p in (a, b)]
+    took = time.monotonic() - t0
+    assert rcs == [0, 0], (rcs, a.log()[-3000:])
+    assert took < 3.0, (took, a.log()[-3000:])
+    assert '"msg":"drained"' in a.log()
+    svc.nats.stop()
 
-        server = NatsServer(port=port, store_dir=store).start()
-        svc.start("shard", name="shard-c")
-        tails = [await RecordTail(nc, gid).start() for gid, _ in games]
-        accepted += await _play_each(nc, tails, 12, 2)
-        await _every_accepted_move_recorded(tails, accepted)
-        for tail in tails:
-            assert any("claim" in m and m["claim"]["shard"] == "shard-c"
-                       for _, m in tail.rec.markers)
-    finally:
-        if nc is not None:
-            await nc.close()
-        svc.stop_all()
-        server.stop()
+    svc.nats.start()  # the same port and store
+    svc.start("shard", name="shard-c")
+    tails = [await RecordTail(nc, gid).start() for gid, _ in games]
+    accepted += await _play_each(nc, tails, 12, 2)
+    await _every_accepted_move_recorded(tails, accepted)
+    for tail in tails:
+        assert any("claim" in m and m["claim"]["shard"] == "shard-c"
+                   for _, m in tail.rec.markers)
+    await nc.close()
 
 
 async def test_drain_ends_at_its_timeout_and_serves_the_games_again(svc: Services) -> None:

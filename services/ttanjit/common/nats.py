@@ -181,14 +181,11 @@ async def unless_disconnected(nc: Client, aw: Awaitable[Any], timeout: float) ->
     connection not made by :func:`connect` gets the timeout only.)"""
     task = asyncio.ensure_future(aw)
     lost = _LOST.get(nc) or asyncio.Event()  # another client: the timeout only
-    if not nc.is_connected or lost.is_set():
-        task.cancel()
-        await asyncio.wait({task}, timeout=1.0)
-        return "nats connection lost"
-    waiting = asyncio.ensure_future(lost.wait())
+    waiting = asyncio.ensure_future(lost.wait())  # done at once if already lost
     try:
-        await asyncio.wait({task, waiting}, timeout=timeout,
-                           return_when=asyncio.FIRST_COMPLETED)
+        if nc.is_connected:
+            await asyncio.wait({task, waiting}, timeout=timeout,
+                               return_when=asyncio.FIRST_COMPLETED)
     finally:
         waiting.cancel()
         if not task.done():
@@ -197,7 +194,7 @@ async def unless_disconnected(nc: Client, aw: Awaitable[Any], timeout: float) ->
             # cancellation) is left to end by itself
             await asyncio.wait({task}, timeout=1.0)
     if not task.done() or task.cancelled():
-        return "nats connection lost" if lost.is_set() else "timeout"
+        return "nats connection lost" if lost.is_set() or not nc.is_connected else "timeout"
     exc = task.exception()
     return None if exc is None else repr(exc)
 

@@ -561,15 +561,14 @@ class Room:
         handover marker still in flight has landed or failed: its sequence is
         the one the game's next append must follow)."""
         marker, self.marker = self.marker, None
-        if marker is not None:
-            if not marker.done():
-                def settled(_: object) -> None:
-                    self.marker = marker
-                    self.thaw()
-                marker.add_done_callback(settled)
-                return
-            if not marker.cancelled() and marker.exception() is None:
-                self.last_seq = marker.result()
+        if marker is not None and not marker.done():
+            marker.add_done_callback(self._thaw_after)
+        else:
+            self._thaw_after(marker)
+
+    def _thaw_after(self, marker: asyncio.Future[int] | None) -> None:
+        if marker is not None and not marker.cancelled() and marker.exception() is None:
+            self.last_seq = marker.result()
         self.frozen = False
         if self.gone:
             return

@@ -799,32 +799,33 @@ class Shard:
             by_target: dict[str, list[Room]] = {}
             for g in live_games:
                 by_target.setdefault(rendezvous(g.game_id, takers) or takers[0], []).append(g)
-            results = await asyncio.gather(*(self._handover(tgt, gs, progress)
-                                             for tgt, gs in by_target.items()))
-            if sum(results) == 0:
+            before = progress["handed_over"]
+            await asyncio.gather(*(self._handover(tgt, gs, progress)
+                                   for tgt, gs in by_target.items()))
+            if progress["handed_over"] == before:  # nobody took any: a moment, then again
                 await asyncio.sleep(0.5)
 
     async def _handover(self, target: str, games: list[Room], progress: dict[str, int],
-                        chunk: int = 100) -> int:
-        done = 0
+                        chunk: int = 100) -> None:
+        """Hand ``games`` to ``target``, ``chunk`` at a time; each one taken
+        counts in ``progress["handed_over"]``."""
         for i in range(0, len(games), chunk):
             part = games[i:i + chunk]
             try:
-                done += await self._hand_over_part(target, part, progress)
+                await self._hand_over_part(target, part, progress)
             except asyncio.CancelledError:  # the drain stopped: serve them here again
                 for g in part:
                     if g.frozen and not g.gone:
                         g.thaw()
                 raise
-        return done
 
     async def _hand_over_part(self, target: str, part: list[Room],
-                              progress: dict[str, int]) -> int:
+                              progress: dict[str, int]) -> None:
         ready = await asyncio.gather(*(g.freeze(target) for g in part))
         offer = [{"game_id": g.game_id, "rev": g.owner_rev, "epoch": g.epoch}
                  for g, ok in zip(part, ready, strict=True) if ok]
         if not offer:
-            return 0
+            return
         try:
             msg = await self.nc.request(self.subj.adopt(target),
                                         orjson.dumps({"from": self.id, "games": offer}),
@@ -833,18 +834,15 @@ class Shard:
         except Exception as exc:  # noqa: BLE001 - no answer: serve them here again
             log.warning("handover to %s failed: %r", target, exc)
             taken = set()
-        done = 0
         for g, ok in zip(part, ready, strict=True):
             if not ok:
                 continue
             if g.game_id in taken:
                 m.handovers.labels("out").inc()
                 self.drop(g, f"handed over to {target}")
-                done += 1
                 progress["handed_over"] += 1
             else:  # not taken: serve it again
                 g.thaw()
-        return done
 
     async def _on_adopt(self, msg: Msg) -> None:
         try:
