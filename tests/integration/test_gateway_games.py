@@ -383,7 +383,8 @@ async def test_resume_after_a_gateway_crash(st: Stack) -> None:
 
 async def test_room_started_while_a_member_was_away(st: Stack) -> None:
     """The ``matched`` frame went out while the member had no connection: on
-    the next hello the game is found (and its view sent) all the same."""
+    the next hello the game is found (and its view sent) all the same, with
+    who sits where by name (from the game directory)."""
     host = await WSClient.signed_in(st.http(0), "방장")
     away = await WSClient.signed_in(st.http(1), "잠깐")
     await host.send({"type": "room_create", "game": "onecard", "seats": 2})
@@ -394,11 +395,16 @@ async def test_room_started_while_a_member_was_away(st: Stack) -> None:
     away.ws.transport.abort()
     await asyncio.sleep(0.5)
     await host.send({"type": "room_start"})
-    gid = (await host.wait_type("matched", 20))["game_id"]
+    matched = await host.wait_type("matched", 20)
+    gid = matched["game_id"]
     back = WSClient(st.http(0), away.ident)
     await back.connect()
     welcome = await back.hello({"session": away.session, "last_seq": away.last_seq})
     assert welcome["resumed"] and welcome["game_id"] == gid
+    assert (welcome["seat"], welcome["game"]) == (1 - matched["seat"], "onecard")
+    assert [(p["seat"], p["kind"], p["player"], p["nickname"]) for p in welcome["players"]] == [
+        (p["seat"], p["kind"], p["player"], p["nickname"]) for p in matched["players"]]
+    assert sorted(p["nickname"] for p in welcome["players"]) == ["방장", "잠깐"]
     view = await back.wait_type("view")
     assert view["game_id"] == gid and len(view["view"]["hand"]) == 7
     for c in (host, back):

@@ -97,6 +97,7 @@ class FakeGateway:
         self.published: list[tuple[str, dict[str, Any]]] = []
         self.tables: dict[str, list[str]] = {}
         self.finals: dict[str, dict[str, Any]] = {}
+        self.seated: dict[str, dict[str, Any]] = {}
 
     def register(self, conn: Connection) -> None:
         self.registered.append(conn)
@@ -124,6 +125,9 @@ class FakeGateway:
 
     async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None:
         return self.finals.get(game_id)
+
+    async def seated_match(self, game_id: str) -> dict[str, Any] | None:
+        return self.seated.get(game_id)
 
     async def subscribe_player(self, player: str,
                                cb: Callable[[Any], Awaitable[None]]) -> Any:
@@ -214,6 +218,22 @@ async def test_hello_takes_up_the_game_the_player_sits_in() -> None:
     assert (view["type"], view["game_id"], view["game_seq"], view["resync"]) == (
         "view", "g1", 5, True)
     assert gw.commands[-1][3] == {"type": "reconnect"}
+    assert "players" not in welcome  # the directory had no entry: seats by number
+
+
+async def test_a_game_taken_up_at_hello_names_its_seats() -> None:
+    """Seated while away: the welcome carries who sits where from the game
+    directory (docs/websocket.md welcome), and the session keeps it."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 1}
+    gw.seated["g1"] = {"game": "onecard", "players": [
+        {"seat": 0, "kind": "human", "player": "p0", "nickname": "방장"},
+        {"seat": 1, "kind": "human", "player": "p1", "nickname": "하나"}]}
+    gw.sync_reply = {"seq": 5, "view": {"seat": 1, "turn": 0}, "game": "g1"}
+    welcome = await hello(c, gw, t)
+    assert (welcome["game_id"], welcome["seat"], welcome["game"]) == ("g1", 1, "onecard")
+    assert [p["nickname"] for p in welcome["players"]] == ["방장", "하나"]
+    assert gw.saved[-1]["match"] == gw.seated["g1"]
 
 
 async def test_an_action_goes_to_the_shard_and_its_result_comes_back() -> None:

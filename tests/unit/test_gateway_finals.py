@@ -5,7 +5,7 @@ result") at the gateway: a finished game's directory entry becomes the
 from __future__ import annotations
 
 from ttanjit.gateway import codec
-from ttanjit.gateway.finals import frame_of
+from ttanjit.gateway.finals import frame_of, match_of_entry
 
 ENTRY = {"game": "hakka", "players": {"p_a": 0, "p_b": 2}, "state": "finished",
          "result": {"ended_by": "abandoned", "winners": [], "scores": [0, 0, 0, 0],
@@ -30,3 +30,39 @@ def test_nothing_for_a_live_or_unknown_game() -> None:
 def test_the_frame_fits_the_schema() -> None:
     frame = {**(frame_of("g1", "p_a", ENTRY) or {}), "seq": 7, "server_ms": 1}
     assert codec.decode_server_proto(codec.encode_proto(frame)) == frame
+
+
+LIVE = {"game": "onecard", "players": {"p_host": 0, "p_away": 2}, "state": "live",
+        "seats": [{"kind": "human"}, {"kind": "bot", "level": "hard"}, {"kind": "human"}]}
+
+
+def test_a_live_entry_names_who_sits_where() -> None:
+    """A player seated while away (a room its host started) never got
+    ``matched``: the directory entry gives the same fields (docs/websocket.md
+    welcome), each human by nickname, a bot by its level."""
+    match = match_of_entry(LIVE, {"p_host": "방장", "p_away": "잠깐"})
+    assert match == {"game": "onecard",
+                     "players": [{"seat": 0, "kind": "human", "player": "p_host",
+                                  "nickname": "방장"},
+                                 {"seat": 1, "kind": "bot", "level": "hard"},
+                                 {"seat": 2, "kind": "human", "player": "p_away",
+                                  "nickname": "잠깐"}]}
+    # a nickname that could not be read: the client names that seat by number
+    assert "nickname" not in (match_of_entry(LIVE, {}) or {"players": [{}]})["players"][0]
+
+
+def test_no_names_from_a_finished_or_older_entry() -> None:
+    assert match_of_entry({**LIVE, "state": "finished"}, {}) is None
+    older = {k: v for k, v in LIVE.items() if k != "seats"}
+    assert match_of_entry(older, {}) is None
+    assert match_of_entry(None, {}) is None
+
+
+def test_the_welcome_with_those_fields_fits_the_schema() -> None:
+    match = match_of_entry(LIVE, {"p_host": "방장", "p_away": "잠깐"}) or {}
+    frame = {"type": "welcome", "seq": 1, "server_ms": 1, "session": "s1", "player": "p_away",
+             "nickname": "잠깐", "resumed": True, "game_id": "g1", "seat": 2, **match}
+    back = codec.decode_server_proto(codec.encode_proto(frame))
+    assert [(p["seat"], p["kind"], p.get("nickname", ""), p.get("level", ""))
+            for p in back["players"]] == [(0, "human", "방장", ""), (1, "bot", "", "hard"),
+                                          (2, "human", "잠깐", "")]

@@ -42,6 +42,7 @@ from ttanjit.common.config import Settings
 from ttanjit.common.grpcutil import Retrying, replicated_channel
 from ttanjit.common.nats import (
     GAMES_BUCKET,
+    IDENTITY_BUCKET,
     SESSIONS_BUCKET,
     Subjects,
     connect,
@@ -56,8 +57,9 @@ from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
 from ttanjit.gateway.capture import GatewayRecorder
 from ttanjit.gateway.conn import OWN_PART, Connection, burst_parts, now_ms
 from ttanjit.gateway.errors import MESSAGES, FrameError
-from ttanjit.gateway.finals import final_frame
+from ttanjit.gateway.finals import final_frame, seated_match
 from ttanjit.gateway.headers import with_security_headers
+from ttanjit.gateway.identity import Identities
 from ttanjit.gateway.limits import HELLO_MS, IDLE_MS
 from ttanjit.gateway.link import Links
 from ttanjit.gateway.replies import Replies
@@ -302,6 +304,16 @@ class Gateway:
 
     async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None:
         return await final_frame(self.nc, game_id, player)
+
+    async def seated_match(self, game_id: str) -> dict[str, Any] | None:
+        """Who sits where in a live game, from its directory entry and the
+        players' nicknames (a player seated while away never got ``matched``)."""
+        try:
+            ids = Identities(await self.nc.jetstream().key_value(IDENTITY_BUCKET))
+        except Exception as exc:  # noqa: BLE001 - JetStream away: seats keep their numbers
+            log.warning("identity bucket unreadable: %r", exc, extra={"game": game_id})
+            return None
+        return await seated_match(self.nc, game_id, ids.nickname)
 
     async def subscribe_player(self, player: str,
                                cb: Callable[[Any], Awaitable[None]]) -> Any:

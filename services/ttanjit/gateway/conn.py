@@ -92,6 +92,7 @@ class GatewayLink(Protocol):
     async def sync(self, s: Session, last_seq: int | None) -> dict[str, Any] | None: ...
     async def player_state(self, player: str) -> dict[str, Any] | None: ...
     async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None: ...
+    async def seated_match(self, game_id: str) -> dict[str, Any] | None: ...
     async def subscribe_player(self, player: str,
                                cb: Callable[[Any], Awaitable[None]]) -> Any: ...
     async def table_players(self, game_id: str) -> list[str]: ...
@@ -263,8 +264,10 @@ class Connection:
         await self.subscribe()
         state = await self.gw.player_state(ident.player)
         if state and state.get("game_id") and state["game_id"] != sess.game_id:
-            # seated while away (e.g. the room started): take up that game
-            sess.new_game(state["game_id"], state.get("seat"))
+            # seated while away (e.g. the room started): take up that game,
+            # with who sits where from the game directory
+            sess.new_game(state["game_id"], state.get("seat"),
+                          await self.gw.seated_match(state["game_id"]))
             from_game_seq = None
         catch_up = await self.gw.sync(sess, from_game_seq) if sess.game_id else None
         final = None

@@ -1,6 +1,7 @@
-"""How a game ended, for a player who comes back after its shard let it go
-(RULES.md 4: "a player who comes back later sees the final result";
-docs/websocket.md 4).
+"""What the game directory tells a player who comes back: how a game ended,
+after its shard let it go (RULES.md 4: "a player who comes back later sees
+the final result"; docs/websocket.md 4), and who sits where in a game the
+player was seated in while away.
 
 A finished game answers sync on its shard for 30 s after its last event;
 after that nobody does, but its ``ttanjit_games`` entry (docs/protocol.md 5)
@@ -40,9 +41,9 @@ def frame_of(game_id: str, player: str, entry: Any) -> dict[str, Any] | None:
     return frame
 
 
-async def final_frame(nc: Client, game_id: str, player: str) -> dict[str, Any] | None:
-    """The game's ``game_result`` frame from its directory entry; None when
-    the game is not known to be finished (or JetStream cannot say)."""
+async def directory_entry(nc: Client, game_id: str) -> dict[str, Any] | None:
+    """The game's ``ttanjit_games`` entry; None when there is none (or
+    JetStream cannot say)."""
     try:
         kv = await nc.jetstream().key_value(GAMES_BUCKET)
         entry = await kv.get(game_id)
@@ -52,4 +53,56 @@ async def final_frame(nc: Client, game_id: str, player: str) -> dict[str, Any] |
     except Exception as exc:  # noqa: BLE001 - JetStream away: the game is just gone
         log.warning("game directory unreadable: %r", exc, extra={"game": game_id})
         return None
-    return frame_of(game_id, player, doc)
+    return doc if isinstance(doc, dict) else None
+
+
+async def final_frame(nc: Client, game_id: str, player: str) -> dict[str, Any] | None:
+    """The game's ``game_result`` frame from its directory entry; None when
+    the game is not known to be finished (or JetStream cannot say)."""
+    return frame_of(game_id, player, await directory_entry(nc, game_id))
+
+
+def match_of_entry(entry: Any, nicknames: dict[str, str]) -> dict[str, Any] | None:
+    """A ``matched`` frame's ``game`` and ``players`` from a live game's
+    directory entry (pure): for a player seated while away (a
+    room its host started), who never got ``matched``. ``nicknames`` by
+    player id; a human without one is named by the client by seat. None
+    when the entry does not say who sits where (one written before it
+    did)."""
+    if not isinstance(entry, dict) or entry.get("state") != "live":
+        return None
+    seats, players = entry.get("seats"), entry.get("players")
+    if not isinstance(seats, list) or not isinstance(players, dict):
+        return None
+    by_seat = {s: str(p) for p, s in players.items() if isinstance(s, int)}
+    out: list[dict[str, Any]] = []
+    for i, spec in enumerate(seats):
+        kind = spec.get("kind") if isinstance(spec, dict) else None
+        p: dict[str, Any] = {"seat": i, "kind": kind if kind in ("human", "bot") else "human"}
+        if p["kind"] == "bot":
+            p["level"] = spec.get("level") or "normal"
+        elif i in by_seat:
+            p["player"] = by_seat[i]
+            if nicknames.get(by_seat[i]):
+                p["nickname"] = nicknames[by_seat[i]]
+        out.append(p)
+    return {"game": str(entry.get("game") or ""), "players": out}
+
+
+async def seated_match(nc: Client, game_id: str, nickname: Any) -> dict[str, Any] | None:
+    """:func:`match_of_entry` of the game's entry, with each human's
+    nickname from ``nickname(player_id)`` (awaitable)."""
+    entry = await directory_entry(nc, game_id)
+    players = entry.get("players") if entry else None
+    if not isinstance(players, dict):
+        return None
+    nicks = {}
+    for pid in players:
+        try:
+            nick = await nickname(str(pid))
+        except Exception as exc:  # noqa: BLE001 - the seat keeps its number
+            log.warning("nickname unreadable: %r", exc, extra={"game": game_id})
+            nick = None
+        if nick:
+            nicks[str(pid)] = nick
+    return match_of_entry(entry, nicks)

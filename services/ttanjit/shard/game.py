@@ -365,10 +365,13 @@ class HostedGame:
 
     # -- summary -------------------------------------------------------------
     def directory_entry(self) -> JSON:
-        """The game's ``ttanjit_games`` entry; a finished game's carries its
-        result too, so a player who comes back after the shard let the game
-        go still learns how it ended (docs/websocket.md 4)."""
+        """The game's ``ttanjit_games`` entry: its seats are public (a player
+        seated while away learns who sits where from them);
+        a finished game's carries its result too, so a player who comes back
+        after the shard let the game go still learns how it ended
+        (docs/websocket.md 4)."""
         out: JSON = {"game": self.setup.game, "players": dict(self.players),
+                     "seats": [s.to_json() for s in self.setup.seats],
                      "state": "finished" if self.finished else "live"}
         if not self.spectators:
             out["spectators"] = False
