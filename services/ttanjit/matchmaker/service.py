@@ -34,6 +34,7 @@ from ttanjit.common.nats import (
     RESULTS_STREAM,
     Subjects,
     ensure_jetstream,
+    subscribed,
 )
 from ttanjit.games import GAMES
 from ttanjit.matchmaker import metrics as m
@@ -764,6 +765,7 @@ async def serve(settings: Settings, nc: Client, stop: asyncio.Event,
             log.warning("bad heartbeat")
 
     await nc.subscribe(mm.subjects.heartbeat, cb=on_heartbeat)
+    await subscribed(nc)  # the shards' next heartbeats reach us before we say ready
     server, port = aio_server(settings.grpc_port, settings.grpc_host)
     host = settings.advertise_host or socket.gethostname()
     replica = settings.replica or f"{socket.gethostname()}-{secrets.token_hex(3)}"
