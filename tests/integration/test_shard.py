@@ -33,7 +33,6 @@ from shardkit import (
     sync,
 )
 
-from ttanjit.common.natsserver import NatsServer
 from ttanjit.games import GAMES, engine_class
 from ttanjit.games.record import Input, Record, replay
 from ttanjit.shard.game import record_from_messages
@@ -617,29 +616,26 @@ async def test_bot_seat_thinks_before_acting(svc: Services) -> None:
     await nc.close()
 
 
-async def test_nats_restart_loses_no_accepted_move(tmp_path: Path) -> None:
+async def test_nats_restart_loses_no_accepted_move(svc: Services) -> None:
     """No input loses a move: the NATS server restarts (same JetStream store)
     under a live game; the shard reconnects, takes the game back from its
     record if it had to drop it, and play goes on with every accepted move;
     afterwards a kill -9 still fails the game over to the other shard."""
-    server = NatsServer(store_dir=str(tmp_path / "js")).start()
-    services = Services(server.url, tmp_path)
+    assert svc.nats is not None
+    shard = svc.start("shard", name="shard-a", env={"TTANJIT_ABSENCE_MS": "1000"})
+    svc.start("shard", name="shard-b", env={"TTANJIT_ABSENCE_MS": "1000"})
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    nc = await nats.connect(svc.nats_url, max_reconnect_attempts=-1, reconnect_time_wait=0.2)
     try:
-        shard = services.start("shard", name="shard-a", env={"TTANJIT_ABSENCE_MS": "1000"})
-        services.start("shard", name="shard-b", env={"TTANJIT_ABSENCE_MS": "1000"})
-        game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
-        nc = await nats.connect(server.url, max_reconnect_attempts=-1, reconnect_time_wait=0.2)
         (gid, pids), = await _games_on(shard.ports["grpc"], 1, game)
         tail = await RecordTail(nc, gid).start()
         accepted = await play_humans(nc, tail, random.Random(1), max_moves=4,
                                      until_finished=False)
         # a deadline (the 60 s absence rule, 1 s here) falls inside the outage
         assert (await command(nc, gid, pids[1], {"type": "disconnect"}))["ok"]
-        port, store = server.port, server.store_dir
-        server.proc.terminate()  # type: ignore[union-attr]
-        server.proc.wait()  # type: ignore[union-attr]
+        svc.nats.stop()
         await asyncio.sleep(2.5)
-        server = NatsServer(port=port, store_dir=store).start()
+        svc.nats.start()  # the same port and JetStream store
         await tail.stop()
         await asyncio.sleep(0.5)
         tail = await RecordTail(nc, gid).start()
@@ -666,14 +662,8 @@ async def test_nats_restart_loses_no_accepted_move(tmp_path: Path) -> None:
         assert got["seq"] >= 1 and "view" in got
         owners = await nc.jetstream().key_value("ttanjit_owners")
         assert orjson.loads((await owners.get(gid)).value)["shard"] == "shard-b"
-        await nc.close()
-    except BaseException:
-        for p in services.procs:
-            print(f"\n===== {p.name} log =====\n{p.log()[-6000:]}")
-        raise
     finally:
-        services.stop_all()
-        server.stop()
+        await nc.close()
 
 
 def test_record_is_replayable_with_cli(tmp_path: Path) -> None:

@@ -17,7 +17,6 @@ import asyncio
 import random
 import signal
 import time
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -27,7 +26,6 @@ import pytest
 from conftest import Services
 from shardkit import RecordTail, create_game, play_humans, player_id
 
-from ttanjit.common.natsserver import NatsServer
 from ttanjit.v1 import shard_pb2, shard_pb2_grpc
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(150)]
@@ -109,20 +107,19 @@ async def next_bot_entry(nc: Any, tail: RecordTail, pid: str, after_ms: int,
 # --------------------------------------------------------------------------
 # item 3: NATS restart and a lost bot worker
 # --------------------------------------------------------------------------
-async def test_nats_restart_reasks_the_bot_within_seconds(tmp_path: Path) -> None:
+async def test_nats_restart_reasks_the_bot_within_seconds(svc: Services) -> None:
     """kill -9 of nats-server with a bot decision in flight (the worker is
     held with SIGSTOP until then, so the request surely is), a restart on
     the same store 2 s later: the decision is asked again when NATS is back
     and lands within seconds — not after the 30 s turn timer — with no
     accepted command lost and no needless owner change."""
-    server = NatsServer(store_dir=str(tmp_path / "js")).start()
-    svc = Services(server.url, tmp_path)
+    assert svc.nats is not None
     nc = None
     try:
         svc.start("shard", name="shard-a")
         svc.start("shard", name="shard-b")
         worker = svc.start("bots", ready="ready")
-        nc = await nats.connect(server.url, max_reconnect_attempts=-1,
+        nc = await nats.connect(svc.nats_url, max_reconnect_attempts=-1,
                                 reconnect_time_wait=0.2)
         pid = player_id("n")
         gid = await create_game(svc.procs[0].ports["grpc"], "onecard",
@@ -144,13 +141,12 @@ async def test_nats_restart_reasks_the_bot_within_seconds(tmp_path: Path) -> Non
         n_bot = sum(1 for e in tail.entries if is_decision(e))
         await asyncio.sleep(1.7)  # past the thinking pause (<= 1.5 s): the request is out
         kill_ms = wall_ms()
-        port, store = server.port, server.store_dir
-        server.proc.kill()  # type: ignore[union-attr]  # kill -9
-        server.proc.wait()  # type: ignore[union-attr]
+        svc.nats.proc.kill()  # type: ignore[union-attr]  # kill -9
+        svc.nats.proc.wait()  # type: ignore[union-attr]
         worker.proc.send_signal(signal.SIGCONT)
         assert sum(1 for e in tail.entries if is_decision(e)) == n_bot
         await asyncio.sleep(2.0)
-        server = NatsServer(port=port, store_dir=store).start()
+        svc.nats.start()  # the same port and JetStream store
         back_ms = wall_ms()
         await tail.stop()
         tail = await RecordTail(nc, gid).start()
@@ -171,15 +167,9 @@ async def test_nats_restart_reasks_the_bot_within_seconds(tmp_path: Path) -> Non
         assert len(owners) <= 2, owners  # at most one owner change for one fault
         print(f"claims: {owners}")
         await tail.stop()
-    except BaseException:
-        for p in svc.procs:
-            print(f"\n===== {p.name} log =====\n{p.log()[-6000:]}")
-        raise
     finally:
         if nc is not None:
             await nc.close()
-        svc.stop_all()
-        server.stop()
 
 
 async def test_killed_bot_worker_decision_is_asked_again(svc: Services) -> None:
