@@ -13,6 +13,7 @@ reads the entry.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -78,7 +79,7 @@ def match_of_entry(entry: Any, nicknames: dict[str, str]) -> dict[str, Any] | No
     out: list[dict[str, Any]] = []
     for i, spec in enumerate(seats):
         kind = spec.get("kind") if isinstance(spec, dict) else None
-        p: dict[str, Any] = {"seat": i, "kind": kind if kind in ("human", "bot") else "human"}
+        p: dict[str, Any] = {"seat": i, "kind": kind if kind in ("bot", "empty") else "human"}
         if p["kind"] == "bot":
             p["level"] = spec.get("level") or "normal"
         elif i in by_seat:
@@ -89,9 +90,10 @@ def match_of_entry(entry: Any, nicknames: dict[str, str]) -> dict[str, Any] | No
     return {"game": str(entry.get("game") or ""), "players": out}
 
 
-async def seated_match(nc: Client, game_id: str, nickname: Any) -> dict[str, Any] | None:
+async def seated_match(nc: Client, game_id: str,
+                       nickname: Callable[[str], Awaitable[str | None]]) -> dict[str, Any] | None:
     """:func:`match_of_entry` of the game's entry, with each human's
-    nickname from ``nickname(player_id)`` (awaitable)."""
+    nickname from ``nickname(player_id)``."""
     entry = await directory_entry(nc, game_id)
     players = entry.get("players") if entry else None
     if not isinstance(players, dict):
