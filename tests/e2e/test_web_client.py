@@ -256,6 +256,8 @@ def test_private_room_with_a_friend_in_another_tab(new_page: Any) -> None:
             if attempt == 2:
                 raise
     host.wait_for_selector('.seat .name:has-text("친구")')
+    # ratings on the scale players see everywhere (1,500 to start), not the internal one
+    assert host.locator(".seat .rating").all_inner_texts() == ["레이팅 1,500"] * 2
     host.locator('select[name="bot-level"]').select_option("hard")
     host.get_by_role("button", name="봇 넣기").click()
     host.wait_for_selector('.seat.bot:has-text("어려움")')

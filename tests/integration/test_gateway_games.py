@@ -132,6 +132,8 @@ async def test_private_room_options_two_players_and_a_bot(st: Stack) -> None:
     await guest.send({"type": "room_join", "code": room["code"].lower()})
     joined = (await guest.wait_type("room"))["room"]
     assert [m["kind"] for m in joined["members"]] == ["human", "human", "empty", "empty"]
+    # new players: the display rating they see everywhere (1,500; docs/websocket.md 3.4)
+    assert [m["display"] for m in joined["members"][:2]] == [1500, 1500]
     await guest.send({"type": "room_add_bot", "level": "hard"})
     assert (await guest.wait_type("error"))["code"] == "not_host"
     await host.send({"type": "room_add_bot", "level": "easy"})
@@ -147,6 +149,7 @@ async def test_private_room_options_two_players_and_a_bot(st: Stack) -> None:
     assert m1["game_id"] == m2["game_id"] and m1["kind"] == "room"
     assert m1["options"] == {"select_ms": 30000, "end": "score_66"}  # rounds go with "rounds"
     assert [p["kind"] for p in m1["players"]] == ["human", "human", "bot"]  # empty seat not dealt
+    assert [p["display"] for p in m1["players"][:2]] == [1500, 1500]
     v = (await guest.wait_type("view"))["view"]
     assert v["select_ms"] == 30000 and v["badge"]["end"] == "score_66"
     for c in (host, guest):

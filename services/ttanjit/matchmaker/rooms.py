@@ -14,6 +14,7 @@ from ttanjit.matchmaker.options import (
     defaults,
     merge_options,
 )
+from ttanjit.matchmaker.standings import display
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 CODE_LEN = 6
@@ -60,6 +61,7 @@ class Room:
                                      "nickname": s.nickname}
                 if s.player in self.ratings:
                     m["rating"] = round(self.ratings[s.player], 2)
+                    m["display"] = display(self.ratings[s.player])
                 members.append(m)
         return {"code": self.code, "game": self.game, "seats": self.seats,
                 "options": dict(self.options), "host": self.host, "members": members,

@@ -303,8 +303,9 @@ class Matchmaker:
         for i, s in enumerate(seats):
             p: dict[str, Any] = {"seat": i, "kind": s.kind}
             if s.kind == "human":
-                p.update(player=s.player, nickname=s.nickname,
-                         rating=round((await self.rating(game, s.player)).ordinal, 2))
+                ordinal = (await self.rating(game, s.player)).ordinal
+                p.update(player=s.player, nickname=s.nickname, rating=round(ordinal, 2),
+                         display=standings.display(ordinal))
             else:
                 p["level"] = s.level
             players.append(p)

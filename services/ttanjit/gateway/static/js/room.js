@@ -44,7 +44,7 @@ function roomView(room) {
           : [h("span.name", {}, m.nickname || "손님"),
             m.player === room.host ? h("span.badge", {}, "방장") : null,
             m.player === state.player ? h("span.badge.me", {}, "나") : null,
-            m.rating !== undefined && m.rating !== null ? h("span.muted", {}, ` 레이팅 ${Number(m.rating).toFixed(1)}`) : null]));
+            typeof m.display === "number" ? h("span.muted.rating", {}, ` 레이팅 ${m.display.toLocaleString("ko-KR")}`) : null]));
   }
   const empty = room.seats - members.length;
   return h("section.page.room", {},
