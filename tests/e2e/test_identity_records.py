@@ -125,6 +125,10 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     item = page.locator(f'.history-item[data-game-id="{gid}"]')
     item.wait_for()
     assert item.locator(".outcome").inner_text() == "나감"
+    # who sat at the table reads as one line ("기록보기, 봇2 (보통)"), not a name per row
+    lines = item.locator(".seats").evaluate(
+        "e => e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).fontSize)")
+    assert lines < 2, lines
     shot(page, "history")
     item.locator('[data-act="replay"]').click()
     page.wait_for_selector(f'section.replay[data-game-id="{gid}"] section.table[data-game="onecard"]')
