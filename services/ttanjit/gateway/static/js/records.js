@@ -226,7 +226,7 @@ export async function showReplay(root, gid, seat = null) {
   };
   const markSel = doc.marks.length > 1 ? h("select", { "aria-label": "판으로 이동", name: "replay-mark",
     onchange: (e) => go(Number(e.target.value)) },
-  doc.marks.map((m, k) => h("option", { value: m }, `${doc.steps[m].mark ?? k + 1}${doc.game === "hakka" ? "판" : "라운드"}`))) : null;
+  doc.marks.map((m, k) => h("option", { value: m }, `${doc.steps[m].mark ?? k + 1}판`))) : null;
   const seatSel = doc.finished ? h("select", { "aria-label": "누구의 자리에서 볼까요", name: "replay-seat",
     onchange: (e) => { stop(); showReplay(root, gid, Number(e.target.value)); } },
   doc.seats.map((_, s) => h("option", { value: s, selected: s === doc.seat }, `${ctl.names()[s]}${s === doc.my_seat ? " (나)" : ""} 자리`))) : null;

@@ -36,8 +36,8 @@ export function liveBox() {
 
 function progressText(g) {
   if (typeof g.round === "number") {
-    const unit = g.game === "hakka" ? "판" : "라운드";
-    return typeof g.rounds === "number" ? `${g.round}/${g.rounds}${unit}` : `${g.round}${unit}`;
+    // 판: the word the rules use for a round of 줄줄이 벌점 and a hand of Hakka alike
+    return typeof g.rounds === "number" ? `${g.round}/${g.rounds}판` : `${g.round}판`;
   }
   if (Array.isArray(g.cards)) return `남은 카드 ${g.cards.join("·")}`;
   return "";
