@@ -45,12 +45,22 @@ function badge(on) {
   document.documentElement.dataset.turnAlert = on ? "on" : "off";
 }
 
+/** Sound and vibration need the page to have been tapped or clicked since
+ * it loaded (browsers block both before that, and log it): a page opened or
+ * reloaded on the player's own turn shows the turn without them. */
+function touched() {
+  const ua = navigator.userActivation;
+  return ua ? ua.hasBeenActive : true; // no way to ask: try, as before
+}
+
 /** The game tells us whether it is this player's turn now. */
 export function myTurn(on) {
   if (on && !alerting) {
     alerting = true;
-    beep();
-    try { navigator.vibrate?.([120, 60, 120]); } catch { /* not allowed */ }
+    if (touched()) {
+      beep();
+      try { navigator.vibrate?.([120, 60, 120]); } catch { /* not allowed */ }
+    }
     if (document.hidden) badge(true);
   } else if (!on && alerting) {
     alerting = false;
