@@ -59,12 +59,21 @@ def test_identity_survives_tabs_restart_and_moves(browser: Any, stack: Any, new_
         assert code and len(code) == 8
         shot(page, "account-code")
         ctx.close()
-    other = new_page(width=360, height=740)
-    other.locator(".claim summary").click()
-    other.fill('input[name="transfer-code"]', code[:4] + "-" + code[4:])
-    other.get_by_role("button", name="계속하기").click()
-    assert lobby_open(other) == me
-    other.wait_for_selector('#who:has-text("새이름")')
+        other = new_page(width=360, height=740)
+        other.locator(".claim summary").click()
+        other.fill('input[name="transfer-code"]', code[:4] + "-" + code[4:])
+        other.get_by_role("button", name="계속하기").click()
+        assert lobby_open(other) == me
+        other.wait_for_selector('#who:has-text("새이름")')
+        # renamed on the other device: the first browser's token (under an
+        # hour old) still says 새이름, but it comes back by the new name
+        other.fill('input[name="new-nickname"]', "기기이름")
+        other.locator('[data-act="rename"]').click()
+        other.wait_for_selector('#who:has-text("기기이름")')
+        ctx, page = open_profile(browser, profile, stack.url)
+        assert lobby_open(page) == me
+        page.wait_for_selector('#who:has-text("기기이름")')
+        ctx.close()
 
 
 def test_a_new_tab_names_the_seats_of_the_game(browser: Any, stack: Any) -> None:

@@ -91,6 +91,18 @@ async def test_nickname_and_another_device(st: Stack) -> None:
     w = await c.hello()
     assert w["player"] == me["player"] and w["nickname"] == "바뀐이름"
     await c.close()
+    # the first device's token is from before the change (tokens last 1 h):
+    # its next connection goes by the new nickname all the same, and so does
+    # the room it opens (others see one name for one player)
+    old = WSClient(st.http(0), me)
+    await old.connect()
+    assert (await old.hello())["nickname"] == "바뀐이름"
+    await old.send({"type": "room_create", "game": "onecard", "seats": 2})
+    room = (await old.wait_type("room"))["room"]
+    assert [m.get("nickname") for m in room["members"]] == ["바뀐이름", None]
+    await old.send({"type": "room_leave"})
+    await old.wait_type("room_left")
+    await old.close()
 
 
 async def solo_started(st: Stack, nick: str, game: str, seats: int, **opts: Any

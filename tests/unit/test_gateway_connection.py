@@ -98,6 +98,7 @@ class FakeGateway:
         self.tables: dict[str, list[str]] = {}
         self.finals: dict[str, dict[str, Any]] = {}
         self.seated: dict[str, dict[str, Any]] = {}
+        self.nicknames: dict[str, str] = {}  # as last set (ttanjit_identity)
 
     def register(self, conn: Connection) -> None:
         self.registered.append(conn)
@@ -128,6 +129,9 @@ class FakeGateway:
 
     async def seated_match(self, game_id: str) -> dict[str, Any] | None:
         return self.seated.get(game_id)
+
+    async def nickname(self, player: str) -> str | None:
+        return self.nicknames.get(player)
 
     async def subscribe_player(self, player: str,
                                cb: Callable[[Any], Awaitable[None]]) -> Any:
@@ -192,6 +196,18 @@ async def test_hello_welcomes_registers_and_subscribes() -> None:
     assert gw.saved and gw.saved[-1]["player"] == "p1"
     await send(c, {"type": "hello", "token": token(gw)})
     assert t.frames()[-1]["code"] == "already_hello"
+
+
+async def test_hello_takes_the_nickname_as_last_set_on_any_device() -> None:
+    """A nickname changed on another device (docs/websocket.md 1.1) is the
+    one this connection uses (welcome, and the session the lobby and rooms
+    name the player by), though this tab's token still carries the old one."""
+    c, t, gw = make()
+    gw.nicknames["p1"] = "새이름"
+    welcome = await hello(c, gw, t)
+    assert welcome["nickname"] == "새이름"
+    assert c.session is not None and c.session.nickname == "새이름"
+    assert gw.saved[-1]["nickname"] == "새이름"
 
 
 async def test_a_bad_token_is_refused() -> None:

@@ -308,12 +308,17 @@ class Gateway:
     async def seated_match(self, game_id: str) -> dict[str, Any] | None:
         """Who sits where in a live game, from its directory entry and the
         players' nicknames (a player seated while away never got ``matched``)."""
+        return await seated_match(self.nc, game_id, self.nickname)
+
+    async def nickname(self, player: str) -> str | None:
+        """The player's nickname as last set (``ttanjit_identity``, any
+        device); None when there is none or JetStream cannot say."""
         try:
-            ids = Identities(await self.nc.jetstream().key_value(IDENTITY_BUCKET))
-        except Exception as exc:  # noqa: BLE001 - JetStream away: seats keep their numbers
-            log.warning("identity bucket unreadable: %r", exc, extra={"game": game_id})
+            kv = await self.nc.jetstream().key_value(IDENTITY_BUCKET)
+            return await Identities(kv).nickname(player)
+        except Exception as exc:  # noqa: BLE001 - the token's nickname stands in
+            log.warning("nickname unreadable: %r", exc)
             return None
-        return await seated_match(self.nc, game_id, ids.nickname)
 
     async def subscribe_player(self, player: str,
                                cb: Callable[[Any], Awaitable[None]]) -> Any:

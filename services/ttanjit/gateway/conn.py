@@ -93,6 +93,7 @@ class GatewayLink(Protocol):
     async def player_state(self, player: str) -> dict[str, Any] | None: ...
     async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None: ...
     async def seated_match(self, game_id: str) -> dict[str, Any] | None: ...
+    async def nickname(self, player: str) -> str | None: ...
     async def subscribe_player(self, player: str,
                                cb: Callable[[Any], Awaitable[None]]) -> Any: ...
     async def table_players(self, game_id: str) -> list[str]: ...
@@ -239,6 +240,9 @@ class Connection:
         if self.session is not None:
             raise FrameError("already_hello")
         ident = self.gw.tokens.verify(f.get("token") or self.url_token, now_ms())
+        # the nickname as last set on any device (a token keeps the one it
+        # was issued with, for up to an hour)
+        nickname = await self.gw.nickname(ident.player) or ident.nickname
         prior = await self.gw.take_over(ident.player, self)
         resume = f.get("resume") or {}
         last_seq = int(resume.get("last_seq") or 0)
@@ -247,14 +251,14 @@ class Connection:
         if resumed:
             assert prior is not None
             sess = prior
-            sess.nickname = ident.nickname  # a changed nickname comes with a new token
+            sess.nickname = nickname
             from_game_seq = sess.game_seq_at(last_seq)
             sess.rewind(last_seq, from_game_seq)
             sess.closed_ms = None
         else:
             if resume:
                 m.RESUMES.labels("failed").inc()
-            sess = Session(new_session_id(), ident.player, ident.nickname)
+            sess = Session(new_session_id(), ident.player, nickname)
             if prior is not None and prior.game_id:
                 sess.new_game(prior.game_id, prior.seat, prior.match)
             from_game_seq = None
@@ -282,7 +286,7 @@ class Connection:
             m.RESUMES.labels(result).inc()
         welcome: dict[str, Any] = {
             "type": "welcome", "session": sess.id, "player": ident.player,
-            "nickname": ident.nickname, "resumed": resumed, "limits": limits_json(),
+            "nickname": nickname, "resumed": resumed, "limits": limits_json(),
             "ratings": list(state["ratings"]) if state else [],
         }
         if result:

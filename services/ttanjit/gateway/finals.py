@@ -93,18 +93,15 @@ def match_of_entry(entry: Any, nicknames: dict[str, str]) -> dict[str, Any] | No
 async def seated_match(nc: Client, game_id: str,
                        nickname: Callable[[str], Awaitable[str | None]]) -> dict[str, Any] | None:
     """:func:`match_of_entry` of the game's entry, with each human's
-    nickname from ``nickname(player_id)``."""
+    nickname from ``nickname(player_id)`` (None: the client names the
+    seat by number)."""
     entry = await directory_entry(nc, game_id)
     players = entry.get("players") if entry else None
     if not isinstance(players, dict):
         return None
     nicks = {}
     for pid in players:
-        try:
-            nick = await nickname(str(pid))
-        except Exception as exc:  # noqa: BLE001 - the seat keeps its number
-            log.warning("nickname unreadable: %r", exc, extra={"game": game_id})
-            nick = None
+        nick = await nickname(str(pid))
         if nick:
             nicks[str(pid)] = nick
     return match_of_entry(entry, nicks)

@@ -46,6 +46,11 @@ net.on("net", () => {
 net.on("welcome", (f) => {
   game.known(f); // the seats' names, before the game screen opens
   state.player = f.player;
+  // the nickname as last set on any device (this tab's token may be older)
+  if (f.nickname && f.nickname !== store.get("nickname", "")) {
+    store.set("nickname", f.nickname);
+    store.rememberNickname(f.nickname);
+  }
   state.ratings = f.ratings || [];
   if (f.room) state.room = f.room;
   updateHeader();
