@@ -415,6 +415,37 @@ async def test_room_started_while_a_member_was_away(st: Stack) -> None:
         await c.close()
 
 
+async def test_a_game_left_by_choice_does_not_come_back_on_another_device(st: Stack) -> None:
+    """나가기 (RULES.md 4: a bot takes the seat; the connection that left may
+    watch on, as the quick-match tests above do): a later hello of the same
+    player, on another gateway and device, names no game and brings none of
+    its frames, though the game plays on and the matchmaker still has the
+    player seated until it ends."""
+    a = await WSClient.signed_in(st.http(0), "나간사람")
+    friend = await WSClient.signed_in(st.http(1), "남은사람")
+    await a.send({"type": "room_create", "game": "onecard", "seats": 2})
+    code = (await a.wait_type("room"))["room"]["code"]
+    await friend.send({"type": "room_join", "code": code})
+    await a.wait_for(lambda f: f.get("type") == "room" and len(
+        [m for m in f["room"]["members"] if m["kind"] == "human"]) == 2)
+    await a.send({"type": "room_start"})
+    gid = (await a.wait_type("matched", 20))["game_id"]
+    await a.wait_type("view")
+    assert (await a.action(gid, {"type": "leave"}))["type"] == "result"
+    await asyncio.sleep(0.3)
+    b = WSClient(st.http(1), a.ident)  # another device: no session to resume
+    await b.connect()
+    welcome = await b.hello()
+    assert "game_id" not in welcome, welcome
+    # the game goes on (the friend plays against the bot in the seat)
+    await play_some(friend, "onecard", gid, 2)
+    await asyncio.sleep(0.5)
+    assert not [f for f in b.frames if f.get("game_id") == gid], b.frames
+    await friend.action(gid, {"type": "leave"})
+    for c in (a, b, friend):
+        await c.close()
+
+
 def shard_commands(st: Stack, path: str) -> float:
     """The gateway's game commands sent to shards by ``path`` (link / nats)."""
     import urllib.request

@@ -269,6 +269,40 @@ async def test_an_action_goes_to_the_shard_and_its_result_comes_back() -> None:
         "error", "not_your_turn", "action", "c2", "차례가 아니에요")
 
 
+async def test_a_game_left_by_choice_is_not_taken_up_again() -> None:
+    """나가기 (RULES.md 4: a bot plays the seat on, the player may watch):
+    the connection that left still gets the game to its end, but a later
+    hello on another tab or device (the matchmaker still says the player
+    sits there until the game's result) neither names it nor takes it up
+    from its bursts."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 1}
+    gw.sync_reply = {"seq": 1, "view": {"seat": 1}, "game": "g1"}
+    await hello(c, gw, t)
+    await send(c, {"type": "action", "cmd_id": "c1", "action": {"type": "leave"}})
+    assert t.frames()[-1]["type"] == "result"
+    assert c.session is not None and (c.session.game_id, c.session.left) == ("g1", "g1")
+    later = burst("g1", 2, [{"type": "substituted", "seat": 1}], {"seat": 1}, flags=2)
+    await gw.subs[0].cb(Msg("ttanjit.v1.player.p1.events", later))
+    while c._pump is not None:
+        await asyncio.sleep(0.01)
+    assert t.frames()[-1]["type"] == "update"  # watching on
+    # another device (the session handed over as the kick does, through
+    # JSON): its hello names no game and says nothing to it
+    gw.prior = Session.from_json(orjson.loads(orjson.dumps(c.session.to_json())))
+    t2 = FakeTransport()
+    c2 = Connection(_link(gw), t2, False)
+    commands = len(gw.commands)
+    welcome = await hello(c2, gw, t2)
+    assert "game_id" not in welcome and gw.commands[commands:] == []
+    sent = len(t2.frames())
+    await gw.subs[-1].cb(Msg("ttanjit.v1.player.p1.events",
+                             burst("g1", 3, [{"type": "played", "seat": 0}], {"seat": 1})))
+    while c2._pump is not None:
+        await asyncio.sleep(0.01)
+    assert len(t2.frames()) == sent and c2.session is not None and c2.session.game_id == ""
+
+
 @pytest.mark.parametrize(("frame", "code"), [
     ({"game_id": "other", "cmd_id": "c", "action": {"type": "draw"}}, "not_in_game"),
     ({"seat": 3, "cmd_id": "c", "action": {"type": "draw"}}, "not_your_seat"),

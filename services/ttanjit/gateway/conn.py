@@ -259,7 +259,9 @@ class Connection:
             if resume:
                 m.RESUMES.labels("failed").inc()
             sess = Session(new_session_id(), ident.player, nickname)
-            if prior is not None and prior.game_id:
+            if prior is not None:
+                sess.left = prior.left
+            if prior is not None and prior.game_id and prior.game_id != prior.left:
                 sess.new_game(prior.game_id, prior.seat, prior.match)
             from_game_seq = None
         self.session = sess
@@ -267,7 +269,7 @@ class Connection:
         self.buffer = []
         await self.subscribe()
         state = await self.gw.player_state(ident.player)
-        if state and state.get("game_id") and state["game_id"] != sess.game_id:
+        if state and state.get("game_id") and state["game_id"] not in (sess.game_id, sess.left):
             # seated while away (e.g. the room started): take up that game,
             # with who sits where from the game directory
             sess.new_game(state["game_id"], state.get("seat"),
@@ -446,6 +448,8 @@ class Connection:
         s = self.session
         if s is None or self.closed:
             return
+        if gid == s.left and gid != s.game_id:
+            return  # left by choice (나가기) in another tab: not taken up here
         if gid != s.game_id:  # a game we have not heard of (its matched is late)
             s.new_game(gid, None)
             self.finished_game = False
@@ -719,6 +723,9 @@ class Connection:
         if part is not None and isinstance(reply.get("seq"), int):
             self.on_part(gid, reply["seq"] + 1, reply["seq"], 0, part)
         if reply.get("ok"):
+            if action["type"] == "leave":
+                s.walked_out()
+                self._spawn(self.gw.save(s))
             frame: dict[str, Any] = {"type": "result", "cmd_id": cmd_id, "game_id": gid}
             if isinstance(reply.get("seq"), int):
                 frame["game_seq"] = reply["seq"]

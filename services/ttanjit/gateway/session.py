@@ -56,6 +56,10 @@ class Session:
     # the game's `matched` fields (game, kind, players, options): `welcome`
     # repeats them, so a new tab or device names the seats (docs/websocket.md)
     match: dict[str, Any] | None = None
+    # the game the player left by choice (나가기; RULES.md 4: a bot plays on):
+    # the connection that left may watch it to the end, but a later hello
+    # (another tab or device) does not take it up again
+    left: str = ""
 
     def next_seq(self) -> int:
         self.seq += 1
@@ -86,6 +90,10 @@ class Session:
 
     def left_game(self) -> None:
         self.game_id, self.seat, self.match = "", None, None
+
+    def walked_out(self) -> None:
+        """The player left the game by choice (its ``leave`` was accepted)."""
+        self.left = self.game_id
 
     def game_seq_at(self, last_seq: int) -> int | None:
         """The last game event seq the client has when it processed frame
@@ -123,7 +131,7 @@ class Session:
                 "seq": self.seq, "game_id": self.game_id, "seat": self.seat,
                 "game_seq": self.game_seq, "recent": list(self.recent),
                 "closed_ms": self.closed_ms, "substituted": self.substituted,
-                "match": self.match}
+                "match": self.match, "left": self.left}
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Session:
@@ -135,6 +143,7 @@ class Session:
         s.substituted = bool(obj.get("substituted"))
         match = obj.get("match")
         s.match = match if isinstance(match, dict) and s.game_id else None
+        s.left = str(obj.get("left") or "")
         return s
 
 
