@@ -387,17 +387,21 @@ export function timerEl(ctl, gameT, totalMs = null) {
 export function gameHeader(ctl, extra = []) {
   const meta = GAMES[ctl.info?.game] || { name: "" };
   const sound = alerts.soundOn();
+  // 관전 and 다시 보기 have no turns to be told of; a spectator leaves by the
+  // watch bar's 로비로, a replay goes back to 내 기록
+  const watching = ctl.spectator || ctl.replay;
   return h("div.game-head", {},
     h("h1", {}, meta.name),
     extra,
     h("span.watchers.badge", { role: "status", title: "이 게임을 보고 있는 사람", hidden: !ctl.watchers,
       dataset: { count: String(ctl.watchers || 0) } }, `관전 ${ctl.watchers || 0}명`),
     h("span.spacer"),
-    button(sound ? "소리 켬" : "소리 끔", () => { alerts.setSound(!alerts.soundOn()); ctl.render(); },
+    watching ? null : button(sound ? "소리 켬" : "소리 끔", () => { alerts.setSound(!alerts.soundOn()); ctl.render(); },
       { class: "small sound", "aria-label": sound ? "내 차례 소리 끄기" : "내 차례 소리 켜기",
         "aria-pressed": String(!sound), title: "내 차례 알림 소리", dataset: { act: "sound" } }),
     h("a.rules-link", { href: `#/rules/${ctl.info?.game}`, target: "_blank" }, "규칙"),
-    button("나가기", () => ctl.leave(), { class: "small", dataset: { act: "leave" } }));
+    ctl.spectator ? null
+      : button(ctl.replay ? "내 기록으로" : "나가기", () => ctl.leave(), { class: "small", dataset: { act: "leave" } }));
 }
 
 export function refusalBox() {
@@ -421,7 +425,7 @@ export function resultsPanel(ctl, rows, title = "게임 결과") {
     ratingChangeEl(ctl),
     h("div#rematch.rematch", { role: "status" }, rematchStatus(ctl)),
     h("div.row.actions", {},
-      button("로비로", () => ctl.done(), { dataset: { act: "lobby" } }),
+      button(ctl.replay ? "내 기록으로" : "로비로", () => ctl.done(), { dataset: { act: "lobby" } }),
       canRematch && ctl.final?.info?.ended_by !== "abandoned"
         ? button("한 판 더", () => ctl.askRematch(), { class: "primary", dataset: { act: "rematch" } }) : null));
 }

@@ -41,7 +41,8 @@ export function render(ctl, root) {
   const names = ctl.names();
   const confirmedMine = me !== null && v.confirmed?.[me];
   const selecting = v.phase === "select" && !v.finished && me !== null && !confirmedMine && (v.hand || []).length > 0
-    && !botTookOver(v, me); // a bot plays my seat now: nothing to pick
+    && !botTookOver(v, me) // a bot plays my seat now: nothing to pick
+    && !ctl.replay; // a replay shows the seat's hand, nothing to pick
   const myAuto = me !== null && onAutopilot(v, me);
 
   const head = gameHeader(ctl, [
@@ -77,7 +78,7 @@ export function render(ctl, root) {
   }));
 
   let action = null;
-  if (v.finished) {
+  if (v.finished || ctl.replay) {
     action = null;
   } else if (v.phase === "intermission") {
     action = null;
@@ -114,8 +115,11 @@ export function render(ctl, root) {
     takenOverBar(ctl), autopilotBar(ctl, myAuto), players, rows, refusalBox(),
     // the pick, the countdown and the hand stay at the bottom of a phone's
     // screen while the rows scroll (no scrolling down to the hand and back)
-    h("div.pr-dock", {},
-      v.phase === "select" && !v.finished ? h("div.dock-timer", {}, "남은 시간 ", timerEl(ctl, v.deadline, v.select_ms)) : null,
+    // (nothing to keep there once the game is over, nor in a replay's
+    // steps without a hand: an empty dock would cover the rows)
+    v.finished || (ctl.replay && !(v.hand || []).length) ? null : h("div.pr-dock", {},
+      v.phase === "select" && !v.finished && !ctl.replay
+        ? h("div.dock-timer", {}, "남은 시간 ", timerEl(ctl, v.deadline, v.select_ms)) : null,
       action, h("h2.visually-hidden", {}, "내 손패"), hand),
     log));
 }

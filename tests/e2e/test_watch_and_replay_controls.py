@@ -1,0 +1,83 @@
+"""What a table offers someone who only looks: a spectator (관전) and a
+replay (다시 보기) are read-only, so they get no turn controls — no hint to
+pick a card, no confirm button, no countdown, no cards to press, no sound
+switch — and one clear way back; and a finished 줄줄이 벌점 table keeps no
+empty bottom dock over its rows. Drawn from views the real engine made."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from browserkit import engine_view, render, shot
+
+from ttanjit.games import engine_class
+from ttanjit.games.base import SeatSpec, Setup
+
+pytestmark = pytest.mark.e2e
+
+# what a player could press or read on their own turn at 줄줄이 벌점
+TURN_CONTROLS = '.pr-action, .dock-timer, .pr-hand .card:not([disabled]), [data-act="confirm"]'
+
+
+def played_out(n: int = 3, seed: int = 3) -> dict[str, Any]:
+    """Seat 0's view of a one-round 줄줄이 벌점 game played to its end
+    (each seat picks its first legal card and row and confirms)."""
+    seats = [SeatSpec()] + [SeatSpec("bot", "hard")] * (n - 1)
+    e = engine_class("penalty_rows")(
+        Setup("penalty_rows", {"seats": n, "end": "rounds", "rounds": 1}, seats, seed))
+    t = 0
+    for _ in range(500):
+        if e.view(0).get("finished"):
+            break
+        t += 10
+        moved = False
+        for s in range(n):
+            acts = e.legal_actions(s)
+            if acts:
+                act = next((a for a in acts if a["type"] != "select"), acts[0])
+                moved = e.apply(t, s, act).ok or moved
+        if not moved:
+            t = max(t + 1, e.next_deadline() or t + 1000)
+            e.apply(t)
+    v = dict(e.view(0))
+    assert v["finished"], v
+    return v
+
+
+def as_(page: Any, role: str) -> None:
+    """Draw the table again with the stand-in controller as a spectator or a replay."""
+    page.evaluate("role => { window.__ctl[role] = true; window.__ctl.render(); }", role)
+
+
+def test_a_replay_shows_the_hand_but_offers_no_turn(new_page: Any) -> None:
+    page = new_page(width=390, height=844)
+    render(page, "penalty", "penalty_rows", engine_view("penalty_rows", 3))
+    assert page.locator(TURN_CONTROLS).count() > 0  # a player on their turn has them
+    assert page.locator('[data-act="sound"]').count() == 1
+    as_(page, "replay")
+    assert page.locator(".pr-hand .card").count() == 10  # the seat's hand, shown
+    assert page.locator(TURN_CONTROLS).count() == 0
+    assert page.locator('[data-act="sound"]').count() == 0
+    assert page.locator('.game-head [data-act="leave"]').inner_text() == "내 기록으로"
+    shot(page, "replay-penalty-turn")
+
+
+def test_a_spectator_gets_no_sound_switch_and_no_second_exit(new_page: Any) -> None:
+    page = new_page(width=390, height=844)
+    render(page, "penalty", "penalty_rows", engine_view("penalty_rows", 3))
+    as_(page, "spectator")
+    assert page.locator('[data-act="sound"]').count() == 0
+    assert page.locator('.game-head [data-act="leave"]').count() == 0  # the watch bar has 로비로
+
+
+def test_a_finished_table_keeps_no_dock_and_a_replay_goes_back_to_the_records(
+        new_page: Any) -> None:
+    page = new_page(width=390, height=844)
+    render(page, "penalty", "penalty_rows", played_out())
+    page.wait_for_selector("section.results")
+    assert page.locator(".pr-dock").count() == 0
+    assert page.locator('section.results [data-act="lobby"]').inner_text() == "로비로"
+    as_(page, "replay")
+    assert page.locator('section.results [data-act="lobby"]').inner_text() == "내 기록으로"
+    shot(page, "replay-penalty-end")
