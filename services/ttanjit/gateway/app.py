@@ -74,6 +74,7 @@ _H64 = struct.Struct("!BBQ").pack
 ATTEMPT_S = 0.5
 
 log = logging.getLogger("ttanjit.gateway")
+NICKNAME_S = 1.0  # a hello waits this long at most for the nickname as last set
 
 STATIC = Path(__file__).parent / "static"
 PLACEHOLDER = """<!doctype html>
@@ -101,6 +102,7 @@ class Gateway:
         self.nc: Client = None  # type: ignore[assignment]
         self.replies: Replies = None  # type: ignore[assignment]
         self.kv: KeyValue = None  # type: ignore[assignment]
+        self.ids: Identities = None  # type: ignore[assignment]  # nicknames as last set
         self.mm: matchmaker_pb2_grpc.MatchmakerStub = None  # type: ignore[assignment]
         self.channel: grpc.aio.Channel | None = None
         self.by_player: dict[str, Connection] = {}
@@ -122,6 +124,7 @@ class Gateway:
         await subscribed(self.nc)  # before ready: a shard's first burst for us is routed
         buckets = await ensure_jetstream(self.nc.jetstream(), self.subjects, self.s.js_replicas)
         self.kv = buckets[SESSIONS_BUCKET]
+        self.ids = Identities(buckets[IDENTITY_BUCKET])
         self.channel = replicated_channel(self.s.matchmaker_addr)  # every replica
         self.mm = Retrying(matchmaker_pb2_grpc.MatchmakerStub(self.channel))  # type: ignore[assignment]
         self._sweeper = asyncio.create_task(self.sweep())
@@ -312,10 +315,10 @@ class Gateway:
 
     async def nickname(self, player: str) -> str | None:
         """The player's nickname as last set (``ttanjit_identity``, any
-        device); None when there is none or JetStream cannot say."""
+        device); None when there is none or JetStream cannot say within a
+        second (a hello does not wait longer for it)."""
         try:
-            kv = await self.nc.jetstream().key_value(IDENTITY_BUCKET)
-            return await Identities(kv).nickname(player)
+            return await asyncio.wait_for(self.ids.nickname(player), NICKNAME_S)
         except Exception as exc:  # noqa: BLE001 - the token's nickname stands in
             log.warning("nickname unreadable: %r", exc)
             return None
