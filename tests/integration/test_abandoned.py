@@ -19,7 +19,7 @@ import nats
 import orjson
 import pytest
 from conftest import Services
-from wsclient import WSClient
+from wsclient import WSClient, two_in_a_room
 
 from ttanjit.common.nats import GAMES_BUCKET, OWNERS_BUCKET, RESULTS_STREAM
 
@@ -64,11 +64,7 @@ async def test_abandoned_game_ends_is_freed_and_returning_players_see_it(
 
     host = await WSClient.signed_in(http, "방장")
     guest = await WSClient.signed_in(http, "손님")
-    await host.send({"type": "room_create", "game": "onecard", "seats": 2})
-    code = (await host.wait_type("room"))["room"]["code"]
-    await guest.send({"type": "room_join", "code": code})
-    await host.wait_for(lambda f: f.get("type") == "room" and len(
-        [m for m in f["room"]["members"] if m["kind"] == "human"]) == 2)
+    await two_in_a_room(host, guest)
     await host.send({"type": "room_start"})
     matched = await host.wait_type("matched", 20)
     gid = matched["game_id"]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from stack import Stack, stack
-from wsclient import WSClient, assert_gapless, flat
+from wsclient import WSClient, assert_gapless, flat, two_in_a_room
 
 pytestmark = pytest.mark.integration
 
@@ -390,11 +390,7 @@ async def test_room_started_while_a_member_was_away(st: Stack) -> None:
     who sits where by name (from the game directory)."""
     host = await WSClient.signed_in(st.http(0), "방장")
     away = await WSClient.signed_in(st.http(1), "잠깐")
-    await host.send({"type": "room_create", "game": "onecard", "seats": 2})
-    code = (await host.wait_type("room"))["room"]["code"]
-    await away.send({"type": "room_join", "code": code})
-    await host.wait_for(lambda f: f.get("type") == "room" and len(
-        [m for m in f["room"]["members"] if m["kind"] == "human"]) == 2)
+    await two_in_a_room(host, away)
     away.ws.transport.abort()
     await asyncio.sleep(0.5)
     await host.send({"type": "room_start"})
@@ -423,11 +419,7 @@ async def test_a_game_left_by_choice_does_not_come_back_on_another_device(st: St
     player seated until it ends."""
     a = await WSClient.signed_in(st.http(0), "나간사람")
     friend = await WSClient.signed_in(st.http(1), "남은사람")
-    await a.send({"type": "room_create", "game": "onecard", "seats": 2})
-    code = (await a.wait_type("room"))["room"]["code"]
-    await friend.send({"type": "room_join", "code": code})
-    await a.wait_for(lambda f: f.get("type") == "room" and len(
-        [m for m in f["room"]["members"] if m["kind"] == "human"]) == 2)
+    await two_in_a_room(a, friend)
     await a.send({"type": "room_start"})
     gid = (await a.wait_type("matched", 20))["game_id"]
     await a.wait_type("view")

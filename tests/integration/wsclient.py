@@ -134,6 +134,18 @@ class WSClient:
             await self.ws.close()
 
 
+async def two_in_a_room(host: WSClient, guest: WSClient, game: str = "onecard",
+                        seats: int = 2) -> str:
+    """``host`` opens a room, ``guest`` joins it by its code; returns once
+    the host sees both of them in it (the room's code)."""
+    await host.send({"type": "room_create", "game": game, "seats": seats})
+    code = str((await host.wait_type("room"))["room"]["code"])
+    await guest.send({"type": "room_join", "code": code})
+    await host.wait_for(lambda f: f.get("type") == "room" and len(
+        [m for m in f["room"]["members"] if m["kind"] == "human"]) == 2)
+    return code
+
+
 def flat(frame: dict[str, Any]) -> list[dict[str, Any]]:
     """The events of an ``update`` (or ``spectate_update``) frame, one
     record each: ``game_id``, ``game_seq``, ``t``, ``event``, the frame's
