@@ -45,6 +45,15 @@ def played_out(n: int = 3, seed: int = 3) -> dict[str, Any]:
     return v
 
 
+def public_view(n: int = 3, seed: int = 3) -> dict[str, Any]:
+    """What a spectator of a new 줄줄이 벌점 game sees (``view(None)``)."""
+    seats = [SeatSpec()] + [SeatSpec("bot", "hard")] * (n - 1)
+    e = engine_class("penalty_rows")(Setup("penalty_rows", {"seats": n}, seats, seed))
+    v = dict(e.view(None))
+    assert "hand" not in v
+    return v
+
+
 def as_(page: Any, role: str) -> None:
     """Draw the table again with the stand-in controller as a spectator or a replay."""
     page.evaluate("role => { window.__ctl[role] = true; window.__ctl.render(); }", role)
@@ -69,6 +78,11 @@ def test_a_spectator_gets_no_sound_switch_and_no_second_exit(new_page: Any) -> N
     as_(page, "spectator")
     assert page.locator('[data-act="sound"]').count() == 0
     assert page.locator('.game-head [data-act="leave"]').count() == 0  # the watch bar has 로비로
+    # a spectator's (public) view has no hand: the bottom dock holds the countdown only
+    page.evaluate("v => { window.__ctl.view = v; window.__ctl.seat = () => null;"
+                  " window.__ctl.render(); }", public_view())
+    assert page.locator(".pr-dock .dock-timer").count() == 1
+    assert page.locator(".pr-dock .pr-hand, .pr-action").count() == 0
 
 
 def test_a_finished_table_keeps_no_dock_and_a_replay_goes_back_to_the_records(

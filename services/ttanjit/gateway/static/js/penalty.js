@@ -109,18 +109,19 @@ export function render(ctl, root) {
 
   const log = h("div#pr-log.pr-log", { "aria-live": "polite" }, lastReveal(ctl, names));
 
+  const dockTimer = v.phase === "select" && !v.finished && !ctl.replay
+    ? h("div.dock-timer", {}, "남은 시간 ", timerEl(ctl, v.deadline, v.select_ms)) : null;
+  const mine = (v.hand || []).length > 0;
   mount(root, h("section.table.pr", { dataset: { game: "penalty_rows", phase: v.phase } },
     head, v.finished ? results(ctl, names) : null,
     v.phase === "intermission" && !v.finished ? roundSummary(ctl, names, false) : null,
     takenOverBar(ctl), autopilotBar(ctl, myAuto), players, rows, refusalBox(),
     // the pick, the countdown and the hand stay at the bottom of a phone's
     // screen while the rows scroll (no scrolling down to the hand and back)
-    // (nothing to keep there once the game is over, nor in a replay's
-    // steps without a hand: an empty dock would cover the rows)
-    v.finished || (ctl.replay && !(v.hand || []).length) ? null : h("div.pr-dock", {},
-      v.phase === "select" && !v.finished && !ctl.replay
-        ? h("div.dock-timer", {}, "남은 시간 ", timerEl(ctl, v.deadline, v.select_ms)) : null,
-      action, h("h2.visually-hidden", {}, "내 손패"), hand),
+    // (only while it holds something: an empty dock would cover the rows,
+    // e.g. once the game is over, or a spectator's, who has no hand)
+    v.finished || (!mine && !dockTimer && !action) ? null : h("div.pr-dock", {},
+      dockTimer, action, mine ? [h("h2.visually-hidden", {}, "내 손패"), hand] : null),
     log));
 }
 
