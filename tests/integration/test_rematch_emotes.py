@@ -129,3 +129,29 @@ async def test_rematch_refused_for_a_live_game_or_a_stranger(st: Stack) -> None:
     assert (await c.wait_type("error"))["code"] == "no_rematch"
     for x in (a, b, c):
         await x.close()
+
+
+async def test_after_declining_a_new_page_opens_in_the_lobby(st: Stack) -> None:
+    """One asks for 한 판 더, the other goes 로비로 (rematch_decline) and
+    opens the site again on another gateway: the welcome names no game (not
+    the finished table, whose rematch went on without them), and the player
+    may open a room at once."""
+    a, b, gid = await room_of_two(st, ("더해", "그만"))
+    await play_to_the_end([a, b], gid)
+    await a.send({"type": "rematch", "game_id": gid})
+    await b.wait_for(rematch_frame(gid, "open"))
+    await b.send({"type": "rematch_decline", "game_id": gid})
+    await a.wait_for(lambda f: f.get("type") == "matched" and f["game_id"] != gid, 20)
+    await b.close()
+    b2 = WSClient(st.http(0), b.ident)
+    await b2.connect()
+    welcome = await b2.hello()
+    assert "game_id" not in welcome, welcome
+    await b2.send({"type": "room_create", "game": "onecard", "seats": 2})
+    assert (await b2.wait_type("room"))["room"]["host"] == b.ident["player"]
+    await b2.send({"type": "room_leave"})
+    await b2.wait_type("room_left")
+    new = next(f["game_id"] for f in a.frames if f.get("type") == "matched" and f["game_id"] != gid)
+    await a.action(new, {"type": "leave"})
+    for c in (a, b2):
+        await c.close()

@@ -62,6 +62,10 @@ class FakeMatchmaker:
         self.calls.append(("Away", req))
         return matchmaker_pb2.RematchReply()
 
+    async def Rematch(self, req: Any, timeout: float) -> Any:  # noqa: N802
+        self.calls.append(("Rematch", req))
+        return matchmaker_pb2.RematchReply()
+
 
 @dataclass
 class Sub:
@@ -301,6 +305,37 @@ async def test_a_game_left_by_choice_is_not_taken_up_again() -> None:
     while c2._pump is not None:
         await asyncio.sleep(0.01)
     assert len(t2.frames()) == sent and c2.session is not None and c2.session.game_id == ""
+
+
+async def test_a_player_who_left_may_queue_at_once() -> None:
+    """After 나가기 a bot plays the seat on (RULES.md 4): the player is free
+    to queue for another game, not refused with in_game until that game
+    ends (a live game one still sits in refuses it)."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 1}
+    gw.sync_reply = {"seq": 1, "view": {"seat": 1}, "game": "g1"}
+    await hello(c, gw, t)
+    await send(c, {"type": "queue", "game": "onecard", "seats": 3})
+    assert t.frames()[-1]["code"] == "in_game" and not gw.mm.calls
+    await send(c, {"type": "action", "cmd_id": "c1", "action": {"type": "leave"}})
+    await send(c, {"type": "queue", "game": "onecard", "seats": 3})
+    assert [name for name, _ in gw.mm.calls] == ["Enqueue"]
+
+
+async def test_declining_the_rematch_of_a_finished_game_is_done_with_it() -> None:
+    """로비로 on the results sends rematch_decline: a later hello on another
+    tab or device lands in the lobby, not on that table's results."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 1}
+    gw.sync_reply = {"seq": 9, "view": {"seat": 1, "finished": True}, "game": "g1"}
+    await hello(c, gw, t)
+    await send(c, {"type": "rematch_decline", "game_id": "g1"})
+    assert gw.mm.calls[-1][0] == "Rematch" and not gw.mm.calls[-1][1].accept
+    assert c.session is not None and c.session.left == "g1"
+    gw.prior = Session.from_json(orjson.loads(orjson.dumps(c.session.to_json())))
+    t2 = FakeTransport()
+    welcome = await hello(Connection(_link(gw), t2, False), gw, t2)
+    assert "game_id" not in welcome
 
 
 @pytest.mark.parametrize(("frame", "code"), [

@@ -582,7 +582,9 @@ class Connection:
         return matchmaker_pb2.PlayerRef(player=s.player, nickname=s.nickname)
 
     def _not_in_game(self) -> None:
-        if self.session is not None and self.session.game_id and not self.finished_game:
+        s = self.session
+        # a game the player left (나가기) goes on with a bot: the player is free
+        if s is not None and s.game_id and not self.finished_game and s.game_id != s.left:
             raise FrameError("in_game")
 
     async def h_ping(self, f: dict[str, Any]) -> None:
@@ -662,6 +664,12 @@ class Connection:
         gid = f.get("game_id")
         if not gid:
             raise FrameError("missing_field")
+        s = self.session
+        if not accept and s is not None and gid == s.game_id and self.finished_game:
+            # 로비로 from the results: done with that table (offer or not); a
+            # later hello on another tab or device does not bring it back
+            s.walked_out()
+            self._spawn(self.gw.save(s))
         rep = await self.gw.mm.Rematch(matchmaker_pb2.RematchRequest(
             player=self._player_ref(), game_id=gid, accept=accept), timeout=LOBBY_TIMEOUT_S)
         _check(rep)  # the offer's state comes as a ``rematch`` lobby frame

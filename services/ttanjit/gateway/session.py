@@ -56,9 +56,10 @@ class Session:
     # the game's `matched` fields (game, kind, players, options): `welcome`
     # repeats them, so a new tab or device names the seats (docs/websocket.md)
     match: dict[str, Any] | None = None
-    # the game the player left by choice (나가기; RULES.md 4: a bot plays on):
-    # the connection that left may watch it to the end, but a later hello
-    # (another tab or device) does not take it up again
+    # the game the player left by choice (나가기, RULES.md 4: a bot plays on;
+    # or 로비로 from its results): the connection that left may watch it to
+    # the end, but a later hello (another tab or device) does not take it up
+    # again, and the player is free to queue or open a room
     left: str = ""
 
     def next_seq(self) -> int:
@@ -92,7 +93,8 @@ class Session:
         self.game_id, self.seat, self.match = "", None, None
 
     def walked_out(self) -> None:
-        """The player left the game by choice (its ``leave`` was accepted)."""
+        """The player left the game by choice: its ``leave`` was accepted,
+        or, once it was over, the player declined 한 판 더 (로비로)."""
         self.left = self.game_id
 
     def game_seq_at(self, last_seq: int) -> int | None:
