@@ -44,6 +44,8 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
     shot(fan, "live-list")
     row.locator('[data-act="watch"]').click()
     fan.wait_for_selector(f'section.page.watch[data-game-id="{gid}"] section.table[data-game="onecard"]')
+    # the bot named as the players see it (its level)
+    fan.wait_for_selector('.page.watch .opp:has-text("봇2 (보통)")')
     watched = fan.evaluate(f"() => {W}.view")
     assert watched["seat"] is None and "hand" not in watched
     assert fan.locator(".page.watch .oc-hand .card").count() == 0

@@ -211,6 +211,7 @@ async def test_live_games_list(st: Stack) -> None:
     gid = (await c.wait_type("matched", 20))["game_id"]
     row = await live_row(st, c.ident["token"], gid)
     assert row["game"] == "penalty_rows" and row["players"][0]["nickname"] == "관전거리"
+    assert row["bots"] == [{"seat": 1, "level": "easy"}]  # named as the players see them
     await c.action(gid, {"type": "leave"})
     await asyncio.sleep(0)
     await c.close()

@@ -394,6 +394,9 @@ async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, A
             "game_id": k, "game": doc.get("game"),
             "players": [{"seat": s, "nickname": acc.board.nick(p)}
                         for p, s in sorted(players.items(), key=lambda x: x[1])],
+            "bots": [{"seat": i, "level": spec.get("level") or "normal"}
+                     for i, spec in enumerate(doc.get("seats") or [])
+                     if isinstance(spec, dict) and spec.get("kind") == "bot"],
             "spectators": watching.get(k, 0)}
         if view is not None:
             item["seats"] = _seat_count(view)

@@ -9,7 +9,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import * as identity from "./identity.js";
-import { GAMES } from "./state.js";
+import { GAMES, LEVELS } from "./state.js";
 import { GameController } from "./game.js";
 import * as clock from "./clock.js";
 import { seatCount } from "./seats.js";
@@ -61,7 +61,7 @@ function liveTable(games) {
 }
 
 function watch(g) {
-  store.set(`watch.${g.game_id}`, { game: g.game, seats: g.seats, players: g.players || [] });
+  store.set(`watch.${g.game_id}`, { game: g.game, seats: g.seats, players: g.players || [], bots: g.bots || [] });
   location.hash = `#/watch/${g.game_id}`;
 }
 
@@ -77,7 +77,7 @@ class WatchCtl extends GameController {
     this.reset(id);
     this.final = null;
     const saved = store.get(`watch.${id}`, {});
-    this.info = { game: saved.game, seat: null, players: saved.players || [], options: {}, seats: saved.seats };
+    this.info = { game: saved.game, seat: null, players: saved.players || [], bots: saved.bots || [], options: {}, seats: saved.seats };
     this.root = root;
     this.table = null;
     this.unsubs.push(net.on("spectate_update", (f) => this.onUpdate(f)));
@@ -115,6 +115,8 @@ class WatchCtl extends GameController {
     const out = {};
     const n = (this.view && seatCount(this.view)) || this.info.seats || 0;
     for (let s = 0; s < n; s++) out[s] = `봇${s + 1}`;
+    // bots by level, as the players see them (봇2 (보통))
+    for (const b of this.info.bots || []) out[b.seat] = `봇${b.seat + 1} (${LEVELS[b.level] || "보통"})`;
     for (const p of this.info.players || []) out[p.seat] = p.nickname || `${p.seat + 1}번`;
     return out;
   }
