@@ -41,7 +41,24 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
     row = fan.locator(f'.live tr[data-game-id="{gid}"]')
     row.wait_for(timeout=30_000)  # the list refreshes itself
     assert "보여주는이" in row.inner_text() and "봇 1" in row.inner_text()
+    # on a phone only the players column may wrap: 관전, the progress and the
+    # button stay on one line each (they broke into 관 / 전)
+    fan.set_viewport_size({"width": 390, "height": 844})
+    lines = fan.evaluate("""gid => [...document.querySelectorAll('.live th'),
+        ...document.querySelectorAll(`.live tr[data-game-id="${gid}"] td:not(:nth-child(2))`)]
+        .map((e) => {
+          const walk = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+          const tops = new Set();
+          for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+            const r = document.createRange(); r.selectNodeContents(n);
+            for (const x of r.getClientRects()) tops.add(Math.round(x.top));
+          }
+          return [e.textContent, tops.size];
+        })
+        .filter(([text]) => text.trim())""", gid)
+    assert all(n == 1 for _, n in lines), [x for x in lines if x[1] != 1]
     shot(fan, "live-list")
+    fan.set_viewport_size({"width": 1000, "height": 800})
     row.locator('[data-act="watch"]').click()
     fan.wait_for_selector(f'section.page.watch[data-game-id="{gid}"] section.table[data-game="onecard"]')
     # the bot named as the players see it (its level)
