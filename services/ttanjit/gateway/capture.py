@@ -26,6 +26,7 @@ WebSocket connections is written, one capture file per gateway process.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import socket
@@ -41,6 +42,9 @@ from ttanjit.gateway.errors import FrameError
 
 FORMAT = "ttanjit.capture/1"
 CLIENT, SERVER = ">", "<"
+MAX_MB = 32.0  # a gateway's capture file stops growing here (TTANJIT_RECORD_MAX_MB)
+
+log = logging.getLogger("ttanjit.gateway")
 
 
 class CaptureError(ValueError):
@@ -63,6 +67,7 @@ class CaptureWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._f: TextIO = open(self.path, "w", encoding="utf-8")  # noqa: SIM115
+        self.size = 0  # bytes written
         self._t0 = time.monotonic()
         self._write({"format": FORMAT, "source": source,
                      "created_ms": int(time.time() * 1000), **meta})
@@ -71,7 +76,9 @@ class CaptureWriter:
         return round((time.monotonic() - self._t0) * 1000, 2)
 
     def _write(self, obj: dict[str, Any]) -> None:
-        self._f.write(orjson.dumps(obj).decode() + "\n")
+        line = orjson.dumps(obj) + b"\n"
+        self.size += len(line)
+        self._f.write(line.decode())
 
     def open_conn(self, conn: str, **meta: Any) -> None:
         self._write({"c": conn, "t": self.now(), "open": meta})
@@ -166,14 +173,21 @@ def load(path: str | Path) -> Capture:
 class GatewayRecorder:
     """Records a sample of a gateway's WebSocket connections by wrapping the
     ASGI ``receive``/``send`` of ``/ws`` (the gateway's code path is
-    untouched for the connections not sampled)."""
+    untouched for the connections not sampled).
 
-    def __init__(self, sample: float, directory: str, rng: random.Random | None = None) -> None:
+    Recording never costs a player the connection: when the capture file
+    cannot be made or written (a read-only or full disk), or reaches
+    ``max_mb``, the gateway logs it once and records no more."""
+
+    def __init__(self, sample: float, directory: str, rng: random.Random | None = None,
+                 max_mb: float = MAX_MB) -> None:
         self.sample = sample
         self.dir = Path(directory)
         self.rng = rng or random.Random()
         self.writer: CaptureWriter | None = None
         self.n = 0
+        self.max_bytes = int(max_mb * 1024 * 1024)
+        self.off = ""  # why recording stopped ("" = recording)
 
     @classmethod
     def from_env(cls) -> GatewayRecorder | None:
@@ -185,28 +199,59 @@ class GatewayRecorder:
         if sample <= 0:
             return None
         directory = os.environ.get("TTANJIT_RECORD_DIR") or "captures"
-        return cls(min(sample, 1.0), directory)
+        try:
+            max_mb = float(os.environ.get("TTANJIT_RECORD_MAX_MB") or MAX_MB)
+        except ValueError:
+            max_mb = MAX_MB
+        return cls(min(sample, 1.0), directory, max_mb=max_mb)
 
-    def _writer(self) -> CaptureWriter:
-        if self.writer is None:
+    def stop(self, why: str) -> None:
+        if not self.off:
+            self.off = why
+            log.warning("capture stopped: %s (connections go on unrecorded)", why,
+                        extra={"dir": str(self.dir)})
+            if self.writer is not None:
+                try:
+                    self.writer.close()
+                except OSError:
+                    pass
+
+    def _writer(self) -> CaptureWriter | None:
+        if self.writer is None and not self.off:
             name = f"gateway-{socket.gethostname()}-{os.getpid()}-{int(time.time())}"
-            self.writer = CaptureWriter(self.dir / f"{name}.capture.jsonl", "gateway",
-                                        sample=self.sample)
-        return self.writer
+            try:
+                self.writer = CaptureWriter(self.dir / f"{name}.capture.jsonl", "gateway",
+                                            sample=self.sample)
+            except OSError as exc:
+                self.stop(f"cannot write {self.dir}: {exc!r}")
+        return None if self.off else self.writer
+
+    def _put(self, write: Any, *args: Any) -> None:
+        """One capture line; a failed write or a full file ends recording."""
+        if self.off or self.writer is None:
+            return
+        try:
+            write(*args)
+            if self.writer.size > self.max_bytes:
+                self.stop(f"the file reached {self.max_bytes // (1024 * 1024)} MiB")
+        except (OSError, ValueError) as exc:  # ValueError: the file was closed
+            self.stop(f"write failed: {exc!r}")
 
     def wrap(self, receive: Any, send: Any) -> tuple[Any, Any]:
-        if self.rng.random() >= self.sample:
+        if self.off or self.rng.random() >= self.sample:
             return receive, send
         w = self._writer()
+        if w is None:
+            return receive, send
         self.n += 1
         label = f"g{os.getpid()}-{self.n}"
         state = {"proto": False, "closed": False}
-        w.open_conn(label)
+        self._put(w.open_conn, label)
 
         def close(code: int | None, by: str) -> None:
             if not state["closed"]:
                 state["closed"] = True
-                w.close_conn(label, code, by)
+                self._put(w.close_conn, label, code, by)
 
         async def rec_receive() -> Any:
             msg = await receive()
@@ -214,9 +259,10 @@ class GatewayRecorder:
             if kind == "websocket.receive":
                 text = msg.get("text")
                 if text is not None:
-                    w.frame(label, CLIENT, _decode_json(text))
+                    self._put(w.frame, label, CLIENT, _decode_json(text))
                 else:
-                    w.frame(label, CLIENT, _decode_bin(msg.get("bytes") or b"", True), True)
+                    self._put(w.frame, label, CLIENT,
+                              _decode_bin(msg.get("bytes") or b"", True), True)
             elif kind == "websocket.disconnect":
                 close(msg.get("code"), "client")
             return msg
@@ -228,9 +274,10 @@ class GatewayRecorder:
             elif kind == "websocket.send":
                 text = msg.get("text")
                 if text is not None:
-                    w.frame(label, SERVER, _decode_json(text))
+                    self._put(w.frame, label, SERVER, _decode_json(text))
                 else:
-                    w.frame(label, SERVER, _decode_bin(msg.get("bytes") or b"", False), True)
+                    self._put(w.frame, label, SERVER,
+                              _decode_bin(msg.get("bytes") or b"", False), True)
             elif kind == "websocket.close":
                 close(msg.get("code"), "server")
             await send(msg)
