@@ -83,6 +83,12 @@ def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
     if args.push:
         code = push(args.push, report, run=args.run_label)
         print(f"pushed to {args.push}: HTTP {code}", file=sys.stderr)
+    failed = int((report.get("counts") or {}).get("player_failures") or 0)
+    if failed:  # a run whose players could not play is not a result: say why, exit 1
+        print(f"{failed} player(s) failed:", file=sys.stderr)
+        for line in report.get("failures") or []:
+            print(f"  {line}", file=sys.stderr)
+        return 1
     return 0
 
 
