@@ -70,3 +70,39 @@ async def test_a_full_capture_file_stops_growing(tmp_path: Path) -> None:
     await one_session(rec)
     assert path.stat().st_size == size
     assert load(path).conns  # what was written still reads
+
+
+async def test_a_resumed_session_is_recorded_as_the_same_player(tmp_path: Path) -> None:
+    """The format (capture.py): a reconnection of the same player is a new
+    label with ``player_of`` naming the first one, so a replay plays one
+    player, not two strangers."""
+    rec = GatewayRecorder(1.0, str(tmp_path), random.Random(1))
+
+    async def session(hello: dict[str, Any], sid: str) -> None:
+        sock = Socket([{"type": "websocket.connect"},
+                       {"type": "websocket.receive", "text": orjson.dumps(hello).decode()},
+                       {"type": "websocket.disconnect", "code": 1006}])
+        receive, send = rec.wrap(sock.receive, sock.send)
+        await receive()
+        await send({"type": "websocket.accept", "subprotocol": None})
+        await receive()
+        await send({"type": "websocket.send", "text": orjson.dumps(
+            {"type": "welcome", "seq": 1, "session": sid}).decode()})
+        await receive()
+
+    await session({"type": "hello", "token": "secret"}, "s_a")
+    await session({"type": "hello", "token": "other"}, "s_b")  # another player
+    await session({"type": "hello", "token": "secret", "resume": {"session": "s_a",
+                                                                 "last_seq": 1}}, "s_a")
+    await session({"type": "hello", "token": "secret", "resume": {"session": "s_a",
+                                                                 "last_seq": 1}}, "s_a")
+    rec.writer.flush()  # type: ignore[union-attr]
+    cap = load(next(tmp_path.glob("*.capture.jsonl")))
+    labels = list(cap.conns)
+    assert [c.meta for c in cap.conns.values()] == [
+        {}, {}, {"player_of": labels[0]}, {"player_of": labels[0]}]
+    assert [[c.label for c in group] for group in cap.players()] == [
+        [labels[0], labels[2], labels[3]], [labels[1]]]
+    # tokens are never written
+    assert all(ln.frame.get("token") in (None, "") for c in cap.conns.values()
+               for ln in c.client_frames())

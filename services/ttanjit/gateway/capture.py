@@ -188,6 +188,9 @@ class GatewayRecorder:
         self.n = 0
         self.max_bytes = int(max_mb * 1024 * 1024)
         self.off = ""  # why recording stopped ("" = recording)
+        # session id (from a recorded welcome) -> the label of the player's
+        # first recorded connection: a resume names it as ``player_of``
+        self.players: dict[str, str] = {}
 
     @classmethod
     def from_env(cls) -> GatewayRecorder | None:
@@ -245,39 +248,56 @@ class GatewayRecorder:
             return receive, send
         self.n += 1
         label = f"g{os.getpid()}-{self.n}"
-        state = {"proto": False, "closed": False}
-        self._put(w.open_conn, label)
+        state: dict[str, Any] = {"closed": False, "opened": False, "root": label}
+
+        def opened(first: dict[str, Any] | None = None) -> None:
+            """The ``open`` line, written before the connection's first
+            line: a first ``hello`` that resumes a recorded session makes
+            this a reconnection of that player (``player_of``)."""
+            if state["opened"]:
+                return
+            state["opened"] = True
+            meta = {}
+            resume = first.get("resume") if first and first.get("type") == "hello" else None
+            root = self.players.get(str(resume.get("session"))) \
+                if isinstance(resume, dict) else None
+            if root is not None:
+                meta["player_of"] = state["root"] = root
+            self._put(lambda: w.open_conn(label, **meta))
 
         def close(code: int | None, by: str) -> None:
             if not state["closed"]:
+                opened()
                 state["closed"] = True
                 self._put(w.close_conn, label, code, by)
+
+        def server_frame(frame: dict[str, Any], binary: bool = False) -> None:
+            opened()
+            if frame.get("type") == "welcome" and frame.get("session"):
+                self.players.setdefault(str(frame["session"]), state["root"])
+            self._put(w.frame, label, SERVER, frame, binary)
 
         async def rec_receive() -> Any:
             msg = await receive()
             kind = msg.get("type")
             if kind == "websocket.receive":
                 text = msg.get("text")
-                if text is not None:
-                    self._put(w.frame, label, CLIENT, _decode_json(text))
-                else:
-                    self._put(w.frame, label, CLIENT,
-                              _decode_bin(msg.get("bytes") or b"", True), True)
+                frame, binary = (_decode_json(text), False) if text is not None else (
+                    _decode_bin(msg.get("bytes") or b"", True), True)
+                opened(frame)
+                self._put(w.frame, label, CLIENT, frame, binary)
             elif kind == "websocket.disconnect":
                 close(msg.get("code"), "client")
             return msg
 
         async def rec_send(msg: Any) -> None:
             kind = msg.get("type")
-            if kind == "websocket.accept":
-                state["proto"] = msg.get("subprotocol") == codec.PROTO_SUBPROTOCOL
-            elif kind == "websocket.send":
+            if kind == "websocket.send":
                 text = msg.get("text")
                 if text is not None:
-                    self._put(w.frame, label, SERVER, _decode_json(text))
+                    server_frame(_decode_json(text))
                 else:
-                    self._put(w.frame, label, SERVER,
-                              _decode_bin(msg.get("bytes") or b"", False), True)
+                    server_frame(_decode_bin(msg.get("bytes") or b"", False), True)
             elif kind == "websocket.close":
                 close(msg.get("code"), "server")
             await send(msg)
