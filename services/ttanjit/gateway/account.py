@@ -34,6 +34,7 @@ from ttanjit.gateway import metrics as m
 from ttanjit.gateway import spectate  # noqa: F401 - registers the spectate frames
 from ttanjit.gateway.auth import Identity, clean_nickname
 from ttanjit.gateway.errors import FrameError
+from ttanjit.gateway.finals import bot_levels
 from ttanjit.gateway.identity import Identities
 from ttanjit.matchmaker import standings
 from ttanjit.matchmaker.ratings import Rating
@@ -394,9 +395,7 @@ async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, A
             "game_id": k, "game": doc.get("game"),
             "players": [{"seat": s, "nickname": acc.board.nick(p)}
                         for p, s in sorted(players.items(), key=lambda x: x[1])],
-            "bots": [{"seat": i, "level": spec.get("level") or "normal"}
-                     for i, spec in enumerate(doc.get("seats") or [])
-                     if isinstance(spec, dict) and spec.get("kind") == "bot"],
+            "bots": [{"seat": i, "level": lvl} for i, lvl in bot_levels(doc).items()],
             "spectators": watching.get(k, 0)}
         if view is not None:
             item["seats"] = _seat_count(view)

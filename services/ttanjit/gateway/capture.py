@@ -229,12 +229,12 @@ class GatewayRecorder:
                 self.stop(f"cannot write {self.dir}: {exc!r}")
         return None if self.off else self.writer
 
-    def _put(self, write: Any, *args: Any) -> None:
+    def _put(self, write: Any, *args: Any, **kw: Any) -> None:
         """One capture line; a failed write or a full file ends recording."""
         if self.off or self.writer is None:
             return
         try:
-            write(*args)
+            write(*args, **kw)
             if self.writer.size > self.max_bytes:
                 self.stop(f"the file reached {self.max_bytes // (1024 * 1024)} MiB")
         except (OSError, ValueError) as exc:  # ValueError: the file was closed
@@ -263,7 +263,7 @@ class GatewayRecorder:
                 if isinstance(resume, dict) else None
             if root is not None:
                 meta["player_of"] = state["root"] = root
-            self._put(lambda: w.open_conn(label, **meta))
+            self._put(w.open_conn, label, **meta)
 
         def close(code: int | None, by: str) -> None:
             if not state["closed"]:

@@ -63,6 +63,14 @@ async def final_frame(nc: Client, game_id: str, player: str) -> dict[str, Any] |
     return frame_of(game_id, player, await directory_entry(nc, game_id))
 
 
+def bot_levels(entry: dict[str, Any]) -> dict[int, str]:
+    """The bot seats of a directory entry and their levels."""
+    seats = entry.get("seats")
+    return {i: str(spec.get("level") or "normal") for i, spec in enumerate(
+        seats if isinstance(seats, list) else [])
+        if isinstance(spec, dict) and spec.get("kind") == "bot"}
+
+
 def match_of_entry(entry: Any, nicknames: dict[str, str]) -> dict[str, Any] | None:
     """A ``matched`` frame's ``game`` and ``players`` from a live game's
     directory entry (pure): for a player seated while away (a
@@ -76,12 +84,14 @@ def match_of_entry(entry: Any, nicknames: dict[str, str]) -> dict[str, Any] | No
     if not isinstance(seats, list) or not isinstance(players, dict):
         return None
     by_seat = {s: str(p) for p, s in players.items() if isinstance(s, int)}
+    bots = bot_levels(entry)
     out: list[dict[str, Any]] = []
     for i, spec in enumerate(seats):
-        kind = spec.get("kind") if isinstance(spec, dict) else None
-        p: dict[str, Any] = {"seat": i, "kind": kind if kind in ("bot", "empty") else "human"}
-        if p["kind"] == "bot":
-            p["level"] = spec.get("level") or "normal"
+        empty = isinstance(spec, dict) and spec.get("kind") == "empty"
+        p: dict[str, Any] = {"seat": i, "kind": "bot" if i in bots else
+                             "empty" if empty else "human"}
+        if i in bots:
+            p["level"] = bots[i]
         elif i in by_seat:
             p["player"] = by_seat[i]
             if nicknames.get(by_seat[i]):

@@ -11,7 +11,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import * as clock from "./clock.js";
-import { GAMES } from "./state.js";
+import { GAMES, botName } from "./state.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
 import * as hakka from "./hakka.js";
@@ -139,9 +139,7 @@ export class GameController {
   names() {
     const out = {};
     for (const p of this.info?.players || []) {
-      out[p.seat] = p.kind === "bot"
-        ? `봇${p.seat + 1} (${({ easy: "쉬움", normal: "보통", hard: "어려움" })[p.level] || "보통"})`
-        : (p.nickname || `${p.seat + 1}번`);
+      out[p.seat] = p.kind === "bot" ? botName(p.seat, p.level) : (p.nickname || `${p.seat + 1}번`);
     }
     return out;
   }

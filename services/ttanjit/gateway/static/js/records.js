@@ -6,7 +6,7 @@
 import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
-import { GAMES, LEVELS } from "./state.js";
+import { GAMES, botName } from "./state.js";
 import * as identity from "./identity.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
@@ -136,7 +136,7 @@ export async function showBoard(root, game) {
 
 // -- 내 기록 ----------------------------------------------------------------------------
 function seatName(s, i) {
-  if (s.kind === "bot") return `봇${i + 1} (${LEVELS[s.level] || "보통"})`;
+  if (s.kind === "bot") return botName(i, s.level);
   return s.nickname || `${i + 1}번`;
 }
 
@@ -185,7 +185,7 @@ class ReplayCtl {
   get view() { return this.doc.steps[this.i].view; }
   names() {
     const out = {};
-    for (const p of this.info.players) out[p.seat] = p.kind === "bot" ? `봇${p.seat + 1} (${LEVELS[p.level] || "보통"})` : (p.nickname || `${p.seat + 1}번`);
+    for (const p of this.info.players) out[p.seat] = seatName(p, p.seat);
     return out;
   }
   seat() { return this.doc.seat; }

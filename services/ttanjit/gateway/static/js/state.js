@@ -26,3 +26,8 @@ export const GAMES = {
 };
 
 export const LEVELS = { easy: "쉬움", normal: "보통", hard: "어려움" };
+
+/** A bot seat's name, the same on every screen: 봇2 (보통). */
+export function botName(seat, level) {
+  return `봇${seat + 1} (${LEVELS[level] || "보통"})`;
+}

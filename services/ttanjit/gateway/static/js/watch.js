@@ -9,7 +9,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import * as identity from "./identity.js";
-import { GAMES, LEVELS } from "./state.js";
+import { GAMES, botName } from "./state.js";
 import { GameController } from "./game.js";
 import * as clock from "./clock.js";
 import { seatCount } from "./seats.js";
@@ -116,7 +116,7 @@ class WatchCtl extends GameController {
     const n = (this.view && seatCount(this.view)) || this.info.seats || 0;
     for (let s = 0; s < n; s++) out[s] = `봇${s + 1}`;
     // bots by level, as the players see them (봇2 (보통))
-    for (const b of this.info.bots || []) out[b.seat] = `봇${b.seat + 1} (${LEVELS[b.level] || "보통"})`;
+    for (const b of this.info.bots || []) out[b.seat] = botName(b.seat, b.level);
     for (const p of this.info.players || []) out[p.seat] = p.nickname || `${p.seat + 1}번`;
     return out;
   }
