@@ -21,7 +21,6 @@ from nats.js.kv import KeyValue
 from pydantic import BaseModel
 
 from ttanjit.common.nats import (
-    GAMES_BUCKET,
     HISTORY_BUCKET,
     IDENTITY_BUCKET,
     RATINGS_BUCKET,
@@ -368,7 +367,7 @@ async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, A
     hit = _live_cache.get(id(gw))
     if hit is not None and now - hit[0] < LIVE_CACHE_S:
         return hit[1]
-    kv = await gw.nc.jetstream().key_value(GAMES_BUCKET)
+    kv = gw.games
     try:
         keys = await kv.keys()
     except Exception:  # noqa: BLE001 - no keys at all

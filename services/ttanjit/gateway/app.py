@@ -103,6 +103,7 @@ class Gateway:
         self.replies: Replies = None  # type: ignore[assignment]
         self.kv: KeyValue = None  # type: ignore[assignment]
         self.ids: Identities = None  # type: ignore[assignment]  # nicknames as last set
+        self.games: KeyValue = None  # type: ignore[assignment]  # the game directory
         self.mm: matchmaker_pb2_grpc.MatchmakerStub = None  # type: ignore[assignment]
         self.channel: grpc.aio.Channel | None = None
         self.by_player: dict[str, Connection] = {}
@@ -125,6 +126,7 @@ class Gateway:
         buckets = await ensure_jetstream(self.nc.jetstream(), self.subjects, self.s.js_replicas)
         self.kv = buckets[SESSIONS_BUCKET]
         self.ids = Identities(buckets[IDENTITY_BUCKET])
+        self.games = buckets[GAMES_BUCKET]
         self.channel = replicated_channel(self.s.matchmaker_addr)  # every replica
         self.mm = Retrying(matchmaker_pb2_grpc.MatchmakerStub(self.channel))  # type: ignore[assignment]
         self._sweeper = asyncio.create_task(self.sweep())
@@ -306,12 +308,12 @@ class Gateway:
         return None
 
     async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None:
-        return await final_frame(self.nc, game_id, player)
+        return await final_frame(self.games, game_id, player)
 
     async def seated_match(self, game_id: str) -> dict[str, Any] | None:
         """Who sits where in a live game, from its directory entry and the
         players' nicknames (a player seated while away never got ``matched``)."""
-        return await seated_match(self.nc, game_id, self.nickname)
+        return await seated_match(self.games, game_id, self.nickname)
 
     async def nickname(self, player: str) -> str | None:
         """The player's nickname as last set (``ttanjit_identity``, any
@@ -334,8 +336,7 @@ class Gateway:
 
     async def table_players(self, game_id: str) -> list[str]:
         """The players of a game, from the game directory (emotes)."""
-        kv = await self.nc.jetstream().key_value(GAMES_BUCKET)
-        entry = orjson.loads((await kv.get(game_id)).value or b"{}")
+        entry = orjson.loads((await self.games.get(game_id)).value or b"{}")
         return [str(p) for p in (entry.get("players") or {})]
 
     async def publish_lobby(self, player: str, data: bytes) -> None:

@@ -17,10 +17,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
-from nats.aio.client import Client
 from nats.js.errors import NotFoundError
-
-from ttanjit.common.nats import GAMES_BUCKET
+from nats.js.kv import KeyValue
 
 log = logging.getLogger("ttanjit.gateway")
 
@@ -42,12 +40,11 @@ def frame_of(game_id: str, player: str, entry: Any) -> dict[str, Any] | None:
     return frame
 
 
-async def directory_entry(nc: Client, game_id: str) -> dict[str, Any] | None:
-    """The game's ``ttanjit_games`` entry; None when there is none (or
-    JetStream cannot say)."""
+async def directory_entry(games: KeyValue, game_id: str) -> dict[str, Any] | None:
+    """The game's entry in ``games`` (the ``ttanjit_games`` bucket); None
+    when there is none (or JetStream cannot say)."""
     try:
-        kv = await nc.jetstream().key_value(GAMES_BUCKET)
-        entry = await kv.get(game_id)
+        entry = await games.get(game_id)
         doc = orjson.loads(entry.value or b"{}")
     except NotFoundError:
         return None
@@ -57,10 +54,10 @@ async def directory_entry(nc: Client, game_id: str) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
-async def final_frame(nc: Client, game_id: str, player: str) -> dict[str, Any] | None:
+async def final_frame(games: KeyValue, game_id: str, player: str) -> dict[str, Any] | None:
     """The game's ``game_result`` frame from its directory entry; None when
     the game is not known to be finished (or JetStream cannot say)."""
-    return frame_of(game_id, player, await directory_entry(nc, game_id))
+    return frame_of(game_id, player, await directory_entry(games, game_id))
 
 
 def bot_levels(entry: dict[str, Any]) -> dict[int, str]:
@@ -100,12 +97,12 @@ def match_of_entry(entry: Any, nicknames: dict[str, str]) -> dict[str, Any] | No
     return {"game": str(entry.get("game") or ""), "players": out}
 
 
-async def seated_match(nc: Client, game_id: str,
+async def seated_match(games: KeyValue, game_id: str,
                        nickname: Callable[[str], Awaitable[str | None]]) -> dict[str, Any] | None:
     """:func:`match_of_entry` of the game's entry, with each human's
     nickname from ``nickname(player_id)`` (None: the client names the
     seat by number)."""
-    entry = await directory_entry(nc, game_id)
+    entry = await directory_entry(games, game_id)
     players = entry.get("players") if entry else None
     if not isinstance(players, dict):
         return None

@@ -32,7 +32,6 @@ import orjson
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
-from ttanjit.common.nats import GAMES_BUCKET
 from ttanjit.gateway import conn as conn_mod
 from ttanjit.gateway import watchers
 from ttanjit.gateway.conn import Connection, _deadline, burst_parts
@@ -73,8 +72,7 @@ async def _send_view(c: Connection, gid: str, w: dict[str, Any]) -> bool:
 async def _allowed(c: Connection, gid: str) -> None:
     """The game directory says whether the host allows 관전."""
     try:
-        kv = await c.gw.nc.jetstream().key_value(GAMES_BUCKET)
-        doc = orjson.loads((await kv.get(gid)).value or b"{}")
+        doc = orjson.loads((await c.gw.games.get(gid)).value or b"{}")
     except Exception:  # noqa: BLE001 - no entry: the shard's sync answers
         return
     if doc.get("spectators") is False:
