@@ -158,3 +158,19 @@ async def test_gateway_sample_capture_replays(st: Stack, tmp_path: Path) -> None
     assert report["failures"] == [] and report["divergences"] == []
     assert report["errors"] == played["errors"]
     assert report["rtt"]["action"]["count"] == played["rtt"]["action"]["count"]
+
+
+async def test_a_room_the_gateway_refuses_fails_its_group_at_once(st: Stack) -> None:
+    """Room mode with an option the rules do not have (docs/websocket.md 7):
+    the host's ``room_create`` is refused with ``bad_option``, which no
+    retry can change, so the whole group fails with that reason instead of
+    the host asking again every second until the run ends."""
+    import time
+
+    cfg = PlayConfig(game="onecard", seats=2, mode="room", think_ms=FAST, games=1,
+                     options={"turn_ms": 12345})
+    t0 = time.monotonic()
+    report = await play(st.http(), 2, cfg, duration_s=60, progress=0)
+    assert time.monotonic() - t0 < 30
+    assert report["games_finished"] == 0 and len(report["failures"]) == 2
+    assert all("room_create refused: bad_option" in f for f in report["failures"])

@@ -94,6 +94,18 @@ class PlayConfig:
     options: dict[str, Any] = field(default_factory=dict)
 
 
+# refusals of room_create that repeating cannot change (docs/websocket.md 6)
+LASTING = frozenset({"unknown_game", "bad_seats", "bad_option", "bad_frame", "unauthenticated"})
+
+
+class RoomRefused(RuntimeError):
+    """The host's room_create was refused for good: the group cannot play."""
+
+
+class RoomRetry(RuntimeError):
+    """The host's room_create was refused for now: the group tries again."""
+
+
 class RoomGroup:
     """The players who meet in one private room per game: the first member
     creates it, the others join by its code in member order (so seats are
@@ -290,14 +302,22 @@ class Player:
                 frame["options"] = opts
             ans = await self.request(frame)
             if ans.get("type") != "room":
-                code.set_exception(RuntimeError(f"room_create: {ans.get('code')}"))
-                return False
+                err = ans.get("code") or ans.get("type")
+                refused = RoomRefused(f"room_create refused: {err} ({ans.get('message', '')})")
+                code.set_exception(refused if err in LASTING else RoomRetry(str(refused)))
+                code.exception()  # retrieved: the members waiting for it read it (or none do)
+                if err in LASTING:
+                    raise refused  # it will be refused every time: the group fails, loudly
+                return False  # the gateway is busy or away: every member tries the next round
             code.set_result(ans["room"]["code"])
             g.join(rnd)
             await asyncio.wait_for(g.full(rnd).wait(), 60)
             ans = await self.request({"type": "room_start"}, 60)
             return ans.get("type") == "matched"
-        room_code = await asyncio.wait_for(asyncio.shield(code), 60)
+        try:
+            room_code = await asyncio.wait_for(asyncio.shield(code), 60)
+        except RoomRetry:
+            return False
         idx = g.members.index(self)
         while g.joined(rnd) != idx:  # join in member order: the same seats every time
             await asyncio.sleep(0.01)
