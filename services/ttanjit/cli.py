@@ -147,5 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "loadtest_command", None):
+        from ttanjit.loadtest.cli import run
+
+        return run(args)
     rc: int = args.func(args)
     return rc

@@ -1,20 +1,52 @@
 """`ttanjit loadtest` says when its players could not play: a run where
 players failed exits 1 and names why on stderr (a CI job or a script sees
-it), instead of printing a report of zeros with exit code 0."""
+it), instead of printing a report of zeros with exit code 0. Input it
+cannot use (a missing or damaged file, options that are not JSON, a
+Pushgateway that is not there) is one line on stderr and exit 2, never a
+traceback."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from ttanjit.common.natsserver import free_port
 
 
-def test_a_run_whose_players_fail_exits_1_and_says_why() -> None:
+def loadtest(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ttanjit", "loadtest", *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_a_run_whose_players_fail_exits_1_and_says_why(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    out = subprocess.run([sys.executable, "-m", "ttanjit", "loadtest", "play", "--url", url,
-                          "-n", "2", "--duration", "1"],
-                         capture_output=True, text=True, timeout=60)
+    out = loadtest("play", "--url", url, "-n", "2", "--duration", "1",
+                   "--json", str(tmp_path / "r.json"))
     assert out.returncode == 1, out
     assert "2 player(s) failed:" in out.stderr and "sign-in failed" in out.stderr
     assert "player_failures 2" in out.stdout  # the report itself is still printed
+    # the saved report, pushed to a Pushgateway that is not there
+    pushed = loadtest("report", str(tmp_path / "r.json"), "--push",
+                      f"http://127.0.0.1:{free_port()}")
+    assert pushed.returncode == 2 and "Traceback" not in pushed.stderr, pushed
+    assert "could not push the report to http://127.0.0.1:" in pushed.stderr
+    assert "player_failures 2" in pushed.stdout
+
+
+def test_input_it_cannot_use_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    (tmp_path / "cut.json").write_text('{"counts": {', encoding="utf-8")
+    (tmp_path / "other.json").write_text('{"counts": {}}', encoding="utf-8")
+    cases = {
+        ("replay", str(tmp_path / "missing.jsonl"), "--url", url): "No such file",
+        ("report", str(tmp_path / "cut.json")): "not a JSON report",
+        ("report", str(tmp_path / "other.json")): "not a report of",
+        ("play", "--url", url, "--options", "{turn_ms"): "--options: not JSON",
+        ("record", "--url", url, "--out", str(tmp_path / "no" / "c.jsonl")):
+            "cannot write the capture",
+    }
+    for args, says in cases.items():
+        out = loadtest(*args)
+        assert out.returncode == 2, (args, out)
+        assert says in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)

@@ -114,6 +114,28 @@ def test_capture_refuses_what_is_not_one(tmp_path: Path) -> None:
     bad.write_text('{"format": "ttanjit.capture/1"}\n{"c": "p0"}\n', encoding="utf-8")
     with pytest.raises(CaptureError):
         load(bad)
+    bad.write_bytes(b"\xc7\xff binary\n")
+    with pytest.raises(CaptureError, match="line 1 is not JSON"):
+        load(bad)
+    bad.write_bytes(b"")
+    with pytest.raises(CaptureError, match="empty"):
+        load(bad)
+    with pytest.raises(CaptureError, match="No such file"):
+        load(tmp_path / "missing.jsonl")
+
+
+def test_a_capture_cut_short_mid_line_loads_without_that_line(tmp_path: Path) -> None:
+    """A gateway killed while writing leaves half a line with no newline:
+    the lines before it replay; the same damage in the middle is refused."""
+    head = '{"format": "ttanjit.capture/1"}\n{"c": "p0", "t": 0.0, "open": {}}\n'
+    line = '{"c": "p0", "t": 0.5, "d": ">", "f": {"type": "ping"}}\n'
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text(head + line + line[:20], encoding="utf-8")
+    cap = load(cut)
+    assert [ln.frame for ln in cap.conns["p0"].lines] == [{"type": "ping"}]
+    cut.write_text(head + line[:20] + "\n" + line, encoding="utf-8")
+    with pytest.raises(CaptureError, match=":3: not a capture line"):
+        load(cut)
 
 
 # -- issue 13: update frames (events + the seat's view), no sync after events ------

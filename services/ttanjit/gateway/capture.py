@@ -139,33 +139,49 @@ class Capture:
 
 
 def load(path: str | Path) -> Capture:
-    conns: dict[str, ConnCapture] = {}
-    with open(path, encoding="utf-8") as f:
-        first = f.readline()
+    """A capture file, read whole. A last line cut short (the writer was
+    killed mid-line: it writes whole lines, with no newline until the end)
+    is left out; anything else that is not a capture line is a
+    :class:`CaptureError` naming the file and line, as is a file that cannot
+    be read."""
+    try:
+        with open(path, "rb") as f:
+            raw_lines = f.read().split(b"\n")
+    except OSError as exc:
+        raise CaptureError(f"{path}: {exc.strerror or exc}") from None
+    if not any(ln.strip() for ln in raw_lines):
+        raise CaptureError(f"{path}: the file is empty")
+    if len(raw_lines) > 1 and raw_lines[-1].strip():  # no newline after it: cut short
         try:
-            header = orjson.loads(first)
+            orjson.loads(raw_lines[-1])
         except orjson.JSONDecodeError:
-            raise CaptureError(f"{path}: line 1 is not JSON") from None
-        if not isinstance(header, dict) or header.get("format") != FORMAT:
-            raise CaptureError(f"{path}: not a {FORMAT} file")
-        for no, raw in enumerate(f, start=2):
-            if not raw.strip():
-                continue
-            try:
-                obj = orjson.loads(raw)
-                label, t = str(obj["c"]), float(obj["t"])
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-                raise CaptureError(f"{path}:{no}: not a capture line") from None
-            conn = conns.setdefault(label, ConnCapture(label))
-            if "open" in obj:
-                conn.meta = dict(obj["open"] or {})
-            elif "close" in obj:
-                conn.closed = dict(obj["close"] or {})
-                conn.lines.append(Line(t, "close", conn.closed))
-            elif obj.get("d") in (CLIENT, SERVER) and isinstance(obj.get("f"), dict):
-                conn.lines.append(Line(t, obj["d"], obj["f"]))
-            else:
-                raise CaptureError(f"{path}:{no}: not a capture line")
+            log.warning("%s: its last line is cut short; replaying the lines before it", path)
+            raw_lines.pop()
+    try:
+        header = orjson.loads(raw_lines[0])
+    except orjson.JSONDecodeError:
+        raise CaptureError(f"{path}: line 1 is not JSON") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise CaptureError(f"{path}: not a {FORMAT} file")
+    conns: dict[str, ConnCapture] = {}
+    for no, raw in enumerate(raw_lines[1:], start=2):
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+            label, t = str(obj["c"]), float(obj["t"])
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+            raise CaptureError(f"{path}:{no}: not a capture line") from None
+        conn = conns.setdefault(label, ConnCapture(label))
+        if "open" in obj:
+            conn.meta = dict(obj["open"] or {})
+        elif "close" in obj:
+            conn.closed = dict(obj["close"] or {})
+            conn.lines.append(Line(t, "close", conn.closed))
+        elif obj.get("d") in (CLIENT, SERVER) and isinstance(obj.get("f"), dict):
+            conn.lines.append(Line(t, obj["d"], obj["f"]))
+        else:
+            raise CaptureError(f"{path}:{no}: not a capture line")
     return Capture(header, conns)
 
 

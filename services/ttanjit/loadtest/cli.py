@@ -31,6 +31,21 @@ def _think(raw: str) -> tuple[int, int]:
     return a, int(hi or lo)
 
 
+def _options(raw: str) -> dict[str, Any]:
+    try:
+        opts = json.loads(raw) if raw else {}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not JSON: {raw!r}") from None
+    if not isinstance(opts, dict):
+        raise argparse.ArgumentTypeError(f"not a JSON object: {raw!r}")
+    return opts
+
+
+class CliError(Exception):
+    """Input the command cannot use (a file that cannot be read, a push
+    that failed): its message is printed, without a traceback, exit 2."""
+
+
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--url", default="http://127.0.0.1:8080",
                    help="the gateway's base URL (default %(default)s)")
@@ -61,7 +76,7 @@ def _players(p: argparse.ArgumentParser) -> None:
                    help="chance per game a player loses its connection and resumes")
     p.add_argument("--seed", type=int, default=None,
                    help="room games: deal with this seed (the server must allow test options)")
-    p.add_argument("--options", default="", help="room options as JSON")
+    p.add_argument("--options", type=_options, default={}, help="room options as JSON")
     p.add_argument("--proto", action="store_true", help="binary protobuf frames")
 
 
@@ -72,7 +87,7 @@ def _cfg(args: argparse.Namespace) -> Any:
                       think_ms=args.think, mistake_rate=args.mistakes,
                       resume_rate=args.resume_rate, seed=args.seed, games=args.games,
                       proto=args.proto,
-                      options=json.loads(args.options) if args.options else {})
+                      options=args.options)
 
 
 def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
@@ -81,7 +96,14 @@ def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(report, f, ensure_ascii=False, indent=2)
     if args.push:
-        code = push(args.push, report, run=args.run_label)
+        import httpx
+
+        try:
+            code = push(args.push, report, run=args.run_label)
+        except httpx.HTTPError as exc:
+            raise CliError(f"could not push the report to {args.push}: {exc!r}") from None
+        if not 200 <= code < 300:
+            raise CliError(f"the Pushgateway at {args.push} refused the report: HTTP {code}")
         print(f"pushed to {args.push}: HTTP {code}", file=sys.stderr)
     failed = int((report.get("counts") or {}).get("player_failures") or 0)
     if failed:  # a run whose players could not play is not a result: say why, exit 1
@@ -104,6 +126,12 @@ def _url(args: argparse.Namespace, stack: ExitStack) -> str:
 def _play(args: argparse.Namespace) -> int:
     from ttanjit.loadtest.play import play
 
+    out = getattr(args, "out", None)
+    if out:
+        try:
+            open(out, "w").close()  # noqa: SIM115 - before any player starts
+        except OSError as exc:
+            raise CliError(f"cannot write the capture {out}: {exc.strerror or exc}") from None
     with ExitStack() as stack:
         url = _url(args, stack)
         report = _run(play(url, args.players, _cfg(args), ramp_s=args.ramp,
@@ -115,12 +143,18 @@ def _play(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    from ttanjit.gateway.capture import CaptureError, load
     from ttanjit.loadtest.replay import replay
 
+    try:
+        capture = load(args.capture)  # before any stack starts
+    except CaptureError as exc:
+        raise CliError(str(exc)) from None
     with ExitStack() as stack:
         url = _url(args, stack)
-        report = _run(replay(url, args.capture, speed=args.speed, fanout=args.fanout,
-                                    ramp_s=args.ramp, progress=0.0 if args.quiet else 1.0,
+        report = _run(replay(url, args.capture, loaded=capture, speed=args.speed,
+                                    fanout=args.fanout, ramp_s=args.ramp,
+                                    progress=0.0 if args.quiet else 1.0,
                                     proto=args.proto, timeout_s=args.timeout))
     rc = _finish(args, report)
     for d in report["divergences"][:20]:
@@ -129,8 +163,16 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    with open(args.file, encoding="utf-8") as f:
-        report = json.load(f)
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            report = json.load(f)
+    except OSError as exc:
+        raise CliError(f"{args.file}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise CliError(f"{args.file}: not a JSON report ({exc})") from None
+    keys = ("elapsed_s", "throughput", "rtt", "counts", "errors", "disconnects", "resumes")
+    if not isinstance(report, dict) or any(k not in report for k in keys):
+        raise CliError(f"{args.file}: not a report of `loadtest play` or `replay`")
     return _finish(args, report)
 
 
@@ -182,5 +224,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ttanjit.loadtest", description=__doc__)
     _fill(p)
     args = p.parse_args(argv)
-    rc: int = args.func(args)
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """A parsed ``loadtest`` command; a :class:`CliError` is its message on
+    stderr and exit 2."""
+    try:
+        rc: int = args.func(args)
+    except CliError as exc:
+        print(f"ttanjit loadtest {args.loadtest_command}: {exc}", file=sys.stderr)
+        return 2
     return rc

@@ -418,10 +418,11 @@ class ReplayPlayer:
 
 async def replay(base: str, capture_path: str, speed: float = 1.0, fanout: int = 1,
                  ramp_s: float = 0.0, progress: float = 1.0, proto: bool = False,
-                 timeout_s: float = 60.0) -> dict[str, Any]:
+                 timeout_s: float = 60.0, loaded: Capture | None = None) -> dict[str, Any]:
+    """Replay the capture at ``capture_path`` (``loaded``: already read)."""
     import sys
 
-    capture = load(capture_path)
+    capture = loaded or load(capture_path)
     plans, t_first = plan(capture)
     n_lobby = sum(1 for pp in plans for s in pp.steps if s.lobby_no >= 0)
     stats = Stats()
