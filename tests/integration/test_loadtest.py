@@ -174,3 +174,54 @@ async def test_a_room_the_gateway_refuses_fails_its_group_at_once(st: Stack) -> 
     assert time.monotonic() - t0 < 30
     assert report["games_finished"] == 0 and len(report["failures"]) == 2
     assert all("room_create refused: bad_option" in f for f in report["failures"])
+
+
+def both_connected_in_game(path: str) -> float:
+    """Seconds into the capture (from its first line) of a moment, after
+    the game's first action, when both players were connected with at
+    least 1 s to go on either side (the capture has drops and resumes)."""
+    cap = load(path)
+    t_first = min(ln.t for c in cap.conns.values() for ln in c.lines)
+    spans: dict[str, list[tuple[float, float]]] = {}
+    first_action = min(ln.t for c in cap.conns.values() for ln in c.client_frames()
+                       if ln.frame.get("type") == "action")
+    for group in cap.players():
+        spans[group[0].label] = [(c.lines[0].t, c.lines[-1].t) for c in group if c.lines]
+    assert len(spans) == 2
+    t = first_action + 1000
+    end = max(b for ss in spans.values() for _, b in ss)
+    while t < end:
+        if all(any(a + 1000 <= t <= b - 1000 for a, b in ss) for ss in spans.values()):
+            return (t - t_first) / 1000
+        t += 50
+    raise AssertionError(f"no moment with both players connected: {spans}")
+
+
+async def test_a_replay_whose_gateway_goes_away_ends_at_once(st: Stack,
+                                                            capture: tuple[str, dict]) -> None:
+    """The gateway is killed while a capture replays at its own speed: each
+    player's connection is lost, its remaining steps are reported as
+    ``connection_lost`` and nobody waits out the 60 s answer timeout for a
+    turn that cannot come."""
+    import asyncio
+    import time
+
+    path, recorded = capture
+    kill_at = both_connected_in_game(path)
+    gw = st.add_gateway()
+    try:
+        http = f"http://127.0.0.1:{gw.ports['http']}"
+        t0 = time.monotonic()
+        run = asyncio.ensure_future(replay(http, path, speed=1, progress=0, timeout_s=60))
+        await asyncio.sleep(0.5 + kill_at)  # the replay starts its clock 0.5 s in
+        assert not run.done()
+        await asyncio.to_thread(gw.kill)
+        report = await asyncio.wait_for(run, 50)
+        took = time.monotonic() - t0
+    finally:
+        st.gateways.remove(gw)
+        gw.stop()
+    assert took < 20, took
+    assert report["counts"]["connections_lost"] == 2 and report["failures"] == [], report
+    assert {d["got"] for d in report["divergences"]} >= {"connection_lost"}
+    assert report["rtt"]["action"]["count"] < recorded["rtt"]["action"]["count"]

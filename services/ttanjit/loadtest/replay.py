@@ -42,6 +42,7 @@ import httpx
 
 from ttanjit.gateway.capture import CLIENT, SERVER, Capture, ConnCapture, Line, load
 from ttanjit.loadtest.client import ANSWERED_BY, Conn, Frame, sign_in
+from ttanjit.loadtest.player import read_update
 from ttanjit.loadtest.stats import ANSWERS, Stats
 
 LOBBY = frozenset({"queue", "cancel_queue", "room_create", "room_join", "room_leave",
@@ -283,6 +284,8 @@ class ReplayPlayer:
         self.progress = Progress()
         self.changed = asyncio.Event()
         self.stalled = False
+        self.lost = False  # the gateway closed a connection the capture kept open
+        self.over: set[str] = set()  # this copy's games seen ending
         self.pacer = Pacer()
 
     def at(self, t: float) -> float:
@@ -300,16 +303,30 @@ class ReplayPlayer:
             if gid not in self.games:
                 self.games.append(gid)
         if kind in SEQ_FRAMES:
-            self.progress.see(str(f.get("game_id") or (self.games[-1] if self.games else "")), f)
+            gid = str(f.get("game_id") or (self.games[-1] if self.games else ""))
+            self.progress.see(gid, f)
+            if kind == "update" and read_update(f, 0, False).game_over \
+                    or kind == "view" and (f.get("view") or {}).get("finished"):
+                self.over.add(gid)
+        elif kind == "game_result" and f.get("game_id"):
+            self.over.add(str(f["game_id"]))
+        self.changed.set()
+
+    async def _watch(self, conn: Conn) -> None:
+        """A close the replay did not ask for (the gateway went away): this
+        player's remaining steps cannot be replayed, and nobody waits for it."""
+        await conn.closed.wait()
+        if not conn.closing and conn is self.conn:
+            self.lost = True
         self.changed.set()
 
     async def wait_for(self, ok: Callable[[], bool]) -> bool:
-        if self.stalled:
+        if self.stalled or self.lost:
             return ok()
         end = time.monotonic() + self.timeout_s
         while not ok():
             left = end - time.monotonic()
-            if left <= 0:
+            if left <= 0 or self.lost:
                 return False
             self.changed.clear()
             try:
@@ -319,6 +336,16 @@ class ReplayPlayer:
         return True
 
     async def run(self) -> None:
+        try:
+            await self._run()
+        finally:  # whatever ended it: the other players stop waiting for this one's turns
+            for step in self.pp.steps:
+                if step.lobby_no >= 0:
+                    self.copy.lobby_done[step.lobby_no].set()
+                if step.act is not None:
+                    self.copy.act_done(step.act).set()
+
+    async def _run(self) -> None:
         pp = self.pp
         nick = f"{pp.nickname[:12]}#{self.copy.k}"[:16]
         ident = await sign_in(self.http, self.base, nick)
@@ -331,8 +358,19 @@ class ReplayPlayer:
             conn = Conn(self.base, self.stats, self.on_frame, proto=self.proto)
             await conn.connect()
             self.conn = conn
+            self.lost = False
+            watcher = asyncio.ensure_future(self._watch(conn))
+            cut = False
             for step in by_conn.get(ci, []):
+                if self.lost:
+                    self.div.stalled(self.copy.k, self.label, step, "connection_lost")
+                    cut = True
+                    break
                 await self.step(step, ident, prev)
+            watcher.cancel()
+            if cut:  # the capture's later connections would resume what is not there
+                self.stats.count["connections_lost"] += 1
+                return
             t, code, by = pp.closes[ci]
             await self.sleep_until(t)
             if by == "client":
@@ -416,6 +454,17 @@ class ReplayPlayer:
             self.copy.act_done(step.act).set()
 
 
+def _counts(stats: Stats, players: list[ReplayPlayer]) -> None:
+    """The progress line's and the report's counts: connections open, the
+    players in a game that has not ended, the games seen ending."""
+    over = {g for rp in players for g in rp.over}
+    stats.connected = sum(1 for rp in players if rp.conn is not None
+                          and not rp.conn.closed.is_set())
+    stats.in_game = sum(1 for rp in players if rp.games and rp.games[-1] not in over
+                        and rp.conn is not None and not rp.conn.closed.is_set())
+    stats.count["games_finished"] = len(over)
+
+
 async def replay(base: str, capture_path: str, speed: float = 1.0, fanout: int = 1,
                  ramp_s: float = 0.0, progress: float = 1.0, proto: bool = False,
                  timeout_s: float = 60.0, loaded: Capture | None = None) -> dict[str, Any]:
@@ -453,11 +502,11 @@ async def replay(base: str, capture_path: str, speed: float = 1.0, fanout: int =
         while not everyone.done():
             await asyncio.wait({everyone}, timeout=progress or None)
             if progress and not everyone.done():
-                stats.connected = sum(1 for rp in players if rp.conn is not None
-                                      and not rp.conn.closed.is_set())
+                _counts(stats, players)
                 print(stats.progress_line() + f"  divergences {len(div.items)}",
                       file=sys.stderr, flush=True)
         await everyone
+        _counts(stats, players)
     return stats.report(players=len(players), copies=fanout, speed=speed,
                         capture=capture_path, checked=div.checked, same=div.same,
                         divergences=div.items, failures=failures,
