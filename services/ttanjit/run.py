@@ -9,7 +9,8 @@ gateway's ``/readyz``, the matchmaker's gRPC health, the bot worker's
 ``ttanjit.v1.Matchmaker.Placement``). Ctrl-C (or SIGTERM) stops all of it.
 
 Ports: the gateway on ``TTANJIT_HTTP_PORT`` (default 8080) and NATS on
-4222 when free, else any free port; the internal ports are picked free.
+4222 when free, else any free port; the internal ports are picked free, and
+printed with the address: NATS's URL and every process's ``/metrics``.
 ``TTANJIT_VAR_DIR`` moves ``./var`` (NATS's data and the gateway's token
 secret, ``var/token_secret``, both kept across runs).
 """
@@ -134,6 +135,19 @@ def waiting_for(env: dict[str, str], mm: health_pb2_grpc.HealthStub) -> list[str
     return missing
 
 
+METRICS = (("gateway", "GW"), ("matchmaker-1", "MM"), ("matchmaker-2", "MM2"),
+           ("shard-1", "SHARD1"), ("shard-2", "SHARD2"), ("bots", "BOTS"))
+
+
+def endpoints(env: dict[str, str]) -> str:
+    """What an operator points tools at: NATS and every process's
+    Prometheus ``/metrics`` (docs/metrics.md)."""
+    lines = [f"    NATS      {env['TTANJIT_NATS_URL']}", "    metrics"]
+    lines += [f"      {name:<13}http://127.0.0.1:{env[f'TTANJIT_{key}_METRICS_PORT']}/metrics"
+              for name, key in METRICS]
+    return "\n".join(lines)
+
+
 def announce_when_ready(env: dict[str, str], proc: subprocess.Popen[bytes],
                         timeout_s: float = 120) -> None:
     """Print the address once a game can start (see the module docstring)."""
@@ -145,8 +159,8 @@ def announce_when_ready(env: dict[str, str], proc: subprocess.Popen[bytes],
         while time.monotonic() < deadline and proc.poll() is None:
             missing = waiting_for(env, mm)
             if not missing:
-                print(f"\n  딴짓 is running: open {url}/  (Ctrl-C stops everything)\n",
-                      flush=True)
+                print(f"\n  딴짓 is running: open {url}/  (Ctrl-C stops everything)\n\n"
+                      f"{endpoints(env)}\n", flush=True)
                 return
             time.sleep(0.3)
     if proc.poll() is None:

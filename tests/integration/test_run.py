@@ -75,6 +75,22 @@ async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) ->
             m = re.search(r"open (http://127\.0\.0\.1:\d+)/", out[-1])
             url = m.group(1) if m else None
         assert url, "".join(out[-50:])
+        # and where an operator scrapes each process (docs/metrics.md)
+        while sum("/metrics" in ln for ln in out) < 6 and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if line:
+                out.append(line.decode(errors="replace"))
+            else:
+                await asyncio.sleep(0.1)
+        scraped = {}
+        for m in re.finditer(r"^\s+(\S+)\s+(http://127\.0\.0\.1:\d+/metrics)$",
+                             "".join(out), re.M):
+            with urllib.request.urlopen(m.group(2), timeout=5) as r:
+                scraped[m.group(1)] = r.read().decode()
+        assert sorted(scraped) == ["bots", "gateway", "matchmaker-1", "matchmaker-2",
+                                   "shard-1", "shard-2"], "".join(out[-30:])
+        assert "ttanjit_gateway_" in scraped["gateway"] and "ttanjit_shard_" in scraped["shard-2"]
+        assert f"NATS      nats://127.0.0.1:{env['TTANJIT_NATS_PORT']}" in "".join(out)
         await room_started_at_once(url)
         with urllib.request.urlopen(url + "/", timeout=5) as r:
             assert r.status == 200 and "utf-8" in r.headers["Content-Type"].lower()
