@@ -185,6 +185,28 @@ async def test_frames_before_hello_are_refused() -> None:
     assert [f["seq"] for f in t.frames()] == [0, 0, 0]  # no session: unnumbered
 
 
+async def test_every_frame_type_the_gateway_handles_is_counted_as_itself() -> None:
+    """docs/metrics.md ``ttanjit_gateway_frames_in_total{type}``: 한 판 더,
+    반응 and 관전 frames are counted by their type (they were all lumped
+    into ``unknown``), a type the gateway does not have is ``unknown``."""
+    from prometheus_client import REGISTRY
+
+    from ttanjit.gateway import spectate  # noqa: F401 - registers 관전's frames
+
+    def count(kind: str) -> float:
+        return REGISTRY.get_sample_value("ttanjit_gateway_frames_in_total",
+                                         {"type": kind}) or 0.0
+
+    kinds = ("rematch", "rematch_decline", "emote", "spectate", "spectate_stop", "no_such")
+    before = {k: count(k) for k in (*kinds, "unknown")}
+    c, _, _ = make()
+    for kind in kinds:
+        await send(c, {"type": kind})
+    for kind in kinds[:-1]:
+        assert count(kind) == before[kind] + 1, kind
+    assert count("no_such") == 0 and count("unknown") == before["unknown"] + 1
+
+
 async def test_a_frame_too_large_is_refused_unread() -> None:
     c, t, _ = make()
     await c.on_frame("x" * (MAX_FRAME + 1))

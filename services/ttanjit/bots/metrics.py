@@ -16,3 +16,14 @@ ABANDONED = Counter(
     ["game", "level"])
 INFLIGHT = Gauge("ttanjit_bot_inflight", "Decisions accepted and not yet answered")
 CAPACITY = Gauge("ttanjit_bot_capacity", "Concurrent decisions this worker takes")
+
+
+def zero(games: tuple[str, ...], levels: tuple[str, ...]) -> None:
+    """Every game and level at 0 from the start: dashboards show 0, not "No
+    data", and rate()/increase() count the first error (a series born at 1
+    hides it)."""
+    for game in games:
+        for level in levels:
+            for family in (DECISIONS, DECISION_SECONDS, ERRORS, ABANDONED):
+                family.labels(game, level)
+    ERRORS.labels("unknown", "unknown")  # a request that is not one (bad_request)

@@ -55,7 +55,7 @@ from ttanjit.gateway import metrics as m
 from ttanjit.gateway.account import install as install_account
 from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
 from ttanjit.gateway.capture import GatewayRecorder
-from ttanjit.gateway.conn import OWN_PART, Connection, burst_parts, now_ms
+from ttanjit.gateway.conn import HANDLERS, OWN_PART, Connection, burst_parts, now_ms
 from ttanjit.gateway.errors import MESSAGES, FrameError
 from ttanjit.gateway.finals import final_frame, seated_match
 from ttanjit.gateway.headers import with_security_headers
@@ -130,6 +130,7 @@ class Gateway:
         self.channel = replicated_channel(self.s.matchmaker_addr)  # every replica
         self.mm = Retrying(matchmaker_pb2_grpc.MatchmakerStub(self.channel))  # type: ignore[assignment]
         self._sweeper = asyncio.create_task(self.sweep())
+        m.zero(HANDLERS, MESSAGES)  # every frame type registered by now (관전's too)
         self.ready = True
         gc.collect()
         gc.freeze()  # start-up objects never need collecting again (PERFORMANCE.md)

@@ -219,8 +219,8 @@ class Connection:
             await self.reject(e.code)
             return
         kind = frame["type"]
-        m.frame_in(kind)
         handler = HANDLERS.get(kind)
+        m.frame_in(kind if handler is not None else "unknown")
         try:
             if handler is None:
                 raise FrameError("unknown_type")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from prometheus_client import Counter, Gauge, Histogram
 
 CONNECTIONS = Gauge("ttanjit_gateway_connections", "Open WebSockets")
@@ -26,18 +28,27 @@ for _r in ("gapless", "resync", "failed"):
 # Label children cached: .labels() costs more than .inc() on the hot path.
 _in: dict[str, Counter] = {}
 _out: dict[str, Counter] = {}
-KNOWN_IN = frozenset({"hello", "ping", "queue", "cancel_queue", "room_create", "room_join",
-                      "room_leave", "room_options", "room_add_bot", "room_remove_bot",
-                      "room_start", "action", "sync", "ratings"})
+# frames counted before (or instead of) their own type: bounded label values
+REFUSED_IN = ("too_large", "rate_limited", "bad", "unknown")
 
 
 def frame_in(kind: str) -> None:
-    if kind not in KNOWN_IN:
-        kind = "unknown"  # bounded label values
+    """Count a client frame: its type (one the gateway handles) or one of
+    ``REFUSED_IN``."""
     c = _in.get(kind)
     if c is None:
         c = _in[kind] = FRAMES_IN.labels(kind)
     c.inc()
+
+
+def zero(frame_types: Iterable[str], codes: Iterable[str]) -> None:
+    """Every known client frame type and refusal code at 0 from the start: a
+    dashboard shows 0 rather than "No data", and ``rate``/``increase`` see
+    the first one (a series born at 1 hides it)."""
+    for kind in (*frame_types, *REFUSED_IN):
+        _in.setdefault(kind, FRAMES_IN.labels(kind))
+    for code in codes:
+        REJECTIONS.labels(code)
 
 
 def frame_out(kind: str) -> None:

@@ -19,5 +19,13 @@ LEADER = Gauge("ttanjit_mm_leader", "1 on the matchmaker replica that leads the 
 FORWARDED = Counter("ttanjit_mm_forwarded_total",
                     "gRPC calls a follower replica passed on to the leader")
 
+KINDS = ("quick", "room", "rematch")  # how a game was made (service._announce)
+
+# every known label set at 0 from the start: dashboards show 0, not "No
+# data", and rate()/increase() count the first event (a series born at 1 hides it)
 for _g in GAMES:
     TICKETS_WAITING.labels(_g).set(0)
+    MATCH_WAIT.labels(_g)
+    BOT_BACKFILLS.labels(_g)
+    for _k in KINDS:
+        MATCHES.labels(_g, _k)

@@ -39,6 +39,10 @@ for _reason in ("create", "failover", "handover"):
     claims.labels(_reason)
 for _d in ("out", "in"):
     handovers.labels(_d)
-for _g in GAMES:
+for _g in GAMES:  # at 0 from the start (see the matchmaker's metrics)
     games_live.labels(_g)
     games_abandoned.labels(_g)
+    bot_request.labels(_g)
+    bot_timeouts.labels(_g)
+    for _r in ("ok", "refused", "duplicate", "error"):
+        commands.labels(_g, _r)
