@@ -117,7 +117,7 @@ async def test_record_then_replay_reproduces_outcomes(st: Stack,
     assert report["checked"] == report["same"] > 0
     assert report["rtt"]["action"]["count"] == recorded["rtt"]["action"]["count"]
     assert report["errors"] == recorded["errors"]  # the same refusals, code by code
-    assert len(report["games"]) == 1
+    assert len(report["games"]) == 1 and report["counts"]["games_finished"] == 1
     assert report["resumes"] == recorded["resumes"]  # the drops replayed, sessions resumed
     assert report["counts"].get("drops", 0) == recorded["counts"].get("drops", 0)
 
