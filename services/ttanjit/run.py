@@ -12,11 +12,14 @@ Ports: the gateway on ``TTANJIT_HTTP_PORT`` (default 8080) and NATS on
 4222 when free, else any free port; the internal ports are picked free, and
 printed with the address: NATS's URL and every process's ``/metrics``.
 ``TTANJIT_VAR_DIR`` moves ``./var`` (NATS's data and the gateway's token
-secret, ``var/token_secret``, both kept across runs).
+secret, ``var/token_secret``, both kept across runs); one ``make run`` at a
+time uses a var folder (``var/run.lock``). Each process is kept by
+:mod:`ttanjit.keep`: started again when it crashes, nats-server stopped last.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import socket
@@ -26,6 +29,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from typing import IO
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -52,11 +56,41 @@ def port_or_free(port: int) -> int:
             return free_port()
 
 
-def stack_env() -> dict[str, str]:
+def var_dir() -> Path:
     var = Path(os.environ.get("TTANJIT_VAR_DIR", "var")).resolve()
     (var / "nats").mkdir(parents=True, exist_ok=True)
-    nats_port = port_or_free(int(os.environ.get("TTANJIT_NATS_PORT", "4222")))
-    http_port = port_or_free(int(os.environ.get("TTANJIT_HTTP_PORT", "8080")))
+    return var
+
+
+def hold(var: Path) -> IO[str] | None:
+    """The var folder for this run alone (held until the process ends), or
+    None when another ``make run`` has it: two nats-servers writing one
+    JetStream store corrupt it."""
+    f = open(var / "run.lock", "a+")  # noqa: SIM115 - held for the whole run
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        return None
+    f.seek(0)
+    f.truncate()
+    f.write(f"{os.getpid()}\n")
+    f.flush()
+    return f
+
+
+def moved(what: str, wanted: int, got: int) -> None:
+    if wanted != got:
+        print(f"  port {wanted} is in use: {what} listens on {got} instead", flush=True)
+
+
+def stack_env(var: Path | None = None) -> dict[str, str]:
+    var = var or var_dir()
+    wanted_nats = int(os.environ.get("TTANJIT_NATS_PORT", "4222"))
+    wanted_http = int(os.environ.get("TTANJIT_HTTP_PORT", "8080"))
+    nats_port, http_port = port_or_free(wanted_nats), port_or_free(wanted_http)
+    moved("NATS", wanted_nats, nats_port)
+    moved("the gateway", wanted_http, http_port)
     mm_port, mm2_port = free_port(), free_port()  # two matchmaker replicas
     env = dict(os.environ)
     env.update({
@@ -169,7 +203,15 @@ def announce_when_ready(env: dict[str, str], proc: subprocess.Popen[bytes],
 
 
 def main() -> int:
-    env = stack_env()
+    var = var_dir()
+    lock = hold(var)
+    if lock is None:
+        other = (var / "run.lock").read_text(encoding="ascii", errors="replace").strip()
+        print(f"  another `make run` (pid {other or '?'}) is using {var}: stop it first, or "
+              "give this one its own folder, e.g. TTANJIT_VAR_DIR=var2 make run",
+              file=sys.stderr, flush=True)
+        return 1
+    env = stack_env(var)
     cmd = [sys.executable, "-m", "honcho", "-f", str(PROCFILE), "-d", str(ROOT), "start"]
     proc = subprocess.Popen(cmd, env=env)
     threading.Thread(target=announce_when_ready, args=(env, proc), daemon=True).start()

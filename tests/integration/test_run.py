@@ -1,8 +1,10 @@
 """``make run`` (issue 6, DESIGN.md 5): ``python -m ttanjit.run`` starts NATS
 with JetStream, the matchmaker, two shards, a bot worker and the gateway,
 prints the address only once a game can start (issue 12: a private room
-started right then gets a shard, not ``no_shard``), serves games; Ctrl-C
-stops every process, each on its own (none is SIGKILLed)."""
+started right then gets a shard, not ``no_shard``), serves games; a shard
+killed with ``kill -9`` is started again and the stack stays up; a second
+``make run`` on the same var folder is refused; Ctrl-C stops every
+process, each on its own (none is SIGKILLed), nats-server last."""
 
 from __future__ import annotations
 
@@ -31,6 +33,34 @@ def _group_alive(pgid: int) -> bool:
         return True
     except ProcessLookupError:
         return False
+
+
+def _stack_procs(var: Path) -> dict[int, str]:
+    """Every process of the stack, by the var folder in its environment
+    (the kept processes run in sessions of their own, outside the group)."""
+    mark = f"TTANJIT_VAR_DIR={var}".encode() + b"\0"
+    out = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                env = Path(f"/proc/{d}/environ").read_bytes()
+                cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if mark in env:
+                out[int(d)] = cmd
+    return out
+
+
+def _shards(var: Path) -> set[int]:
+    return {pid for pid, cmd in _stack_procs(var).items()
+            if cmd.rstrip().endswith("-m ttanjit.shard") and "ttanjit.keep" not in cmd}
+
+
+def _read(proc: subprocess.Popen[bytes], out: list[str]) -> None:
+    assert proc.stdout is not None
+    while line := proc.stdout.readline():
+        out.append(line.decode(errors="replace"))
 
 
 async def room_started_at_once(url: str) -> None:
@@ -102,6 +132,26 @@ async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) ->
         view = await c.wait_type("view")
         assert view["game_id"] == matched["game_id"]
         await c.close()
+        # one `make run` per var folder: a second one is refused (two
+        # nats-servers on one JetStream store corrupt it)
+        second = subprocess.run([sys.executable, "-m", "ttanjit.run"], capture_output=True,
+                                text=True, timeout=30, env={**env, "TTANJIT_HTTP_PORT": "0"})
+        assert second.returncode == 1 and "another `make run`" in second.stderr, second
+        # kill -9 of a shard: it is started again, as Kubernetes restarts a
+        # pod; the rest of the stack stays up (honcho alone stopped it all)
+        var = (tmp_path / "var").resolve()
+        shards = _shards(var)
+        assert len(shards) == 2, _stack_procs(var)
+        victim = min(shards)
+        os.kill(victim, signal.SIGKILL)
+        end = time.monotonic() + 20
+        while (len(_shards(var)) < 2 or victim in _shards(var)) and time.monotonic() < end:
+            await asyncio.sleep(0.2)
+        _read(proc, out)
+        assert len(_shards(var)) == 2 and victim not in _shards(var), "".join(out[-30:])
+        assert re.search(r"keep shard-\d: exited \(signal 9\); starting it again", "".join(out))
+        assert proc.poll() is None
+        await room_started_at_once(url)  # and games start as before
         # Ctrl-C: the terminal signals the whole foreground group, with the
         # game still live on its shard (its player left, a bot plays on)
         os.killpg(pgid, signal.SIGINT)
@@ -116,9 +166,12 @@ async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) ->
         assert "Exception in ASGI application" not in out[-1], out[-1][-4000:]
         assert "Application shutdown failed" not in out[-1], out[-1][-4000:]
         end = time.monotonic() + 15
-        while _group_alive(pgid) and time.monotonic() < end:
+        while (_group_alive(pgid) or _stack_procs(var)) and time.monotonic() < end:
             await asyncio.sleep(0.2)
         assert not _group_alive(pgid), "a process of make run outlived Ctrl-C"
+        assert not _stack_procs(var), "a kept process outlived Ctrl-C"
+        # nats-server stopped last: the services' goodbyes reached it
+        assert "session save failed" not in out[-1] and "nats connection lost" not in out[-1]
         for port in (env["TTANJIT_HTTP_PORT"], env["TTANJIT_NATS_PORT"]):
             with pytest.raises(OSError):  # gateway and nats-server are gone too
                 socket.create_connection(("127.0.0.1", int(port)), timeout=1).close()

@@ -165,7 +165,10 @@ class Gateway:
                     await asyncio.wait_for(self.nc.drain(), 2.0)
             except Exception:  # NATS went away meanwhile
                 pass
-            await self.nc.close()
+            try:
+                await self.nc.close()
+            except Exception as exc:  # noqa: BLE001 - its connection was already torn down
+                log.warning("nats close at shutdown: %r", exc)
 
     # -- connections ---------------------------------------------------------------
     def register(self, conn: Connection) -> None:
