@@ -225,3 +225,16 @@ async def test_a_replay_whose_gateway_goes_away_ends_at_once(st: Stack,
     assert report["counts"]["connections_lost"] == 2 and report["failures"] == [], report
     assert {d["got"] for d in report["divergences"]} >= {"connection_lost"}
     assert report["rtt"]["action"]["count"] < recorded["rtt"]["action"]["count"]
+
+
+async def test_a_queue_the_gateway_refuses_fails_its_players_at_once(st: Stack) -> None:
+    """Quick match of one seat: ``bad_seats`` every time, so the players fail
+    with that reason instead of queueing again every second."""
+    import time
+
+    cfg = PlayConfig(game="onecard", seats=1, mode="quick", think_ms=FAST, games=1)
+    t0 = time.monotonic()
+    report = await play(st.http(), 2, cfg, duration_s=60, progress=0)
+    assert time.monotonic() - t0 < 30
+    assert len(report["failures"]) == 2
+    assert all("queue refused: bad_seats" in f for f in report["failures"])

@@ -11,6 +11,7 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -24,11 +25,14 @@ BINARY = shutil.which("prometheus-pushgateway") or shutil.which("pushgateway")
 
 
 @pytest.fixture
-def pushgateway() -> Iterator[str]:
+def pushgateway(tmp_path: Path) -> Iterator[str]:
     if BINARY is None:
         pytest.skip("prometheus-pushgateway is not installed (make pushgateway)")
     port = free_port()
-    proc = subprocess.Popen([BINARY, f"--web.listen-address=127.0.0.1:{port}"],
+    # its own store: Debian's build keeps every pushgateway's groups in
+    # /var/lib/prometheus/pushgateway.data, shared by every run of this test
+    proc = subprocess.Popen([BINARY, f"--web.listen-address=127.0.0.1:{port}",
+                             f"--persistence.file={tmp_path / 'pushgateway.data'}"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -65,3 +69,17 @@ def test_report_lands_on_a_real_pushgateway(pushgateway: str) -> None:
     counts = {x.labels["what"]: x.value for x in fams["ttanjit_loadtest_count"].samples
               if x.labels.get("run") == "ci"}
     assert counts == {"updates": 40, "update_events": 95, "syncs_resume": 2}
+
+
+def test_each_run_keeps_its_own_figures(pushgateway: str) -> None:
+    """Two runs pushed one after the other (names with a slash and a space):
+    both are on the Pushgateway, each with its own counts."""
+    for run, n in (("night/a", 1), ("night b", 2)):
+        s = Stats()
+        s.count.update(updates=n)
+        assert push(pushgateway, s.report(), run=run) == 200
+    with urllib.request.urlopen(f"{pushgateway}/metrics", timeout=5) as r:
+        fams = {f.name: f for f in text_string_to_metric_families(r.read().decode())}
+    updates = {x.labels.get("run"): x.value for x in fams["ttanjit_loadtest_count"].samples
+               if x.labels.get("what") == "updates"}
+    assert updates.get("night/a") == 1 and updates.get("night b") == 2, updates

@@ -7,6 +7,7 @@ traceback."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,16 @@ def test_input_it_cannot_use_is_one_line_and_exit_2(tmp_path: Path) -> None:
         out = loadtest(*args)
         assert out.returncode == 2, (args, out)
         assert says in out.stderr and "Traceback" not in out.stderr, (args, out.stderr)
+
+
+def test_a_run_whose_connections_were_lost_for_good_exits_1(tmp_path: Path) -> None:
+    """The gateway went away under a run (a replay's ``connections_lost``, a
+    player's ``reconnect_failures``): the report is printed, the exit is 1."""
+    report = {"elapsed_s": 5.0, "throughput": {"frames_per_s": 1.0, "commands_per_s": 1.0},
+              "rtt": {}, "counts": {"reconnect_failures": 1, "connections_lost": 2},
+              "errors": {}, "disconnects": 3, "resumes": {}}
+    (tmp_path / "r.json").write_text(json.dumps(report))
+    out = loadtest("report", str(tmp_path / "r.json"))
+    assert out.returncode == 1, out
+    assert "3 connection(s) lost for good" in out.stderr
+    assert "connections_lost 2" in out.stdout

@@ -105,13 +105,18 @@ def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
         if not 200 <= code < 300:
             raise CliError(f"the Pushgateway at {args.push} refused the report: HTTP {code}")
         print(f"pushed to {args.push}: HTTP {code}", file=sys.stderr)
-    failed = int((report.get("counts") or {}).get("player_failures") or 0)
+    counts = report.get("counts") or {}
+    failed = int(counts.get("player_failures") or 0)
+    cut = int(counts.get("reconnect_failures") or 0) + int(counts.get("connections_lost") or 0)
     if failed:  # a run whose players could not play is not a result: say why, exit 1
         print(f"{failed} player(s) failed:", file=sys.stderr)
         for line in report.get("failures") or []:
             print(f"  {line}", file=sys.stderr)
-        return 1
-    return 0
+    if cut:  # the gateway went away under them: neither
+        print(f"{cut} connection(s) lost for good (the gateway went away): "
+              f"reconnect_failures {counts.get('reconnect_failures', 0)}, "
+              f"connections_lost {counts.get('connections_lost', 0)}", file=sys.stderr)
+    return 1 if failed or cut else 0
 
 
 def _url(args: argparse.Namespace, stack: ExitStack) -> str:

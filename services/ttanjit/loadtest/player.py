@@ -94,12 +94,13 @@ class PlayConfig:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-# refusals of room_create that repeating cannot change (docs/websocket.md 6)
+# refusals of queue and room_create that repeating cannot change (docs/websocket.md 6)
 LASTING = frozenset({"unknown_game", "bad_seats", "bad_option", "bad_frame", "unauthenticated"})
 
 
-class RoomRefused(RuntimeError):
-    """The host's room_create was refused for good: the group cannot play."""
+class Refused(RuntimeError):
+    """A queue or room_create refused for good: the player (or its room's
+    group) cannot play."""
 
 
 class RoomRetry(RuntimeError):
@@ -276,6 +277,8 @@ class Player:
             ans = await self.request({"type": "queue", "game": self.cfg.game,
                                       "seats": self.cfg.seats})
             if ans.get("type") != "queued":
+                if ans.get("code") in LASTING:  # asking again cannot change it
+                    raise Refused(f"queue refused: {ans['code']} ({ans.get('message', '')})")
                 return False
         waiter: asyncio.Future[Any] = asyncio.ensure_future(self.matched)
         stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
@@ -303,7 +306,10 @@ class Player:
             ans = await self.request(frame)
             if ans.get("type") != "room":
                 err = ans.get("code") or ans.get("type")
-                refused = RoomRefused(f"room_create refused: {err} ({ans.get('message', '')})")
+                hint = ("; --seed needs a server started with TTANJIT_TEST_OPTIONS=1 "
+                        "(as --local does)" if err == "bad_option" and self.cfg.seed is not None
+                        else "")
+                refused = Refused(f"room_create refused: {err} ({ans.get('message', '')}){hint}")
                 code.set_exception(refused if err in LASTING else RoomRetry(str(refused)))
                 code.exception()  # retrieved: the members waiting for it read it (or none do)
                 if err in LASTING:

@@ -165,10 +165,16 @@ def prometheus_text(report: dict[str, Any], run: str = "") -> str:
 
 def push(url: str, report: dict[str, Any], job: str = "ttanjit_loadtest", run: str = "") -> int:
     """PUT the report to a Prometheus Pushgateway (``url`` = its base URL);
-    the HTTP status code."""
+    the HTTP status code. The group is the job and, when given, the run: a
+    run's push replaces that run's figures only (a PUT replaces its whole
+    group, so runs pushed under the job alone replaced each other)."""
+    import base64
+
     import httpx
 
     target = f"{url.rstrip('/')}/metrics/job/{job}"
+    if run:  # any characters, '/' too: the Pushgateway's base64 form of a label value
+        target += "/run@base64/" + base64.urlsafe_b64encode(run.encode()).decode()
     r = httpx.put(target, content=prometheus_text(report, run).encode(),
                   headers={"Content-Type": "text/plain; version=0.0.4"}, timeout=10)
     return r.status_code
