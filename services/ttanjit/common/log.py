@@ -38,12 +38,29 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(out, default=str).decode()
 
 
+class TextFormatter(logging.Formatter):
+    """For humans (``make run``): the message, then the extra fields as
+    ``key=value`` (a game id, a reason: what the JSON line says too)."""
+
+    def __init__(self, service: str) -> None:
+        super().__init__(f"%(asctime)s {service} %(levelname)s %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        extra = [f"{k}={v}" for k, v in record.__dict__.items()
+                 if k not in _STD and not k.startswith("_")]
+        if not extra:
+            return line
+        head, sep, rest = line.partition("\n")  # a traceback stays below
+        return f"{head}  {' '.join(extra)}{sep}{rest}"
+
+
 def setup(service: str, level: str = "INFO", fmt: str = "json") -> logging.Logger:
     handler = logging.StreamHandler(sys.stderr)
     if fmt == "json":
         handler.setFormatter(JsonFormatter(service))
     else:
-        handler.setFormatter(logging.Formatter(f"%(asctime)s {service} %(levelname)s %(message)s"))
+        handler.setFormatter(TextFormatter(service))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
