@@ -238,3 +238,32 @@ async def test_a_queue_the_gateway_refuses_fails_its_players_at_once(st: Stack) 
     assert time.monotonic() - t0 < 30
     assert len(report["failures"]) == 2
     assert all("queue refused: bad_seats" in f for f in report["failures"])
+
+
+def test_ctrl_c_ends_a_run_with_its_report(st: Stack, capture: tuple[str, dict],
+                                           tmp_path: Path) -> None:
+    """A first Ctrl-C stops `loadtest play` or `replay` early: the report of
+    what ran is printed (and written by --json), the exit is 130, and no
+    traceback (it was half a dozen, and no report)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path, _ = capture
+    for args in (["play", "-n", "2", "--duration", "60", "--think", "100-250"],
+                 ["replay", path, "--speed", "1"]):
+        out = tmp_path / f"{args[0]}.json"
+        proc = subprocess.Popen([sys.executable, "-m", "ttanjit", "loadtest", *args, "--url",
+                                 st.http(), "--json", str(out)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3.0)  # playing
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=30)
+        assert proc.returncode == 130, (args, stdout, stderr)
+        assert "Traceback" not in stderr and "stopping: the report follows" in stderr, stderr
+        assert "counts:" in stdout and "interrupted 1" in stdout, stdout
+        assert out.exists() and '"interrupted": 1' in out.read_text()
+        assert os.path.getsize(out) > 100

@@ -116,6 +116,9 @@ def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
         print(f"{cut} connection(s) lost for good (the gateway went away): "
               f"reconnect_failures {counts.get('reconnect_failures', 0)}, "
               f"connections_lost {counts.get('connections_lost', 0)}", file=sys.stderr)
+    if counts.get("interrupted"):
+        print("interrupted (Ctrl-C): the report is of the run until then", file=sys.stderr)
+        return 130
     return 1 if failed or cut else 0
 
 
@@ -240,4 +243,7 @@ def run(args: argparse.Namespace) -> int:
     except CliError as exc:
         print(f"ttanjit loadtest {args.loadtest_command}: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # the second Ctrl-C (the first ends the run with its report)
+        print(f"ttanjit loadtest {args.loadtest_command}: interrupted", file=sys.stderr)
+        return 130
     return rc

@@ -6,8 +6,11 @@ live progress line; returns the report (:mod:`ttanjit.loadtest.stats`).
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -15,6 +18,29 @@ import httpx
 from ttanjit.gateway.capture import CaptureWriter
 from ttanjit.loadtest.player import PlayConfig, Player, RoomGroup
 from ttanjit.loadtest.stats import Stats
+
+
+@contextmanager
+def ctrl_c_ends_run(end: Callable[[], None]) -> Iterator[None]:
+    """Within it, a first Ctrl-C calls ``end`` (the run stops early and still
+    reports what it did); a second one interrupts as usual."""
+    loop = asyncio.get_running_loop()
+
+    def first() -> None:
+        print("\nstopping: the report follows (Ctrl-C again to abandon it)",
+              file=sys.stderr, flush=True)
+        loop.remove_signal_handler(signal.SIGINT)
+        end()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, first)
+    except (RuntimeError, NotImplementedError, ValueError):  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 def _chosen(spec: str, n: int) -> set[int]:
@@ -73,16 +99,24 @@ async def play(base: str, players: int, cfg: PlayConfig, *, ramp_s: float = 0.0,
         everyone = asyncio.ensure_future(asyncio.gather(*tasks))
         tty = sys.stderr.isatty()
         peak = 0
-        while True:
-            left = duration_s - (time.monotonic() - t0)
-            if left <= 0 or everyone.done():
-                break
-            await asyncio.wait({everyone}, timeout=min(progress or left, left))
-            peak = max(peak, stats.in_game)
-            if progress:
-                line = stats.progress_line()
-                print(("\r" + line) if tty else line, end="" if tty else "\n",
-                      file=sys.stderr, flush=True)
+        def end() -> None:  # Ctrl-C: the players stop, the report is of what they did
+            stats.count["interrupted"] = 1
+            stop.set()
+
+        with ctrl_c_ends_run(end):
+            while not stop.is_set():
+                left = duration_s - (time.monotonic() - t0)
+                if left <= 0 or everyone.done():
+                    break
+                stopped = asyncio.ensure_future(stop.wait())
+                await asyncio.wait({everyone, stopped}, timeout=min(progress or left, left),
+                                   return_when=asyncio.FIRST_COMPLETED)
+                stopped.cancel()
+                peak = max(peak, stats.in_game)
+                if progress:
+                    line = stats.progress_line()
+                    print(("\r" + line) if tty else line, end="" if tty else "\n",
+                          file=sys.stderr, flush=True)
         if tty and progress:
             print(file=sys.stderr)
         stop.set()

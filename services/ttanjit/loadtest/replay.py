@@ -42,6 +42,7 @@ import httpx
 
 from ttanjit.gateway.capture import CLIENT, SERVER, Capture, ConnCapture, Line, load
 from ttanjit.loadtest.client import ANSWERED_BY, Conn, Frame, sign_in
+from ttanjit.loadtest.play import ctrl_c_ends_run
 from ttanjit.loadtest.player import read_update
 from ttanjit.loadtest.stats import ANSWERS, Stats
 
@@ -499,13 +500,28 @@ async def replay(base: str, capture_path: str, speed: float = 1.0, fanout: int =
 
         tasks = [asyncio.ensure_future(one(rp)) for rp in players]
         everyone = asyncio.ensure_future(asyncio.gather(*tasks))
-        while not everyone.done():
-            await asyncio.wait({everyone}, timeout=progress or None)
-            if progress and not everyone.done():
-                _counts(stats, players)
-                print(stats.progress_line() + f"  divergences {len(div.items)}",
-                      file=sys.stderr, flush=True)
-        await everyone
+        interrupted = asyncio.Event()
+
+        def end() -> None:  # Ctrl-C: the steps not replayed yet are left out
+            interrupted.set()
+            everyone.cancel()
+
+        with ctrl_c_ends_run(end):
+            while not everyone.done():
+                await asyncio.wait({everyone}, timeout=progress or None)
+                if progress and not everyone.done():
+                    _counts(stats, players)
+                    print(stats.progress_line() + f"  divergences {len(div.items)}",
+                          file=sys.stderr, flush=True)
+            try:
+                await everyone
+            except asyncio.CancelledError:
+                if not interrupted.is_set():
+                    raise
+                stats.count["interrupted"] = 1
+                for rp in players:
+                    if rp.conn is not None and not rp.conn.closed.is_set():
+                        await rp.conn.close()
         _counts(stats, players)
     return stats.report(players=len(players), copies=fanout, speed=speed,
                         capture=capture_path, checked=div.checked, same=div.same,

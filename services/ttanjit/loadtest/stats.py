@@ -178,3 +178,4 @@ def push(url: str, report: dict[str, Any], job: str = "ttanjit_loadtest", run: s
     r = httpx.put(target, content=prometheus_text(report, run).encode(),
                   headers={"Content-Type": "text/plain; version=0.0.4"}, timeout=10)
     return r.status_code
+
