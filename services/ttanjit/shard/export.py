@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 import nats
+from nats.errors import NoServersError
 
 from ttanjit.common.nats import Subjects, server_urls
 from ttanjit.shard import records
@@ -19,7 +20,11 @@ from ttanjit.shard.game import record_from_messages
 
 
 async def fetch(url: str, game_id: str, prefix: str = "ttanjit.v1") -> dict[str, Any] | None:
-    nc = await nats.connect(server_urls(url), connect_timeout=3, max_reconnect_attempts=1)
+    async def quiet(_exc: Exception) -> None:  # the failure is main()'s one line
+        return None
+
+    nc = await nats.connect(server_urls(url), connect_timeout=3, max_reconnect_attempts=1,
+                            allow_reconnect=False, error_cb=quiet)
     try:
         rec = await records.read(nc.jetstream(), Subjects(prefix).record(game_id))
     finally:
@@ -37,7 +42,9 @@ def main(url: str, game_id: str, prefix: str, out: str | None) -> int:
     try:
         doc = asyncio.run(fetch(url, game_id, prefix))
     except Exception as exc:  # noqa: BLE001 - a CLI reports and exits
-        print(f"ttanjit record: {exc!r}", file=sys.stderr)
+        why = "no NATS server there" if isinstance(exc, (OSError, NoServersError)) else repr(exc)
+        print(f"ttanjit record: cannot read {url}: {why} (--nats, or TTANJIT_NATS_URL)",
+              file=sys.stderr)
         return 1
     if doc is None:
         print(f"ttanjit record: no record for game {game_id}", file=sys.stderr)
