@@ -12,8 +12,8 @@ line in it).
   only through this keeper, which sends SIGTERM: ``--last`` (nats-server)
   first waits, up to 4 s, for every other kept process to be gone, so the
   services save their sessions and close their streams while NATS is still
-  there. A keeper killed outright takes its process with it (the kernel's
-  parent-death signal).
+  there. A keeper killed outright takes its process with it, and honcho
+  killed outright stops its keepers (the kernel's parent-death signals).
 
 Each keeper (but the ``--last``) holds ``$TTANJIT_VAR_DIR/run/NAME.lock``
 while its process runs: that is how the last one knows the others are gone.
@@ -82,12 +82,17 @@ class Keeper:
             self.child.send_signal(signal.SIGTERM)
 
     def run(self) -> int:
+        # honcho gone (killed outright) is a stop, as its SIGTERM would be
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        parent = os.getppid()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if not self.last:
             self.lock = open(self.run_dir / f"{self.name}.lock", "a")  # noqa: SIM115
             fcntl.flock(self.lock, fcntl.LOCK_EX)
         signal.signal(signal.SIGTERM, self.on_signal)
         signal.signal(signal.SIGINT, self.on_signal)
+        if os.getppid() != parent or parent == 1:  # it died before the signal was set
+            return 0
         failures = 0
         while not self.stopping:
             started = time.monotonic()

@@ -9,6 +9,7 @@ process, each on its own (none is SIGKILLed), nats-server last."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -179,3 +180,6 @@ async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) ->
         if _group_alive(pgid):
             os.killpg(pgid, signal.SIGKILL)
         proc.wait(10)
+        for pid in _stack_procs((tmp_path / "var").resolve()):  # each in a session of its own
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
