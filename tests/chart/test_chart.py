@@ -307,6 +307,28 @@ def test_monitoring_on_renders_monitors_rules_and_dashboards(rendered: Rendered)
         assert json.loads(body) == json.loads((ROOT / "deploy" / "grafana" / name).read_text())
 
 
+def test_runbook_links_open_where_the_readme_is_served(
+        template: Callable[..., Any]) -> None:
+    """``monitoring.prometheusRule.runbookBaseUrl``: every alert's runbook is
+    its README section at that address (a relative "README.md#…" opens
+    nowhere from Alertmanager or Grafana); the rules are otherwise the file's."""
+    base = "https://git.example.com/games/ttanjit/-/blob/main/README.md"
+    done = template("--set", "monitoring.prometheusRule.enabled=true",
+                    "--set", f"monitoring.prometheusRule.runbookBaseUrl={base}")
+    assert done.returncode == 0, done.stderr
+    (rule,) = by_kind(list(yaml.safe_load_all(done.stdout)), "PrometheusRule").values()
+    alerts = yaml.safe_load((ROOT / "deploy" / "prometheus" / "ttanjit-alerts.yaml").read_text())
+    theirs = [r for g in rule["spec"]["groups"] for r in g["rules"]]
+    ours = [r for g in alerts["groups"] for r in g["rules"]]
+    assert len(theirs) == len(ours) >= 6
+    for got, want in zip(theirs, ours, strict=True):
+        page, _, anchor = want["annotations"]["runbook_url"].partition("#")
+        assert got["annotations"]["runbook_url"] == f"{base}#{anchor}"
+        assert {**got["annotations"], "runbook_url": ""} == {**want["annotations"],
+                                                             "runbook_url": ""}
+        assert got["expr"] == want["expr"]
+
+
 def test_network_policies_let_each_component_reach_only_what_it_serves(rendered: Rendered) -> None:
     assert not by_kind(rendered("default"), "NetworkPolicy")
     manifests = rendered("network-policy-values.yaml")
@@ -362,6 +384,7 @@ BAD_VALUES = [
     ("shard.metricsPort=7100", "shard.grpcPort and shard.metricsPort are both 7100"),
     ("shard.linkPort=7100", "shard.grpcPort and shard.linkPort are both 7100"),
     ("matchmaker.metricsPort=7200", "matchmaker.grpcPort and matchmaker.metricsPort"),
+    ("monitoring.prometheusRule.runbookBaseUrl=README.md", "/monitoring/prometheusRule"),
     ("matchmaker.pdb.maxUnavailable=1", "/matchmaker/pdb"),
     ("gateway.metricsPort=0", "/gateway/metricsPort"),
     ("bots.autoscaling.targetCPUUtilizationPercentage=150", "/bots/autoscaling"),
