@@ -191,6 +191,7 @@ def onecard_play_turn(page: Any) -> str:
     """Select cards and press [카드 내기]; a refused play is explained and
     deselected, the next one is tried; with nothing playable, [공격 N장
     받기], [1장 뽑기] or [카드 없음 · 넘기기]. Returns what was done."""
+    refused = False
     for cards in onecard_tries(list(view(page).get("hand") or [])):
         if not onecard_my_turn(page):
             return "not_my_turn"
@@ -210,7 +211,10 @@ def onecard_play_turn(page: Any) -> str:
                     if (el) el.click();
                 }""", code)
             page.wait_for_selector(".oc-hand .card.selected", state="detached")
+            refused = True
             continue
+        if refused:  # a refusal no longer stands once a play is accepted (it stayed 5 s)
+            page.wait_for_selector("#refusal", state="hidden", timeout=2_000)
         if len(view(page).get("hand") or []) == 1:
             # my last card: say 원카드 at once, as a player would (RULES.md
             # 1.7: a bot that presses first makes me draw 2; a test slowed by

@@ -95,6 +95,22 @@ def test_onecard_elimination_toast_and_phone_toasts(new_page: Any) -> None:
     assert page.locator(".toast").count() == 0
 
 
+def test_a_refused_7_closes_the_suit_picker(new_page: Any) -> None:
+    """Defect: after a 7 (or joker) and its suit were refused, the picker
+    stayed open and pressing a suit again sent the same play."""
+    page = new_page(width=390, height=844)
+    v = engine_view("onecard", 2)
+    v.update(turn=0, pending=0, hand=["7D", "5S"], hand_counts=[2, 7])
+    render(page, "onecard", "onecard", v)
+    page.evaluate("() => { window.__sent = 0; window.__ctl.act = async () => "
+                  "{ window.__sent += 1; return null; }; }")  # refused, as the table's act says
+    page.locator('.oc-hand .card[data-card="7D"]').click()
+    page.locator('[data-act="play"]').click()
+    page.locator('.suit-picker [data-suit="S"]').click()
+    page.wait_for_selector(".suit-picker", state="detached", timeout=2_000)
+    assert page.evaluate("() => window.__sent") == 1
+
+
 def test_penalty_rows_phone_dock(new_page: Any) -> None:
     """Defect (줄줄이 벌점 at 360×740): picking meant scrolling down to the
     hand, up to the rows and down again, and the countdown scrolled away.

@@ -273,6 +273,8 @@ def test_private_room_with_a_friend_in_another_tab(new_page: Any) -> None:
     host.locator('select[name="bot-level"]').select_option("hard")
     host.get_by_role("button", name="봇 넣기").click()
     host.wait_for_selector('.seat.bot:has-text("어려움")')
+    # the level stays chosen through the room's redraw (it went back to 보통)
+    assert host.locator('select[name="bot-level"]').input_value() == "hard"
     assert friend.locator('select[name="rounds"]').is_disabled()  # only the host sets options
     shot(host, "room")
     host.get_by_role("button", name="시작").click()

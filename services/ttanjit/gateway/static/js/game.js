@@ -291,8 +291,15 @@ export class GameController {
       this.refused(f);
       return null;
     }
-    this.refusal = null; // its update brings the view: no sync
+    this.clearRefusal(); // an earlier refusal no longer stands (its update already drew the table)
     return f;
+  }
+
+  clearRefusal() {
+    this.refusal = null;
+    clearTimeout(this.refusalTimer);
+    const box = document.getElementById("refusal");
+    if (box) box.hidden = true;
   }
 
   refused(f) {
@@ -308,11 +315,7 @@ export class GameController {
       toast(this.refusal.message, "error");
     }
     clearTimeout(this.refusalTimer);
-    this.refusalTimer = setTimeout(() => {
-      this.refusal = null;
-      const b = document.getElementById("refusal");
-      if (b) b.hidden = true;
-    }, 5000);
+    this.refusalTimer = setTimeout(() => this.clearRefusal(), 5000);
   }
 
   leave() {

@@ -103,7 +103,7 @@ export function render(ctl, root) {
   const picker = st.picker ? h("div.suit-picker", { role: "dialog", "aria-label": "다음 무늬 고르기" },
     h("p", {}, "다음 무늬를 골라요"),
     h("div.row", {}, ["S", "H", "D", "C"].map((s) => button(`${SUIT_SYMBOL[s]} ${SUIT_NAME[s]}`,
-      () => { st.picker = false; play(ctl, s); }, { class: `suit-btn ${s === "H" || s === "D" ? "red" : ""}`, dataset: { suit: s } }))),
+      () => { st.picker = false; ctl.render(); play(ctl, s); }, { class: `suit-btn ${s === "H" || s === "D" ? "red" : ""}`, dataset: { suit: s } }))),
     button("취소", () => { st.picker = false; ctl.render(); }, { class: "small", dataset: { act: "picker_cancel" } })) : null;
 
   const hand = h("div.hand.oc-hand", { "aria-label": "내 손패" }, ocSort(v.hand || []).map((c) => {

@@ -3,6 +3,7 @@
 import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import { state, GAMES, LEVELS } from "./state.js";
+import * as store from "./store.js";
 
 let unsub = null;
 
@@ -67,8 +68,11 @@ function roomView(room) {
 }
 
 function hostControls(room, empty) {
-  const level = h("select", { "aria-label": "봇 난이도", name: "bot-level" },
-    Object.entries(LEVELS).map(([k, v]) => h("option", { value: k, selected: k === "normal" }, v)));
+  // the host's last choice (as quick match's), kept across the room's redraws
+  const saved = store.lastBotLevel(room.game);
+  const level = h("select", { "aria-label": "봇 난이도", name: "bot-level",
+    onchange: () => store.rememberBotLevel(room.game, level.value) },
+    Object.entries(LEVELS).map(([k, v]) => h("option", { value: k, selected: k === saved }, v)));
   return h("div.row.host", {},
     level,
     button("봇 넣기", () => send({ type: "room_add_bot", level: level.value }), { disabled: empty <= 0, dataset: { act: "add-bot" } }));
