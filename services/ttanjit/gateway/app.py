@@ -57,7 +57,7 @@ from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
 from ttanjit.gateway.capture import GatewayRecorder
 from ttanjit.gateway.conn import HANDLERS, OWN_PART, Connection, burst_parts, now_ms
 from ttanjit.gateway.errors import MESSAGES, FrameError
-from ttanjit.gateway.finals import final_frame, seated_match
+from ttanjit.gateway.finals import directory_entry, final_frame, seated_match
 from ttanjit.gateway.headers import with_security_headers
 from ttanjit.gateway.identity import Identities
 from ttanjit.gateway.limits import HELLO_MS, IDLE_MS
@@ -299,7 +299,7 @@ class Gateway:
         ``last_seq`` or a resync view (``None`` = ask for a view)."""
         data = orjson.dumps({"player": s.player, "gw": self.id,
                              "last_seq": -1 if last_seq is None else last_seq})
-        for delay in (0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0):  # rides out a failover (~2 s)
+        for i, delay in enumerate((0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0)):  # rides out a failover
             try:
                 msg = await self.replies.request(self.subjects.sync(s.game_id), data,
                                                  ATTEMPT_S)
@@ -308,6 +308,10 @@ class Gateway:
                     return None
                 return reply
             except (NoRespondersError, NatsTimeout):
+                if i == 0:  # nobody answers: a game that ended is not coming back (waited 4.5 s)
+                    entry = await directory_entry(self.games, s.game_id)
+                    if entry is not None and entry.get("state") == "finished":
+                        return None
                 await asyncio.sleep(delay)
         return None
 
