@@ -195,6 +195,25 @@ def test_abandoned_game_result_screen(new_page: Any) -> None:
     shot(page, "abandoned-360")
     page.get_by_role("button", name="로비로").click()
     page.wait_for_selector(".game-card")
+    # on a screen the player chose, such a result does not take the screen away
+    page.evaluate("() => { location.hash = '#/rules/onecard'; }")
+    page.wait_for_selector(".rules")
+    page.evaluate("""() => window.ttanjit.net.onFrame(JSON.stringify({type: 'game_result',
+      seq: 0, game_id: 'bcdefgh23456', game: 'onecard', seat: 1,
+      info: {ended_by: 'win', winners: [0], scores: null}}))""")
+    page.wait_for_timeout(500)
+    assert page.evaluate("() => location.hash") == "#/rules/onecard"
+
+
+def test_a_game_my_seats_bot_won_is_not_my_win(new_page: Any) -> None:
+    """Defect: after 나가기 the bot in my seat won and the result said
+    "이겼어요!" beside my rating's loss."""
+    page = new_page(width=390, height=844)
+    v = engine_view("onecard", 2, leave=(0,))
+    v.update(finished=True, winners=[0], ended_by="win", hand_counts=[0, 5])
+    render(page, "onecard", "onecard", v)
+    title = page.locator(".result-title").inner_text()
+    assert title == "내 자리를 이어받은 봇이 이겼어요.", title
 
 
 # -- the your-turn alert and the log across a reload -----------------------------

@@ -90,10 +90,10 @@ net.on("matched", (f) => {
 // the game left its shard before we came back: its final result (docs/websocket.md 4)
 net.on("game_result", (f) => {
   game.onFinal(f);
-  const [, screen, arg] = (location.hash || "#/").split("/");
-  if (!store.get(`left.${f.game_id}`, false) && !(screen === "game" && arg === f.game_id)) {
-    go(`#/game/${f.game_id}`);
-  }
+  const [, screen] = (location.hash || "#/").split("/");
+  // shown from the lobby, where a returning player lands; a screen the
+  // player chose (내 기록, rules, another game) is not taken away
+  if (!store.get(`left.${f.game_id}`, false) && !screen) go(`#/game/${f.game_id}`);
 });
 net.on("rematch", (f) => game.onRematch(f));
 net.on("emote", (f) => game.onEmote(f));

@@ -213,7 +213,9 @@ function results(ctl) {
   const winner = (v.winners || [])[0] ?? null;
   let title;
   if (v.ended_by === "time_cap") title = "30분이 지나 승부 없이 끝났어요.";
-  else if (winner !== null && winner === me) title = "이겼어요!";
+  else if (winner !== null && winner === me && botTookOver(v, me)) {
+    title = "내 자리를 이어받은 봇이 이겼어요."; // not my win: I left (a loss for my rating)
+  } else if (winner !== null && winner === me) title = "이겼어요!";
   else if (winner !== null) title = `${seatName(ctl, winner)}이(가) 이겼어요.`;
   else title = "게임이 끝났어요.";
   const rows = [];
