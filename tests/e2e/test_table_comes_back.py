@@ -152,6 +152,17 @@ def test_hakka_claim_explained_and_call_hint(new_page: Any) -> None:
     assert "트릭 4" in page.locator('.hk-seat[data-seat="1"]').inner_text()
 
 
+def test_hakka_single_card_preview_says_it_once(new_page: Any) -> None:
+    """Defect: one card selected read "섭 6 — 한 장 1장"."""
+    page = new_page(width=390, height=844)
+    v = engine_view("hakka", 4, seed=1)
+    v.update(phase="playing", turn=0)
+    render(page, "hakka", "hakka", v)
+    page.locator(".hk-hand .card").first.click()
+    preview = page.locator("p.effect").inner_text()
+    assert preview.endswith("— 한 장"), preview
+
+
 def test_numbers_and_their_headers_align(new_page: Any) -> None:
     """Defect: rating and result tables had left-aligned headers over
     right-aligned numbers."""

@@ -89,7 +89,7 @@ export function render(ctl, root) {
   else status = "";
 
   const kind = classify(st.sel);
-  const preview = st.sel.length ? h("p.effect", {}, `${st.sel.map(hkName).join(" · ")} — ${kind ? KIND[kind] + ` ${st.sel.length}장` : "패턴이 아니에요 (엎어 버리기만 돼요)"}`) : null;
+  const preview = st.sel.length ? h("p.effect", {}, `${st.sel.map(hkName).join(" · ")} — ${kind ? KIND[kind] + (kind === "single" ? "" : ` ${st.sel.length}장`) : "패턴이 아니에요 (엎어 버리기만 돼요)"}`) : null;
 
   let actions = null;
   if (myTurn && v.phase === "calling") {
