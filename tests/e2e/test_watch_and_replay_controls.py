@@ -72,6 +72,27 @@ def test_a_replay_shows_the_hand_but_offers_no_turn(new_page: Any) -> None:
     shot(page, "replay-penalty-turn")
 
 
+@pytest.mark.parametrize(("file", "game", "name"), [
+    ("onecard", "onecard", ".my-row .name"), ("hakka", "hakka", ".hk-seat .name"),
+    ("penalty", "penalty_rows", ".pr-player .name")])
+def test_a_replay_seen_from_another_seat_is_not_mine(new_page: Any, file: str, game: str,
+                                                     name: str) -> None:
+    """Defects (replay from another player's seat): that seat was labelled
+    "(나)", and One Card offered [1장 뽑기], [카드 내기] and [원카드!]."""
+    page = new_page(width=390, height=844)
+    v = engine_view(game, 4 if game != "penalty_rows" else 3)
+    if game == "onecard":
+        v.update(turn=0, pending=0)
+    render(page, file, game, v)
+    assert any("(나)" in t for t in page.locator(name).all_inner_texts())  # live: my seat
+    page.evaluate("() => { window.__ctl.replay = true; window.__ctl.doc = {my_seat: 2}; "
+                  "window.__ctl.render(); }")
+    assert not any("(나)" in t for t in page.locator(name).all_inner_texts())
+    assert page.locator('[data-act="draw"], [data-act="play"], [data-act="one_card"]').count() == 0
+    page.evaluate("() => { window.__ctl.doc = {my_seat: 0}; window.__ctl.render(); }")
+    assert any("(나)" in t for t in page.locator(name).all_inner_texts())  # my own replay
+
+
 def test_a_spectator_gets_no_sound_switch_and_no_second_exit(new_page: Any) -> None:
     page = new_page(width=390, height=844)
     render(page, "penalty", "penalty_rows", engine_view("penalty_rows", 3))

@@ -469,6 +469,14 @@ function finalPanel(ctl) {
   return resultsPanel(ctl, rows, "게임 결과");
 }
 
+/** " (나)" after a seat's name when the seat is the viewer's own (a replay
+ * seen from another player's seat is not). */
+export function meMark(ctl, s) {
+  const mine = s !== null && s !== undefined && s === ctl.seat()
+    && (!ctl.replay || ctl.doc?.my_seat === s);
+  return mine ? " (나)" : "";
+}
+
 /** Whether the game waits for this player now (the turn alert). */
 export function turnIsMine(ctl) {
   const v = ctl.view;

@@ -4,7 +4,7 @@
 // scoring with the dreamer's reveal, and the four hands (4판) of a game.
 import { h, mount, button } from "./ui.js";
 import { hkCard, hkName, hkParse, hkSort, cardBack, selectionAfter } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar } from "./game.js";
+import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark } from "./game.js";
 import { seatCount, onAutopilot, handCount, botTookOver } from "./seats.js";
 
 const KIND = { single: "한 장", run: "런", set: "세트", discard: "엎어 버림" };
@@ -47,7 +47,7 @@ export function render(ctl, root) {
   const seats = h("ol.hk-seats", {}, order.map((s) => {
     const call = (v.calls || []).find((c) => c.seat === s);
     return h("li.hk-seat", { class: [s === me ? "me" : "", v.turn === s ? "turn" : "", s === v.dreamer ? "dreamer" : ""].join(" "), dataset: { seat: s } },
-      h("span.name", {}, name(ctl, s), s === me ? " (나)" : ""),
+      h("span.name", {}, name(ctl, s), meMark(ctl, s)),
       s === v.dealer ? h("span.badge.dealer", { title: "딜러" }, "딜러") : null,
       s === v.dreamer ? h("span.badge.dreamer", { title: "드리머: 이번 판은 쉬어요" }, "드리머") : null,
       s === v.privileged ? h("span.badge.priv", { title: "특별 플레이어" }, "특별 플레이어") : null,

@@ -8,7 +8,7 @@
 // seed says players find them.
 import { h, mount, button } from "./ui.js";
 import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack, selectionAfter } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar } from "./game.js";
+import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar, meMark } from "./game.js";
 import * as clock from "./clock.js";
 import * as store from "./store.js";
 import { effectText } from "./onecard_text.js";
@@ -98,7 +98,7 @@ export function render(ctl, root) {
     left = button("1장 뽑기", () => act(ctl, { type: "draw" }), { disabled: !canAct, dataset: { act: "draw" } });
   }
   const right = button("카드 내기", () => play(ctl), { class: "primary", disabled: !canAct || !sel.length, dataset: { act: "play" } });
-  const actions = out || v.finished ? null : h("div.oc-actions", {}, left, right);
+  const actions = out || v.finished || ctl.replay ? null : h("div.oc-actions", {}, left, right);
 
   const picker = st.picker ? h("div.suit-picker", { role: "dialog", "aria-label": "다음 무늬 고르기" },
     h("p", {}, "다음 무늬를 골라요"),
@@ -112,7 +112,7 @@ export function render(ctl, root) {
       onclick: () => toggle(ctl, c) }, i >= 0 && sel.length > 1 ? i + 1 : null);
   }));
 
-  const oneCardBtn = out || gone || v.finished || me === null ? null
+  const oneCardBtn = out || gone || v.finished || me === null || ctl.replay ? null
     : button("원카드!", () => pressOneCard(ctl), { class: "onecard-btn", dataset: { act: "one_card" } });
 
   const log = h("ol.oc-log", { "aria-label": "최근 진행" }, st.log.slice(-4).map((l) => h("li", { class: l.kind || "" }, l.text)));
@@ -125,7 +125,7 @@ export function render(ctl, root) {
       v.resume_pending?.[me] ? "다음 내 차례부터 직접 해요." : "시간이 세 번 지나 자동 진행 중이에요.",
       v.resume_pending?.[me] ? null : button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } })) : null,
     opp, center, status, log, refusalBox(), effect, actions, picker,
-    h("div.my-row", { dataset: { seat: me } }, h("span.name", {}, `${seatName(ctl, me)} (나) · ${(v.hand || []).length}장`),
+    h("div.my-row", { dataset: { seat: me } }, h("span.name", {}, `${seatName(ctl, me)}${meMark(ctl, me)} · ${(v.hand || []).length}장`),
       me !== null ? seatBadges(ctl, me) : null, oneCardBtn),
     hand));
   updateFloat(ctl);

@@ -6,7 +6,7 @@
 // summary and the results with ties. Nothing says which row is best.
 import { h, mount, button } from "./ui.js";
 import { prCard, prPenalty } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar } from "./game.js";
+import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark } from "./game.js";
 import { animMs } from "./anim.js";
 import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
 
@@ -53,7 +53,7 @@ export function render(ctl, root) {
 
   const players = h("ol.pr-players", {}, (v.seats || []).map((s) => h("li.pr-player", {
     class: [s.seat === me ? "me" : "", v.confirmed?.[s.seat] ? "done" : ""].join(" "), dataset: { seat: s.seat } },
-  h("span.name", {}, names[s.seat] || `${s.seat + 1}번`, s.seat === me ? " (나)" : ""),
+  h("span.name", {}, names[s.seat] || `${s.seat + 1}번`, meMark(ctl, s.seat)),
   v.confirmed?.[s.seat] && v.phase === "select" ? h("span.badge.ok", {}, "확정") : null,
   seatBadges(ctl, s.seat),
   h("span.pen", { title: "이번 판 벌점 / 누적 벌점" }, `이번 판 ${v.round_penalties?.[s.seat] ?? 0} · 누적 ${v.penalties?.[s.seat] ?? 0}`),
