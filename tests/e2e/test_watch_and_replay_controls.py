@@ -89,6 +89,9 @@ def test_a_replay_seen_from_another_seat_is_not_mine(new_page: Any, file: str, g
                   "window.__ctl.render(); }")
     assert not any("(나)" in t for t in page.locator(name).all_inner_texts())
     assert page.locator('[data-act="draw"], [data-act="play"], [data-act="one_card"]').count() == 0
+    if game == "onecard":  # no turn of its own: no hint to pick, no card to press
+        assert "낼 카드를 눌러" not in page.locator("section.table").inner_text()
+        assert page.locator(".oc-hand .card:not([disabled])").count() == 0
     page.evaluate("() => { window.__ctl.doc = {my_seat: 0}; window.__ctl.render(); }")
     assert any("(나)" in t for t in page.locator(name).all_inner_texts())  # my own replay
 

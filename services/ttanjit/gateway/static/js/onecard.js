@@ -37,7 +37,7 @@ export function render(ctl, root) {
   const st = ts(ctl);
   const me = ctl.seat();
   const gone = me !== null && botTookOver(v, me); // a bot plays my seat now: nothing to press
-  const myTurn = !v.finished && v.turn === me && me !== null && !gone;
+  const myTurn = !ctl.replay && !v.finished && v.turn === me && me !== null && !gone; // a replay is read-only
   const out = me !== null && (v.eliminated || []).includes(me);
   const autoOn = me !== null && onAutopilot(v, me) && !botTookOver(v, me);
 
@@ -108,7 +108,7 @@ export function render(ctl, root) {
 
   const hand = h("div.hand.oc-hand", { "aria-label": "내 손패" }, ocSort(v.hand || []).map((c) => {
     const i = sel.indexOf(c);
-    return ocCard(c, { class: i >= 0 ? "selected" : "", disabled: out || v.finished,
+    return ocCard(c, { class: i >= 0 ? "selected" : "", disabled: out || v.finished || ctl.replay,
       onclick: () => toggle(ctl, c) }, i >= 0 && sel.length > 1 ? i + 1 : null);
   }));
 
