@@ -38,10 +38,14 @@ STEADY_S = 30.0  # a process up this long starts the backoff over
 LAST_WAIT_S = 4.0  # within honcho's 5 s before it kills
 
 
+def on_parent_death(sig: int) -> None:
+    """The kernel sends ``sig`` to this process when its parent dies."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, sig)
+
+
 def _own_session() -> None:  # pragma: no cover - runs in the child before exec
     os.setsid()
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    on_parent_death(signal.SIGKILL)
 
 
 def say(name: str, text: str) -> None:
@@ -83,7 +87,7 @@ class Keeper:
 
     def run(self) -> int:
         # honcho gone (killed outright) is a stop, as its SIGTERM would be
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        on_parent_death(signal.SIGTERM)
         parent = os.getppid()
         self.run_dir.mkdir(parents=True, exist_ok=True)
         if not self.last:

@@ -10,7 +10,13 @@ that replays the same way."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,8 +101,6 @@ def capture(st: Stack, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, d
     """Two players in a seeded private room, one game, moves sent twice
     half of the time (the copies are refused), each player losing its
     connection once and resuming."""
-    import asyncio
-
     path = str(tmp_path_factory.mktemp("cap") / "room.capture.jsonl")
     cfg = PlayConfig(game="onecard", seats=2, mode="room", seed=4242, think_ms=FAST,
                      games=1, mistake_rate=0.5, resume_rate=1.0)
@@ -165,8 +169,6 @@ async def test_a_room_the_gateway_refuses_fails_its_group_at_once(st: Stack) -> 
     the host's ``room_create`` is refused with ``bad_option``, which no
     retry can change, so the whole group fails with that reason instead of
     the host asking again every second until the run ends."""
-    import time
-
     cfg = PlayConfig(game="onecard", seats=2, mode="room", think_ms=FAST, games=1,
                      options={"turn_ms": 12345})
     t0 = time.monotonic()
@@ -203,9 +205,6 @@ async def test_a_replay_whose_gateway_goes_away_ends_at_once(st: Stack,
     player's connection is lost, its remaining steps are reported as
     ``connection_lost`` and nobody waits out the 60 s answer timeout for a
     turn that cannot come."""
-    import asyncio
-    import time
-
     path, recorded = capture
     kill_at = both_connected_in_game(path)
     gw = st.add_gateway()
@@ -230,8 +229,6 @@ async def test_a_replay_whose_gateway_goes_away_ends_at_once(st: Stack,
 async def test_a_queue_the_gateway_refuses_fails_its_players_at_once(st: Stack) -> None:
     """Quick match of one seat: ``bad_seats`` every time, so the players fail
     with that reason instead of queueing again every second."""
-    import time
-
     cfg = PlayConfig(game="onecard", seats=1, mode="quick", think_ms=FAST, games=1)
     t0 = time.monotonic()
     report = await play(st.http(), 2, cfg, duration_s=60, progress=0)
@@ -245,11 +242,6 @@ def test_ctrl_c_ends_a_run_with_its_report(st: Stack, capture: tuple[str, dict],
     """A first Ctrl-C stops `loadtest play` or `replay` early: the report of
     what ran is printed (and written by --json), the exit is 130, and no
     traceback (it was half a dozen, and no report)."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
 
     path, _ = capture
     for args in (["play", "-n", "2", "--duration", "60", "--think", "100-250"],

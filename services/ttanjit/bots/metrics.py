@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from ttanjit.bots import GAMES, LEVELS
+
 DECISIONS = Counter(
     "ttanjit_bot_decisions_total", "Decisions answered", ["game", "level"])
 DECISION_SECONDS = Histogram(
@@ -18,12 +20,9 @@ INFLIGHT = Gauge("ttanjit_bot_inflight", "Decisions accepted and not yet answere
 CAPACITY = Gauge("ttanjit_bot_capacity", "Concurrent decisions this worker takes")
 
 
-def zero(games: tuple[str, ...], levels: tuple[str, ...]) -> None:
-    """Every game and level at 0 from the start: dashboards show 0, not "No
-    data", and rate()/increase() count the first error (a series born at 1
-    hides it)."""
-    for game in games:
-        for level in levels:
-            for family in (DECISIONS, DECISION_SECONDS, ERRORS, ABANDONED):
-                family.labels(game, level)
-    ERRORS.labels("unknown", "unknown")  # a request that is not one (bad_request)
+# every game and level at 0 from the start (see the matchmaker's metrics)
+for _g in GAMES:
+    for _level in LEVELS:
+        for _family in (DECISIONS, DECISION_SECONDS, ERRORS, ABANDONED):
+            _family.labels(_g, _level)
+ERRORS.labels("unknown", "unknown")  # a request that is not one (bad_request)

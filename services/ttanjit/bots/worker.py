@@ -141,7 +141,6 @@ class BotWorker:
         self._tasks: set[asyncio.Task[None]] = set()
         self._sub: Any = None
         metrics.CAPACITY.set(capacity)
-        metrics.zero(bots.GAMES, bots.LEVELS)
 
     async def start(self) -> None:
         self._sub = await self.nc.subscribe(self.subject, queue=QUEUE_GROUP, cb=self._on_msg,
