@@ -216,7 +216,10 @@ def main() -> int:
     proc = subprocess.Popen(cmd, env=env)
     threading.Thread(target=announce_when_ready, args=(env, proc), daemon=True).start()
 
+    stopped: list[int] = []
+
     def forward(signum: int, _frame: object) -> None:
+        stopped.append(signum)
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT if signum == signal.SIGINT else signal.SIGTERM)
 
@@ -224,9 +227,19 @@ def main() -> int:
     signal.signal(signal.SIGINT, forward)
     while True:
         try:
-            return proc.wait()
+            rc = proc.wait()
         except KeyboardInterrupt:  # pragma: no cover - the handler above takes SIGINT
             continue
+        return exit_code(rc, bool(stopped))
+
+
+def exit_code(rc: int, asked_to_stop: bool) -> int:
+    """``make run``'s exit status: 0 when the stack stopped because it was
+    asked to (Ctrl-C or SIGTERM) — honcho says 130 then, and make would
+    print "Error 130" after a clean stop — else honcho's own."""
+    if asked_to_stop and rc in (0, 130, 143, -signal.SIGINT, -signal.SIGTERM):
+        return 0
+    return rc
 
 
 if __name__ == "__main__":
