@@ -216,6 +216,30 @@ def test_abandoned_game_result_screen(new_page: Any) -> None:
     assert page.evaluate("() => location.hash") == "#/rules/onecard"
 
 
+def test_a_result_from_the_directory_names_seats_and_scores(new_page: Any) -> None:
+    """A player back in a new tab after the game's shard let it go (no
+    `matched` ever seen there): the result names every seat — humans by
+    nickname, bots by level — with its 벌점, fewest first, and marks the
+    seat a bot took over. Defect: it said "우승: 3번" and nothing else."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "돌아온이")
+    page.evaluate("""() => window.ttanjit.net.onFrame(JSON.stringify({type: 'game_result',
+      seq: 0, game_id: 'cdefgh234567', game: 'penalty_rows', seat: 0,
+      players: [{seat: 0, kind: 'human', player: 'p_me', nickname: '돌아온이'},
+                {seat: 1, kind: 'human', player: 'p_x', nickname: '철수'},
+                {seat: 2, kind: 'bot', level: 'hard'}],
+      info: {ended_by: 'penalty_limit', winners: [2], scores: [71, 30, 12],
+             substituted: [false, true, false], length_ms: 900000}}))""")
+    page.wait_for_selector(".final-scores")
+    assert page.locator(".result-title").inner_text() == "우승: " + page.locator(
+        '.final-scores tr[data-seat="2"] td').first.inner_text()
+    rows = page.locator(".final-scores tr").all_inner_texts()
+    assert [r.split("\t")[-1].strip() for r in rows] == ["벌점 12", "벌점 30", "벌점 71"], rows
+    assert "돌아온이 (나)" in rows[2] and "철수" in rows[1] and "봇이 대신함" in rows[1], rows
+    assert "번" not in " ".join(rows), rows  # every seat named, none by number
+    shot(page, "final-result-390")
+
+
 def test_a_game_my_seats_bot_won_is_not_my_win(new_page: Any) -> None:
     """Defect: after 나가기 the bot in my seat won and the result said
     "이겼어요!" beside my rating's loss."""

@@ -128,5 +128,8 @@ async def test_abandoned_game_ends_is_freed_and_returning_players_see_it(
     assert final["game_id"] == gid and final["game"] == "onecard"
     assert final["seat"] == seats[guest.ident["player"]]
     assert final["info"]["ended_by"] == "abandoned" and final["info"]["winners"] == []
+    # and who sat where, by nickname, for a tab that never saw `matched`
+    assert {p["seat"]: p.get("nickname") for p in final["players"]} == {
+        seats[host.ident["player"]]: "방장", seats[guest.ident["player"]]: "손님"}
     await late.close()
     await nc.close()

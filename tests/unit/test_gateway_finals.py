@@ -27,6 +27,23 @@ def test_nothing_for_a_live_or_unknown_game() -> None:
                                           "game": "hakka", "seat": 0}
 
 
+def test_the_frame_names_who_sat_where() -> None:
+    """A tab that never saw ``matched`` (a new tab, another device) names
+    the seats of the result: each human by nickname, a bot by its level —
+    it said "우승: 3번" and showed no scores."""
+    seats = [{"kind": "human"}, {"kind": "bot", "level": "easy"}, {"kind": "human"},
+             {"kind": "bot", "level": "hard"}]
+    frame = frame_of("g1", "p_b", {**ENTRY, "seats": seats}, {"p_a": "가나", "p_b": "다라"}) or {}
+    assert frame["players"] == [
+        {"seat": 0, "kind": "human", "player": "p_a", "nickname": "가나"},
+        {"seat": 1, "kind": "bot", "level": "easy"},
+        {"seat": 2, "kind": "human", "player": "p_b", "nickname": "다라"},
+        {"seat": 3, "kind": "bot", "level": "hard"}]
+    assert frame["seat"] == 2 and frame["info"] == ENTRY["result"]
+    full = {**frame, "seq": 7, "server_ms": 1}
+    assert codec.decode_server_proto(codec.encode_proto(full)) == full
+
+
 def test_the_frame_fits_the_schema() -> None:
     frame = {**(frame_of("g1", "p_a", ENTRY) or {}), "seq": 7, "server_ms": 1}
     assert codec.decode_server_proto(codec.encode_proto(frame)) == frame

@@ -316,7 +316,7 @@ class Gateway:
         return None
 
     async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None:
-        return await final_frame(self.games, game_id, player)
+        return await final_frame(self.games, game_id, player, self.nickname)
 
     async def seated_match(self, game_id: str) -> dict[str, Any] | None:
         """Who sits where in a live game, from its directory entry and the

@@ -12,6 +12,7 @@ reads the entry.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -22,10 +23,15 @@ from nats.js.kv import KeyValue
 
 log = logging.getLogger("ttanjit.gateway")
 
+Nickname = Callable[[str], Awaitable[str | None]]
 
-def frame_of(game_id: str, player: str, entry: Any) -> dict[str, Any] | None:
+
+def frame_of(game_id: str, player: str, entry: Any,
+             nicknames: dict[str, str] | None = None) -> dict[str, Any] | None:
     """The ``game_result`` frame of a finished game's directory entry, or
-    None when the entry is not a finished game's."""
+    None when the entry is not a finished game's. Its ``players`` (as in
+    ``matched``, each human by ``nicknames[player_id]`` when known) let a
+    tab that never saw ``matched`` name the seats of the result."""
     if not isinstance(entry, dict) or entry.get("state") != "finished":
         return None
     frame: dict[str, Any] = {"type": "game_result", "game_id": game_id,
@@ -34,6 +40,9 @@ def frame_of(game_id: str, player: str, entry: Any) -> dict[str, Any] | None:
     seat = players.get(player) if isinstance(players, dict) else None
     if isinstance(seat, int) and not isinstance(seat, bool):
         frame["seat"] = seat
+    seated = seat_players(entry, nicknames or {})
+    if seated:
+        frame["players"] = seated
     result = entry.get("result")
     if isinstance(result, dict):
         frame["info"] = result
@@ -54,10 +63,15 @@ async def directory_entry(games: KeyValue, game_id: str) -> dict[str, Any] | Non
     return doc if isinstance(doc, dict) else None
 
 
-async def final_frame(games: KeyValue, game_id: str, player: str) -> dict[str, Any] | None:
-    """The game's ``game_result`` frame from its directory entry; None when
-    the game is not known to be finished (or JetStream cannot say)."""
-    return frame_of(game_id, player, await directory_entry(games, game_id))
+async def final_frame(games: KeyValue, game_id: str, player: str,
+                      nickname: Nickname | None = None) -> dict[str, Any] | None:
+    """The game's ``game_result`` frame from its directory entry, each
+    human named by ``nickname(player_id)``; None when the game is not known
+    to be finished (or JetStream cannot say)."""
+    entry = await directory_entry(games, game_id)
+    if entry is None or entry.get("state") != "finished":
+        return None
+    return frame_of(game_id, player, entry, await nicknames_of(entry, nickname))
 
 
 def bot_levels(entry: dict[str, Any]) -> dict[int, str]:
@@ -68,18 +82,14 @@ def bot_levels(entry: dict[str, Any]) -> dict[int, str]:
         if isinstance(spec, dict) and spec.get("kind") == "bot"}
 
 
-def match_of_entry(entry: Any, nicknames: dict[str, str]) -> dict[str, Any] | None:
-    """A ``matched`` frame's ``game`` and ``players`` from a live game's
-    directory entry (pure): for a player seated while away (a
-    room its host started), who never got ``matched``. ``nicknames`` by
-    player id; a human without one is named by the client by seat. None
-    when the entry does not say who sits where (one written before it
-    did)."""
-    if not isinstance(entry, dict) or entry.get("state") != "live":
-        return None
+def seat_players(entry: dict[str, Any], nicknames: dict[str, str]) -> list[dict[str, Any]]:
+    """Who sits where by the directory entry (pure), as ``matched``'s
+    ``players``: each human by player id and ``nicknames[player_id]`` (a
+    human without one is named by the client by seat), a bot by its level.
+    Empty when the entry does not say (one written before it did)."""
     seats, players = entry.get("seats"), entry.get("players")
     if not isinstance(seats, list) or not isinstance(players, dict):
-        return None
+        return []
     by_seat = {s: str(p) for p, s in players.items() if isinstance(s, int)}
     bots = bot_levels(entry)
     out: list[dict[str, Any]] = []
@@ -94,21 +104,39 @@ def match_of_entry(entry: Any, nicknames: dict[str, str]) -> dict[str, Any] | No
             if nicknames.get(by_seat[i]):
                 p["nickname"] = nicknames[by_seat[i]]
         out.append(p)
+    return out
+
+
+def match_of_entry(entry: Any, nicknames: dict[str, str]) -> dict[str, Any] | None:
+    """A ``matched`` frame's ``game`` and ``players`` from a live game's
+    directory entry (pure): for a player seated while away (a
+    room its host started), who never got ``matched``. ``nicknames`` by
+    player id. None when the entry does not say who sits where (one
+    written before it did)."""
+    if not isinstance(entry, dict) or entry.get("state") != "live":
+        return None
+    out = seat_players(entry, nicknames)
+    if not out:
+        return None
     return {"game": str(entry.get("game") or ""), "players": out}
 
 
-async def seated_match(games: KeyValue, game_id: str,
-                       nickname: Callable[[str], Awaitable[str | None]]) -> dict[str, Any] | None:
+async def nicknames_of(entry: dict[str, Any], nickname: Nickname | None) -> dict[str, str]:
+    """The nicknames of the entry's players, asked for all at once (each
+    lookup may wait up to its own timeout); those without one are left out."""
+    players = entry.get("players")
+    if nickname is None or not isinstance(players, dict) or not players:
+        return {}
+    pids = [str(p) for p in players]
+    names = await asyncio.gather(*(nickname(p) for p in pids))
+    return {p: n for p, n in zip(pids, names, strict=True) if n}
+
+
+async def seated_match(games: KeyValue, game_id: str, nickname: Nickname) -> dict[str, Any] | None:
     """:func:`match_of_entry` of the game's entry, with each human's
     nickname from ``nickname(player_id)`` (None: the client names the
     seat by number)."""
     entry = await directory_entry(games, game_id)
-    players = entry.get("players") if entry else None
-    if not isinstance(players, dict):
+    if entry is None:
         return None
-    nicks = {}
-    for pid in players:
-        nick = await nickname(str(pid))
-        if nick:
-            nicks[str(pid)] = nick
-    return match_of_entry(entry, nicks)
+    return match_of_entry(entry, await nicknames_of(entry, nickname))

@@ -108,10 +108,14 @@ export class GameController {
   /** How the game ended, from the game directory (docs/websocket.md 4). */
   onFinal(f) {
     store.set(`final.${f.game_id}`, f);
+    // a tab that never saw `matched` learns who sat where from the result
+    if (f.players?.length && !store.get(`match.${f.game_id}`, null)?.players?.length) {
+      store.set(`match.${f.game_id}`, { game: f.game, seat: f.seat, players: f.players, options: {} });
+    }
     if (this.id === f.game_id) {
       clearTimeout(this.syncTimer); // nobody serves the game any more
       this.final = f;
-      if (!this.info) this.info = { game: f.game, seat: f.seat, players: [], options: {} };
+      if (!this.info?.players?.length) this.info = store.get(`match.${f.game_id}`, null) || { game: f.game, seat: f.seat, players: [], options: {} };
       this.render();
     }
   }
@@ -455,16 +459,37 @@ const ENDED_BY = {
   time_cap: "시간이 다 되어 승자 없이 끝났어요.",
 };
 
-/** The final result from a `game_result` frame (the game left its shard). */
+/** The final result from a `game_result` frame (the game left its shard):
+ * the title, then every seat's standing — 벌점 (줄줄이 벌점, fewest first)
+ * or 점수 (하카 카드, most first), 승리 in One Card — and who a bot stood in
+ * for. */
 function finalPanel(ctl) {
   const info = ctl.final?.info || {};
   const names = ctl.names();
   const winners = info.winners || [];
   const me = ctl.final?.seat;
+  const subst = info.substituted || [];
+  const nameOf = (s) => `${names[s] || `${s + 1}번`}${s === me ? " (나)" : ""}`;
   const title = ENDED_BY[info.ended_by]
-    || (winners.includes(me) ? "이겼어요!" : winners.length ? `우승: ${winners.map((s) => names[s] || `${s + 1}번`).join(", ")}` : "게임이 끝났어요.");
+    || (winners.includes(me) && subst[me] ? "내 자리를 이어받은 봇이 이겼어요."
+      : winners.includes(me) ? "이겼어요!"
+        : winners.length ? `우승: ${winners.map((s) => names[s] || `${s + 1}번`).join(", ")}` : "게임이 끝났어요.");
   const rows = [h("p.result-title", { dataset: { endedBy: info.ended_by || "" } }, title)];
   if (info.ended_by === "abandoned") rows.push(h("p.muted", {}, "모두 10분 넘게 연결이 끊겨 승자 없이 끝났고, 레이팅은 바뀌지 않아요."));
+  const game = ctl.final?.game;
+  const scores = Array.isArray(info.scores) ? info.scores : null;
+  const seats = (ctl.info?.players || []).filter((p) => p.kind !== "empty").map((p) => p.seat);
+  if (seats.length) {
+    const fewest = game === "penalty_rows";
+    const order = scores ? [...seats].sort((a, b) => (fewest ? 1 : -1) * ((scores[a] ?? 0) - (scores[b] ?? 0))) : seats;
+    const standing = (s) => {
+      if (scores && typeof scores[s] === "number") return fewest ? `벌점 ${scores[s]}` : `${scores[s]}점`;
+      return winners.includes(s) ? "승리" : "";
+    };
+    rows.push(h("table.scores.final-scores", {}, h("tbody", {}, order.map((s) => h("tr", { class: winners.includes(s) ? "win" : "", dataset: { seat: s } },
+      h("td", {}, nameOf(s), subst[s] ? [" ", h("span.badge.bot", { title: "나가거나 1분 넘게 돌아오지 않아 봇이 이어서 했어요" }, "봇이 대신함")] : null),
+      h("td.num", {}, standing(s)))))));
+  }
   if (typeof info.length_ms === "number") rows.push(h("p.muted", {}, `게임 시간 ${Math.round(info.length_ms / 60000)}분`));
   return resultsPanel(ctl, rows, "게임 결과");
 }
