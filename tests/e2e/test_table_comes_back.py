@@ -240,6 +240,32 @@ def test_a_result_from_the_directory_names_seats_and_scores(new_page: Any) -> No
     shot(page, "final-result-390")
 
 
+def test_a_welcome_for_a_game_that_is_over_leaves_my_screen(new_page: Any) -> None:
+    """Defect (new-user trial): back within 30 s of a game's end, the
+    welcome that named the game pulled the player off 내 기록 onto the
+    finished table. A welcome saying `finished` (docs/websocket.md) opens
+    the game only from the lobby; a live game's welcome still opens it."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "기록보기")
+    page.evaluate("() => { location.hash = '#/history/onecard'; }")
+    page.wait_for_selector("section.history h1")
+    page.evaluate("() => { window.__w0 = window.ttanjit.net.welcome; }")  # the real one
+    welcome = """(extra) => { const w = window.__w0;
+      window.ttanjit.net.onFrame(JSON.stringify({...w, seq: window.ttanjit.net.lastSeq,
+        resumed: true, game_id: 'defgh2345678', seat: 0, game: 'onecard', ...extra})); }"""
+    page.evaluate(welcome, {"finished": True})
+    page.wait_for_timeout(700)
+    assert page.evaluate("() => location.hash") == "#/history/onecard"
+    page.evaluate("() => { location.hash = '#/'; }")
+    page.wait_for_selector(".game-card")
+    page.evaluate(welcome, {"finished": True})  # from the lobby it shows the end
+    page.wait_for_function("() => location.hash === '#/game/defgh2345678'")
+    page.evaluate("() => { location.hash = '#/history/onecard'; }")
+    page.wait_for_selector("section.history h1")
+    page.evaluate(welcome, {"game_id": "efgh23456789"})  # a live game: back to the table
+    page.wait_for_function("() => location.hash === '#/game/efgh23456789'")
+
+
 def test_a_game_my_seats_bot_won_is_not_my_win(new_page: Any) -> None:
     """Defect: after 나가기 the bot in my seat won and the result said
     "이겼어요!" beside my rating's loss."""

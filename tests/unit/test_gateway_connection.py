@@ -263,6 +263,23 @@ async def test_hello_takes_up_the_game_the_player_sits_in() -> None:
     assert "players" not in welcome  # the directory had no entry: seats by number
 
 
+async def test_a_welcome_says_when_its_game_is_over() -> None:
+    """Back within 30 s of the game's end (its shard still serves it): the
+    welcome says ``finished`` (docs/websocket.md), so the web client does
+    not take a screen the player chose (내 기록) for a game that is over;
+    a live game's welcome does not say it."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 0}
+    gw.sync_reply = {"seq": 9, "view": {"seat": 0, "finished": True, "winners": [0]}, "game": "g1"}
+    welcome = await hello(c, gw, t)
+    assert welcome["game_id"] == "g1" and welcome["finished"] is True
+    assert c.finished_game and {"type": "reconnect"} not in [cmd[3] for cmd in gw.commands]
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 0}
+    gw.sync_reply = {"seq": 9, "view": {"seat": 0, "turn": 1}, "game": "g1"}
+    assert "finished" not in await hello(c, gw, t)
+
+
 async def test_a_game_taken_up_at_hello_names_its_seats() -> None:
     """Seated while away: the welcome carries who sits where from the game
     directory (docs/websocket.md welcome), and the session keeps it."""

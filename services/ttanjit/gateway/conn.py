@@ -297,6 +297,8 @@ class Connection:
             welcome["game_id"] = sess.game_id
             if sess.seat is not None:
                 welcome["seat"] = sess.seat
+            if ((catch_up or {}).get("view") or {}).get("finished"):
+                welcome["finished"] = True  # over: its end follows; no screen is taken for it
             if sess.match:  # who sits where, for a tab or device that never saw `matched`
                 welcome.update(sess.match)
         if state and state.get("room"):

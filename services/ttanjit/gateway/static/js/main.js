@@ -56,7 +56,10 @@ net.on("welcome", (f) => {
   updateHeader();
   const [, screen, arg] = (location.hash || "#/").split("/");
   const left = f.game_id && store.get(`left.${f.game_id}`, false); // results seen, or left
-  if (f.game_id && !left && !(screen === "game" && arg === f.game_id)) {
+  // a game that is over takes only the lobby, as `game_result` does: not a
+  // screen the player chose (내 기록, rules, a replay)
+  const chosen = f.finished && screen && screen !== "game";
+  if (f.game_id && !left && !chosen && !(screen === "game" && arg === f.game_id)) {
     go(`#/game/${f.game_id}`);
   } else if (!f.game_id && screen === "game") {
     // the game ended while we were away: the game screen asks for its result
