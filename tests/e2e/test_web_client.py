@@ -213,6 +213,17 @@ def test_penalty_rows_round(new_page: Any) -> None:
     page.on("dialog", lambda d: d.accept())
     page.get_by_role("button", name="나가기").click()
     page.wait_for_selector(".game-card")
+    # no human left: the bots play it out at once (RULES.md 4), and 내 기록
+    # lists it
+    page.evaluate("() => { location.hash = '#/history/penalty_rows'; }")
+    page.wait_for_selector(f'.history-item[data-game-id="{game_id}"]', timeout=30_000)
+    # back to the table by its address: the table as it is now, finished,
+    # a bot in my seat — not the table as I left it (defect: it stood
+    # frozen at that moment until a reload)
+    page.evaluate(f"() => {{ location.hash = '#/game/{game_id}'; }}")
+    page.wait_for_function(f"() => window.ttanjit.game.view?.seats[{me}].substituted === true"
+                           " && window.ttanjit.game.view.finished", timeout=15_000)
+    page.wait_for_selector("section.results")
 
 
 def test_hakka_hand(new_page: Any) -> None:

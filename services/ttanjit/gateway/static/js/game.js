@@ -169,11 +169,15 @@ export class GameController {
     this.root = root;
     const game = this.info?.game;
     this.table = TABLES[game] || null;
+    // back to a table this tab stopped listening to (left by 나가기, then
+    // reopened by its address): the view it kept is old, the game went on
+    const missed = !!this.view && !this.unsubs.length && !this.final;
     this.listen();
     if (!this.view && this.final) this.render();
     else if (!this.view) mount(root, h("p.loading", {}, "게임을 불러오는 중…"));
     else this.render();
     if (!this.final && !this.view) this.requestSync(this.viewDue ? VIEW_DUE_MS : 0);
+    else if (missed) this.requestSync(0);
     // back after a reload with 한 판 더 asked: ask again to get the offer's state
     if (store.get(`rematch.${id}`, false)) net.send({ type: "rematch", game_id: id });
   }
