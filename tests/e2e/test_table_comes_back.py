@@ -129,6 +129,13 @@ def test_penalty_rows_phone_dock(new_page: Any) -> None:
     page.locator('.pr-row[data-row="1"]').scroll_into_view_if_needed()
     assert in_viewport(page, ".pr-dock .timer") and in_viewport(page, '[data-act="confirm"]')
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+    # all ten cards of the hand in view at once (defect: the hand scrolled
+    # sideways, the cards past the edge out of sight)
+    assert page.locator(".pr-hand .card").count() == 10
+    assert page.evaluate("""() => { const hand = document.querySelector('.pr-hand');
+      return hand.scrollWidth <= hand.clientWidth + 1 && [...hand.querySelectorAll('.card')].every((c) => {
+        const r = c.getBoundingClientRect();
+        return r.left >= 0 && r.right <= window.innerWidth && r.bottom <= window.innerHeight; }); }""")
     shot(page, "penalty-rows-360")
 
 
