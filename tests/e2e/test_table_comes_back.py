@@ -40,7 +40,7 @@ def boxes_overlap(a: dict[str, float], b: dict[str, float]) -> bool:
 def in_viewport(page: Any, selector: str) -> bool:
     return bool(page.evaluate("""sel => { const el = document.querySelector(sel);
       if (!el) return false; const r = el.getBoundingClientRect();
-      return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight; }""", selector))
+      return r.height > 0 && r.top >= -1 && r.bottom <= window.innerHeight + 1; }""", selector))
 
 
 # -- the defects ----------------------------------------------------------------
@@ -137,6 +137,24 @@ def test_penalty_rows_phone_dock(new_page: Any) -> None:
         const r = c.getBoundingClientRect();
         return r.left >= 0 && r.right <= window.innerWidth && r.bottom <= window.innerHeight; }); }""")
     shot(page, "penalty-rows-360")
+
+
+@pytest.mark.parametrize("game,file", [("onecard", "onecard"), ("hakka", "hakka"),
+                                       ("penalty_rows", "penalty")])
+def test_table_header_controls_wrap_together(new_page: Any, game: str, file: str) -> None:
+    """Watched by three (관전 3명) on a 390-pixel phone: 소리, 규칙 and 나가기
+    stay on one line together, in view (defect: 나가기 wrapped onto a line
+    of its own under the others in 원카드 and 하카 카드)."""
+    page = new_page(width=390, height=844)
+    render(page, file, game, engine_view(game, 4))
+    page.evaluate("() => { window.__ctl.watchers = 3; window.__ctl.render(); }")
+    assert page.locator(".game-head .watchers").inner_text() == "관전 3명"
+    mids = page.eval_on_selector_all(
+        '.game-head [data-act="sound"], .game-head .rules-link, .game-head [data-act="leave"]',
+        "els => els.map((e) => { const r = e.getBoundingClientRect(); return Math.round(r.top + r.height / 2); })")
+    assert len(mids) == 3 and max(mids) - min(mids) <= 4, mids
+    assert in_viewport(page, '.game-head [data-act="leave"]')
+    shot(page, f"{game}-390-watched")
 
 
 def test_hakka_claim_explained_and_call_hint(new_page: Any) -> None:

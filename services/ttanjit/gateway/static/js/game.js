@@ -404,13 +404,15 @@ export function gameHeader(ctl, extra = []) {
     extra,
     h("span.watchers.badge", { role: "status", title: "이 게임을 보고 있는 사람", hidden: !ctl.watchers,
       dataset: { count: String(ctl.watchers || 0) } }, `관전 ${ctl.watchers || 0}명`),
-    h("span.spacer"),
-    watching ? null : button(sound ? "소리 켬" : "소리 끔", () => { alerts.setSound(!alerts.soundOn()); ctl.render(); },
-      { class: "small sound", "aria-label": sound ? "내 차례 소리 끄기" : "내 차례 소리 켜기",
-        "aria-pressed": String(!sound), title: "내 차례 알림 소리", dataset: { act: "sound" } }),
-    h("a.rules-link", { href: `#/rules/${ctl.info?.game}`, target: "_blank" }, "규칙"),
-    ctl.spectator ? null
-      : button(ctl.replay ? "내 기록으로" : "나가기", () => ctl.leave(), { class: "small", dataset: { act: "leave" } }));
+    // the controls stay together at the right: on a narrow screen they
+    // wrap as one line, not 나가기 alone
+    h("span.head-controls", {},
+      watching ? null : button(sound ? "소리 켬" : "소리 끔", () => { alerts.setSound(!alerts.soundOn()); ctl.render(); },
+        { class: "small sound", "aria-label": sound ? "내 차례 소리 끄기" : "내 차례 소리 켜기",
+          "aria-pressed": String(!sound), title: "내 차례 알림 소리", dataset: { act: "sound" } }),
+      h("a.rules-link", { href: `#/rules/${ctl.info?.game}`, target: "_blank" }, "규칙"),
+      ctl.spectator ? null
+        : button(ctl.replay ? "내 기록으로" : "나가기", () => ctl.leave(), { class: "small", dataset: { act: "leave" } })));
 }
 
 export function refusalBox() {
