@@ -168,6 +168,11 @@ def test_display_math() -> None:
     assert (ch["before"], ch["after"], ch["delta"]) == (1500, 1624, 124)
     assert ch["why"].startswith("이겨서 +124점.") and ch["provisional"]
     assert not standings.change("g", "onecard", "loss", 5, 4.8, 12)["provisional"]
+    # a loss that still rose: by place where the game has a score, else the
+    # provisional rating's shrinking uncertainty
+    up = standings.change("g", "penalty_rows", "loss", 5, 5.5, 12)["why"]
+    assert up.startswith("졌지만 +20점.") and "점수로 앞선 상대" in up
+    assert "불확실성" in standings.change("g", "onecard", "loss", 0, 0.5, 2)["why"]
 
 
 @pytest.mark.parametrize("game,seats", [("onecard", 3), ("penalty_rows", 2), ("hakka", 4)])

@@ -155,6 +155,25 @@ def test_ratings_move_with_results() -> None:
     assert Rating().ordinal == pytest.approx(0.0, abs=1e-9)
 
 
+def test_the_rest_rank_by_score_where_the_game_has_one() -> None:
+    """Second of four is not rated as last: in 줄줄이 벌점 the fewest
+    penalties rank first, in 하카 카드 the most points; a substituted player
+    still ranks last, and One Card (no score) rates all losers alike."""
+    seats = [{"kind": "bot", "level": "normal"}, {"kind": "human"}, {"kind": "human"},
+             {"kind": "human"}]
+    base = {"players": {"p_2nd": 1, "p_3rd": 2, "p_left": 3}, "winners": [0], "seats": seats,
+            "substituted": [False, False, False, False]}
+    pen = rate_result({**base, "game": "penalty_rows", "scores": [8, 20, 64, 70]}, {})
+    assert pen["p_2nd"].mu > pen["p_3rd"].mu > pen["p_left"].mu
+    hak = rate_result({**base, "game": "hakka", "scores": [40, 35, 12, 31]}, {})
+    assert hak["p_2nd"].mu > hak["p_left"].mu > hak["p_3rd"].mu  # 35 > 31 > 12
+    left = rate_result({**base, "game": "hakka", "scores": [40, 35, 12, 31],
+                        "substituted": [False, False, False, True]}, {})
+    assert left["p_2nd"].mu > left["p_3rd"].mu > left["p_left"].mu  # left: last, whatever it scored
+    one = rate_result({**base, "game": "onecard", "scores": None}, {})
+    assert one["p_2nd"].mu == pytest.approx(one["p_3rd"].mu)
+
+
 PLAYERS = ["a", "b", "c", "d", "e"]
 ops = st.lists(st.tuples(
     st.sampled_from(["create", "join", "leave", "options", "add_bot", "remove_bot", "start"]),

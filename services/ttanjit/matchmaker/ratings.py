@@ -3,9 +3,12 @@
 ``TTANJIT_RESULTS``) and the players' current ratings into new ones.
 
 Bots take part with a fixed rating per level (never stored), so a player
-who plays bots alone still moves. Winners share rank 1, everybody else rank
-2, and a player whose seat was substituted by a bot (left, or away 60 s)
-ranks last (3), whatever the seat did afterwards; a game with no winner
+who plays bots alone still moves. Winners share rank 1; the others rank by
+the game's score where it has one (하카 카드: most points first, 줄줄이 벌점:
+fewest penalties first; equal scores share a rank), so second of five is
+not rated as last — in One Card, which has no score, everybody else
+shares rank 2. A player whose seat was substituted by a bot (left, or away
+60 s) ranks last, whatever the seat did afterwards; a game with no winner
 (time cap) changes nothing, and neither does an abandoned one (RULES.md 4:
 every human away 10 min; unrated).
 """
@@ -60,6 +63,28 @@ def seat_players(result: dict[str, Any]) -> dict[int, str]:
     return out
 
 
+LAST = -1  # a substituted player's rank: after every seat
+SCORED = frozenset({"hakka", "penalty_rows"})  # games whose results carry scores to place by
+LOW_WINS = frozenset({"penalty_rows"})  # the fewest penalties win
+
+
+def place(result: dict[str, Any], seat: int) -> int:
+    """A seat's rank that did not win: 2 plus the seats with a strictly
+    better score (the winners among them); 2 when the game has no score
+    for every seat (One Card)."""
+    scores = result.get("scores")
+    if result.get("game") not in SCORED or not isinstance(scores, list) or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in scores) \
+            or seat >= len(scores):
+        return 2
+    low = result.get("game") in LOW_WINS
+    mine = scores[seat]
+    winners = set(result.get("winners") or [])
+    better = sum(1 for i, x in enumerate(scores)
+                 if i not in winners and (x < mine if low else x > mine))
+    return 2 + better
+
+
 def rate_result(result: dict[str, Any], current: dict[str, Rating]) -> dict[str, Rating]:
     """New ratings of the human players of ``result`` (player id -> Rating)."""
     humans = seat_players(result)
@@ -84,10 +109,11 @@ def rate_result(result: dict[str, Any], current: dict[str, Rating]) -> dict[str,
             teams.append([MODEL.rating(mu=BOT_MU.get(spec.get("level") or "normal", 25.0),
                                        sigma=BOT_SIGMA)])
         left = seat < len(substituted) and bool(substituted[seat]) and pid is not None
-        ranks.append(3 if left else 1 if seat in winners else 2)
+        ranks.append(LAST if left else 1 if seat in winners else place(result, seat))
         who.append(pid)
     if len(teams) < 2:
         return {}
+    ranks = [len(ranks) + 1 if r == LAST else r for r in ranks]
     rated = MODEL.rate(teams, ranks=ranks)
     out: dict[str, Rating] = {}
     for pid, team in zip(who, rated, strict=True):

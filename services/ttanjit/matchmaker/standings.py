@@ -26,6 +26,8 @@ import orjson
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
+from ttanjit.matchmaker.ratings import SCORED
+
 HISTORY_MAX = 50
 BASE = 1500
 SCALE = 40
@@ -58,8 +60,9 @@ def outcome(result: dict[str, Any], seat: int) -> str:
     return "win" if seat in winners else "loss"
 
 
-def explain(kind: str, delta: int, games: int) -> str:
-    """The one line under a rating change (Korean, the result screen)."""
+def explain(kind: str, delta: int, games: int, by_score: bool = False) -> str:
+    """The one line under a rating change (Korean, the result screen).
+    ``by_score``: the game places those who did not win by score (ratings)."""
     prov = games < PROVISIONAL_GAMES
     if kind == "win":
         head = f"이겨서 {delta:+d}점."
@@ -70,6 +73,7 @@ def explain(kind: str, delta: int, games: int) -> str:
     else:
         head = f"져서 {delta:+d}점." if delta < 0 else f"졌지만 {delta:+d}점."
         why = "약한 상대에게 질수록 더 내려가요." if delta < 0 else \
+            "우승은 못 했어도 점수로 앞선 상대가 있으면 순위만큼 올라요." if by_score else \
             "처음 몇 판은 실력을 재는 중이라 점수의 불확실성이 줄며 오를 수 있어요."
     tail = f" {games}/{PROVISIONAL_GAMES}판 — 10판까지는 잠정 점수라 크게 움직여요." if prov else ""
     return " ".join(x for x in (head, why) if x) + tail
@@ -80,7 +84,7 @@ def change(game_id: str, game: str, kind: str, before_ordinal: float, after_ordi
     before, after = display(before_ordinal), display(after_ordinal)
     return {"game_id": game_id, "game": game, "outcome": kind, "before": before, "after": after,
             "delta": after - before, "games": games, "provisional": games < PROVISIONAL_GAMES,
-            "why": explain(kind, after - before, games)}
+            "why": explain(kind, after - before, games, game in SCORED)}
 
 
 def history_entry(result: dict[str, Any], seat: int, rated: dict[str, Any] | None,
