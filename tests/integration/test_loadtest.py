@@ -135,6 +135,26 @@ async def test_fanout_x3_recreates_three_games(st: Stack, capture: tuple[str, di
     assert {k: 3 * v for k, v in recorded["errors"].items()} == report["errors"]
 
 
+async def test_an_unseeded_capture_replays_without_waiting_out_its_timeout(
+        st: Stack, tmp_path: Path) -> None:
+    """A room captured without a seed deals other cards on replay: the
+    moves diverge, and the players no longer wait for the capture's events
+    until ``--timeout`` (the ops trial's 61 s capture took 503 s): a wait
+    in a diverged game ends once the game goes quiet, and at its end."""
+    path = str(tmp_path / "unseeded.capture.jsonl")
+    cfg = PlayConfig(game="onecard", seats=2, mode="room", think_ms=FAST, games=1)
+    recorded = await play(st.http(), 2, cfg, duration_s=90, capture=path, progress=0)
+    assert recorded["games_finished"] == 1 and recorded["failures"] == []
+    timeout_s = 120.0
+    t0 = time.monotonic()
+    report = await replay(st.http(), path, speed=5, progress=0, timeout_s=timeout_s)
+    took = time.monotonic() - t0
+    assert report["failures"] == []
+    assert report["divergences"], "other cards were dealt: the moves should diverge"
+    assert took < timeout_s, f"a wait ran out its {timeout_s:.0f} s timeout ({took:.0f} s)"
+    assert not [d for d in report["divergences"] if d["got"].startswith("waited_for_event")]
+
+
 async def test_gateway_sample_capture_replays(st: Stack, tmp_path: Path) -> None:
     """A gateway with TTANJIT_RECORD_SAMPLE=1 records every session; its
     capture replays against the stack with the same outcomes."""

@@ -27,7 +27,12 @@ session) and sends the captured client frames with their recorded pauses
 
 Quick-match captures replay too, but the matchmaker then seats players of
 different copies together and deals at random, so their moves diverge:
-capture room games with a seed when the outcomes must reproduce.
+capture room games with a seed when the outcomes must reproduce. Once a
+copy's game has diverged (an answer differed), its events no longer follow
+the capture's: its players stop waiting for them (a wait under way ends
+within :data:`POLL_S`) and the capture's pace alone orders their moves;
+a game seen ending ends every wait for it too. So an unseeded capture
+replays at its pace instead of stalling ``--timeout`` once per player.
 """
 
 from __future__ import annotations
@@ -56,6 +61,8 @@ GAME = frozenset({"action", "sync"})
 SEQ_FRAMES = frozenset({"update", "view", "result", "event"})
 # events that say who is connected: not part of the causal order (Progress)
 PRESENCE_EVENTS = frozenset({"disconnected", "reconnected"})
+# how often a wait for a game's events looks whether the game has diverged
+POLL_S = 1.0
 
 
 class Progress:
@@ -211,6 +218,7 @@ class Copy:
         self.lobby_done = [asyncio.Event() for _ in range(lobby_frames)]
         self.codes: dict[str, str] = {}
         self.acted: dict[tuple[str, int], asyncio.Event] = {}
+        self.diverged: set[str] = set()  # this copy's game ids whose answers differed
 
     def act_done(self, key: tuple[str, int]) -> asyncio.Event:
         return self.acted.setdefault(key, asyncio.Event())
@@ -321,7 +329,10 @@ class ReplayPlayer:
             self.lost = True
         self.changed.set()
 
-    async def wait_for(self, ok: Callable[[], bool]) -> bool:
+    async def wait_for(self, ok: Callable[[], bool],
+                       give_up: Callable[[], bool] | None = None) -> bool:
+        """Until ``ok()``, for up to the timeout; or until ``give_up()``
+        (looked at every :data:`POLL_S`)."""
         if self.stalled or self.lost:
             return ok()
         end = time.monotonic() + self.timeout_s
@@ -331,9 +342,11 @@ class ReplayPlayer:
                 return False
             self.changed.clear()
             try:
-                await asyncio.wait_for(self.changed.wait(), left)
+                await asyncio.wait_for(self.changed.wait(),
+                                       left if give_up is None else min(left, POLL_S))
             except TimeoutError:
-                return ok()
+                if give_up is None or give_up() or time.monotonic() >= end:
+                    return ok()
         return True
 
     async def run(self) -> None:
@@ -406,6 +419,7 @@ class ReplayPlayer:
                 self.div.stalled(self.copy.k, self.label, step, "lobby_turn_timeout")
         if kind == "room_join" and f.get("code"):
             f["code"] = self.copy.codes.get(str(f["code"]), f["code"])
+        gid = ""
         if kind in GAME:
             ok = await self.wait_for(lambda: 0 <= step.game_no < len(self.games))
             if not ok:
@@ -415,10 +429,19 @@ class ReplayPlayer:
                 gid = self.games[step.game_no]
                 if f.get("game_id"):
                     f["game_id"] = gid
-                if not await self.wait_for(lambda: self.progress.at(gid) >= step.need_seq):
+                if gid in self.copy.diverged:
+                    pass  # its events are not the capture's: the pace alone orders the moves
+                elif not await self.wait_for(lambda: self.progress.at(gid) >= step.need_seq
+                                             or gid in self.over,
+                                             give_up=lambda: gid in self.copy.diverged):
+                    if gid not in self.copy.diverged:
+                        self.div.stalled(self.copy.k, self.label, step,
+                                         f"waited_for_event_{step.need_seq}")
+                        self.stalled = True
+                elif self.progress.at(gid) < step.need_seq:  # over here, not in the capture
                     self.div.stalled(self.copy.k, self.label, step,
-                                     f"waited_for_event_{step.need_seq}")
-                    self.stalled = True
+                                     f"game_over_before_event_{step.need_seq}")
+                    self.copy.diverged.add(gid)
         if step.act is not None and step.act[1] > 0 and not self.stalled:
             # the game's previous command (any player's) was answered first
             prev_act = self.copy.act_done((step.act[0], step.act[1] - 1))
@@ -448,7 +471,10 @@ class ReplayPlayer:
                 self.copy.codes[str(step.answer["room"]["code"])] = str(got["room"]["code"])
             if kind == "room_start" and got.get("type") == "matched":
                 await self.wait_for(lambda: len(self.games) > 0)
+            seen = len(self.div.items)
             self.div.compare(self.copy.k, self.label, step, got)
+            if len(self.div.items) > seen and gid:  # the game no longer follows the capture
+                self.copy.diverged.add(gid)
         if step.lobby_no >= 0:
             self.copy.lobby_done[step.lobby_no].set()
         if step.act is not None:
