@@ -36,6 +36,7 @@ from shardkit import (
 from ttanjit.games import GAMES, engine_class
 from ttanjit.games.record import Input, Record, replay
 from ttanjit.shard.game import record_from_messages
+from ttanjit.shard.service import stop_budget
 from ttanjit.v1 import shard_pb2, shard_pb2_grpc
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -553,6 +554,45 @@ async def test_drain_ends_at_its_timeout_and_serves_the_games_again(svc: Service
         assert orjson.loads((await owners.get(gid)).value)["shard"] == "shard-a"
     await _every_accepted_move_recorded(tails, accepted)
     await nc.close()
+
+
+async def test_a_stop_after_a_drain_gets_what_is_left_of_its_budget(svc: Services) -> None:
+    """Kubernetes runs the preStop drain, then SIGTERM, within one grace
+    period: the SIGTERM drain gets what is left of the first drain's budget
+    (at least 5 s), not a budget of its own (the chart's 45 s twice outlasted
+    its 60 s grace: SIGKILL). A SIGTERM with no drain before gets the whole
+    TTANJIT_DRAIN_TIMEOUT_S."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    env = {"TTANJIT_DRAIN_TIMEOUT_S": "30"}
+    a = svc.start("shard", name="shard-a", env=env)
+    await _games_on(a.ports["grpc"], 2, game)
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{a.ports['grpc']}") as ch:
+        await shard_pb2_grpc.ShardServiceStub(ch).Drain(  # the preStop hook's
+            shard_pb2.DrainRequest(timeout_s=1, exit=False), timeout=20)
+    assert await asyncio.to_thread(a.terminate, 40) == 0
+    assert [ln["budget_s"] for ln in _log_lines(a) if ln.get("msg") == "signal: draining"] == [5.0]
+    fresh = svc.start("shard", name="shard-b", env=env)
+    assert await asyncio.to_thread(fresh.terminate, 40) == 0
+    assert [ln["budget_s"] for ln in _log_lines(fresh)
+            if ln.get("msg") == "signal: draining"] == [30.0]
+
+
+def _log_lines(proc: Any) -> list[dict[str, Any]]:
+    out = []
+    for line in proc.log().splitlines():
+        try:
+            out.append(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            pass
+    return out
+
+
+def test_stop_budget() -> None:
+    """The budget's arithmetic (service.stop_budget)."""
+    assert stop_budget(45, None, 100.0) == 45.0  # no drain before: all of it
+    assert stop_budget(45, 145.0, 110.0) == 35.0  # the preStop drain began 10 s ago
+    assert stop_budget(45, 145.0, 144.0) == 5.0  # nearly spent: at least 5 s
+    assert stop_budget(10, 300.0, 100.0) == 10.0  # never more than the setting
 
 
 @pytest.mark.parametrize("game", [g for g in AVAILABLE if g != "penalty_rows"])

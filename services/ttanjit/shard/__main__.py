@@ -52,11 +52,13 @@ async def main(cfg: Settings) -> int:
     draining: list[asyncio.Task[object]] = []
 
     def on_signal(signame: str) -> None:
-        log.info("signal: draining", extra={"signal": signame})
+        # after a preStop drain, only what is left of its budget (service.stop_budget)
+        budget = shard.stop_budget()
+        log.info("signal: draining", extra={"signal": signame, "budget_s": round(budget, 1)})
         if not draining:
             async def drain_and_exit() -> None:
                 await health.set(False)
-                out = await shard.drain()
+                out = await shard.drain(budget)
                 log.info("drained", extra=out)
                 done.set()
             draining.append(asyncio.ensure_future(drain_and_exit()))

@@ -90,6 +90,18 @@ class CreateError(ValueError):
     """CreateGame input the shard refuses (INVALID_ARGUMENT)."""
 
 
+LATE_DRAIN_S = 5.0  # the least a stop signal's drain gets after an earlier drain
+
+
+def stop_budget(drain_timeout_s: float, drain_until: float | None, now: float) -> float:
+    """:meth:`Shard.stop_budget` (pure): the full ``drain_timeout_s`` when
+    no drain ran before, else what is left of it, at least
+    :data:`LATE_DRAIN_S` and never more than ``drain_timeout_s``."""
+    if drain_until is None:
+        return float(drain_timeout_s)
+    return min(float(drain_timeout_s), max(LATE_DRAIN_S, drain_until - now))
+
+
 class Shard:
     """One shard process: the rooms it hosts and everything around them."""
 
@@ -101,6 +113,7 @@ class Shard:
         self.rooms: dict[str, Room] = {}
         self.book = OwnerBook()
         self.draining = False
+        self.drain_until: float | None = None  # loop time the first drain's budget ends
         self.stopping = asyncio.Event()
         self.grpc_addr = ""
         self.lease_rev = 0
@@ -760,6 +773,8 @@ class Shard:
         first = not self.draining
         if first:
             self.draining = True
+            self.drain_until = asyncio.get_running_loop().time() + (
+                timeout_s or self.cfg.drain_timeout_s)
             m.draining.set(1)
             log.info("draining", extra={"games": len(self.rooms)})
         finished = sum(1 for r in self.rooms.values() if r.hosted.finished)
@@ -775,6 +790,14 @@ class Shard:
         left = sum(1 for r in self.rooms.values() if not r.hosted.finished)
         finished = max(finished, len(self.rooms) - left)
         return {"handed_over": progress["handed_over"], "finished": finished, "left": left}
+
+    def stop_budget(self) -> float:
+        """The handover budget of the drain a stop signal starts: what is
+        left of the first drain's (Kubernetes runs the preStop drain, then
+        SIGTERM, both within one grace period: a second full budget would
+        outlast it and end in SIGKILL), and at least :data:`LATE_DRAIN_S`."""
+        return stop_budget(self.cfg.drain_timeout_s, self.drain_until,
+                           asyncio.get_running_loop().time())
 
     async def _hand_over_all(self, first: bool, progress: dict[str, int]) -> None:
         if first:
