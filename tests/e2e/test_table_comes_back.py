@@ -291,6 +291,26 @@ def test_a_welcome_for_a_game_that_is_over_leaves_my_screen(new_page: Any) -> No
     page.wait_for_function("() => location.hash === '#/game/efgh23456789'")
 
 
+def test_a_lost_connection_while_queued_queues_again(new_page: Any) -> None:
+    """Defect: waiting for a quick match, a dropped connection took the
+    player out of the queue (the matchmaker does not match a player who is
+    away) while the lobby went on saying "상대를 찾고 있어요…" for ever. Back
+    online, the client queues again for the same game, and is matched."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "다시줄서기")
+    page.wait_for_selector(".game-card")
+    # waiting for 원카드 2인 (this stack fills with bots after 0.3 s, so the
+    # wait is set up by hand: the matchmaker holds no ticket for it, as after
+    # a lost connection)
+    page.evaluate("""() => window.ttanjit.net.onFrame(JSON.stringify({type: 'queued',
+      seq: window.ttanjit.net.lastSeq, game: 'onecard', seats: 2, ticket: 't1'}))""")
+    page.wait_for_selector('.banner.queue:has-text("원카드 2인 상대를 찾고 있어요")')
+    page.evaluate("() => window.ttanjit.net.drop()")
+    page.wait_for_function("() => location.hash.startsWith('#/game/')", timeout=20_000)
+    assert page.evaluate("() => window.ttanjit.game.info.game") == "onecard"
+    assert page.evaluate("() => window.ttanjit.state.queue") is None
+
+
 def test_a_game_my_seats_bot_won_is_not_my_win(new_page: Any) -> None:
     """Defect: after 나가기 the bot in my seat won and the result said
     "이겼어요!" beside my rating's loss."""

@@ -263,6 +263,18 @@ async def test_hello_takes_up_the_game_the_player_sits_in() -> None:
     assert "players" not in welcome  # the directory had no entry: seats by number
 
 
+async def test_a_welcome_says_the_queue_the_player_waits_in() -> None:
+    """Queued in the tab this connection replaced: the welcome says so
+    (docs/websocket.md), so this tab shows the queue, not the lobby's
+    buttons; nothing when the player waits in no queue."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "queued_game": "hakka", "queued_seats": 4}
+    assert (await hello(c, gw, t))["queued"] == {"game": "hakka", "seats": 4}
+    c, t, gw = make()
+    gw.state = {"ratings": [], "queued_game": "", "queued_seats": 0}
+    assert "queued" not in await hello(c, gw, t)
+
+
 async def test_a_welcome_says_when_its_game_is_over() -> None:
     """Back within 30 s of the game's end (its shard still serves it): the
     welcome says ``finished`` (docs/websocket.md), so the web client does

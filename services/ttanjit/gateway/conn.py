@@ -303,6 +303,9 @@ class Connection:
                 welcome.update(sess.match)
         if state and state.get("room"):
             welcome["room"] = codec.whole_numbers(state["room"])
+        if state and state.get("queued_game"):  # e.g. queued in the tab this one replaced
+            welcome["queued"] = {"game": state["queued_game"],
+                                 "seats": int(state.get("queued_seats") or 0)}
         await self.send(welcome)
         if catch_up is not None:
             await self.deliver_catch_up(catch_up)

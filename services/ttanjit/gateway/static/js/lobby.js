@@ -112,6 +112,7 @@ function gameCard(g) {
   Object.entries(LEVELS).map(([k, v]) => h("option", { value: k, selected: k === saved }, `봇 ${v}`)));
   const quick = async () => {
     const seats = Number(seatSel.value);
+    state.queueLevel = levelSel.value; // asked again after a lost connection (main.js requeue)
     await net.ask({ type: "queue", game: g, seats, level: levelSel.value }, ["queued", "matched"], toast);
   };
   const create = async () => {

@@ -53,6 +53,7 @@ net.on("welcome", (f) => {
   }
   state.ratings = f.ratings || [];
   if (f.room) state.room = f.room;
+  requeue(f);
   updateHeader();
   const [, screen, arg] = (location.hash || "#/").split("/");
   const left = f.game_id && store.get(`left.${f.game_id}`, false); // results seen, or left
@@ -70,6 +71,24 @@ net.on("welcome", (f) => {
     route();
   }
 });
+
+/** The quick-match queue across a reconnect (docs/websocket.md welcome):
+ * waiting in it from another tab, this one shows it; dropped from it
+ * because this connection was lost (the matchmaker does not match a player
+ * who is away), this tab queues again for the same game. */
+function requeue(f) {
+  if (f.queued) {
+    state.queue = { ...(state.queue || {}), ...f.queued };
+    state.emit("queue");
+    return;
+  }
+  const q = state.queue;
+  if (!q) return;
+  state.queue = null;
+  state.emit("queue");
+  if (f.game_id || f.room || !q.game) return; // seated meanwhile: nothing to wait for
+  net.ask({ type: "queue", game: q.game, seats: q.seats, level: q.level }, ["queued", "matched"], toast);
+}
 
 net.on("room", (f) => {
   state.room = f.room;
@@ -101,7 +120,7 @@ net.on("game_result", (f) => {
 net.on("rematch", (f) => game.onRematch(f));
 net.on("emote", (f) => game.onEmote(f));
 
-net.on("queued", (f) => { state.queue = f; state.emit("queue"); });
+net.on("queued", (f) => { state.queue = { ...f, level: state.queueLevel }; state.emit("queue"); });
 net.on("queue_cancelled", () => { state.queue = null; state.emit("queue"); });
 net.on("ratings", (f) => { state.ratings = f.ratings || []; state.emit("ratings"); });
 net.on("signed_out", () => { toast("로그인 정보가 만료됐어요. 다시 시작해 주세요.", "error"); go("#/"); });

@@ -4,7 +4,8 @@ class State extends EventTarget {
     super();
     this.player = null;
     this.room = null;
-    this.queue = null;
+    this.queue = null; // the `queued` frame (and the bot level asked for) while waiting
+    this.queueLevel = "";
     this.ratings = [];
   }
   emit(type) { this.dispatchEvent(new Event(type)); }
