@@ -12,8 +12,11 @@ line in it).
   only through this keeper, which sends SIGTERM: ``--last`` (nats-server)
   first waits, up to 4 s, for every other kept process to be gone, so the
   services save their sessions and close their streams while NATS is still
-  there. A keeper killed outright takes its process with it, and honcho
-  killed outright stops its keepers (the kernel's parent-death signals).
+  there. A keeper killed outright takes its process with it (the kernel's
+  parent-death signal), and so does ``make run`` killed outright (its pid
+  is ``TTANJIT_RUN_PID``): each keeper stops its process when that one is
+  gone, as after Ctrl-C (honcho runs each line under a forked copy of
+  itself, which outlives honcho, so a parent-death signal never came).
 
 Each keeper (but the ``--last``) holds ``$TTANJIT_VAR_DIR/run/NAME.lock``
 while its process runs: that is how the last one knows the others are gone.
@@ -25,10 +28,13 @@ import argparse
 import ctypes
 import fcntl
 import os
+import select
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -46,6 +52,23 @@ def on_parent_death(sig: int) -> None:
 def _own_session() -> None:  # pragma: no cover - runs in the child before exec
     os.setsid()
     on_parent_death(signal.SIGKILL)
+
+
+def when_gone(pid: int, then: Callable[[], None]) -> bool:
+    """Call ``then()`` (in a thread) once process ``pid`` has exited; False
+    when there is no such process (gone already)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (ProcessLookupError, OSError):
+        return False
+
+    def watch() -> None:
+        select.select([fd], [], [])
+        os.close(fd)
+        then()
+
+    threading.Thread(target=watch, name=f"watch-{pid}", daemon=True).start()
+    return True
 
 
 def say(name: str, text: str) -> None:
@@ -85,6 +108,10 @@ class Keeper:
         if self.child is not None and self.child.poll() is None:
             self.child.send_signal(signal.SIGTERM)
 
+    def run_gone(self) -> None:
+        say(self.name, "make run is gone (killed outright?): stopping")
+        self.on_signal(signal.SIGTERM, None)
+
     def run(self) -> int:
         # honcho gone (killed outright) is a stop, as its SIGTERM would be
         on_parent_death(signal.SIGTERM)
@@ -97,6 +124,9 @@ class Keeper:
         signal.signal(signal.SIGINT, self.on_signal)
         if os.getppid() != parent or parent == 1:  # it died before the signal was set
             return 0
+        run_pid = os.environ.get("TTANJIT_RUN_PID", "")
+        if run_pid.isdigit() and not when_gone(int(run_pid), self.run_gone):
+            return 0  # make run is gone already
         failures = 0
         while not self.stopping:
             started = time.monotonic()

@@ -110,6 +110,8 @@ def stack_env(var: Path | None = None) -> dict[str, str]:
         "TTANJIT_LOG_FORMAT": env.get("TTANJIT_LOG_FORMAT", "text"),
         "PYTHONUNBUFFERED": "1",
         "TTANJIT_DEV": "1",  # a local run (docs/protocol.md 6)
+        # the keepers stop their processes when this one is gone (ttanjit.keep)
+        "TTANJIT_RUN_PID": str(os.getpid()),
     })
     for name in ("MM_METRICS", "MM2_METRICS", "SHARD1", "SHARD1_METRICS", "SHARD2", "SHARD2_METRICS",
                  "BOTS_METRICS", "GW_METRICS"):

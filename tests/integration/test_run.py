@@ -4,7 +4,8 @@ prints the address only once a game can start (issue 12: a private room
 started right then gets a shard, not ``no_shard``), serves games; a shard
 killed with ``kill -9`` is started again and the stack stays up; a second
 ``make run`` on the same var folder is refused; Ctrl-C stops every
-process, each on its own (none is SIGKILLed), nats-server last."""
+process, each on its own (none is SIGKILLed), nats-server last, and exits
+0; ``make run`` killed outright takes every process with it."""
 
 from __future__ import annotations
 
@@ -182,5 +183,55 @@ async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) ->
             os.killpg(pgid, signal.SIGKILL)
         proc.wait(10)
         for pid in _stack_procs((tmp_path / "var").resolve()):  # each in a session of its own
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+async def test_make_run_killed_outright_takes_every_process_with_it(tmp_path: Path) -> None:
+    """``kill -9`` of ``make run``'s own process (no Ctrl-C, no SIGTERM):
+    every process of the stack stops — honcho and its forked copies, each
+    keeper and its kept process, nats-server — as after Ctrl-C, and the var
+    folder can be used by the next ``make run``. Defect: honcho's forked
+    copies and the keepers ran on, with the whole stack, a second
+    ``make run`` refused."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TTANJIT_")}
+    var = (tmp_path / "var").resolve()
+    env.update(TTANJIT_VAR_DIR=str(var), TTANJIT_HTTP_PORT=str(free_port()),
+               TTANJIT_NATS_PORT=str(free_port()))
+    proc = subprocess.Popen([sys.executable, "-m", "ttanjit.run"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    out: list[str] = []
+    try:
+        assert proc.stdout is not None
+        os.set_blocking(proc.stdout.fileno(), False)
+        deadline = time.monotonic() + 90
+        while not any("open http://" in ln for ln in out) and time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if line:
+                out.append(line.decode(errors="replace"))
+            else:
+                await asyncio.sleep(0.1)
+        assert any("open http://" in ln for ln in out), "".join(out[-40:])
+        assert len(_shards(var)) == 2
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        end = time.monotonic() + 20
+        while _stack_procs(var) and time.monotonic() < end:
+            await asyncio.sleep(0.2)
+        assert not _stack_procs(var), _stack_procs(var)
+        again = subprocess.Popen([sys.executable, "-m", "ttanjit.run"], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 start_new_session=True)
+        try:
+            await asyncio.sleep(3)
+            assert again.poll() is None, again.communicate()[1]  # not refused: it runs
+        finally:
+            os.killpg(again.pid, signal.SIGINT)
+            again.wait(30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        for pid in _stack_procs(var):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
