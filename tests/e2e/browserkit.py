@@ -106,6 +106,22 @@ def quick_match(page: Any, game: str, seats: int | None = None) -> str:
     return str(page.evaluate("() => window.ttanjit.game.id"))
 
 
+def wait_in_history(page: Any, game: str, game_id: str, timeout_s: float = 150) -> None:
+    """Until 내 기록 lists the game (it has ended, its result is in), the
+    list reloaded every 2 s (a game left to the bots is played out at once,
+    some eighty bot decisions: slow on a busy machine)."""
+    item = f'.history-item[data-game-id="{game_id}"]'
+    other = "onecard" if game != "onecard" else "penalty_rows"
+    page.evaluate(f"() => {{ location.hash = '#/history/{game}'; }}")
+    end = time.monotonic() + timeout_s
+    while not page.locator(item).count() and time.monotonic() < end:
+        page.wait_for_timeout(2_000)
+        page.evaluate(f"() => {{ location.hash = '#/history/{other}'; }}")  # and back: reloads it
+        page.evaluate(f"() => {{ location.hash = '#/history/{game}'; }}")
+        page.wait_for_selector("section.history h1")
+    page.wait_for_selector(item, timeout=10_000)
+
+
 def view(page: Any) -> dict[str, Any]:
     return page.evaluate(JS_VIEW) or {}
 

@@ -23,11 +23,13 @@ from browserkit import (
     onecard_play_turn,
     penalty_can_pick,
     penalty_pick,
+    quick_match,
     render,
     shot,
     sign_in,
     view,
     wait_change,
+    wait_in_history,
 )
 
 pytestmark = pytest.mark.e2e
@@ -309,6 +311,31 @@ def test_a_lost_connection_while_queued_queues_again(new_page: Any) -> None:
     page.wait_for_function("() => location.hash.startsWith('#/game/')", timeout=20_000)
     assert page.evaluate("() => window.ttanjit.game.info.game") == "onecard"
     assert page.evaluate("() => window.ttanjit.state.queue") is None
+
+
+def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> None:
+    """Defect (new-user trial): an older game's address (a bookmarked
+    result, once a newer game had started) showed "참여 중인 게임이
+    아니에요." and "게임을 불러오는 중…" for good. It shows that game's end
+    now; someone else's game says it cannot open it, with the way out."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "옛게임")
+    old = quick_match(page, "onecard", seats=2)
+    page.on("dialog", lambda d: d.accept())
+    page.get_by_role("button", name="나가기").click()  # a bot plays it out at once
+    page.wait_for_selector(".game-card")
+    new = quick_match(page, "onecard", seats=2)  # a newer game: the session's own now
+    assert new != old
+    wait_in_history(page, "onecard", old)  # the old one has ended
+    page.evaluate(f"() => {{ location.hash = '#/game/{old}'; }}")
+    page.wait_for_selector("section.results", timeout=30_000)
+    assert "봇이 대신함" in page.locator("section.results").inner_text()
+    assert page.locator(".page.unavailable").count() == 0
+    page.evaluate("() => { location.hash = '#/game/zzzzzzzzzzzz'; }")  # not mine
+    page.wait_for_selector('.page.unavailable[data-code="not_in_game"]', timeout=20_000)
+    assert "참여 중인 게임이 아니에요" in page.locator(".page.unavailable").inner_text()
+    page.locator('.page.unavailable [data-act="lobby"]').click()
+    page.wait_for_selector(".game-card")
 
 
 def test_a_game_my_seats_bot_won_is_not_my_win(new_page: Any) -> None:

@@ -26,6 +26,7 @@ from browserkit import (
     sign_in,
     table_state,
     view,
+    wait_in_history,
 )
 
 pytestmark = pytest.mark.e2e
@@ -213,17 +214,9 @@ def test_penalty_rows_round(new_page: Any) -> None:
     page.on("dialog", lambda d: d.accept())
     page.get_by_role("button", name="나가기").click()
     page.wait_for_selector(".game-card")
-    # no human left: the bots play it out at once (RULES.md 4; some eighty
-    # bot decisions, slow on a busy machine), and 내 기록 lists it
-    page.evaluate("() => { location.hash = '#/history/penalty_rows'; }")
-    item = f'.history-item[data-game-id="{game_id}"]'
-    end = time.monotonic() + 150
-    while not page.locator(item).count() and time.monotonic() < end:
-        page.wait_for_timeout(2_000)
-        page.evaluate("() => { location.hash = '#/history/onecard'; }")  # and back: reloads the list
-        page.evaluate("() => { location.hash = '#/history/penalty_rows'; }")
-        page.wait_for_selector("section.history h1")
-    page.wait_for_selector(item, timeout=10_000)
+    # no human left: the bots play it out at once (RULES.md 4), and 내 기록
+    # lists it
+    wait_in_history(page, "penalty_rows", game_id)
     # back to the table by its address: the table as it is now, finished,
     # a bot in my seat — not the table as I left it (defect: it stood
     # frozen at that moment until a reload)

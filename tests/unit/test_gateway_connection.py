@@ -529,6 +529,26 @@ async def test_sync_of_a_game_gone_from_its_shard_gives_its_end() -> None:
     assert not [f for f in t.frames() if f["type"] == "error"]
 
 
+async def test_sync_of_an_older_game_of_mine_gives_its_end() -> None:
+    """Defect (new-user trial): an older game's address (a bookmark, a
+    result reopened later) answered ``not_in_game`` and the table stayed
+    "불러오는 중" for good. A finished game the player sat in answers with
+    its end; a game the player did not sit in, or one not known to be
+    over, is still ``not_in_game``; nothing of the current game changes."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g2", "seat": 0}
+    gw.sync_reply = {"seq": 5, "view": {"seat": 0, "turn": 0}, "game": "g2"}
+    await hello(c, gw, t)
+    gw.finals["g1"] = {"type": "game_result", "game_id": "g1", "game": "onecard", "seat": 1}
+    await send(c, {"type": "sync", "game_id": "g1"})
+    assert t.frames()[-1]["type"] == "game_result" and t.frames()[-1]["game_id"] == "g1"
+    assert not c.finished_game and c.session is not None and c.session.game_id == "g2"
+    gw.finals["g0"] = {"type": "game_result", "game_id": "g0", "game": "onecard"}  # not seated
+    for gid in ("g0", "g9"):
+        await send(c, {"type": "sync", "game_id": gid})
+        assert (t.frames()[-1]["type"], t.frames()[-1]["code"]) == ("error", "not_in_game")
+
+
 async def test_a_spectator_count_that_cannot_subscribe_fails_nothing() -> None:
     from ttanjit.gateway import watchers
 

@@ -755,7 +755,15 @@ class Connection:
         s = self.session
         assert s is not None
         gid = f.get("game_id") or s.game_id
-        if not gid or gid != s.game_id:
+        if gid and gid != s.game_id:
+            # an older game of the player's (a bookmarked or reopened
+            # address): how it ended, if it has; else not this player's now
+            final = await self.gw.final_frame(str(gid), s.player)
+            if final is None or "seat" not in final:
+                raise FrameError("not_in_game")
+            await self.send(final)
+            return
+        if not gid:
             raise FrameError("not_in_game")
         if await self._caught_up(None):
             return

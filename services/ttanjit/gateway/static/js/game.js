@@ -105,6 +105,21 @@ export class GameController {
     el.textContent = `관전 ${this.watchers}명`;
   }
 
+  /** The game asked for is not this player's (a `sync` refused with
+   * `not_in_game`: someone else's game, or one left): say so, with the way
+   * out, instead of "불러오는 중" for good. */
+  unavailable(f) {
+    if (!this.root || this.view || this.final || !location.hash.startsWith(`#/game/${this.id}`)) return;
+    clearTimeout(this.syncTimer);
+    mount(this.root, h("section.page.unavailable", { role: "alert", dataset: { code: f.code || "" } },
+      h("h1", {}, "이 게임을 열 수 없어요"),
+      h("p", {}, f.message || "참여 중인 게임이 아니에요."),
+      h("p.muted", {}, "진행 중인 게임이라면 관전할 수 있어요."),
+      h("div.row.actions", {},
+        button("로비로", () => this.done(), { class: "primary", dataset: { act: "lobby" } }),
+        button("관전하기", () => { location.hash = `#/watch/${this.id}`; }, { dataset: { act: "watch" } }))));
+  }
+
   /** How the game ended, from the game directory (docs/websocket.md 4). */
   onFinal(f) {
     store.set(`final.${f.game_id}`, f);

@@ -133,6 +133,10 @@ const SHOWN_BY_SCREEN = new Set(["queue", "cancel_queue", "room_create", "room_j
 net.on("error", (f) => {
   if (f.cmd_id || SHOWN_BY_SCREEN.has(f.ref)) return;
   if (f.ref === "sync" && game.final) return; // the game is over and gone: its result is shown
+  if (f.ref === "sync" && f.code === "not_in_game" && location.hash.startsWith("#/game/") && !game.view) {
+    game.unavailable(f); // the screen says it, with the way out
+    return;
+  }
   toast(f.message || f.code, "error");
 });
 
