@@ -121,8 +121,9 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     delta = page.locator("#rating-change .delta")
     delta.wait_for(timeout=30_000)
     assert "레이팅 −" in delta.inner_text() and "1,500 →" in delta.inner_text()
-    delta.click()  # tap: the one-line explanation
+    # the one-line explanation, in plain sight (it took a tap nobody found)
     assert page.locator("#rating-change .why").is_visible()
+    assert "-" not in page.locator("#rating-change .why").inner_text()  # "−", as the label
     assert "10판" in page.locator("#rating-change .why").inner_text()
     shot(page, "rating-change")
     page.get_by_role("button", name="로비로").click()

@@ -347,6 +347,9 @@ def test_a_game_my_seats_bot_won_is_not_my_win(new_page: Any) -> None:
     render(page, "onecard", "onecard", v)
     title = page.locator(".result-title").inner_text()
     assert title == "내 자리를 이어받은 봇이 이겼어요.", title
+    # nor does my row say a plain "승리" (the new-user trial: green 승리 beside −70)
+    rows = page.locator("section.results tr").all_inner_texts()
+    assert any("승리 (봇이 대신함)" in r for r in rows), rows
 
 
 # -- the your-turn alert and the log across a reload -----------------------------

@@ -167,7 +167,8 @@ def test_display_math() -> None:
     ch = standings.change("g", "onecard", "win", 0.0, 3.1, 1)
     assert (ch["before"], ch["after"], ch["delta"]) == (1500, 1624, 124)
     assert ch["why"].startswith("이겨서 +124점.") and ch["provisional"]
-    assert not standings.change("g", "onecard", "loss", 5, 4.8, 12)["provisional"]
+    down = standings.change("g", "onecard", "loss", 5, 4.8, 12)
+    assert not down["provisional"] and down["why"].startswith("져서 −8점.")  # U+2212, as the label
     # a loss that still rose: by place where the game has a score, else the
     # provisional rating's shrinking uncertainty
     up = standings.change("g", "penalty_rows", "loss", 5, 5.5, 12)["why"]

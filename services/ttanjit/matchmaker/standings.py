@@ -60,18 +60,23 @@ def outcome(result: dict[str, Any], seat: int) -> str:
     return "win" if seat in winners else "loss"
 
 
+def signed(n: int) -> str:
+    """+12, −7 (a real minus sign, as the client's label), ±0."""
+    return f"+{n}" if n > 0 else f"−{-n}" if n < 0 else "±0"
+
+
 def explain(kind: str, delta: int, games: int, by_score: bool = False) -> str:
     """The one line under a rating change (Korean, the result screen).
     ``by_score``: the game places those who did not win by score (ratings)."""
     prov = games < PROVISIONAL_GAMES
     if kind == "win":
-        head = f"이겨서 {delta:+d}점."
+        head = f"이겨서 {signed(delta)}점."
         why = "강한 상대(봇은 난이도별 고정 점수)를 이길수록 더 올라요."
     elif kind == "left":
-        head = f"자리를 비워 봇이 대신해서 꼴찌로 계산했어요 ({delta:+d}점)."
+        head = f"자리를 비워 봇이 대신해서 꼴찌로 계산했어요 ({signed(delta)}점)."
         why = ""
     else:
-        head = f"져서 {delta:+d}점." if delta < 0 else f"졌지만 {delta:+d}점."
+        head = f"져서 {signed(delta)}점." if delta < 0 else f"졌지만 {signed(delta)}점."
         why = "약한 상대에게 질수록 더 내려가요." if delta < 0 else \
             "우승은 못 했어도 점수로 앞선 상대가 있으면 순위만큼 올라요." if by_score else \
             "처음 몇 판은 실력을 재는 중이라 점수의 불확실성이 줄며 오를 수 있어요."

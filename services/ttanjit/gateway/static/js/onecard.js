@@ -223,7 +223,8 @@ function results(ctl) {
     if (!inGame(v, s)) continue;
     rows.push(h("tr", { class: isWinner(v, s) ? "win" : "" },
       h("td", {}, seatName(ctl, s)),
-      h("td", {}, isWinner(v, s) ? "승리" : (v.eliminated || []).includes(s) ? "탈락" : `${handCount(v, s)}장 남음`)));
+      h("td", {}, isWinner(v, s) ? (botTookOver(v, s) ? "승리 (봇이 대신함)" : "승리")
+        : (v.eliminated || []).includes(s) ? "탈락" : `${handCount(v, s)}장 남음`)));
   }
   return resultsPanel(ctl, [h("p.result-title", {}, title),
     h("table.scores", {}, h("tbody", {}, rows))], "게임 결과");

@@ -33,14 +33,12 @@ net.on("ratings", (f) => {
 
 function changeBody(c) {
   const sign = c.delta > 0 ? "+" : c.delta < 0 ? "−" : "±";
-  const explain = h("p.why", { hidden: true }, c.why);
+  // the why in plain sight (behind a tap, nobody found it: new-user trial)
   return [
-    h("button.delta", { type: "button", class: c.delta >= 0 ? "up" : "down", title: c.why,
-      "aria-label": `레이팅 ${sign}${Math.abs(c.delta)}. ${c.why}`,
-      onclick: () => { explain.hidden = !explain.hidden; } },
-    `${GAMES[c.game]?.name || ""} 레이팅 ${sign}${Math.abs(c.delta)}`,
-    h("small", {}, ` (${c.before.toLocaleString("ko-KR")} → ${c.after.toLocaleString("ko-KR")}${c.provisional ? ", 잠정" : ""})`)),
-    explain,
+    h("p.delta", { class: c.delta >= 0 ? "up" : "down" },
+      `${GAMES[c.game]?.name || ""} 레이팅 ${sign}${Math.abs(c.delta)}`,
+      h("small", {}, ` (${c.before.toLocaleString("ko-KR")} → ${c.after.toLocaleString("ko-KR")}${c.provisional ? ", 잠정" : ""})`)),
+    h("p.why", {}, c.why),
   ];
 }
 
