@@ -6,7 +6,7 @@
 import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
-import { GAMES, botName } from "./state.js";
+import { GAMES, botName, placeText } from "./state.js";
 import * as identity from "./identity.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
@@ -125,7 +125,7 @@ export async function showBoard(root, game) {
     : `${b.me.needs}판 더 하면 순위에 올라요 (지금 ${b.me.display.toLocaleString("ko-KR")}).`) : "";
   mount(root, h("section.page.board", {},
     h("h1", {}, "순위"), tabs("board", game),
-    h("p.muted", {}, `레이팅 판수 ${b.min_games}판 이상인 ${b.players}명 · `, h("strong.my-rank", {}, mine)),
+    h("p.muted", {}, `${b.min_games}판 이상 한 사람 ${b.players}명의 순위 · `, h("strong.my-rank", {}, mine)),
     rows.length ? h("table.board-table", {},
       h("thead", {}, h("tr", {}, h("th.num", {}, "순위"), h("th", {}, "닉네임"), h("th.num", {}, "레이팅"), h("th.num", {}, "판수"))),
       h("tbody", {}, rows)) : h("p.muted", {}, "아직 순위에 오른 사람이 없어요."),
@@ -148,7 +148,8 @@ export async function showHistory(root, game, page = 0) {
   const b = r.body;
   const items = b.games.map((g) => h("li.history-item", { dataset: { gameId: g.game_id, outcome: g.outcome } },
     h("span.when", {}, new Date(g.ended_ms).toLocaleString("ko-KR", { dateStyle: "short", timeStyle: "short" })),
-    h("span.outcome", { class: g.outcome }, OUTCOME[g.outcome] || g.outcome),
+    h("span.outcome", { class: g.outcome }, OUTCOME[g.outcome] || g.outcome,
+      placeText(g) ? h("small.place", {}, ` ${placeText(g)}`) : null),
     h("span.delta", {}, typeof g.delta === "number" ? `${g.delta > 0 ? "+" : ""}${g.delta}` : "—"),
     h("span.seats", {}, g.seats.map((s, i) => (i === g.seat ? h("strong", {}, seatName(s, i)) : seatName(s, i)))
       .flatMap((x, i) => (i ? [", ", x] : [x]))),

@@ -32,3 +32,17 @@ export const LEVELS = { easy: "쉬움", normal: "보통", hard: "어려움" };
 export function botName(seat, level) {
   return `봇${seat + 1} (${LEVELS[level] || "보통"})`;
 }
+
+const PLACED = { penalty_rows: "low", hakka: "high" }; // by score: fewest / most first
+
+/** Where I finished in a history entry: "2위 · 벌점 30" (줄줄이 벌점,
+ * fewest first), "1위 · 42점" (하카 카드), "" for One Card (승/패 says it)
+ * or a game without scores. Equal scores share a place. */
+export function placeText(g) {
+  const scores = Array.isArray(g.scores) ? g.scores : null;
+  const mine = scores?.[g.seat];
+  if (typeof mine !== "number" || !(g.game in PLACED)) return "";
+  const low = PLACED[g.game] === "low";
+  const better = scores.filter((x) => typeof x === "number" && (low ? x < mine : x > mine)).length;
+  return `${better + 1}위 · ${low ? `벌점 ${mine}` : `${mine}점`}`;
+}

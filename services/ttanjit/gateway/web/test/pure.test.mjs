@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 
 import { effectText } from "../../static/js/onecard_text.js";
 import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter } from "../../static/js/cards.js";
+import { placeText } from "../../static/js/state.js";
 
 test("One Card preview adds up the attack strengths the view carries", () => {
   const view = { hand: ["2H", "2C", "5S"], pending: 0, attack: { "2H": 2, "2C": 2 } };
@@ -57,4 +58,12 @@ test("an accepted action clears the cards it was pressed with, not cards picked 
   assert.deepEqual(selectionAfter(["KH"], ["5S"]), ["5S"]);
   assert.deepEqual(selectionAfter(["5S", "5C"], ["5S"]), ["5S"]); // changed meanwhile: kept
   assert.deepEqual(selectionAfter([], ["9D"]), ["9D"]); // a draw pressed with nothing picked
+});
+
+test("내 기록 says where I finished: by 벌점 fewest first, by 점수 most first, ties share", () => {
+  assert.equal(placeText({ game: "penalty_rows", seat: 1, scores: [12, 30, 71] }), "2위 · 벌점 30");
+  assert.equal(placeText({ game: "penalty_rows", seat: 2, scores: [30, 12, 12] }), "1위 · 벌점 12");
+  assert.equal(placeText({ game: "hakka", seat: 0, scores: [42, 50, 10, 3] }), "2위 · 42점");
+  assert.equal(placeText({ game: "onecard", seat: 0, scores: null }), ""); // 승/패 says it
+  assert.equal(placeText({ game: "hakka", seat: 3, scores: [1, 2] }), ""); // no score of mine
 });
