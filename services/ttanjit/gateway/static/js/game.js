@@ -11,7 +11,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import * as clock from "./clock.js";
-import { GAMES, botName } from "./state.js";
+import { GAMES, botName, josa } from "./state.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
 import * as hakka from "./hakka.js";
@@ -463,7 +463,7 @@ function rematchStatus(ctl) {
   const who = (seats) => seats.map((s) => names[s] || `${s + 1}번`).join(", ");
   const me = ctl.seat();
   if (r.state === "started") {
-    return (r.agreed || []).includes(me) ? "새 게임을 시작해요…" : h("span", {}, `${who(r.agreed)}이(가) 한 판 더 시작했어요.`);
+    return (r.agreed || []).includes(me) ? "새 게임을 시작해요…" : h("span", {}, `${josa(who(r.agreed), "이/가")} 한 판 더 시작했어요.`);
   }
   if (r.state === "expired") return "아무도 한 판 더를 고르지 않았어요.";
   if (r.state === "failed") return "새 게임을 만들 수 없었어요. 잠시 후 다시 해 주세요.";

@@ -2,6 +2,7 @@
 // marked, [콜]/[패스], the Elder stars (★) moving as cards are played, leading
 // and beating or discarding face down, tricks per player, the claim and the
 // scoring with the dreamer's reveal, and the four hands (4판) of a game.
+import { josa } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { hkCard, hkName, hkParse, hkSort, cardBack, selectionAfter } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark } from "./game.js";
@@ -72,9 +73,9 @@ export function render(ctl, root) {
           ? Array.from({ length: p.count }, () => cardBack())
           : p.cards.map((c) => hkCard(c, false, { tabindex: -1 }))),
         v.best === p.seat ? h("span.badge.win", {}, "가장 높음") : null))
-      : h("p.muted", {}, v.phase === "calling" ? "콜하기 중이에요." : v.phase === "playing" ? `${name(ctl, v.leader)}이(가) 리드할 차례예요.` : ""),
+      : h("p.muted", {}, v.phase === "calling" ? "콜하기 중이에요." : v.phase === "playing" ? `${josa(name(ctl, v.leader), "이/가")} 리드할 차례예요.` : ""),
     v.last_trick && !(v.table || []).length ? h("p.last-trick", {},
-      `지난 트릭: ${name(ctl, v.last_trick.winner)}이(가) 가져감 — `,
+      `지난 트릭: ${josa(name(ctl, v.last_trick.winner), "이/가")} 가져감 — `,
       (v.last_trick.plays || []).map((p) => `${name(ctl, p.seat)} ${p.cards ? p.cards.map(hkName).join("·") : `엎음 ${p.discarded}장`}`).join(", ")) : null);
 
   let status;
@@ -136,12 +137,12 @@ function handResult(ctl, lh) {
     h("h2", {}, `${lh.round}판 결과`),
     lh.winner === null || lh.winner === undefined
       ? h("p", {}, "이번 판은 점수 없이 끝났어요.")
-      : h("p.hand-winner", {}, `${name(ctl, lh.winner)}이(가) ${lh.tricks}트릭으로 판을 이겼어요 (${how}).`),
+      : h("p.hand-winner", {}, `${josa(name(ctl, lh.winner), "이/가")} ${lh.tricks}트릭으로 판을 이겼어요 (${how}).`),
     trickNote(ctl, lh),
     lh.winning_cards?.length ? h("p.cards-line", {}, "이긴 카드: ", lh.winning_cards.map((c) => hkCard(c, false, { tabindex: -1, class: "small" }))) : null,
     h("p.dreamer-reveal", {}, `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { tabindex: -1, class: "small reveal" }),
       ` → ${lh.dreamer_tricks}트릭${lh.dreamer_tricks >= 6 ? " (점수를 받아요)" : ""}`),
-    lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${name(ctl, lh.privileged)}이(가) 판을 이기지 못해 혼자 점수를 내요.`) : null,
+    lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${josa(name(ctl, lh.privileged), "이/가")} 판을 이기지 못해 혼자 점수를 내요.`) : null,
     h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적"))),
       h("tbody", {}, [0, 1, 2, 3].map((s) => h("tr", {}, h("td", {}, name(ctl, s)),
         h("td.num", {}, (lh.deltas[s] > 0 ? "+" : "") + lh.deltas[s]), h("td.num", {}, String(lh.scores[s])))))));

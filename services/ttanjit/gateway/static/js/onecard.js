@@ -6,6 +6,7 @@
 // screen while a window is open), 헛원카드, eliminations, spectating, the turn
 // timer, autopilot and [직접 하기]. Playable cards are NOT highlighted: the
 // seed says players find them.
+import { josa } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack, selectionAfter } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar, meMark } from "./game.js";
@@ -216,7 +217,7 @@ function results(ctl) {
   else if (winner !== null && winner === me && botTookOver(v, me)) {
     title = "내 자리를 이어받은 봇이 이겼어요."; // not my win: I left (a loss for my rating)
   } else if (winner !== null && winner === me) title = "이겼어요!";
-  else if (winner !== null) title = `${seatName(ctl, winner)}이(가) 이겼어요.`;
+  else if (winner !== null) title = `${josa(seatName(ctl, winner), "이/가")} 이겼어요.`;
   else title = "게임이 끝났어요.";
   const rows = [];
   for (let s = 0; s < seatCount(v); s++) {
@@ -250,7 +251,7 @@ function updateFloat(ctl) {
     el.replaceChildren();
     return;
   }
-  const holder = w.holder === me ? "내가 한 장 남았어요! 먼저 눌러요." : `${seatName(ctl, w.holder)}이(가) 한 장 남았어요!`;
+  const holder = w.holder === me ? "내가 한 장 남았어요! 먼저 눌러요." : `${josa(seatName(ctl, w.holder), "이/가")} 한 장 남았어요!`;
   mount(el, h("div.float-inner", {},
     h("p", {}, holder),
     button("원카드!", () => { st.window = null; updateFloat(ctl); pressOneCard(ctl); }, { class: "onecard-btn big", dataset: { act: "one_card_float" } }),
@@ -292,13 +293,13 @@ export function onEvent(ctl, ev, frame) {
     case "one_card":
       st.window = null;
       addLog(ctl, ev.penalty
-        ? `원카드! ${name(ev.seat)}이(가) 먼저 눌러 ${name(ev.holder)}이(가) ${ev.penalty}장을 받아요.`
-        : `원카드! ${name(ev.holder)}이(가) 먼저 눌러 벌칙이 없어요.`, "announce");
+        ? `원카드! ${josa(name(ev.seat), "이/가")} 먼저 눌러 ${josa(name(ev.holder), "이/가")} ${ev.penalty}장을 받아요.`
+        : `원카드! ${josa(name(ev.holder), "이/가")} 먼저 눌러 벌칙이 없어요.`, "announce");
       announce(`원카드! — ${name(ev.seat)}`);
       break;
     case "false_call":
-      addLog(ctl, `헛원카드! ${name(ev.seat)}이(가) 1장을 받아요.`, "warn");
-      announce(`헛원카드! ${name(ev.seat)}이(가) 1장을 받아요.`, "warn");
+      addLog(ctl, `헛원카드! ${josa(name(ev.seat), "이/가")} 1장을 받아요.`, "warn");
+      announce(`헛원카드! ${josa(name(ev.seat), "이/가")} 1장을 받아요.`, "warn");
       break;
     case "eliminated":
       addLog(ctl, `${name(ev.seat)}: 카드가 ${ev.cards}장이 되어 탈락했어요.`, "warn");

@@ -4,6 +4,7 @@
 // shared countdown, the reveal of every pick and the one-by-one placement,
 // rows taken, round and total penalties, the end-mode badge, the round
 // summary and the results with ties. Nothing says which row is best.
+import { josa } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { prCard, prPenalty } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark } from "./game.js";
@@ -20,8 +21,8 @@ export function preview(rowCards, card) {
 }
 
 export function previewText(card, row, p, end) {
-  if (p.outcome === "append") return `${card}은(는) ${row}번 줄 끝(${end}) 뒤 ${p.position}번째 자리에 놓여요.`;
-  if (p.outcome === "sixth_card") return `${row}번 줄이 이미 5장이라 ${p.cards}장을 가져가요 (벌점 ${p.penalty}). ${card}이(가) 새 첫 카드가 돼요.`;
+  if (p.outcome === "append") return `${josa(card, "은/는")} ${row}번 줄 끝(${end}) 뒤 ${p.position}번째 자리에 놓여요.`;
+  if (p.outcome === "sixth_card") return `${row}번 줄이 이미 5장이라 ${p.cards}장을 가져가요 (벌점 ${p.penalty}). ${josa(card, "이/가")} 새 첫 카드가 돼요.`;
   return `${row}번 줄 끝(${end})이 ${card}보다 커서 ${row}번 줄 ${p.cards}장을 모두 가져가요 (벌점 ${p.penalty}).`;
 }
 

@@ -6,7 +6,7 @@
 import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
-import { GAMES, botName, placeText } from "./state.js";
+import { GAMES, botName, placeText, josa } from "./state.js";
 import * as identity from "./identity.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
@@ -59,7 +59,7 @@ export function accountBox(rerender) {
     ev.preventDefault();
     const r = await identity.rename(nick.value.trim());
     if (!r.ok) { toast(r.body.message || "닉네임을 확인해 주세요.", "error"); return; }
-    toast(`이제 ${r.body.nickname}(으)로 보여요.`);
+    toast(`이제 ${josa(r.body.nickname, "으로/로")} 보여요.`);
     document.getElementById("who").textContent = r.body.nickname;
     net.drop(); // the session resumes with the new token (and nickname)
     rerender();

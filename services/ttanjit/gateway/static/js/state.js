@@ -46,3 +46,24 @@ export function placeText(g) {
   const better = scores.filter((x) => typeof x === "number" && (low ? x < mine : x > mine)).length;
   return `${better + 1}위 · ${low ? `벌점 ${mine}` : `${mine}점`}`;
 }
+
+// 받침 of the digits as read in Korean: 영 일 이 삼 사 오 육 칠 팔 구
+const DIGIT_JONG = [21, 8, 0, 16, 0, 0, 1, 8, 8, 0];
+
+/** `word` with the particle that fits how it ends: josa("철수", "이/가")
+ * → "철수가", josa("봇2 (보통)", "이/가") → "봇2 (보통)이" (what is read
+ * last), josa("7", "은/는") → "7은", josa("서울", "으로/로") → "서울로";
+ * a word ending in Latin letters keeps both: "Kim이(가)". */
+export function josa(word, pair) {
+  const [withJong, without] = pair.split("/");
+  const text = String(word);
+  const last = text.replace(/[\s)\]]+$/, "").slice(-1);
+  const code = last.charCodeAt(0);
+  let jong = null;
+  if (code >= 0xac00 && code <= 0xd7a3) jong = (code - 0xac00) % 28;
+  else if (last >= "0" && last <= "9") jong = DIGIT_JONG[Number(last)];
+  if (jong === null) return `${text}${withJong}(${without})`;
+  // (으)로: no 받침 or ㄹ takes 로
+  const takesFirst = withJong === "으로" ? jong !== 0 && jong !== 8 : jong !== 0;
+  return text + (takesFirst ? withJong : without);
+}

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 
 import { effectText } from "../../static/js/onecard_text.js";
 import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter } from "../../static/js/cards.js";
-import { placeText } from "../../static/js/state.js";
+import { placeText, josa } from "../../static/js/state.js";
 
 test("One Card preview adds up the attack strengths the view carries", () => {
   const view = { hand: ["2H", "2C", "5S"], pending: 0, attack: { "2H": 2, "2C": 2 } };
@@ -66,4 +66,16 @@ test("내 기록 says where I finished: by 벌점 fewest first, by 점수 most f
   assert.equal(placeText({ game: "hakka", seat: 0, scores: [42, 50, 10, 3] }), "2위 · 42점");
   assert.equal(placeText({ game: "onecard", seat: 0, scores: null }), ""); // 승/패 says it
   assert.equal(placeText({ game: "hakka", seat: 3, scores: [1, 2] }), ""); // no score of mine
+});
+
+test("particles fit the word they follow (이/가, 은/는, 을/를, 으로/로)", () => {
+  assert.equal(josa("철수", "이/가"), "철수가");
+  assert.equal(josa("김철수 (나)", "이/가"), "김철수 (나)가");
+  assert.equal(josa("봇2 (보통)", "이/가"), "봇2 (보통)이");
+  assert.equal(josa("7", "은/는"), "7은");
+  assert.equal(josa("104", "은/는"), "104는");
+  assert.equal(josa("서울", "으로/로"), "서울로");
+  assert.equal(josa("부산", "으로/로"), "부산으로");
+  assert.equal(josa("하나", "으로/로"), "하나로");
+  assert.equal(josa("Kim", "이/가"), "Kim이(가)");
 });
