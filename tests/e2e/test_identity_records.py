@@ -126,6 +126,15 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     assert "-" not in page.locator("#rating-change .why").inner_text()  # "−", as the label
     assert "10판" in page.locator("#rating-change .why").inner_text()
     shot(page, "rating-change")
+    # a tab that missed the `ratings` frame (a new tab or device, a
+    # reloaded one: the change is kept per tab) finds it in 내 기록
+    said = (delta.inner_text(), page.locator("#rating-change .why").inner_text())
+    tab = page.context.new_page()  # the same player (localStorage), a tab of its own
+    tab.goto(page.url.split("#")[0] + f"#/game/{gid}")
+    tab.wait_for_selector("section.results #rating-change .delta", timeout=30_000)
+    assert (tab.locator("#rating-change .delta").inner_text(),
+            tab.locator("#rating-change .why").inner_text()) == said
+    tab.close()
     page.get_by_role("button", name="로비로").click()
     page.wait_for_selector(".game-card")
     rating = page.locator('.ratings tr[data-game="onecard"] .rating')

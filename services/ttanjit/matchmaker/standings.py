@@ -107,8 +107,9 @@ def history_entry(result: dict[str, Any], seat: int, rated: dict[str, Any] | Non
            "seat": seat, "seats": seats, "winners": result.get("winners") or [],
            "scores": result.get("scores"), "ended_by": result.get("ended_by"),
            "length_ms": result.get("length_ms"), "outcome": outcome(result, seat)}
-    if rated:
-        out.update(before=rated["before"], after=rated["after"], delta=rated["delta"])
+    if rated:  # the rating change, as the result screen shows it (a tab that missed `ratings`)
+        out.update({k: rated[k] for k in ("before", "after", "delta", "provisional", "why")
+                    if k in rated})
     return out
 
 

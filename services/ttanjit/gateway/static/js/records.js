@@ -38,7 +38,7 @@ function changeBody(c) {
     h("p.delta", { class: c.delta >= 0 ? "up" : "down" },
       `${GAMES[c.game]?.name || ""} 레이팅 ${sign}${Math.abs(c.delta)}`,
       h("small", {}, ` (${c.before.toLocaleString("ko-KR")} → ${c.after.toLocaleString("ko-KR")}${c.provisional ? ", 잠정" : ""})`)),
-    h("p.why", {}, c.why),
+    c.why ? h("p.why", {}, c.why) : null,
   ];
 }
 
@@ -46,8 +46,34 @@ function changeBody(c) {
 export function ratingChangeEl(ctl) {
   if (!ctl?.id || ctl.replay) return null;
   const c = store.get(`change.${ctl.id}`, null);
-  return h("div#rating-change.rating-change", { role: "status", dataset: { gameId: ctl.id } },
+  const box = h("div#rating-change.rating-change", { role: "status", dataset: { gameId: ctl.id } },
     c ? changeBody(c) : null);
+  if (!c) fromHistory(ctl.id, ctl.info?.game || ctl.final?.game);
+  return box;
+}
+
+// A tab that missed the game's `ratings` frame (opened after the game, or
+// reloaded: the change is kept per tab) finds the change in 내 기록.
+const asked = new Set(); // game ids asked for, being asked again, or found
+async function fromHistory(gameId, game, tries = 0) {
+  if (!GAMES[game] || asked.has(gameId)) return;
+  asked.add(gameId);
+  const r = await identity.getJson(`api/history/${game}?offset=0&limit=10`);
+  const e = r.ok ? (r.body.games || []).find((g) => g.game_id === gameId) : null;
+  if (!e) { // not listed yet (the result is on its way): again in 3 s, while it is on screen
+    setTimeout(() => {
+      asked.delete(gameId);
+      if (tries < 10 && document.getElementById("rating-change")?.dataset.gameId === gameId
+        && !store.get(`change.${gameId}`, null)) fromHistory(gameId, game, tries + 1);
+    }, 3000);
+    return;
+  }
+  if (typeof e.delta !== "number") return; // unrated (abandoned, no winner)
+  const c = { game_id: gameId, game, outcome: e.outcome, before: e.before, after: e.after, delta: e.delta,
+    provisional: !!e.provisional, why: e.why || "" };
+  store.set(`change.${gameId}`, c);
+  const box = document.getElementById("rating-change");
+  if (box && box.dataset.gameId === gameId) mount(box, changeBody(c));
 }
 
 // -- the lobby's account box ----------------------------------------------------------
