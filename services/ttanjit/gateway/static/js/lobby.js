@@ -80,7 +80,7 @@ function signIn() {
     showLobby(document.getElementById("app"));
   };
   return h("section.page.signin", {},
-    h("h1", {}, "딴짓"),
+    h("h1", {}, "시작하기"), // the top bar already says 딴짓
     h("p.lead", {}, "원카드 · 줄줄이 벌점 · 하카 카드를 친구나 봇과 함께해요."),
     h("form.card-box", { onsubmit: submit, novalidate: true },
       h("label", { for: "nickname" }, "닉네임"),

@@ -65,7 +65,7 @@ export function render(ctl, root) {
     const chosen = selecting && st.row === r.row;
     const slots = [];
     for (let i = 0; i < 5; i++) {
-      slots.push(cards[i] !== undefined ? prCard(cards[i], { tabindex: -1 }) : h("span.slot", { "aria-hidden": "true" }, i === 4 ? "5" : ""));
+      slots.push(cards[i] !== undefined ? prCard(cards[i], { tabindex: -1 }) : h("span.slot", { "aria-hidden": "true", title: i === 4 ? "다섯째 자리: 여기까지 찬 줄에 여섯째 카드가 오면 그 카드를 낸 사람이 줄을 가져가요" : "" }, i === 4 ? "5" : ""));
     }
     return h("div.pr-row", { class: chosen ? "chosen" : "", role: "button", tabindex: 0,
       "aria-label": `${r.row}번 줄`, dataset: { row: r.row },
