@@ -338,6 +338,23 @@ def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> 
     page.wait_for_selector(".game-card")
 
 
+def test_a_new_tab_says_where_its_log_begins(new_page: Any) -> None:
+    """Defect (trials): a One Card table opened in a new tab showed an empty
+    log, and one back after a resume that could not replay ended at the
+    player's own last move, as if nothing had happened since. The log is
+    built from events: it says once where what this tab saw begins."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "새탭로그")
+    gid = quick_match(page, "onecard", seats=2)
+    tab = page.context.new_page()  # the same player, a tab of its own: takes the table over
+    tab.goto(page.url.split("#")[0] + f"#/game/{gid}")
+    tab.wait_for_selector('section.table[data-game="onecard"] .oc-log li', timeout=20_000)
+    log = tab.evaluate(f"() => JSON.parse(sessionStorage.getItem('ttanjit.log.{gid}') || '[]')")
+    assert log and log[0]["text"] == "… 이 창에서는 지금부터 진행을 보여요.", log  # once, first
+    assert sum(1 for e in log if e.get("kind") == "gap") == 1, log
+    tab.close()
+
+
 def test_a_game_my_seats_bot_won_is_not_my_win(new_page: Any) -> None:
     """Defect: after 나가기 the bot in my seat won and the result said
     "이겼어요!" beside my rating's loss."""

@@ -271,6 +271,9 @@ export class GameController {
     }
     if (!this.table) this.table = TABLES[this.info.game] || null;
     if (this.info.seat === undefined && typeof f.view?.seat === "number") this.info.seat = f.view.seat;
+    // a whole view instead of the events (a resume that could not replay,
+    // a new tab, a table reopened): the table may say what it did not see
+    if (f.resync && this.table?.onWholeView) this.table.onWholeView(this, f);
     if (!this.holdRender) this.render();
   }
 

@@ -200,6 +200,17 @@ async function pressOneCard(ctl) {
   }
 }
 
+/** The log is built from events: a whole view (a new tab, a resume that
+ * could not replay) skips some, and the log says so once, not the moves it
+ * never saw. */
+export function onWholeView(ctl, f) {
+  if (f.view?.finished) return;
+  const st = ctl.tableState;
+  if (!st.log) st.log = store.get(`log.${ctl.id}`, []);
+  if (st.log[st.log.length - 1]?.kind === "gap") return;
+  addLog(ctl, st.log.length ? "… 연결이 끊긴 동안의 진행은 건너뛰었어요." : "… 이 창에서는 지금부터 진행을 보여요.", "gap");
+}
+
 function addLog(ctl, text, kind = "") {
   const st = ctl.tableState;
   if (!st.log) st.log = store.get(`log.${ctl.id}`, []);
