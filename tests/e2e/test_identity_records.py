@@ -43,6 +43,15 @@ def test_identity_survives_tabs_restart_and_moves(browser: Any, stack: Any, new_
         assert lobby_open(tab) == me
         page.wait_for_selector('#net[data-state="replaced"]')
         assert "다른 창" in page.locator("#net").inner_text()
+        # the older tab can take the player back (it waited for good, every
+        # screen "불러오는 중…", until a reload: confirm trial)
+        page.locator("#use-here").click()
+        page.wait_for_selector('#net[data-state="open"]')
+        tab.wait_for_selector('#net[data-state="replaced"]')
+        assert page.locator("#use-here").is_hidden()
+        tab.locator("#use-here").click()  # and back to the new tab
+        tab.wait_for_selector('#net[data-state="open"]')
+        page.wait_for_selector('#net[data-state="replaced"]')
         # a new nickname, kept server-side
         tab.fill('input[name="new-nickname"]', "새이름")
         tab.locator('[data-act="rename"]').click()
@@ -144,6 +153,7 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     item = page.locator(f'.history-item[data-game-id="{gid}"]')
     item.wait_for()
     assert item.locator(".outcome").inner_text() == "나감"
+    assert item.locator(".delta").inner_text().startswith("−")  # as the result screen, not "-"
     # who sat at the table reads as one line ("기록보기, 봇2 (보통)"), not a name per row
     lines = item.locator(".seats").evaluate(
         "e => e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).fontSize)")

@@ -320,16 +320,23 @@ def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> 
     now; someone else's game says it cannot open it, with the way out."""
     page = new_page(width=390, height=844)
     sign_in(page, "옛게임")
+    level = 'select[name="level-onecard"]'
+    page.locator(level).select_option("easy")
     old = quick_match(page, "onecard", seats=2)
     page.on("dialog", lambda d: d.accept())
     page.get_by_role("button", name="나가기").click()  # a bot plays it out at once
     page.wait_for_selector(".game-card")
+    page.locator(level).select_option("hard")
     new = quick_match(page, "onecard", seats=2)  # a newer game: the session's own now
     assert new != old
     wait_in_history(page, "onecard", old)  # the old one has ended
     page.evaluate(f"() => {{ location.hash = '#/game/{old}'; }}")
     page.wait_for_selector("section.results", timeout=30_000)
-    assert "봇이 대신함" in page.locator("section.results").inner_text()
+    said = page.locator("section.results").inner_text()
+    assert "봇이 대신함" in said
+    # its own seats' names, not those of the game this tab played since
+    # (confirm trial: "우승: 봇2 (어려움)" for a game against 봇2 (쉬움))
+    assert "봇2 (쉬움)" in said and "어려움" not in said, said
     assert page.locator(".page.unavailable").count() == 0
     page.evaluate("() => { location.hash = '#/game/zzzzzzzzzzzz'; }")  # not mine
     page.wait_for_selector('.page.unavailable[data-code="not_in_game"]', timeout=20_000)

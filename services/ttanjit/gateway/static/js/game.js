@@ -179,8 +179,9 @@ export class GameController {
   }
 
   open(root, id) {
-    if (this.id !== id) this.reset(id);
-    this.info = this.info && this.id === id && this.info.game ? this.info : store.get(`match.${id}`, null);
+    const other = this.id !== id; // the info held is another game's (e.g. the live one's)
+    if (other) this.reset(id);
+    this.info = !other && this.info?.game ? this.info : store.get(`match.${id}`, null);
     this.root = root;
     const game = this.info?.game;
     this.table = TABLES[game] || null;
@@ -514,7 +515,9 @@ function finalPanel(ctl) {
       h("td", {}, nameOf(s), subst[s] ? [" ", h("span.badge.bot", { title: "나가거나 1분 넘게 돌아오지 않아 봇이 이어서 했어요" }, "봇이 대신함")] : null),
       h("td.num", {}, standing(s)))))));
   }
-  if (typeof info.length_ms === "number") rows.push(h("p.muted", {}, `게임 시간 ${Math.round(info.length_ms / 60000)}분`));
+  if (typeof info.length_ms === "number") {
+    rows.push(h("p.muted", {}, info.length_ms < 60000 ? "게임 시간 1분 미만" : `게임 시간 ${Math.round(info.length_ms / 60000)}분`));
+  }
   return resultsPanel(ctl, rows, "게임 결과");
 }
 

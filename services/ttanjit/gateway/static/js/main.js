@@ -36,6 +36,11 @@ function updateHeader() {
   const n = document.getElementById("net");
   n.dataset.state = net.state;
   n.textContent = { open: "연결됨", connecting: "연결 중…", closed: "다시 연결 중…", replaced: "다른 창에서 접속함", idle: "" }[net.state] || "";
+  // another tab took this player over: this one waits until asked to go on
+  // here (it takes the player back; the other tab then waits in turn)
+  const here = document.getElementById("use-here");
+  here.hidden = net.state !== "replaced";
+  here.onclick = () => { net.connect(); route(); };
 }
 
 net.on("net", () => {

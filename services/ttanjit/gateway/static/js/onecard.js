@@ -208,7 +208,7 @@ export function onWholeView(ctl, f) {
   const st = ctl.tableState;
   if (!st.log) st.log = store.get(`log.${ctl.id}`, []);
   if (st.log[st.log.length - 1]?.kind === "gap") return;
-  addLog(ctl, st.log.length ? "… 연결이 끊긴 동안의 진행은 건너뛰었어요." : "… 이 창에서는 지금부터 진행을 보여요.", "gap");
+  addLog(ctl, st.log.length ? "… 이 창에서 보지 못한 진행은 건너뛰었어요." : "… 이 창에서는 지금부터 진행을 보여요.", "gap");
 }
 
 function addLog(ctl, text, kind = "") {

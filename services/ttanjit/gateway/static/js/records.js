@@ -176,7 +176,7 @@ export async function showHistory(root, game, page = 0) {
     h("span.when", {}, new Date(g.ended_ms).toLocaleString("ko-KR", { dateStyle: "short", timeStyle: "short" })),
     h("span.outcome", { class: g.outcome }, OUTCOME[g.outcome] || g.outcome,
       placeText(g) ? h("small.place", {}, ` ${placeText(g)}`) : null),
-    h("span.delta", {}, typeof g.delta === "number" ? `${g.delta > 0 ? "+" : ""}${g.delta}` : "—"),
+    h("span.delta", {}, typeof g.delta === "number" ? `${g.delta > 0 ? "+" : g.delta < 0 ? "−" : "±"}${Math.abs(g.delta)}` : "—"),
     h("span.seats", {}, g.seats.map((s, i) => (i === g.seat ? h("strong", {}, seatName(s, i)) : seatName(s, i)))
       .flatMap((x, i) => (i ? [", ", x] : [x]))),
     h("a.replay-link", { href: `#/replay/${g.game_id}`, dataset: { act: "replay" } }, "다시 보기")));
