@@ -59,7 +59,7 @@ def when_gone(pid: int, then: Callable[[], None]) -> bool:
     when there is no such process (gone already)."""
     try:
         fd = os.pidfd_open(pid)
-    except (ProcessLookupError, OSError):
+    except OSError:  # no such process (ProcessLookupError), or no pidfd here
         return False
 
     def watch() -> None:

@@ -69,8 +69,8 @@ LOW_WINS = frozenset({"penalty_rows"})  # the fewest penalties win
 
 
 def place(result: dict[str, Any], seat: int) -> int:
-    """A seat's rank that did not win: 2 plus the seats with a strictly
-    better score (the winners among them); 2 when the game has no score
+    """The rank of a seat that did not win: 2 plus the other seats that did
+    not win either and scored strictly better; 2 when the game has no score
     for every seat (One Card)."""
     scores = result.get("scores")
     if result.get("game") not in SCORED or not isinstance(scores, list) or not all(
