@@ -770,17 +770,16 @@ class Shard:
         stay in their records; their leases expire and another shard (or the
         next to start) claims them, as after a crash.
         """
+        budget = timeout_s or self.cfg.drain_timeout_s
         first = not self.draining
         if first:
             self.draining = True
-            self.drain_until = asyncio.get_running_loop().time() + (
-                timeout_s or self.cfg.drain_timeout_s)
+            self.drain_until = asyncio.get_running_loop().time() + budget
             m.draining.set(1)
             log.info("draining", extra={"games": len(self.rooms)})
         finished = sum(1 for r in self.rooms.values() if r.hosted.finished)
         progress = {"handed_over": 0}
-        why = await unless_disconnected(self.nc, self._hand_over_all(first, progress),
-                                          timeout_s or self.cfg.drain_timeout_s)
+        why = await unless_disconnected(self.nc, self._hand_over_all(first, progress), budget)
         if why is not None:
             log.warning("drain stops: %s; the games not handed over are served here "
                         "until the shard exits, then claimed from their records when its "

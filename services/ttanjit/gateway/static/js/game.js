@@ -11,7 +11,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import * as clock from "./clock.js";
-import { GAMES, botName, josa } from "./state.js";
+import { GAMES, botName, josa, fewestWin, scoreText } from "./state.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
 import * as hakka from "./hakka.js";
@@ -505,10 +505,9 @@ function finalPanel(ctl) {
   const scores = Array.isArray(info.scores) ? info.scores : null;
   const seats = (ctl.info?.players || []).filter((p) => p.kind !== "empty").map((p) => p.seat);
   if (seats.length) {
-    const fewest = game === "penalty_rows";
-    const order = scores ? [...seats].sort((a, b) => (fewest ? 1 : -1) * ((scores[a] ?? 0) - (scores[b] ?? 0))) : seats;
+    const order = scores ? [...seats].sort((a, b) => (fewestWin(game) ? 1 : -1) * ((scores[a] ?? 0) - (scores[b] ?? 0))) : seats;
     const standing = (s) => {
-      if (scores && typeof scores[s] === "number") return fewest ? `벌점 ${scores[s]}` : `${scores[s]}점`;
+      if (scores && typeof scores[s] === "number") return scoreText(game, scores[s]);
       return winners.includes(s) ? "승리" : "";
     };
     rows.push(h("table.scores.final-scores", {}, h("tbody", {}, order.map((s) => h("tr", { class: winners.includes(s) ? "win" : "", dataset: { seat: s } },

@@ -92,7 +92,7 @@ function requeue(f) {
   state.queue = null;
   state.emit("queue");
   if (f.game_id || f.room || !q.game) return; // seated meanwhile: nothing to wait for
-  net.ask({ type: "queue", game: q.game, seats: q.seats, level: q.level }, ["queued", "matched"], toast);
+  net.ask({ type: "queue", game: q.game, seats: q.seats, level: state.queueLevel }, ["queued", "matched"], toast);
 }
 
 net.on("room", (f) => {
@@ -125,7 +125,7 @@ net.on("game_result", (f) => {
 net.on("rematch", (f) => game.onRematch(f));
 net.on("emote", (f) => game.onEmote(f));
 
-net.on("queued", (f) => { state.queue = { ...f, level: state.queueLevel }; state.emit("queue"); });
+net.on("queued", (f) => { state.queue = f; state.emit("queue"); });
 net.on("queue_cancelled", () => { state.queue = null; state.emit("queue"); });
 net.on("ratings", (f) => { state.ratings = f.ratings || []; state.emit("ratings"); });
 net.on("signed_out", () => { toast("로그인 정보가 만료됐어요. 다시 시작해 주세요.", "error"); go("#/"); });

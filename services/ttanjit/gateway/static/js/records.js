@@ -24,19 +24,25 @@ export function ratingLabel(r) {
 }
 
 // -- the rating change on the result screen ------------------------------------------
-net.on("ratings", (f) => {
-  if (!f.change) return;
-  store.set(`change.${f.change.game_id}`, f.change);
+net.on("ratings", (f) => { if (f.change) showChange(f.change); });
+
+/** Keep a game's rating change for this tab and show it if its result is on screen. */
+function showChange(c) {
+  store.set(`change.${c.game_id}`, c);
   const box = document.getElementById("rating-change");
-  if (box && box.dataset.gameId === f.change.game_id) mount(box, changeBody(f.change));
-});
+  if (box && box.dataset.gameId === c.game_id) mount(box, changeBody(c));
+}
+
+/** +12, −7 (a real minus sign), ±0. */
+function signed(n) {
+  return `${n > 0 ? "+" : n < 0 ? "−" : "±"}${Math.abs(n)}`;
+}
 
 function changeBody(c) {
-  const sign = c.delta > 0 ? "+" : c.delta < 0 ? "−" : "±";
   // the why in plain sight (behind a tap, nobody found it: new-user trial)
   return [
     h("p.delta", { class: c.delta >= 0 ? "up" : "down" },
-      `${GAMES[c.game]?.name || ""} 레이팅 ${sign}${Math.abs(c.delta)}`,
+      `${GAMES[c.game]?.name || ""} 레이팅 ${signed(c.delta)}`,
       h("small", {}, ` (${c.before.toLocaleString("ko-KR")} → ${c.after.toLocaleString("ko-KR")}${c.provisional ? ", 잠정" : ""})`)),
     c.why ? h("p.why", {}, c.why) : null,
   ];
@@ -69,11 +75,8 @@ async function fromHistory(gameId, game, tries = 0) {
     return;
   }
   if (typeof e.delta !== "number") return; // unrated (abandoned, no winner)
-  const c = { game_id: gameId, game, outcome: e.outcome, before: e.before, after: e.after, delta: e.delta,
-    provisional: !!e.provisional, why: e.why || "" };
-  store.set(`change.${gameId}`, c);
-  const box = document.getElementById("rating-change");
-  if (box && box.dataset.gameId === gameId) mount(box, changeBody(c));
+  showChange({ game_id: gameId, game, outcome: e.outcome, before: e.before, after: e.after, delta: e.delta,
+    provisional: !!e.provisional, why: e.why || "" });
 }
 
 // -- the lobby's account box ----------------------------------------------------------
@@ -176,7 +179,7 @@ export async function showHistory(root, game, page = 0) {
     h("span.when", {}, new Date(g.ended_ms).toLocaleString("ko-KR", { dateStyle: "short", timeStyle: "short" })),
     h("span.outcome", { class: g.outcome }, OUTCOME[g.outcome] || g.outcome,
       placeText(g) ? h("small.place", {}, ` ${placeText(g)}`) : null),
-    h("span.delta", {}, typeof g.delta === "number" ? `${g.delta > 0 ? "+" : g.delta < 0 ? "−" : "±"}${Math.abs(g.delta)}` : "—"),
+    h("span.delta", {}, typeof g.delta === "number" ? signed(g.delta) : "—"),
     h("span.seats", {}, g.seats.map((s, i) => (i === g.seat ? h("strong", {}, seatName(s, i)) : seatName(s, i)))
       .flatMap((x, i) => (i ? [", ", x] : [x]))),
     h("a.replay-link", { href: `#/replay/${g.game_id}`, dataset: { act: "replay" } }, "다시 보기")));

@@ -4,8 +4,8 @@ class State extends EventTarget {
     super();
     this.player = null;
     this.room = null;
-    this.queue = null; // the `queued` frame (and the bot level asked for) while waiting
-    this.queueLevel = "";
+    this.queue = null; // the `queued` frame while waiting
+    this.queueLevel = ""; // the bot level last asked for (asked again after a lost connection)
     this.ratings = [];
   }
   emit(type) { this.dispatchEvent(new Event(type)); }
@@ -35,16 +35,25 @@ export function botName(seat, level) {
 
 const PLACED = { penalty_rows: "low", hakka: "high" }; // by score: fewest / most first
 
+/** Whether the game places its seats by score (the results' `scores`). */
+export function placedByScore(game) { return game in PLACED; }
+
+/** Whether the fewest win (줄줄이 벌점's penalties) rather than the most. */
+export function fewestWin(game) { return PLACED[game] === "low"; }
+
+/** A seat's score as the game names it: "벌점 30", "42점". */
+export function scoreText(game, n) { return fewestWin(game) ? `벌점 ${n}` : `${n}점`; }
+
 /** Where I finished in a history entry: "2위 · 벌점 30" (줄줄이 벌점,
  * fewest first), "1위 · 42점" (하카 카드), "" for One Card (승/패 says it)
  * or a game without scores. Equal scores share a place. */
 export function placeText(g) {
   const scores = Array.isArray(g.scores) ? g.scores : null;
   const mine = scores?.[g.seat];
-  if (typeof mine !== "number" || !(g.game in PLACED)) return "";
-  const low = PLACED[g.game] === "low";
+  if (typeof mine !== "number" || !placedByScore(g.game)) return "";
+  const low = fewestWin(g.game);
   const better = scores.filter((x) => typeof x === "number" && (low ? x < mine : x > mine)).length;
-  return `${better + 1}위 · ${low ? `벌점 ${mine}` : `${mine}점`}`;
+  return `${better + 1}위 · ${scoreText(g.game, mine)}`;
 }
 
 // 받침 of the digits as read in Korean: 영 일 이 삼 사 오 육 칠 팔 구
