@@ -139,8 +139,9 @@ async def test_an_unseeded_capture_replays_without_waiting_out_its_timeout(
         st: Stack, tmp_path: Path) -> None:
     """A room captured without a seed deals other cards on replay: the
     moves diverge, and the players no longer wait for the capture's events
-    until ``--timeout`` (the ops trial's 61 s capture took 503 s): a wait
-    in a diverged game ends once the game goes quiet, and at its end."""
+    until ``--timeout`` (the ops trial's 61 s capture took 503 s): once a
+    game's answers differ, its players keep only the capture's pace, and a
+    game seen ending ends every wait for it."""
     path = str(tmp_path / "unseeded.capture.jsonl")
     cfg = PlayConfig(game="onecard", seats=2, mode="room", think_ms=FAST, games=1)
     recorded = await play(st.http(), 2, cfg, duration_s=90, capture=path, progress=0)
