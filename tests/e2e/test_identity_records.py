@@ -161,10 +161,17 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     shot(page, "history")
     item.locator('[data-act="replay"]').click()
     page.wait_for_selector(f'section.replay[data-game-id="{gid}"] section.table[data-game="onecard"]')
+    # the replay's log is the record's, up to the step shown: at the deal it
+    # is empty (it showed this tab's live log, the game's last moves, at every step)
+    log = page.locator(".replay-table .oc-log li")
+    assert log.count() == 0, log.all_inner_texts()
     page.locator('[data-act="next"]').click()
     page.wait_for_selector('.replay-pos[data-step="1"]')
+    first = log.all_inner_texts()
+    assert first, first  # the first move's lines only
     page.locator('[data-act="last"]').click()
     page.wait_for_selector(".replay-table section.results")
+    assert log.count() == 4 and log.all_inner_texts() != first
     assert page.locator('[data-act="rematch"]').count() == 0
     shot(page, "replay-end")
     page.locator('[data-act="first"]').click()

@@ -193,6 +193,9 @@ async def test_replay_matches_the_record(st: Stack, nats_url: str, game: str,
     assert doc["steps"][-1]["view"] == json.loads(json.dumps(engine.view(me)))
     assert doc["steps"][-1]["view"]["finished"] is True
     assert doc["result"] == json.loads(json.dumps(engine.result()))
+    # each step carries its input's events as this seat got them live (One
+    # Card's replay log reads them): the record re-run, filtered for the seat
+    assert [s["events"] for s in doc["steps"]] == json.loads(json.dumps(seat_events(rec, me)))
     if game != "onecard":
         assert len(doc["marks"]) >= 2 and doc["marks"][0] == 0
     # another seat's view after the end: its own hand, as its owner saw it
@@ -201,6 +204,19 @@ async def test_replay_matches_the_record(st: Stack, nats_url: str, game: str,
     assert code == 200 and theirs["steps"][0]["view"]["seat"] == seat
     assert theirs["steps"][0]["view"]["hand"] == engine_hand_at_deal(rec, seat)
     await c.close()
+
+
+def seat_events(rec: dict[str, Any], seat: int) -> list[list[dict[str, Any]]]:
+    """Per step (the deal, then each input that made events) the events as
+    ``seat`` got them."""
+    record = record_from_json(rec)
+    engine = record.engine()
+    out: list[list[dict[str, Any]]] = [[]]
+    for inp in record.inputs:
+        res = engine.apply(inp.t, inp.seat, inp.action)
+        if res.events:
+            out.append([e.for_seat(seat) for e in res.events])
+    return out
 
 
 def engine_hand_at_deal(rec: dict[str, Any], seat: int) -> Any:

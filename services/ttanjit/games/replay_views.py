@@ -23,16 +23,17 @@ MARK_KEYS = ("round", "deal")  # a new value starts a round/hand (penalty rows, 
 
 
 def seat_steps(record: Record, seat: int) -> JSON:
-    """``{"game", "seat", "seats", "steps": [{"i", "t", "kinds", "view", "mark"?}],
+    """``{"game", "seat", "seats", "steps": [{"i", "t", "kinds", "events", "view", "mark"?}],
     "marks": [step index…], "result"}``. ``i`` is the input's index in the
-    record (-1: the deal before any input)."""
+    record (-1: the deal before any input); ``events`` are the input's events
+    as the seat got them live (``Event.for_seat``), ``kinds`` their types."""
     if not 0 <= seat < len(record.setup.seats):
         raise RecordError(f"no seat {seat}")
     try:
         engine = record.engine()
     except ValueError as exc:
         raise RecordError(str(exc)) from None
-    steps: list[JSON] = [{"i": -1, "t": 0, "kinds": ["dealt"], "view": engine.view(seat)}]
+    steps: list[JSON] = [{"i": -1, "t": 0, "kinds": ["dealt"], "events": [], "view": engine.view(seat)}]
     marks: list[int] = [0]
     last_mark = _mark(steps[0]["view"])
     for n, inp in enumerate(record.inputs):
@@ -40,8 +41,9 @@ def seat_steps(record: Record, seat: int) -> JSON:
         if not res.events:
             continue
         view = engine.view(seat)
-        step: JSON = {"i": n, "t": inp.t, "view": view,
-                      "kinds": [str(e.for_seat(seat).get("type")) for e in res.events]}
+        events = [e.for_seat(seat) for e in res.events]
+        step: JSON = {"i": n, "t": inp.t, "view": view, "events": events,
+                      "kinds": [str(e.get("type")) for e in events]}
         mark = _mark(view)
         if mark != last_mark:
             step["mark"] = mark

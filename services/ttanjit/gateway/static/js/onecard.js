@@ -21,7 +21,7 @@ function ts(ctl) {
   const v = ctl.view;
   const st = ctl.tableState;
   if (!st.sel) st.sel = [];
-  if (!st.log) st.log = store.get(`log.${ctl.id}`, []); // the log survives a reload
+  if (!st.log) st.log = logSoFar(ctl);
   const hand = v.hand || [];
   st.sel = st.sel.filter((c) => hand.includes(c));
   if (v.turn !== ctl.seat()) st.picker = false;
@@ -204,16 +204,25 @@ async function pressOneCard(ctl) {
  * could not replay) skips some, and the log says so once, not the moves it
  * never saw. */
 export function onWholeView(ctl, f) {
-  if (f.view?.finished) return;
+  if (f.view?.finished || ctl.replay) return;
   const st = ctl.tableState;
-  if (!st.log) st.log = store.get(`log.${ctl.id}`, []);
+  if (!st.log) st.log = logSoFar(ctl);
   if (st.log[st.log.length - 1]?.kind === "gap") return;
   addLog(ctl, st.log.length ? "… 이 창에서 보지 못한 진행은 건너뛰었어요." : "… 이 창에서는 지금부터 진행을 보여요.", "gap");
 }
 
+/** A live table's log is what this tab saw, kept for a reload; a replay's is
+ * read from the record's events up to the step shown (never the live one's). */
+function logSoFar(ctl) {
+  if (!ctl.replay) return store.get(`log.${ctl.id}`, []);
+  const name = (s) => seatName(ctl, s);
+  return ctl.eventsSoFar().map((ev) => logLine(ev, name, ctl.seat())).filter(Boolean).slice(-30);
+}
+
 function addLog(ctl, text, kind = "") {
+  if (ctl.replay) return;
   const st = ctl.tableState;
-  if (!st.log) st.log = store.get(`log.${ctl.id}`, []);
+  if (!st.log) st.log = logSoFar(ctl);
   st.log.push({ text, kind });
   if (st.log.length > 30) st.log.shift();
   store.set(`log.${ctl.id}`, st.log);
@@ -272,26 +281,57 @@ function updateFloat(ctl) {
   floatTimer = setTimeout(() => updateFloat(ctl), Math.max(50, w.until - clock.serverNow() + 20));
 }
 
+/** The log line an event makes, or null (pure: the live table and the
+ * replay viewer both read events through it). */
+export function logLine(ev, name, me) {
+  switch (ev.type) {
+    case "played": {
+      const suitNote = ev.cards.some((c) => { const p = ocParse(c); return p.joker || p.rank === "7"; })
+        ? ` · 무늬 → ${SUIT_NAME[ev.suit]}` : "";
+      return { text: `${name(ev.seat)}: ${ev.cards.map(ocName).join(" ")}${suitNote}${ev.pending ? ` · 공격 ${ev.pending}장` : ""}` };
+    }
+    case "drew":
+      if (ev.reason === "take") return { text: `${name(ev.seat)}: 공격 ${ev.count}장을 받았어요.` };
+      if (ev.reason === "draw") return { text: `${name(ev.seat)}: 1장 뽑았어요.` };
+      if (ev.reason === "one_card_penalty") return { text: `${name(ev.seat)}: 벌칙으로 ${ev.count}장을 받았어요.`, kind: "warn" };
+      return null;
+    case "passed":
+      return { text: `${name(ev.seat)}: 카드가 없어 넘겼어요.` };
+    case "one_card":
+      return { text: ev.penalty
+        ? `원카드! ${josa(name(ev.seat), "이/가")} 먼저 눌러 ${josa(name(ev.holder), "이/가")} ${ev.penalty}장을 받아요.`
+        : `원카드! ${josa(name(ev.holder), "이/가")} 먼저 눌러 벌칙이 없어요.`, kind: "announce" };
+    case "false_call":
+      return { text: `헛원카드! ${josa(name(ev.seat), "이/가")} 1장을 받아요.`, kind: "warn" };
+    case "eliminated":
+      return { text: `${name(ev.seat)}: 카드가 ${ev.cards}장이 되어 탈락했어요.`, kind: "warn" };
+    case "timeout":
+      return { text: `${name(ev.seat)}: 시간이 지나 자동으로 ${ev.action === "take" ? "받았어요" : ev.action === "pass" ? "넘겼어요" : "1장 뽑았어요"}.` };
+    case "autopilot":
+      return ev.on ? { text: `${name(ev.seat)}: 자동 진행으로 바뀌었어요.` } : null;
+    case "reshuffled":
+      return { text: `버린 카드 ${ev.cards}장을 섞어 뽑기 더미를 만들었어요.` };
+    case "substituted":
+      return { text: `${name(ev.seat)}: ${ev.reason === "left" ? "나가서" : "1분 안에 돌아오지 않아"} 봇이 이어받아요.` };
+    case "disconnected": // my own connection is shown in the top bar, not the log
+      return ev.seat !== me ? { text: `${name(ev.seat)}: 연결이 끊겼어요.` } : null;
+    case "reconnected":
+      return ev.seat !== me ? { text: `${name(ev.seat)}: 다시 연결됐어요.` } : null;
+    default:
+      return null;
+  }
+}
+
 export function onEvent(ctl, ev, frame) {
   const st = ctl.tableState;
   const name = (s) => seatName(ctl, s);
   const me = ctl.seat();
   st.sawEvents = true;
+  const line = logLine(ev, name, me);
+  if (line) addLog(ctl, line.text, line.kind);
   switch (ev.type) {
-    case "played": {
+    case "played":
       st.lastPlay = { cards: ev.cards };
-      const suitNote = ev.cards.some((c) => { const p = ocParse(c); return p.joker || p.rank === "7"; })
-        ? ` · 무늬 → ${SUIT_NAME[ev.suit]}` : "";
-      addLog(ctl, `${name(ev.seat)}: ${ev.cards.map(ocName).join(" ")}${suitNote}${ev.pending ? ` · 공격 ${ev.pending}장` : ""}`);
-      break;
-    }
-    case "drew":
-      if (ev.reason === "take") addLog(ctl, `${name(ev.seat)}: 공격 ${ev.count}장을 받았어요.`);
-      else if (ev.reason === "draw") addLog(ctl, `${name(ev.seat)}: 1장 뽑았어요.`);
-      else if (ev.reason === "one_card_penalty") addLog(ctl, `${name(ev.seat)}: 벌칙으로 ${ev.count}장을 받았어요.`, "warn");
-      break;
-    case "passed":
-      addLog(ctl, `${name(ev.seat)}: 카드가 없어 넘겼어요.`);
       break;
     case "one_card_window": {
       const until = ctl.at(ev.closes_at) ?? clock.serverNow() + 3000;
@@ -299,43 +339,18 @@ export function onEvent(ctl, ev, frame) {
       break;
     }
     case "one_card_window_closed":
+    case "game_ended":
       st.window = null;
       break;
     case "one_card":
       st.window = null;
-      addLog(ctl, ev.penalty
-        ? `원카드! ${josa(name(ev.seat), "이/가")} 먼저 눌러 ${josa(name(ev.holder), "이/가")} ${ev.penalty}장을 받아요.`
-        : `원카드! ${josa(name(ev.holder), "이/가")} 먼저 눌러 벌칙이 없어요.`, "announce");
       announce(`원카드! — ${name(ev.seat)}`);
       break;
     case "false_call":
-      addLog(ctl, `헛원카드! ${josa(name(ev.seat), "이/가")} 1장을 받아요.`, "warn");
       announce(`헛원카드! ${josa(name(ev.seat), "이/가")} 1장을 받아요.`, "warn");
       break;
     case "eliminated":
-      addLog(ctl, `${name(ev.seat)}: 카드가 ${ev.cards}장이 되어 탈락했어요.`, "warn");
       if (ev.seat === me) announce("카드가 20장 이상이 되어 탈락했어요. 남은 게임을 구경해요.", "warn");
-      break;
-    case "timeout":
-      addLog(ctl, `${name(ev.seat)}: 시간이 지나 자동으로 ${ev.action === "take" ? "받았어요" : ev.action === "pass" ? "넘겼어요" : "1장 뽑았어요"}.`);
-      break;
-    case "autopilot":
-      if (ev.on) addLog(ctl, `${name(ev.seat)}: 자동 진행으로 바뀌었어요.`);
-      break;
-    case "reshuffled":
-      addLog(ctl, `버린 카드 ${ev.cards}장을 섞어 뽑기 더미를 만들었어요.`);
-      break;
-    case "substituted":
-      addLog(ctl, `${name(ev.seat)}: ${ev.reason === "left" ? "나가서" : "1분 안에 돌아오지 않아"} 봇이 이어받아요.`);
-      break;
-    case "disconnected": // my own connection is shown in the top bar, not the log
-      if (ev.seat !== me) addLog(ctl, `${name(ev.seat)}: 연결이 끊겼어요.`);
-      break;
-    case "reconnected":
-      if (ev.seat !== me) addLog(ctl, `${name(ev.seat)}: 다시 연결됐어요.`);
-      break;
-    case "game_ended":
-      st.window = null;
       break;
     default:
       break;

@@ -211,6 +211,8 @@ class ReplayCtl {
       players: doc.seats.map((s, seat) => ({ seat, kind: s.kind, level: s.level, nickname: doc.nicknames[String(seat)] })) };
   }
   get view() { return this.doc.steps[this.i].view; }
+  /** The seat's events from the deal to the step shown (One Card's log). */
+  eventsSoFar() { return this.doc.steps.slice(0, this.i + 1).flatMap((s) => s.events || []); }
   names() {
     const out = {};
     for (const p of this.info.players) out[p.seat] = seatName(p, p.seat);
