@@ -2,7 +2,7 @@
 // marked, [콜]/[패스], the Elder stars (★) moving as cards are played, leading
 // and beating or discarding face down, tricks per player, the claim and the
 // scoring with the dreamer's reveal, and the four hands (4판) of a game.
-import { josa } from "./state.js";
+import { josa, num, scoreText } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { hkCard, hkName, hkParse, hkSort, cardBack, selectionAfter } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark } from "./game.js";
@@ -58,7 +58,7 @@ export function render(ctl, root) {
       h("span.stats", {},
         s === v.dreamer ? [cardBack({ class: "mini" }), " 1장"] : `손패 ${handCount(v, s)}장`,
         s === v.dreamer ? "" : ` · 트릭 ${v.tricks?.[s] ?? 0}`,
-        ` · 점수 ${v.scores?.[s] ?? 0}`),
+        ` · 점수 ${num(v.scores?.[s] ?? 0)}`),
       v.turn === s ? timerEl(ctl, v.deadline, v.turn_ms) : null);
   }));
 
@@ -145,7 +145,7 @@ function handResult(ctl, lh) {
     lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${josa(name(ctl, lh.privileged), "이/가")} 판을 이기지 못해 혼자 점수를 내요.`) : null,
     h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적"))),
       h("tbody", {}, [0, 1, 2, 3].map((s) => h("tr", {}, h("td", {}, name(ctl, s)),
-        h("td.num", {}, (lh.deltas[s] > 0 ? "+" : "") + lh.deltas[s]), h("td.num", {}, String(lh.scores[s])))))));
+        h("td.num", {}, (lh.deltas[s] > 0 ? "+" : "") + num(lh.deltas[s])), h("td.num", {}, num(lh.scores[s])))))));
 }
 
 /** RULES.md 3.7: the claim counts tricks won plus the Elders held, so the
@@ -167,7 +167,7 @@ function results(ctl) {
   const order = [0, 1, 2, 3].sort((a, b) => v.scores[b] - v.scores[a]);
   return resultsPanel(ctl, [h("p.result-title", {}, title),
     h("table.scores", {}, h("tbody", {}, order.map((s) => h("tr", { class: w.includes(s) ? "win" : "" },
-      h("td", {}, name(ctl, s)), h("td.num", {}, `${v.scores[s]}점`)))))]);
+      h("td", {}, name(ctl, s)), h("td.num", {}, scoreText("hakka", v.scores[s]))))))]);
 }
 
 export function onEvent(ctl, ev) {

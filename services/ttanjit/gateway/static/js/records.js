@@ -6,7 +6,7 @@
 import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
-import { GAMES, botName, placeText, josa } from "./state.js";
+import { GAMES, botName, placeText, josa, signed } from "./state.js";
 import * as identity from "./identity.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
@@ -31,11 +31,6 @@ function showChange(c) {
   store.set(`change.${c.game_id}`, c);
   const box = document.getElementById("rating-change");
   if (box && box.dataset.gameId === c.game_id) mount(box, changeBody(c));
-}
-
-/** +12, −7 (a real minus sign), ±0. */
-function signed(n) {
-  return `${n > 0 ? "+" : n < 0 ? "−" : "±"}${Math.abs(n)}`;
 }
 
 function changeBody(c) {

@@ -41,8 +41,15 @@ export function placedByScore(game) { return game in PLACED; }
 /** Whether the fewest win (줄줄이 벌점's penalties) rather than the most. */
 export function fewestWin(game) { return PLACED[game] === "low"; }
 
-/** A seat's score as the game names it: "벌점 30", "42점". */
-export function scoreText(game, n) { return fewestWin(game) ? `벌점 ${n}` : `${n}점`; }
+/** A number as the screen writes it: a negative one with a real minus
+ * sign (U+2212), as the rating change's label, not an ASCII "-". */
+export function num(n) { return n < 0 ? `−${Math.abs(n)}` : String(n); }
+
+/** A change: +12, −7, ±0. */
+export function signed(n) { return n > 0 ? `+${n}` : n < 0 ? num(n) : "±0"; }
+
+/** A seat's score as the game names it: "벌점 30", "42점", "−6점" (하카 카드 pays). */
+export function scoreText(game, n) { return fewestWin(game) ? `벌점 ${num(n)}` : `${num(n)}점`; }
 
 /** Where I finished in a history entry: "2위 · 벌점 30" (줄줄이 벌점,
  * fewest first), "1위 · 42점" (하카 카드), "" for One Card (승/패 says it)

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 
 import { effectText } from "../../static/js/onecard_text.js";
 import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter } from "../../static/js/cards.js";
-import { placeText, josa } from "../../static/js/state.js";
+import { placeText, josa, num, signed, scoreText } from "../../static/js/state.js";
 
 test("One Card preview adds up the attack strengths the view carries", () => {
   const view = { hand: ["2H", "2C", "5S"], pending: 0, attack: { "2H": 2, "2C": 2 } };
@@ -78,4 +78,16 @@ test("particles fit the word they follow (이/가, 은/는, 을/를, 으로/로)
   assert.equal(josa("부산", "으로/로"), "부산으로");
   assert.equal(josa("하나", "으로/로"), "하나로");
   assert.equal(josa("Kim", "이/가"), "Kim이(가)");
+});
+
+test("a negative number has a real minus (하카 카드 pays, RULES.md 3.8), as the rating label", () => {
+  assert.equal(num(-6), "−6");
+  assert.equal(num(0), "0");
+  assert.equal(num(12), "12");
+  assert.equal(signed(-7), "−7");
+  assert.equal(signed(12), "+12");
+  assert.equal(signed(0), "±0");
+  assert.equal(scoreText("hakka", -6), "−6점");
+  assert.equal(scoreText("penalty_rows", 30), "벌점 30");
+  assert.equal(placeText({ game: "hakka", seat: 1, scores: [42, -6, 10, 3] }), "4위 · −6점");
 });
