@@ -141,6 +141,25 @@ def test_penalty_rows_phone_dock(new_page: Any) -> None:
     shot(page, "penalty-rows-360")
 
 
+def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any) -> None:
+    """Trial finding (390×844, four at the table): the fourth row started
+    behind the dock, out of sight until a scroll. A phone's row is one card
+    high now, its name and 장/벌점 beside the cards: all four rows, the
+    hand and the confirm button show at once."""
+    page = new_page(width=390, height=844)
+    render(page, "penalty", "penalty_rows", engine_view("penalty_rows", 4))
+    assert page.evaluate("() => window.scrollY") == 0
+    dock = page.evaluate("() => document.querySelector('.pr-dock').getBoundingClientRect().top")
+    for row in range(1, 5):
+        box = page.locator(f'.pr-row[data-row="{row}"]').bounding_box()
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= dock, (row, box, dock)
+        info = page.locator(f'.pr-row[data-row="{row}"] .row-info').bounding_box()
+        assert info is not None and info["height"] < 20, info  # "1장 · 벌점 2" on one line
+    assert in_viewport(page, '[data-act="confirm"]')
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+    shot(page, "penalty-rows-390")
+
+
 @pytest.mark.parametrize("game,file", [("onecard", "onecard"), ("hakka", "hakka"),
                                        ("penalty_rows", "penalty")])
 def test_table_header_controls_wrap_together(new_page: Any, game: str, file: str) -> None:
