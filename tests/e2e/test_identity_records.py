@@ -77,11 +77,19 @@ def test_identity_survives_tabs_restart_and_moves(browser: Any, stack: Any, new_
         # renamed on the other device: the first browser's token (under an
         # hour old) still says 새이름, but it comes back by the new name
         other.fill('input[name="new-nickname"]', "기기이름")
+        other.evaluate("() => { window.__before = window.ttanjit.net.welcome; }")
         other.locator('[data-act="rename"]').click()
         other.wait_for_selector('#who:has-text("기기이름")')
+        # the rename reconnects this device with its new token: let it settle
+        # first (the latest connection of a player wins, so a reconnect that
+        # landed while the first browser's hello was under way replaced it
+        # before its welcome: CI saw the first browser never "open")
+        other.wait_for_function("() => window.ttanjit.net.welcome !== window.__before"
+                                " && window.ttanjit.net.state === 'open'")
         ctx, page = open_profile(browser, profile, stack.url)
         assert lobby_open(page) == me
         page.wait_for_selector('#who:has-text("기기이름")')
+        other.wait_for_selector('#net[data-state="replaced"]')  # the latest connection won
         ctx.close()
 
 
