@@ -286,6 +286,28 @@ def test_a_result_from_the_directory_names_seats_and_scores(new_page: Any) -> No
     shot(page, "final-result-390")
 
 
+def test_a_one_card_result_from_the_directory_says_where_each_seat_stood(new_page: Any) -> None:
+    """RULES.md 1.8 and 4, a player back after the shard let a One Card game
+    go: the rebuilt result says it as the live one does — "철수가
+    이겼어요.", then 승리, 탈락 or N장 남음 by seat. Defect: "우승: 철수"
+    and an empty cell beside everyone but the winner."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "원카드끝")
+    page.evaluate("""() => window.ttanjit.net.onFrame(JSON.stringify({type: 'game_result',
+      seq: 0, game_id: 'fgh234567892', game: 'onecard', seat: 0,
+      players: [{seat: 0, kind: 'human', player: 'p_me', nickname: '원카드끝'},
+                {seat: 1, kind: 'human', player: 'p_x', nickname: '철수'},
+                {seat: 2, kind: 'bot', level: 'easy'}, {seat: 3, kind: 'empty'}],
+      info: {ended_by: 'win', winners: [1], scores: null, substituted: [false, false, false, false],
+             length_ms: 300000, hand_counts: [3, 0, 0, 0], eliminated: [2],
+             dealt: [true, true, true, false]}}))""")
+    page.wait_for_selector(".final-scores")
+    assert page.locator(".result-title").inner_text() == "철수가 이겼어요."
+    rows = [r.split("\t") for r in page.locator(".final-scores tr").all_inner_texts()]
+    assert [(a.strip(), b.strip()) for a, b in rows] == [
+        ("원카드끝 (나)", "3장 남음"), ("철수", "승리"), ("봇3 (쉬움)", "탈락")], rows
+
+
 def test_a_welcome_for_a_game_that_is_over_leaves_my_screen(new_page: Any) -> None:
     """Defect (new-user trial): back within 30 s of a game's end, the
     welcome that named the game pulled the player off 내 기록 onto the
@@ -356,6 +378,8 @@ def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> 
     # its own seats' names, not those of the game this tab played since
     # (confirm trial: "우승: 봇2 (어려움)" for a game against 봇2 (쉬움))
     assert "봇2 (쉬움)" in said and "어려움" not in said, said
+    # where each seat stood, from the shard's directory entry (it said 승리 only)
+    assert "승리" in said and ("장 남음" in said or "탈락" in said), said
     assert page.locator(".page.unavailable").count() == 0
     page.evaluate("() => { location.hash = '#/game/zzzzzzzzzzzz'; }")  # not mine
     page.wait_for_selector('.page.unavailable[data-code="not_in_game"]', timeout=20_000)

@@ -219,3 +219,24 @@ def test_a_patch_after_a_whole_view_stays_its_own_part() -> None:
     out = coalesce([view, patch, later])
     assert [(p.first, p.last, p.events, p.tail, p.flags) for p in out] == [
         (1, 2, b"e1,e2", view.tail, 0), (3, 3, b"e3", later.tail, 1)]
+
+
+@pytest.mark.parametrize("game", _games())
+def test_a_finished_games_directory_entry_says_where_each_seat_stood(game: str) -> None:
+    """RULES.md 4 ("a player who comes back later sees the final result"):
+    the game directory's result of a game without scores (One Card, RULES.md
+    1) keeps each seat's cards left and who was out, so the result rebuilt
+    from it lists 승리, 탈락 or N장 남음 as the live one does; a scored
+    game's has its scores."""
+    h, _ = play(game, 7, moves=20_000)
+    assert h.finished
+    result = h.directory_entry()["result"]
+    public = h.engine.view(None)
+    if game == "onecard":
+        assert result["scores"] is None
+        assert result["hand_counts"] == public["hand_counts"]
+        assert result["eliminated"] == public["eliminated"] and result["dealt"] == public["dealt"]
+    else:
+        assert isinstance(result["scores"], list)
+        assert not {"hand_counts", "eliminated", "dealt"} & set(result)
+    assert orjson.loads(orjson.dumps(result)) == result

@@ -22,6 +22,8 @@ import orjson
 from ttanjit.games.base import JSON, Engine, Result, Setup
 from ttanjit.games.record import FORMAT, Input, Record, setup_from_json
 
+# a scoreless game's standing in its directory entry: cards left, who was out, who was dealt in
+STANDING_KEYS = ("hand_counts", "eliminated", "dealt")
 DEDUP_WINDOW = 1000  # command ids remembered per game (docs/protocol.md 1)
 
 SHARD_MESSAGES = {
@@ -379,6 +381,9 @@ class HostedGame:
             doc = self.result_doc()
             out["result"] = {k: doc[k] for k in ("ended_by", "winners", "scores",
                                                  "substituted", "length_ms")}
+            if doc["scores"] is None:  # One Card: a seat stands by its cards left
+                public = self.engine.view(None)  # (public: every seat saw the counts)
+                out["result"].update({k: public[k] for k in STANDING_KEYS if k in public})
         return out
 
     def result_doc(self) -> JSON:

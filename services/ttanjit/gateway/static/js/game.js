@@ -494,21 +494,30 @@ function finalPanel(ctl) {
   const winners = info.winners || [];
   const me = ctl.final?.seat;
   const subst = info.substituted || [];
-  const nameOf = (s) => `${names[s] || `${s + 1}번`}${s === me ? " (나)" : ""}`;
+  const nameOnly = (s) => names[s] || `${s + 1}번`;
+  const nameOf = (s) => `${nameOnly(s)}${s === me ? " (나)" : ""}`;
+  const game = ctl.final?.game;
+  // as the live result says it: One Card "철수가 이겼어요.", the others "우승: 철수"
+  const theirs = winners.length > 1 ? `공동 우승: ${winners.map(nameOnly).join(", ")}`
+    : game === "onecard" ? `${josa(nameOnly(winners[0]), "이/가")} 이겼어요.` : `우승: ${nameOnly(winners[0])}`;
   const title = ENDED_BY[info.ended_by]
     || (winners.includes(me) && subst[me] ? "내 자리를 이어받은 봇이 이겼어요."
       : winners.includes(me) ? "이겼어요!"
-        : winners.length ? `우승: ${winners.map((s) => names[s] || `${s + 1}번`).join(", ")}` : "게임이 끝났어요.");
+        : winners.length ? theirs : "게임이 끝났어요.");
   const rows = [h("p.result-title", { dataset: { endedBy: info.ended_by || "" } }, title)];
   if (info.ended_by === "abandoned") rows.push(h("p.muted", {}, "모두 10분 넘게 연결이 끊겨 승자 없이 끝났고, 레이팅은 바뀌지 않아요."));
-  const game = ctl.final?.game;
   const scores = Array.isArray(info.scores) ? info.scores : null;
-  const seats = (ctl.info?.players || []).filter((p) => p.kind !== "empty").map((p) => p.seat);
+  const counts = Array.isArray(info.hand_counts) ? info.hand_counts : null; // One Card, in seat order as live
+  const out = info.eliminated || [];
+  const seats = (ctl.info?.players || []).filter((p) => p.kind !== "empty"
+    && (!Array.isArray(info.dealt) || info.dealt[p.seat])).map((p) => p.seat);
   if (seats.length) {
     const order = scores ? [...seats].sort((a, b) => (fewestWin(game) ? 1 : -1) * ((scores[a] ?? 0) - (scores[b] ?? 0))) : seats;
     const standing = (s) => {
       if (scores && typeof scores[s] === "number") return scoreText(game, scores[s]);
-      return winners.includes(s) ? "승리" : "";
+      if (winners.includes(s)) return "승리";
+      if (out.includes(s)) return "탈락";
+      return counts && typeof counts[s] === "number" ? `${counts[s]}장 남음` : "";
     };
     rows.push(h("table.scores.final-scores", {}, h("tbody", {}, order.map((s) => h("tr", { class: winners.includes(s) ? "win" : "", dataset: { seat: s } },
       h("td", {}, nameOf(s), subst[s] ? [" ", h("span.badge.bot", { title: "나가거나 1분 넘게 돌아오지 않아 봇이 이어서 했어요" }, "봇이 대신함")] : null),
