@@ -262,6 +262,15 @@ def test_abandoned_game_result_screen(new_page: Any) -> None:
     assert page.evaluate("() => location.hash") == "#/rules/onecard"
 
 
+def directory_result(page: Any, game: str, players: list[dict[str, Any]],
+                     info: dict[str, Any]) -> None:
+    """The `game_result` a gateway sends from the game directory (the game
+    left its shard), for seat 0 of a game this tab never saw."""
+    page.evaluate("f => window.ttanjit.net.onFrame(JSON.stringify(f))", {
+        "type": "game_result", "seq": 0, "game_id": f"{game[:4]}23456789", "game": game,
+        "seat": 0, "players": players, "info": info})
+
+
 def test_a_result_from_the_directory_names_seats_and_scores(new_page: Any) -> None:
     """A player back in a new tab after the game's shard let it go (no
     `matched` ever seen there): the result names every seat — humans by
@@ -269,13 +278,12 @@ def test_a_result_from_the_directory_names_seats_and_scores(new_page: Any) -> No
     seat a bot took over. Defect: it said "우승: 3번" and nothing else."""
     page = new_page(width=390, height=844)
     sign_in(page, "돌아온이")
-    page.evaluate("""() => window.ttanjit.net.onFrame(JSON.stringify({type: 'game_result',
-      seq: 0, game_id: 'cdefgh234567', game: 'penalty_rows', seat: 0,
-      players: [{seat: 0, kind: 'human', player: 'p_me', nickname: '돌아온이'},
-                {seat: 1, kind: 'human', player: 'p_x', nickname: '철수'},
-                {seat: 2, kind: 'bot', level: 'hard'}],
-      info: {ended_by: 'penalty_limit', winners: [2], scores: [71, 30, 12],
-             substituted: [false, true, false], length_ms: 900000}}))""")
+    directory_result(page, "penalty_rows", [
+        {"seat": 0, "kind": "human", "player": "p_me", "nickname": "돌아온이"},
+        {"seat": 1, "kind": "human", "player": "p_x", "nickname": "철수"},
+        {"seat": 2, "kind": "bot", "level": "hard"}],
+        {"ended_by": "penalty_limit", "winners": [2], "scores": [71, 30, 12],
+         "substituted": [False, True, False], "length_ms": 900000})
     page.wait_for_selector(".final-scores")
     assert page.locator(".result-title").inner_text() == "우승: " + page.locator(
         '.final-scores tr[data-seat="2"] td').first.inner_text()
@@ -293,14 +301,13 @@ def test_a_one_card_result_from_the_directory_says_where_each_seat_stood(new_pag
     and an empty cell beside everyone but the winner."""
     page = new_page(width=390, height=844)
     sign_in(page, "원카드끝")
-    page.evaluate("""() => window.ttanjit.net.onFrame(JSON.stringify({type: 'game_result',
-      seq: 0, game_id: 'fgh234567892', game: 'onecard', seat: 0,
-      players: [{seat: 0, kind: 'human', player: 'p_me', nickname: '원카드끝'},
-                {seat: 1, kind: 'human', player: 'p_x', nickname: '철수'},
-                {seat: 2, kind: 'bot', level: 'easy'}, {seat: 3, kind: 'empty'}],
-      info: {ended_by: 'win', winners: [1], scores: null, substituted: [false, false, false, false],
-             length_ms: 300000, hand_counts: [3, 0, 0, 0], eliminated: [2],
-             dealt: [true, true, true, false]}}))""")
+    directory_result(page, "onecard", [
+        {"seat": 0, "kind": "human", "player": "p_me", "nickname": "원카드끝"},
+        {"seat": 1, "kind": "human", "player": "p_x", "nickname": "철수"},
+        {"seat": 2, "kind": "bot", "level": "easy"}, {"seat": 3, "kind": "empty"}],
+        {"ended_by": "win", "winners": [1], "scores": None, "substituted": [False] * 4,
+         "length_ms": 300000, "hand_counts": [3, 0, 0, 0], "eliminated": [2],
+         "dealt": [True, True, True, False]})
     page.wait_for_selector(".final-scores")
     assert page.locator(".result-title").inner_text() == "철수가 이겼어요."
     rows = [r.split("\t") for r in page.locator(".final-scores tr").all_inner_texts()]
