@@ -142,13 +142,23 @@ def test_penalty_rows_phone_dock(new_page: Any) -> None:
 
 
 def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any) -> None:
-    """Trial finding (390×844, four at the table): the fourth row started
-    behind the dock, out of sight until a scroll. A phone's row is one card
+    """Trial findings (390×844, four at the table): the fourth row started
+    behind the dock, out of sight until a scroll, and again once seats had
+    taken rows. A phone's row is one card
     high now, its name and 장/벌점 beside the cards: all four rows, the
     hand and the confirm button show at once."""
     page = new_page(width=390, height=844)
-    render(page, "penalty", "penalty_rows", engine_view("penalty_rows", 4))
+    v = engine_view("penalty_rows", 4)
+    # later in a round (trial finding: a line "가져간 카드 N장" per seat
+    # that took a row pushed 4번 줄 17–45 px under the dock): every seat has
+    # taken cards, with two- and three-digit penalties, the hand still 9 cards
+    v.update(hand=v["hand"][:9], taken=[[3, 13, 27, 45], [5, 8], [66, 70, 91], [11] * 10],
+             round_penalties=[23, 5, 17, 31], penalties=[88, 45, 61, 120])
+    render(page, "penalty", "penalty_rows", v)
     assert page.evaluate("() => window.scrollY") == 0
+    assert page.evaluate("""() => [...document.querySelectorAll('.pr-player .pen')].every(
+      (e) => e.scrollWidth <= e.clientWidth + 1)"""), page.locator(".pr-player").all_inner_texts()
+    assert "(10장)" in page.locator('.pr-player[data-seat="3"]').inner_text()
     dock = page.evaluate("() => document.querySelector('.pr-dock').getBoundingClientRect().top")
     for row in range(1, 5):
         box = page.locator(f'.pr-row[data-row="{row}"]').bounding_box()

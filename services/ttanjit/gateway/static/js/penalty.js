@@ -57,8 +57,12 @@ export function render(ctl, root) {
   h("span.name", {}, names[s.seat] || `${s.seat + 1}번`, meMark(ctl, s.seat)),
   v.confirmed?.[s.seat] && v.phase === "select" ? h("span.badge.ok", {}, "확정") : null,
   seatBadges(ctl, s.seat),
-  h("span.pen", { title: "이번 판 벌점 / 누적 벌점" }, `이번 판 ${v.round_penalties?.[s.seat] ?? 0} · 누적 ${v.penalties?.[s.seat] ?? 0}`),
-  (v.taken?.[s.seat] || []).length ? h("span.taken", {}, `가져간 카드 ${(v.taken[s.seat]).length}장`) : null)));
+  // the cards taken ride on the line they add to (a line of their own made
+  // the boxes taller and pushed 4번 줄 under a phone's dock: trial finding)
+  h("span.pen", { title: "이번 판 벌점 (가져간 카드 수) / 누적 벌점" },
+    `이번 판 ${v.round_penalties?.[s.seat] ?? 0}`,
+    (v.taken?.[s.seat] || []).length ? h("span.taken", { title: "이번 판에 가져간 카드" }, ` (${v.taken[s.seat].length}장)`) : null,
+    ` · 누적 ${v.penalties?.[s.seat] ?? 0}`))));
 
   const rows = h("div.pr-rows", {}, (v.rows || []).map((r) => {
     const cards = r.cards.map((c) => (typeof c === "number" ? c : c.card));
