@@ -185,3 +185,15 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     page.locator('[data-act="first"]').click()
     page.wait_for_selector('.replay-pos[data-step="0"]')
     assert page.locator(".replay-table section.results").count() == 0
+
+
+def test_an_address_without_a_known_game_shows_one_card(new_page: Any) -> None:
+    """Trial finding: #/history, #/history/<typo> and #/board/<typo> showed
+    "불러오는 중…" for good. They show 원카드's page, and the address says so."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "주소실수")
+    for typed, kind in (("#/history/zzz", "history"), ("#/history", "history"), ("#/board/zzz", "board")):
+        page.evaluate(f"() => {{ location.hash = '{typed}'; }}")
+        page.wait_for_function(f"() => location.hash === '#/{kind}/onecard'")
+        page.wait_for_selector(f"section.page.{kind} h1")
+        page.wait_for_selector(f"section.page.{kind} .loading", state="detached", timeout=10_000)

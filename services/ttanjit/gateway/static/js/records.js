@@ -133,8 +133,17 @@ function tabs(kind, game) {
     h("a", { href: `#/${kind}/${g}`, class: g === game ? "active" : "", "aria-current": g === game ? "page" : null }, m.name)));
 }
 
+/** An address without a known game (#/history, a typo) shows 원카드's page
+ * and says so in the address (the page waited for its own address and
+ * stayed "불러오는 중…": trial finding). */
+function knownGame(kind, game) {
+  if (GAMES[game]) return game;
+  history.replaceState(null, "", `#/${kind}/onecard`);
+  return "onecard";
+}
+
 export async function showBoard(root, game) {
-  if (!GAMES[game]) game = "onecard";
+  game = knownGame("board", game);
   mount(root, h("section.page.board", {}, h("h1", {}, "순위"), tabs("board", game), h("p.loading", {}, "불러오는 중…")));
   const r = await identity.getJson(`api/leaderboard/${game}`);
   if (!location.hash.startsWith(`#/board/${game}`)) return;
@@ -163,7 +172,7 @@ function seatName(s, i) {
 }
 
 export async function showHistory(root, game, page = 0) {
-  if (!GAMES[game]) game = "onecard";
+  game = knownGame("history", game);
   const size = 10;
   mount(root, h("section.page.history", {}, h("h1", {}, "내 기록"), tabs("history", game), h("p.loading", {}, "불러오는 중…")));
   const r = await identity.getJson(`api/history/${game}?offset=${page * size}&limit=${size}`);
