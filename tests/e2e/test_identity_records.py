@@ -180,6 +180,14 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     page.locator('[data-act="last"]').click()
     page.wait_for_selector(".replay-table section.results")
     assert log.count() == 4 and log.all_inner_texts() != first
+    # the other seat's view opens at the step shown (it went back to the
+    # first: trial finding)
+    at = page.locator(".replay-pos").get_attribute("data-step")
+    seat = page.locator('select[name="replay-seat"] option:not(:checked)').first.get_attribute("value")
+    page.locator('select[name="replay-seat"]').select_option(seat)
+    page.wait_for_function(f"""() => document.querySelector('select[name="replay-seat"]')?.value === '{seat}'
+      && document.querySelector('.replay-pos')?.dataset.step === '{at}'""")
+    page.wait_for_selector(".replay-table section.results")
     assert page.locator('[data-act="rematch"]').count() == 0
     shot(page, "replay-end")
     page.locator('[data-act="first"]').click()

@@ -234,7 +234,10 @@ class ReplayCtl {
   render() { if (this.draw) this.draw(); }
 }
 
-export async function showReplay(root, gid, seat = null) {
+/** A finished game's replay from a seat (mine by default), at step ``at``
+ * (another seat's view opens at the step shown: the steps are the same
+ * inputs from every seat). */
+export async function showReplay(root, gid, seat = null, at = 0) {
   mount(root, h("p.loading", {}, "기록을 다시 돌리는 중…"));
   const r = await identity.getJson(`api/replay/${gid}${seat === null ? "" : `?seat=${seat}`}`);
   if (!location.hash.startsWith(`#/replay/${gid}`)) return;
@@ -262,7 +265,7 @@ export async function showReplay(root, gid, seat = null) {
     onchange: (e) => go(Number(e.target.value)) },
   doc.marks.map((m, k) => h("option", { value: m }, `${doc.steps[m].mark ?? k + 1}판`))) : null;
   const seatSel = doc.finished ? h("select", { "aria-label": "누구의 자리에서 볼까요", name: "replay-seat",
-    onchange: (e) => { stop(); showReplay(root, gid, Number(e.target.value)); } },
+    onchange: (e) => { stop(); showReplay(root, gid, Number(e.target.value), ctl.i); } },
   doc.seats.map((_, s) => h("option", { value: s, selected: s === doc.seat }, `${ctl.names()[s]}${s === doc.my_seat ? " (나)" : ""} 자리`))) : null;
   const controls = h("div.replay-bar", { role: "toolbar", "aria-label": "다시 보기" },
     button("처음", () => { stop(); go(0); }, { dataset: { act: "first" } }),
@@ -283,6 +286,7 @@ export async function showReplay(root, gid, seat = null) {
     table.render(ctl, tableBox);
   }
   ctl.draw = draw;
+  ctl.i = Math.max(0, Math.min(n - 1, at));
   mount(root, h("section.page.replay", { dataset: { game: doc.game, gameId: gid } },
     h("p.replay-note", {}, `다시 보기 · ${GAMES[doc.game]?.name || ""} — 기록을 서버의 게임 엔진으로 다시 돌린 화면이에요.`),
     controls, tableBox));
