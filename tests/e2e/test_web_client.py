@@ -58,6 +58,10 @@ def test_lobby_rules_and_360px_layout(new_page: Any) -> None:
     assert page.input_value('input[name="code"]') == "ABC123"
     assert page.input_value('select[name="seats-penalty_rows"]') == "2"
     page.fill('input[name="code"]', "")
+    # 입장 with no code says what is missing (it did nothing: trial finding)
+    page.get_by_role("button", name="입장").click()
+    page.wait_for_selector('.toast:has-text("방 코드를 넣어 주세요")')
+    assert page.locator(".game-card").count() > 0  # still the lobby
     assert page.evaluate("() => document.fonts.check('16px \"Noto Sans KR\"', '원카드')")
     assert no_horizontal_scroll(page)
     shot(page, "lobby-360", full_page=True)

@@ -137,7 +137,7 @@ function joinBox() {
   const join = async (ev) => {
     ev.preventDefault();
     const c = code.value.trim().toUpperCase();
-    if (!c) return;
+    if (!c) { toast("친구에게 받은 방 코드를 넣어 주세요.", "error"); code.focus(); return; } // it did nothing
     await net.ask({ type: "room_join", code: c }, ["room"], toast);
   };
   return h("form.card-box.join", { onsubmit: join },
