@@ -619,3 +619,21 @@ def test_solo_hakka_against_three_hard_bots(new_page: Any) -> None:
     assert [p.get("level") for p in players if p["kind"] == "bot"] == ["hard"] * 3
     page.on("dialog", lambda d: d.accept())
     page.get_by_role("button", name="나가기").click()
+
+
+def test_a_reload_that_missed_nothing_adds_no_gap_to_the_log(new_page: Any) -> None:
+    """Trial finding: after any reload the One Card log said "… 이 창에서
+    보지 못한 진행은 건너뛰었어요." though nothing had been missed. The tab
+    keeps how far its log goes (the last event's game_seq): a whole view at
+    that point adds nothing; one past it still says what was skipped."""
+    page = new_page(width=390, height=844)
+    v = engine_view("onecard", 2)
+    render(page, "onecard", "onecard", v)
+    texts = "() => JSON.parse(sessionStorage.getItem('ttanjit.log.craft-onecard') || '[]').map((l) => l.text)"
+    page.evaluate("""v => { window.__mod.onEvent(window.__ctl, {type: 'passed', seat: 1}, {game_seq: 7});
+      window.__ctl.tableState = {};  // the reload: what the tab kept is in sessionStorage
+      window.__mod.onWholeView(window.__ctl, {view: v, game_seq: 7, resync: true}); }""", v)
+    assert page.evaluate(texts) == ["봇2 (어려움): 카드가 없어 넘겼어요."]
+    page.evaluate("""v => { window.__ctl.tableState = {};
+      window.__mod.onWholeView(window.__ctl, {view: v, game_seq: 9, resync: true}); }""", v)
+    assert page.evaluate(texts)[-1] == "… 이 창에서 보지 못한 진행은 건너뛰었어요."

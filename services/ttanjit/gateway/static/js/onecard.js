@@ -207,6 +207,9 @@ export function onWholeView(ctl, f) {
   if (f.view?.finished || ctl.replay) return;
   const st = ctl.tableState;
   if (!st.log) st.log = logSoFar(ctl);
+  // a reload that missed nothing: the log already ends at the view's last event
+  if (typeof f.game_seq === "number" && store.get(`logseq.${ctl.id}`, -1) >= f.game_seq) return;
+  if (typeof f.game_seq === "number") store.set(`logseq.${ctl.id}`, f.game_seq);
   if (st.log[st.log.length - 1]?.kind === "gap") return;
   addLog(ctl, st.log.length ? "… 이 창에서 보지 못한 진행은 건너뛰었어요." : "… 이 창에서는 지금부터 진행을 보여요.", "gap");
 }
@@ -329,6 +332,8 @@ export function onEvent(ctl, ev, frame) {
   st.sawEvents = true;
   const line = logLine(ev, name, me);
   if (line) addLog(ctl, line.text, line.kind);
+  // how far this tab's log goes (a reload's whole view may add nothing to it)
+  if (typeof frame?.game_seq === "number" && !ctl.replay) store.set(`logseq.${ctl.id}`, frame.game_seq);
   switch (ev.type) {
     case "played":
       st.lastPlay = { cards: ev.cards };
