@@ -1,10 +1,11 @@
 """RULES.md 4 (abandonment: "a player who comes back later sees the final
-result") at the gateway: a finished game's directory entry becomes the
+result"; a game every player left waits) at the gateway: a finished game's directory entry becomes the
 ``game_result`` frame (docs/websocket.md 3, 4), in both encodings."""
 
 from __future__ import annotations
 
 from ttanjit.gateway import codec
+from ttanjit.gateway.account import _progress
 from ttanjit.gateway.finals import frame_of, match_of_entry
 
 ENTRY = {"game": "hakka", "players": {"p_a": 0, "p_b": 2}, "state": "finished",
@@ -83,3 +84,13 @@ def test_the_welcome_with_those_fields_fits_the_schema() -> None:
     assert [(p["seat"], p["kind"], p.get("nickname", ""), p.get("level", ""))
             for p in back["players"]] == [(0, "human", "방장", ""), (1, "bot", "", "hard"),
                                           (2, "human", "잠깐", "")]
+
+
+def test_the_live_list_says_a_game_waits_for_its_players() -> None:
+    """RULES.md 4: a game every player left is paused until one comes back
+    (or it is abandoned); ``GET /api/live`` says so beside its progress
+    (it listed as if it were going on: trial finding)."""
+    view = {"game": "onecard", "hand_counts": [7, 6, 6], "paused": True}
+    assert _progress(view) == {"cards": [7, 6, 6], "paused": True}
+    assert _progress({**view, "paused": False}) == {"cards": [7, 6, 6]}
+    assert _progress({"game": "penalty_rows", "round": 2, "rounds": 3}) == {"round": 2, "rounds": 3}

@@ -340,6 +340,8 @@ def _progress(view: dict[str, Any]) -> dict[str, Any]:
             out["rounds"] = total
     if view.get("game") == "onecard" and isinstance(view.get("hand_counts"), list):
         out["cards"] = view["hand_counts"]
+    if view.get("paused"):  # every player away: it waits (RULES.md 4), nothing goes on
+        out["paused"] = True
     return out
 
 

@@ -83,3 +83,16 @@ export function josa(word, pair) {
   const takesFirst = withJong === "으로" ? jong !== 0 && jong !== 8 : jong !== 0;
   return text + (takesFirst ? withJong : without);
 }
+
+/** Where a live game is, for the 관전 list (GET /api/live): "2/3판",
+ * "남은 카드 5·3", and first "멈춤" when every player's connection is gone
+ * (RULES.md 4: the game waits for them; it listed as if it were going on). */
+export function progressText(g) {
+  const paused = g.paused ? "멈춤 (모두 연결 끊김)" : "";
+  let where = "";
+  if (typeof g.round === "number") {
+    // 판: the word the rules use for a round of 줄줄이 벌점 and a hand of Hakka alike
+    where = typeof g.rounds === "number" ? `${g.round}/${g.rounds}판` : `${g.round}판`;
+  } else if (Array.isArray(g.cards)) where = `남은 카드 ${g.cards.join("·")}`;
+  return [paused, where].filter(Boolean).join(" · ");
+}

@@ -9,7 +9,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import * as identity from "./identity.js";
-import { GAMES, botName } from "./state.js";
+import { GAMES, botName, progressText } from "./state.js";
 import { GameController } from "./game.js";
 import * as clock from "./clock.js";
 import { seatCount } from "./seats.js";
@@ -32,15 +32,6 @@ export function liveBox() {
   };
   timer = setTimeout(load, 0);
   return box;
-}
-
-function progressText(g) {
-  if (typeof g.round === "number") {
-    // 판: the word the rules use for a round of 줄줄이 벌점 and a hand of Hakka alike
-    return typeof g.rounds === "number" ? `${g.round}/${g.rounds}판` : `${g.round}판`;
-  }
-  if (Array.isArray(g.cards)) return `남은 카드 ${g.cards.join("·")}`;
-  return "";
 }
 
 function liveTable(games) {

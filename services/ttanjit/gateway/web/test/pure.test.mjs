@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 
 import { effectText } from "../../static/js/onecard_text.js";
 import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter } from "../../static/js/cards.js";
-import { placeText, josa, num, signed, scoreText } from "../../static/js/state.js";
+import { placeText, josa, num, signed, scoreText, progressText } from "../../static/js/state.js";
 
 test("One Card preview adds up the attack strengths the view carries", () => {
   const view = { hand: ["2H", "2C", "5S"], pending: 0, attack: { "2H": 2, "2C": 2 } };
@@ -90,4 +90,11 @@ test("a negative number has a real minus (하카 카드 pays, RULES.md 3.8), as 
   assert.equal(scoreText("hakka", -6), "−6점");
   assert.equal(scoreText("penalty_rows", 30), "벌점 30");
   assert.equal(placeText({ game: "hakka", seat: 1, scores: [42, -6, 10, 3] }), "4위 · −6점");
+});
+
+test("the 관전 list says a game every player left is waiting (RULES.md 4), not going on", () => {
+  assert.equal(progressText({ round: 2, rounds: 3 }), "2/3판");
+  assert.equal(progressText({ cards: [7, 6, 6] }), "남은 카드 7·6·6");
+  assert.equal(progressText({ cards: [7, 6, 6], paused: true }), "멈춤 (모두 연결 끊김) · 남은 카드 7·6·6");
+  assert.equal(progressText({}), "");
 });
