@@ -144,9 +144,9 @@ def test_penalty_rows_phone_dock(new_page: Any) -> None:
 def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any) -> None:
     """Trial findings (390×844, four at the table): the fourth row started
     behind the dock, out of sight until a scroll, and again once seats had
-    taken rows. A phone's row is one card
-    high now, its name and 장/벌점 beside the cards: all four rows, the
-    hand and the confirm button show at once."""
+    taken rows. A phone's row is one card high now, its name and 장/벌점
+    beside the cards, and a seat's cards taken ride on its 벌점 line: all
+    four rows, the hand and the confirm button show at once."""
     page = new_page(width=390, height=844)
     v = engine_view("penalty_rows", 4)
     # later in a round (trial finding: a line "가져간 카드 N장" per seat

@@ -1,6 +1,7 @@
-"""RULES.md 4 (abandonment: "a player who comes back later sees the final
-result"; a game every player left waits) at the gateway: a finished game's directory entry becomes the
-``game_result`` frame (docs/websocket.md 3, 4), in both encodings."""
+"""RULES.md 4 at the gateway. Abandonment, "a player who comes back later
+sees the final result": a finished game's directory entry becomes the
+``game_result`` frame (docs/websocket.md 3, 4), in both encodings. A game
+every player left waits, and the 관전 list says so."""
 
 from __future__ import annotations
 
