@@ -79,6 +79,11 @@ def test_lobby_rules_and_360px_layout(new_page: Any) -> None:
 
 
 @pytest.mark.timeout(420)  # the game may take 300 s (below)
+def signed(n: int) -> str:
+    """A score change as the client writes it (state.js ``signed``)."""
+    return f"+{n}" if n > 0 else f"\u2212{-n}" if n < 0 else "\u00b10"
+
+
 def blocked(console: list[str]) -> list[str]:
     """What the browser said when it blocked sound or vibration."""
     return [t for t in console if "vibrate" in t or "AudioContext" in t]
@@ -256,6 +261,9 @@ def test_hakka_hand(new_page: Any) -> None:
     shot(page, "hakka-scoring", full_page=True)
     v = view(page)
     assert v["last_hand"]["dreamer_card"]
+    # this hand's change per seat reads as 내 기록 writes it: +3, −1, ±0 (a zero read "0")
+    deltas = page.locator(".hand-result table.scores tbody td:nth-child(2)").all_inner_texts()
+    assert deltas == [signed(d) for d in v["last_hand"]["deltas"]], (deltas, v["last_hand"]["deltas"])
     assert assert_update_frames_only(page, game_id) > 0
 
 

@@ -2,7 +2,7 @@
 // marked, [콜]/[패스], the Elder stars (★) moving as cards are played, leading
 // and beating or discarding face down, tricks per player, the claim and the
 // scoring with the dreamer's reveal, and the four hands (4판) of a game.
-import { josa, num, scoreText } from "./state.js";
+import { josa, num, signed, scoreText } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { hkCard, hkName, hkParse, hkSort, cardBack, selectionAfter } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark } from "./game.js";
@@ -145,7 +145,7 @@ function handResult(ctl, lh) {
     lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${josa(name(ctl, lh.privileged), "이/가")} 판을 이기지 못해 혼자 점수를 내요.`) : null,
     h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적"))),
       h("tbody", {}, [0, 1, 2, 3].map((s) => h("tr", {}, h("td", {}, name(ctl, s)),
-        h("td.num", {}, (lh.deltas[s] > 0 ? "+" : "") + num(lh.deltas[s])), h("td.num", {}, num(lh.scores[s])))))));
+        h("td.num", {}, signed(lh.deltas[s])), h("td.num", {}, num(lh.scores[s])))))));
 }
 
 /** RULES.md 3.7: the claim counts tricks won plus the Elders held, so the
