@@ -129,9 +129,13 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     page.wait_for_selector("#room-code")
     page.get_by_role("button", name="봇 넣기").click()
     page.wait_for_function("() => document.querySelectorAll('.seat.bot').length === 1")
+    # a 4-seat room with one bot starts a game of two: the host is told so
+    # before pressing 시작 (trial nitpick: it started without a word)
+    assert page.locator(".start-note").inner_text() == "지금 시작하면 빈자리 2개는 빼고 2명이 해요."
     page.get_by_role("button", name="시작").click()
     page.wait_for_selector('section.table[data-game="onecard"]')
     gid = page.evaluate("() => window.ttanjit.game.id")
+    assert page.evaluate("() => window.ttanjit.game.view.seats.length") == 2
     # the player leaves the seat from the table (a bot plays it out at once)
     page.evaluate("id => window.ttanjit.net.action(id, {type: 'leave'})", gid)
     page.wait_for_selector("section.results", timeout=60_000)
@@ -167,19 +171,40 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
         "e => e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).fontSize)")
     assert lines < 2, lines
     shot(page, "history")
-    item.locator('[data-act="replay"]').click()
+    with page.expect_response(lambda r: f"/api/replay/{gid}" in r.url) as got:
+        item.locator('[data-act="replay"]').click()
+    doc = got.value.json()
     page.wait_for_selector(f'section.replay[data-game-id="{gid}"] section.table[data-game="onecard"]')
     # the replay's log is the record's, up to the step shown: at the deal it
     # is empty (it showed this tab's live log, the game's last moves, at every step)
     log = page.locator(".replay-table .oc-log li")
     assert log.count() == 0, log.all_inner_texts()
+    # the counter counts moves: the deal is 0 of them (it read "1 / 37")
+    pos = page.locator(".replay-pos")
+    moves = int(pos.inner_text().split(" / ")[1])
+    assert pos.inner_text() == f"처음 · 0 / {moves}", pos.inner_text()
     page.locator('[data-act="next"]').click()
     page.wait_for_selector('.replay-pos[data-step="1"]')
+    assert pos.inner_text() == f"1 / {moves}"
     first = log.all_inner_texts()
     assert first, first  # the first move's lines only
     page.locator('[data-act="last"]').click()
     page.wait_for_selector(".replay-table section.results")
     assert log.count() == 4 and log.all_inner_texts() != first
+    # at a step that played several cards the pile shows them all, as the
+    # live table does (it showed the top card alone)
+    several = [k for k, st in enumerate(doc["steps"])
+               if any(e["type"] == "played" and len(e["cards"]) > 1 for e in st.get("events", []))]
+    for k in several[:1]:
+        cards = next(e["cards"] for e in doc["steps"][k]["events"] if e["type"] == "played")
+        page.locator('[data-act="first"]').click()
+        page.wait_for_selector('.replay-pos[data-step="0"]')
+        for i in range(k):
+            page.locator('[data-act="next"]').click()
+            page.wait_for_selector(f'.replay-pos[data-step="{i + 1}"]')
+        assert page.locator(".replay-table .top-cards .card").count() == len(cards), (k, cards)
+        page.locator('[data-act="last"]').click()
+        page.wait_for_selector(".replay-table section.results")
     # the other seat's view opens at the step shown (it went back to the
     # first: trial finding)
     at = page.locator(".replay-pos").get_attribute("data-step")

@@ -22,6 +22,11 @@ function ts(ctl) {
   const st = ctl.tableState;
   if (!st.sel) st.sel = [];
   if (!st.log) st.log = logSoFar(ctl);
+  // a replay step's pile shows the last play whole, as the live table does
+  // (it showed the top card alone): the record's events up to the step say it
+  if (ctl.replay && st.lastPlay === undefined) {
+    st.lastPlay = ctl.eventsSoFar().reverse().find((ev) => ev.type === "played") || null;
+  }
   const hand = v.hand || [];
   st.sel = st.sel.filter((c) => hand.includes(c));
   if (v.turn !== ctl.seat()) st.picker = false;

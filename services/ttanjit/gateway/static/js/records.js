@@ -6,7 +6,7 @@
 import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
-import { GAMES, botName, placeText, josa, signed } from "./state.js";
+import { GAMES, botName, placeText, josa, signed, boardLine } from "./state.js";
 import * as identity from "./identity.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
@@ -156,9 +156,10 @@ export async function showBoard(root, game) {
   const mine = b.me ? (b.me.rank
     ? `내 순위: ${b.me.rank}위 (${b.me.display.toLocaleString("ko-KR")})`
     : `${b.me.needs}판 더 하면 순위에 올라요 (지금 ${b.me.display.toLocaleString("ko-KR")}).`) : "";
+  const [who, rank] = boardLine(b, mine);
   mount(root, h("section.page.board", {},
     h("h1", {}, "순위"), tabs("board", game),
-    h("p.muted", {}, `${b.min_games}판 이상 한 사람 ${b.players}명의 순위 · `, h("strong.my-rank", {}, mine)),
+    h("p.muted.board-note", {}, who, rank ? [" · ", h("strong.my-rank", {}, rank)] : null),
     rows.length ? h("table.board-table", {},
       h("thead", {}, h("tr", {}, h("th.num", {}, "순위"), h("th", {}, "닉네임"), h("th.num", {}, "레이팅"), h("th.num", {}, "판수"))),
       h("tbody", {}, rows)) : h("p.muted", {}, "아직 순위에 오른 사람이 없어요."),
@@ -277,7 +278,8 @@ export async function showReplay(root, gid, seat = null, at = 0) {
     button("멈춤", stop, { dataset: { act: "pause" } }),
     markSel, seatSel, pos);
   function draw() {
-    pos.textContent = `${ctl.i + 1} / ${n}`;
+    // step 0 is the deal, step k the k-th input of n - 1
+    pos.textContent = ctl.i === 0 ? `처음 · 0 / ${n - 1}` : `${ctl.i} / ${n - 1}`;
     pos.dataset.step = String(ctl.i);
     if (markSel) {
       const cur = [...doc.marks].reverse().find((m) => m <= ctl.i) ?? 0;

@@ -63,8 +63,18 @@ function roomView(room) {
       isHost ? button("시작", () => send({ type: "room_start" }, ["matched"]),
         { class: "primary", dataset: { act: "start" }, disabled: room.game !== "hakka" && members.length < 2,
           title: room.game !== "hakka" && members.length < 2 ? "봇을 넣거나 친구를 기다려 주세요" : null }) : null),
+    isHost ? startNote(room, members.length, empty) : null,
     h("a.rules-link", { href: `#/rules/${room.game}` }, `${meta?.name || ""} 규칙`),
   );
+}
+
+/** Who plays if the host starts now: empty seats are not dealt in (하카 카드
+ * fills them with 보통 bots), so a 4-seat room with one bot is a game of two. */
+function startNote(room, seated, empty) {
+  if (empty <= 0) return null;
+  if (room.game === "hakka") return h("p.muted.start-note", {}, `지금 시작하면 빈자리 ${empty}개는 봇(${LEVELS.normal})이 채워요.`);
+  if (seated < 2) return null; // 시작 is off and its title says why
+  return h("p.muted.start-note", {}, `지금 시작하면 빈자리 ${empty}개는 빼고 ${seated}명이 해요.`);
 }
 
 function hostControls(room, empty) {

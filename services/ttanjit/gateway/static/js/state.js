@@ -96,3 +96,10 @@ export function progressText(g) {
   } else if (Array.isArray(g.cards)) where = `남은 카드 ${g.cards.join("·")}`;
   return [paused, where].filter(Boolean).join(" · ");
 }
+
+/** 순위's line over the table: who is ranked, then my place (or what I
+ * still need). With nobody ranked yet it says how to get on, not "0명의 순위". */
+export function boardLine(b, mine) {
+  const who = b.players ? `${b.min_games}판 이상 한 사람 ${b.players}명의 순위` : `${b.min_games}판 이상 하면 순위에 올라요.`;
+  return mine ? [who, mine] : [who];
+}

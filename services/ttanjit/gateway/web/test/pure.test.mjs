@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 
 import { effectText } from "../../static/js/onecard_text.js";
 import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter } from "../../static/js/cards.js";
-import { placeText, josa, num, signed, scoreText, progressText } from "../../static/js/state.js";
+import { placeText, josa, num, signed, scoreText, progressText, boardLine } from "../../static/js/state.js";
 
 test("One Card preview adds up the attack strengths the view carries", () => {
   const view = { hand: ["2H", "2C", "5S"], pending: 0, attack: { "2H": 2, "2C": 2 } };
@@ -97,4 +97,12 @@ test("the 관전 list says a game every player left is waiting (RULES.md 4), not
   assert.equal(progressText({ cards: [7, 6, 6] }), "남은 카드 7·6·6");
   assert.equal(progressText({ cards: [7, 6, 6], paused: true }), "멈춤 (모두 연결 끊김) · 남은 카드 7·6·6");
   assert.equal(progressText({}), "");
+});
+
+test("순위 says how to get on when nobody is ranked yet (it said \"0명의 순위\")", () => {
+  assert.deepEqual(boardLine({ min_games: 3, players: 0 }, ""), ["3판 이상 하면 순위에 올라요."]);
+  assert.deepEqual(boardLine({ min_games: 3, players: 0 }, "2판 더 하면 순위에 올라요 (지금 1,500)."),
+    ["3판 이상 하면 순위에 올라요.", "2판 더 하면 순위에 올라요 (지금 1,500)."]);
+  assert.deepEqual(boardLine({ min_games: 3, players: 12 }, "내 순위: 4위 (1,612)"),
+    ["3판 이상 한 사람 12명의 순위", "내 순위: 4위 (1,612)"]);
 });
