@@ -1,7 +1,14 @@
 """What a player does in the web client, as Playwright steps: sign in, find a
 game, and play each game by clicking the way a person would (the client
 never highlights playable cards, so a One Card player tries a card and reads
-the refusal, as the seed page says people do)."""
+the refusal, as the seed page says people do).
+
+The helpers expect a page made by conftest's ``new_page``: its context has
+``ttanjit.anim`` = ``fast`` in localStorage (the waits here allow for quick
+animations only), :data:`FRAME_LOG` installed before the client loads
+(``JS_STAMP`` and :func:`assert_update_frames_only` read ``window.__frames``),
+the ko-KR locale (the texts compared are the client's Korean), and a 20 s
+default timeout (most waits here give none of their own)."""
 
 from __future__ import annotations
 
