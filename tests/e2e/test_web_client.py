@@ -78,7 +78,6 @@ def test_lobby_rules_and_360px_layout(new_page: Any) -> None:
             shot(page, "rules-onecard-360")
 
 
-@pytest.mark.timeout(420)  # the game may take 300 s (below)
 def signed(n: int) -> str:
     """A score change as the client writes it (state.js ``signed``)."""
     return f"+{n}" if n > 0 else f"\u2212{-n}" if n < 0 else "\u00b10"
@@ -89,6 +88,7 @@ def blocked(console: list[str]) -> list[str]:
     return [t for t in console if "vibrate" in t or "AudioContext" in t]
 
 
+@pytest.mark.timeout(420)  # the game may take 300 s (below)
 def test_onecard_full_game_with_reload_and_drop(new_page: Any) -> None:
     """A whole One Card game against a bot, to the results, by clicking; a
     page reload and a dropped connection in the middle lose nothing. The
