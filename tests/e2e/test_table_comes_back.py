@@ -405,20 +405,30 @@ def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> 
     page.wait_for_selector(".game-card")
 
 
-def test_a_new_tab_says_where_its_log_begins(new_page: Any) -> None:
-    """Defect (trials): a One Card table opened in a new tab showed an empty
-    log, and one back after a resume that could not replay ended at the
-    player's own last move, as if nothing had happened since. The log is
-    built from events: it says once where what this tab saw begins."""
+def test_a_new_tab_shows_the_games_last_moves_in_its_log(new_page: Any) -> None:
+    """A One Card table opened in a new tab showed an empty log, then (a
+    mend) only "… 이 창에서는 지금부터 진행을 보여요.": the moves before it
+    were not there. The whole view brings the seat's last events
+    (``recent``), so the new tab's log has the moves the first tab logged,
+    and nothing is said to be skipped while the game is young enough."""
     page = new_page(width=390, height=844)
     sign_in(page, "새탭로그")
     gid = quick_match(page, "onecard", seats=2)
+    deadline = time.monotonic() + 60
+    while page.evaluate("() => window.ttanjit.game.gameSeq") < 4:  # a few moves by both
+        assert time.monotonic() < deadline, "the game did not move"
+        if onecard_my_turn(page):
+            onecard_play_turn(page)
+        page.wait_for_timeout(100)
+    read = f"() => JSON.parse(sessionStorage.getItem('ttanjit.log.{gid}') || '[]').map((l) => l.text)"
+    first = page.evaluate(read)
+    assert len(first) >= 2, first
     tab = page.context.new_page()  # the same player, a tab of its own: takes the table over
     tab.goto(page.url.split("#")[0] + f"#/game/{gid}")
     tab.wait_for_selector('section.table[data-game="onecard"] .oc-log li', timeout=20_000)
-    log = tab.evaluate(f"() => JSON.parse(sessionStorage.getItem('ttanjit.log.{gid}') || '[]')")
-    assert log and log[0]["text"] == "… 이 창에서는 지금부터 진행을 보여요.", log  # once, first
-    assert sum(1 for e in log if e.get("kind") == "gap") == 1, log
+    log = tab.evaluate(read)
+    assert log[:len(first)] == first, (log, first)  # what the first tab saw, then what came since
+    assert not any(t.startswith("…") for t in log), log
     tab.close()
 
 
@@ -637,3 +647,16 @@ def test_a_reload_that_missed_nothing_adds_no_gap_to_the_log(new_page: Any) -> N
     page.evaluate("""v => { window.__ctl.tableState = {};
       window.__mod.onWholeView(window.__ctl, {view: v, game_seq: 9, resync: true}); }""", v)
     assert page.evaluate(texts)[-1] == "… 이 창에서 보지 못한 진행은 건너뛰었어요."
+    # a whole view brings the seat's last events (`recent`): those it had
+    # not logged are added; a gap line only where they do not reach back
+    page.evaluate("""v => { window.__ctl.tableState = {};
+      const ev = (s, type) => ({game_seq: s, t: s * 1000, event: {type, seat: 1}});
+      window.__mod.onWholeView(window.__ctl, {view: v, game_seq: 11, resync: true,
+        recent: [ev(8, 'passed'), ev(9, 'passed'), ev(10, 'passed'), ev(11, 'passed')]}); }""", v)
+    assert page.evaluate(texts)[-3:] == ["… 이 창에서 보지 못한 진행은 건너뛰었어요."] + [
+        "봇2 (어려움): 카드가 없어 넘겼어요."] * 2  # 10 and 11, once each, no second gap line
+    before = page.evaluate(texts)
+    page.evaluate("""v => { window.__ctl.tableState = {};
+      window.__mod.onWholeView(window.__ctl, {view: v, game_seq: 12, resync: true,
+        recent: [{game_seq: 12, t: 1, event: {type: 'passed', seat: 1}}]}); }""", v)
+    assert page.evaluate(texts) == before + ["봇2 (어려움): 카드가 없어 넘겼어요."]  # reaches back: no gap

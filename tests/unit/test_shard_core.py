@@ -174,6 +174,30 @@ def test_sequences_are_gapless_and_sync_never_skips(game: str) -> None:
         assert orjson.loads(h.sync(pid, bl.seq, 0))["events"] == []
 
 
+@pytest.mark.parametrize("game", _games())
+def test_a_resync_view_brings_the_seats_last_events_for_a_log(game: str) -> None:
+    """docs/protocol.md 2 ``recent``: a whole view asked with ``recent: N``
+    carries the subscriber's last N events exactly as they were pushed to it
+    (so filtered for its seat: nothing another seat holds), in order; a
+    sync that returns events, or one that asks for none, carries no
+    ``recent``."""
+    sent: dict[str | None, list[dict]] = {}
+
+    def check(h: HostedGame, out: Applied) -> None:
+        for pid, part in parts_of(h.game_id, out).items():
+            sent.setdefault(pid, []).extend(part["events"])
+    h, _ = play(game, 8, moves=60, check=check)
+    for pid, items in sent.items():
+        got = orjson.loads(h.sync(pid, -1, 0, recent=5))
+        assert got["resync"] is True and got["recent"] == items[-5:], pid
+        seat = None if pid is None else h.players[pid]
+        assert got["view"] == h.engine.view(seat)
+        assert "recent" not in orjson.loads(h.sync(pid, -1, 0))
+        assert "recent" not in orjson.loads(h.sync(pid, h.backlogs[pid].seq - 2, 0, recent=5))
+    # the events of another seat's view differ: each got its own (a drawn card is seen by its drawer only)
+    assert len({orjson.dumps(v) for v in sent.values()}) > 1
+
+
 def test_refused_input_changes_nothing_and_dedup_replays_reply() -> None:
     game = _games()[0]
     h, _ = play(game, 3, moves=5)

@@ -72,6 +72,9 @@ _H64 = struct.Struct("!BBQ").pack
 
 # one NATS request to a game's owner shard before asking again (failover)
 ATTEMPT_S = 0.5
+# a whole view asks for the seat's last events too, as many as a One Card log
+# shows (docs/protocol.md 2 `recent`)
+RECENT_EVENTS = 30
 
 log = logging.getLogger("ttanjit.gateway")
 NICKNAME_S = 1.0  # a hello waits this long at most for the nickname as last set
@@ -298,7 +301,8 @@ class Gateway:
         """The shard's sync for the session's game: events after
         ``last_seq`` or a resync view (``None`` = ask for a view)."""
         data = orjson.dumps({"player": s.player, "gw": self.id,
-                             "last_seq": -1 if last_seq is None else last_seq})
+                             "last_seq": -1 if last_seq is None else last_seq,
+                             "recent": RECENT_EVENTS})
         for i, delay in enumerate((0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0)):  # rides out a failover
             try:
                 msg = await self.replies.request(self.subjects.sync(s.game_id), data,

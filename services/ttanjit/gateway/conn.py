@@ -341,6 +341,8 @@ class Connection:
         else:
             frame = {"type": "view", "game_id": gid, "game_seq": gs, "view": view,
                      "resync": resync}
+            if reply.get("recent"):  # the seat's last events, for a log (not to apply)
+                frame["recent"] = reply["recent"]
         if reply.get("deadline"):
             frame["deadline"] = _deadline(reply["deadline"])
         await self.send(frame, game_seq=gs, view=frame["type"] == "view")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -344,10 +345,13 @@ class HostedGame:
 
     # -- sync / resume -----------------------------------------------------
     def sync(self, player: str | None, last_seq: int, server_ms: int,
-             t_now: int | None = None) -> bytes:
+             t_now: int | None = None, recent: int = 0) -> bytes:
         """Everything after ``last_seq`` or a resync view (docs/protocol.md 2),
         as JSON bytes. ``t_now``: the game's clock now (the deadline's
-        remaining time counts from it; default: the last input's ``t``)."""
+        remaining time counts from it; default: the last input's ``t``).
+        ``recent``: a resync view also carries up to that many of the
+        subscriber's last events (``recent``, from its backlog: filtered for
+        its seat as they were sent), for the log of a tab that never saw them."""
         bl = self.backlogs[player]
         seat = None if player is None else self.players[player]
         out: JSON = {"game": self.game_id, "seq": bl.seq,
@@ -363,6 +367,10 @@ class HostedGame:
             return head + b',"events":[' + events + b"]}"
         else:
             out["resync"] = True
+            if recent > 0 and bl.frames:
+                head = orjson.dumps(out)[:-1]
+                kept = islice(bl.frames, max(0, len(bl.frames) - recent), None)
+                return head + b',"recent":[' + b",".join(data for _, data in kept) + b"]}"
         return orjson.dumps(out)
 
     # -- summary -------------------------------------------------------------

@@ -66,6 +66,7 @@ log = logging.getLogger("ttanjit.shard")
 
 FINISHED_KEEP_S = 30.0  # a finished game answers sync this long, then goes
 CMD_ID_MAX = 64
+MAX_RECENT = 64  # the most past events a resync view carries (sync's `recent`)
 SKIP_FOR_BOTS = ("resume", "one_card")
 ASK_MARGIN_S = 0.2  # a bot request waits its budget plus this, then is asked again
 HEDGE_S = 1.0  # no reply this long: the same request once more (first reply wins)
@@ -340,22 +341,23 @@ class Room:
             gw = req.get("gw")
             if isinstance(gw, str) and gw:
                 self.routes[player] = gw
-        last = req.get("last_seq", 0)
-        if not isinstance(last, int) or isinstance(last, bool):
+        last, recent = req.get("last_seq", 0), req.get("recent", 0)
+        if any(not isinstance(x, int) or isinstance(x, bool) for x in (last, recent)):
             return self.out.reply(msg, refusal("bad_request"))
+        recent = max(0, min(recent, MAX_RECENT))
         if self.pending or self.flushing:  # answer only with durable events
-            self.shard.spawn(self._sync_later(msg, player, last))
+            self.shard.spawn(self._sync_later(msg, player, last, recent))
             return None
         return self.out.reply(msg, self.hosted.sync(player, last, wall_ms(),
-                                                    self.now_t(self.loop.time())))
+                                                    self.now_t(self.loop.time()), recent))
 
-    async def _sync_later(self, msg: Msg, player: str | None, last: int) -> None:
+    async def _sync_later(self, msg: Msg, player: str | None, last: int, recent: int) -> None:
         await self.idle.wait()
         if self.gone:  # its last events may never have been durable here
             self.out.reply(msg, refusal("game_unavailable"))
         else:
             self.out.reply(msg, self.hosted.sync(player, last, wall_ms(),
-                                                 self.now_t(self.loop.time())))
+                                                 self.now_t(self.loop.time()), recent))
 
     # ======================================================================
     # write-ahead, then publish

@@ -206,17 +206,32 @@ async function pressOneCard(ctl) {
 }
 
 /** The log is built from events: a whole view (a new tab, a resume that
- * could not replay) skips some, and the log says so once, not the moves it
- * never saw. */
+ * could not replay) skips some. It brings the seat's last events
+ * (`recent`, docs/websocket.md `view`), so the log shows those; where even
+ * they do not reach back to what this tab logged last, it says so once. */
 export function onWholeView(ctl, f) {
   if (f.view?.finished || ctl.replay) return;
   const st = ctl.tableState;
   if (!st.log) st.log = logSoFar(ctl);
+  const seq = typeof f.game_seq === "number" ? f.game_seq : null;
+  const had = store.get(`logseq.${ctl.id}`, -1); // the last event this tab logged (-1: none)
   // a reload that missed nothing: the log already ends at the view's last event
-  if (typeof f.game_seq === "number" && store.get(`logseq.${ctl.id}`, -1) >= f.game_seq) return;
-  if (typeof f.game_seq === "number") store.set(`logseq.${ctl.id}`, f.game_seq);
-  if (st.log[st.log.length - 1]?.kind === "gap") return;
-  addLog(ctl, st.log.length ? "… 이 창에서 보지 못한 진행은 건너뛰었어요." : "… 이 창에서는 지금부터 진행을 보여요.", "gap");
+  if (seq !== null && had >= seq) return;
+  if (seq !== null) store.set(`logseq.${ctl.id}`, seq);
+  const recent = (f.recent || []).filter((e) => e.game_seq > had && (seq === null || e.game_seq <= seq));
+  // missed: what lies between the log's end and the first event brought (a
+  // new game's first event is game_seq 1)
+  const from = recent.length ? recent[0].game_seq : (seq ?? Infinity) + 1;
+  if (from > Math.max(had, 0) + 1 && st.log[st.log.length - 1]?.kind !== "gap") {
+    addLog(ctl, st.log.length ? "… 이 창에서 보지 못한 진행은 건너뛰었어요."
+      : recent.length ? "… 그 앞의 진행은 건너뛰었어요." : "… 이 창에서는 지금부터 진행을 보여요.", "gap");
+  }
+  const name = (s) => seatName(ctl, s);
+  for (const e of recent) {
+    const line = e.event && logLine(e.event, name, ctl.seat());
+    if (line) addLog(ctl, line.text, line.kind);
+    if (e.event?.type === "played") st.lastPlay = { cards: e.event.cards }; // the pile shows it whole
+  }
 }
 
 /** A live table's log is what this tab saw, kept for a reload; a replay's is
