@@ -85,8 +85,10 @@ def test_a_replay_seen_from_another_seat_is_not_mine(new_page: Any, file: str, g
         v.update(turn=0, pending=0)
     render(page, file, game, v)
     assert any("(나)" in t for t in page.locator(name).all_inner_texts())  # live: my seat
+    # the crafted table becomes a replay's (records.js ReplayCtl: the
+    # record's events up to the step shown, none here)
     page.evaluate("() => { window.__ctl.replay = true; window.__ctl.doc = {my_seat: 2}; "
-                  "window.__ctl.render(); }")
+                  "window.__ctl.eventsSoFar = () => []; window.__ctl.render(); }")
     assert not any("(나)" in t for t in page.locator(name).all_inner_texts())
     assert page.locator('[data-act="draw"], [data-act="play"], [data-act="one_card"]').count() == 0
     if game == "onecard":  # no turn of its own: no hint to pick, no card to press
