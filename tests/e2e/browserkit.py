@@ -343,7 +343,7 @@ def hakka_act(page: Any) -> str:
 
 
 # -- a table drawn from a view the real engine made ---------------------------------
-NAMES = ["나", "봇2 (어려움)", "봇3 (어려움)", "봇4 (어려움)", "봇5 (어려움)"]
+NAMES = ["나"] + [f"봇{i} (어려움)" for i in range(2, 11)]  # up to ten seats (줄줄이 벌점)
 
 # Render a table module into #app with a stand-in controller (no sign-in, so
 # no lobby screen re-renders over it).

@@ -41,11 +41,13 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
     row = fan.locator(f'.live tr[data-game-id="{gid}"]')
     row.wait_for(timeout=30_000)  # the list refreshes itself
     assert "보여주는이" in row.inner_text() and "봇 1" in row.inner_text()
-    # on a phone only the players column may wrap: 관전, the progress and the
-    # button stay on one line each (they broke into 관 / 전)
+    # on a phone only the players column may wrap: 관전 and the button stay
+    # on one line each (they broke into 관 / 전); the progress rides under
+    # the players (a column of its own pushed 관전 off-screen: trial finding)
     fan.set_viewport_size({"width": 390, "height": 844})
     lines = fan.evaluate("""gid => [...document.querySelectorAll('.live th'),
         ...document.querySelectorAll(`.live tr[data-game-id="${gid}"] td:not(:nth-child(2))`)]
+        .filter((e) => e.getClientRects().length)  // shown at this width
         .map((e) => {
           const walk = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
           const tops = new Set();
@@ -57,6 +59,7 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
         })
         .filter(([text]) => text.trim())""", gid)
     assert all(n == 1 for _, n in lines), [x for x in lines if x[1] != 1]
+    assert "남은 카드" in row.locator(".prog.under").inner_text()
     shot(fan, "live-list")
     fan.set_viewport_size({"width": 1000, "height": 800})
     row.locator('[data-act="watch"]').click()
@@ -91,8 +94,61 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
     assert len([f for f in got if f["dir"] == "out" and f["type"] == "spectate"]) == 1, got
     assert assert_update_frames_only(player, gid) > 0
     shot(fan, "spectate")
+    # 로비로 sits at the bar's end, also once the note pushes it onto a line
+    # of its own on a phone (it went to that line's start: trial finding)
+    for width in (1000, 390):
+        fan.set_viewport_size({"width": width, "height": 844})
+        bar = fan.locator(".watch-bar").bounding_box()
+        lobby = fan.locator('.watch-bar [data-act="lobby"]').bounding_box()
+        assert bar and lobby and abs((lobby["x"] + lobby["width"]) - (bar["x"] + bar["width"])) < 2, (width, bar, lobby)
+    fan.set_viewport_size({"width": 1000, "height": 800})
     fan.locator('.watch-bar [data-act="lobby"]').click()
     fan.wait_for_selector(".game-card")
     player.wait_for_selector('.watchers[data-count="0"]', state="attached")
     assert not player.locator(".watchers").is_visible()
     player.evaluate("id => window.ttanjit.net.action(id, {type: 'leave'})", gid)
+    # watched to its end (the bot plays the seat out): the bar says the game
+    # is over and leaves 로비로 to the result (it said "관전 중" beside two
+    # 로비로 buttons: trial nitpick)
+    fan.evaluate(f"() => {{ location.hash = '#/watch/{gid}'; }}")
+    fan.wait_for_selector(f'section.page.watch[data-game-id="{gid}"][data-finished="true"] section.results',
+                          timeout=90_000)
+    assert fan.locator(".watch-bar .badge.live").inner_text() == "끝난 게임"
+    assert fan.locator('.watch-bar [data-act="lobby"]').is_hidden()
+    assert fan.locator('.page.watch [data-act="lobby"]:visible').count() == 1
+    fan.locator('section.results [data-act="lobby"]').click()
+    fan.wait_for_selector(".game-card")
+
+
+def test_the_live_list_fits_a_phone(new_page: Any) -> None:
+    """Trial finding (390×844): with games every player had left ("멈춤 (모두
+    연결 끊김) · 1/3판") the 관전 list was 512 px wide in a 370 px box, 관전
+    and its button off-screen, and names broke mid-word ("벌점1 / 8b"). The
+    list as ``GET /api/live`` gives it (docs/websocket.md 1.2), answered here
+    with such games: it fits, each name whole, each game's progress shown."""
+    page = new_page(width=390, height=844)
+    games = [
+        {"game_id": f"g{i:011d}", "game": game, "seats": seats, "spectators": i,
+         "players": [{"seat": 0, "nickname": f"오래된닉네임{i}"}],
+         "bots": [{"seat": s, "level": "normal"} for s in range(1, seats)], "paused": True, **more}
+        for i, (game, seats, more) in enumerate([
+            ("penalty_rows", 5, {"round": 1, "rounds": 3}), ("hakka", 4, {"round": 2}),
+            ("onecard", 2, {"cards": [6, 5]}), ("penalty_rows", 10, {"round": 3, "rounds": 5})])]
+    page.route("**/api/live", lambda route: route.fulfill(json={"games": games}))
+    sign_in(page, "목록보기")
+    page.wait_for_selector(f'.live tr[data-game-id="{games[-1]["game_id"]}"]')
+    box = page.locator(".live").bounding_box()
+    assert box is not None
+    for g in games:
+        row = page.locator(f'.live tr[data-game-id="{g["game_id"]}"]')
+        button = row.locator('[data-act="watch"]').bounding_box()
+        assert button and button["x"] + button["width"] <= box["x"] + box["width"], (g, button, box)
+        assert row.locator(".prog.under").inner_text().startswith("멈춤 (모두 연결 끊김)")
+        who = row.locator(".who")
+        assert who.evaluate("""e => { const r = document.createRange(); r.selectNodeContents(e);
+          const s = e.textContent.indexOf('오래된닉네임');
+          r.setStart(e.firstChild, s); r.setEnd(e.firstChild, s + '오래된닉네임'.length + 1);
+          return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size; }""") == 1
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+    page.locator(".live").scroll_into_view_if_needed()
+    shot(page, "live-list-phone")

@@ -141,24 +141,32 @@ def test_penalty_rows_phone_dock(new_page: Any) -> None:
     shot(page, "penalty-rows-360")
 
 
-def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any) -> None:
-    """Trial findings (390×844, four at the table): the fourth row started
-    behind the dock, out of sight until a scroll, and again once seats had
-    taken rows. A phone's row is one card high now, its name and 장/벌점
-    beside the cards, and a seat's cards taken ride on its 벌점 line: all
-    four rows, the hand and the confirm button show at once."""
+@pytest.mark.parametrize("n", [4, 5, 10])
+def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any, n: int) -> None:
+    """Trial findings (390×844): with four at the table the fourth row
+    started behind the dock, out of sight until a scroll, and again once
+    seats had taken rows; with five (quick match's table) three lines of
+    seats hid 4번 줄 again. A phone's row is one card high, its name and
+    장/벌점 beside the cards, a seat's cards taken ride on its 벌점 line, and
+    five or more seats are one strip swiped sideways, mine first: all four
+    rows, the hand and the confirm button show at once."""
     page = new_page(width=390, height=844)
-    v = engine_view("penalty_rows", 4)
+    v = engine_view("penalty_rows", n, seed=4)
     # later in a round (trial finding: a line "가져간 카드 N장" per seat
     # that took a row pushed 4번 줄 17–45 px under the dock): every seat has
     # taken cards, with two- and three-digit penalties, the hand still 9 cards
-    v.update(hand=v["hand"][:9], taken=[[3, 13, 27, 45], [5, 8], [66, 70, 91], [11] * 10],
-             round_penalties=[23, 5, 17, 31], penalties=[88, 45, 61, 120])
-    render(page, "penalty", "penalty_rows", v)
+    taken = [[3, 13, 27, 45], [5, 8], [66, 70, 91], [11] * 10]
+    v.update(hand=v["hand"][:9], taken=[taken[i % 4] for i in range(n)],
+             round_penalties=[[23, 5, 17, 31][i % 4] for i in range(n)],
+             penalties=[[88, 45, 61, 120][i % 4] for i in range(n)])
+    render(page, "penalty", "penalty_rows", v, seat=n - 1)  # the last seat: mine shows first
+    me = page.locator(".pr-player.me").bounding_box()
+    assert me is not None and me["x"] >= 0 and me["x"] + me["width"] <= 390, me
     assert page.evaluate("() => window.scrollY") == 0
     assert page.evaluate("""() => [...document.querySelectorAll('.pr-player .pen')].every(
       (e) => e.scrollWidth <= e.clientWidth + 1)"""), page.locator(".pr-player").all_inner_texts()
     assert "(10장)" in page.locator('.pr-player[data-seat="3"]').inner_text()
+    assert page.locator(".pr-player").count() == n
     dock = page.evaluate("() => document.querySelector('.pr-dock').getBoundingClientRect().top")
     for row in range(1, 5):
         box = page.locator(f'.pr-row[data-row="{row}"]').bounding_box()
@@ -167,7 +175,7 @@ def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any) -> None
         assert info is not None and info["height"] < 20, info  # "1장 · 벌점 2" on one line
     assert in_viewport(page, '[data-act="confirm"]')
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
-    shot(page, "penalty-rows-390")
+    shot(page, f"penalty-rows-390-{n}")
 
 
 @pytest.mark.parametrize("game,file", [("onecard", "onecard"), ("hakka", "hakka"),
@@ -429,6 +437,15 @@ def test_a_new_tab_shows_the_games_last_moves_in_its_log(new_page: Any) -> None:
     log = tab.evaluate(read)
     assert log[:len(first)] == first, (log, first)  # what the first tab saw, then what came since
     assert not any(t.startswith("…") for t in log), log
+    # the first tab, replaced, is inert until taken back, and its top bar
+    # stays one line on a phone (its table still offered moves, the bar wrapped)
+    page.wait_for_selector('#net[data-state="replaced"]')
+    assert page.evaluate("() => getComputedStyle(document.querySelector('section.table')).pointerEvents") == "none"
+    page.locator(".hand .card").first.click(force=True)  # a tap lands on nothing that acts
+    assert page.locator(".hand .card.selected, .hand .card[aria-pressed='true']").count() == 0
+    assert page.locator("#use-here").is_visible()
+    bar = page.locator(".topbar").bounding_box()
+    assert bar is not None and bar["height"] <= 50, bar
     tab.close()
 
 

@@ -52,7 +52,9 @@ export function render(ctl, root) {
     v.phase === "select" && !v.finished ? timerEl(ctl, v.deadline, v.select_ms) : null,
   ]);
 
-  const players = h("ol.pr-players", {}, (v.seats || []).map((s) => h("li.pr-player", {
+  // five or more at the table: one strip of seats on a phone (app.css), so
+  // the four rows stay above the dock (three lines of seats hid 4번 줄)
+  const players = h("ol.pr-players", { class: (v.seats || []).length > 4 ? "many" : "" }, (v.seats || []).map((s) => h("li.pr-player", {
     class: [s.seat === me ? "me" : "", v.confirmed?.[s.seat] ? "done" : ""].join(" "), dataset: { seat: s.seat } },
   h("span.name", {}, names[s.seat] || `${s.seat + 1}번`, meMark(ctl, s.seat)),
   v.confirmed?.[s.seat] && v.phase === "select" ? h("span.badge.ok", {}, "확정") : null,
@@ -60,9 +62,10 @@ export function render(ctl, root) {
   // the cards taken ride on the line they add to (a line of their own made
   // the boxes taller and pushed 4번 줄 under a phone's dock: trial finding)
   h("span.pen", { title: "이번 판 벌점 (가져간 카드 수) / 누적 벌점" },
-    `이번 판 ${v.round_penalties?.[s.seat] ?? 0}`,
-    (v.taken?.[s.seat] || []).length ? h("span.taken", { title: "이번 판에 가져간 카드" }, ` (${v.taken[s.seat].length}장)`) : null,
-    ` · 누적 ${v.penalties?.[s.seat] ?? 0}`))));
+    // no-break spaces: a narrow seat box breaks the line at " · " only
+    `이번 판\u00a0${v.round_penalties?.[s.seat] ?? 0}`,
+    (v.taken?.[s.seat] || []).length ? h("span.taken", { title: "이번 판에 가져간 카드" }, `\u00a0(${v.taken[s.seat].length}장)`) : null,
+    ` · 누적\u00a0${v.penalties?.[s.seat] ?? 0}`))));
 
   const rows = h("div.pr-rows", {}, (v.rows || []).map((r) => {
     const cards = r.cards.map((c) => (typeof c === "number" ? c : c.card));

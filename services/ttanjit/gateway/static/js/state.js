@@ -98,8 +98,10 @@ export function progressText(g) {
 }
 
 /** 순위's line over the table: who is ranked, then my place (or what I
- * still need). With nobody ranked yet it says how to get on, not "0명의 순위". */
+ * still need). With nobody ranked yet it says how to get on (not "0명의
+ * 순위"), and only once: what I still need says it for me. */
 export function boardLine(b, mine) {
-  const who = b.players ? `${b.min_games}판 이상 한 사람 ${b.players}명의 순위` : `${b.min_games}판 이상 하면 순위에 올라요.`;
+  if (!b.players) return [mine || `${b.min_games}판 이상 하면 순위에 올라요.`];
+  const who = `순위에 오른 사람 ${b.players}명 (${b.min_games}판 이상)`;
   return mine ? [who, mine] : [who];
 }

@@ -37,15 +37,18 @@ export function liveBox() {
 function liveTable(games) {
   if (!games.length) return h("p.muted", {}, "지금 진행 중인 게임이 없어요.");
   return h("table", {},
-    h("thead", {}, h("tr", {}, h("th", {}, "게임"), h("th", {}, "참가자"), h("th", {}, "진행"),
+    h("thead", {}, h("tr", {}, h("th", {}, "게임"), h("th", {}, "참가자"), h("th.prog-col", {}, "진행"),
       h("th.num", {}, "관전"), h("th", {}, ""))),
     h("tbody", {}, games.map((g) => {
       const humans = (g.players || []).map((p) => p.nickname || `${p.seat + 1}번`);
       const bots = typeof g.seats === "number" ? g.seats - humans.length : 0;
       return h("tr", { dataset: { gameId: g.game_id, game: g.game } },
         h("td", {}, GAMES[g.game]?.name || g.game),
-        h("td", {}, humans.join(", ") + (bots > 0 ? ` + 봇 ${bots}` : "")),
-        h("td", {}, progressText(g)),
+        // on a phone the progress rides under the players (app.css): a
+        // column of its own ("멈춤 (모두 연결 끊김) · 1/3판") pushed 관전 off-screen
+        h("td", {}, h("span.who", {}, humans.join(", ") + (bots > 0 ? ` + 봇 ${bots}` : "")),
+          h("span.prog.under", {}, progressText(g))),
+        h("td.prog-col", {}, progressText(g)),
         h("td.num", {}, `${g.spectators || 0}명`),
         h("td", {}, button("관전", () => watch(g), { class: "small", dataset: { act: "watch" } })));
     })));
@@ -141,7 +144,6 @@ class WatchCtl extends GameController {
         h("div.watch-bar", { role: "status" },
           h("span.badge.live", {}, "관전 중"),
           h("span.watch-note", {}, "모두에게 보이는 것만 보여요 (손패는 보이지 않아요)."),
-          h("span.spacer"),
           button("로비로", () => this.done(), { class: "small", dataset: { act: "lobby" } })),
         box);
       mount(this.root, page);
@@ -149,7 +151,11 @@ class WatchCtl extends GameController {
     this.table.render(this, box);
     this.showWatchers();
     clock.refreshTimers(); // the same countdowns as the players see
-    if (this.view.finished) page.dataset.finished = "true";
+    if (this.view.finished && !page.dataset.finished) {
+      // over: the bar says so, and the result's own 로비로 is the way out (app.css)
+      page.dataset.finished = "true";
+      page.querySelector(".watch-bar .badge.live").textContent = "끝난 게임";
+    }
   }
 }
 
