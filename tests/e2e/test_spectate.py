@@ -144,7 +144,7 @@ def test_the_live_list_fits_a_phone(new_page: Any) -> None:
         button = row.locator('[data-act="watch"]').bounding_box()
         assert button and button["x"] + button["width"] <= box["x"] + box["width"], (g, button, box)
         assert row.locator(".prog.under").inner_text().startswith("멈춤 (모두 연결 끊김)")
-        who = row.locator(".who")
+        who = row.locator(".live-who")
         assert who.evaluate("""e => { const r = document.createRange(); r.selectNodeContents(e);
           const s = e.textContent.indexOf('오래된닉네임');
           r.setStart(e.firstChild, s); r.setEnd(e.firstChild, s + '오래된닉네임'.length + 1);

@@ -35,7 +35,7 @@ function updateHeader() {
   document.getElementById("who").textContent = store.get("nickname", "") || "";
   const n = document.getElementById("net");
   n.dataset.state = net.state;
-  document.body.dataset.net = net.state; // replaced: the page is inert (app.css)
+  document.body.dataset.net = net.state; // replaced: its table plays nothing (app.css)
   n.textContent = { open: "연결됨", connecting: "연결 중…", closed: "다시 연결 중…", replaced: "다른 창에서 접속함", idle: "" }[net.state] || "";
   // another tab took this player over: this one waits until asked to go on
   // here (it takes the player back; the other tab then waits in turn)
