@@ -164,6 +164,11 @@ def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any, n: int)
     render(page, "penalty", "penalty_rows", v, seat=n - 1)  # the last seat: mine shows first
     me = page.locator(".pr-player.me").bounding_box()
     assert me is not None and me["x"] >= 0 and me["x"] + me["width"] <= 390, me
+    if n > 4:  # the strip stays where it was swiped to when the table redraws (it went back to the start)
+        at = page.evaluate("() => { const s = document.querySelector('.pr-players'); s.scrollLeft = 200;"
+                           " return s.scrollLeft; }")  # where the snap leaves it
+        page.evaluate("() => window.__ctl.render()")
+        assert at > 0 and page.evaluate("() => document.querySelector('.pr-players').scrollLeft") == at
     assert page.evaluate("() => window.scrollY") == 0
     assert page.evaluate("""() => [...document.querySelectorAll('.pr-player .pen')].every(
       (e) => e.scrollWidth <= e.clientWidth + 1)"""), page.locator(".pr-player").all_inner_texts()
@@ -448,6 +453,18 @@ def test_a_new_tab_shows_the_games_last_moves_in_its_log(new_page: Any) -> None:
     assert page.locator("#use-here").is_visible()
     bar = page.locator(".topbar").bounding_box()
     assert bar is not None and bar["height"] <= 50, bar
+    # nor does a key press act: it is refused here and not kept to send once
+    # the tab takes the player back (Enter on 1장 뽑기 queued a draw: trial finding)
+    sent = "() => (window.__frames || []).filter((f) => f.dir === 'out' && f.type === 'action').length"
+    before = page.evaluate(sent)
+    page.locator(".oc-actions button").first.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector('#refusal[data-code="replaced"]:not([hidden])')
+    assert "이 창에서 계속하기" in page.locator("#refusal").inner_text()
+    page.locator("#use-here").click()
+    page.wait_for_selector('#net[data-state="open"]')
+    page.wait_for_timeout(500)
+    assert page.evaluate(sent) == before
     tab.close()
 
 

@@ -7,6 +7,7 @@ import * as store from "./store.js";
 import { ensureToken } from "./identity.js";
 
 const PING_MS = 10_000;
+const REPLACED_MESSAGE = "다른 창에서 하고 있어요. 위의 '이 창에서 계속하기'를 누르면 여기서 이어서 해요.";
 
 export class Session extends EventTarget {
   constructor() {
@@ -179,6 +180,11 @@ export class Session extends EventTarget {
 
   /** A game action; resolves with the `result` or `error` frame. */
   action(gameId, action) {
+    // another tab holds the player: nothing is sent, nor kept to send when
+    // this tab takes the player back (a key press queued a move: trial finding)
+    if (this.state === "replaced") {
+      return Promise.resolve({ type: "error", code: "replaced", message: REPLACED_MESSAGE });
+    }
     this.cmdCounter += 1;
     const cmd_id = `c${Date.now().toString(36)}${this.cmdCounter}`;
     const frame = { type: "action", game_id: gameId, cmd_id, action };

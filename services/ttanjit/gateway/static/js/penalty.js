@@ -120,6 +120,9 @@ export function render(ctl, root) {
   const dockTimer = v.phase === "select" && !v.finished && !ctl.replay
     ? h("div.dock-timer", {}, "남은 시간 ", timerEl(ctl, v.deadline, v.select_ms)) : null;
   const mine = (v.hand || []).length > 0;
+  // the seat strip stays where it was swiped to: every update redraws it
+  // (it went back to the start at each 확정: trial finding)
+  const swiped = root.querySelector(".pr-players")?.scrollLeft || 0;
   mount(root, h("section.table.pr", { dataset: { game: "penalty_rows", phase: v.phase } },
     head, v.finished ? results(ctl, names) : null,
     v.phase === "intermission" && !v.finished ? roundSummary(ctl, names, false) : null,
@@ -131,6 +134,7 @@ export function render(ctl, root) {
     v.finished || (!mine && !dockTimer && !action) ? null : h("div.pr-dock", {},
       dockTimer, action, mine ? [h("h2.visually-hidden", {}, "내 손패"), hand] : null),
     log));
+  if (swiped) players.scrollLeft = swiped;
 }
 
 async function choose(ctl, card, row) {

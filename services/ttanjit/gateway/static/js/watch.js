@@ -46,7 +46,7 @@ function liveTable(games) {
         h("td", {}, GAMES[g.game]?.name || g.game),
         // on a phone the progress rides under the players (app.css): a
         // column of its own ("멈춤 (모두 연결 끊김) · 1/3판") pushed 관전 off-screen
-        h("td", {}, h("span.live-who", {}, humans.join(", ") + (bots > 0 ? ` + 봇 ${bots}` : "")),
+        h("td", {}, h("span.live-who", {}, humans.join(", "), bots > 0 ? [" ", h("span.bots", {}, `+ 봇 ${bots}`)] : null),
           h("span.prog.under", {}, progressText(g))),
         h("td.prog-col", {}, progressText(g)),
         h("td.num", {}, `${g.spectators || 0}명`),
