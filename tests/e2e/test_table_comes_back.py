@@ -461,6 +461,8 @@ def test_a_new_tab_shows_the_games_last_moves_in_its_log(new_page: Any) -> None:
     page.keyboard.press("Enter")
     page.wait_for_selector('#refusal[data-code="replaced"]:not([hidden])')
     assert "이 창에서 계속하기" in page.locator("#refusal").inner_text()
+    page.evaluate("() => document.querySelectorAll('.toast').forEach((t) => t.remove())")
+    shot(page, "replaced-tab")
     page.locator("#use-here").click()
     page.wait_for_selector('#net[data-state="open"]')
     page.wait_for_timeout(500)
