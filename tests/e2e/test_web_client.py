@@ -333,6 +333,8 @@ def test_client_previews_follow_the_rules(new_page: Any) -> None:
         append: pr.preview([25, 29, 31, 34], 35),
         sixth: pr.preview([25, 29, 31, 34, 35], 36),
         higher: pr.preview([46], 40),
+        higherText: pr.previewText(40, 2, pr.preview([46], 40), 46),
+        higherTwo: pr.previewText(40, 2, pr.preview([39, 46], 40), 46),
         twos: oc.effectText(['2H', '2C'], {hand: ['2H', '2C', '5S'], pending: 0,
                                            attack: {'2H': 2, '2C': 2}}),
         jokers: oc.effectText(['BJ', 'CJ'], {hand: ['BJ', 'CJ', '5S'], pending: 0,
@@ -346,5 +348,8 @@ def test_client_previews_follow_the_rules(new_page: Any) -> None:
     assert out["append"] == {"outcome": "append", "position": 5, "penalty": 0, "cards": 0}
     assert out["sixth"]["outcome"] == "sixth_card" and out["sixth"]["penalty"] == 7
     assert out["higher"]["outcome"] == "row_end_higher" and out["higher"]["penalty"] == 1
+    # one card is taken, not "1장을 모두" (trial nitpick); two are taken "모두"
+    assert out["higherText"] == "2번 줄 끝(46)이 40보다 커서 2번 줄 1장을 가져가요 (벌점 1)."
+    assert "2번 줄 2장을 모두 가져가요" in out["higherTwo"]
     assert "공격 4장" in out["twos"] and "공격 12장" in out["jokers"]
     assert (out["set"], out["run"], out["none"]) == ("set", "run", None)
