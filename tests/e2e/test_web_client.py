@@ -219,6 +219,8 @@ def test_penalty_rows_round(new_page: Any) -> None:
     v = view(page)
     me = v["seat"]
     assert f"{v['penalties'][me]}" in summary.inner_text()
+    mine = summary.locator("tr.me")  # my row stands out, "(나)" by my name (trial nitpick)
+    assert mine.count() == 1 and "(나)" in mine.inner_text()
     assert page.locator(".badge.end").first.inner_text().startswith("빠른")
     assert assert_update_frames_only(page, game_id) >= 10  # no sync: not after a pick, not after a reveal
     shot(page, "penalty-rows-round", full_page=True)

@@ -182,10 +182,11 @@ function roundSummary(ctl, names, final) {
   const v = ctl.view;
   return h("section.round-summary", { "aria-label": "판 결과" },
     h("h2", {}, final ? "마지막 판 결과" : `${v.round}판 결과 — 곧 다음 판을 시작해요`),
-    penaltyTable(v, names));
+    penaltyTable(ctl, names));
 }
 
-function penaltyTable(v, names) {
+function penaltyTable(ctl, names) {
+  const v = ctl.view;
   const order = (v.seats || []).map((s) => s.seat).filter((s) => seatPlays(v, s))
     .sort((a, b) => v.penalties[a] - v.penalties[b]);
   const low = Math.min(...order.map((s) => v.penalties[s]));
@@ -196,7 +197,9 @@ function penaltyTable(v, names) {
     h("tbody", {}, order.map((s, i) => {
       if (v.penalties[s] !== prev) { rank = i + 1; prev = v.penalties[s]; }
       const win = v.finished ? (v.winners || []).includes(s) : v.penalties[s] === low;
-      return h("tr", { class: win ? "win" : "" }, h("td", {}, `${rank}위`), h("td", {}, names[s] || `${s + 1}번`),
+      const me = meMark(ctl, s); // my row stands out (trial nitpick)
+      return h("tr", { class: [win ? "win" : "", me ? "me" : ""].join(" ") }, h("td", {}, `${rank}위`),
+        h("td", {}, names[s] || `${s + 1}번`, me),
         h("td.num", {}, String(v.round_penalties?.[s] ?? 0)), h("td.num", {}, String(v.penalties[s])));
     })));
 }
@@ -207,7 +210,7 @@ function results(ctl, names) {
   const title = v.ended_by === "time_cap" ? "45분이 지나 승자 없이 끝났어요" :
     w.length > 1 ? `공동 우승: ${w.map((s) => names[s] || `${s + 1}번`).join(", ")}` :
       w.length === 1 ? `우승: ${names[w[0]] || `${w[0] + 1}번`}` : "게임 결과";
-  return resultsPanel(ctl, [h("p.result-title", {}, title), penaltyTable(v, names)], "게임 결과");
+  return resultsPanel(ctl, [h("p.result-title", {}, title), penaltyTable(ctl, names)], "게임 결과");
 }
 
 // -- events: the reveal and the one-by-one placement --------------------------
