@@ -461,6 +461,9 @@ def test_a_new_tab_shows_the_games_last_moves_in_its_log(new_page: Any) -> None:
     page.keyboard.press("Enter")
     page.wait_for_selector('#refusal[data-code="replaced"]:not([hidden])')
     assert "이 창에서 계속하기" in page.locator("#refusal").inner_text()
+    # the page says why, over what it shows (the same words as the refusal)
+    note = page.evaluate("() => getComputedStyle(document.getElementById('app'), '::before').content")
+    assert "이 창에서 계속하기" in note, note
     page.evaluate("() => document.querySelectorAll('.toast').forEach((t) => t.remove())")
     shot(page, "replaced-tab")
     page.locator("#use-here").click()

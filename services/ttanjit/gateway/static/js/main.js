@@ -1,6 +1,6 @@
 // The app: a hash router over the screens, and the glue between the
 // session (net.js) and the screens.
-import { net } from "./net.js";
+import { net, REPLACED_MESSAGE } from "./net.js";
 import * as store from "./store.js";
 import { app, toast } from "./ui.js";
 import { showLobby } from "./lobby.js";
@@ -36,6 +36,7 @@ function updateHeader() {
   const n = document.getElementById("net");
   n.dataset.state = net.state;
   document.body.dataset.net = net.state; // replaced: its table plays nothing (app.css)
+  document.getElementById("app").dataset.note = net.state === "replaced" ? REPLACED_MESSAGE : "";
   n.textContent = { open: "연결됨", connecting: "연결 중…", closed: "다시 연결 중…", replaced: "다른 창에서 접속함", idle: "" }[net.state] || "";
   // another tab took this player over: this one waits until asked to go on
   // here (it takes the player back; the other tab then waits in turn)

@@ -7,7 +7,7 @@ import * as store from "./store.js";
 import { ensureToken } from "./identity.js";
 
 const PING_MS = 10_000;
-const REPLACED_MESSAGE = "다른 창에서 하고 있어요. 위의 '이 창에서 계속하기'를 누르면 여기서 이어서 해요.";
+export const REPLACED_MESSAGE = "다른 창에서 하고 있어요. 위의 '이 창에서 계속하기'를 누르면 여기서 이어서 해요.";
 
 export class Session extends EventTarget {
   constructor() {
