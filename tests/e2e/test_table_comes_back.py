@@ -430,9 +430,12 @@ def test_a_new_tab_shows_the_games_last_moves_in_its_log(new_page: Any) -> None:
     sign_in(page, "새탭로그")
     gid = quick_match(page, "onecard", seats=2)
     deadline = time.monotonic() + 60
-    while page.evaluate("() => window.ttanjit.game.gameSeq") < 4:  # a few moves by both
+    while True:  # a few moves by both, then my turn (the key press below needs a live button)
         assert time.monotonic() < deadline, "the game did not move"
-        if onecard_my_turn(page):
+        mine = onecard_my_turn(page)
+        if mine and page.evaluate("() => window.ttanjit.game.gameSeq") >= 4:
+            break
+        if mine:
             onecard_play_turn(page)
         page.wait_for_timeout(100)
     read = f"() => JSON.parse(sessionStorage.getItem('ttanjit.log.{gid}') || '[]').map((l) => l.text)"
@@ -457,6 +460,7 @@ def test_a_new_tab_shows_the_games_last_moves_in_its_log(new_page: Any) -> None:
     # the tab takes the player back (Enter on 1장 뽑기 queued a draw: trial finding)
     sent = "() => (window.__frames || []).filter((f) => f.dir === 'out' && f.type === 'action').length"
     before = page.evaluate(sent)
+    assert page.locator(".oc-actions button").first.is_enabled()  # my turn, as this tab last saw it
     page.locator(".oc-actions button").first.focus()
     page.keyboard.press("Enter")
     page.wait_for_selector('#refusal[data-code="replaced"]:not([hidden])')
