@@ -14,6 +14,7 @@ them.
 from __future__ import annotations
 
 from collections import OrderedDict, deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -362,15 +363,12 @@ class HostedGame:
         if last_seq >= bl.seq:
             out["events"] = []
         elif bl.frames and bl.frames[0][0] <= last_seq + 1 and last_seq >= 0:
-            head = orjson.dumps(out)[:-1]  # splice the stored items in as they are
-            events = b",".join(data for seq, data in bl.frames if seq > last_seq)
-            return head + b',"events":[' + events + b"]}"
+            return _spliced(out, b"events", (data for seq, data in bl.frames if seq > last_seq))
         else:
             out["resync"] = True
             if recent > 0 and bl.frames:
-                head = orjson.dumps(out)[:-1]
                 kept = islice(bl.frames, max(0, len(bl.frames) - recent), None)
-                return head + b',"recent":[' + b",".join(data for _, data in kept) + b"]}"
+                return _spliced(out, b"recent", (data for _, data in kept))
         return orjson.dumps(out)
 
     # -- summary -------------------------------------------------------------
@@ -409,6 +407,12 @@ class HostedGame:
             "length_ms": res.get("length_ms", self.engine.now), "ended_by": res.get("ended_by"),
             "result": res,
         }
+
+
+def _spliced(out: JSON, key: bytes, items: Iterable[bytes]) -> bytes:
+    """``out`` as JSON with ``key``: a list of stored items, spliced in as
+    the bytes they are (a backlog's frames are kept serialized)."""
+    return orjson.dumps(out)[:-1] + b',"' + key + b'":[' + b",".join(items) + b"]}"
 
 
 def summary_seats(game: HostedGame) -> list[JSON]:

@@ -24,9 +24,7 @@ function ts(ctl) {
   if (!st.log) st.log = logSoFar(ctl);
   // a replay step's pile shows the last play whole, as the live table does
   // (it showed the top card alone): the record's events up to the step say it
-  if (ctl.replay && st.lastPlay === undefined) {
-    st.lastPlay = ctl.eventsSoFar().reverse().find((ev) => ev.type === "played") || null;
-  }
+  if (ctl.replay && st.lastPlay === undefined) st.lastPlay = lastPlayIn(ctl.eventsSoFar());
   const hand = v.hand || [];
   st.sel = st.sel.filter((c) => hand.includes(c));
   if (v.turn !== ctl.seat()) st.picker = false;
@@ -226,20 +224,28 @@ export function onWholeView(ctl, f) {
     addLog(ctl, st.log.length ? "… 이 창에서 보지 못한 진행은 건너뛰었어요."
       : recent.length ? "… 그 앞의 진행은 건너뛰었어요." : "… 이 창에서는 지금부터 진행을 보여요.", "gap");
   }
+  const events = recent.map((e) => e.event).filter(Boolean);
+  for (const line of linesOf(ctl, events)) addLog(ctl, line.text, line.kind);
+  st.lastPlay = lastPlayIn(events) || st.lastPlay; // the pile shows the last play whole
+}
+
+/** Log lines of events as the seat shown got them. */
+function linesOf(ctl, events) {
   const name = (s) => seatName(ctl, s);
-  for (const e of recent) {
-    const line = e.event && logLine(e.event, name, ctl.seat());
-    if (line) addLog(ctl, line.text, line.kind);
-    if (e.event?.type === "played") st.lastPlay = { cards: e.event.cards }; // the pile shows it whole
-  }
+  return events.map((ev) => logLine(ev, name, ctl.seat())).filter(Boolean);
+}
+
+/** The last play among events, as the pile shows it (null: none). */
+function lastPlayIn(events) {
+  const ev = [...events].reverse().find((e) => e.type === "played");
+  return ev ? { cards: ev.cards } : null;
 }
 
 /** A live table's log is what this tab saw, kept for a reload; a replay's is
  * read from the record's events up to the step shown (never the live one's). */
 function logSoFar(ctl) {
   if (!ctl.replay) return store.get(`log.${ctl.id}`, []);
-  const name = (s) => seatName(ctl, s);
-  return ctl.eventsSoFar().map((ev) => logLine(ev, name, ctl.seat())).filter(Boolean).slice(-30);
+  return linesOf(ctl, ctl.eventsSoFar()).slice(-30);
 }
 
 function addLog(ctl, text, kind = "") {

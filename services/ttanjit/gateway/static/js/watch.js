@@ -42,13 +42,14 @@ function liveTable(games) {
     h("tbody", {}, games.map((g) => {
       const humans = (g.players || []).map((p) => p.nickname || `${p.seat + 1}번`);
       const bots = typeof g.seats === "number" ? g.seats - humans.length : 0;
+      const progress = progressText(g);
       return h("tr", { dataset: { gameId: g.game_id, game: g.game } },
         h("td", {}, GAMES[g.game]?.name || g.game),
         // on a phone the progress rides under the players (app.css): a
         // column of its own ("멈춤 (모두 연결 끊김) · 1/3판") pushed 관전 off-screen
         h("td", {}, h("span.live-who", {}, humans.join(", "), bots > 0 ? [" ", h("span.bots", {}, `+ 봇 ${bots}`)] : null),
-          h("span.prog.under", {}, progressText(g))),
-        h("td.prog-col", {}, progressText(g)),
+          h("span.prog.under", {}, progress)),
+        h("td.prog-col", {}, progress),
         h("td.num", {}, `${g.spectators || 0}명`),
         h("td", {}, button("관전", () => watch(g), { class: "small", dataset: { act: "watch" } })));
     })));
