@@ -39,3 +39,18 @@ def test_an_accepted_command_missing_from_the_record_is_lost() -> None:
               [("g", "p", "c1"), ("g", "p", "c3")], since_ms=0, until_ms=3_000,
               finished={"g"})
     assert v.lost == [("g", "p", "c3")] and v.accepted == 2 and not v.ok
+
+
+def test_a_lost_command_is_named_in_the_drills_table() -> None:
+    # a CI run once printed only "whole run: 1 lost": which command, when it
+    # was accepted and how far the record reached must be in the table
+    from ttanjit.chaos.drill import Ledger, Row, lost_detail, table
+
+    ledger = Ledger(games={"g"}, accepted=[("g", "p", "c1", 19_500), ("g", "p", "c3", 20_400)])
+    recs = {"g": rec(19_500, cmds=("c1",))}
+    v = judge(recs, [(g, p, c) for g, p, c, _ in ledger.accepted], since_ms=19_000,
+              until_ms=25_000, finished={"g"}, fault_ms=20_000)
+    lines = lost_detail(v.lost, ledger, recs, 20_000)
+    assert lines == ["game g player p cmd c3: accepted +400 ms, record has 1 inputs, its last -500 ms"]
+    out = table([Row("kill -9 shard", 1.0, 1, 0, 1.0, 1, "shard-0", lost_cmds=lines)])
+    assert "lost in 'kill -9 shard': game g player p cmd c3: accepted +400 ms" in out

@@ -122,6 +122,10 @@ class Row:
     games: int
     note: str = ""
     limit: str = ""
+    # each lost command: game, player, command id, when it was accepted and
+    # the game's last recorded input (ms from the fault), to tell a real loss
+    # from an audit that read the record too early
+    lost_cmds: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -130,6 +134,19 @@ class Row:
     @property
     def strict_ok(self) -> bool:
         return self.lost == 0 and self.stalled == 0
+
+
+def lost_detail(lost: list[tuple[str, str, str]], ledger: Ledger,
+                recs: dict[str, Any], zero_ms: int) -> list[str]:
+    """One line per lost command, times in ms from ``zero_ms`` (the fault)."""
+    when = {(g, p, c): t for g, p, c, t in ledger.accepted}
+    out = []
+    for g, p, c in lost:
+        times = audit.input_times_ms(recs.get(g))
+        last = f"{times[-1] - zero_ms:+d} ms" if times else "none"
+        out.append(f"game {g} player {p} cmd {c}: accepted {when.get((g, p, c), zero_ms) - zero_ms:+d} ms, "
+                   f"record has {len(times)} inputs, its last {last}")
+    return out
 
 
 async def _busiest_shard(nc: Any, stack: ChaosStack, default: str) -> str:
@@ -233,10 +250,13 @@ async def drill(stack: ChaosStack, *, games: int, window_s: float, full: bool,
                            if audit.input_times_ms(r) and audit.input_times_ms(r)[-1] >= fault_ms)
                 row = Row(f.name, round(v.recovery_s, 2), len(v.lost), len(v.stalls),
                           round(v.longest_gap_s, 2), live,
-                          f"{note}; {f.limit}" if f.limit else note, f.limit)
+                          f"{note}; {f.limit}" if f.limit else note, f.limit,
+                          lost_detail(v.lost, ledger, recs, fault_ms))
                 rows.append(row)
                 log(f"  {f.name:30s} recovery {row.recovery_s:5.2f} s  lost {row.lost}  "
                     f"stalled {row.stalled}  longest gap {row.longest_gap_s:5.2f} s  ({note})")
+                for line in row.lost_cmds:
+                    log(f"    lost: {line}")
                 await asyncio.sleep(1.0)
             # every accepted command of the whole run, once more at the end:
             # those accepted before the records are read (the players play
@@ -248,7 +268,8 @@ async def drill(stack: ChaosStack, *, games: int, window_s: float, full: bool,
             total = audit.judge(recs, [(g, p, c) for g, p, c, t in ledger.accepted if t <= cutoff_ms],
                                 since_ms=0, until_ms=cutoff_ms, finished=ledger.finished)
             rows.append(Row("whole run", 0.0, len(total.lost), 0, 0.0, len(recs),
-                            f"{len(ledger.accepted)} accepted commands"))
+                            f"{len(ledger.accepted)} accepted commands",
+                            lost_cmds=lost_detail(total.lost, ledger, recs, cutoff_ms)))
         finally:
             stop.set()
             await asyncio.wait(tasks, timeout=10)
@@ -267,6 +288,8 @@ def table(rows: list[Row]) -> str:
         rec = f"{r.recovery_s:.2f} s" if r.fault != "whole run" else "-"
         gap = f"{r.longest_gap_s:.2f} s" if r.fault != "whole run" else "-"
         lines.append(f"{r.fault:32s} {rec:>9s} {r.lost:5d} {r.stalled:12d} {gap:>12s}  {r.note}")
+    for r in rows:
+        lines += [f"lost in '{r.fault}': {line}" for line in r.lost_cmds]
     return "\n".join(lines)
 
 
