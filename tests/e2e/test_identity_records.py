@@ -52,6 +52,19 @@ def test_identity_survives_tabs_restart_and_moves(browser: Any, stack: Any, new_
         tab.locator("#use-here").click()  # and back to the new tab
         tab.wait_for_selector('#net[data-state="open"]')
         page.wait_for_selector('#net[data-state="replaced"]')
+        # a lobby press in the replaced tab is refused at once, and not kept
+        # to send when the tab takes the player back (it waited 10 s for
+        # "서버가 응답하지 않아요", then queued the player once taken back)
+        page.locator('.game-card[data-game="onecard"] [data-act="quick"]').click()
+        page.wait_for_selector('.toast.error:has-text("이 창에서 계속하기")', timeout=3_000)
+        page.locator("#use-here").click()
+        page.wait_for_selector('#net[data-state="open"]')
+        page.wait_for_timeout(1_500)
+        assert page.locator(".banner.queue").count() == 0
+        assert page.evaluate("() => window.ttanjit.state.queue") is None
+        tab.locator("#use-here").click()
+        tab.wait_for_selector('#net[data-state="open"]')
+        page.wait_for_selector('#net[data-state="replaced"]')
         # a new nickname, kept server-side
         tab.fill('input[name="new-nickname"]', "새이름")
         tab.locator('[data-act="rename"]').click()

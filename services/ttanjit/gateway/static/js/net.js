@@ -148,6 +148,9 @@ export class Session extends EventTarget {
 
   /** Send a lobby frame and wait for one of `types` (or an error about it). */
   request(frame, types, timeoutMs = 10_000) {
+    // another tab holds the player: refused at once, as action() is (a press
+    // here waited 10 s for a timeout, then went once the tab took over again)
+    if (this.state === "replaced") return Promise.resolve(this.replacedError());
     return new Promise((resolve, reject) => {
       const w = { types, ref: frame.type, resolve, reject, timer: null };
       w.timer = setTimeout(() => {
@@ -166,6 +169,8 @@ export class Session extends EventTarget {
 
   send(frame) { return this.raw(frame); }
 
+  replacedError() { return { type: "error", code: "replaced", message: REPLACED_MESSAGE }; }
+
   /** request() for the lobby screens: errors and silence become a toast. */
   async ask(frame, types, toast) {
     try {
@@ -182,9 +187,7 @@ export class Session extends EventTarget {
   action(gameId, action) {
     // another tab holds the player: nothing is sent, nor kept to send when
     // this tab takes the player back (a key press queued a move: trial finding)
-    if (this.state === "replaced") {
-      return Promise.resolve({ type: "error", code: "replaced", message: REPLACED_MESSAGE });
-    }
+    if (this.state === "replaced") return Promise.resolve(this.replacedError());
     this.cmdCounter += 1;
     const cmd_id = `c${Date.now().toString(36)}${this.cmdCounter}`;
     const frame = { type: "action", game_id: gameId, cmd_id, action };
