@@ -144,15 +144,18 @@ def test_penalty_rows_phone_dock(new_page: Any) -> None:
 
 
 @pytest.mark.parametrize("n", [4, 5, 10])
-def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any, n: int) -> None:
+@pytest.mark.parametrize("width,height", [(390, 844), (360, 740)])
+def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any, n: int, width: int, height: int) -> None:
     """Trial findings (390×844): with four at the table the fourth row
     started behind the dock, out of sight until a scroll, and again once
     seats had taken rows; with five (quick match's table) three lines of
     seats hid 4번 줄 again. A phone's row is one card high, its name and
     장/벌점 beside the cards, a seat's cards taken ride on its 벌점 line, and
     five or more seats are one strip swiped sideways, mine first: all four
-    rows, the hand and the confirm button show at once."""
-    page = new_page(width=390, height=844)
+    rows, the hand and the confirm button show at once. At 360×740 (last
+    session's note: 4번 줄 32–56 px behind the dock, with four seats 3번 줄)
+    four seats are a strip too and 남은 시간 sits beside the button."""
+    page = new_page(width=width, height=height)
     v = engine_view("penalty_rows", n, seed=4)
     # later in a round (trial finding: a line "가져간 카드 N장" per seat
     # that took a row pushed 4번 줄 17–45 px under the dock): every seat has
@@ -163,7 +166,7 @@ def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any, n: int)
              penalties=[[88, 45, 61, 120][i % 4] for i in range(n)])
     render(page, "penalty", "penalty_rows", v, seat=n - 1)  # the last seat: mine shows first
     me = page.locator(".pr-player.me").bounding_box()
-    assert me is not None and me["x"] >= 0 and me["x"] + me["width"] <= 390, me
+    assert me is not None and me["x"] >= 0 and me["x"] + me["width"] <= width, me
     if n > 4:  # the strip stays where it was swiped to when the table redraws (it went back to the start)
         at = page.evaluate("() => { const s = document.querySelector('.pr-players'); s.scrollLeft = 200;"
                            " return s.scrollLeft; }")  # where the snap leaves it
@@ -181,8 +184,10 @@ def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any, n: int)
         info = page.locator(f'.pr-row[data-row="{row}"] .row-info').bounding_box()
         assert info is not None and info["height"] < 20, info  # "1장 · 벌점 2" on one line
     assert in_viewport(page, '[data-act="confirm"]')
+    timer, confirm = (page.locator(sel).bounding_box() for sel in (".pr-dock .dock-timer", '[data-act="confirm"]'))
+    assert timer and confirm and abs((timer["y"] + timer["height"] / 2) - (confirm["y"] + confirm["height"] / 2)) < 4
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
-    shot(page, f"penalty-rows-390-{n}")
+    shot(page, f"penalty-rows-{width}-{n}")
 
 
 @pytest.mark.parametrize("game,file", [("onecard", "onecard"), ("hakka", "hakka"),
