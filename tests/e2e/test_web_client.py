@@ -64,6 +64,12 @@ def test_lobby_rules_and_360px_layout(new_page: Any) -> None:
     assert page.locator(".game-card").count() > 0  # still the lobby
     assert page.evaluate("() => document.fonts.check('16px \"Noto Sans KR\"', '원카드')")
     assert no_horizontal_scroll(page)
+    # each game card's choices two by two: 빠른 대전 and 방 만들기 side by side
+    # (방 만들기 wrapped alone onto a line of its own: trial nitpick)
+    for g in ("onecard", "penalty_rows", "hakka"):
+        quick, create = (page.locator(f'.game-card[data-game="{g}"] [data-act="{a}"]').bounding_box()
+                         for a in ("quick", "create"))
+        assert quick and create and abs(quick["y"] - create["y"]) < 2 and quick["x"] < create["x"], (g, quick, create)
     shot(page, "lobby-360", full_page=True)
     for game, heading, phrase in (
         ("onecard", "원카드 규칙", "[카드 내기]"),
