@@ -143,6 +143,28 @@ def test_penalty_rows_phone_dock(new_page: Any) -> None:
     shot(page, "penalty-rows-360")
 
 
+def test_penalty_rows_reveal_clears_the_pick_from_the_dock(new_page: Any) -> None:
+    """Trial nitpick: when my 확정 was the last one, the reveal began at once
+    and the dock went on saying where my card would go ("… 뒤 2번째 자리에
+    놓여요.") over a dead button until every card was placed. The reveal
+    says what happens instead."""
+    page = new_page(width=390, height=844)
+    v = engine_view("penalty_rows", 4)
+    card = v["hand"][9]["card"]
+    v["selection"] = {"card": card, "row": 1}
+    render(page, "penalty", "penalty_rows", v)
+    assert page.locator(".pr-dock .preview").count() == 1
+    page.evaluate("""(card) => { const c = window.__ctl;
+      c.holdRender = 0; c.hold = () => { c.holdRender += 1; };
+      c.release = () => { c.holdRender -= 1; if (!c.holdRender) c.render(); };
+      window.__mod.onEvent(c, {type: 'revealed', round: c.view.round, turn: c.view.turn_no,
+        picks: [{seat: 0, card, row: 1}, {seat: 1, card: 104, row: 2}]}); }""", card)
+    dock = page.locator(".pr-dock").inner_text()
+    assert "놓여요" not in dock and "모두의 카드를 공개해요" in dock, dock
+    assert page.locator('.pr-dock [data-act="confirm"]').count() == 0
+    assert page.locator(".pr-dock .timer").count() == 0  # nor a countdown of a turn that is over
+
+
 @pytest.mark.parametrize("n", [4, 5, 10])
 @pytest.mark.parametrize("width,height", [(390, 844), (360, 740)])
 def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any, n: int, width: int, height: int) -> None:

@@ -260,6 +260,11 @@ function showReveal(picks, names) {
   // the turn is over: nothing of it can be clicked while the picks are placed
   for (const b of document.querySelectorAll('.pr-hand .card, .pr [data-act="confirm"]')) b.disabled = true;
   for (const r of document.querySelectorAll(".pr-row")) r.classList.remove("chosen");
+  // nor does the dock go on previewing my pick or counting the turn down
+  // (my 확정 the last, it said "… 놓여요." until every card was placed: trial nitpick)
+  for (const t of document.querySelectorAll(".pr .dock-timer, .pr .game-head .timer")) t.remove();
+  const act = document.querySelector(".pr-dock .pr-action");
+  if (act) mount(act, h("p.muted", { dataset: { state: "revealing" } }, "모두 확정했어요. 모두의 카드를 공개해요…"));
   const log = document.getElementById("pr-log");
   if (!log) return;
   mount(log, h("div.reveal", { dataset: { state: "revealing" } }, h("h3", {}, "모두의 카드 공개"),
