@@ -116,6 +116,11 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
     assert fan.locator(".watch-bar .badge.live").inner_text() == "끝난 게임"
     assert fan.locator('.watch-bar [data-act="lobby"]').is_hidden()
     assert fan.locator('.page.watch [data-act="lobby"]:visible').count() == 1
+    # gone back to after 로비로 (no live-list entry any more), the seats keep
+    # their names: the player's nickname beside 봇이 대신함, the bot's level
+    # (every seat read 봇N: the result said "봇1 6장 남음")
+    assert "보여주는이" in fan.locator("section.results").inner_text()
+    assert "봇2 (보통)" in fan.locator(".page.watch").inner_text()
     fan.locator('section.results [data-act="lobby"]').click()
     fan.wait_for_selector(".game-card")
 

@@ -291,6 +291,13 @@ async def test_spectator_frames_are_public_only(st: Stack, nats_url: str, game: 
     await w.send({"type": "spectate", "game_id": gid})
     first = await w.wait_type("spectate_view")
     assert first["game_id"] == gid and first["view"].get("seat") is None
+    # who sits where, by nickname and bot level, never by player id (a watch
+    # page opened from a link named every seat 봇N)
+    people = first["players"]
+    assert [p["seat"] for p in people] == list(range(seats)), people
+    assert [p for p in people if p["kind"] == "human"] == [{"seat": 0, "kind": "human", "nickname": "보여줄게"}]
+    assert all(p["kind"] == "bot" and p["level"] for p in people[1:]), people
+    assert c.ident["player"] not in json.dumps(first)
     await c.action(gid, {"type": "leave"})  # the bots play it out at once
     await w.wait_event(lambda e: e["type"] in ("game_over", "game_ended"), 120)
     frames = [f for f in w.frames if f.get("type", "").startswith("spectate_")]

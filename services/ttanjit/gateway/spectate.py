@@ -6,7 +6,8 @@ owner shard's sync as a spectator (``{"spectator": true}``: the view of
 card) and subscribes to the game's public subject
 (``ttanjit.v1.game.<id>.public``, where the shard publishes
 the public part of every burst, docs/protocol.md 2). Frames: ``spectate_view``
-(``game_id, game_seq, view, deadline?``) and ``spectate_update``
+(``game_id, game_seq, view, players?, deadline?``: ``players`` says who sits
+where, by nickname or bot level) and ``spectate_update``
 (``game_id, game_seq, events, view, deadline?``: one per burst, the public
 events and the public view after them); a gap in ``game_seq`` or
 another ``spectate`` re-sends the view. ``spectate_stop`` (or a new
@@ -33,7 +34,7 @@ from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
 from ttanjit.gateway import conn as conn_mod
-from ttanjit.gateway import watchers
+from ttanjit.gateway import finals, watchers
 from ttanjit.gateway.conn import Connection, _deadline, burst_parts
 from ttanjit.gateway.errors import FrameError
 
@@ -63,20 +64,27 @@ async def _send_view(c: Connection, gid: str, w: dict[str, Any]) -> bool:
     w["seq"] = int(reply.get("seq", 0))
     frame: dict[str, Any] = {"type": "spectate_view", "game_id": gid, "game_seq": w["seq"],
                              "view": reply.get("view") or {}}
+    if w.get("players"):
+        frame["players"] = w["players"]
     if reply.get("deadline"):
         frame["deadline"] = _deadline(reply["deadline"])
     await c.send(frame)
     return True
 
 
-async def _allowed(c: Connection, gid: str) -> None:
-    """The game directory says whether the host allows 관전."""
+async def _allowed(c: Connection, gid: str) -> list[dict[str, Any]]:
+    """The game directory says whether the host allows 관전, and who sits
+    where: each seat's kind, a human's nickname, a bot's level (no player
+    ids), for the spectator's names (a watch page opened from a link or
+    gone back to named every seat 봇N)."""
     try:
         doc = orjson.loads((await c.gw.games.get(gid)).value or b"{}")
     except Exception:  # noqa: BLE001 - no entry: the shard's sync answers
-        return
+        return []
     if doc.get("spectators") is False:
         raise FrameError("no_spectating")
+    seats = finals.seat_players(doc, await finals.nicknames_of(doc, c.gw.nickname))
+    return [{k: v for k, v in p.items() if k != "player"} for p in seats]
 
 
 async def stop(c: Connection) -> None:
@@ -102,9 +110,10 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
         raise FrameError("in_game")
     w = _watching.get(c.id)
     if w is None or w["game_id"] != gid:
-        await _allowed(c, gid)
+        players = await _allowed(c, gid)
         await stop(c)
-        w = {"game_id": gid, "sub": None, "seq": 0, "lock": asyncio.Lock(), "counted": False}
+        w = {"game_id": gid, "sub": None, "seq": 0, "lock": asyncio.Lock(), "counted": False,
+             "players": players}
         _watching[c.id] = w
 
         async def on_msg(msg: Any) -> None:

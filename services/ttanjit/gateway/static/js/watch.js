@@ -94,6 +94,11 @@ class WatchCtl extends GameController {
   onView(f) {
     if (f.game_id && f.game_id !== this.id) return;
     if (typeof f.game_seq === "number") this.gameSeq = f.game_seq;
+    // who sits where, from the server (a page opened from a link, or gone
+    // back to after 로비로, had no live-list entry: every seat was 봇N)
+    if (Array.isArray(f.players) && f.players.length) {
+      this.info = { ...this.info, game: this.info.game || f.view?.game, players: f.players, bots: [] };
+    }
     this.takeView(f);
   }
 
@@ -112,7 +117,9 @@ class WatchCtl extends GameController {
     for (let s = 0; s < n; s++) out[s] = `봇${s + 1}`;
     // bots by level, as the players see them (봇2 (보통))
     for (const b of this.info.bots || []) out[b.seat] = botName(b.seat, b.level);
-    for (const p of this.info.players || []) out[p.seat] = p.nickname || `${p.seat + 1}번`;
+    for (const p of this.info.players || []) {
+      out[p.seat] = p.kind === "bot" ? botName(p.seat, p.level) : (p.nickname || `${p.seat + 1}번`);
+    }
     return out;
   }
 
