@@ -413,6 +413,40 @@ def test_a_lost_connection_while_queued_queues_again(new_page: Any) -> None:
     assert page.evaluate("() => window.ttanjit.state.queue") is None
 
 
+def test_a_silent_network_is_noticed_and_the_game_goes_on(new_page: Any) -> None:
+    """Trial finding: a phone off its network (Chromium's offline mode keeps
+    the socket "open") said 연결됨 for 75 s over a frozen table. The
+    device's offline event drops the connection at once (다시 연결 중…), its
+    online event connects again; and with no such event, a ping nobody
+    answers does the same."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "끊긴폰")
+    gid = quick_match(page, "onecard", seats=2)
+    page.wait_for_selector('#net[data-state="open"]')
+    page.context.set_offline(True)
+    page.wait_for_selector('#net[data-state="closed"]', timeout=3_000)
+    assert page.locator("#net").inner_text() == "다시 연결 중…"
+    page.wait_for_timeout(1_500)  # reconnecting fails meanwhile, and says so
+    assert page.evaluate("() => window.ttanjit.net.state") in ("closed", "connecting")
+    page.context.set_offline(False)
+    page.wait_for_selector('#net[data-state="open"]', timeout=8_000)
+    assert page.evaluate("() => window.ttanjit.game.id") == gid
+    # no offline event, only silence: frames stop arriving (as on a network
+    # that dropped without telling), pings every 0.4 s, 0.6 s to answer
+    page.evaluate("""() => { const n = window.ttanjit.net; n.pingMs = 400; n.pongWaitMs = 600;
+      n.startPings(); n.onFrame = () => {}; }""")
+    page.wait_for_selector('#net[data-state="closed"]', timeout=5_000)
+    page.evaluate("() => { const n = window.ttanjit.net; delete n.onFrame; n.pingMs = 10000; n.pongWaitMs = 5000; }")
+    page.wait_for_selector('#net[data-state="open"]', timeout=8_000)
+    seq = page.evaluate("() => window.ttanjit.game.gameSeq")
+    deadline = time.monotonic() + 60  # and the game goes on from where it was
+    while page.evaluate("() => window.ttanjit.game.gameSeq") <= seq:
+        assert time.monotonic() < deadline, "the game did not move after reconnecting"
+        if onecard_my_turn(page):
+            onecard_play_turn(page)
+        page.wait_for_timeout(100)
+
+
 def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> None:
     """Defect (new-user trial): an older game's address (a bookmarked
     result, once a newer game had started) showed "참여 중인 게임이

@@ -7,6 +7,10 @@ import * as store from "./store.js";
 import { ensureToken } from "./identity.js";
 
 const PING_MS = 10_000;
+// a ping unanswered this long (nor any other frame) means the connection is
+// gone though the socket says open: a phone off its network keeps it "open"
+// and the page said 연결됨 over a frozen table (trial finding)
+const PONG_WAIT_MS = 5_000;
 export const REPLACED_MESSAGE = "다른 창에서 하고 있어요. 위의 '이 창에서 계속하기'를 누르면 여기서 이어서 해요.";
 
 export class Session extends EventTarget {
@@ -20,8 +24,19 @@ export class Session extends EventTarget {
     this.waiters = []; // {type, resolve, reject, timer}
     this.backoff = 500;
     this.pingTimer = null;
+    this.pingMs = PING_MS;
+    this.pongWaitMs = PONG_WAIT_MS;
+    this.lastHeard = 0; // when the last frame came (Date.now())
+    this.deadTimer = null;
     this.cmdCounter = 0;
     this.welcome = null;
+    // the device says it lost or found its network: act at once
+    window.addEventListener("offline", () => this.lost());
+    window.addEventListener("online", () => {
+      if (this.state !== "closed") return;
+      this.backoff = 500;
+      this.connect();
+    });
   }
 
   get token() { return store.get("token", null); }
@@ -65,8 +80,21 @@ export class Session extends EventTarget {
     this.emit("net", { state: s });
   }
 
+  /** The connection is gone though the socket may not know yet: drop it
+   * without waiting for a closing handshake that cannot come, and reconnect. */
+  lost() {
+    const ws = this.ws;
+    if (!ws || this.state === "replaced") return;
+    ws.onclose = null;
+    ws.onmessage = null;
+    try { ws.close(4000, "connection lost"); } catch { /* closing already */ }
+    this.onClose({ code: 4000 });
+  }
+
   onClose(ev) {
     clearInterval(this.pingTimer);
+    clearTimeout(this.deadTimer);
+    this.deadTimer = null;
     this.ws = null;
     if (ev.code === 4001) { // another tab took over this player
       this.setState("replaced");
@@ -85,6 +113,7 @@ export class Session extends EventTarget {
   }
 
   onFrame(data) {
+    this.lastHeard = Date.now();
     let f;
     try { f = JSON.parse(data); } catch { return; }
     if (f.server_ms) clock.hint(f.server_ms);
@@ -131,11 +160,20 @@ export class Session extends EventTarget {
 
   startPings() {
     clearInterval(this.pingTimer);
-    const ping = () => this.raw({ type: "ping", client_ms: Date.now() });
+    clearTimeout(this.deadTimer);
+    this.deadTimer = null;
+    const ping = () => {
+      const sent = Date.now();
+      if (!this.raw({ type: "ping", client_ms: sent }) || this.deadTimer) return;
+      this.deadTimer = setTimeout(() => {
+        this.deadTimer = null;
+        if (this.lastHeard < sent) this.lost();
+      }, this.pongWaitMs);
+    };
     ping();
     setTimeout(ping, 300);
     setTimeout(ping, 1200);
-    this.pingTimer = setInterval(ping, PING_MS);
+    this.pingTimer = setInterval(ping, this.pingMs);
   }
 
   raw(frame) {
