@@ -447,6 +447,39 @@ def test_a_silent_network_is_noticed_and_the_game_goes_on(new_page: Any) -> None
         page.wait_for_timeout(100)
 
 
+def test_a_new_screen_and_a_new_result_open_at_their_top(new_page: Any) -> None:
+    """Trial findings at 360×740: the room opened scrolled by the lobby's
+    offset (its code under the top bar), and "게임 결과" (or Hakka's scoring)
+    came up under the top bar while the page was scrolled down to the hand."""
+    page = new_page(width=360, height=740)
+    sign_in(page, "맨위로")
+    page.wait_for_selector(".game-card")
+    card = page.locator('.game-card[data-game="hakka"]')
+    card.scroll_into_view_if_needed()
+    assert page.evaluate("() => window.scrollY") > 0
+    card.locator('[data-act="create"]').click()
+    page.wait_for_selector("#room-code")
+    assert page.evaluate("() => window.scrollY") == 0
+    page.get_by_role("button", name="방 나가기").click()
+    page.wait_for_selector(".game-card")
+    quick_match(page, "penalty_rows", seats=5)
+    page.wait_for_selector(".pr-hand .card")
+    page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+    assert page.evaluate("() => window.scrollY") > 0
+    # the round ends, then the game (the views as the last updates would leave them)
+    for change, panel in (("phase: 'intermission'", "section.round-summary"),
+                          ("finished: true, winners: [0], ended_by: 'rounds'", "section.results")):
+        page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+        page.evaluate(f"() => {{ const g = window.ttanjit.game; g.view = {{...g.view, {change}}}; g.render(); }}")
+        top = page.evaluate(f"() => document.querySelector('{panel}').getBoundingClientRect().top")
+        bar = page.evaluate("() => document.querySelector('.topbar').getBoundingClientRect().bottom")
+        assert bar <= top < bar + 40, (panel, bar, top)
+    # and it stays where the player scrolls it while it is redrawn
+    page.evaluate("() => window.scrollTo(0, 120)")
+    page.evaluate("() => window.ttanjit.game.render()")
+    assert page.evaluate("() => window.scrollY") == 120
+
+
 def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> None:
     """Defect (new-user trial): an older game's address (a bookmarked
     result, once a newer game had started) showed "참여 중인 게임이

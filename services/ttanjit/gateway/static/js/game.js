@@ -303,6 +303,7 @@ export class GameController {
       return;
     }
     this.table.render(this, this.root);
+    showPanel(this, this.root);
     const section = this.root.querySelector("section.table");
     if (section && !this.view.finished && this.seat() !== null) section.append(emoteBar(this));
     showEmotes(this);
@@ -445,6 +446,20 @@ export function autopilotBar(ctl, on) {
   return h("div.banner.autopilot", { role: "status" },
     "시간이 세 번 지나 자동 진행 중이에요.",
     button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } }));
+}
+
+/** A result panel that has just appeared (the game's, a hand's, a
+ * round's) is brought into view at its top: on a phone scrolled down to
+ * the hand, "게임 결과" and the hakka scoring opened under the top bar
+ * (trial finding). Once per panel, so reading it is never interrupted. */
+export function showPanel(ctl, root) {
+  const panel = root.querySelector("section.results, section.hand-result, section.round-summary");
+  const v = ctl.view || {};
+  const key = panel ? `${panel.className}:${v.round ?? ""}:${v.finished ? "end" : ""}` : null;
+  if (key === ctl.panelShown) return;
+  ctl.panelShown = key;
+  const bar = document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0;
+  if (panel && panel.getBoundingClientRect().top < bar) panel.scrollIntoView({ block: "start" });
 }
 
 export function resultsPanel(ctl, rows, title = "게임 결과") {

@@ -11,8 +11,15 @@ import { state } from "./state.js";
 import { showBoard, showHistory, showReplay } from "./records.js";
 import { showWatch, watcher } from "./watch.js";
 
+let routed = null; // the address last shown
+
 function route() {
   const [, screen, arg] = (location.hash || "#/").split("/");
+  // a new screen opens at its top (the room opened scrolled by the lobby's
+  // offset, its code under the top bar: trial finding); the same screen
+  // drawn again (a reconnect's welcome) keeps its place
+  if (location.hash !== routed) window.scrollTo(0, 0);
+  routed = location.hash;
   // a toast belongs to the screen it was shown on (the table's announcements)
   if (screen !== "game") document.getElementById("toasts")?.replaceChildren();
   if (screen === "rules") return showRules(app(), arg);

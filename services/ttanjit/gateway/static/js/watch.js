@@ -10,7 +10,7 @@ import { net } from "./net.js";
 import * as store from "./store.js";
 import * as identity from "./identity.js";
 import { GAMES, botName, progressText } from "./state.js";
-import { GameController } from "./game.js";
+import { GameController, showPanel } from "./game.js";
 import * as clock from "./clock.js";
 import { seatCount } from "./seats.js";
 
@@ -157,6 +157,7 @@ class WatchCtl extends GameController {
       mount(this.root, page);
     }
     this.table.render(this, box);
+    showPanel(this, box);
     this.showWatchers();
     clock.refreshTimers(); // the same countdowns as the players see
     if (this.view.finished && !page.dataset.finished) {
