@@ -199,12 +199,19 @@ def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any, n: int,
       (e) => e.scrollWidth <= e.clientWidth + 1)"""), page.locator(".pr-player").all_inner_texts()
     assert "(10장)" in page.locator('.pr-player[data-seat="3"]').inner_text()
     assert page.locator(".pr-player").count() == n
-    dock = page.evaluate("() => document.querySelector('.pr-dock').getBoundingClientRect().top")
-    for row in range(1, 5):
-        box = page.locator(f'.pr-row[data-row="{row}"]').bounding_box()
-        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= dock, (row, box, dock)
-        info = page.locator(f'.pr-row[data-row="{row}"] .row-info').bounding_box()
-        assert info is not None and info["height"] < 20, info  # "1장 · 벌점 2" on one line
+    # before a pick, and with one whose preview is two lines long (the dock
+    # grows: at 360×740 4번 줄 went under it from 461 px: trial finding)
+    low = min(c["card"] for c in v["hand"])
+    for pick in (None, {"card": low, "row": 1}):
+        if pick:
+            page.evaluate("(p) => { window.__ctl.view.selection = p; window.__ctl.tableState = {}; window.__ctl.render(); }", pick)
+            assert "가져가요" in page.locator(".pr-dock .preview").inner_text()
+        dock = page.evaluate("() => document.querySelector('.pr-dock').getBoundingClientRect().top")
+        for row in range(1, 5):
+            box = page.locator(f'.pr-row[data-row="{row}"]').bounding_box()
+            assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= dock, (pick, row, box, dock)
+            info = page.locator(f'.pr-row[data-row="{row}"] .row-info').bounding_box()
+            assert info is not None and info["height"] < 20, info  # "1장 · 벌점 2" on one line
     assert in_viewport(page, '[data-act="confirm"]')
     timer, confirm = (page.locator(sel).bounding_box() for sel in (".pr-dock .dock-timer", '[data-act="confirm"]'))
     assert timer and confirm and abs((timer["y"] + timer["height"] / 2) - (confirm["y"] + confirm["height"] / 2)) < 4
