@@ -487,6 +487,27 @@ def test_a_new_screen_and_a_new_result_open_at_their_top(new_page: Any) -> None:
     assert page.evaluate("() => window.scrollY") == 120
 
 
+def test_the_lobby_leads_back_to_the_game_under_way(new_page: Any) -> None:
+    """Trial finding: 딴짓 in the top bar mid-game showed the lobby with no
+    way back to the game but a reload (빠른 대전 said only "이미 게임 중이에요.")."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "돌아가기")
+    gid = quick_match(page, "onecard", seats=2)
+    page.wait_for_selector('section.table[data-game="onecard"]')
+    page.locator(".topbar .brand").click()
+    page.wait_for_selector(".game-card")
+    banner = page.locator(".banner.playing")
+    assert banner.inner_text().startswith("원카드 게임이 진행 중이에요.")
+    banner.locator('[data-act="back-to-game"]').click()
+    page.wait_for_selector('section.table[data-game="onecard"] .oc-hand .card')
+    assert page.evaluate("() => location.hash") == f"#/game/{gid}"
+    # once left for good (나가기: a bot takes the seat) the lobby offers no way back
+    page.once("dialog", lambda d: d.accept())
+    page.locator('.game-head [data-act="leave"]').click()
+    page.wait_for_selector(".game-card")
+    assert page.locator(".banner.playing").count() == 0
+
+
 def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> None:
     """Defect (new-user trial): an older game's address (a bookmarked
     result, once a newer game had started) showed "참여 중인 게임이

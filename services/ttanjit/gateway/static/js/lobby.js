@@ -7,6 +7,7 @@ import { state, GAMES, LEVELS } from "./state.js";
 import { signedIn } from "./identity.js";
 import { accountBox, claimBox, ratingLabel } from "./records.js";
 import { liveBox } from "./watch.js";
+import { game } from "./game.js";
 
 let unsubs = [];
 
@@ -33,6 +34,7 @@ export function showLobby(root) {
       b.disabled = !!state.queue;
     }
     page = h("section.page.lobby", {},
+      gameBanner(),
       queueBanner(),
       games,
       join,
@@ -91,6 +93,18 @@ function signIn() {
     h("nav.rule-links", {}, "규칙 보기: ",
       Object.entries(GAMES).map(([g, m]) => h("a", { href: `#/rules/${g}` }, m.name))),
   );
+}
+
+/** The game this tab plays, left for the lobby by the top bar's 딴짓: the
+ * way back to it (there was none but a reload, and 빠른 대전 only said
+ * "이미 게임 중이에요.": trial finding). */
+function gameBanner() {
+  const v = game.view;
+  if (!game.id || !v || v.finished || game.final || store.get(`left.${game.id}`, false) || !game.mySeatIsHuman()) return null;
+  const name = GAMES[game.info?.game]?.name || "";
+  return h("div.banner.playing", { role: "status" },
+    `${name} 게임이 진행 중이에요.`,
+    button("게임으로 돌아가기", () => { location.hash = `#/game/${game.id}`; }, { class: "primary", dataset: { act: "back-to-game" } }));
 }
 
 function queueBanner() {
