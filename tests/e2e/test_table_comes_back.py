@@ -713,9 +713,12 @@ def test_two_players_react_and_play_again(new_page: Any) -> None:
     a.locator('.emote-bar [data-emote="thumbs"]').click()
     b.wait_for_selector(f'.pr-player[data-seat="{seat_a}"] .emote-bubble:has-text("최고")')
     shot(b, "emote-360")
-    for _ in range(4):  # 3 at once, then one every 2 s
+    for _ in range(6):  # 3 at once, then one every 2 s
         a.locator('.emote-bar [data-emote="laugh"]').click()
     a.wait_for_selector('.toast:has-text("반응은 잠시 후에")')
+    # the refusals say it once, not one toast each (four covered the table: trial finding)
+    a.wait_for_timeout(500)
+    assert a.locator('.toast:has-text("반응은 잠시 후에")').count() == 1
     b.locator(".emote-bar details.mute summary").click()
     b.locator(f'.emote-bar details.mute input[data-seat="{seat_a}"]').check()
     b.wait_for_timeout(2600)  # the earlier bubbles are gone

@@ -38,6 +38,11 @@ export const app = () => document.getElementById("app");
 
 export function toast(text, kind = "info", ms = 3500) {
   const box = document.getElementById("toasts");
+  // the same words again replace the ones shown (four "반응은 잠시 후에 다시
+  // 보낼 수 있어요." covered a third of the table: trial finding)
+  for (const old of box.querySelectorAll(".toast")) {
+    if (old.textContent === String(text)) old.remove();
+  }
   const el = h("div.toast", { class: kind, role: kind === "error" ? "alert" : "status" }, text);
   box.append(el);
   setTimeout(() => el.remove(), ms);
