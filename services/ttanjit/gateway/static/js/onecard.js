@@ -381,7 +381,16 @@ export function onEvent(ctl, ev, frame) {
       announce(`헛원카드! ${josa(name(ev.seat), "이/가")} 1장을 받아요.`, "warn");
       break;
     case "eliminated":
-      if (ev.seat === me) announce("카드가 20장 이상이 되어 탈락했어요. 남은 게임을 구경해요.", "warn");
+      if (ev.seat === me) {
+        // "구경해요" only while two or more still play (out of two, the game
+        // is over: the result follows; trial finding)
+        const v = ctl.view || {};
+        const out = new Set([...(v.eliminated || []), me]);
+        let left = 0;
+        for (let s = 0; s < seatCount(v); s++) if (seatPlays(v, s) && !out.has(s)) left += 1;
+        announce(left > 1 ? "카드가 20장 이상이 되어 탈락했어요. 남은 게임을 구경해요."
+          : "카드가 20장 이상이 되어 탈락했어요.", "warn");
+      }
       break;
     default:
       break;
