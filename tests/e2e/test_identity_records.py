@@ -69,6 +69,10 @@ def test_identity_survives_tabs_restart_and_moves(browser: Any, stack: Any, new_
         tab.fill('input[name="new-nickname"]', "새이름")
         tab.locator('[data-act="rename"]').click()
         tab.wait_for_selector('#who:has-text("새이름")')
+        # said once the session is back on the new token (the reconnect wiped it: trial finding)
+        tab.wait_for_selector('#net[data-state="open"]')
+        tab.wait_for_timeout(300)
+        assert tab.locator('.toast:has-text("이제 새이름으로 보여요.")').count() == 1
         lobby_open(tab)
         ctx.close()
         # the browser restarts with the same profile: same player, same name

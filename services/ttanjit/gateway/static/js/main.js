@@ -17,11 +17,13 @@ function route() {
   const [, screen, arg] = (location.hash || "#/").split("/");
   // a new screen opens at its top (the room opened scrolled by the lobby's
   // offset, its code under the top bar: trial finding); the same screen
-  // drawn again (a reconnect's welcome) keeps its place
-  if (location.hash !== routed) window.scrollTo(0, 0);
+  // drawn again (a reconnect's welcome) keeps its place, and its toasts
+  // (a rename reconnects: its "이제 …로 보여요." was wiped at once)
+  const moved = location.hash !== routed;
+  if (moved) window.scrollTo(0, 0);
   routed = location.hash;
   // a toast belongs to the screen it was shown on (the table's announcements)
-  if (screen !== "game") document.getElementById("toasts")?.replaceChildren();
+  if (moved && screen !== "game") document.getElementById("toasts")?.replaceChildren();
   if (screen === "rules") return showRules(app(), arg);
   if (!store.get("token", null)) return showLobby(app());
   if (screen === "room" && state.room) return showRoom(app());
