@@ -23,6 +23,8 @@ from stack import Stack, stack
 from websockets.sync.client import connect as sync_connect
 from wsclient import WSClient, sign_in
 
+from ttanjit.gateway.errors import MESSAGES
+
 pytestmark = pytest.mark.integration
 
 
@@ -64,6 +66,53 @@ def test_http_routes(gw: Stack) -> None:
     assert json.loads(exc.value.read())["code"] == "bad_nickname"
     ident = sign_in(http, "딴짓왕")
     assert ident["player"].startswith("p_") and ident["nickname"] == "딴짓왕"
+
+
+def _request(url: str, method: str, body: bytes | None) -> tuple[int, Any, dict[str, Any]]:
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    req = urllib.request.Request(url, data=body, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status, r.headers, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, json.loads(e.read())
+
+
+@pytest.mark.parametrize(("method", "path", "body", "status", "code", "field"), [
+    ("POST", "/api/guest", b"not json", 400, "bad_json", None),
+    ("POST", "/api/guest", b"", 400, "bad_json", None),
+    ("POST", "/api/guest", b"[1,2]", 400, "bad_json", None),
+    ("POST", "/api/guest", b'{"nickname":123}', 422, "bad_field", "nickname"),
+    ("POST", "/api/guest", b"{}", 422, "missing_field", "nickname"),
+    ("POST", "/api/refresh", b"{}", 422, "missing_field", "refresh"),
+    ("POST", "/api/transfer/claim", b'{"code":null}', 422, "missing_field", "code"),
+    ("GET", "/api/leaderboard/onecard?limit=-1", None, 422, "bad_field", "limit"),
+    ("GET", "/api/leaderboard/onecard?limit=lots", None, 422, "bad_field", "limit"),
+    ("GET", "/api/no-such-route", None, 404, "not_found", None),
+    ("GET", "/no-such-file", None, 404, "not_found", None),
+])
+def test_http_junk_gets_the_projects_error_shape(gw: Stack, method: str, path: str,
+                                                 body: bytes | None, status: int, code: str,
+                                                 field: str | None) -> None:
+    """docs/websocket.md 1.3: every HTTP error of the gateway is
+    ``{code, message, field?}`` with a Korean message (FastAPI's English
+    ``{"detail": …}`` before)."""
+    got, _, doc = _request(f"{gw.http()}{path}", method, body)
+    assert (got, doc) == (status, {"code": code, "message": MESSAGES[code],
+                                   **({"field": field} if field else {})})
+
+
+@pytest.mark.parametrize(("method", "path", "allow"), [
+    ("GET", "/api/guest", "POST"),  # was 404: the web client's mount answered it
+    ("DELETE", "/api/guest", "POST"),  # was 405 with the mount's "GET, HEAD"
+    ("POST", "/healthz", "GET"),
+    ("PUT", "/api/leaderboard/onecard", "GET"),
+])
+def test_a_wrong_method_is_405_with_the_routes_own_methods(gw: Stack, method: str, path: str,
+                                                           allow: str) -> None:
+    got, headers, doc = _request(f"{gw.http()}{path}", method, b"{}" if method != "GET" else None)
+    assert (got, headers["Allow"], doc) == (405, allow, {
+        "code": "method_not_allowed", "message": MESSAGES["method_not_allowed"]})
 
 
 async def test_hello_ping_and_metrics(gw: Stack) -> None:

@@ -29,11 +29,11 @@ from ttanjit.common.nats import (
 from ttanjit.games import GAMES
 from ttanjit.games.record import RecordError
 from ttanjit.games.replay_views import seat_steps
-from ttanjit.gateway import metrics as m
 from ttanjit.gateway import spectate  # noqa: F401 - registers the spectate frames
 from ttanjit.gateway.auth import Identity, clean_nickname
 from ttanjit.gateway.errors import FrameError
 from ttanjit.gateway.finals import bot_levels
+from ttanjit.gateway.httperrors import refusal
 from ttanjit.gateway.identity import Identities
 from ttanjit.matchmaker import standings
 from ttanjit.matchmaker.ratings import Rating
@@ -43,11 +43,6 @@ log = logging.getLogger("ttanjit.gateway")
 
 def now_ms() -> int:
     return standings.now_ms()
-
-
-def refusal(code: str, status: int = 400) -> JSONResponse:
-    m.REJECTIONS.labels(code).inc()
-    return JSONResponse({"code": code, "message": FrameError(code).message}, status_code=status)
 
 
 class Board:

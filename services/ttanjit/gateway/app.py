@@ -59,6 +59,8 @@ from ttanjit.gateway.conn import HANDLERS, OWN_PART, Connection, burst_parts, no
 from ttanjit.gateway.errors import MESSAGES, FrameError
 from ttanjit.gateway.finals import directory_entry, final_frame, seated_match
 from ttanjit.gateway.headers import with_security_headers
+from ttanjit.gateway.httperrors import install as install_http_errors
+from ttanjit.gateway.httperrors import refusal
 from ttanjit.gateway.identity import Identities
 from ttanjit.gateway.limits import HELLO_MS, IDLE_MS
 from ttanjit.gateway.link import Links
@@ -498,6 +500,7 @@ def create_app(settings: Settings | None = None) -> Any:
     api = FastAPI(title="ttanjit gateway", version="1",
                   description="Guest sign-in and health. The game protocol is the "
                               "WebSocket at /ws (docs/websocket.md).", lifespan=lifespan)
+    install_http_errors(api)  # {code, message} for every HTTP error, never {"detail"}
 
     @api.post("/api/guest", response_model=GuestOut,
               responses={400: {"description": "bad_nickname"}})
@@ -506,8 +509,7 @@ def create_app(settings: Settings | None = None) -> Any:
         try:
             nick = clean_nickname(body.nickname)
         except FrameError as e:
-            m.REJECTIONS.labels(e.code).inc()
-            return JSONResponse({"code": e.code, "message": e.message}, status_code=400)
+            return refusal(e.code, 400)
         token, ident = gw.tokens.issue(new_player_id(), nick, now_ms())
         refresh = ""
         try:  # the lasting identity (issue 15): a refresh family and the nickname

@@ -1,4 +1,5 @@
-"""Gateway refusal codes and their Korean messages (docs/websocket.md 6).
+"""Gateway refusal codes and their Korean messages (docs/websocket.md 6),
+for WebSocket frames and HTTP requests alike.
 Lobby codes come from the matchmaker, game codes from the shard."""
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ MESSAGES: dict[str, str] = {
     "not_your_game": "내가 참여한 게임만 다시 볼 수 있어요.",
     "no_record": "게임 기록을 찾을 수 없어요.",
     "no_spectating": "이 게임은 관전할 수 없어요.",
+    # HTTP requests the API cannot take (gateway/httperrors.py)
+    "bad_json": "요청 내용이 올바른 JSON 객체가 아니에요.",
+    "bad_field": "보낸 값의 형식이나 범위가 올바르지 않아요.",
+    "not_found": "없는 주소예요.",
+    "method_not_allowed": "이 주소에서는 쓸 수 없는 요청 방식이에요.",
     **LOBBY_MESSAGES,
 }
 
