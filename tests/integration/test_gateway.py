@@ -205,6 +205,10 @@ async def test_unauthenticated_frames_are_refused(gw: Stack) -> None:
     ('{"type": "cancel_queue"}', "not_queued"),
     ('{"type": "action", "game_id": "aaaaaaaaaaaa", "cmd_id": "c1", "action": {"type": "draw"}}',
      "not_in_game"),
+    # the frame's own shape before the player's state (docs/websocket.md 6)
+    ('{"type": "action"}', "missing_field"),
+    ('{"type": "action", "cmd_id": "' + "c" * 65 + '", "action": {"type": "draw"}}', "bad_cmd_id"),
+    ('{"type": "emote", "emote": "bomb"}', "bad_emote"),
     ("x" * 20_000, "frame_too_large"),
 ])
 async def test_bad_frames_get_errors_and_change_nothing(gw: Stack, raw: str, code: str) -> None:
@@ -217,6 +221,19 @@ async def test_bad_frames_get_errors_and_change_nothing(gw: Stack, raw: str, cod
     await c.wait_type("pong")  # the connection carries on
     await c.send({"type": "cancel_queue"})  # nothing was queued by the bad frame
     assert (await c.wait_type("error"))["code"] == "not_queued"
+    await c.close()
+
+
+async def test_a_bad_frame_names_the_frame_it_refuses(gw: Stack) -> None:
+    """docs/websocket.md 3: ``bad_frame`` carries ``ref`` (and an action's
+    ``cmd_id``) like every other refusal."""
+    c = await WSClient.signed_in(gw.http(), "이름표")
+    await c.send_raw('{"type": "queue", "game": 7}')
+    err = await c.wait_type("error")
+    assert (err["code"], err.get("ref")) == ("bad_frame", "queue")
+    await c.send_raw('{"type": "action", "cmd_id": "c9", "action": "draw"}')
+    err = await c.wait_type("error")
+    assert (err["code"], err.get("ref"), err.get("cmd_id")) == ("bad_frame", "action", "c9")
     await c.close()
 
 

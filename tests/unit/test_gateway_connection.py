@@ -407,6 +407,62 @@ async def test_actions_the_gateway_refuses_itself(frame: dict[str, Any], code: s
     assert len(gw.commands) == sent  # nothing reached the shard
 
 
+@pytest.mark.parametrize(("frame", "code", "in_game"), [
+    ({}, "missing_field", False),  # no cmd_id, no action
+    ({}, "missing_field", True),  # was bad_cmd_id: the cmd_id is not wrong, it is not there
+    ({"cmd_id": "c"}, "missing_field", False),
+    ({"action": {"type": "draw"}}, "missing_field", False),
+    ({"action": {"type": "draw"}}, "missing_field", True),
+    ({"cmd_id": "c" * 65, "action": {"type": "draw"}}, "bad_cmd_id", False),
+    ({"cmd_id": "c", "action": {}}, "missing_field", False),
+    ({"cmd_id": "c", "action": {"type": "reconnect"}}, "reserved_action", False),
+    ({"game_id": "other", "cmd_id": "c" * 65, "action": {"type": "draw"}}, "bad_cmd_id", True),
+])
+async def test_an_actions_own_shape_is_checked_before_the_players_game(
+        frame: dict[str, Any], code: str, in_game: bool) -> None:
+    """A malformed action is named as such (docs/websocket.md 6), in a game
+    or not: it was ``not_in_game`` in the lobby, and with another game's id."""
+    c, t, gw = make()
+    if in_game:
+        gw.state = {"ratings": [], "game_id": "g1", "seat": 0}
+        gw.sync_reply = {"seq": 3, "view": {"seat": 0}, "game": "g1"}
+    await hello(c, gw, t)
+    sent = len(gw.commands)
+    await send(c, {"type": "action", **frame})
+    err = t.frames()[-1]
+    assert (err["type"], err["code"], err["ref"]) == ("error", code, "action")
+    assert len(gw.commands) == sent  # nothing reached the shard
+
+
+async def test_an_unknown_emote_is_bad_emote_in_a_game_or_not() -> None:
+    """``bad_emote`` (docs/websocket.md 3.2) before ``not_in_game``; an
+    emote frame without its emote is ``missing_field``."""
+    c, t, gw = make()
+    await hello(c, gw, t)
+    await send(c, {"type": "emote", "emote": "bomb"})
+    assert (t.frames()[-1]["code"], t.frames()[-1]["ref"]) == ("bad_emote", "emote")
+    await send(c, {"type": "emote"})
+    assert t.frames()[-1]["code"] == "missing_field"
+
+
+@pytest.mark.parametrize(("raw", "ref", "cmd_id"), [
+    ('{"type": "queue", "game": 7}', "queue", None),
+    ('{"type": "ping", "client_ms": "soon"}', "ping", None),
+    ('{"type": "action", "cmd_id": "c9", "action": "draw"}', "action", "c9"),
+    ('{"type": "no_such", "colour": "red"}', "no_such", None),
+])
+async def test_a_bad_frame_names_the_frame_it_refuses(raw: str, ref: str,
+                                                      cmd_id: str | None) -> None:
+    """``bad_frame`` carries ``ref`` (the frame's type) like every other
+    refusal, and an action's ``cmd_id``, so its sender stops waiting for
+    it (docs/websocket.md 3)."""
+    c, t, gw = make()
+    await hello(c, gw, t)
+    await c.on_frame(raw)
+    err = t.frames()[-1]
+    assert (err["code"], err.get("ref"), err.get("cmd_id")) == ("bad_frame", ref, cmd_id)
+
+
 def burst(gid: str, first: int, events: list[dict[str, Any]], view: dict[str, Any],
           flags: int = 0) -> bytes:
     """A shard's burst message with one part (ttanjit.shard.game.envelope)."""

@@ -21,6 +21,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError
 
 from ttanjit.gateway.errors import FrameError
+from ttanjit.gateway.limits import MAX_CMD_ID
 from ttanjit.v1.client_pb2 import ClientFrame, ServerFrame
 
 JSON_SUBPROTOCOL = "ttanjit.v1.json"
@@ -80,13 +81,23 @@ CLIENT_SCHEMA = _schema(ClientFrame.DESCRIPTOR)
 CLIENT_SCHEMA["token"] = lambda v: type(v) is str
 
 
+def is_cmd_id(v: Any) -> bool:
+    """An action's ``cmd_id``: 1 to ``MAX_CMD_ID`` characters."""
+    return type(v) is str and 1 <= len(v) <= MAX_CMD_ID
+
+
 def _checked(obj: Any) -> dict[str, Any]:
     if type(obj) is not dict:
         raise FrameError("bad_frame")
-    if type(obj.get("type")) is not str or not obj["type"]:
+    kind = obj.get("type")
+    if type(kind) is not str or not kind:
         raise FrameError("bad_frame")
     if not _conforms(obj, CLIENT_SCHEMA):
-        raise FrameError("bad_frame")
+        # the error names the frame it refuses, as every other refusal does
+        # (and an action's command, so its sender stops waiting for it)
+        cmd_id = obj.get("cmd_id")
+        raise FrameError("bad_frame", kind if _is_str(kind) else None,
+                         cmd_id if _is_str(cmd_id) and cmd_id else None)
     if None in obj.values():
         obj = {k: v for k, v in obj.items() if v is not None}
     return obj

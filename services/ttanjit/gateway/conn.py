@@ -216,7 +216,7 @@ class Connection:
                 frame = codec.decode_json(data)
         except FrameError as e:
             m.frame_in("bad")
-            await self.reject(e.code)
+            await self.reject(e.code, e.ref, e.cmd_id)
             return
         kind = frame["type"]
         handler = HANDLERS.get(kind)
@@ -692,11 +692,14 @@ class Connection:
         the player's table, shown at the sender's seat; no free text."""
         s = self.session
         assert s is not None
+        # the frame first, then the player's state (docs/websocket.md 6)
+        if f.get("emote") is None:
+            raise FrameError("missing_field")
+        if f["emote"] not in EMOTES:
+            raise FrameError("bad_emote")
         gid = f.get("game_id") or s.game_id
         if not gid or gid != s.game_id or s.seat is None:
             raise FrameError("not_in_game")
-        if f.get("emote") not in EMOTES:
-            raise FrameError("bad_emote")
         if not self.emotes.allow(time.monotonic()):
             raise FrameError("too_many_emotes")
         if self._table[0] != gid:
@@ -717,19 +720,23 @@ class Connection:
     async def h_action(self, f: dict[str, Any]) -> None:
         s = self.session
         assert s is not None
+        # the frame first, then the player's state (docs/websocket.md 6): a
+        # malformed action is named as such wherever the player is
+        cmd_id = f.get("cmd_id")
+        action = f.get("action")
+        if cmd_id is None or action is None:
+            raise FrameError("missing_field")
+        if not codec.is_cmd_id(cmd_id):
+            raise FrameError("bad_cmd_id")
+        if not isinstance(action, dict) or not isinstance(action.get("type"), str):
+            raise FrameError("missing_field")
+        if action["type"] in PRESENCE:
+            raise FrameError("reserved_action")
         gid = f.get("game_id") or s.game_id
         if not gid or gid != s.game_id:
             raise FrameError("not_in_game")
         if "seat" in f and f["seat"] != s.seat:
             raise FrameError("not_your_seat")
-        cmd_id = f.get("cmd_id")
-        if not isinstance(cmd_id, str) or not 1 <= len(cmd_id) <= 64:
-            raise FrameError("bad_cmd_id")
-        action = f.get("action")
-        if not isinstance(action, dict) or not isinstance(action.get("type"), str):
-            raise FrameError("missing_field")
-        if action["type"] in PRESENCE:
-            raise FrameError("reserved_action")
         if s.substituted:  # RULES.md 4: the player may watch, not retake the seat
             raise FrameError("seat_is_bot")
         t0 = time.perf_counter()

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 
 MAX_FRAME = 16 * 1024  # bytes a client frame may have
+MAX_CMD_ID = 64  # characters of an action's cmd_id
 HARD_MAX_FRAME = 1024 * 1024  # above this the WebSocket layer closes (1009)
 RATE = 20.0  # frames per second
 BURST = 40.0
