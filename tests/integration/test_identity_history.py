@@ -169,6 +169,9 @@ def test_display_math() -> None:
     assert ch["why"].startswith("이겨서 +124점.") and ch["provisional"]
     down = standings.change("g", "onecard", "loss", 5, 4.8, 12)
     assert not down["provisional"] and down["why"].startswith("져서 −8점.")  # U+2212, as the label
+    # both ways, never that this opponent was weak (two new players of equal
+    # rating read "약한 상대에게 질수록 더 내려가요." so: trial nitpick)
+    assert "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." in down["why"]
     # a loss that still rose: by place where the game has a score, else the
     # provisional rating's shrinking uncertainty
     up = standings.change("g", "penalty_rows", "loss", 5, 5.5, 12)["why"]

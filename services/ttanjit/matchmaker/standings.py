@@ -77,7 +77,9 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False) -> str:
         why = ""
     else:
         head = f"져서 {signed(delta)}점." if delta < 0 else f"졌지만 {signed(delta)}점."
-        why = "약한 상대에게 질수록 더 내려가요." if delta < 0 else \
+        # not "약한 상대에게 질수록 더 내려가요." alone: two new players of
+        # equal rating read it as "my opponent was weak" (trial nitpick)
+        why = "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." if delta < 0 else \
             "우승은 못 했어도 점수로 앞선 상대가 있으면 순위만큼 올라요." if by_score else \
             "처음 몇 판은 실력을 재는 중이라 점수의 불확실성이 줄며 오를 수 있어요."
     tail = f" {games}/{PROVISIONAL_GAMES}판 — 10판까지는 잠정 점수라 크게 움직여요." if prov else ""
