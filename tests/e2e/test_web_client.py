@@ -309,6 +309,10 @@ def test_private_room_with_a_friend_in_another_tab(new_page: Any) -> None:
     # the level stays chosen through the room's redraw (it went back to 보통)
     assert host.locator('select[name="bot-level"]').input_value() == "hard"
     assert friend.locator('select[name="rounds"]').is_disabled()  # only the host sets options
+    # and only the host is told they may fill the room with bots (trial nitpick)
+    assert "혼자서도 봇을 넣어" in host.locator("section.room").inner_text()
+    assert "혼자서도 봇을 넣어" not in friend.locator("section.room").inner_text()
+    assert "봇은 방장이 넣어요." in friend.locator("section.room").inner_text()
     shot(host, "room")
     host.get_by_role("button", name="시작").click()
     for page in (host, friend):

@@ -54,7 +54,9 @@ function roomView(room) {
       room.game === "penalty_rows" ? endBadge(room.options) : null,
       h("p.code", {}, "방 코드 ", h("strong#room-code", { "data-code": room.code }, room.code),
         button("복사", () => navigator.clipboard?.writeText(room.code).then(() => toast("복사했어요.")), { class: "small" }))),
-    h("p.muted", {}, "친구에게 방 코드를 알려 주세요. 혼자서도 봇을 넣어 바로 시작할 수 있어요 (봇마다 난이도를 골라요)."),
+    // bots are the host's to add: a guest is not told "혼자서도 봇을 넣어…" (trial nitpick)
+    h("p.muted", {}, isHost ? "친구에게 방 코드를 알려 주세요. 혼자서도 봇을 넣어 바로 시작할 수 있어요 (봇마다 난이도를 골라요)."
+      : "친구에게 방 코드를 알려 주면 같이 할 수 있어요. 봇은 방장이 넣어요."),
     h("ol.seats", {}, seats),
     isHost ? hostControls(room, empty) : h("p.muted", {}, "방장이 시작하기를 기다리고 있어요…"),
     optionsSummary(room, isHost),
