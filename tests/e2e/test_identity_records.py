@@ -42,7 +42,7 @@ def test_identity_survives_tabs_restart_and_moves(browser: Any, stack: Any, new_
         tab.goto(stack.url)
         assert lobby_open(tab) == me
         page.wait_for_selector('#net[data-state="replaced"]')
-        assert "다른 창" in page.locator("#net").inner_text()
+        assert page.locator("#net").inner_text() == "다른 곳에서 접속함"  # another tab or, by a code, a device
         # the older tab can take the player back (it waited for good, every
         # screen "불러오는 중…", until a reload: confirm trial)
         page.locator("#use-here").click()

@@ -46,7 +46,7 @@ function updateHeader() {
   n.dataset.state = net.state;
   document.body.dataset.net = net.state; // replaced: its table plays nothing (app.css)
   document.getElementById("app").dataset.note = net.state === "replaced" ? REPLACED_MESSAGE : "";
-  n.textContent = { open: "연결됨", connecting: "연결 중…", closed: "다시 연결 중…", replaced: "다른 창에서 접속함", idle: "" }[net.state] || "";
+  n.textContent = { open: "연결됨", connecting: "연결 중…", closed: "다시 연결 중…", replaced: "다른 곳에서 접속함", idle: "" }[net.state] || "";
   // another tab took this player over: this one waits until asked to go on
   // here (it takes the player back; the other tab then waits in turn)
   const here = document.getElementById("use-here");
@@ -56,7 +56,7 @@ function updateHeader() {
 
 net.on("net", () => {
   updateHeader();
-  if (net.state === "replaced") toast("다른 창에서 같은 계정으로 접속해서 이 창의 연결을 끊었어요.", "error", 8000);
+  if (net.state === "replaced") toast("다른 창이나 기기에서 같은 계정으로 접속해서 이 창의 연결을 끊었어요.", "error", 8000);
 });
 
 net.on("welcome", (f) => {

@@ -11,7 +11,7 @@ const PING_MS = 10_000;
 // gone though the socket says open: a phone off its network keeps it "open"
 // and the page said 연결됨 over a frozen table (trial finding)
 const PONG_WAIT_MS = 5_000;
-export const REPLACED_MESSAGE = "다른 창에서 하고 있어요. 위의 '이 창에서 계속하기'를 누르면 여기서 이어서 해요.";
+export const REPLACED_MESSAGE = "다른 창이나 기기에서 하고 있어요. 위의 '이 창에서 계속하기'를 누르면 여기서 이어서 해요.";
 
 export class Session extends EventTarget {
   constructor() {
