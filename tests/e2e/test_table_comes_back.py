@@ -514,6 +514,19 @@ def test_the_lobby_leads_back_to_the_game_under_way(new_page: Any) -> None:
     assert page.locator(".banner.playing").count() == 0
 
 
+def test_my_reaction_leaves_the_one_card_button_readable(new_page: Any) -> None:
+    """Trial nitpick (360 px): my own reaction's bubble sat over the 원카드!
+    button at the end of my row. It shows over my name instead."""
+    page = new_page(width=360, height=740)
+    sign_in(page, "반응폰")
+    quick_match(page, "onecard", seats=2)
+    page.locator('.emote-bar [data-emote="thumbs"]').click()
+    bubble = page.locator(".my-row .emote-bubble")
+    bubble.wait_for()
+    button = page.locator('.my-row [data-act="one_card"]').bounding_box()
+    assert button is not None and not boxes_overlap(bubble.bounding_box(), button), (bubble.bounding_box(), button)
+
+
 def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> None:
     """Defect (new-user trial): an older game's address (a bookmarked
     result, once a newer game had started) showed "참여 중인 게임이
