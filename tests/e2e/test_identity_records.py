@@ -247,3 +247,18 @@ def test_an_address_without_a_known_game_shows_one_card(new_page: Any) -> None:
         page.wait_for_function(f"() => location.hash === '#/{kind}/onecard'")
         page.wait_for_selector(f"section.page.{kind} h1")
         page.wait_for_selector(f"section.page.{kind} .loading", state="detached", timeout=10_000)
+
+
+def test_the_code_box_matches_the_nickname_box(new_page: Any) -> None:
+    """Trial nitpick (1280×800): the sign-in page's 다른 기기에서 … 계속하기
+    box spanned the page under a 420-pixel nickname box, its 계속하기 button
+    centred under the field. Same width, the button beside the field."""
+    for width, height in ((1280, 800), (360, 740)):
+        page = new_page(width=width, height=height)
+        page.locator(".claim summary").click()
+        form, claim, field, go = (page.locator(s).bounding_box() for s in (
+            ".signin form.card-box", ".signin .claim", '.claim input[name="transfer-code"]',
+            '.claim button[type="submit"]'))
+        assert form and claim and field and go
+        assert abs(form["width"] - claim["width"]) < 2, (width, form, claim)
+        assert abs(field["y"] - go["y"]) < 2 and go["x"] > field["x"] + field["width"], (width, field, go)
