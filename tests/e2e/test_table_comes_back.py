@@ -146,6 +146,14 @@ def test_penalty_rows_phone_dock(new_page: Any) -> None:
       return hand.scrollWidth <= hand.clientWidth + 1 && [...hand.querySelectorAll('.card')].every((c) => {
         const r = c.getBoundingClientRect();
         return r.left >= 0 && r.right <= window.innerWidth && r.bottom <= window.innerHeight; }); }""")
+    # a picked card of the hand's second row stays in its row (lifted, it
+    # covered the card above it: trial nitpick)
+    last = page.locator(".pr-hand .card").last
+    last.click()
+    page.wait_for_selector(".pr-hand .card.selected")
+    picked = page.locator(".pr-hand .card.selected").bounding_box()
+    others = page.locator(".pr-hand .card:not(.selected)")
+    assert picked and not any(boxes_overlap(picked, others.nth(i).bounding_box()) for i in range(others.count()))
     shot(page, "penalty-rows-360")
 
 
