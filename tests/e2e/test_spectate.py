@@ -121,6 +121,11 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
     # (every seat read 봇N: the result said "봇1 6장 남음")
     assert "보여주는이" in fan.locator("section.results").inner_text()
     assert "봇2 (보통)" in fan.locator(".page.watch").inner_text()
+    # nothing of a player's (a rating change, 한 판 더) between the table and
+    # 로비로: their empty lines left a gap (trial nitpick)
+    assert fan.locator("section.results .rating-change, section.results #rematch").count() == 0
+    scores, lobby = (fan.locator(s).bounding_box() for s in ("section.results table", 'section.results [data-act="lobby"]'))
+    assert scores and lobby and lobby["y"] - (scores["y"] + scores["height"]) < 30, (scores, lobby)
     fan.locator('section.results [data-act="lobby"]').click()
     fan.wait_for_selector(".game-card")
 

@@ -468,7 +468,8 @@ export function resultsPanel(ctl, rows, title = "게임 결과") {
     h("h2", {}, title),
     rows,
     ratingChangeEl(ctl),
-    h("div#rematch.rematch", { role: "status" }, rematchStatus(ctl)),
+    // none for a spectator or a replay: its empty line left a gap above 로비로 (trial nitpick)
+    ctl.spectator || ctl.replay ? null : h("div#rematch.rematch", { role: "status" }, rematchStatus(ctl)),
     h("div.row.actions", {},
       button(ctl.replay ? "내 기록으로" : "로비로", () => ctl.done(), { dataset: { act: "lobby" } }),
       canRematch && ctl.final?.info?.ended_by !== "abandoned"

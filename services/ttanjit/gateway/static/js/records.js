@@ -45,7 +45,7 @@ function changeBody(c) {
 
 /** The result screen's rating line (filled when the `ratings` frame comes). */
 export function ratingChangeEl(ctl) {
-  if (!ctl?.id || ctl.replay) return null;
+  if (!ctl?.id || ctl.replay || ctl.spectator) return null; // a spectator has no rating in it
   const c = store.get(`change.${ctl.id}`, null);
   const box = h("div#rating-change.rating-change", { role: "status", dataset: { gameId: ctl.id } },
     c ? changeBody(c) : null);
