@@ -94,8 +94,15 @@ def test_a_replay_seen_from_another_seat_is_not_mine(new_page: Any, file: str, g
     if game == "onecard":  # no turn of its own: no hint to pick, no card to press
         assert "낼 카드를 눌러" not in page.locator("section.table").inner_text()
         assert page.locator(".oc-hand .card:not([disabled])").count() == 0
+    if game == "onecard":  # its end from the winner's seat is not my win (it said "이겼어요!")
+        page.evaluate("""() => { const c = window.__ctl; c.view = {...c.view, finished: true, winners: [0],
+          ended_by: 'win'}; c.render(); }""")
+        title = page.locator(".result-title").inner_text()
+        assert title != "이겼어요!" and title.endswith("이겼어요."), title
     page.evaluate("() => { window.__ctl.doc = {my_seat: 0}; window.__ctl.render(); }")
     assert any("(나)" in t for t in page.locator(name).all_inner_texts())  # my own replay
+    if game == "onecard":
+        assert page.locator(".result-title").inner_text() == "이겼어요!"
 
 
 def test_a_spectator_gets_no_sound_switch_and_no_second_exit(new_page: Any) -> None:

@@ -547,10 +547,14 @@ function finalPanel(ctl) {
 
 /** " (나)" after a seat's name when the seat is the viewer's own (a replay
  * seen from another player's seat is not). */
+/** The seat is the player's own: the seat shown, except in a replay seen
+ * from another player's seat. */
+export function isMine(ctl, s) {
+  return s !== null && s !== undefined && s === ctl.seat() && (!ctl.replay || ctl.doc?.my_seat === s);
+}
+
 export function meMark(ctl, s) {
-  const mine = s !== null && s !== undefined && s === ctl.seat()
-    && (!ctl.replay || ctl.doc?.my_seat === s);
-  return mine ? " (나)" : "";
+  return isMine(ctl, s) ? " (나)" : "";
 }
 
 /** Whether the game waits for this player now (the turn alert). */

@@ -9,7 +9,7 @@
 import { josa } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack, selectionAfter } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar, meMark } from "./game.js";
+import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar, meMark, isMine } from "./game.js";
 import * as clock from "./clock.js";
 import * as store from "./store.js";
 import { effectText } from "./onecard_text.js";
@@ -263,9 +263,10 @@ function results(ctl) {
   const winner = (v.winners || [])[0] ?? null;
   let title;
   if (v.ended_by === "time_cap") title = "30분이 지나 승부 없이 끝났어요.";
-  else if (winner !== null && winner === me && botTookOver(v, me)) {
+  // a replay from another seat says whose win it was, not "이겼어요!" (trial finding)
+  else if (isMine(ctl, winner) && botTookOver(v, me)) {
     title = "내 자리를 이어받은 봇이 이겼어요."; // not my win: I left (a loss for my rating)
-  } else if (winner !== null && winner === me) title = "이겼어요!";
+  } else if (isMine(ctl, winner)) title = "이겼어요!";
   else if (winner !== null) title = `${josa(seatName(ctl, winner), "이/가")} 이겼어요.`;
   else title = "게임이 끝났어요.";
   const rows = [];
