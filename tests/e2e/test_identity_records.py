@@ -232,6 +232,24 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     page.wait_for_selector(".replay-table section.results")
     assert page.locator('[data-act="rematch"]').count() == 0
     shot(page, "replay-end")
+    # on a phone the bar is two lines (three at 360 px: trial nitpick), the
+    # position on the first beside the steps
+    page.set_viewport_size({"width": 360, "height": 740})
+    for step in ("last", "first"):  # "189 / 189", and the longest: "처음 · 0 / 189"
+        page.locator(f'.replay-bar [data-act="{step}"]').click()
+        mids = page.eval_on_selector_all(".replay-bar > *", """els => [...new Set(els.map((e) => {
+          const r = e.getBoundingClientRect(); return Math.round((r.top + r.bottom) / 20); }))]""")
+        assert len(mids) == 2, mids  # the lines' middles, to 10 px
+        first = page.locator('.replay-bar [data-act="first"]').bounding_box()
+        pos = page.locator(".replay-pos").bounding_box()
+        assert first and pos and abs((first["y"] + first["height"] / 2) - (pos["y"] + pos["height"] / 2)) < 4, (first, pos)
+        assert page.evaluate("""() => document.documentElement.scrollWidth <= window.innerWidth + 1
+          && [...document.querySelectorAll('.replay-bar > *')].every((e) => e.scrollWidth <= e.clientWidth + 1
+            && e.getBoundingClientRect().right <= window.innerWidth)"""), step
+        shot(page, f"replay-{step}-360")
+    page.locator('.replay-bar [data-act="last"]').click()
+    page.wait_for_selector(".replay-table section.results")
+    page.set_viewport_size({"width": 1000, "height": 860})
     page.locator('[data-act="first"]').click()
     page.wait_for_selector('.replay-pos[data-step="0"]')
     assert page.locator(".replay-table section.results").count() == 0
