@@ -11,7 +11,7 @@ import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges
 import { animMs } from "./anim.js";
 import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
 
-// a phone this short (CSS px) shows four seats as a strip too
+// a phone this short (CSS px) shows three or four seats as a strip too
 const SHORT_SCREEN = 760;
 
 /** Where a card would land on a row as it is now (seed: 놓는 규칙). */
@@ -56,11 +56,12 @@ export function render(ctl, root) {
     v.phase === "select" && !v.finished ? timerEl(ctl, v.deadline, v.select_ms) : null,
   ]);
 
-  // five or more at the table, or four on a short screen: one strip of
-  // seats on a phone (app.css), so the four rows stay above the dock (three
-  // lines of seats hid 4번 줄 at 390×844, two lines 3번 줄 at 360×740)
+  // five or more at the table, or three or four on a short screen: one
+  // strip of seats on a phone (app.css), so the four rows stay above the
+  // dock (three lines of seats hid 4번 줄 at 390×844, two lines 3번 줄 at
+  // 360×740, with three seats 4번 줄's bottom under a two-line preview)
   const n = (v.seats || []).length;
-  const strip = n > 4 || (n === 4 && window.innerHeight <= SHORT_SCREEN);
+  const strip = n > 4 || (n >= 3 && window.innerHeight <= SHORT_SCREEN);
   const players = h("ol.pr-players", { class: strip ? "many" : "" }, (v.seats || []).map((s) => h("li.pr-player", {
     class: [s.seat === me ? "me" : "", v.confirmed?.[s.seat] ? "done" : ""].join(" "), dataset: { seat: s.seat } },
   h("span.name", {}, names[s.seat] || `${s.seat + 1}번`, meMark(ctl, s.seat)),
