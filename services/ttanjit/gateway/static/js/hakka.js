@@ -56,9 +56,10 @@ export function render(ctl, root) {
       v.turn === s ? h("span.badge.turn", {}, "차례") : null,
       seatBadges(ctl, s),
       h("span.stats", {},
-        s === v.dreamer ? [cardBack({ class: "mini" }), " 1장"] : `손패 ${handCount(v, s)}장`,
-        s === v.dreamer ? "" : ` · 트릭 ${v.tricks?.[s] ?? 0}`,
-        ` · 점수 ${num(v.scores?.[s] ?? 0)}`),
+        // no-break spaces: a narrow box breaks at " · " only ("점수" and a lone "0" at 360 px: trial nitpick)
+        s === v.dreamer ? [cardBack({ class: "mini" }), "\u00a01장"] : `손패\u00a0${handCount(v, s)}장`,
+        s === v.dreamer ? "" : ` · 트릭\u00a0${v.tricks?.[s] ?? 0}`,
+        ` · 점수\u00a0${num(v.scores?.[s] ?? 0)}`),
       v.turn === s ? timerEl(ctl, v.deadline, v.turn_ms) : null);
   }));
 
