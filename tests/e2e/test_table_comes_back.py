@@ -460,6 +460,8 @@ def test_a_silent_network_is_noticed_and_the_game_goes_on(new_page: Any) -> None
     page.context.set_offline(True)
     page.wait_for_selector('#net[data-state="closed"]', timeout=3_000)
     assert page.locator("#net").inner_text() == "다시 연결 중…"
+    # its countdown is dimmed: the server may have paused the clock meanwhile
+    assert page.evaluate("() => [...document.querySelectorAll('section.table .timer')].every((t) => getComputedStyle(t).opacity === '0.4')")
     page.wait_for_timeout(1_500)  # reconnecting fails meanwhile, and says so
     assert page.evaluate("() => window.ttanjit.net.state") in ("closed", "connecting")
     page.context.set_offline(False)
