@@ -231,7 +231,8 @@ class Matchmaker:
             seat = next(s for s, p in seat_players(result).items() if p == pid)
             changes[pid] = standings.change(str(result.get("game_id")), game,
                                             standings.outcome(result, seat),
-                                            current[pid].ordinal, r.ordinal, r.games)
+                                            current[pid].ordinal, r.ordinal, r.games,
+                                            standings.others_left(result, seat))
             await self.notify(pid, {"type": "ratings", "ratings": await self.ratings_of(pid),
                                     "change": changes[pid]})
         await self._history(result, changes)

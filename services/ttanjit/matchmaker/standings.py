@@ -65,9 +65,12 @@ def signed(n: int) -> str:
     return f"+{n}" if n > 0 else f"−{-n}" if n < 0 else "±0"
 
 
-def explain(kind: str, delta: int, games: int, by_score: bool = False) -> str:
+def explain(kind: str, delta: int, games: int, by_score: bool = False,
+            others_left: bool = False) -> str:
     """The one line under a rating change (Korean, the result screen).
-    ``by_score``: the game places those who did not win by score (ratings)."""
+    ``by_score``: the game places those who did not win by score (ratings);
+    ``others_left``: another seat's player left (a bot took it), and counts
+    last whatever its score."""
     prov = games < PROVISIONAL_GAMES
     if kind == "win":
         head = f"이겨서 {signed(delta)}점."
@@ -82,16 +85,24 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False) -> str:
         why = "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." if delta < 0 else \
             "우승은 못 했어도 점수로 앞선 상대가 있으면 순위만큼 올라요." if by_score else \
             "처음 몇 판은 실력을 재는 중이라 점수의 불확실성이 줄며 오를 수 있어요."
+    # 5th of 5 by score and still up: the seat that left ranked below
+    # (nothing on the screen said so: trial nitpick)
+    left = "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." if others_left and kind != "left" else ""
     tail = f" {games}/{PROVISIONAL_GAMES}판 — 10판까지는 잠정 점수라 크게 움직여요." if prov else ""
-    return " ".join(x for x in (head, why) if x) + tail
+    return " ".join(x for x in (head, why, left) if x) + tail
 
 
 def change(game_id: str, game: str, kind: str, before_ordinal: float, after_ordinal: float,
-           games: int) -> dict[str, Any]:
+           games: int, others_left: bool = False) -> dict[str, Any]:
     before, after = display(before_ordinal), display(after_ordinal)
     return {"game_id": game_id, "game": game, "outcome": kind, "before": before, "after": after,
             "delta": after - before, "games": games, "provisional": games < PROVISIONAL_GAMES,
-            "why": explain(kind, after - before, games, game in SCORED)}
+            "why": explain(kind, after - before, games, game in SCORED, others_left)}
+
+
+def others_left(result: dict[str, Any], seat: int) -> bool:
+    """Whether a player of another seat left the game (a bot took it over)."""
+    return any(bool(x) for s, x in enumerate(result.get("substituted") or []) if s != seat)
 
 
 def history_entry(result: dict[str, Any], seat: int, rated: dict[str, Any] | None,
