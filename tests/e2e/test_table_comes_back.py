@@ -515,6 +515,11 @@ def test_a_new_screen_and_a_new_result_open_at_their_top(new_page: Any) -> None:
     page.evaluate("() => window.scrollTo(0, 120)")
     page.evaluate("() => window.ttanjit.game.render()")
     assert page.evaluate("() => window.scrollY") == 120
+    # another game's result is a new panel, even straight after this one's
+    page.evaluate("""() => { const g = window.ttanjit.game; window.scrollTo(0, document.body.scrollHeight);
+      g.id = g.id + 'next'; history.replaceState(null, '', '#/game/' + g.id); g.render(); }""")
+    top = page.evaluate("() => document.querySelector('section.results').getBoundingClientRect().top")
+    assert 0 < top <= 200, top
 
 
 def test_the_lobby_leads_back_to_the_game_under_way(new_page: Any) -> None:

@@ -455,7 +455,9 @@ export function autopilotBar(ctl, on) {
 export function showPanel(ctl, root) {
   const panel = root.querySelector("section.results, section.hand-result, section.round-summary");
   const v = ctl.view || {};
-  const key = panel ? `${panel.className}:${v.round ?? ""}:${v.finished ? "end" : ""}` : null;
+  // the game's id too: another game's panel is a new one (a watched game
+  // over, then another that is over too)
+  const key = panel ? `${ctl.id}:${panel.className}:${v.round ?? ""}:${v.finished ? "end" : ""}` : null;
   if (key === ctl.panelShown) return;
   ctl.panelShown = key;
   const bar = document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0;
