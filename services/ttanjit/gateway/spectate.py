@@ -72,14 +72,13 @@ async def _send_view(c: Connection, gid: str, w: dict[str, Any]) -> bool:
     return True
 
 
-async def _allowed(c: Connection, gid: str) -> list[dict[str, Any]]:
-    """The game directory says whether the host allows 관전, and who sits
-    where: each seat's kind, a human's nickname, a bot's level (no player
-    ids), for the spectator's names (a watch page opened from a link or
-    gone back to named every seat 봇N)."""
-    try:
-        doc = orjson.loads((await c.gw.games.get(gid)).value or b"{}")
-    except Exception:  # noqa: BLE001 - no entry: the shard's sync answers
+async def _seating(c: Connection, gid: str) -> list[dict[str, Any]]:
+    """Who sits where by the game directory — each seat's kind, a human's
+    nickname, a bot's level, no player ids — for the spectator's names (a
+    watch page opened from a link named every seat 봇N); ``no_spectating``
+    when the host turned 관전 off. No entry: [] (the shard's sync answers)."""
+    doc = await finals.directory_entry(c.gw.games, gid)
+    if doc is None:
         return []
     if doc.get("spectators") is False:
         raise FrameError("no_spectating")
@@ -110,7 +109,7 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
         raise FrameError("in_game")
     w = _watching.get(c.id)
     if w is None or w["game_id"] != gid:
-        players = await _allowed(c, gid)
+        players = await _seating(c, gid)
         await stop(c)
         w = {"game_id": gid, "sub": None, "seq": 0, "lock": asyncio.Lock(), "counted": False,
              "players": players}

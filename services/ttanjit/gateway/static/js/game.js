@@ -547,14 +547,13 @@ function finalPanel(ctl) {
   return resultsPanel(ctl, rows, "게임 결과");
 }
 
-/** " (나)" after a seat's name when the seat is the viewer's own (a replay
- * seen from another player's seat is not). */
 /** The seat is the player's own: the seat shown, except in a replay seen
  * from another player's seat. */
 export function isMine(ctl, s) {
   return s !== null && s !== undefined && s === ctl.seat() && (!ctl.replay || ctl.doc?.my_seat === s);
 }
 
+/** " (나)" after a seat's name when the seat is the viewer's own. */
 export function meMark(ctl, s) {
   return isMine(ctl, s) ? " (나)" : "";
 }

@@ -70,10 +70,8 @@ export class Session extends EventTarget {
     ws.onerror = () => {};
   }
 
-  /** Drop the connection as a network failure would (used by the UI's 다시 연결 and tests). */
-  drop() {
-    if (this.ws) this.ws.close(4000, "client drop");
-  }
+  /** Drop the connection as a network failure would (a rename's new token, tests). */
+  drop() { this.lost(); }
 
   setState(s) {
     this.state = s;

@@ -11,8 +11,8 @@ import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges
 import { animMs } from "./anim.js";
 import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
 
-// a phone this short (CSS px) shows three or four seats as a strip too
-const SHORT_SCREEN = 760;
+// a short phone: app.css's block of the same query tightens the rows there
+const SHORT_PHONE = "(max-width: 719px) and (max-height: 760px)";
 
 /** Where a card would land on a row as it is now (seed: 놓는 규칙). */
 export function preview(rowCards, card) {
@@ -61,7 +61,7 @@ export function render(ctl, root) {
   // dock (three lines of seats hid 4번 줄 at 390×844, two lines 3번 줄 at
   // 360×740, with three seats 4번 줄's bottom under a two-line preview)
   const n = (v.seats || []).length;
-  const strip = n > 4 || (n >= 3 && window.innerHeight <= SHORT_SCREEN);
+  const strip = n > 4 || (n >= 3 && window.matchMedia(SHORT_PHONE).matches);
   const players = h("ol.pr-players", { class: strip ? "many" : "" }, (v.seats || []).map((s) => h("li.pr-player", {
     class: [s.seat === me ? "me" : "", v.confirmed?.[s.seat] ? "done" : ""].join(" "), dataset: { seat: s.seat } },
   h("span.name", {}, names[s.seat] || `${s.seat + 1}번`, meMark(ctl, s.seat)),

@@ -7,9 +7,8 @@
 // view again) is sent to start, after a reconnect and after a gap only.
 import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
-import * as store from "./store.js";
 import * as identity from "./identity.js";
-import { GAMES, botName, progressText } from "./state.js";
+import { GAMES, progressText } from "./state.js";
 import { GameController, showPanel } from "./game.js";
 import * as clock from "./clock.js";
 import { seatCount } from "./seats.js";
@@ -56,8 +55,7 @@ function liveTable(games) {
 }
 
 function watch(g) {
-  store.set(`watch.${g.game_id}`, { game: g.game, seats: g.seats, players: g.players || [], bots: g.bots || [] });
-  location.hash = `#/watch/${g.game_id}`;
+  location.hash = `#/watch/${g.game_id}`; // who sits where comes with the view (spectate_view)
 }
 
 /** A spectator's controller: a GameController fed by spectate frames. */
@@ -71,8 +69,7 @@ class WatchCtl extends GameController {
     this.close();
     this.reset(id);
     this.final = null;
-    const saved = store.get(`watch.${id}`, {});
-    this.info = { game: saved.game, seat: null, players: saved.players || [], bots: saved.bots || [], options: {}, seats: saved.seats };
+    this.info = { game: undefined, seat: null, players: [], options: {} };
     this.root = root;
     this.table = null;
     this.unsubs.push(net.on("spectate_update", (f) => this.onUpdate(f)));
@@ -94,10 +91,11 @@ class WatchCtl extends GameController {
   onView(f) {
     if (f.game_id && f.game_id !== this.id) return;
     if (typeof f.game_seq === "number") this.gameSeq = f.game_seq;
-    // who sits where, from the server (a page opened from a link, or gone
-    // back to after 로비로, had no live-list entry: every seat was 봇N)
+    // who sits where, from the server: one source for a watch opened from
+    // the list, from a link or gone back to (the live list's copy, kept per
+    // tab, was gone then and every seat read 봇N)
     if (Array.isArray(f.players) && f.players.length) {
-      this.info = { ...this.info, game: this.info.game || f.view?.game, players: f.players, bots: [] };
+      this.info = { ...this.info, game: this.info.game || f.view?.game, players: f.players };
     }
     this.takeView(f);
   }
@@ -111,16 +109,12 @@ class WatchCtl extends GameController {
       button("로비로", () => this.done(), { dataset: { act: "lobby" } })));
   }
 
+  /** As the players name the seats (봇2 (보통), nicknames); a seat the
+   * directory did not describe is 봇N. */
   names() {
     const out = {};
-    const n = (this.view && seatCount(this.view)) || this.info.seats || 0;
-    for (let s = 0; s < n; s++) out[s] = `봇${s + 1}`;
-    // bots by level, as the players see them (봇2 (보통))
-    for (const b of this.info.bots || []) out[b.seat] = botName(b.seat, b.level);
-    for (const p of this.info.players || []) {
-      out[p.seat] = p.kind === "bot" ? botName(p.seat, p.level) : (p.nickname || `${p.seat + 1}번`);
-    }
-    return out;
+    for (let s = 0; s < seatCount(this.view); s++) out[s] = `봇${s + 1}`;
+    return { ...out, ...super.names() };
   }
 
   seat() { return null; }
@@ -131,7 +125,6 @@ class WatchCtl extends GameController {
 
   done() {
     net.send({ type: "spectate_stop" });
-    store.del(`watch.${this.id}`);
     this.close();
     location.hash = "#/";
   }
