@@ -45,6 +45,24 @@ def in_viewport(page: Any, selector: str) -> bool:
       return r.height > 0 && r.top >= -1 && r.bottom <= window.innerHeight + 1; }""", selector))
 
 
+# The lines a seat's 벌점 box shows, as rendered: its characters grouped by
+# the top of their boxes (soft wraps included, which innerText leaves out).
+PEN_LINES = """() => [...document.querySelectorAll('.pr-player .pen')].map((pen) => {
+  const lines = []; let top = null;
+  const walk = document.createTreeWalker(pen, NodeFilter.SHOW_TEXT);
+  for (let t = walk.nextNode(); t; t = walk.nextNode()) {
+    for (let i = 0; i < t.length; i++) {
+      const r = document.createRange(); r.setStart(t, i); r.setEnd(t, i + 1);
+      const box = r.getBoundingClientRect();
+      if (!box.width) continue;
+      if (top === null || box.top > top + 4) { lines.push(""); top = box.top; }
+      lines[lines.length - 1] += t.data[i];
+    }
+  }
+  return lines.map((l) => l.replace(/\\s+/g, " ").trim());
+})"""
+
+
 # -- the defects ----------------------------------------------------------------
 def test_empty_nickname_is_answered_in_korean(new_page: Any) -> None:
     """Defect: an empty nickname got the browser's English "Please fill out
@@ -217,6 +235,12 @@ def test_penalty_rows_every_row_above_the_dock_on_a_phone(new_page: Any, n: int,
       (e) => e.scrollWidth <= e.clientWidth + 1)"""), page.locator(".pr-player").all_inner_texts()
     if n > 3:
         assert "(10장)" in page.locator('.pr-player[data-seat="3"]').inner_text()
+    # a seat's 벌점 box wraps between its two parts only (trial finding at
+    # 360 px: "이번 판 14 (9장) ·" / "누적 14")
+    for lines in page.evaluate(PEN_LINES):
+        assert all(ln and ln[0] != "·" and ln[-1] != "·" for ln in lines), lines
+        assert len(lines) in (1, 2) and lines[0].startswith("이번 판") and "누적" in lines[-1], lines
+        assert len(lines) == 1 or lines[1].startswith("누적"), lines
     assert page.locator(".pr-player").count() == n
     # before a pick, and with one whose preview is two lines long (the dock
     # grows: at 360×740 4번 줄 went under it from 461 px: trial finding)

@@ -69,11 +69,12 @@ export function render(ctl, root) {
   seatBadges(ctl, s.seat),
   // the cards taken ride on the line they add to (a line of their own made
   // the boxes taller and pushed 4번 줄 under a phone's dock: trial finding)
+  // two unbreakable parts side by side; a narrow seat box puts 누적 on a
+  // line of its own (a " · " between them ended the first line at 360 px)
   h("span.pen", { title: "이번 판 벌점 (가져간 카드 수) / 누적 벌점" },
-    // no-break spaces: a narrow seat box breaks the line at " · " only
-    `이번 판\u00a0${v.round_penalties?.[s.seat] ?? 0}`,
-    (v.taken?.[s.seat] || []).length ? h("span.taken", { title: "이번 판에 가져간 카드" }, `\u00a0(${v.taken[s.seat].length}장)`) : null,
-    ` · 누적\u00a0${v.penalties?.[s.seat] ?? 0}`))));
+    h("span.round-pen", {}, `이번 판\u00a0${v.round_penalties?.[s.seat] ?? 0}`,
+      (v.taken?.[s.seat] || []).length ? h("span.taken", { title: "이번 판에 가져간 카드" }, `\u00a0(${v.taken[s.seat].length}장)`) : null),
+    h("span.total-pen", {}, `누적\u00a0${v.penalties?.[s.seat] ?? 0}`)))));
 
   const rows = h("div.pr-rows", {}, (v.rows || []).map((r) => {
     const cards = r.cards.map((c) => (typeof c === "number" ? c : c.card));
