@@ -557,6 +557,25 @@ def test_the_lobby_leads_back_to_the_game_under_way(new_page: Any) -> None:
     page.wait_for_selector(".game-card")
     banner = page.locator(".banner.playing")
     assert banner.inner_text().startswith("원카드 게임이 진행 중이에요.")
+    # another tab takes the player over: this one says so in its top bar
+    # and above the lobby, and nothing covers that note or the banner (an
+    # 8-second toast saying it again did, on a phone: trial finding)
+    tab = page.context.new_page()
+    tab.goto(page.url)
+    page.wait_for_selector('#net[data-state="replaced"]')
+    page.wait_for_timeout(300)
+    assert page.locator("#net").get_attribute("role") == "status"
+    assert "이 창에서 계속하기" in page.evaluate("() => getComputedStyle(document.getElementById('app'), '::before').content")
+    box = banner.bounding_box()  # with the note above it (a toast covered the note, or the banner at 360 px)
+    top = page.evaluate("() => document.getElementById('app').getBoundingClientRect().top")
+    box = {**box, "y": top, "height": box["y"] + box["height"] - top}
+    for toast in page.locator(".toast").all():
+        assert not boxes_overlap(box, toast.bounding_box()), toast.inner_text()
+    tab.close()
+    page.locator("#use-here").click()  # taken back, the tab goes on with the game
+    page.wait_for_selector('section.table[data-game="onecard"]')
+    page.locator(".topbar .brand").click()
+    page.wait_for_selector(".game-card")
     banner.locator('[data-act="back-to-game"]').click()
     page.wait_for_selector('section.table[data-game="onecard"] .oc-hand .card')
     assert page.evaluate("() => location.hash") == f"#/game/{gid}"

@@ -54,10 +54,10 @@ function updateHeader() {
   here.onclick = () => { net.connect(); route(); };
 }
 
-net.on("net", () => {
-  updateHeader();
-  if (net.state === "replaced") toast("다른 창이나 기기에서 같은 계정으로 접속해서 이 창의 연결을 끊었어요.", "error", 8000);
-});
+// replaced: said by the header (read out: role="status"), the note atop every
+// screen and any refused press; no toast (one covered the lobby's game
+// banner on a phone for its 8 s: trial finding)
+net.on("net", updateHeader);
 
 net.on("welcome", (f) => {
   game.known(f); // the seats' names, before the game screen opens
