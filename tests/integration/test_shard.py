@@ -524,6 +524,41 @@ async def test_sigterm_with_nats_gone_exits_at_once_and_loses_nothing(svc: Servi
     await nc.close()
 
 
+async def test_two_shards_stopped_at_once_leave_their_games_for_the_next(svc: Services) -> None:
+    """Ctrl-C of ``make run`` (or two pods deleted together) stops both
+    shards at once, NATS staying up: neither can take the other's games.
+    Each says so and exits at once, without an error in its log (shard-a
+    logged "handover to shard-b failed: NoRespondersError()" when shard-b
+    had stopped listening before its lease said it drained, and both
+    "nats disconnected" on their own way out); the next shard claims every
+    game with every move."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    a = svc.start("shard", name="shard-a")
+    b = svc.start("shard", name="shard-b")
+    nc = await nats.connect(svc.nats_url)
+    games = await _games_on(a.ports["grpc"], 3, game) + await _games_on(b.ports["grpc"], 3, game)
+    tails = [await RecordTail(nc, gid).start() for gid, _ in games]
+    accepted = await _play_each(nc, tails, 13, 2)
+    t0 = time.monotonic()
+    a.proc.send_signal(signal.SIGTERM)
+    b.proc.send_signal(signal.SIGTERM)
+    rcs = [await asyncio.to_thread(p.proc.wait, 30) for p in (a, b)]
+    assert rcs == [0, 0] and time.monotonic() - t0 < 5.0, (rcs, a.log()[-3000:])
+    for p in (a, b):
+        lines = _log_lines(p)
+        assert any(ln.get("msg") == "drained" for ln in lines), p.log()[-3000:]
+        noisy = [ln for ln in lines if ln.get("level") in ("warning", "error")
+                 and ln.get("msg") != "no other shard to hand games to; their leases will "
+                 "expire and the next shard to start takes them"]
+        assert not noisy, noisy
+    svc.start("shard", name="shard-c")
+    accepted += await _play_each(nc, tails, 14, 2)
+    await _every_accepted_move_recorded(tails, accepted)
+    for tail in tails:
+        assert any("claim" in m and m["claim"]["shard"] == "shard-c" for _, m in tail.rec.markers)
+    await nc.close()
+
+
 async def test_drain_ends_at_its_timeout_and_serves_the_games_again(svc: Services) -> None:
     """A drain ends within its timeout (``DrainRequest.timeout_s``) even when
     the shard it hands games to never answers (here: SIGSTOPped; the offer

@@ -134,13 +134,16 @@ async def connect(url: str, name: str, *,
     """Connect, retrying until a server is there; reconnects forever (to any
     server of the list or that the cluster announces)."""
     lost = asyncio.Event()
+    made: list[Client] = []
 
     async def _err(exc: Exception) -> None:
         log.warning("nats error: %s", exc)
 
     async def _disc() -> None:
         lost.set()
-        if disconnected_cb is not None:
+        if made and made[0].is_closed:  # our own close (a service stopping): not a fault
+            log.info("nats connection closed")
+        elif disconnected_cb is not None:
             await disconnected_cb()
         else:
             log.warning("nats disconnected")
@@ -161,6 +164,7 @@ async def connect(url: str, name: str, *,
     for attempt in range(60):
         try:
             nc = await nats.connect(**opts)  # type: ignore[arg-type]
+            made.append(nc)
             _LOST[nc] = lost
             return nc
         except (TimeoutError, OSError, nats.errors.NoServersError) as exc:

@@ -42,6 +42,7 @@ from typing import Any
 
 import orjson
 from nats.aio.msg import Msg
+from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.errors import KeyWrongLastSequenceError, NotFoundError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
@@ -113,6 +114,7 @@ class Shard:
         self.rooms: dict[str, Room] = {}
         self.book = OwnerBook()
         self.draining = False
+        self.not_taking: set[str] = set()  # this drain's targets found stopping
         self.drain_until: float | None = None  # loop time the first drain's budget ends
         self.stopping = asyncio.Event()
         self.grpc_addr = ""
@@ -777,6 +779,7 @@ class Shard:
             self.drain_until = asyncio.get_running_loop().time() + budget
             m.draining.set(1)
             log.info("draining", extra={"games": len(self.rooms)})
+        self.not_taking = set()
         finished = sum(1 for r in self.rooms.values() if r.hosted.finished)
         progress = {"handed_over": 0}
         why = await unless_disconnected(self.nc, self._hand_over_all(first, progress), budget)
@@ -812,7 +815,8 @@ class Shard:
                     self.drop(r, "drain")
             if not live_games:
                 return
-            takers = self.book.takers(wall_ms(), exclude=self.id)
+            takers = [t for t in self.book.takers(wall_ms(), exclude=self.id)
+                      if t not in self.not_taking]  # a stopping shard's flag may lag
             if not takers:
                 log.warning("no other shard to hand games to; their leases will expire and "
                             "the next shard to start takes them",
@@ -824,7 +828,9 @@ class Shard:
             before = progress["handed_over"]
             await asyncio.gather(*(self._handover(tgt, gs, progress)
                                    for tgt, gs in by_target.items()))
-            if progress["handed_over"] == before:  # nobody took any: a moment, then again
+            if progress["handed_over"] == before and not set(by_target) <= self.not_taking:
+                # nobody took any: a moment, then again (at once when the
+                # takers were stopping themselves: the next round goes without them)
                 await asyncio.sleep(0.5)
 
     async def _handover(self, target: str, games: list[Room], progress: dict[str, int],
@@ -853,6 +859,11 @@ class Shard:
                                         orjson.dumps({"from": self.id, "games": offer}),
                                         timeout=10)
             taken = set(orjson.loads(msg.data).get("taken", []))
+        except NoRespondersError:  # it stopped listening: it is stopping too
+            log.info("handover: %s is not taking games (stopping)", target,
+                     extra={"games": len(offer)})
+            self.not_taking.add(target)
+            taken = set()
         except Exception as exc:  # noqa: BLE001 - no answer: serve them here again
             log.warning("handover to %s failed: %r", target, exc)
             taken = set()
