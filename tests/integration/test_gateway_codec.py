@@ -147,3 +147,262 @@ def test_token_bucket() -> None:
     assert sum(b.allow(0.0) for _ in range(100)) == 40
     assert b.allow(0.05) and not b.allow(0.05)
     assert b.should_warn(0.05) and not b.should_warn(0.5) and b.should_warn(1.06)
+
+
+# -- every frame kind the gateway sends, from the code that builds it ------------
+
+NOW = 1_764_460_800_123
+
+
+class _Wire:
+    """A transport that keeps the JSON frames a :class:`Connection` writes."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict] = []
+
+    async def send_text(self, data: str) -> None:
+        self.sent.append(orjson.loads(data))
+
+    async def send_bytes(self, data: bytes) -> None:
+        raise AssertionError("a JSON connection")
+
+    async def close(self, code: int, reason: str) -> None:
+        pass
+
+
+class _Shard:
+    """The only gateway call delivering parts makes: a ``reconnect`` when
+    the seat was marked away (conn.Connection._noticed)."""
+
+    async def command(self, *args: object, **kw: object) -> dict:
+        return {"ok": True}
+
+
+async def _delivered(gid: str, pid: str, seat: int | None, parts: list[tuple],
+                     replies: list[bytes]) -> list[dict]:
+    """What a real (JSON) :class:`Connection` sends for shard sync answers
+    (``deliver_catch_up``: ``view``/``update`` replayed) and burst parts
+    (``deliver_part``: ``update`` with ``view`` or ``patch``)."""
+    from ttanjit.gateway.conn import Connection
+    from ttanjit.gateway.session import Session
+
+    out: list[dict] = []
+    for raw in [None, *replies]:  # the parts on one connection, each answer on one of its own
+        wire = _Wire()
+        c = Connection(_Shard(), wire, False)  # type: ignore[arg-type]
+        c.session = Session("s_1", pid, "가")
+        c.session.new_game(gid, seat)
+        if raw is None:
+            for part in parts:
+                await c.deliver_part(*part)
+        else:
+            await c.deliver_catch_up(orjson.loads(raw))
+        out.extend(wire.sent)
+    return out
+
+
+def _played(game: str, n: int, seed: int) -> tuple[object, list[object]]:
+    """A hosted game (the shard's core) played to its end by random legal
+    moves and the clock; every :class:`Applied`."""
+    import random
+
+    from ttanjit.games.base import SeatSpec, Setup
+    from ttanjit.shard.game import Applied, HostedGame
+
+    players = {f"p_{i}": i for i in range(n)}
+    h = HostedGame("g" * 12, Setup(game, {"seats": n}, [SeatSpec("human")] * n, seed),
+                   players, origin_ms=NOW, backlog=64)
+    rng = random.Random(seed)
+    applied: list[object] = []
+    t = 0
+    for k in range(5000):
+        if h.finished:
+            break
+        t += rng.randint(100, 3000)
+        nd = h.engine.next_deadline()
+        if nd is not None and nd <= t:
+            out = h.apply(nd, server_ms=NOW + nd)
+            t = nd
+        elif k == 3:  # a player drops and comes back: presence events
+            out = h.apply(t, 1, {"type": "disconnect"}, player="p_1", cmd_id="gw-1",
+                          server_ms=NOW + t)
+            assert isinstance(out, Applied)
+            applied.append(out)
+            out = h.apply(t, 1, {"type": "reconnect"}, player="p_1", cmd_id="gw-2",
+                          server_ms=NOW + t)
+        else:
+            choices = [(p, s, a) for p, s in players.items() for a in h.engine.legal_actions(s)]
+            if not choices:
+                continue
+            p, s, a = rng.choice(choices)
+            out = h.apply(t, s, a, player=p, cmd_id=f"c{k}", server_ms=NOW + t)
+        assert isinstance(out, Applied), out
+        applied.append(out)
+    assert h.finished
+    return h, applied
+
+
+def _game_frames(game: str, n: int, seed: int) -> list[dict]:
+    """Every game frame kind of one whole game, as the gateway builds them
+    from the shard's real output: ``update`` (events and ``view``, or a
+    ``patch``), ``view`` (resync, with ``recent``), ``update`` replayed,
+    ``result``, ``spectate_view``, ``spectate_update``, ``game_result``,
+    ``rematch``."""
+    import asyncio
+
+    from ttanjit.gateway import finals
+    from ttanjit.gateway.conn import _deadline
+    from ttanjit.matchmaker.rematch import Rematch
+    from ttanjit.shard.game import part_body
+
+    h, applied = _played(game, n, seed)
+    gid = h.game_id  # type: ignore[attr-defined]
+    frames: list[dict] = []
+    parts: dict[str, list[tuple]] = {}
+    for i, out in enumerate(applied):
+        for p in out.parts:  # type: ignore[attr-defined]
+            body = part_body(gid, p)
+            if p.pid is None:  # the spectators' part: spectate.h_spectate's on_msg
+                part = orjson.loads(b"{" + body + b"}")
+                part["type"] = "spectate_update"
+                if part.get("deadline"):
+                    part["deadline"] = _deadline(part["deadline"])
+                frames.append({**part, "seq": i + 1, "server_ms": NOW + i})
+            else:
+                parts.setdefault(p.pid, []).append((gid, p.first, p.last, p.flags, body))
+        reply = out.reply  # type: ignore[attr-defined]
+        if reply is not None:  # conn.h_action's result frame
+            rep = orjson.loads(reply)
+            frame = {"type": "result", "cmd_id": rep["cmd_id"], "game_id": gid,
+                     "game_seq": rep["seq"], "seq": i + 1, "server_ms": NOW + i}
+            info = {k: v for k, v in rep.items() if k not in ("ok", "cmd_id", "seq")}
+            if info:
+                frame["info"] = info
+            frames.append(frame)
+    for pid, seat in h.players.items():  # type: ignore[attr-defined]
+        last = h.backlogs[pid].seq  # type: ignore[attr-defined]
+        syncs = [h.sync(pid, max(0, last - 5), NOW), h.sync(pid, -1, NOW, recent=30),  # type: ignore[attr-defined]
+                 h.sync(pid, last, NOW)]  # type: ignore[attr-defined]
+        frames.extend(asyncio.run(_delivered(gid, pid, seat, parts.get(pid, []), syncs)))
+    spectator = orjson.loads(h.sync(None, -1, NOW))  # type: ignore[attr-defined]
+    entry = orjson.loads(orjson.dumps(h.directory_entry()))  # type: ignore[attr-defined]
+    nicknames = {pid: f"닉{seat}" for pid, seat in h.players.items()}  # type: ignore[attr-defined]
+    players = [{k: v for k, v in p.items() if k != "player"}
+               for p in finals.seat_players(entry, nicknames)]
+    frames.append({"type": "spectate_view", "seq": 1, "server_ms": NOW, "game_id": gid,
+                   "game_seq": spectator["seq"], "view": spectator["view"],
+                   "players": players})
+    final = finals.frame_of(gid, "p_0", entry, nicknames)
+    assert final is not None
+    frames.append({**final, "seq": 1, "server_ms": NOW})
+    offer = Rematch.from_game(gid, h.header(), entry, NOW)  # type: ignore[attr-defined]
+    offer.answer("p_0", "닉0", True)
+    offer.answer("p_1", "닉1", False)
+    frames.append({**offer.frame(), "seq": 2, "server_ms": NOW})
+    offer.new_game_id = "h" * 12
+    frames.append({**offer.frame("started"), "seq": 3, "server_ms": NOW})
+    return frames
+
+
+def _lobby_frames() -> list[dict]:
+    """The other frames, from the code that builds them: welcome (a room as
+    the matchmaker's ``GetPlayer`` answer carries it, ratings, a queue),
+    pong, error, queued, queue_cancelled, room, room_left, matched, ratings
+    with a change, emote, spectators, spectate_stopped."""
+    from google.protobuf import json_format
+
+    from ttanjit.gateway.limits import limits_json
+    from ttanjit.matchmaker import standings
+    from ttanjit.matchmaker.rooms import Room, Seat
+    from ttanjit.matchmaker.service import _pb_room
+
+    room = Room("ABCDEF", "penalty_rows", 5, {"select_ms": 20000, "end": "rounds", "rounds": 3},
+                "p_1", [Seat("human", "p_1", "가"), Seat("bot", level="hard"), None,
+                        Seat("human", "p_2", "나"), None], ratings={"p_1": 1.5})
+    state = json_format.MessageToDict(  # app.Gateway.player_state
+        _pb_room(room), preserving_proto_field_name=True,
+        always_print_fields_with_no_presence=True)
+    ratings = [standings.decorate({"game": g, "mu": 25.0, "sigma": 8.333, "ordinal": 0.001 * i,
+                                   "games": i}) for i, g in enumerate(
+                                       ("onecard", "penalty_rows", "hakka"))]
+    players = [{"seat": 0, "kind": "human", "player": "p_1", "nickname": "가", "rating": 0.0,
+                "display": standings.display(0.0)}, {"seat": 1, "kind": "bot", "level": "easy"}]
+    base = {"seq": 1, "server_ms": NOW}
+    return [
+        {**base, "type": "welcome", "session": "s_1", "player": "p_1", "nickname": "가",
+         "resumed": False, "limits": limits_json(), "ratings": ratings, "game_id": "g" * 12,
+         "seat": 0, "finished": True, "game": "penalty_rows", "kind": "room",
+         "players": players, "options": room.options,
+         "room": codec.whole_numbers(state), "queued": {"game": "onecard", "seats": 4}},
+        {**base, "type": "welcome", "session": "s_1", "player": "p_1", "nickname": "가",
+         "resumed": True, "resume_result": "gapless", "limits": limits_json(), "ratings": []},
+        {**base, "type": "pong", "client_ms": 12.5},
+        {"seq": 0, "server_ms": NOW, "type": "error", "code": "unauthenticated",
+         "message": "먼저 로그인해 주세요.", "ref": "ping"},
+        {**base, "type": "error", "code": "not_your_turn", "message": "x", "ref": "action",
+         "cmd_id": "c1"},
+        {**base, "type": "queued", "game": "hakka", "seats": 4, "ticket": "t_1"},
+        {**base, "type": "queue_cancelled", "game": "hakka"},
+        {**base, "type": "room", "room": room.to_json()},
+        {**base, "type": "room_left", "code": "ABCDEF"},
+        {**base, "type": "matched", "game_id": "g" * 12, "game": "onecard", "seat": 0,
+         "kind": "quick", "players": players, "options": {"turn_ms": 30000}},
+        {**base, "type": "ratings", "ratings": ratings},
+        {**base, "type": "ratings", "ratings": ratings, "change": standings.change(
+            "g" * 12, "penalty_rows", "win", 0.0, 3.1, 1)},
+        {**base, "type": "emote", "game_id": "g" * 12, "seat": 0, "emote": "thumbs"},
+        {**base, "type": "spectators", "game_id": "g" * 12, "count": 0},
+        {**base, "type": "spectators", "game_id": "g" * 12, "count": 3},
+        {**base, "type": "spectate_stopped"},
+    ]
+
+
+ALL_GAMES = (("onecard", 4, 11), ("penalty_rows", 5, 12), ("hakka", 4, 13))
+
+
+@pytest.fixture(scope="module")
+def every_frame() -> list[dict]:
+    out = _lobby_frames()
+    for game, n, seed in ALL_GAMES:
+        out.extend({**f, "_game": game} for f in _game_frames(game, n, seed))
+    return out
+
+
+def test_every_frame_kind_the_gateway_sends_is_covered(every_frame: list[dict]) -> None:
+    kinds = {f["type"] for f in every_frame}
+    assert kinds == {"welcome", "pong", "error", "queued", "queue_cancelled", "room",
+                     "room_left", "matched", "ratings", "emote", "spectators",
+                     "spectate_stopped", "update", "view", "result", "spectate_view",
+                     "spectate_update", "game_result", "rematch"}
+    for game, _, _ in ALL_GAMES:
+        mine = [f for f in every_frame if f.get("_game") == game]
+        assert {f["type"] for f in mine} >= {"update", "view", "result", "spectate_view",
+                                             "spectate_update", "game_result", "rematch"}
+        assert any(f["type"] == "view" and f.get("recent") for f in mine), game
+        assert any(f["type"] == "update" and f.get("replayed") for f in mine), game
+    assert any(f["type"] == "update" and "patch" in f for f in every_frame
+               if f.get("_game") == "penalty_rows")  # a 줄줄이 벌점 selection
+
+
+def test_every_frame_the_gateway_sends_is_the_same_in_protobuf(every_frame: list[dict]) -> None:
+    """Each frame (real views, patches, events, lobby frames of all three
+    games) through ``encode_proto`` and back is the JSON frame, and its bytes
+    are ``ParseDict``'s; no ``ParseError`` (an unknown field) anywhere."""
+    from google.protobuf import json_format
+
+    from ttanjit.v1.client_pb2 import ServerFrame
+
+    for f in every_frame:
+        frame = {k: v for k, v in f.items() if k != "_game"}
+        data = codec.encode_proto(frame)
+        want = orjson.loads(codec.encode_json(frame))
+        if want["type"] == "welcome" and "room" in want:
+            # welcome's room is the matchmaker's Room message printed with
+            # every field (app.Gateway.player_state): a member's absent
+            # player/nickname/level read "" there; proto3 strings say "" by
+            # leaving the field out
+            for m in want["room"]["members"]:
+                for k in [k for k, v in m.items() if v == ""]:
+                    del m[k]
+        assert codec.decode_server_proto(data) == want, frame
+        assert data == json_format.ParseDict(frame, ServerFrame()).SerializeToString()

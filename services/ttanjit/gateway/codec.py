@@ -5,7 +5,8 @@
   names and types), written with ``orjson``;
 - protobuf (subprotocol ``ttanjit.v1.proto``): ``ClientFrame`` /
   ``ServerFrame`` serialized; numbers inside ``Struct`` values (actions,
-  events, views, options) come back as integers when they are whole.
+  events, views, patches, options) come back as integers when they are
+  whole, and a list a server frame always has comes back ``[]`` when empty.
 
 Every decode error is a :class:`FrameError` with a stable code. Sans-I/O.
 """
@@ -150,7 +151,7 @@ def encode_proto(frame: dict[str, Any]) -> bytes:
     ``json_format.ParseDict(frame, ServerFrame())``, 1.7-2.7x cheaper for a
     game ``update`` (a 10-seat 줄줄이 벌점 view: ~260 µs instead of ~450;
     BENCHMARKS.md):
-    ``Struct`` fields (views, events, options, …) are filled by the
+    ``Struct`` fields (views, patches, events, options, …) are filled by the
     runtime's ``Struct.update`` rather than ``ParseDict``'s walk in Python;
     the rest, small, still goes through ``ParseDict`` (its checks and
     errors unchanged)."""
@@ -178,11 +179,21 @@ def encode_proto(frame: dict[str, Any]) -> bytes:
     return msg.SerializeToString()
 
 
+# The list fields a frame always has (docs/websocket.md 3), even empty: an
+# empty repeated field does not travel in protobuf, so the decoder puts it
+# back (an ``update`` with a ``patch`` has ``events: []``; a new player's
+# ``welcome`` has ``ratings: []``).
+ALWAYS_LISTS = {"update": ("events",), "spectate_update": ("events",),
+                "welcome": ("ratings",), "ratings": ("ratings",)}
+
+
 def decode_server_proto(data: bytes) -> dict[str, Any]:
     """For clients and tests: a binary server frame as the JSON dict."""
     obj = json_format.MessageToDict(ServerFrame.FromString(data),
                                     preserving_proto_field_name=True)
     out: dict[str, Any] = whole_numbers(obj)
+    for key in ALWAYS_LISTS.get(out.get("type", ""), ()):
+        out.setdefault(key, [])
     return out
 
 
