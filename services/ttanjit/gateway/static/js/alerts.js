@@ -38,10 +38,20 @@ function beep() {
   } catch { /* no audio on this device */ }
 }
 
+let screenBase = BASE_TITLE;
+let badged = false;
+
+/** The tab's title for a screen ("순위 — 딴짓"; null: the lobby's). */
+export function screenTitle(name) {
+  screenBase = name ? `${name} — 딴짓` : BASE_TITLE;
+  if (!badged) document.title = screenBase;
+}
+
 function badge(on) {
   const link = document.getElementById("favicon");
   if (link) link.setAttribute("href", on ? "favicon-turn.svg" : "favicon.svg");
-  document.title = on ? "● 내 차례예요! — 딴짓" : BASE_TITLE;
+  badged = on;
+  document.title = on ? "● 내 차례예요! — 딴짓" : screenBase;
   document.documentElement.dataset.turnAlert = on ? "on" : "off";
 }
 

@@ -7,7 +7,7 @@
 // only when it has no view to show (a reload, a screen opened without one),
 // after a reconnect whose `welcome` does not bring the game back, and when
 // an update shows a gap.
-import { h, mount, button, toast } from "./ui.js";
+import { h, mount, button, toast, announce } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import * as clock from "./clock.js";
@@ -310,6 +310,7 @@ export class GameController {
     this.showWatchers();
     alerts.myTurn(turnIsMine(this));
     clock.refreshTimers();
+    sayChanges(this);
   }
 
   /** Send a game action; a refusal is shown with its Korean message. */
@@ -339,6 +340,7 @@ export class GameController {
       box.textContent = this.refusal.message;
       box.dataset.code = f.code;
       box.hidden = false;
+      announce(this.refusal.message, true);
     } else {
       toast(this.refusal.message, "error");
     }
@@ -409,8 +411,9 @@ export function showGame(root, id) {
 export function timerEl(ctl, gameT, totalMs = null) {
   const at = ctl.at(gameT);
   if (at === null || ctl.view?.paused) return h("span.timer.none");
+  // not read out: it changes every second (the turn's start is said instead)
   return h("span.timer", { dataset: { deadline: String(at), ...(totalMs ? { total: String(totalMs) } : {}) },
-    title: "남은 시간" }, h("span.secs", {}, ""), "초");
+    title: "남은 시간", "aria-hidden": "true" }, h("span.secs", {}, ""), "초");
 }
 
 export function gameHeader(ctl, extra = []) {
@@ -422,28 +425,54 @@ export function gameHeader(ctl, extra = []) {
   return h("div.game-head", {},
     h("h1", {}, meta.name),
     extra,
-    h("span.watchers.badge", { role: "status", title: "이 게임을 보고 있는 사람", hidden: !ctl.watchers,
+    h("span.watchers.badge", { title: "이 게임을 보고 있는 사람", hidden: !ctl.watchers,
       dataset: { count: String(ctl.watchers || 0) } }, `관전 ${ctl.watchers || 0}명`),
     // the controls stay together at the right: on a narrow screen they
     // wrap as one line, not 나가기 alone
     h("span.head-controls", {},
       watching ? null : button(sound ? "소리 켬" : "소리 끔", () => { alerts.setSound(!alerts.soundOn()); ctl.render(); },
-        { class: "small sound", "aria-label": sound ? "내 차례 소리 끄기" : "내 차례 소리 켜기",
-          "aria-pressed": String(!sound), title: "내 차례 알림 소리", dataset: { act: "sound" } }),
+        // its name is what it shows, its state pressed = on (it read "끄기", pressed = off: a11y trial)
+        { class: "small sound", "aria-pressed": String(sound), title: "내 차례 알림 소리: 눌러서 켜거나 꺼요", dataset: { act: "sound" } }),
       h("a.rules-link", { href: `#/rules/${ctl.info?.game}`, target: "_blank" }, "규칙"),
       ctl.spectator ? null
         : button(ctl.replay ? "내 기록으로" : "나가기", () => ctl.leave(), { class: "small", dataset: { act: "leave" } })));
 }
 
+/** What a screen reader is told after a redraw: the lines of the table
+ * marked ``data-say`` (whose turn, the newest log line, the preview of a
+ * pick, a banner) whose words changed since the last one, once. The
+ * screens are not live regions: every update redraws them (a11y trial:
+ * the whole table was read out several times per move). */
+const SAY_ORDER = ["log", "banner", "attack", "status", "effect"];
+
+function sayChanges(ctl) {
+  const now = {};
+  for (const el of ctl.root.querySelectorAll("[data-say]")) {
+    if (el.hidden) continue;
+    const c = el.cloneNode(true);
+    for (const x of c.querySelectorAll('[aria-hidden="true"]')) x.remove();
+    const t = c.textContent.replace(/\s+/g, " ").trim();
+    if (t) now[el.dataset.say] = now[el.dataset.say] ? `${now[el.dataset.say]} ${t}` : t;
+  }
+  const said = ctl.said || {};
+  // what happened first, then what it means for me
+  const order = (k) => { const i = SAY_ORDER.indexOf(k); return i < 0 ? SAY_ORDER.length : i; };
+  const changed = Object.entries(now).filter(([k, t]) => said[k] !== t)
+    .sort(([a], [b]) => order(a) - order(b)).map(([, t]) => t);
+  ctl.said = now;
+  if (changed.length) announce(changed.join(" "));
+}
+
 export function refusalBox() {
   const r = game.refusal && game.refusal.until > Date.now() ? game.refusal : null;
-  return h("p#refusal.refusal", { role: "alert", hidden: !r, dataset: r ? { code: r.code } : {} },
+  // said once by refused(), not at each redraw of its 5 s (a11y trial)
+  return h("p#refusal.refusal", { hidden: !r, dataset: r ? { code: r.code } : {} },
     r ? r.message : "");
 }
 
 export function autopilotBar(ctl, on) {
   if (!on || takenOverBar(ctl)) return null;
-  return h("div.banner.autopilot", { role: "status" },
+  return h("div.banner.autopilot", { dataset: { say: "banner" } },
     "시간이 세 번 지나 자동 진행 중이에요.",
     button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } }));
 }
@@ -462,12 +491,14 @@ export function showPanel(ctl, root) {
   ctl.panelShown = key;
   const bar = document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0;
   if (panel && panel.getBoundingClientRect().top < bar) panel.scrollIntoView({ block: "start" });
+  // the game's end takes the keyboard to its heading (it was 4 Tabs away, unsaid: a11y trial)
+  if (panel?.matches("section.results")) panel.querySelector("h2")?.focus({ preventScroll: true });
 }
 
 export function resultsPanel(ctl, rows, title = "게임 결과") {
   const canRematch = ctl.mySeatIsHuman() || !!ctl.final;
-  return h("section.results", { role: "dialog", "aria-label": title },
-    h("h2", {}, title),
+  return h("section.results", { role: "region", "aria-label": title },
+    h("h2", { tabindex: -1 }, title),
     rows,
     ratingChangeEl(ctl),
     // none for a spectator or a replay: its empty line left a gap above 로비로 (trial nitpick)
@@ -586,7 +617,7 @@ export function seatBadges(ctl, s) {
 export function takenOverBar(ctl) {
   const me = ctl.seat();
   if (ctl.spectator || ctl.replay || me === null || me === undefined || !ctl.view || ctl.view.finished || !botTookOver(ctl.view, me)) return null;
-  return h("div.banner.taken-over", { role: "status", dataset: { state: "bot" } },
+  return h("div.banner.taken-over", { dataset: { state: "bot", say: "banner" } },
     "봇이 내 자리를 이어받았어요. 게임이 끝날 때까지 지켜볼 수 있어요.");
 }
 

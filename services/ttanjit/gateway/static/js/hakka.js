@@ -110,8 +110,8 @@ export function render(ctl, root) {
       button(leading ? "리드하기" : "꺾기", () => send(ctl, "play"), { class: "primary", disabled: !st.sel.length, dataset: { act: "play" } }));
   }
 
-  const handEl = h("div.hand.hk-hand", { "aria-label": "내 손패" }, hkSort(hand).map((c) => hkCard(c, elders.has(c), {
-    class: st.sel.includes(c) ? "selected" : "", disabled: v.finished,
+  const handEl = h("div.hand.hk-hand", { role: "group", "aria-label": "내 손패", dataset: { focusHome: "" } }, hkSort(hand).map((c) => hkCard(c, elders.has(c), {
+    class: st.sel.includes(c) ? "selected" : "", "aria-pressed": String(st.sel.includes(c)), disabled: v.finished,
     onclick: () => { const i = st.sel.indexOf(c); if (i >= 0) st.sel.splice(i, 1); else st.sel.push(c); ctl.render(); } })));
 
   const discards = (v.my_discards || []).length
@@ -121,7 +121,7 @@ export function render(ctl, root) {
     head, v.finished ? results(ctl) : null,
     v.last_hand && (v.phase === "scoring" || v.finished) ? handResult(ctl, v.last_hand) : null,
     takenOverBar(ctl), autopilotBar(ctl, me !== null && onAutopilot(v, me)),
-    seats, elderRow, tableEl, h("p.oc-status", { role: "status" }, status, myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null),
+    seats, elderRow, tableEl, h("p.oc-status", { dataset: { say: "status" } }, status, myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null),
     refusalBox(), preview, actions, handEl, discards));
 }
 

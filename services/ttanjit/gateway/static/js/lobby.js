@@ -34,6 +34,7 @@ export function showLobby(root) {
       b.disabled = !!state.queue;
     }
     page = h("section.page.lobby", {},
+      h("h1.visually-hidden", {}, "로비"),
       gameBanner(),
       queueBanner(),
       games,

@@ -2,7 +2,8 @@
 // session (net.js) and the screens.
 import { net, REPLACED_MESSAGE } from "./net.js";
 import * as store from "./store.js";
-import { app, toast } from "./ui.js";
+import { app, toast, newScreen } from "./ui.js";
+import { screenTitle } from "./alerts.js";
 import { showLobby } from "./lobby.js";
 import { showRoom } from "./room.js";
 import { showRules } from "./rules.js";
@@ -12,6 +13,8 @@ import { showBoard, showHistory, showReplay } from "./records.js";
 import { showWatch, watcher } from "./watch.js";
 
 let routed = null; // the address last shown
+const SCREEN_TITLES = { rules: "규칙", room: "방", game: "게임", board: "순위", history: "내 기록",
+  replay: "다시 보기", watch: "관전" };
 
 function route() {
   const [, screen, arg] = (location.hash || "#/").split("/");
@@ -20,7 +23,12 @@ function route() {
   // drawn again (a reconnect's welcome) keeps its place, and its toasts
   // (a rename reconnects: its "이제 …로 보여요." was wiped at once)
   const moved = location.hash !== routed;
-  if (moved) window.scrollTo(0, 0);
+  if (moved) {
+    window.scrollTo(0, 0);
+    // the tab's title names the screen; its heading takes the focus
+    screenTitle(SCREEN_TITLES[screen] ?? null);
+    if (routed !== null) newScreen();
+  }
   routed = location.hash;
   // a toast belongs to the screen it was shown on (the table's announcements)
   if (moved && screen !== "game") document.getElementById("toasts")?.replaceChildren();

@@ -7,7 +7,7 @@
 // timer, autopilot and [직접 하기]. Playable cards are NOT highlighted: the
 // seed says players find them.
 import { josa } from "./state.js";
-import { h, mount, button } from "./ui.js";
+import { h, mount, button, announce as say, focusHome } from "./ui.js";
 import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack, selectionAfter } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar, meMark, isMine } from "./game.js";
 import * as clock from "./clock.js";
@@ -77,10 +77,10 @@ export function render(ctl, root) {
     h("div.top", {},
       h("div.top-cards", {}, lastPlay(st, v)),
       suitSet || v.suit !== top.suit ? h("p.suit-now", { dataset: { suit: v.suit } }, `무늬 → ${SUIT_NAME[v.suit] || v.suit}`) : null),
-    v.pending ? h("p.attack", { role: "status" }, `공격 ${v.pending}장!`) : null,
+    v.pending ? h("p.attack", { dataset: { say: "attack" } }, `공격 ${v.pending}장!`) : null,
   );
 
-  const status = h("p.oc-status", { role: "status" },
+  const status = h("p.oc-status", { dataset: { say: "status" } }, // said by game.js sayChanges
     v.finished ? "게임이 끝났어요."
       : out ? "탈락했어요. 남은 게임을 구경해요."
         : myTurn ? (v.pending ? `공격을 받았어요! 공격 카드로 넘기거나 ${v.pending}장을 받아요.` : "내 차례예요.")
@@ -90,7 +90,7 @@ export function render(ctl, root) {
     v.paused ? h("span.badge.away", {}, "모두 연결이 끊겨 멈춤") : null);
 
   const sel = st.sel;
-  const effect = h("p.effect", { "aria-live": "polite" }, sel.length ? effectText(sel, v) : (myTurn ? "낼 카드를 눌러 골라요. 같은 숫자는 여러 장 함께 고를 수 있어요." : ""));
+  const effect = h("p.effect", { dataset: { say: "effect" } }, sel.length ? effectText(sel, v) : (myTurn ? "낼 카드를 눌러 골라요. 같은 숫자는 여러 장 함께 고를 수 있어요." : ""));
 
   const canAct = myTurn && !out && !v.paused;
   let left;
@@ -104,34 +104,46 @@ export function render(ctl, root) {
   const right = button("카드 내기", () => play(ctl), { class: "primary", disabled: !canAct || !sel.length, dataset: { act: "play" } });
   const actions = out || v.finished || ctl.replay ? null : h("div.oc-actions", {}, left, right);
 
-  const picker = st.picker ? h("div.suit-picker", { role: "dialog", "aria-label": "다음 무늬 고르기" },
+  // a dialog for the keyboard too: focus on its first suit, Tab stays in
+  // it, Escape is 취소, and the focus goes back to 카드 내기 (a11y trial)
+  const closePicker = (focus) => { st.picker = false; ctl.focusNext = focus; ctl.render(); };
+  const picker = st.picker ? h("div.suit-picker", { role: "dialog", "aria-modal": "true", "aria-label": "다음 무늬 고르기",
+    onkeydown: (e) => pickerKey(e, () => closePicker('[data-act="play"]')) },
     h("p", {}, "다음 무늬를 골라요"),
     h("div.row", {}, ["S", "H", "D", "C"].map((s) => button(`${SUIT_SYMBOL[s]} ${SUIT_NAME[s]}`,
-      () => { st.picker = false; ctl.render(); play(ctl, s); }, { class: `suit-btn ${s === "H" || s === "D" ? "red" : ""}`, dataset: { suit: s } }))),
-    button("취소", () => { st.picker = false; ctl.render(); }, { class: "small", dataset: { act: "picker_cancel" } })) : null;
+      () => { closePicker(".oc-hand .card"); play(ctl, s); }, { class: `suit-btn ${s === "H" || s === "D" ? "red" : ""}`, dataset: { suit: s } }))),
+    button("취소", () => closePicker('[data-act="play"]'), { class: "small", dataset: { act: "picker_cancel" } })) : null;
 
-  const hand = h("div.hand.oc-hand", { "aria-label": "내 손패" }, ocSort(v.hand || []).map((c) => {
+  const hand = h("div.hand.oc-hand", { role: "group", "aria-label": "내 손패", dataset: { focusHome: "" } }, ocSort(v.hand || []).map((c) => {
     const i = sel.indexOf(c);
-    return ocCard(c, { class: i >= 0 ? "selected" : "", disabled: out || v.finished || ctl.replay,
+    return ocCard(c, { class: i >= 0 ? "selected" : "", "aria-pressed": String(i >= 0), disabled: out || v.finished || ctl.replay,
       onclick: () => toggle(ctl, c) }, i >= 0 && sel.length > 1 ? i + 1 : null);
   }));
 
   const oneCardBtn = out || gone || v.finished || me === null || ctl.replay ? null
     : button("원카드!", () => pressOneCard(ctl), { class: "onecard-btn", dataset: { act: "one_card" } });
 
-  const log = h("ol.oc-log", { "aria-label": "최근 진행" }, st.log.slice(-4).map((l) => h("li", { class: l.kind || "" }, l.text)));
+  const shown = st.log.slice(-4);
+  const log = h("ol.oc-log", { "aria-label": "최근 진행" }, shown.map((l, i) => h("li", { class: l.kind || "",
+    dataset: i === shown.length - 1 ? { say: "log" } : {} }, l.text))); // the newest line is said
 
   mount(root, h("section.table.oc", { dataset: { game: "onecard", turn: String(v.turn), me: String(me) } },
     head,
     v.finished ? results(ctl) : null,
     takenOverBar(ctl),
-    autoOn ? h("div.banner.autopilot", { role: "status" },
+    autoOn ? h("div.banner.autopilot", { dataset: { say: "banner" } },
       v.resume_pending?.[me] ? "다음 내 차례부터 직접 해요." : "시간이 세 번 지나 자동 진행 중이에요.",
       v.resume_pending?.[me] ? null : button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } })) : null,
     opp, center, status, log, refusalBox(), effect, actions, picker,
     h("div.my-row", { dataset: { seat: me } }, h("span.name", {}, `${seatName(ctl, me)}${meMark(ctl, me)} · ${(v.hand || []).length}장`),
       me !== null ? seatBadges(ctl, me) : null, oneCardBtn),
     hand));
+  if (ctl.focusNext) { // the suit picker's first suit, or back from it
+    root.querySelector(ctl.focusNext)?.focus({ preventScroll: true });
+    ctl.focusNext = null;
+  } else if (st.picker && !root.querySelector(".suit-picker").contains(document.activeElement)) {
+    root.querySelector(".suit-picker [data-suit]")?.focus({ preventScroll: true });
+  }
   updateFloat(ctl);
 }
 
@@ -174,6 +186,17 @@ async function act(ctl, action) {
   return r;
 }
 
+/** The suit picker's keys: Escape cancels, Tab and Shift+Tab go round its buttons. */
+function pickerKey(e, cancel) {
+  if (e.key === "Escape") { e.preventDefault(); cancel(); return; }
+  if (e.key !== "Tab") return;
+  const btns = [...e.currentTarget.querySelectorAll("button")];
+  const i = btns.indexOf(document.activeElement);
+  const next = e.shiftKey ? (i <= 0 ? btns.length - 1 : i - 1) : (i + 1) % btns.length;
+  e.preventDefault();
+  btns[next].focus();
+}
+
 async function play(ctl, suit) {
   const st = ctl.tableState;
   const sel = [...st.sel];
@@ -182,6 +205,7 @@ async function play(ctl, suit) {
   const emptying = sel.length === (ctl.view.hand || []).length;
   if ((c.joker || c.rank === "7") && !suit && !emptying) {
     st.picker = true;
+    ctl.focusNext = ".suit-picker [data-suit]";
     ctl.render();
     document.querySelector(".suit-picker")?.scrollIntoView({ block: "nearest" });
     return;
@@ -297,16 +321,26 @@ function updateFloat(ctl) {
   const open = w && clock.serverNow() < w.until && !v?.finished && me !== null && !(v.eliminated || []).includes(me)
     && !botTookOver(v, me);
   if (!open) {
+    const had = el.contains(document.activeElement);
     el.hidden = true;
     el.replaceChildren();
+    const table = document.querySelector("section.table");
+    if (had && table && !focusHome(table)) table.querySelector('[data-act="play"]')?.focus();
     return;
   }
   const holder = w.holder === me ? "내가 한 장 남았어요! 먼저 눌러요." : `${josa(seatName(ctl, w.holder), "이/가")} 한 장 남았어요!`;
+  const opening = el.hidden;
   mount(el, h("div.float-inner", {},
     h("p", {}, holder),
     button("원카드!", () => { st.window = null; updateFloat(ctl); pressOneCard(ctl); }, { class: "onecard-btn big", dataset: { act: "one_card_float" } }),
-    h("span.timer", { dataset: { deadline: String(w.until), total: "3000" } }, h("span.secs"), "초", h("span.bar", {}, h("i")))));
+    h("span.timer", { dataset: { deadline: String(w.until), total: "3000" }, "aria-hidden": "true" }, h("span.secs"), "초", h("span.bar", {}, h("i")))));
   el.hidden = false;
+  if (opening) {
+    // 3 s to press: said at once, and the keyboard is put on the button
+    // (it was 11 Tabs away, last on the page: a11y trial)
+    say(`${holder} 원카드! 버튼을 눌러요.`, true);
+    el.querySelector("button")?.focus({ preventScroll: true });
+  }
   clearTimeout(floatTimer);
   floatTimer = setTimeout(() => updateFloat(ctl), Math.max(50, w.until - clock.serverNow() + 20));
 }

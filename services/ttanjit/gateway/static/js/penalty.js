@@ -83,15 +83,17 @@ export function render(ctl, root) {
     for (let i = 0; i < 5; i++) {
       slots.push(cards[i] !== undefined ? prCard(cards[i], { tabindex: -1 }) : h("span.slot", { "aria-hidden": "true", title: i === 4 ? "다섯째 자리: 여기까지 찬 줄에 여섯째 카드가 오면 그 카드를 낸 사람이 줄을 가져가요" : "" }, i === 4 ? "5" : ""));
     }
-    return h("div.pr-row", { class: chosen ? "chosen" : "", role: "button", tabindex: 0,
-      "aria-label": `${r.row}번 줄`, dataset: { row: r.row },
+    // its name says what a player decides by: the cards, the end, 장 · 벌점 (a11y trial: only "2번 줄")
+    const pen = r.penalty ?? cards.reduce((s, c) => s + prPenalty(c), 0);
+    return h("div.pr-row", { class: chosen ? "chosen" : "", role: "button", tabindex: 0, "aria-pressed": String(chosen),
+      "aria-label": `${r.row}번 줄: ${cards.join(", ")}, 끝 ${cards[cards.length - 1]}, ${cards.length}장 벌점 ${pen}`, dataset: { row: r.row },
       onclick: () => { if (selecting && !ctl.holdRender) choose(ctl, st.card, r.row); },
       onkeydown: (e) => {
         if ((e.key === "Enter" || e.key === " ") && selecting && !ctl.holdRender) { e.preventDefault(); choose(ctl, st.card, r.row); }
       } },
     h("span.row-label", {}, `${r.row}번 줄`),
     h("span.row-cards", {}, slots),
-    h("span.row-info", {}, `${cards.length}장 · 벌점 ${r.penalty ?? cards.reduce((s, c) => s + prPenalty(c), 0)}`));
+    h("span.row-info", {}, `${cards.length}장 · 벌점 ${pen}`));
   }));
 
   let action = null;
@@ -101,30 +103,30 @@ export function render(ctl, root) {
     action = null;
   } else if (confirmedMine) {
     const sel = v.selection;
-    action = h("div.pr-action", {}, h("p.muted", { dataset: { state: "confirmed" } },
+    action = h("div.pr-action", {}, h("p.muted", { dataset: { state: "confirmed", say: "status" } },
       sel ? `${sel.card} → ${sel.row}번 줄로 확정했어요. 다른 사람을 기다리고 있어요…` : "확정했어요. 다른 사람을 기다리고 있어요…"));
   } else if (selecting) {
     let pv = null;
     if (st.card !== null && st.row !== null) {
       const row = v.rows[st.row - 1];
       const cards = row.cards.map((c) => (typeof c === "number" ? c : c.card));
-      pv = h("p.preview", { dataset: { outcome: preview(cards, st.card).outcome } },
+      pv = h("p.preview", { dataset: { outcome: preview(cards, st.card).outcome, say: "status" } },
         previewText(st.card, st.row, preview(cards, st.card), cards[cards.length - 1]));
     } else {
-      pv = h("p.muted", {}, st.card === null ? "손패에서 카드 한 장을 누르고, 놓을 줄을 눌러요." : "놓을 줄을 눌러요.");
+      pv = h("p.muted", { dataset: { say: "status" } }, st.card === null ? "손패에서 카드 한 장을 누르고, 놓을 줄을 눌러요." : "놓을 줄을 눌러요.");
     }
     const label = st.card !== null && st.row !== null ? `${st.card} → ${st.row}번 줄 확정` : "카드와 줄을 골라요";
     action = h("div.pr-action", {}, pv,
       button(label, () => confirmPick(ctl), { class: "primary big", disabled: st.card === null || st.row === null, dataset: { act: "confirm" } }));
   }
 
-  const hand = h("div.hand.pr-hand", { "aria-label": "내 손패" }, (v.hand || []).map((c) => {
+  const hand = h("div.hand.pr-hand", { role: "group", "aria-label": "내 손패", dataset: { focusHome: "" } }, (v.hand || []).map((c) => {
     const n = typeof c === "number" ? c : c.card;
-    return prCard(n, { class: st.card === n ? "selected" : "", disabled: !selecting,
+    return prCard(n, { class: st.card === n ? "selected" : "", "aria-pressed": String(st.card === n), disabled: !selecting,
       onclick: () => choose(ctl, n, st.row) });
   }));
 
-  const log = h("div#pr-log.pr-log", { "aria-live": "polite" }, lastReveal(ctl, names));
+  const log = h("div#pr-log.pr-log", { dataset: { say: "log" } }, lastReveal(ctl, names));
 
   const dockTimer = v.phase === "select" && !v.finished && !ctl.replay
     ? h("div.dock-timer", {}, "남은 시간 ", timerEl(ctl, v.deadline, v.select_ms)) : null;
@@ -144,6 +146,14 @@ export function render(ctl, root) {
       dockTimer, action, mine ? [h("h2.visually-hidden", {}, "내 손패"), hand] : null),
     log));
   if (swiped) players.scrollLeft = swiped;
+  // a row or card the keyboard moves to is scrolled to above the sticky
+  // dock, not under it (at 200 % zoom the dock is 40 % of the screen: a11y trial)
+  rows.addEventListener("focusin", (e) => {
+    const dock = root.querySelector(".pr-dock");
+    if (!dock) return;
+    const below = e.target.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
+    if (below > 0) window.scrollBy(0, below);
+  });
 }
 
 async function choose(ctl, card, row) {

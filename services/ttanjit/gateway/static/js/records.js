@@ -248,7 +248,7 @@ export async function showReplay(root, gid, seat = null, at = 0) {
   const table = TABLES[doc.game];
   const n = doc.steps.length;
   const tableBox = h("div.replay-table");
-  const pos = h("span.replay-pos", { role: "status" });
+  const pos = h("span.replay-pos", {}); // not read out at each step of a 4× play (a11y trial)
   let timer = null;
   const stop = () => { clearTimeout(timer); timer = null; };
   const go = (i) => { ctl.i = Math.max(0, Math.min(n - 1, i)); ctl.tableState = {}; draw(); };

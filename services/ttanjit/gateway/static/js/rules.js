@@ -11,9 +11,9 @@ export async function showRules(root, gameName) {
     return;
   }
   const tabs = h("nav.tabs", {}, Object.entries(GAMES).map(([g, m]) =>
-    h("a", { href: `#/rules/${g}`, class: g === gameName ? "active" : "" }, m.name)));
+    h("a", { href: `#/rules/${g}`, class: g === gameName ? "active" : "", "aria-current": g === gameName ? "page" : null }, m.name)));
   const body = h("article.rules", { lang: "ko" }, h("p.loading", {}, "불러오는 중…"));
-  mount(root, h("section.page", {}, tabs, body,
+  mount(root, h("section.page", {}, h("h1.visually-hidden", {}, `${meta.name} 규칙`), tabs, body,
     h("p", {}, button("← 로비로", () => history.length > 1 ? history.back() : (location.hash = "#/")))));
   const res = await fetch(`rules/${gameName}.txt`);
   const text = await res.text();

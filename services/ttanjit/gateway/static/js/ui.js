@@ -28,10 +28,96 @@ function append(el, children) {
   }
 }
 
+const FOCUSABLE = 'button:not([disabled]), a[href], select:not([disabled]), input:not([disabled]), textarea, [tabindex]:not([tabindex="-1"])';
+
+/** What identifies a control across a redraw: its tag, data-* and name
+ * (its text too when it has neither). */
+function signature(el) {
+  const data = JSON.stringify({ ...el.dataset });
+  const name = el.getAttribute("name") || "";
+  return { tag: el.tagName, data, name, text: data === "{}" && !name ? el.textContent.trim() : null };
+}
+
+function sameControl(el, sig) {
+  if (el.tagName !== sig.tag || JSON.stringify({ ...el.dataset }) !== sig.data) return false;
+  if ((el.getAttribute("name") || "") !== sig.name) return false;
+  return sig.text === null || el.textContent.trim() === sig.text;
+}
+
+/** Where the keyboard focus was inside ``root``, to find it again after a redraw. */
+function focusMark(root) {
+  const el = document.activeElement;
+  if (!el || el === document.body || el === root || !root.contains(el)) return null;
+  const box = el.parentElement?.closest("[class]") || root;
+  const peers = [...box.querySelectorAll(FOCUSABLE)];
+  return { sig: signature(el), box: box === root ? null : { tag: box.tagName, cls: box.className },
+    at: Math.max(0, peers.indexOf(el)) };
+}
+
+function refocus(root, mark) {
+  if (!mark || (document.activeElement && document.activeElement !== document.body && root.contains(document.activeElement))) return;
+  let el = [...root.querySelectorAll(mark.sig.tag)].find((e) => sameControl(e, mark.sig) && e.matches(FOCUSABLE));
+  if (!el && /^H[1-6]$/.test(mark.sig.tag)) { // a heading given the focus (a new screen's, a result's)
+    el = [...root.querySelectorAll(mark.sig.tag)].find((e) => sameControl(e, mark.sig));
+    if (el) el.tabIndex = -1;
+  }
+  if (!el && mark.box) {
+    // gone (the card just played, a button of a turn that is over): its neighbour in the same place
+    const box = [...root.getElementsByTagName(mark.box.tag)].find((e) => e.className === mark.box.cls);
+    const peers = box ? [...box.querySelectorAll(FOCUSABLE)] : [];
+    el = peers[Math.min(mark.at, peers.length - 1)];
+  }
+  el?.focus({ preventScroll: true });
+  if (!el) focusHome(root);
+}
+
+/** Focus the first control of ``root``'s ``[data-focus-home]`` (a table's
+ * hand): where the keyboard goes when the control it was on is gone. */
+export function focusHome(root = document) {
+  const home = root.querySelector("[data-focus-home]");
+  const el = home && [...home.querySelectorAll(FOCUSABLE)][0];
+  el?.focus({ preventScroll: true });
+  return Boolean(el);
+}
+
+/** Replace what ``root`` shows. A keyboard user's focus stays on the same
+ * control (or its neighbour) across the redraw: every server update redraws
+ * a table, and the focus went back to the page's top (a11y trial). */
 export function mount(root, ...children) {
+  // another screen: its heading takes the focus, not a look-alike of the old screen's control
+  const mark = headingDue && root.id === "app" ? null : focusMark(root);
   root.replaceChildren();
   append(root, children);
+  refocus(root, mark);
+  if (headingDue && root.id === "app") focusHeading(root);
   return root;
+}
+
+let headingDue = false;
+
+/** The router opened another screen: its heading takes the focus once it
+ * is drawn (a screen change was silent, the focus left on the page: a11y
+ * trial), unless the player has focused something on it meanwhile. */
+export function newScreen() { headingDue = true; }
+
+function focusHeading(root) {
+  const h1 = root.querySelector("h1");
+  if (!h1) return; // still loading: the next draw
+  headingDue = false;
+  const at = document.activeElement;
+  if (at && at !== document.body && root.contains(at)) return;
+  h1.tabIndex = -1;
+  h1.focus({ preventScroll: true });
+}
+
+/** Say ``text`` to a screen reader once, through the page's one live
+ * region (index.html #announce): the screens redraw too often to be live
+ * regions themselves. ``urgent`` interrupts (assertive). */
+export function announce(text, urgent = false) {
+  const box = document.getElementById(urgent ? "announce-now" : "announce");
+  if (!box || !text) return;
+  box.textContent = "";
+  setTimeout(() => { box.textContent = text; }, 30); // the same words again are said again
 }
 
 export const app = () => document.getElementById("app");

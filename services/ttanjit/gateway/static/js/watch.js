@@ -17,16 +17,22 @@ const LIST_REFRESH_MS = 5000;
 
 /** The lobby's 관전 box: live games, refreshed while the lobby shows. */
 export function liveBox() {
-  const body = h("div.live-list", { "aria-live": "polite" }, h("p.muted", {}, "진행 중인 게임을 불러오는 중…"));
+  // not a live region: it was read out again every 5 s (a11y trial)
+  const body = h("div.live-list", {}, h("p.muted", {}, "진행 중인 게임을 불러오는 중…"));
   const box = h("section.card-box.live", { dataset: { act: "live" } },
     h("h2", {}, "관전"), body);
   let timer = null;
+  let shown = null;
   const load = async () => {
     clearTimeout(timer);
     if (!box.isConnected && timer !== null) return; // the lobby was left
     let r;
     try { r = await identity.getJson("api/live"); } catch { r = { ok: false, body: {} }; }
-    if (r.ok) mount(body, liveTable(r.body.games || []));
+    const now = r.ok ? JSON.stringify(r.body.games || []) : shown;
+    if (r.ok && now !== shown) { // drawn again only when it changed (a focused 관전 button stays)
+      shown = now;
+      mount(body, liveTable(r.body.games || []));
+    }
     timer = setTimeout(load, LIST_REFRESH_MS);
   };
   timer = setTimeout(load, 0);

@@ -1,0 +1,213 @@
+"""The web client with the keyboard and a screen reader (a keyboard and
+accessibility trial, 2026-12-03): the focus survives the redraws every
+server update makes, the suit picker is a dialog for the keyboard too,
+changes are said once through one live region (not the whole screen at
+each update, not a countdown every second), a new screen says what it is,
+and the text and the focus ring can be seen."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+from browserkit import engine_view, onecard_my_turn, quick_match, render, sign_in
+
+pytestmark = pytest.mark.e2e
+
+FOCUSED = "() => { const e = document.activeElement; return e === document.body ? null :" \
+          " {card: e.dataset.card || null, act: e.dataset.act || null, suit: e.dataset.suit || null," \
+          " row: e.dataset.row || null, tag: e.tagName}; }"
+
+CONTRAST = """([sel, bgSel]) => {
+  const lum = (rgb) => { const c = rgb.match(/\\d+(\\.\\d+)?/g).slice(0, 3).map((x) => Number(x) / 255)
+    .map((x) => (x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]; };
+  const fg = getComputedStyle(document.querySelector(sel)).color;
+  const bg = getComputedStyle(document.querySelector(bgSel)).backgroundColor;
+  const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+  return (a + 0.05) / (b + 0.05);
+}"""
+
+
+def press_on(page: Any, selector: str, key: str = "Enter") -> None:
+    """Focus a control as Tab would, then press a key on it."""
+    page.locator(selector).focus()
+    page.keyboard.press(key)
+
+
+def test_the_focus_stays_on_its_card_across_redraws(new_page: Any) -> None:
+    """Enter on a hand card picked it and threw the focus to <body>; so did
+    every redraw a server update makes (a bot's move), sending the next Tab
+    to the top of the page. Now the focus stays on the same card, which
+    says it is picked (aria-pressed); a card that is gone leaves the focus
+    in the hand."""
+    page = new_page(width=1100, height=900)
+    v = engine_view("onecard", 2)
+    v.update(turn=0, pending=0, hand=["5S", "5D", "9H"], hand_counts=[3, 7])
+    render(page, "onecard", "onecard", v)
+    page.evaluate("() => { window.__ctl.act = async () => null; }")
+    press_on(page, '.oc-hand .card[data-card="5S"]')
+    assert page.evaluate(FOCUSED)["card"] == "5S"
+    assert page.locator('.oc-hand .card[data-card="5S"]').get_attribute("aria-pressed") == "true"
+    page.keyboard.press("Tab")  # on to the next card, as a keyboard user goes on
+    assert page.evaluate(FOCUSED)["card"] not in (None, "5S")
+    press_on(page, '.oc-hand .card[data-card="5D"]', "Space")
+    assert page.evaluate(FOCUSED)["card"] == "5D"
+    picked = page.evaluate("() => [...document.querySelectorAll('.oc-hand .card[aria-pressed=\"true\"]')].map((e) => e.dataset.card)")
+    assert len(picked) == 2, picked
+    # a server update redraws the table (here: the other seat's turn)
+    page.evaluate("() => { window.__ctl.view = {...window.__ctl.view, turn: 1}; window.__ctl.render(); }")
+    assert page.evaluate(FOCUSED)["card"] == picked[-1]
+    # the card is played and gone: the focus stays in the hand
+    page.evaluate("() => { const v = window.__ctl.view; window.__ctl.view = {...v, hand: ['9H'], hand_counts: [1, 7]};"
+                  " window.__ctl.render(); }")
+    assert page.evaluate(FOCUSED)["card"] == "9H"
+
+
+def test_the_suit_picker_is_a_dialog_for_the_keyboard(new_page: Any) -> None:
+    """After a 7 the picker opened with the focus left on <body>, Escape did
+    nothing and Tab walked out of it; 취소 left the focus nowhere."""
+    page = new_page(width=1100, height=900)
+    v = engine_view("onecard", 2)
+    v.update(turn=0, pending=0, hand=["7D", "5S"], hand_counts=[2, 7])
+    render(page, "onecard", "onecard", v)
+    page.evaluate("() => { window.__ctl.act = async () => null; }")
+    press_on(page, '.oc-hand .card[data-card="7D"]')
+    press_on(page, '[data-act="play"]')
+    page.wait_for_selector(".suit-picker")
+    assert page.evaluate(FOCUSED)["suit"] == "S"
+    for _ in range(5):  # ♥ ♦ ♣ 취소, and round to ♠ again
+        page.keyboard.press("Tab")
+    assert page.evaluate(FOCUSED)["suit"] == "S"
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate(FOCUSED)["act"] == "picker_cancel"
+    page.keyboard.press("Escape")
+    page.wait_for_selector(".suit-picker", state="detached", timeout=2_000)
+    assert page.evaluate(FOCUSED)["act"] == "play"
+    # a suit chosen with the keyboard: the play goes, the focus back to the hand
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".suit-picker")
+    page.keyboard.press("ArrowRight")  # nothing but Tab moves in it; Enter on ♠
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".suit-picker", state="detached", timeout=2_000)
+    assert page.evaluate(FOCUSED)["card"] is not None
+
+
+def test_the_one_card_window_is_said_and_takes_the_keyboard(new_page: Any) -> None:
+    """The 3-second 원카드! window was never said, and its button was 11
+    Tabs away (last on the page)."""
+    page = new_page(width=1100, height=900)
+    v = engine_view("onecard", 2)
+    v.update(turn=1, pending=0, hand=["5S", "9H"], hand_counts=[2, 1], window={"holder": 1, "closes_at": 1})
+    page.evaluate("""() => { window.__urgent = []; const box = document.getElementById('announce-now');
+      new MutationObserver(() => { if (box.textContent) window.__urgent.push(box.textContent); })
+        .observe(box, {childList: true, characterData: true, subtree: true}); }""")
+    render(page, "onecard", "onecard", v)
+    page.wait_for_selector("#onecard-float:not([hidden])")
+    assert page.evaluate(FOCUSED)["act"] == "one_card_float"
+    page.wait_for_function("() => window.__urgent.length > 0")
+    said = page.evaluate("() => window.__urgent")
+    assert any("한 장 남았어요" in t and "원카드! 버튼을 눌러요" in t for t in said), said
+
+
+def test_a_penalty_row_says_what_to_decide_by(new_page: Any) -> None:
+    """A row was a button named only "2번 줄": its cards, its end and 장 ·
+    벌점 were not in its name, nor whether it was the one chosen."""
+    page = new_page(width=1100, height=900)
+    v = engine_view("penalty_rows", 4, seed=4)
+    render(page, "penalty", "penalty_rows", v)
+    row = v["rows"][1]
+    cards = [c if isinstance(c, int) else c["card"] for c in row["cards"]]
+    label = page.locator('.pr-row[data-row="2"]').get_attribute("aria-label")
+    assert label == f"2번 줄: {', '.join(map(str, cards))}, 끝 {cards[-1]}, {len(cards)}장 벌점 {row['penalty']}", label
+    low = min(c["card"] if isinstance(c, dict) else c for c in v["hand"])
+    press_on(page, f'.pr-hand .card[data-card="{low}"]')
+    assert page.evaluate(FOCUSED)["card"] == str(low)
+    press_on(page, '.pr-row[data-row="2"]')
+    assert page.evaluate(FOCUSED)["row"] == "2"
+    assert page.locator('.pr-row[data-row="2"]').get_attribute("aria-pressed") == "true"
+    assert page.locator('.pr-row[data-row="1"]').get_attribute("aria-pressed") == "false"
+
+
+def test_a_focused_row_is_not_under_the_dock(new_page: Any) -> None:
+    """At 200 % zoom (640×400 CSS px) the sticky dock is 40 % of the screen,
+    and tabbing to 2번 줄 left it wholly under the dock."""
+    page = new_page(width=640, height=400)
+    v = engine_view("penalty_rows", 4, seed=4)
+    render(page, "penalty", "penalty_rows", v)
+    page.locator('.pr-row[data-row="1"]').focus()
+    for row in (2, 3, 4):
+        page.keyboard.press("Tab")
+        assert page.evaluate(FOCUSED)["row"] == str(row)
+        box = page.locator(f'.pr-row[data-row="{row}"]').bounding_box()
+        dock = page.evaluate("() => document.querySelector('.pr-dock').getBoundingClientRect().top")
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= dock, (row, box, dock)
+
+
+def test_changes_are_said_once_and_the_clock_is_not(new_page: Any) -> None:
+    """The whole app was one polite live region: each update read the table
+    out (several times per bot move), and "내 차례예요. 29 초", "… 28 초" was
+    said every second. Now one region outside the screens says what changed:
+    whose turn it is, the newest line of the log; the countdowns are hidden
+    from screen readers."""
+    page = new_page(width=1100, height=900)
+    assert page.evaluate("() => document.getElementById('app').getAttribute('aria-live')") is None
+    sign_in(page, "키보드")
+    page.evaluate("""() => { window.__said = []; const box = document.getElementById('announce');
+      new MutationObserver(() => { if (box.textContent) window.__said.push(box.textContent); })
+        .observe(box, {childList: true, characterData: true, subtree: true}); }""")
+    quick_match(page, "onecard", seats=2)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not onecard_my_turn(page):
+        page.wait_for_timeout(200)
+    assert onecard_my_turn(page)
+    page.wait_for_timeout(2_500)  # two seconds of the countdown
+    said = page.evaluate("() => window.__said")
+    status = page.evaluate("""() => { const c = document.querySelector('.oc-status').cloneNode(true);
+      c.querySelectorAll('.timer').forEach((t) => t.remove()); return c.textContent.trim(); }""")
+    assert "내 차례예요" in status or "공격을 받았어요" in status, status
+    assert len([s for s in said if status in s]) == 1, (status, said)
+    assert not any(re.search(r"\d+\s*초", s) for s in said), said
+    assert page.locator(".oc-status .timer").get_attribute("aria-hidden") == "true"
+    # no live region is redrawn with the table
+    assert page.locator("#app [aria-live], #app [role=status], #app [role=alert]").count() == 0
+
+
+def test_a_new_screen_says_what_it_is(new_page: Any) -> None:
+    """After a screen change the focus stayed on <body> and the tab's title
+    was the same on every screen."""
+    page = new_page(width=1100, height=900)
+    sign_in(page, "화면")
+    page.wait_for_selector(".game-card")
+    page.locator('a[href="#/board/onecard"]').first.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("section.page.board table, section.page.board .muted:not(.loading)")
+    assert page.title() == "순위 — 딴짓"
+    assert page.evaluate("() => document.activeElement.tagName") == "H1"
+    assert page.evaluate("() => document.activeElement.textContent") == "순위"
+    page.locator(".topbar .brand").focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".game-card")
+    assert page.title().startswith("딴짓")
+    assert page.evaluate("() => document.activeElement.textContent") == "로비"
+
+
+def test_text_and_the_focus_ring_can_be_seen(new_page: Any) -> None:
+    """WCAG AA: muted text (the One Card log, the only record of the
+    others' plays) was 4.48:1, the 차례 badge 2.7:1; the focus ring was the
+    orange of a picked card, 2.4:1 on the page."""
+    page = new_page(width=1100, height=900)
+    v = engine_view("onecard", 3)
+    v.update(turn=1, pending=0)
+    render(page, "onecard", "onecard", v)
+    page.evaluate("() => { const l = document.querySelector('.oc-log'); l.innerHTML = '<li>봇: ♥5</li>'; }")
+    assert page.evaluate(CONTRAST, [".oc-log li", "html"]) >= 4.5
+    assert page.evaluate(CONTRAST, [".badge.turn", ".badge.turn"]) >= 4.5
+    page.locator(".oc-hand .card").first.focus()
+    page.keyboard.press("Tab")
+    ring = page.evaluate("() => getComputedStyle(document.activeElement).outlineColor")
+    picked = page.evaluate("() => getComputedStyle(document.documentElement).getPropertyValue('--accent').trim()")
+    assert ring == "rgb(11, 63, 179)", ring
+    assert picked == "#e0892b"
