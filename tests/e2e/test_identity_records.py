@@ -225,11 +225,17 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     # the other seat's view opens at the step shown (it went back to the
     # first: trial finding)
     at = page.locator(".replay-pos").get_attribute("data-step")
-    seat = page.locator('select[name="replay-seat"] option:not(:checked)').first.get_attribute("value")
-    page.locator('select[name="replay-seat"]').select_option(seat)
-    page.wait_for_function(f"""() => document.querySelector('select[name="replay-seat"]')?.value === '{seat}'
-      && document.querySelector('.replay-pos')?.dataset.step === '{at}'""")
-    page.wait_for_selector(".replay-table section.results")
+    # chosen with the keyboard, the picker keeps the focus (an arrow key
+    # reloaded the replay and left the focus on <body>: a11y trial)
+    picker = page.locator('select[name="replay-seat"]')
+    last = picker.evaluate("(s) => { s.dataset.old = '1'; return s.selectedIndex === s.options.length - 1; }")
+    picker.focus()
+    page.keyboard.press("ArrowUp" if last else "ArrowDown")
+    seat = picker.evaluate("(s) => s.value")
+    page.wait_for_function(f"""() => document.querySelector('select[name="replay-seat"]:not([data-old])')?.value === '{seat}'
+      && document.querySelector('.replay-pos')?.dataset.step === '{at}'
+      && document.querySelector('.replay-table section.results')""")
+    assert page.evaluate("() => document.activeElement.getAttribute('name')") == "replay-seat"
     assert page.locator('[data-act="rematch"]').count() == 0
     shot(page, "replay-end")
     # on a phone the bar is two lines (three at 360 px: trial nitpick), the

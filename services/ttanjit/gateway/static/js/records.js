@@ -239,6 +239,9 @@ class ReplayCtl {
  * (another seat's view opens at the step shown: the steps are the same
  * inputs from every seat). */
 export async function showReplay(root, gid, seat = null, at = 0) {
+  // another seat chosen from the keyboard: the picker keeps the focus (an
+  // arrow key on it reloaded the replay and lost it: a11y trial)
+  const picking = document.activeElement?.getAttribute("name") === "replay-seat";
   mount(root, h("p.loading", {}, "기록을 다시 돌리는 중…"));
   const r = await identity.getJson(`api/replay/${gid}${seat === null ? "" : `?seat=${seat}`}`);
   if (!location.hash.startsWith(`#/replay/${gid}`)) return;
@@ -293,6 +296,7 @@ export async function showReplay(root, gid, seat = null, at = 0) {
     h("p.replay-note", {}, `다시 보기 · ${GAMES[doc.game]?.name || ""} — 기록을 서버의 게임 엔진으로 다시 돌린 화면이에요.`),
     controls, tableBox));
   draw();
+  if (picking) seatSel?.focus({ preventScroll: true });
   const off = () => { stop(); window.removeEventListener("hashchange", off); };
   window.addEventListener("hashchange", off);
 }
