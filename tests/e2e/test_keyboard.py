@@ -51,6 +51,7 @@ def test_the_focus_stays_on_its_card_across_redraws(new_page: Any) -> None:
     press_on(page, '.oc-hand .card[data-card="5S"]')
     assert page.evaluate(FOCUSED)["card"] == "5S"
     assert page.locator('.oc-hand .card[data-card="5S"]').get_attribute("aria-pressed") == "true"
+    assert page.locator('.oc-hand .card[data-card="5S"]').get_attribute("aria-label") == "스페이드 5"  # not "♠5"
     page.keyboard.press("Tab")  # on to the next card, as a keyboard user goes on
     assert page.evaluate(FOCUSED)["card"] not in (None, "5S")
     press_on(page, '.oc-hand .card[data-card="5D"]', "Space")

@@ -17,6 +17,13 @@ export function ocName(code) {
   return `${SUIT_SYMBOL[c.suit]}${c.rank}`;
 }
 
+/** A card's name to be read out: "하트 4", not "♥4" (a screen reader's
+ * symbol dictionary may say nothing for ♥). */
+export function ocSpoken(code) {
+  const c = ocParse(code);
+  return c.joker ? JOKER_NAME[code] : `${SUIT_NAME[c.suit]} ${c.rank}`;
+}
+
 export function ocCard(code, attrs = {}, order = null) {
   const c = ocParse(code);
   const red = c.joker ? code === "CJ" : c.suit === "H" || c.suit === "D";
@@ -25,7 +32,7 @@ export function ocCard(code, attrs = {}, order = null) {
     : [h("span.rank", {}, c.rank), h("span.suit", {}, SUIT_SYMBOL[c.suit])];
   return h(
     "button.card.oc",
-    { type: "button", "aria-label": ocName(code), dataset: { card: code }, ...attrs,
+    { type: "button", "aria-label": ocSpoken(code), dataset: { card: code }, ...attrs,
       class: cls(red ? "red" : "black", c.joker ? "joker" : "", attrs.class) },
     face,
     order !== null ? h("span.order", {}, String(order)) : null,
