@@ -204,6 +204,11 @@ def test_text_and_the_focus_ring_can_be_seen(new_page: Any) -> None:
     v.update(turn=1, pending=0)
     render(page, "onecard", "onecard", v)
     page.evaluate("() => { const l = document.querySelector('.oc-log'); l.innerHTML = '<li>봇: ♥5</li>'; }")
+    # the sound toggle is named by what it shows, pressed = on (it was named
+    # "내 차례 소리 끄기" under "소리 켬", pressed = off)
+    sound = page.locator('[data-act="sound"]')
+    assert sound.get_attribute("aria-label") is None
+    assert (sound.inner_text(), sound.get_attribute("aria-pressed")) in (("소리 켬", "true"), ("소리 끔", "false"))
     assert page.evaluate(CONTRAST, [".oc-log li", "html"]) >= 4.5
     assert page.evaluate(CONTRAST, [".badge.turn", ".badge.turn"]) >= 4.5
     page.locator(".oc-hand .card").first.focus()
