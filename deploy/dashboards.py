@@ -139,16 +139,25 @@ def overview() -> Board:
     b.ts("Games live by shard", "Live games per shard Pod: the load each shard carries.",
          [(f"sum by (pod) ({q('ttanjit_shard_games_live')})", "{{pod}}")])
     b.row("Matchmaking")
-    b.ts("Match wait", "Time from joining the queue to a match (p50 and p90 per game).",
+    b.ts("Match wait", "Time from joining the queue to a match (p50 and p90 per game), and "
+         "how long the oldest ticket still waiting has waited (it keeps rising while no "
+         "game is placed, when the quantiles have nothing to measure).",
          [(quant(0.5, "ttanjit_mm_match_wait_seconds", "game"), "p50 {{game}}"),
-          (quant(0.9, "ttanjit_mm_match_wait_seconds", "game"), "p90 {{game}}")], unit="s")
+          (quant(0.9, "ttanjit_mm_match_wait_seconds", "game"), "p90 {{game}}"),
+          (f"max by (game) ({q('ttanjit_mm_oldest_ticket_age_seconds')})",
+           "oldest waiting {{game}}")], unit="s")
     b.ts("Matches and bot backfills", "Matches per second by game and kind; seats backfilled by bots.",
          [(f"sum by (game, kind) ({rate('ttanjit_mm_matches_total')})", "{{game}} {{kind}}"),
           (f"sum by (game) ({rate('ttanjit_mm_bot_backfills_total')})", "bot backfill {{game}}")],
          unit="ops")
-    b.ts("Rooms open and placement failures", "Private rooms open; games the matchmaker could not place on any shard.",
+    b.ts("Rooms open and placement failures",
+         "Private rooms open; placements that failed, by reason: error = a CreateGame call "
+         "failed (retried on another shard); no_shard / draining / capacity = no shard to "
+         "try (none heard from, all draining, the rest at TTANJIT_CAPACITY): a match that "
+         "finds none is tried again each tick while its players wait.",
          [(f"sum({q('ttanjit_mm_rooms_open')})", "rooms open"),
-          (f"sum({rate('ttanjit_mm_placement_failures_total')})", "placement failures/s")])
+          (f"sum by (reason) ({rate('ttanjit_mm_placement_failures_total')})",
+           "placement failures/s {{reason}}")])
     return b
 
 

@@ -82,14 +82,38 @@ CASES = {
         [{"pod": "ttanjit-shard-0"}],
     ),
     "TtanjitMatchmakingWaitHigh": Case(
-        # onecard: everyone waits 30–60 s → p90 57 s; hakka: under 15 s.
-        buckets("ttanjit_mm_match_wait_seconds", 'pod="mm",game="onecard"',
-                {"15": 0, "30": 0, "60": 10, "+Inf": 10}),
-        buckets("ttanjit_mm_match_wait_seconds", 'pod="mm",game="hakka"',
-                {"15": 10, "30": 10, "60": 10, "+Inf": 10}),
+        # onecard: everyone waits 30–60 s → p90 57 s; penalty_rows: nobody is
+        # matched (no shard takes games), its oldest ticket has waited 57 s;
+        # hakka: under 15 s, and its oldest waiting ticket 10 s.
+        [*buckets("ttanjit_mm_match_wait_seconds", 'pod="mm",game="onecard"',
+                  {"15": 0, "30": 0, "60": 10, "+Inf": 10}),
+         series("ttanjit_mm_oldest_ticket_age_seconds", 'pod="mm",game="penalty_rows"',
+                "57x200")],
+        [*buckets("ttanjit_mm_match_wait_seconds", 'pod="mm",game="hakka"',
+                  {"15": 10, "30": 10, "60": 10, "+Inf": 10}),
+         series("ttanjit_mm_oldest_ticket_age_seconds", 'pod="mm",game="hakka"', "10x200")],
         "25m",
-        [{"game": "onecard"}],
+        [{"game": "onecard"}, {"game": "penalty_rows"}],
         "57s",
+    ),
+    "TtanjitNoShardForGames": Case(
+        # every shard draining: each tick's placement finds none; 6 players wait
+        [series("ttanjit_mm_placement_failures_total", 'pod="mm",reason="draining"', "0+3x200"),
+         series("ttanjit_mm_tickets_waiting", 'pod="mm",game="onecard"', "6x200")],
+        # failed CreateGame calls are retried elsewhere (reason error), and a
+        # namespace with no shard but nobody waiting pages nobody
+        [series("ttanjit_mm_placement_failures_total", 'pod="mm",reason="error"', "0+1x200"),
+         series("ttanjit_mm_placement_failures_total", 'pod="mm",reason="capacity"', "0x200"),
+         {"series": 'ttanjit_mm_placement_failures_total{namespace="staging",reason="no_shard"}',
+          "values": "0+1x200"},
+         {"series": 'ttanjit_mm_tickets_waiting{namespace="staging",game="onecard"}',
+          "values": "0x200"},
+         {"series": 'ttanjit_mm_placement_failures_total{namespace="prod",reason="error"}',
+          "values": "0+1x200"},
+         {"series": 'ttanjit_mm_tickets_waiting{namespace="prod",game="onecard"}',
+          "values": "6x200"}],
+        "2m",
+        [{"reason": "draining"}],
     ),
     "TtanjitBotPoolSaturated": Case(
         [series("ttanjit_bot_inflight", 'pod="bots-a"', "10x200"),

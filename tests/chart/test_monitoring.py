@@ -118,6 +118,7 @@ def test_parser_rejects_broken_expressions() -> None:
 REQUIRED_ALERTS = {
     "TtanjitShardDown", "TtanjitTimerLagHigh", "TtanjitCommandErrors",
     "TtanjitRecordAppendFailing", "TtanjitMatchmakingWaitHigh", "TtanjitBotPoolSaturated",
+    "TtanjitNoShardForGames",
 }
 
 
@@ -193,5 +194,8 @@ def test_dashboards_cover_the_issue() -> None:
         "ttanjit_bot_capacity",
         "ttanjit_mm_match_wait_seconds_bucket",
         "ttanjit_shard_games_abandoned_total",  # issue 12: abandoned games reclaimed
+        # no shard takes games: why, and how long the oldest player has waited
+        "sum by (reason) (rate(ttanjit_mm_placement_failures_total{",
+        "ttanjit_mm_oldest_ticket_age_seconds",
     ]
     assert [w for w in wanted if w not in exprs] == []

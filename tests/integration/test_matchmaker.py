@@ -66,7 +66,9 @@ async def test_matchmaker_places_retries_and_rates(services: Services, nc: objec
 
     metrics = urllib.request.urlopen(
         f"http://127.0.0.1:{mm.ports['metrics']}/metrics", timeout=5).read().decode()
-    assert "ttanjit_mm_placement_failures_total 1.0" in metrics  # the ghost, then the real one
+    # the ghost (a failed CreateGame), then the real one; the draining one is not tried
+    assert 'ttanjit_mm_placement_failures_total{reason="error"} 1.0' in metrics
+    assert 'ttanjit_mm_placement_failures_total{reason="draining"} 0.0' in metrics
     assert 'ttanjit_mm_bot_backfills_total{game="onecard"} 1.0' in metrics
     assert 'ttanjit_mm_matches_total{game="onecard",kind="quick"} 1.0' in metrics
     for name in ("ttanjit_mm_tickets_waiting", "ttanjit_mm_match_wait_seconds",

@@ -50,6 +50,26 @@ class ShardTable:
         ok = [s for s in live if s.failed_until_ms <= now_ms]
         return sorted(ok or live, key=lambda s: (s.load, s.players, s.shard))
 
+    def why_none(self, now_ms: int) -> str:
+        """Why :meth:`candidates` is empty (a ``reason`` of
+        ``ttanjit_mm_placement_failures_total``): ``no_shard`` (no heartbeat
+        in the last 5 s), ``draining`` (every live shard drains) or
+        ``capacity`` (every live shard that does not drain has
+        ``TTANJIT_CAPACITY`` games)."""
+        live = [s for s in self.shards.values() if now_ms - s.seen_ms <= FRESH_MS]
+        if not live:
+            return "no_shard"
+        if all(s.draining for s in live):
+            return "draining"
+        return "capacity"
+
+    def describe(self, now_ms: int) -> list[dict[str, Any]]:
+        """The live shards as a log line shows them."""
+        return [{"shard": s.shard, "games": s.games, "capacity": s.capacity,
+                 "draining": s.draining}
+                for s in sorted(self.shards.values(), key=lambda s: s.shard)
+                if now_ms - s.seen_ms <= FRESH_MS]
+
     def failed(self, shard: str, now_ms: int) -> None:
         if shard in self.shards:
             self.shards[shard].failed_until_ms = now_ms + PENALTY_MS

@@ -61,6 +61,12 @@ FORWARD_WAIT_S = 8.0  # how long a call waits for a leader (a failover takes ~2.
 # (within a forwarded call's 2.5 s) rather than hear game_not_finished.
 FINISHING_S = 1.5
 
+# ttanjit_mm_placement_failures_total's reasons, as the log says them
+WHY = {"no_shard": "no shard heard from in the last 5 s",
+       "draining": "every shard is draining",
+       "capacity": "every shard that is not draining has TTANJIT_CAPACITY games",
+       "error": "CreateGame failed on every shard tried"}
+
 
 def now_ms() -> int:
     return int(time.time() * 1000)
@@ -119,6 +125,9 @@ class Matchmaker:
         self._kv_history: KeyValue | None = None  # ttanjit_history (standings.py)
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # Placement failing since (ms), why, how often: one warning when it
+        # starts, one when a game is placed again (not one per tick).
+        self.failing: dict[str, Any] | None = None
         # Leadership (docs/protocol.md 4.1): only the leader changes the lobby.
         self.leading = kv_lobby is None  # a Matchmaker without a store leads alone
         self.since_ms = now_ms()
@@ -185,6 +194,8 @@ class Matchmaker:
         for task in list(self._tasks):
             task.cancel()
         self.restore(None)
+        self.failing = None
+        self.gauges(now_ms())  # the leader counts the waiting tickets, not this replica
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
@@ -275,12 +286,16 @@ class Matchmaker:
         for s in seats:
             req.seats.add(kind=s.kind, level=s.level, player_id=s.player)
         tried: set[str] = set()
+        reason = "error"  # every shard tried failed, unless none could be tried
         for _ in range(PLACE_TRIES):
             cands = [c for c in self.shards.candidates(now_ms()) if c.shard not in tried]
             while not cands and not tried and now_ms() - self.since_ms < 3_000:
                 await asyncio.sleep(0.2)  # just started or took over: heartbeats come each 1 s
                 cands = [c for c in self.shards.candidates(now_ms()) if c.shard not in tried]
             if not cands:
+                if not tried:  # no shard to try at all (each failed call is counted below)
+                    reason = self.shards.why_none(now_ms())
+                    m.PLACEMENT_FAILURES.labels(reason).inc()
                 break
             shard = cands[0]
             tried.add(shard.shard)
@@ -290,13 +305,38 @@ class Matchmaker:
                 if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:
                     log.warning("CreateGame refused: %s", exc.details())
                     raise LobbyError("bad_option") from None
-                m.PLACEMENT_FAILURES.inc()
+                m.PLACEMENT_FAILURES.labels("error").inc()
                 self.shards.failed(shard.shard, now_ms())
                 log.warning("CreateGame failed on %s: %s", shard.shard, exc.code())
                 continue
             self.shards.placed(shard.shard)
+            self._placement_ok(shard.shard)
             return str(rep.game_id)
+        self._placement_failed(reason)
         raise LobbyError("no_shard")
+
+    def _placement_failed(self, reason: str) -> None:
+        """A game could not be placed: say so once, when it starts."""
+        now = now_ms()
+        if self.failing is not None:
+            self.failing["count"] += 1
+            self.failing["reason"] = reason
+            return
+        self.failing = {"since_ms": now, "reason": reason, "count": 1}
+        waiting = sum(self.queue.waiting().values()) + sum(
+            len(mt.tickets) for mt in self.placing.values())
+        log.warning("cannot place games: %s; players wait until a shard takes them",
+                    WHY.get(reason, reason), extra={"reason": reason, "waiting": waiting,
+                                                    "shards": self.shards.describe(now)})
+
+    def _placement_ok(self, shard: str) -> None:
+        """A game was placed: if placement was failing, say it works again."""
+        if self.failing is None:
+            return
+        f, self.failing = self.failing, None
+        log.warning("games are placed again (on %s) after %.1f s of failed placements",
+                    shard, (now_ms() - f["since_ms"]) / 1000,
+                    extra={"shard": shard, "failed": f["count"], "last_reason": f["reason"]})
 
     async def _announce(self, game_id: str, game: str, kind: str, options: dict[str, Any],
                         seats: list[Seat]) -> None:
@@ -376,9 +416,19 @@ class Matchmaker:
             await self.commit()
             for match in matches:
                 self._spawn(self._place_quick(match))
-        waiting = self.queue.waiting()
+        self.gauges(now_ms())
+
+    def gauges(self, now: int) -> None:
+        """Tickets still waiting for a game, per game: in the queue or in a
+        match being placed (one that finds no shard goes back to the queue),
+        and how long the oldest of them has waited. A follower shows 0."""
+        tickets = [*self.queue.by_player.values(),
+                   *(t for mt in self.placing.values() for t in mt.tickets)]
         for g in GAMES:
-            m.TICKETS_WAITING.labels(g).set(waiting.get(g, 0))
+            mine = [t for t in tickets if t.game == g]
+            m.TICKETS_WAITING.labels(g).set(len(mine))
+            oldest = min((t.since_ms for t in mine), default=now)
+            m.OLDEST_TICKET.labels(g).set(max(0, now - oldest) / 1000)
         m.ROOMS_OPEN.set(len(self.rooms.by_code))
 
     # -- lobby operations (called by the gRPC servicer) ------------------------
