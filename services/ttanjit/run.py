@@ -10,7 +10,8 @@ gateway's ``/readyz``, the matchmaker's gRPC health, the bot worker's
 
 Ports: the gateway on ``TTANJIT_HTTP_PORT`` (default 8080) and NATS on
 4222 when free, else any free port; the internal ports are picked free, and
-printed with the address: NATS's URL and every process's ``/metrics``.
+printed with the address: NATS's URL, every process's ``/metrics`` and
+the shards' gRPC addresses (for ``ttanjit drain --addr``).
 ``TTANJIT_VAR_DIR`` moves ``./var`` (NATS's data and the gateway's token
 secret, ``var/token_secret``, both kept across runs); one ``make run`` at a
 time uses a var folder (``var/run.lock``). Each process is kept by
@@ -173,14 +174,18 @@ def waiting_for(env: dict[str, str], mm: health_pb2_grpc.HealthStub) -> list[str
 
 METRICS = (("gateway", "GW"), ("matchmaker-1", "MM"), ("matchmaker-2", "MM2"),
            ("shard-1", "SHARD1"), ("shard-2", "SHARD2"), ("bots", "BOTS"))
+SHARDS = (("shard-1", "SHARD1"), ("shard-2", "SHARD2"))  # deploy/Procfile
 
 
 def endpoints(env: dict[str, str]) -> str:
-    """What an operator points tools at: NATS and every process's
-    Prometheus ``/metrics`` (docs/metrics.md)."""
+    """What an operator points tools at: NATS, every process's Prometheus
+    ``/metrics`` (docs/metrics.md) and the shards' gRPC addresses
+    (``ttanjit drain --addr``)."""
     lines = [f"    NATS      {env['TTANJIT_NATS_URL']}", "    metrics"]
     lines += [f"      {name:<13}http://127.0.0.1:{env[f'TTANJIT_{key}_METRICS_PORT']}/metrics"
               for name, key in METRICS]
+    lines.append("    shard gRPC (ttanjit drain --addr …)")
+    lines += [f"      {name:<13}127.0.0.1:{env[f'TTANJIT_{key}_PORT']}" for name, key in SHARDS]
     return "\n".join(lines)
 
 

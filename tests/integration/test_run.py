@@ -21,7 +21,9 @@ import time
 import urllib.request
 from pathlib import Path
 
+import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 from wsclient import WSClient
 
 from ttanjit.common.natsserver import free_port
@@ -107,8 +109,11 @@ async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) ->
             m = re.search(r"open (http://127\.0\.0\.1:\d+)/", out[-1])
             url = m.group(1) if m else None
         assert url, "".join(out[-50:])
-        # and where an operator scrapes each process (docs/metrics.md)
-        while sum("/metrics" in ln for ln in out) < 6 and time.monotonic() < deadline:
+        # and where an operator scrapes each process (docs/metrics.md), and
+        # the shards' gRPC addresses, which `ttanjit drain --addr` needs
+        shard_line = re.compile(r"^\s+(shard-\d)\s+(127\.0\.0\.1:\d+)$", re.M)
+        while (sum("/metrics" in ln for ln in out) < 6 or len(shard_line.findall("".join(out))) < 2
+               ) and time.monotonic() < deadline:
             line = proc.stdout.readline()
             if line:
                 out.append(line.decode(errors="replace"))
@@ -123,6 +128,15 @@ async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) ->
                                    "shard-1", "shard-2"], "".join(out[-30:])
         assert "ttanjit_gateway_" in scraped["gateway"] and "ttanjit_shard_" in scraped["shard-2"]
         assert f"NATS      nats://127.0.0.1:{env['TTANJIT_NATS_PORT']}" in "".join(out)
+        assert "ttanjit drain --addr" in "".join(out)
+        grpc_addrs = dict(shard_line.findall("".join(out)))
+        assert sorted(grpc_addrs) == ["shard-1", "shard-2"], "".join(out[-30:])
+        assert len(set(grpc_addrs.values())) == 2
+        for addr in grpc_addrs.values():  # each a shard's gRPC port, serving
+            with grpc.insecure_channel(addr) as channel:
+                rep = health_pb2_grpc.HealthStub(channel).Check(
+                    health_pb2.HealthCheckRequest(service="ttanjit.v1.ShardService"), timeout=5)
+            assert rep.status == health_pb2.HealthCheckResponse.SERVING, addr
         await room_started_at_once(url)
         with urllib.request.urlopen(url + "/", timeout=5) as r:
             assert r.status == 200 and "utf-8" in r.headers["Content-Type"].lower()
