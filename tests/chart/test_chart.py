@@ -203,11 +203,23 @@ def test_grpc_services_have_grpc_probes_and_the_gateway_http_ones(rendered: Rend
         (c,) = specs[workload]["containers"]
         for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
             assert c[probe]["grpc"]["port"] == port, (workload, probe)
+    # a draining shard is not ready (health "") but stays live: Kubernetes
+    # must not restart it mid-drain (shard/grpc_api.py)
+    (shard,) = specs["StatefulSet/ttanjit-shard"]["containers"]
+    assert "service" not in shard["readinessProbe"]["grpc"]
+    assert "service" not in shard["startupProbe"]["grpc"]
+    assert shard["livenessProbe"]["grpc"]["service"] == "ttanjit.v1.ShardService.Liveness"
     (gw,) = specs["Deployment/ttanjit-gateway"]["containers"]
     assert gw["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert gw["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    # a bot worker is ready while connected to NATS (/healthz), live while
+    # it runs (/metrics): a NATS outage must not restart every worker
     (bots,) = specs["Deployment/ttanjit-bots"]["containers"]
-    assert bots["livenessProbe"]["httpGet"]["port"] == "metrics"
+    for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+        assert bots[probe]["httpGet"]["port"] == "metrics"
+    assert bots["startupProbe"]["httpGet"]["path"] == "/healthz"
+    assert bots["readinessProbe"]["httpGet"]["path"] == "/healthz"
+    assert bots["livenessProbe"]["httpGet"]["path"] == "/metrics"
 
 
 def _protocol_env_names() -> set[str]:
@@ -393,6 +405,7 @@ BAD_VALUES = [
     ("auth.tokenSecret=short", "auth.tokenSecret"),
     ("shard.drain.timeoutSeconds=60", "below shard.terminationGracePeriodSeconds"),
     ("shard.drain.command=null", "/shard/drain"),
+    ("bots.livenessPath=healthz", "/bots/livenessPath"),
 ]
 
 

@@ -1,7 +1,13 @@
 """``python -m ttanjit.shard``: the game shard (issue 5).
 
 Settings from ``TTANJIT_*`` env vars (docs/protocol.md 6). SIGTERM/SIGINT
-drain: no new games, live games handed to other shards, then exit."""
+drain: no new games, live games handed to other shards, then exit.
+
+Health (ttanjit.shard.grpc_api): a draining shard — SIGTERM or gRPC
+``Drain`` (``ttanjit drain``) — is not ready (gRPC health ``""`` and
+``ttanjit.v1.ShardService`` NOT_SERVING, ``/healthz`` on the metrics port
+503) but stays live (``ttanjit.v1.ShardService.Liveness`` SERVING) until
+the process stops."""
 
 from __future__ import annotations
 
@@ -45,7 +51,8 @@ async def main(cfg: Settings) -> int:
         await shard.link.start(cfg.grpc_host, cfg.link_port, cfg.advertise_host)
     await shard.start()
     if cfg.metrics_port:
-        metrics_http.serve(cfg.metrics_port, healthy=lambda: not done.is_set())
+        metrics_http.serve(cfg.metrics_port,
+                           healthy=lambda: not done.is_set() and not shard.draining)
     log.info("ready", extra={"settings": cfg.describe(), "grpc_port": port})
 
     loop = asyncio.get_running_loop()
@@ -72,6 +79,7 @@ async def main(cfg: Settings) -> int:
     watch_gc(log)
     await done.wait()
     await health.set(False)
+    await grpc_api.set_live(health, False)
     await shard.close()
     await server.stop(1.0)
     log.info("stopped")

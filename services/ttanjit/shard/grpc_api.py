@@ -1,14 +1,24 @@
 """gRPC ``ttanjit.v1.ShardService`` (proto/ttanjit/v1/shard.proto) over the
-:class:`~ttanjit.shard.service.Shard`, plus ``grpc.health.v1``."""
+:class:`~ttanjit.shard.service.Shard`, plus ``grpc.health.v1``:
+
+- ``""`` and ``ttanjit.v1.ShardService``: ready — SERVING until the shard
+  starts to drain (gRPC ``Drain``, ``ttanjit drain``, or SIGTERM), then
+  NOT_SERVING for good (a drained shard takes no game until it restarts).
+  The chart's readiness probe.
+- ``ttanjit.v1.ShardService.Liveness``: SERVING until the process stops,
+  draining or not. The chart's liveness probe: a shard that drains (or
+  stays drained) must not be restarted by Kubernetes for it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import grpc
 import orjson
+from grpc_health.v1 import health_pb2
 
 from ttanjit.common.grpcutil import HealthServer, aio_server
 from ttanjit.shard.game import summary_seats
@@ -18,12 +28,15 @@ from ttanjit.v1 import shard_pb2, shard_pb2_grpc
 log = logging.getLogger("ttanjit.shard.grpc")
 
 SERVICE = "ttanjit.v1.ShardService"
+LIVENESS = "ttanjit.v1.ShardService.Liveness"
 
 
 class ShardServicer(shard_pb2_grpc.ShardServiceServicer):
-    def __init__(self, shard: Shard, on_drained: Callable[[], None]) -> None:
+    def __init__(self, shard: Shard, on_drained: Callable[[], None],
+                 on_draining: Callable[[], Awaitable[None]] | None = None) -> None:
         self.shard = shard
         self.on_drained = on_drained
+        self.on_draining = on_draining  # not ready any more (health)
 
     async def CreateGame(self, request: shard_pb2.CreateGameRequest,  # noqa: N802
                          context: grpc.aio.ServicerContext) -> shard_pb2.CreateGameResponse:
@@ -69,6 +82,8 @@ class ShardServicer(shard_pb2_grpc.ShardServiceServicer):
 
     async def Drain(self, request: shard_pb2.DrainRequest,  # noqa: N802
                     context: grpc.aio.ServicerContext) -> shard_pb2.DrainResponse:
+        if self.on_draining is not None:
+            await self.on_draining()
         out = await self.shard.drain(request.timeout_s or None)
         if request.exit:
             self.on_drained()
@@ -78,9 +93,20 @@ class ShardServicer(shard_pb2_grpc.ShardServiceServicer):
 async def serve(shard: Shard, port: int, host: str, on_drained: Callable[[], None]
                 ) -> tuple[grpc.aio.Server, HealthServer, int]:
     server, bound = aio_server(port, host)
-    shard_pb2_grpc.add_ShardServiceServicer_to_server(  # type: ignore[no-untyped-call]
-        ShardServicer(shard, on_drained), server)
     health = HealthServer(server, [SERVICE])
+
+    async def not_ready() -> None:
+        await health.set(False)
+
+    shard_pb2_grpc.add_ShardServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        ShardServicer(shard, on_drained, not_ready), server)
     await server.start()
     await health.set(True)
+    await set_live(health, True)
     return server, health, bound
+
+
+async def set_live(health: HealthServer, live: bool) -> None:
+    """:data:`LIVENESS` (the readiness services are ``health.set``'s)."""
+    await health.servicer.set(LIVENESS, health_pb2.HealthCheckResponse.SERVING if live
+                              else health_pb2.HealthCheckResponse.NOT_SERVING)
