@@ -8,6 +8,7 @@ traceback."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,18 +22,41 @@ def loadtest(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_run_whose_players_fail_exits_1_and_says_why(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    out = loadtest("play", "--url", url, "-n", "2", "--duration", "1",
-                   "--json", str(tmp_path / "r.json"))
+    """A saved report of a run whose players failed: the report is printed,
+    the exit is 1 and stderr says why, each reason once and as a message
+    (it was one ``SignInError('…')`` repr line per player)."""
+    report = {"elapsed_s": 5.0, "throughput": {"frames_per_s": 1.0, "commands_per_s": 1.0},
+              "rtt": {}, "counts": {"player_failures": 5}, "errors": {}, "disconnects": 0,
+              "resumes": {}, "players": 5, "games_played": 0, "peak_in_game": 0,
+              "failures": [f"p{i}: SignInError(\"sign-in: HTTP 404 {{'detail': 'Not Found'}}\")"
+                           for i in range(4)] + ["p4: TimeoutError()"]}
+    (tmp_path / "r.json").write_text(json.dumps(report))
+    out = loadtest("report", str(tmp_path / "r.json"))
     assert out.returncode == 1, out
-    assert "2 player(s) failed:" in out.stderr and "sign-in failed" in out.stderr
-    assert "player_failures 2" in out.stdout  # the report itself is still printed
+    assert out.stderr.splitlines() == [
+        "5 player(s) failed:",
+        "  p0, p1, p2 and 1 more: sign-in: HTTP 404 {'detail': 'Not Found'}",
+        "  p4: TimeoutError"], out.stderr
+    assert "player_failures 5" in out.stdout  # the report itself is still printed
     # the saved report, pushed to a Pushgateway that is not there
     pushed = loadtest("report", str(tmp_path / "r.json"), "--push",
                       f"http://127.0.0.1:{free_port()}")
     assert pushed.returncode == 2 and "Traceback" not in pushed.stderr, pushed
     assert "could not push the report to http://127.0.0.1:" in pushed.stderr
-    assert "player_failures 2" in pushed.stdout
+    assert "player_failures 5" in pushed.stdout
+
+
+def test_a_url_where_no_gateway_answers_is_one_line_and_exit_2() -> None:
+    """A wrong ``--url`` is input the run cannot use: one look before any
+    player starts, one line, exit 2 (it was a ``SignInError(…)`` line per
+    player after 5 retries each, and exit 1)."""
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    for args in (("play", "-n", "50"), ("record", "-n", "50", "-o", os.devnull)):
+        out = loadtest(*args, "--url", url, "--duration", "30")
+        assert out.returncode == 2, out
+        assert out.stderr == (f"ttanjit loadtest {args[0]}: no gateway answers at {url}: "
+                              "Connection refused (--url, or --local)\n"), out.stderr
+        assert out.stdout == ""
 
 
 def test_input_it_cannot_use_is_one_line_and_exit_2(tmp_path: Path) -> None:

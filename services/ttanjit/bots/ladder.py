@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -262,8 +262,10 @@ def latency(xs: Sequence[float]) -> JSON:
 
 def run_matchup(game: str, lineup: Sequence[str], games: int, seed: int = 0,
                 options: JSON | None = None, budget_ms: float | None = None,
-                name: str | None = None, check_legal: bool = False) -> Matchup:
-    """Play ``games`` games of ``lineup`` (one level per seat), rotating seats."""
+                name: str | None = None, check_legal: bool = False,
+                on_game: Callable[[], None] | None = None) -> Matchup:
+    """Play ``games`` games of ``lineup`` (one level per seat), rotating seats;
+    ``on_game`` is called after each."""
     k = len(lineup)
     m = Matchup(game, name or " ".join(lineup), k)
     start = time.perf_counter()
@@ -272,6 +274,8 @@ def run_matchup(game: str, lineup: Sequence[str], games: int, seed: int = 0,
         levels = list(lineup[-r:]) + list(lineup[:-r]) if r else list(lineup)
         m.add(play_game(game, levels, seed * 1_000_003 + g, options, budget_ms,
                         check_legal=check_legal))
+        if on_game is not None:
+            on_game()
     m.seconds = time.perf_counter() - start
     return m
 
@@ -320,8 +324,10 @@ def parse_pairs(raw: str | None, game: str) -> list[tuple[str, str]]:
 
 def run_ladder(game: str, games: int, seats: int | None = None, pairs: str | None = None,
                mixed: bool = True, budget_ms: float | None = None, seed: int = 0,
-               options: JSON | None = None, echo: bool = True) -> list[JSON]:
-    """Every matchup of the ladder for one game; prints the tables as it goes."""
+               options: JSON | None = None, echo: bool = True,
+               on_game: Callable[[], None] | None = None) -> list[JSON]:
+    """Every matchup of the ladder for one game; prints the tables as it goes
+    (``on_game``: called after each game, for a progress line)."""
     k = seats or default_seats(game)
     out = []
     lineups = [(f"{f} vs {k - 1}×{g}", focal(f, g, k)) for f, g in parse_pairs(pairs, game)]
@@ -329,7 +335,7 @@ def run_ladder(game: str, games: int, seats: int | None = None, pairs: str | Non
         lineup = [MIXED[i % len(MIXED)] for i in range(k)]
         lineups.append(("mixed " + "/".join(lineup), lineup))
     for name, lineup in lineups:
-        m = run_matchup(game, lineup, games, seed, options, budget_ms, name)
+        m = run_matchup(game, lineup, games, seed, options, budget_ms, name, on_game=on_game)
         if echo:
             print(format_matchup(m), flush=True)
         out.append(m.to_json())

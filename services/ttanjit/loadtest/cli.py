@@ -8,11 +8,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
+import re
 import sys
 from contextlib import ExitStack
 from typing import Any
 
 from ttanjit.games import GAMES
+from ttanjit.loadtest.report import collapse
 from ttanjit.loadtest.stats import push, table
 
 
@@ -25,10 +28,80 @@ def _run(coro: Any) -> Any:
     return uvloop.run(coro)
 
 
+# -- argparse types: input out of range is a one-line usage error, exit 2 ---------
+def _count(lo: int) -> Any:
+    """A whole number ``>= lo``."""
+    def count(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {raw!r}") from None
+        if value < lo:
+            raise argparse.ArgumentTypeError(f"must be at least {lo}, not {value}")
+        return value
+    return count
+
+
+def _number(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {raw!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {raw!r}")
+    return value
+
+
+def _seconds(raw: str) -> float:
+    """A duration that may be 0."""
+    value = _number(raw)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more seconds, not {raw}")
+    return value
+
+
+def _positive(raw: str) -> float:
+    value = _number(raw)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, not {raw}")
+    return value
+
+
+def _chance(raw: str) -> float:
+    value = _number(raw)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a chance from 0 to 1, not {raw}")
+    return value
+
+
 def _think(raw: str) -> tuple[int, int]:
+    """``MS`` or ``MS-MS``, 0 <= the first <= the second."""
     lo, _, hi = raw.partition("-")
-    a = int(lo)
-    return a, int(hi or lo)
+    try:
+        a, b = int(lo), int(hi or lo)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not MS or MS-MS (e.g. 1000-3000): {raw!r}") from None
+    if not 0 <= a <= b:
+        raise argparse.ArgumentTypeError(f"not MS-MS from low to high (e.g. 1000-3000): {raw!r}")
+    return a, b
+
+
+def _which(raw: str) -> str:
+    """``--record``: all, none, or player numbers like 0,2-3."""
+    for part in filter(None, raw.split(",")):
+        if part in ("all", "*", "none"):
+            continue
+        a, dash, b = part.partition("-")
+        if not (a.isdigit() and (not dash or b.isdigit())) or (dash and int(a) > int(b)):
+            raise argparse.ArgumentTypeError(
+                f"not all, none or player numbers like 0,2-3: {raw!r}")
+    return raw
+
+
+def _base_url(raw: str) -> str:
+    if not re.fullmatch(r"https?://[^/\s]+(/\S*)?", raw):
+        raise argparse.ArgumentTypeError(f"not an http:// or https:// URL: {raw!r}")
+    return raw.rstrip("/")
 
 
 def _options(raw: str) -> dict[str, Any]:
@@ -47,7 +120,7 @@ class CliError(Exception):
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--url", default="http://127.0.0.1:8080",
+    p.add_argument("--url", type=_base_url, default="http://127.0.0.1:8080",
                    help="the gateway's base URL (default %(default)s)")
     p.add_argument("--local", action="store_true",
                    help="start a whole local stack for the run and use its gateway")
@@ -58,25 +131,29 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _players(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-n", "--players", type=int, default=8)
+    p.add_argument("-n", "--players", type=_count(1), default=8)
     p.add_argument("--game", default="onecard", choices=list(GAMES))
-    p.add_argument("--seats", type=int, default=4)
+    p.add_argument("--seats", type=_count(0), default=4,
+                   help="table size (quick match: 0 = the game's default)")
     p.add_argument("--mode", default="quick", choices=["quick", "room"],
                    help="quick match, or private rooms of --seats players")
-    p.add_argument("--ramp", type=float, default=5.0, help="seconds to bring all players in")
-    p.add_argument("--duration", type=float, default=60.0, help="seconds the run lasts")
-    p.add_argument("--games", type=int, default=0, help="stop a player after this many games")
+    p.add_argument("--ramp", type=_seconds, default=5.0, help="seconds to bring all players in")
+    p.add_argument("--duration", type=_positive, default=60.0, help="seconds the run lasts")
+    p.add_argument("--games", type=_count(0), default=0,
+                   help="stop a player after this many games (0: until the run ends)")
     p.add_argument("--level", default="normal", choices=["random", "easy", "normal"],
                    help="the policy simulated players play with")
     p.add_argument("--think", type=_think, default=(1000, 3000), metavar="MS-MS",
                    help="a player's pause before each move (default 1000-3000)")
-    p.add_argument("--mistakes", type=float, default=0.0,
+    p.add_argument("--mistakes", type=_chance, default=0.0,
                    help="chance a move is sent twice (the copy is refused)")
-    p.add_argument("--resume-rate", type=float, default=0.0,
+    p.add_argument("--resume-rate", type=_chance, default=0.0,
                    help="chance per game a player loses its connection and resumes")
     p.add_argument("--seed", type=int, default=None,
-                   help="room games: deal with this seed (the server must allow test options)")
-    p.add_argument("--options", type=_options, default={}, help="room options as JSON")
+                   help="room games: deal with this seed (the server must run with "
+                        "TTANJIT_TEST_OPTIONS=1, as --local does)")
+    p.add_argument("--options", type=_options, default={},
+                   help="room games: room options as a JSON object")
     p.add_argument("--proto", action="store_true", help="binary protobuf frames")
 
 
@@ -91,6 +168,8 @@ def _cfg(args: argparse.Namespace) -> Any:
 
 
 def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
+    if report.get("failures"):  # Python reprs (``Refused('…')``) as their messages
+        report["failures"] = collapse(list(report["failures"]))
     print(table(report))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
@@ -116,15 +195,53 @@ def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
         print(f"{cut} connection(s) lost for good (the gateway went away): "
               f"reconnect_failures {counts.get('reconnect_failures', 0)}, "
               f"connections_lost {counts.get('connections_lost', 0)}", file=sys.stderr)
-    if counts.get("interrupted"):
+    # a server bug, not a refusal a real player gets too (not_your_turn after
+    # a double tap, a race with the turn timer): the run fails
+    bugs = int((report.get("errors") or {}).get("internal_error") or 0)
+    if bugs:
+        print(f"{bugs} frame(s) answered with internal_error: a server bug "
+              "(the gateway's and shards' logs say which)", file=sys.stderr)
+    interrupted = bool(counts.get("interrupted"))
+    idle = not (failed or cut or interrupted) and _nobody_played(report)
+    if idle:
+        print(f"no player got into a game in the run's {report.get('elapsed_s')} s: "
+              "it measured no play", file=sys.stderr)
+    if interrupted:
         print("interrupted (Ctrl-C): the report is of the run until then", file=sys.stderr)
         return 130
-    return 1 if failed or cut else 0
+    return 1 if failed or cut or bugs or idle else 0
+
+
+def _nobody_played(report: dict[str, Any]) -> bool:
+    """A ``play``/``record`` report (it has ``games_played``) of players who
+    never sat in a game: none finished one, none was seen in one, none moved."""
+    if "games_played" not in report or not report.get("players"):
+        return False
+    rtt = report.get("rtt") or {}
+    return not (report.get("games_played") or report.get("peak_in_game")
+                or (rtt.get("action") or {}).get("count"))
+
+
+def _check_gateway(url: str) -> None:
+    """One look at the gateway before any player starts: a wrong ``--url``
+    is one line (exit 2), not one failure per player."""
+    import httpx
+
+    try:
+        r = httpx.get(f"{url}/healthz", timeout=10)
+    except httpx.HTTPError as exc:
+        why = re.sub(r"^\[Errno -?\d+\] ", "", str(exc)) or type(exc).__name__
+        raise CliError(f"no gateway answers at {url}: {why} (--url, or --local)") from None
+    if r.status_code != 200:
+        raise CliError(f"{url} is not a ttanjit gateway: GET /healthz answered "
+                       f"HTTP {r.status_code} (--url, or --local)")
 
 
 def _url(args: argparse.Namespace, stack: ExitStack) -> str:
     if not args.local:
-        return str(args.url).rstrip("/")
+        url = str(args.url).rstrip("/")
+        _check_gateway(url)
+        return url
     from ttanjit.loadtest.localstack import LocalStack
 
     local = stack.enter_context(LocalStack())
@@ -134,6 +251,13 @@ def _url(args: argparse.Namespace, stack: ExitStack) -> str:
 def _play(args: argparse.Namespace) -> int:
     from ttanjit.loadtest.play import play
 
+    if args.mode == "quick" and (args.seed is not None or args.options):
+        given = " and ".join(name for name, on in (("--seed", args.seed is not None),
+                                                   ("--options", bool(args.options))) if on)
+        raise CliError(f"{given}: only for private rooms (--mode room); a quick match "
+                       "deals at random, with the server's options")
+    if args.mode == "room" and args.seats < 2:
+        raise CliError(f"--mode room needs --seats of at least 2, not {args.seats}")
     out = getattr(args, "out", None)
     if out:
         try:
@@ -203,7 +327,7 @@ def _fill(lt: argparse.ArgumentParser) -> None:
     _common(r)
     _players(r)
     r.add_argument("-o", "--out", required=True, help="the capture file (JSON lines)")
-    r.add_argument("--record", default="all",
+    r.add_argument("--record", type=_which, default="all",
                    help="which players to capture: all, or numbers like 0,2-3")
     r.set_defaults(func=_play)
 
@@ -211,10 +335,11 @@ def _fill(lt: argparse.ArgumentParser) -> None:
                                       "multiplied with --fanout)")
     _common(rp)
     rp.add_argument("capture")
-    rp.add_argument("--speed", type=float, default=1.0, help="1 = as recorded, 10 = 10x faster")
-    rp.add_argument("--fanout", type=int, default=1, help="copies of the captured players")
-    rp.add_argument("--ramp", type=float, default=0.0, help="seconds to start all copies")
-    rp.add_argument("--timeout", type=float, default=60.0,
+    rp.add_argument("--speed", type=_positive, default=1.0,
+                    help="1 = as recorded, 10 = 10x faster")
+    rp.add_argument("--fanout", type=_count(1), default=1, help="copies of the captured players")
+    rp.add_argument("--ramp", type=_seconds, default=0.0, help="seconds to start all copies")
+    rp.add_argument("--timeout", type=_positive, default=60.0,
                     help="seconds to wait for an answer the capture had")
     rp.add_argument("--proto", action="store_true", help="binary protobuf frames")
     rp.add_argument("--strict", action="store_true", help="exit 1 on any divergence")
@@ -229,7 +354,9 @@ def _fill(lt: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ttanjit.loadtest", description=__doc__)
+    from ttanjit.cli import Parser
+
+    p = Parser(prog="python -m ttanjit.loadtest", description=__doc__)
     _fill(p)
     args = p.parse_args(argv)
     return run(args)

@@ -33,6 +33,10 @@ the capture's: its players stop waiting for them (a wait under way ends
 within :data:`POLL_S`) and the capture's pace alone orders their moves;
 a game seen ending ends every wait for it too. So an unseeded capture
 replays at its pace instead of stalling ``--timeout`` once per player.
+
+A seeded room that the server refuses with ``bad_option`` (a server not
+started with ``TTANJIT_TEST_OPTIONS=1``) ends the whole replay at once
+(:class:`Unreplayable`): no copy of it could follow the capture.
 """
 
 from __future__ import annotations
@@ -209,6 +213,20 @@ def plan(capture: Capture) -> tuple[list[PlayerPlan], float]:
 
 
 # -- the replay (asyncio) -----------------------------------------------------------
+SEED_HINT = ("the capture's rooms are dealt with a seed: --seed needs a server started "
+             "with TTANJIT_TEST_OPTIONS=1 (as --local does)")
+
+
+class Unreplayable(RuntimeError):
+    """The server refuses what every copy of the capture needs (a seeded
+    room without test options): the replay stops, with this reason."""
+
+
+def _why(exc: BaseException) -> str:
+    """An exception as a failure line says it: its message, not its repr."""
+    return str(exc) or type(exc).__name__
+
+
 class Copy:
     """What the players of one copy share: the lobby turn and the maps from
     captured room codes and game ids to this copy's."""
@@ -466,6 +484,12 @@ class ReplayPlayer:
                 lim = got.get("limits") or {}
                 if lim.get("rate"):
                     self.pacer.set(float(lim["rate"]), float(lim.get("burst") or lim["rate"]))
+            if kind == "room_create" and got.get("type") == "error" \
+                    and got.get("code") == "bad_option" \
+                    and (f.get("options") or {}).get("seed") is not None \
+                    and not (step.answer and step.answer.get("type") == "error"):
+                raise Unreplayable(f"room_create refused: bad_option "
+                                   f"({got.get('message', '')}); {SEED_HINT}")
             if kind == "room_create" and got.get("type") == "room" and step.answer \
                     and step.answer.get("type") == "room":
                 self.copy.codes[str(step.answer["room"]["code"])] = str(got["room"]["code"])
@@ -516,13 +540,21 @@ async def replay(base: str, capture_path: str, speed: float = 1.0, fanout: int =
                 players.append(ReplayPlayer(pp, copy, base, stats, div, http, start, t_first,
                                             speed, timeout_s, proto))
 
+        stopped = asyncio.Event()  # Unreplayable: nobody else goes on
+
         async def one(rp: ReplayPlayer) -> None:
             try:
                 await rp.run()
+            except Unreplayable as exc:  # the first one says why; the replay ends
+                if not stopped.is_set():
+                    stopped.set()
+                    stats.count["player_failures"] += 1
+                    failures.append(f"{rp.label}: {_why(exc)}")
+                    everyone.cancel()
             except Exception as exc:  # noqa: BLE001 - reported, the others go on
                 stats.count["player_failures"] += 1
                 if len(failures) < 20:
-                    failures.append(f"{rp.label}: {exc!r}")
+                    failures.append(f"{rp.label}: {_why(exc)}")
 
         tasks = [asyncio.ensure_future(one(rp)) for rp in players]
         everyone = asyncio.ensure_future(asyncio.gather(*tasks))
@@ -542,9 +574,10 @@ async def replay(base: str, capture_path: str, speed: float = 1.0, fanout: int =
             try:
                 await everyone
             except asyncio.CancelledError:
-                if not interrupted.is_set():
+                if not (interrupted.is_set() or stopped.is_set()):
                     raise
-                stats.count["interrupted"] = 1
+                if interrupted.is_set():
+                    stats.count["interrupted"] = 1
                 for rp in players:
                     if rp.conn is not None and not rp.conn.closed.is_set():
                         await rp.conn.close()

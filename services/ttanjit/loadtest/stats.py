@@ -78,7 +78,7 @@ class Stats:
         t = self.tick()
         return (f"[{time.monotonic() - self.started:6.1f}s] connected {self.connected:5d}  "
                 f"in game {self.in_game:5d}  games finished {self.count['games_finished']:5d}  "
-                f"{t['msgs_per_s']:7.0f} msgs/s  command p99 {t['p99_ms']:6.1f} ms  "
+                f"{t['msgs_per_s']:7.0f} frames/s  command p99 {t['p99_ms']:6.1f} ms  "
                 f"errors {sum(self.errors.values()):4d}")
 
     def report(self, **extra: Any) -> dict[str, Any]:

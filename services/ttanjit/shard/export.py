@@ -14,6 +14,7 @@ from typing import Any
 import nats
 from nats.errors import NoServersError
 
+from ttanjit.cli import writable
 from ttanjit.common.nats import Subjects, server_urls
 from ttanjit.shard import records
 from ttanjit.shard.game import record_from_messages
@@ -39,6 +40,10 @@ async def fetch(url: str, game_id: str, prefix: str = "ttanjit.v1") -> dict[str,
 
 
 def main(url: str, game_id: str, prefix: str, out: str | None) -> int:
+    why = writable(out) if out else None
+    if why:
+        print(f"ttanjit record: cannot write {out}: {why}", file=sys.stderr)
+        return 2
     try:
         doc = asyncio.run(fetch(url, game_id, prefix))
     except Exception as exc:  # noqa: BLE001 - a CLI reports and exits
@@ -51,8 +56,12 @@ def main(url: str, game_id: str, prefix: str, out: str | None) -> int:
         return 2
     text = json.dumps(doc, ensure_ascii=False)
     if out:
-        with open(out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+        try:
+            with open(out, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+        except OSError as exc:
+            print(f"ttanjit record: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     else:
         print(text)
     return 0
