@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import threading
@@ -38,14 +39,22 @@ def at_least(lo: int) -> Callable[[str], int]:
     return parse
 
 
-def positive(raw: str) -> float:
-    """An argparse type: a finite number above 0."""
+def number(raw: str) -> float:
+    """An argparse type: a finite number."""
     try:
         value = float(raw)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {raw!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number above 0, not {raw}")
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"not a finite number: {raw!r}")
+    return value
+
+
+def positive(raw: str) -> float:
+    """An argparse type: a finite number above 0."""
+    value = number(raw)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, not {raw}")
     return value
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import re
 import sys
 from contextlib import ExitStack
 from typing import Any
 
+from ttanjit.cli import at_least, number, positive
 from ttanjit.games import GAMES
 from ttanjit.loadtest.report import collapse
 from ttanjit.loadtest.stats import push, table
@@ -29,46 +29,16 @@ def _run(coro: Any) -> Any:
 
 
 # -- argparse types: input out of range is a one-line usage error, exit 2 ---------
-def _count(lo: int) -> Any:
-    """A whole number ``>= lo``."""
-    def count(raw: str) -> int:
-        try:
-            value = int(raw)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {raw!r}") from None
-        if value < lo:
-            raise argparse.ArgumentTypeError(f"must be at least {lo}, not {value}")
-        return value
-    return count
-
-
-def _number(raw: str) -> float:
-    try:
-        value = float(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {raw!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"not a finite number: {raw!r}")
-    return value
-
-
 def _seconds(raw: str) -> float:
     """A duration that may be 0."""
-    value = _number(raw)
+    value = number(raw)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more seconds, not {raw}")
     return value
 
 
-def _positive(raw: str) -> float:
-    value = _number(raw)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be above 0, not {raw}")
-    return value
-
-
 def _chance(raw: str) -> float:
-    value = _number(raw)
+    value = number(raw)
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"must be a chance from 0 to 1, not {raw}")
     return value
@@ -131,15 +101,15 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _players(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-n", "--players", type=_count(1), default=8)
+    p.add_argument("-n", "--players", type=at_least(1), default=8)
     p.add_argument("--game", default="onecard", choices=list(GAMES))
-    p.add_argument("--seats", type=_count(0), default=4,
+    p.add_argument("--seats", type=at_least(0), default=4,
                    help="table size (quick match: 0 = the game's default)")
     p.add_argument("--mode", default="quick", choices=["quick", "room"],
                    help="quick match, or private rooms of --seats players")
     p.add_argument("--ramp", type=_seconds, default=5.0, help="seconds to bring all players in")
-    p.add_argument("--duration", type=_positive, default=60.0, help="seconds the run lasts")
-    p.add_argument("--games", type=_count(0), default=0,
+    p.add_argument("--duration", type=positive, default=60.0, help="seconds the run lasts")
+    p.add_argument("--games", type=at_least(0), default=0,
                    help="stop a player after this many games (0: until the run ends)")
     p.add_argument("--level", default="normal", choices=["random", "easy", "normal"],
                    help="the policy simulated players play with")
@@ -335,11 +305,11 @@ def _fill(lt: argparse.ArgumentParser) -> None:
                                       "multiplied with --fanout)")
     _common(rp)
     rp.add_argument("capture")
-    rp.add_argument("--speed", type=_positive, default=1.0,
+    rp.add_argument("--speed", type=positive, default=1.0,
                     help="1 = as recorded, 10 = 10x faster")
-    rp.add_argument("--fanout", type=_count(1), default=1, help="copies of the captured players")
+    rp.add_argument("--fanout", type=at_least(1), default=1, help="copies of the captured players")
     rp.add_argument("--ramp", type=_seconds, default=0.0, help="seconds to start all copies")
-    rp.add_argument("--timeout", type=_positive, default=60.0,
+    rp.add_argument("--timeout", type=positive, default=60.0,
                     help="seconds to wait for an answer the capture had")
     rp.add_argument("--proto", action="store_true", help="binary protobuf frames")
     rp.add_argument("--strict", action="store_true", help="exit 1 on any divergence")
