@@ -146,6 +146,9 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     page.wait_for_selector("#room-code")
     page.get_by_role("button", name="봇 넣기").click()
     page.wait_for_function("() => document.querySelectorAll('.seat.bot').length === 1")
+    seat = page.locator(".seat.bot").get_attribute("data-seat")
+    # which bot a 빼기 takes out is in its name (a11y trial: "빼기" alone)
+    assert page.locator(".seat.bot button").get_attribute("aria-label") == f"빼기: {int(seat) + 1}번 자리 봇"
     # a 4-seat room with one bot starts a game of two: the host is told so
     # before pressing 시작 (trial nitpick: it started without a word)
     assert page.locator(".start-note").inner_text() == "지금 시작하면 빈자리 2개는 빼고 2명이 해요."

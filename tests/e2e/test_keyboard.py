@@ -182,6 +182,11 @@ def test_a_new_screen_says_what_it_is(new_page: Any) -> None:
     page = new_page(width=1100, height=900)
     sign_in(page, "화면")
     page.wait_for_selector(".game-card")
+    # each game's buttons and links say their game (three "빠른 대전" alike)
+    names = page.eval_on_selector_all('.game-card [data-act="quick"], .ratings a[href^="#/board/"]',
+                                      "els => els.map((e) => e.getAttribute('aria-label'))")
+    assert "빠른 대전: 원카드" in names and "순위: 하카 카드" in names, names
+    assert len(set(names)) == len(names), names
     page.locator('a[href="#/board/onecard"]').first.focus()
     page.keyboard.press("Enter")
     page.wait_for_selector("section.page.board table, section.page.board .muted:not(.loading)")

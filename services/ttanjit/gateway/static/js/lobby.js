@@ -139,8 +139,11 @@ function gameCard(g) {
     h("div.row", {},
       meta.seats.length > 1 ? seatSel : h("span.fixed", {}, "4명"),
       levelSel,
-      button("빠른 대전", quick, { class: "primary", disabled: !!state.queue, dataset: { act: "quick" } }),
-      button("방 만들기", create, { disabled: !!state.queue, dataset: { act: "create" } })),
+      // named with their game: a screen reader's list of buttons had three
+      // of each, alike (a11y trial)
+      button("빠른 대전", quick, { class: "primary", disabled: !!state.queue, dataset: { act: "quick" },
+        "aria-label": `빠른 대전: ${meta.name}` }),
+      button("방 만들기", create, { disabled: !!state.queue, dataset: { act: "create" }, "aria-label": `방 만들기: ${meta.name}` })),
     h("p.muted.small", {}, "상대가 없으면 고른 난이도의 봇과 바로 해요. 방을 만들면 혼자서도 봇과 연습할 수 있어요."),
     h("a.rules-link", { href: `#/rules/${g}` }, `${meta.name} 규칙`),
   );
@@ -165,8 +168,8 @@ function ratingsBox() {
     h("td", {}, GAMES[r.game]?.name || r.game),
     h("td.num", {}, ratingLabel(r)),
     h("td.num", {}, String(r.games ?? 0)),
-    h("td", {}, h("a", { href: `#/board/${r.game}` }, "순위"), " · ",
-      h("a", { href: `#/history/${r.game}`, dataset: { act: "history" } }, "내 기록"))));
+    h("td", {}, h("a", { href: `#/board/${r.game}`, "aria-label": `순위: ${GAMES[r.game]?.name || r.game}` }, "순위"), " · ",
+      h("a", { href: `#/history/${r.game}`, dataset: { act: "history" }, "aria-label": `내 기록: ${GAMES[r.game]?.name || r.game}` }, "내 기록"))));
   return h("section.card-box.ratings", {},
     h("h2", {}, "내 레이팅"),
     rows.length

@@ -41,7 +41,7 @@ function roomView(room) {
       h("span.seat-no", {}, `${s + 1}`),
       !m ? h("span.muted", {}, "빈자리")
         : m.kind === "bot" ? [h("span.name", {}, `봇 (${LEVELS[m.level] || m.level})`),
-          isHost ? button("빼기", () => send({ type: "room_remove_bot", seat: s }), { class: "small" }) : null]
+          isHost ? button("빼기", () => send({ type: "room_remove_bot", seat: s }), { class: "small", "aria-label": `빼기: ${s + 1}번 자리 봇` }) : null]
           : [h("span.name", {}, m.nickname || "손님"),
             m.player === room.host ? h("span.badge", {}, "방장") : null,
             m.player === state.player ? h("span.badge.me", {}, "나") : null,
