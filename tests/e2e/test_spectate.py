@@ -68,6 +68,8 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
     fan.wait_for_selector('.page.watch .opp:has-text("봇2 (보통)")')
     watched = fan.evaluate(f"() => {W}.view")
     assert watched["seat"] is None and "hand" not in watched
+    # a screen reader is told whose turn it is at the watched table (a11y trial)
+    fan.wait_for_function("() => /의 차례예요/.test(document.getElementById('announce').textContent)")
     assert fan.locator(".page.watch .oc-hand .card").count() == 0
     # the count at the table, for the player and for the spectator
     player.wait_for_selector('.watchers[data-count="1"]')

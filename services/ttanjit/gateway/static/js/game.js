@@ -445,7 +445,7 @@ export function gameHeader(ctl, extra = []) {
  * the whole table was read out several times per move). */
 const SAY_ORDER = ["log", "banner", "attack", "status", "effect"];
 
-function sayChanges(ctl) {
+export function sayChanges(ctl) {
   const now = {};
   for (const el of ctl.root.querySelectorAll("[data-say]")) {
     if (el.hidden) continue;

@@ -9,7 +9,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as identity from "./identity.js";
 import { GAMES, progressText } from "./state.js";
-import { GameController, showPanel } from "./game.js";
+import { GameController, sayChanges, showPanel } from "./game.js";
 import * as clock from "./clock.js";
 import { seatCount } from "./seats.js";
 
@@ -158,6 +158,7 @@ class WatchCtl extends GameController {
     this.table.render(this, box);
     showPanel(this, box);
     this.showWatchers();
+    sayChanges(this); // a spectator hears whose turn it is and the newest play, as a player does
     clock.refreshTimers(); // the same countdowns as the players see
     if (this.view.finished && !page.dataset.finished) {
       // over: the bar says so, and the result's own 로비로 is the way out (app.css)
