@@ -160,6 +160,7 @@ class Player:
         self.min_seq = 0  # act only on a view at least this fresh
         self.matched: asyncio.Future[Frame] | None = None
         self.game_done = asyncio.Event()
+        self.moved = asyncio.Event()  # this game's first own move was accepted
         self.in_game = False
         self.games_played = 0
         self.cmd = 0
@@ -270,6 +271,7 @@ class Player:
     async def _find_game(self, stop: asyncio.Event) -> bool:
         self.matched = asyncio.get_running_loop().create_future()
         self.game_done = asyncio.Event()
+        self.moved = asyncio.Event()
         if self.cfg.mode == "room" and self.group is not None:
             if not await self._room():
                 return False
@@ -344,7 +346,14 @@ class Player:
             self.stats.in_game -= 1
 
     async def _drop_later(self) -> None:
-        await asyncio.sleep(self.rng.uniform(1.0, 4.0))
+        # 1-4 s into the game, or at the player's first move if that comes
+        # sooner: a short game (fast thinking) could end before the drop, and
+        # the resume it is there for was not exercised (CI: 0 drops of 4)
+        moved = self.moved
+        try:
+            await asyncio.wait_for(moved.wait(), self.rng.uniform(1.0, 4.0))
+        except TimeoutError:
+            pass
         if self.in_game and not self.stopping:
             await self.drop_and_resume()
 
@@ -462,6 +471,7 @@ class Player:
         try:
             ans = await self._action(action)
             if ans.get("type") == "result":
+                self.moved.set()
                 self.min_seq = int(ans.get("game_seq") or 0)
                 if self.cfg.mistake_rate and self.rng.random() < self.cfg.mistake_rate:
                     await self._action(action)  # a double tap: refused
