@@ -174,7 +174,7 @@ def waiting_for(env: dict[str, str], mm: health_pb2_grpc.HealthStub) -> list[str
 
 METRICS = (("gateway", "GW"), ("matchmaker-1", "MM"), ("matchmaker-2", "MM2"),
            ("shard-1", "SHARD1"), ("shard-2", "SHARD2"), ("bots", "BOTS"))
-SHARDS = (("shard-1", "SHARD1"), ("shard-2", "SHARD2"))  # deploy/Procfile
+SHARDS = tuple(m for m in METRICS if m[0].startswith("shard"))  # deploy/Procfile
 
 
 def endpoints(env: dict[str, str]) -> str:

@@ -17,6 +17,7 @@ import httpx
 
 from ttanjit.gateway.capture import CaptureWriter
 from ttanjit.loadtest.player import PlayConfig, Player, RoomGroup
+from ttanjit.loadtest.report import message
 from ttanjit.loadtest.stats import Stats
 
 
@@ -92,7 +93,7 @@ async def play(base: str, players: int, cfg: PlayConfig, *, ramp_s: float = 0.0,
             except Exception as exc:  # noqa: BLE001 - counted and reported, the run goes on
                 stats.count["player_failures"] += 1
                 if len(failures) < 20:
-                    failures.append(f"p{p.n}: {exc or type(exc).__name__}")  # the message, not a repr
+                    failures.append(f"p{p.n}: {message(exc)}")
 
         t0 = time.monotonic()
         tasks = [asyncio.create_task(one(i, p)) for i, p in enumerate(roster)]

@@ -53,6 +53,7 @@ from ttanjit.gateway.capture import CLIENT, SERVER, Capture, ConnCapture, Line, 
 from ttanjit.loadtest.client import ANSWERED_BY, Conn, Frame, sign_in
 from ttanjit.loadtest.play import ctrl_c_ends_run
 from ttanjit.loadtest.player import read_update
+from ttanjit.loadtest.report import message
 from ttanjit.loadtest.stats import ANSWERS, Stats
 
 LOBBY = frozenset({"queue", "cancel_queue", "room_create", "room_join", "room_leave",
@@ -220,11 +221,6 @@ SEED_HINT = ("the capture's rooms are dealt with a seed: --seed needs a server s
 class Unreplayable(RuntimeError):
     """The server refuses what every copy of the capture needs (a seeded
     room without test options): the replay stops, with this reason."""
-
-
-def _why(exc: BaseException) -> str:
-    """An exception as a failure line says it: its message, not its repr."""
-    return str(exc) or type(exc).__name__
 
 
 class Copy:
@@ -549,12 +545,12 @@ async def replay(base: str, capture_path: str, speed: float = 1.0, fanout: int =
                 if not stopped.is_set():
                     stopped.set()
                     stats.count["player_failures"] += 1
-                    failures.append(f"{rp.label}: {_why(exc)}")
+                    failures.append(f"{rp.label}: {message(exc)}")
                     everyone.cancel()
             except Exception as exc:  # noqa: BLE001 - reported, the others go on
                 stats.count["player_failures"] += 1
                 if len(failures) < 20:
-                    failures.append(f"{rp.label}: {_why(exc)}")
+                    failures.append(f"{rp.label}: {message(exc)}")
 
         tasks = [asyncio.ensure_future(one(rp)) for rp in players]
         everyone = asyncio.ensure_future(asyncio.gather(*tasks))

@@ -6,6 +6,12 @@ from __future__ import annotations
 import ast
 import re
 
+
+def message(exc: BaseException) -> str:
+    """An exception as a failure line says it: its message, else its name."""
+    return str(exc) or type(exc).__name__
+
+
 # "p3: Refused('queue refused: bad_seats (…)')": a failure kept as its repr
 _REPR = re.compile(r"(?P<cls>[A-Za-z_][\w.]*)\((?P<arg>'.*'|\".*\")?\)", re.S)
 

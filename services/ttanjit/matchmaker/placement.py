@@ -42,11 +42,13 @@ class ShardTable:
             int(hb.get("capacity") or 1), bool(hb.get("draining")), now_ms,
             old.failed_until_ms if old else 0)
 
+    def live(self, now_ms: int) -> list[ShardInfo]:
+        """The shards heard from in the last :data:`FRESH_MS`."""
+        return [s for s in self.shards.values() if now_ms - s.seen_ms <= FRESH_MS]
+
     def candidates(self, now_ms: int) -> list[ShardInfo]:
         """Live, not draining, not recently failed: least loaded first."""
-        live = [s for s in self.shards.values()
-                if now_ms - s.seen_ms <= FRESH_MS and not s.draining
-                and s.games < s.capacity]
+        live = [s for s in self.live(now_ms) if not s.draining and s.games < s.capacity]
         ok = [s for s in live if s.failed_until_ms <= now_ms]
         return sorted(ok or live, key=lambda s: (s.load, s.players, s.shard))
 
@@ -56,7 +58,7 @@ class ShardTable:
         in the last 5 s), ``draining`` (every live shard drains) or
         ``capacity`` (every live shard that does not drain has
         ``TTANJIT_CAPACITY`` games)."""
-        live = [s for s in self.shards.values() if now_ms - s.seen_ms <= FRESH_MS]
+        live = self.live(now_ms)
         if not live:
             return "no_shard"
         if all(s.draining for s in live):
@@ -67,8 +69,7 @@ class ShardTable:
         """The live shards as a log line shows them."""
         return [{"shard": s.shard, "games": s.games, "capacity": s.capacity,
                  "draining": s.draining}
-                for s in sorted(self.shards.values(), key=lambda s: s.shard)
-                if now_ms - s.seen_ms <= FRESH_MS]
+                for s in sorted(self.live(now_ms), key=lambda s: s.shard)]
 
     def failed(self, shard: str, now_ms: int) -> None:
         if shard in self.shards:

@@ -323,8 +323,7 @@ class Matchmaker:
             self.failing["reason"] = reason
             return
         self.failing = {"since_ms": now, "reason": reason, "count": 1}
-        waiting = sum(self.queue.waiting().values()) + sum(
-            len(mt.tickets) for mt in self.placing.values())
+        waiting = len(self.waiting_tickets())
         log.warning("cannot place games: %s; players wait until a shard takes them",
                     WHY.get(reason, reason), extra={"reason": reason, "waiting": waiting,
                                                     "shards": self.shards.describe(now)})
@@ -418,12 +417,17 @@ class Matchmaker:
                 self._spawn(self._place_quick(match))
         self.gauges(now_ms())
 
+    def waiting_tickets(self) -> list[Any]:
+        """Quick-match tickets still waiting for a game: queued, or in a match
+        being placed (one that finds no shard goes back to the queue)."""
+        return [*self.queue.by_player.values(),
+                *(t for mt in self.placing.values() for t in mt.tickets)]
+
     def gauges(self, now: int) -> None:
         """Tickets still waiting for a game, per game: in the queue or in a
         match being placed (one that finds no shard goes back to the queue),
         and how long the oldest of them has waited. A follower shows 0."""
-        tickets = [*self.queue.by_player.values(),
-                   *(t for mt in self.placing.values() for t in mt.tickets)]
+        tickets = self.waiting_tickets()
         for g in GAMES:
             mine = [t for t in tickets if t.game == g]
             m.TICKETS_WAITING.labels(g).set(len(mine))

@@ -164,12 +164,15 @@ function joinBox() {
 }
 
 function ratingsBox() {
-  const rows = (state.ratings || []).map((r) => h("tr", { dataset: { game: r.game } },
-    h("td", {}, GAMES[r.game]?.name || r.game),
-    h("td.num", {}, ratingLabel(r)),
-    h("td.num", {}, String(r.games ?? 0)),
-    h("td", {}, h("a", { href: `#/board/${r.game}`, "aria-label": `순위: ${GAMES[r.game]?.name || r.game}` }, "순위"), " · ",
-      h("a", { href: `#/history/${r.game}`, dataset: { act: "history" }, "aria-label": `내 기록: ${GAMES[r.game]?.name || r.game}` }, "내 기록"))));
+  const rows = (state.ratings || []).map((r) => {
+    const name = GAMES[r.game]?.name || r.game;
+    return h("tr", { dataset: { game: r.game } },
+      h("td", {}, name),
+      h("td.num", {}, ratingLabel(r)),
+      h("td.num", {}, String(r.games ?? 0)),
+      h("td", {}, h("a", { href: `#/board/${r.game}`, "aria-label": `순위: ${name}` }, "순위"), " · ",
+        h("a", { href: `#/history/${r.game}`, dataset: { act: "history" }, "aria-label": `내 기록: ${name}` }, "내 기록")));
+  });
   return h("section.card-box.ratings", {},
     h("h2", {}, "내 레이팅"),
     rows.length
