@@ -52,6 +52,26 @@ CASES = {
         "2m",
         [{"job": "shard", "pod": "ttanjit-shard-1", "instance": "10.0.0.2:9090"}],
     ),
+    "TtanjitShardsNotReady": Case(
+        # kube-state-metrics: 3 shards asked for, shard-2 Pending (never
+        # scraped, so no `up` series) — 2 ready; a gateway Deployment short
+        # of Pods and a StatefulSet whose Pods are all ready are no shard's
+        [series("kube_statefulset_replicas",
+                'job="kube-state-metrics",statefulset="ttanjit-shard"', "3x200"),
+         series("kube_statefulset_status_replicas_ready",
+                'job="kube-state-metrics",statefulset="ttanjit-shard"', "2x200")],
+        [{"series": 'kube_statefulset_replicas{namespace="staging",statefulset="ttanjit-shard"}',
+          "values": "2x200"},
+         {"series": 'kube_statefulset_status_replicas_ready{namespace="staging",'
+                    'statefulset="ttanjit-shard"}', "values": "2 1x3 2x196"},
+         {"series": 'kube_statefulset_replicas{namespace="staging",statefulset="other-db"}',
+          "values": "3x200"},
+         {"series": 'kube_statefulset_status_replicas_ready{namespace="staging",'
+                    'statefulset="other-db"}', "values": "0x200"}],
+        "6m",
+        [{"statefulset": "ttanjit-shard"}],
+        "1",
+    ),
     "TtanjitTimerLagHigh": Case(
         # shard-0: every timer 250–500 ms late → p99 0.4975 s; shard-1: under 25 ms.
         buckets("ttanjit_shard_timer_lag_seconds", 'pod="ttanjit-shard-0"',
