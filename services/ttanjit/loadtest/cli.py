@@ -147,10 +147,12 @@ def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
     if args.push:
         import httpx
 
+        from ttanjit.loadtest.client import http_why
+
         try:
             code = push(args.push, report, run=args.run_label)
         except httpx.HTTPError as exc:
-            raise CliError(f"could not push the report to {args.push}: {exc!r}") from None
+            raise CliError(f"could not push the report to {args.push}: {http_why(exc)}") from None
         if not 200 <= code < 300:
             raise CliError(f"the Pushgateway at {args.push} refused the report: HTTP {code}")
         print(f"pushed to {args.push}: HTTP {code}", file=sys.stderr)
@@ -197,11 +199,12 @@ def _check_gateway(url: str) -> None:
     is one line (exit 2), not one failure per player."""
     import httpx
 
+    from ttanjit.loadtest.client import http_why
+
     try:
         r = httpx.get(f"{url}/healthz", timeout=10)
     except httpx.HTTPError as exc:
-        why = re.sub(r"^\[Errno -?\d+\] ", "", str(exc)) or type(exc).__name__
-        raise CliError(f"no gateway answers at {url}: {why} (--url, or --local)") from None
+        raise CliError(f"no gateway answers at {url}: {http_why(exc)} (--url, or --local)") from None
     if r.status_code != 200:
         raise CliError(f"{url} is not a ttanjit gateway: GET /healthz answered "
                        f"HTTP {r.status_code} (--url, or --local)")

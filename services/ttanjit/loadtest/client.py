@@ -7,6 +7,7 @@ writes every frame to a capture, and hands each server frame to a callback.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -36,6 +37,12 @@ class SignInError(RuntimeError):
     pass
 
 
+def http_why(exc: httpx.HTTPError) -> str:
+    """An HTTP failure in words (``Connection refused``, ``timed out``), not
+    its Python repr."""
+    return re.sub(r"^\[Errno -?\d+\] ", "", str(exc)) or type(exc).__name__
+
+
 async def sign_in(http: httpx.AsyncClient, base: str, nickname: str) -> dict[str, Any]:
     """Guest sign-in (docs/websocket.md 1): ``{player, nickname, token, …}``."""
     for attempt in range(5):
@@ -43,7 +50,7 @@ async def sign_in(http: httpx.AsyncClient, base: str, nickname: str) -> dict[str
             r = await http.post(f"{base}/api/guest", json={"nickname": nickname}, timeout=30)
         except httpx.HTTPError as exc:
             if attempt == 4:
-                raise SignInError(f"sign-in failed: {exc!r}") from None
+                raise SignInError(f"sign-in failed: {http_why(exc)}") from None
             await asyncio.sleep(0.2 * (attempt + 1))
             continue
         if r.status_code != 200:
