@@ -31,10 +31,12 @@ def main() -> int:
     p = argparse.ArgumentParser(prog="python -m ttanjit.bench")
     p.add_argument("sections", nargs="*", help=f"default: all of {', '.join(sections())}")
     p.add_argument("--quick", action="store_true", help="smaller runs (smoke check)")
-    p.add_argument("--out", default="bench-results.json",
-                   help="the figures as JSON: each section run replaces its own entry, "
-                        "the others' stay (default %(default)s)")
+    p.add_argument("--out", help="the figures as JSON: each section run replaces its own entry, "
+                                 "the others' stay (default bench-results.json; with --quick "
+                                 "bench-results-quick.json, so a smoke run never stands in "
+                                 "for a full one)")
     args = p.parse_args()
+    args.out = args.out or ("bench-results-quick.json" if args.quick else "bench-results.json")
     chosen = [s.replace("-", "_") for s in args.sections] or sections()  # nats-cluster
     unknown = [s for s in chosen if s not in sections()]
     if unknown:
