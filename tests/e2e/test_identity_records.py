@@ -203,11 +203,19 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     pos = page.locator(".replay-pos")
     moves = int(pos.inner_text().split(" / ")[1])
     assert pos.inner_text() == f"처음 · 0 / {moves}", pos.inner_text()
+    page.evaluate("""() => { window.__said = []; const box = document.getElementById('announce');
+      new MutationObserver(() => { if (box.textContent) window.__said.push(box.textContent); })
+        .observe(box, {childList: true, characterData: true, subtree: true}); }""")
     page.locator('[data-act="next"]').click()
     page.wait_for_selector('.replay-pos[data-step="1"]')
     assert pos.inner_text() == f"1 / {moves}"
     first = log.all_inner_texts()
     assert first, first  # the first move's lines only
+    # a step is said as a move is to a player, then where it is (a screen
+    # reader heard nothing: the replay's steps were silent)
+    page.wait_for_function(f"() => window.__said.some((t) => t.endsWith(' 1 / {moves}'))")
+    said = page.evaluate("() => window.__said")
+    assert len(said) == 1 and said[0].startswith(first[-1]), (said, first)
     page.locator('[data-act="last"]').click()
     page.wait_for_selector(".replay-table section.results")
     assert log.count() == 4 and log.all_inner_texts() != first

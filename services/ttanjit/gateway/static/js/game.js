@@ -445,7 +445,7 @@ export function gameHeader(ctl, extra = []) {
  * the whole table was read out several times per move). */
 const SAY_ORDER = ["log", "banner", "attack", "status", "effect"];
 
-export function sayChanges(ctl) {
+export function sayChanges(ctl, quiet = false) { // quiet: only note what is shown now
   const now = {};
   for (const el of ctl.root.querySelectorAll("[data-say]")) {
     if (el.hidden) continue;
@@ -460,7 +460,7 @@ export function sayChanges(ctl) {
   const changed = Object.entries(now).filter(([k, t]) => said[k] !== t)
     .sort(([a], [b]) => order(a) - order(b)).map(([, t]) => t);
   ctl.said = now;
-  if (changed.length) announce(changed.join(" "));
+  if (changed.length && !quiet) announce(changed.join(" "));
 }
 
 export function refusalBox() {

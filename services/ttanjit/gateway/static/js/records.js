@@ -11,6 +11,7 @@ import * as identity from "./identity.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
 import * as hakka from "./hakka.js";
+import { sayChanges } from "./game.js";
 
 const TABLES = { onecard, penalty_rows: penalty, hakka };
 const OUTCOME = { win: "승", loss: "패", left: "나감", none: "무효" };
@@ -251,12 +252,17 @@ export async function showReplay(root, gid, seat = null, at = 0) {
   const table = TABLES[doc.game];
   const n = doc.steps.length;
   const tableBox = h("div.replay-table");
-  const pos = h("span.replay-pos", {}); // not read out at each step of a 4× play (a11y trial)
+  // not a live region (it was read out at each step of a 4× play: a11y
+  // trial); said with the step's move when one steps or plays at 1×
+  const pos = h("span.replay-pos", { dataset: { say: "step" } });
   let timer = null;
-  const stop = () => { clearTimeout(timer); timer = null; };
+  let speed = 0; // playing at 1× or 4×; 0 stopped
+  let shown = false;
+  const stop = () => { clearTimeout(timer); timer = null; speed = 0; };
   const go = (i) => { ctl.i = Math.max(0, Math.min(n - 1, i)); ctl.tableState = {}; draw(); };
-  const play = (speed) => {
+  const play = (x) => {
     stop();
+    speed = x;
     const tick = () => {
       if (ctl.i >= n - 1) { stop(); draw(); return; }
       const dt = doc.steps[ctl.i + 1].t - doc.steps[ctl.i].t;
@@ -289,7 +295,13 @@ export async function showReplay(root, gid, seat = null, at = 0) {
       markSel.value = String(cur);
     }
     table.render(ctl, tableBox);
+    // a step is said as a move is to a player (the newest log line, whose
+    // turn), then where it is; not on opening (the screen's title is), nor
+    // at 4×, whose steps outrun the words
+    sayChanges(ctl, !shown || speed > 1);
+    shown = true;
   }
+  ctl.root = root;
   ctl.draw = draw;
   ctl.i = Math.max(0, Math.min(n - 1, at));
   mount(root, h("section.page.replay", { dataset: { game: doc.game, gameId: gid } },
