@@ -147,9 +147,10 @@ async def test_kill9_of_the_records_leader_loses_nothing(
     v = await play_through(nats, svc, fault, after_s=15.0)
     assert not v.lost, v.lost
     if v.longest_gap_s > RAFT_ELECTION_BOUND_S:
-        # Known (issue 12): the shards' recovery from a JetStream leader
-        # election (503s, timed-out appends and record reads) is being fixed
-        # in services/ttanjit/shard; until then some games stay stuck longer.
+        # Rare (once in about 20 CI runs up to 2026-12-03, never in 13 runs
+        # of this test alone): some game's longest gap between inputs went
+        # past the bound. Not understood yet; the short summary prints this
+        # reason (pytest -rx, pyproject) with the games and gaps to trace it.
         pytest.xfail(f"games stuck past the election bound: {audit.summary(v)} {v.stalls}")
 
 
