@@ -144,6 +144,12 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     sign_in(page, "기록보기")
     page.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
     page.wait_for_selector("#room-code")
+    # alone, 시작 is off and says why in sight and to a screen reader (it
+    # was the button's title: no hover on a phone, unsaid on a disabled button)
+    start = page.get_by_role("button", name="시작")
+    assert start.is_disabled()
+    assert page.locator(".start-note").inner_text() == "2명부터 시작할 수 있어요. 봇을 넣거나 친구를 기다려 주세요."
+    assert start.get_attribute("aria-describedby") == "start-note"
     page.get_by_role("button", name="봇 넣기").click()
     page.wait_for_function("() => document.querySelectorAll('.seat.bot').length === 1")
     seat = page.locator(".seat.bot").get_attribute("data-seat")
@@ -152,7 +158,8 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     # a 4-seat room with one bot starts a game of two: the host is told so
     # before pressing 시작 (trial nitpick: it started without a word)
     assert page.locator(".start-note").inner_text() == "지금 시작하면 빈자리 2개는 빼고 2명이 해요."
-    page.get_by_role("button", name="시작").click()
+    assert start.is_enabled() and start.get_attribute("aria-describedby") == "start-note"
+    start.click()
     page.wait_for_selector('section.table[data-game="onecard"]')
     gid = page.evaluate("() => window.ttanjit.game.id")
     assert page.evaluate("() => window.ttanjit.game.view.seats.length") == 2

@@ -64,7 +64,7 @@ function roomView(room) {
       button("방 나가기", () => send({ type: "room_leave" }, ["room_left"])),
       isHost ? button("시작", () => send({ type: "room_start" }, ["matched"]),
         { class: "primary", dataset: { act: "start" }, disabled: room.game !== "hakka" && members.length < 2,
-          title: room.game !== "hakka" && members.length < 2 ? "봇을 넣거나 친구를 기다려 주세요" : null }) : null),
+          "aria-describedby": startNote(room, members.length, empty) ? "start-note" : null }) : null),
     isHost ? startNote(room, members.length, empty) : null,
     h("a.rules-link", { href: `#/rules/${room.game}` }, `${meta?.name || ""} 규칙`),
   );
@@ -73,10 +73,13 @@ function roomView(room) {
 /** Who plays if the host starts now: empty seats are not dealt in (하카 카드
  * fills them with 보통 bots), so a 4-seat room with one bot is a game of two. */
 function startNote(room, seated, empty) {
+  const note = (text) => h("p#start-note.muted.start-note", {}, text);
   if (empty <= 0) return null;
-  if (room.game === "hakka") return h("p.muted.start-note", {}, `지금 시작하면 빈자리 ${empty}개는 봇(${LEVELS.normal})이 채워요.`);
-  if (seated < 2) return null; // 시작 is off and its title says why
-  return h("p.muted.start-note", {}, `지금 시작하면 빈자리 ${empty}개는 빼고 ${seated}명이 해요.`);
+  if (room.game === "hakka") return note(`지금 시작하면 빈자리 ${empty}개는 봇(${LEVELS.normal})이 채워요.`);
+  // why 시작 is off, in sight (it was the button's title: no hover on a
+  // phone, and a screen reader skips a disabled button's title)
+  if (seated < 2) return note("2명부터 시작할 수 있어요. 봇을 넣거나 친구를 기다려 주세요.");
+  return note(`지금 시작하면 빈자리 ${empty}개는 빼고 ${seated}명이 해요.`);
 }
 
 function hostControls(room, empty) {
