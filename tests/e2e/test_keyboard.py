@@ -12,7 +12,10 @@ import time
 from typing import Any
 
 import pytest
-from browserkit import engine_view, onecard_my_turn, quick_match, render, sign_in
+from browserkit import NAMES, engine_view, onecard_my_turn, quick_match, render, sign_in
+
+from ttanjit.games import engine_class
+from ttanjit.games.base import SeatSpec, Setup
 
 pytestmark = pytest.mark.e2e
 
@@ -174,6 +177,49 @@ def test_changes_are_said_once_and_the_clock_is_not(new_page: Any) -> None:
     assert page.locator(".oc-status .timer").get_attribute("aria-hidden") == "true"
     # no live region is redrawn with the table
     assert page.locator("#app [aria-live], #app [role=status], #app [role=alert]").count() == 0
+
+
+def test_a_hakka_table_says_what_was_called_and_played(new_page: Any) -> None:
+    """A Hakka table said whose turn it was and never what happened: a 콜
+    or 패스, a card led or beaten, a trick taken (RULES.md 3). Now each
+    input is said once, what happened first, then whose turn it is."""
+    page = new_page(width=1100, height=900)
+    e = engine_class("hakka")(Setup("hakka", {"seats": 4},
+                                    [SeatSpec()] + [SeatSpec("bot", "hard")] * 3, 3))
+    render(page, "hakka", "hakka", dict(e.view(0)))
+    page.evaluate("""async () => { window.__said = []; const box = document.getElementById('announce');
+      new MutationObserver(() => { if (box.textContent) window.__said.push(box.textContent); })
+        .observe(box, {childList: true, characterData: true, subtree: true});
+      window.__say = (await import('./js/game.js')).sayChanges;
+      window.__say(window.__ctl, true); }""")
+    said: list[str] = []
+    t = 0
+    for _ in range(12):
+        v = e.view(0)
+        seat = v["turn"]
+        acts = e.legal_actions(seat)
+        # I pass (the next seat calls); then the first of each seat's choices
+        act = next((a for a in acts if a["type"] == "pass"), acts[0]) if seat == 0 else \
+            next((a for a in acts if a["type"] == "call"), acts[0])
+        t += 10
+        assert e.apply(t, seat, act).ok
+        page.evaluate("""v => { window.__ctl.view = v; window.__ctl.render();
+          window.__say(window.__ctl); }""", dict(e.view(0)))
+        page.wait_for_function(f"() => window.__said.length === {len(said) + 1}")
+        said = page.evaluate("() => window.__said")
+        now = e.view(0)
+        if act["type"] in ("pass", "call"):
+            assert said[-1].startswith(f"{NAMES[seat]}: {'콜' if act['type'] == 'call' else '패스'}"), said
+        elif now["table"]:
+            assert said[-1].startswith(f"{NAMES[seat]}: "), said
+        else:  # the trick is taken: by whom, and what each played
+            winner = NAMES[now["last_trick"]["winner"]]
+            assert said[-1].startswith(f"{winner}") and "트릭을 가져갔어요: " in said[-1], said
+        if now["turn"] not in (None, 0, v["turn"]):  # whose turn, when it changed
+            assert said[-1].endswith(f"{NAMES[now['turn']]}의 차례예요."), said
+    kinds = " ".join(said)
+    assert ": 패스" in kinds and ": 콜" in kinds and ": 리드 한 장" in kinds and "트릭을 가져갔어요" in kinds, said
+    assert "엎어 버림" in kinds or "엎음" in kinds, said
 
 
 def test_a_new_screen_says_what_it_is(new_page: Any) -> None:

@@ -25,6 +25,30 @@ export function classify(cards) {
 
 function name(ctl, s) { return ctl.names()[s] || `${s + 1}번`; }
 
+function playText(ctl, p) {
+  return `${name(ctl, p.seat)} ${p.cards ? p.cards.map(hkName).join("·") : `엎음 ${p.discarded}장`}`;
+}
+
+/** What happened last at the table, in words: the newest play of the
+ * trick, else the trick just taken, else the newest 콜/패스. Said to a
+ * screen reader as the other tables' newest log line is (a Hakka table
+ * said whose turn it was, never what was played or called). */
+export function lastLine(ctl, v) {
+  const t = v.table || [];
+  if (v.phase === "scoring" || v.finished) return "";
+  if (t.length) {
+    const p = t[t.length - 1];
+    return p.kind === "discard" ? `${name(ctl, p.seat)}: ${p.count}장 엎어 버림`
+      : `${name(ctl, p.seat)}: ${t.length === 1 ? "리드 " : ""}${KIND[p.kind] || p.kind} ${p.cards.map(hkName).join("·")}`;
+  }
+  if (v.last_trick) {
+    return `${josa(name(ctl, v.last_trick.winner), "이/가")} 트릭을 가져갔어요: `
+      + (v.last_trick.plays || []).map((p) => playText(ctl, p)).join(", ");
+  }
+  const c = (v.calls || [])[(v.calls || []).length - 1];
+  return c ? `${name(ctl, c.seat)}: ${c.call ? "콜" : "패스"}` : "";
+}
+
 export function render(ctl, root) {
   const v = ctl.view;
   const st = ctl.tableState;
@@ -77,7 +101,7 @@ export function render(ctl, root) {
       : h("p.muted", {}, v.phase === "calling" ? "콜하기 중이에요." : v.phase === "playing" ? `${josa(name(ctl, v.leader), "이/가")} 리드할 차례예요.` : ""),
     v.last_trick && !(v.table || []).length ? h("p.last-trick", {},
       `지난 트릭: ${josa(name(ctl, v.last_trick.winner), "이/가")} 가져감 — `,
-      (v.last_trick.plays || []).map((p) => `${name(ctl, p.seat)} ${p.cards ? p.cards.map(hkName).join("·") : `엎음 ${p.discarded}장`}`).join(", ")) : null);
+      (v.last_trick.plays || []).map((p) => playText(ctl, p)).join(", ")) : null);
 
   let status;
   if (v.finished) status = "게임이 끝났어요.";
@@ -121,7 +145,10 @@ export function render(ctl, root) {
     head, v.finished ? results(ctl) : null,
     v.last_hand && (v.phase === "scoring" || v.finished) ? handResult(ctl, v.last_hand) : null,
     takenOverBar(ctl), autopilotBar(ctl, me !== null && onAutopilot(v, me)),
-    seats, elderRow, tableEl, h("p.oc-status", { dataset: { say: "status" } }, status, myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null),
+    seats, elderRow, tableEl,
+    // for sayChanges only (aria-hidden: the table above shows the same to a reader who looks)
+    h("p.visually-hidden", { dataset: { say: "log" }, "aria-hidden": "true" }, lastLine(ctl, v)),
+    h("p.oc-status", { dataset: { say: "status" } }, status, myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null),
     refusalBox(), preview, actions, handEl, discards));
 }
 
