@@ -181,8 +181,8 @@ def test_changes_are_said_once_and_the_clock_is_not(new_page: Any) -> None:
 
 def test_a_hakka_table_says_what_was_called_and_played(new_page: Any) -> None:
     """A Hakka table said whose turn it was and never what happened: a 콜
-    or 패스, a card led or beaten, a trick taken (RULES.md 3). Now each
-    input is said once, what happened first, then whose turn it is."""
+    or 패스, a card led or beaten, a trick taken, the hand won (RULES.md
+    3). Now each input is said once, what happened first, then whose turn."""
     page = new_page(width=1100, height=900)
     e = engine_class("hakka")(Setup("hakka", {"seats": 4},
                                     [SeatSpec()] + [SeatSpec("bot", "hard")] * 3, 3))
@@ -194,7 +194,7 @@ def test_a_hakka_table_says_what_was_called_and_played(new_page: Any) -> None:
       window.__say(window.__ctl, true); }""")
     said: list[str] = []
     t = 0
-    for _ in range(12):
+    while e.view(0)["phase"] != "scoring":  # to the hand's end
         v = e.view(0)
         seat = v["turn"]
         acts = e.legal_actions(seat)
@@ -208,7 +208,9 @@ def test_a_hakka_table_says_what_was_called_and_played(new_page: Any) -> None:
         page.wait_for_function(f"() => window.__said.length === {len(said) + 1}")
         said = page.evaluate("() => window.__said")
         now = e.view(0)
-        if act["type"] in ("pass", "call"):
+        if now["phase"] == "scoring":  # the last trick ended the hand: who won it
+            assert "트릭으로 판을 이겼어요" in said[-1] or "점수 없이 끝났어요" in said[-1], said
+        elif act["type"] in ("pass", "call"):
             assert said[-1].startswith(f"{NAMES[seat]}: {'콜' if act['type'] == 'call' else '패스'}"), said
         elif now["table"]:
             assert said[-1].startswith(f"{NAMES[seat]}: "), said

@@ -33,7 +33,7 @@ function playText(ctl, p) {
  * trick, else the trick just taken, else the newest 콜/패스. Said to a
  * screen reader as the other tables' newest log line is (a Hakka table
  * said whose turn it was, never what was played or called). */
-export function lastLine(ctl, v) {
+function lastLine(ctl, v) {
   const t = v.table || [];
   if (v.phase === "scoring" || v.finished) return "";
   if (t.length) {
@@ -163,9 +163,10 @@ function handResult(ctl, lh) {
   const how = { claim: "트릭과 상위 카드가 6 이상", five_tigers: "5마리 호랑이", no_winner: "아무도 6에 닿지 않음" }[lh.how] || lh.how;
   return h("section.hand-result", { "aria-label": "판 결과" },
     h("h2", {}, `${lh.round}판 결과`),
+    // said as the hand's last line (its last trick ends the hand unsaid)
     lh.winner === null || lh.winner === undefined
-      ? h("p", {}, "이번 판은 점수 없이 끝났어요.")
-      : h("p.hand-winner", {}, `${josa(name(ctl, lh.winner), "이/가")} ${lh.tricks}트릭으로 판을 이겼어요 (${how}).`),
+      ? h("p", { dataset: { say: "log" } }, "이번 판은 점수 없이 끝났어요.")
+      : h("p.hand-winner", { dataset: { say: "log" } }, `${josa(name(ctl, lh.winner), "이/가")} ${lh.tricks}트릭으로 판을 이겼어요 (${how}).`),
     trickNote(ctl, lh),
     lh.winning_cards?.length ? h("p.cards-line", {}, "이긴 카드: ", lh.winning_cards.map((c) => hkCard(c, false, { tabindex: -1, class: "small" }))) : null,
     h("p.dreamer-reveal", {}, `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { tabindex: -1, class: "small pop-in" }),

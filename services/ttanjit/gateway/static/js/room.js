@@ -48,6 +48,7 @@ function roomView(room) {
             typeof m.display === "number" ? h("span.muted.rating", {}, ` 레이팅 ${m.display.toLocaleString("ko-KR")}`) : null]));
   }
   const empty = room.seats - members.length;
+  const note = isHost ? startNote(room, members.length, empty) : null;
   return h("section.page.room", {},
     h("div.room-head", {},
       h("h1", {}, meta?.name || room.game),
@@ -64,8 +65,8 @@ function roomView(room) {
       button("방 나가기", () => send({ type: "room_leave" }, ["room_left"])),
       isHost ? button("시작", () => send({ type: "room_start" }, ["matched"]),
         { class: "primary", dataset: { act: "start" }, disabled: room.game !== "hakka" && members.length < 2,
-          "aria-describedby": startNote(room, members.length, empty) ? "start-note" : null }) : null),
-    isHost ? startNote(room, members.length, empty) : null,
+          "aria-describedby": note ? "start-note" : null }) : null),
+    note,
     h("a.rules-link", { href: `#/rules/${room.game}` }, `${meta?.name || ""} 규칙`),
   );
 }
