@@ -249,6 +249,24 @@ async def test_live_games_list(st: Stack) -> None:
     await c.close()
 
 
+async def test_live_games_list_puts_games_in_play_first(st: Stack) -> None:
+    """A game whose players all left waits for them (RULES.md 4): listed
+    after the games in play, though newer (the list is newest first)."""
+    a = await WSClient.signed_in(st.http(0), "판하는중")
+    playing = await start_with_bot(a, turn_ms=45000)
+    b = await WSClient.signed_in(st.http(1), "자리비움")
+    waiting = await start_with_bot(b, turn_ms=45000)
+    await b.close()  # every player of it away: paused
+    await live_row(st, a.ident["token"], waiting, lambda r: r.get("paused") is True)
+    code, live = call(st.http(1), "/api/live", token=a.ident["token"])
+    assert code == 200
+    order = [g["game_id"] for g in live["games"]]
+    assert order.index(playing) < order.index(waiting), live["games"]
+    assert not next(g for g in live["games"] if g["game_id"] == playing).get("paused")
+    await a.action(playing, {"type": "leave"})
+    await a.close()
+
+
 async def live_row(st: Stack, token: str, gid: str,
                    pred: Any = lambda row: True) -> dict[str, Any]:
     """The game's row in the 관전 list once it matches (the list is cached

@@ -397,6 +397,9 @@ async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, A
             item["seats"] = _seat_count(view)
             item.update(_progress(view))
         out.append(item)
+    # games in play before those that wait for their players (nothing moves
+    # there to watch), each group newest first
+    out.sort(key=lambda g: bool(g.get("paused")))
     _live_cache[id(gw)] = (now, out)
     return out
 
