@@ -135,6 +135,27 @@ def test_a_penalty_row_says_what_to_decide_by(new_page: Any) -> None:
     assert page.locator('.pr-row[data-row="1"]').get_attribute("aria-pressed") == "false"
 
 
+def test_cards_only_shown_are_not_buttons(new_page: Any) -> None:
+    """The rows' cards, the pile, a trick were buttons that did nothing:
+    read out as "버튼" and listed among the controls. They are images with
+    the card's name; the hand's cards stay buttons."""
+    page = new_page(width=1100, height=900)
+    v = engine_view("penalty_rows", 4, seed=4)
+    render(page, "penalty", "penalty_rows", v)
+    hand = page.get_by_role("button", name=re.compile(r"^\d+ 벌점 \d$"))
+    assert hand.count() == len(v["hand"])
+    first = v["rows"][0]["cards"][0]
+    first = first if isinstance(first, int) else first["card"]
+    shown = page.get_by_role("img", name=re.compile(rf"^{first} 벌점 \d$"))
+    assert shown.count() == 1 and shown.evaluate("e => e.tabIndex") == -1
+    assert shown.evaluate("e => getComputedStyle(e).color") != "rgb(255, 255, 255)"  # not the felt's
+    v = engine_view("onecard", 3)
+    render(page, "onecard", "onecard", v)
+    assert page.get_by_role("img", name=re.compile(r"^맨 위 카드 ")).count() == 1
+    assert page.get_by_role("button", name=re.compile(r"^맨 위 카드")).count() == 0
+    assert page.locator(".my-row .hand button.card, .hand button.card").count() == len(v["hand"])
+
+
 def test_a_focused_row_is_not_under_the_dock(new_page: Any) -> None:
     """At 200 % zoom (640×400 CSS px) the sticky dock is 40 % of the screen,
     and tabbing to 2번 줄 left it wholly under the dock."""

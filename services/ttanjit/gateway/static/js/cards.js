@@ -24,19 +24,27 @@ export function ocSpoken(code) {
   return c.joker ? JOKER_NAME[code] : `${SUIT_NAME[c.suit]} ${c.rank}`;
 }
 
+/** A card's element: a button to press, or — given ``tabindex: -1``, a card
+ * only shown (the pile, a row, a trick, a reveal) — an image with its name
+ * (a button that did nothing was read out as "버튼" and listed among the
+ * controls: a11y trial). */
+function cardEl(kind, attrs, base, children) {
+  const { tabindex, ...rest } = attrs;
+  const shown = tabindex === -1;
+  return h(shown ? `span.card.${kind}` : `button.card.${kind}`,
+    { ...(shown ? { role: "img" } : { type: "button" }), ...base, ...(shown ? rest : attrs),
+      class: cls(base.class, attrs.class) }, children);
+}
+
 export function ocCard(code, attrs = {}, order = null) {
   const c = ocParse(code);
   const red = c.joker ? code === "CJ" : c.suit === "H" || c.suit === "D";
   const face = c.joker
     ? [h("span.rank", {}, "조커"), h("span.suit", {}, code === "CJ" ? "컬러" : "흑백")]
     : [h("span.rank", {}, c.rank), h("span.suit", {}, SUIT_SYMBOL[c.suit])];
-  return h(
-    "button.card.oc",
-    { type: "button", "aria-label": ocSpoken(code), dataset: { card: code }, ...attrs,
-      class: cls(red ? "red" : "black", c.joker ? "joker" : "", attrs.class) },
-    face,
-    order !== null ? h("span.order", {}, String(order)) : null,
-  );
+  return cardEl("oc", attrs,
+    { "aria-label": ocSpoken(code), dataset: { card: code }, class: cls(red ? "red" : "black", c.joker ? "joker" : "") },
+    [face, order !== null ? h("span.order", {}, String(order)) : null]);
 }
 
 export function cardBack(attrs = {}) {
@@ -56,13 +64,8 @@ export function prPenalty(n) {
 
 export function prCard(n, attrs = {}) {
   const p = prPenalty(n);
-  return h(
-    "button.card.pr",
-    { type: "button", "aria-label": `${n} 벌점 ${p}`, dataset: { card: String(n) }, ...attrs,
-      class: cls(`pen${p}`, attrs.class) },
-    h("span.num", {}, String(n)),
-    h("span.pen", {}, `벌점 ${p}`),
-  );
+  return cardEl("pr", attrs, { "aria-label": `${n} 벌점 ${p}`, dataset: { card: String(n) }, class: `pen${p}` },
+    [h("span.num", {}, String(n)), h("span.pen", {}, `벌점 ${p}`)]);
 }
 
 // -- 하카 카드: sup9 gon1 zok5 sin3 wan -------------------------------------
@@ -82,14 +85,12 @@ export function hkName(code) {
 
 export function hkCard(code, elder = false, attrs = {}) {
   const c = hkParse(code);
-  return h(
-    "button.card.hk",
-    { type: "button", "aria-label": hkName(code) + (elder ? " 상위 카드" : ""), dataset: { card: code }, ...attrs,
-      class: cls(`hk-${c.suit || "wan"}`, elder ? "elder" : "", attrs.class) },
-    h("span.suit", {}, c.suit ? HK_SUIT_NAME[c.suit] : "완신"),
-    h("span.num", {}, String(c.num)),
-    elder ? h("span.star", { title: "상위 카드" }, "★") : null,
-  );
+  return cardEl("hk", attrs,
+    { "aria-label": hkName(code) + (elder ? " 상위 카드" : ""), dataset: { card: code },
+      class: cls(`hk-${c.suit || "wan"}`, elder ? "elder" : "") },
+    [h("span.suit", {}, c.suit ? HK_SUIT_NAME[c.suit] : "완신"),
+      h("span.num", {}, String(c.num)),
+      elder ? h("span.star", { title: "상위 카드" }, "★") : null]);
 }
 
 /** Sort helpers for the hands. */
