@@ -410,10 +410,10 @@ export function onEvent(ctl, ev, frame) {
       break;
     case "one_card":
       st.window = null;
-      announce(`원카드! — ${name(ev.seat)}`);
+      bigToast(`원카드! — ${name(ev.seat)}`);
       break;
     case "false_call":
-      announce(`헛원카드! ${josa(name(ev.seat), "이/가")} 1장을 받아요.`, "warn");
+      bigToast(`헛원카드! ${josa(name(ev.seat), "이/가")} 1장을 받아요.`, "warn");
       break;
     case "eliminated":
       if (ev.seat === me) {
@@ -423,7 +423,7 @@ export function onEvent(ctl, ev, frame) {
         const out = new Set([...(v.eliminated || []), me]);
         let left = 0;
         for (let s = 0; s < seatCount(v); s++) if (seatPlays(v, s) && !out.has(s)) left += 1;
-        announce(left > 1 ? "카드가 20장 이상이 되어 탈락했어요. 남은 게임을 구경해요."
+        bigToast(left > 1 ? "카드가 20장 이상이 되어 탈락했어요. 남은 게임을 구경해요."
           : "카드가 20장 이상이 되어 탈락했어요.", "warn");
       }
       break;
@@ -433,7 +433,9 @@ export function onEvent(ctl, ev, frame) {
   if (ctl.view) updateFloat(ctl);
 }
 
-function announce(text, kind = "announce") {
+/** A big toast for a moment of the game (원카드!, 헛원카드!, 탈락), said
+ * as it shows (role=status); not ui.announce, which only speaks. */
+function bigToast(text, kind = "announce") {
   const box = document.getElementById("toasts");
   const el = h("div.toast.big", { class: kind, role: "status" }, text);
   box.append(el);
