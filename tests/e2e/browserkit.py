@@ -367,6 +367,14 @@ RENDER = """async ({file, game, v, seat, names, humans}) => {
 }"""
 
 
+def listen_said(page: Any) -> None:
+    """From now on, ``window.__said`` collects each text the polite live
+    region (#announce) says."""
+    page.evaluate("""() => { window.__said = []; const box = document.getElementById('announce');
+      new MutationObserver(() => { if (box.textContent) window.__said.push(box.textContent); })
+        .observe(box, {childList: true, characterData: true, subtree: true}); }""")
+
+
 def engine_view(game: str, n: int, seed: int = 3, humans: int = 1,
                 leave: tuple[int, ...] = ()) -> dict[str, Any]:
     """Seat 0's view of a new game with ``humans`` people (the first seats)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import tempfile
 from typing import Any
 
-from browserkit import quick_match, shot, sign_in
+from browserkit import listen_said, quick_match, shot, sign_in
 from conftest import CHROMIUM, CHROMIUM_ARGS
 
 PLAYER = "() => window.ttanjit.state.player"
@@ -210,9 +210,7 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     pos = page.locator(".replay-pos")
     moves = int(pos.inner_text().split(" / ")[1])
     assert pos.inner_text() == f"처음 · 0 / {moves}", pos.inner_text()
-    page.evaluate("""() => { window.__said = []; const box = document.getElementById('announce');
-      new MutationObserver(() => { if (box.textContent) window.__said.push(box.textContent); })
-        .observe(box, {childList: true, characterData: true, subtree: true}); }""")
+    listen_said(page)
     page.locator('[data-act="next"]').click()
     page.wait_for_selector('.replay-pos[data-step="1"]')
     assert pos.inner_text() == f"1 / {moves}"

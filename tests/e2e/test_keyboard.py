@@ -12,7 +12,15 @@ import time
 from typing import Any
 
 import pytest
-from browserkit import NAMES, engine_view, onecard_my_turn, quick_match, render, sign_in
+from browserkit import (
+    NAMES,
+    engine_view,
+    listen_said,
+    onecard_my_turn,
+    quick_match,
+    render,
+    sign_in,
+)
 
 from ttanjit.games import engine_class
 from ttanjit.games.base import SeatSpec, Setup
@@ -180,9 +188,7 @@ def test_changes_are_said_once_and_the_clock_is_not(new_page: Any) -> None:
     page = new_page(width=1100, height=900)
     assert page.evaluate("() => document.getElementById('app').getAttribute('aria-live')") is None
     sign_in(page, "키보드")
-    page.evaluate("""() => { window.__said = []; const box = document.getElementById('announce');
-      new MutationObserver(() => { if (box.textContent) window.__said.push(box.textContent); })
-        .observe(box, {childList: true, characterData: true, subtree: true}); }""")
+    listen_said(page)
     quick_match(page, "onecard", seats=2)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not onecard_my_turn(page):
@@ -208,10 +214,8 @@ def test_a_hakka_table_says_what_was_called_and_played(new_page: Any) -> None:
     e = engine_class("hakka")(Setup("hakka", {"seats": 4},
                                     [SeatSpec()] + [SeatSpec("bot", "hard")] * 3, 3))
     render(page, "hakka", "hakka", dict(e.view(0)))
-    page.evaluate("""async () => { window.__said = []; const box = document.getElementById('announce');
-      new MutationObserver(() => { if (box.textContent) window.__said.push(box.textContent); })
-        .observe(box, {childList: true, characterData: true, subtree: true});
-      window.__say = (await import('./js/game.js')).sayChanges;
+    listen_said(page)
+    page.evaluate("""async () => { window.__say = (await import('./js/game.js')).sayChanges;
       window.__say(window.__ctl, true); }""")
     said: list[str] = []
     t = 0

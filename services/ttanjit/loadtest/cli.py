@@ -15,7 +15,7 @@ from typing import Any
 
 from ttanjit.cli import at_least, number, positive
 from ttanjit.games import GAMES
-from ttanjit.loadtest.report import collapse
+from ttanjit.loadtest.report import collapse, http_why
 from ttanjit.loadtest.stats import push, table
 
 
@@ -147,8 +147,6 @@ def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
     if args.push:
         import httpx
 
-        from ttanjit.loadtest.client import http_why
-
         try:
             code = push(args.push, report, run=args.run_label)
         except httpx.HTTPError as exc:
@@ -198,8 +196,6 @@ def _check_gateway(url: str) -> None:
     """One look at the gateway before any player starts: a wrong ``--url``
     is one line (exit 2), not one failure per player."""
     import httpx
-
-    from ttanjit.loadtest.client import http_why
 
     try:
         r = httpx.get(f"{url}/healthz", timeout=10)

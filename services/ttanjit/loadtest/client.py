@@ -7,7 +7,6 @@ writes every frame to a capture, and hands each server frame to a callback.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -20,6 +19,7 @@ from websockets.exceptions import ConnectionClosed
 
 from ttanjit.gateway import codec
 from ttanjit.gateway.capture import CLIENT, SERVER, CaptureWriter
+from ttanjit.loadtest.report import http_why
 from ttanjit.loadtest.stats import ANSWERS, Stats
 
 Frame = dict[str, Any]
@@ -35,12 +35,6 @@ for _req, _answers in ANSWERS.items():
 
 class SignInError(RuntimeError):
     pass
-
-
-def http_why(exc: httpx.HTTPError) -> str:
-    """An HTTP failure in words (``Connection refused``, ``timed out``), not
-    its Python repr."""
-    return re.sub(r"^\[Errno -?\d+\] ", "", str(exc)) or type(exc).__name__
 
 
 async def sign_in(http: httpx.AsyncClient, base: str, nickname: str) -> dict[str, Any]:

@@ -12,6 +12,12 @@ def message(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def http_why(exc: BaseException) -> str:
+    """An HTTP failure in words (``Connection refused``, ``timed out``):
+    its message without the ``[Errno N]`` in front."""
+    return re.sub(r"^\[Errno -?\d+\] ", "", str(exc)) or type(exc).__name__
+
+
 # "p3: Refused('queue refused: bad_seats (…)')": a failure kept as its repr
 _REPR = re.compile(r"(?P<cls>[A-Za-z_][\w.]*)\((?P<arg>'.*'|\".*\")?\)", re.S)
 
