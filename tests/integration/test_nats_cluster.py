@@ -18,6 +18,7 @@ owners bucket), and the rolling restart (SIGTERM makes a leader hand over).
 from __future__ import annotations
 
 import asyncio
+import signal
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,8 +28,9 @@ from conftest import Services, _show_logs_on_failure
 
 from ttanjit.chaos import audit
 from ttanjit.chaos.natsplay import Tables
+from ttanjit.common import natscluster
 from ttanjit.common.nats import RECORDS_STREAM, connect
-from ttanjit.common.natscluster import NatsCluster
+from ttanjit.common.natscluster import NatsCluster, Node
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 
@@ -172,3 +174,38 @@ async def test_rolling_restart_of_every_node_under_load(
     v = await play_through(nats, svc, roll, after_s=4.0)
     assert not v.lost, v.lost
     assert not v.stalls, v.stalls
+
+
+def test_a_node_hung_at_its_start_is_restarted_like_a_failed_startup_probe(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A node whose monitoring port answers nothing after its start (here:
+    SIGSTOPped as it starts) is restarted, as the kubelet restarts a NATS
+    pod that fails its startup probe, and the cluster still forms; a
+    cluster that cannot form says why with each unhealthy node's log."""
+    monkeypatch.setattr(natscluster, "STARTUP_PROBE_S", 2.0)
+    spawn = Node._spawn
+    frozen: list[str] = []
+
+    def spawn_n2_hung_once(self: Node, cmd: list[str]) -> None:
+        spawn(self, cmd)
+        if self.name == "n2" and not frozen:
+            assert self.proc is not None
+            self.proc.send_signal(signal.SIGSTOP)
+            frozen.append(self.name)
+
+    monkeypatch.setattr(Node, "_spawn", spawn_n2_hung_once)
+    nats = NatsCluster(3, base_dir=str(tmp_path / "nats")).start(timeout=30.0)
+    try:
+        assert frozen == ["n2"]
+        assert [n.startup_restarts for n in nats.nodes] == [0, 1, 0]
+        assert all(n.healthy() for n in nats.nodes)
+        assert "n2 answered nothing on its monitoring port" in capsys.readouterr().err
+        assert "goroutine" in nats.nodes[1].logfile.read_text(errors="replace")
+
+        nats.kill(1)  # a cluster short of a node past the timeout: the error shows its log
+        with pytest.raises(TimeoutError) as e:
+            nats.wait_healthy(timeout=1.0)
+        assert "n2: alive=False healthz=0" in str(e.value)
+        assert "| " in str(e.value) and "[INF]" in str(e.value)
+    finally:
+        nats.stop()

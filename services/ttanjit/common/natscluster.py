@@ -16,6 +16,13 @@ Example::
 A node's ``/healthz`` answers 200 only once its JetStream is current (meta
 group and every stream/consumer it holds caught up), which is what a rolling
 restart waits for between nodes (the NATS Helm chart's startup probe does).
+
+A node whose monitoring port has not answered once within
+``STARTUP_PROBE_S`` of its start, while its process runs, is hung: it is
+restarted on its ports and store, as the kubelet restarts a NATS pod that
+fails its startup probe (once in CI, on 2026-12-03, a node's monitoring port
+answered nothing for 30 s while its peers formed the cluster). Its goroutines
+are dumped into its log first (SIGQUIT), which the warning names.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -32,6 +40,8 @@ from pathlib import Path
 from ttanjit.common.natsserver import free_port, nats_server_binary, wait_port
 
 CLUSTER_NAME = "ttanjit"
+STARTUP_PROBE_S = 10.0  # a node's monitor silent this long after its start: restart it
+LOG_TAIL_LINES = 12  # of an unhealthy node's log, in a TimeoutError
 
 
 class Node:
@@ -42,6 +52,9 @@ class Node:
         self.port, self.route_port, self.http_port = free_port(host), free_port(host), free_port(host)
         self.proc: subprocess.Popen[bytes] | None = None
         self.logfile = Path(store_dir).parent / f"{name}.log"
+        self.started_at = 0.0  # time.monotonic() of the last start
+        self.answered = False  # its monitoring port has answered since then
+        self.startup_restarts = 0
 
     @property
     def url(self) -> str:
@@ -57,9 +70,20 @@ class Node:
                "-sd", self.store_dir, "-n", self.name, "-m", str(self.http_port),
                "--cluster_name", CLUSTER_NAME, "--cluster", self.route_url,
                "--routes", ",".join(r for r in routes if r != self.route_url)]
+        self._spawn(cmd)
+
+    def _spawn(self, cmd: list[str]) -> None:
         with open(self.logfile, "ab") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+        self.started_at, self.answered = time.monotonic(), False
         wait_port(self.host, self.port)
+
+    def log_tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        try:
+            text = self.logfile.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -82,8 +106,10 @@ class Node:
         try:
             with urllib.request.urlopen(f"http://{self.host}:{self.http_port}{path}",
                                         timeout=timeout) as r:
+                self.answered = True
                 return r.status, json.loads(r.read() or b"{}")
         except urllib.error.HTTPError as e:
+            self.answered = True
             try:
                 return e.code, json.loads(e.read() or b"{}")
             except ValueError:
@@ -143,9 +169,7 @@ class NatsCluster:
         os.makedirs(n.store_dir, exist_ok=True)
         cmd = [nats_server_binary(), "-a", n.host, "-p", str(n.port), "-js",
                "-sd", n.store_dir, "-n", n.name, "-m", str(n.http_port)]
-        with open(n.logfile, "ab") as log:
-            n.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-        wait_port(n.host, n.port)
+        n._spawn(cmd)
 
     def meta_leader(self) -> str:
         """The JetStream meta leader's name as some live node sees it ("" = none)."""
@@ -175,11 +199,41 @@ class NatsCluster:
         the seconds it took."""
         t0 = time.monotonic()
         while not self.healthy():
+            self._restart_hung()
             if time.monotonic() - t0 > timeout:
-                states = {n.name: (n.alive(), n.monitor("/healthz")) for n in self.nodes}
-                raise TimeoutError(f"NATS cluster not healthy after {timeout}s: {states}")
+                raise TimeoutError(self._why_unhealthy(timeout))
             time.sleep(0.1)
         return time.monotonic() - t0
+
+    def _restart_hung(self) -> None:
+        """The startup probe: a running node whose monitoring port has not
+        answered once in ``STARTUP_PROBE_S`` since its start is restarted
+        (its goroutines dumped into its log first)."""
+        for i, n in enumerate(self.nodes):
+            if (not n.alive() or n.answered
+                    or time.monotonic() - n.started_at < STARTUP_PROBE_S):
+                continue
+            n.monitor("/healthz")  # one last look
+            if n.answered:
+                continue
+            n.startup_restarts += 1
+            print(f"natscluster: {n.name} answered nothing on its monitoring port "
+                  f"for {STARTUP_PROBE_S:.0f} s after its start; restarting it "
+                  f"(goroutine dump in {n.logfile})", file=sys.stderr, flush=True)
+            n.signal(signal.SIGQUIT)  # the Go runtime dumps every goroutine and exits
+            n.signal(signal.SIGCONT)  # (a stopped process takes it only once continued)
+            n.wait(5)
+            self.restart(i)
+
+    def _why_unhealthy(self, timeout: float) -> str:
+        lines = [f"NATS cluster not healthy after {timeout}s:"]
+        for n in self.nodes:
+            status, body = n.monitor("/healthz")
+            lines.append(f"  {n.name}: alive={n.alive()} healthz={status} {body} "
+                         f"startup restarts={n.startup_restarts}")
+            if status != 200:
+                lines += [f"    | {line}" for line in n.log_tail().splitlines()]
+        return "\n".join(lines)
 
     def kill(self, i: int) -> None:
         """kill -9 of node ``i``."""
