@@ -375,12 +375,19 @@ def listen_said(page: Any) -> None:
         .observe(box, {childList: true, characterData: true, subtree: true}); }""")
 
 
+def new_engine(game: str, n: int, seed: int = 3, humans: int = 1,
+               **options: Any) -> Any:
+    """A new game's engine with ``humans`` people (the first seats) and hard
+    bots in the other seats; ``options`` beside the seat count."""
+    seats = [SeatSpec()] * humans + [SeatSpec("bot", "hard")] * (n - humans)
+    return engine_class(game)(Setup(game, {"seats": n, **options}, seats, seed))
+
+
 def engine_view(game: str, n: int, seed: int = 3, humans: int = 1,
                 leave: tuple[int, ...] = ()) -> dict[str, Any]:
     """Seat 0's view of a new game with ``humans`` people (the first seats)
     and bots; the seats in ``leave`` have left (a bot took each over)."""
-    seats = [SeatSpec()] * humans + [SeatSpec("bot", "hard")] * (n - humans)
-    e = engine_class(game)(Setup(game, {"seats": n}, seats, seed))
+    e = new_engine(game, n, seed, humans)
     for s in leave:
         assert e.apply(100, s, {"type": "leave"}).ok
     return dict(e.view(0))

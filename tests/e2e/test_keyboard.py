@@ -16,14 +16,12 @@ from browserkit import (
     NAMES,
     engine_view,
     listen_said,
+    new_engine,
     onecard_my_turn,
     quick_match,
     render,
     sign_in,
 )
-
-from ttanjit.games import engine_class
-from ttanjit.games.base import SeatSpec, Setup
 
 pytestmark = pytest.mark.e2e
 
@@ -211,8 +209,7 @@ def test_a_hakka_table_says_what_was_called_and_played(new_page: Any) -> None:
     or 패스, a card led or beaten, a trick taken, the hand won (RULES.md
     3). Now each input is said once, what happened first, then whose turn."""
     page = new_page(width=1100, height=900)
-    e = engine_class("hakka")(Setup("hakka", {"seats": 4},
-                                    [SeatSpec()] + [SeatSpec("bot", "hard")] * 3, 3))
+    e = new_engine("hakka", 4)
     render(page, "hakka", "hakka", dict(e.view(0)))
     listen_said(page)
     page.evaluate("""async () => { window.__say = (await import('./js/game.js')).sayChanges;

@@ -9,10 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from browserkit import engine_view, render, shot
-
-from ttanjit.games import engine_class
-from ttanjit.games.base import SeatSpec, Setup
+from browserkit import engine_view, new_engine, render, shot
 
 pytestmark = pytest.mark.e2e
 
@@ -23,9 +20,7 @@ TURN_CONTROLS = '.pr-action, .dock-timer, .pr-hand .card:not([disabled]), [data-
 def played_out(n: int = 3, seed: int = 3) -> dict[str, Any]:
     """Seat 0's view of a one-round 줄줄이 벌점 game played to its end
     (each seat picks its first legal card and row and confirms)."""
-    seats = [SeatSpec()] + [SeatSpec("bot", "hard")] * (n - 1)
-    e = engine_class("penalty_rows")(
-        Setup("penalty_rows", {"seats": n, "end": "rounds", "rounds": 1}, seats, seed))
+    e = new_engine("penalty_rows", n, seed, end="rounds", rounds=1)
     t = 0
     for _ in range(500):
         if e.view(0).get("finished"):
@@ -47,8 +42,7 @@ def played_out(n: int = 3, seed: int = 3) -> dict[str, Any]:
 
 def public_view(n: int = 3, seed: int = 3) -> dict[str, Any]:
     """What a spectator of a new 줄줄이 벌점 game sees (``view(None)``)."""
-    seats = [SeatSpec()] + [SeatSpec("bot", "hard")] * (n - 1)
-    e = engine_class("penalty_rows")(Setup("penalty_rows", {"seats": n}, seats, seed))
+    e = new_engine("penalty_rows", n, seed)
     v = dict(e.view(None))
     assert "hand" not in v
     return v

@@ -24,16 +24,15 @@ export function ocSpoken(code) {
   return c.joker ? JOKER_NAME[code] : `${SUIT_NAME[c.suit]} ${c.rank}`;
 }
 
-/** A card's element: a button to press, or — given ``tabindex: -1``, a card
+/** A card's element: a button to press, or — given ``shown: true``, a card
  * only shown (the pile, a row, a trick, a reveal) — an image with its name
  * (a button that did nothing was read out as "버튼" and listed among the
  * controls: a11y trial). */
 function cardEl(kind, attrs, base, children) {
-  const { tabindex, ...rest } = attrs;
-  const shown = tabindex === -1;
+  const { shown, ...rest } = attrs;
   return h(shown ? `span.card.${kind}` : `button.card.${kind}`,
-    { ...(shown ? { role: "img" } : { type: "button" }), ...base, ...(shown ? rest : attrs),
-      class: cls(base.class, attrs.class) }, children);
+    { ...(shown ? { role: "img" } : { type: "button" }), ...base, ...rest,
+      class: cls(base.class, rest.class) }, children);
 }
 
 export function ocCard(code, attrs = {}, order = null) {

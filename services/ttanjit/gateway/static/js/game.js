@@ -442,7 +442,10 @@ export function gameHeader(ctl, extra = []) {
  * marked ``data-say`` (whose turn, the newest log line, the preview of a
  * pick, a banner) whose words changed since the last one, once. The
  * screens are not live regions: every update redraws them (a11y trial:
- * the whole table was read out several times per move). */
+ * the whole table was read out several times per move). Inside a line,
+ * what is ``aria-hidden`` is not said; a line that is itself
+ * ``aria-hidden`` is a line written only to be said (Hakka's newest play,
+ * which its table shows as cards) and is said whole. */
 const SAY_ORDER = ["log", "banner", "attack", "status", "effect"];
 
 export function sayChanges(ctl, quiet = false) { // quiet: only note what is shown now

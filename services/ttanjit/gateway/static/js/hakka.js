@@ -96,7 +96,7 @@ export function render(ctl, root) {
         h("span.who", {}, `${name(ctl, p.seat)} · ${i === 0 ? "리드 " : ""}${KIND[p.kind] || p.kind}`),
         h("span.cards", {}, p.kind === "discard"
           ? Array.from({ length: p.count }, () => cardBack())
-          : p.cards.map((c) => hkCard(c, false, { tabindex: -1 }))),
+          : p.cards.map((c) => hkCard(c, false, { shown: true }))),
         v.best === p.seat ? h("span.badge.win", {}, "가장 높음") : null))
       : h("p.muted", {}, v.phase === "calling" ? "콜하기 중이에요." : v.phase === "playing" ? `${josa(name(ctl, v.leader), "이/가")} 리드할 차례예요.` : ""),
     v.last_trick && !(v.table || []).length ? h("p.last-trick", {},
@@ -168,8 +168,8 @@ function handResult(ctl, lh) {
       ? h("p", { dataset: { say: "log" } }, "이번 판은 점수 없이 끝났어요.")
       : h("p.hand-winner", { dataset: { say: "log" } }, `${josa(name(ctl, lh.winner), "이/가")} ${lh.tricks}트릭으로 판을 이겼어요 (${how}).`),
     trickNote(ctl, lh),
-    lh.winning_cards?.length ? h("p.cards-line", {}, "이긴 카드: ", lh.winning_cards.map((c) => hkCard(c, false, { tabindex: -1, class: "small" }))) : null,
-    h("p.dreamer-reveal", {}, `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { tabindex: -1, class: "small pop-in" }),
+    lh.winning_cards?.length ? h("p.cards-line", {}, "이긴 카드: ", lh.winning_cards.map((c) => hkCard(c, false, { shown: true, class: "small" }))) : null,
+    h("p.dreamer-reveal", {}, `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { shown: true, class: "small pop-in" }),
       ` → ${lh.dreamer_tricks}트릭${lh.dreamer_tricks >= 6 ? " (점수를 받아요)" : ""}`),
     lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${josa(name(ctl, lh.privileged), "이/가")} 판을 이기지 못해 혼자 점수를 내요.`) : null,
     h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적"))),

@@ -155,9 +155,9 @@ function inGame(v, s) {
 function lastPlay(st, v) {
   const lp = st.lastPlay;
   if (lp && lp.cards[lp.cards.length - 1] === v.top && lp.cards.length > 1) {
-    return lp.cards.map((c, i) => ocCard(c, { tabindex: -1, class: i === lp.cards.length - 1 ? "top-card" : "under" }, i + 1));
+    return lp.cards.map((c, i) => ocCard(c, { shown: true, class: i === lp.cards.length - 1 ? "top-card" : "under" }, i + 1));
   }
-  return [ocCard(v.top, { tabindex: -1, class: "top-card", "aria-label": `맨 위 카드 ${ocName(v.top)}` })];
+  return [ocCard(v.top, { shown: true, class: "top-card", "aria-label": `맨 위 카드 ${ocName(v.top)}` })];
 }
 
 function toggle(ctl, code) {

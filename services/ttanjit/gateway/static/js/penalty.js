@@ -81,7 +81,7 @@ export function render(ctl, root) {
     const chosen = selecting && st.row === r.row;
     const slots = [];
     for (let i = 0; i < 5; i++) {
-      slots.push(cards[i] !== undefined ? prCard(cards[i], { tabindex: -1 }) : h("span.slot", { "aria-hidden": "true", title: i === 4 ? "다섯째 자리: 여기까지 찬 줄에 여섯째 카드가 오면 그 카드를 낸 사람이 줄을 가져가요" : "" }, i === 4 ? "5" : ""));
+      slots.push(cards[i] !== undefined ? prCard(cards[i], { shown: true }) : h("span.slot", { "aria-hidden": "true", title: i === 4 ? "다섯째 자리: 여기까지 찬 줄에 여섯째 카드가 오면 그 카드를 낸 사람이 줄을 가져가요" : "" }, i === 4 ? "5" : ""));
     }
     // its name says what a player decides by: the cards, the end, 장 · 벌점 (a11y trial: only "2번 줄")
     const pen = r.penalty ?? cards.reduce((s, c) => s + prPenalty(c), 0);
@@ -281,7 +281,7 @@ function showReveal(picks, names) {
   if (!log) return;
   mount(log, h("div.reveal", { dataset: { state: "revealing" } }, h("h3", {}, "모두의 카드 공개"),
     h("ul.picks", {}, picks.map((p) => h("li", { dataset: { card: p.card } },
-      prCard(p.card, { tabindex: -1 }), h("span", {}, `${names[p.seat] || `${p.seat + 1}번`} → ${p.row}번 줄`),
+      prCard(p.card, { shown: true }), h("span", {}, `${names[p.seat] || `${p.seat + 1}번`} → ${p.row}번 줄`),
       p.timeout ? h("span.badge.auto", {}, "시간 초과") : null)))));
 }
 
@@ -292,7 +292,7 @@ function animatePlacement(ctl, ev, names) {
     if (rowEl) {
       const slots = [];
       const cards = ev.row_cards || [];
-      for (let i = 0; i < 5; i++) slots.push(cards[i] !== undefined ? prCard(cards[i], { tabindex: -1 }) : h("span.slot", {}, ""));
+      for (let i = 0; i < 5; i++) slots.push(cards[i] !== undefined ? prCard(cards[i], { shown: true }) : h("span.slot", {}, ""));
       mount(rowEl, slots);
       const placed = rowEl.querySelector(`[data-card="${ev.card}"]`);
       if (placed) placed.classList.add("just-placed");
