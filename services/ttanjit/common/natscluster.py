@@ -213,7 +213,8 @@ class NatsCluster:
             if (not n.alive() or n.answered
                     or time.monotonic() - n.started_at < STARTUP_PROBE_S):
                 continue
-            n.monitor("/healthz")  # one last look
+            n.monitor("/healthz", timeout=3.0)  # one last, patient look (a node
+            # polled after an unhealthy one may not have been asked yet)
             if n.answered:
                 continue
             n.startup_restarts += 1
