@@ -144,9 +144,9 @@ async def test_private_room_options_two_players_and_a_bot(st: Stack) -> None:
                              and f["room"]["options"]["end"] == "score_66")
     assert r["room"]["options"]["select_ms"] == 30000
     # a new tab of the guest (it replaces the old one) finds the room in
-    # its welcome as the `room` frames show it (a bot's and an empty seat's
-    # player, nickname and level read "" there: the matchmaker's message
-    # printed whole)
+    # its welcome as the `room` frames show it (the welcome once gave a
+    # bot's and an empty seat's player, nickname and level as "": the
+    # matchmaker's message printed whole)
     guest = WSClient(guest.http, guest.ident)
     await guest.connect()
     welcome = await guest.hello()

@@ -65,11 +65,13 @@ class Node:
         return f"nats://{self.host}:{self.route_port}"
 
     def start(self, routes: list[str]) -> None:
+        """Start on its ports and store, routed to ``routes`` (none: a node alone)."""
         os.makedirs(self.store_dir, exist_ok=True)
         cmd = [nats_server_binary(), "-a", self.host, "-p", str(self.port), "-js",
-               "-sd", self.store_dir, "-n", self.name, "-m", str(self.http_port),
-               "--cluster_name", CLUSTER_NAME, "--cluster", self.route_url,
-               "--routes", ",".join(r for r in routes if r != self.route_url)]
+               "-sd", self.store_dir, "-n", self.name, "-m", str(self.http_port)]
+        if routes:
+            cmd += ["--cluster_name", CLUSTER_NAME, "--cluster", self.route_url,
+                    "--routes", ",".join(r for r in routes if r != self.route_url)]
         self._spawn(cmd)
 
     def _spawn(self, cmd: list[str]) -> None:
@@ -154,22 +156,13 @@ class NatsCluster:
 
     def start(self, timeout: float = 30.0) -> NatsCluster:
         for n in self.nodes:
-            if self.size == 1:
-                self._start_single(n)
-            else:
-                n.start(self._routes())
+            n.start(self._routes())
         try:
             self.wait_healthy(timeout)
         except TimeoutError:
             self.stop()
             raise
         return self
-
-    def _start_single(self, n: Node) -> None:
-        os.makedirs(n.store_dir, exist_ok=True)
-        cmd = [nats_server_binary(), "-a", n.host, "-p", str(n.port), "-js",
-               "-sd", n.store_dir, "-n", n.name, "-m", str(n.http_port)]
-        n._spawn(cmd)
 
     def meta_leader(self) -> str:
         """The JetStream meta leader's name as some live node sees it ("" = none)."""
@@ -249,11 +242,7 @@ class NatsCluster:
     def restart(self, i: int) -> None:
         """Start node ``i`` again on its ports with its store (after a kill or stop)."""
         n = self.nodes[i]
-        if n.alive():
-            return
-        if self.size == 1:
-            self._start_single(n)
-        else:
+        if not n.alive():
             n.start(self._routes())
 
     def stream_leader(self, stream: str) -> str:
