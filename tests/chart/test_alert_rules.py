@@ -43,7 +43,59 @@ class Case:
         self.fires_at, self.alerts, self.value = fires_at, alerts, value
 
 
+def in_ns(ns: str, name: str, labels: str, values: str) -> dict[str, str]:
+    return {"series": f'{name}{{namespace="{ns}",{labels}}}', "values": values}
+
+
+RTT = "ttanjit_gateway_command_rtt_seconds"
+
+
+def rtt(ns: str, pod: str, per_step: dict[str, int]) -> list[dict[str, str]]:
+    """A gateway's command round-trip histogram: per_step[le] commands each
+    15 s step at or under le (cumulative), and its _count."""
+    return [*(in_ns(ns, f"{RTT}_bucket", f'pod="{pod}",le="{le}"', f"0+{n}x200")
+              for le, n in per_step.items()),
+            in_ns(ns, f"{RTT}_count", f'pod="{pod}"', f"0+{per_step['+Inf']}x200")]
+
+
 CASES = {
+    "TtanjitServiceUnavailable": Case(
+        # kube-state-metrics: the gateway Deployment asks for 2 Pods, none available
+        [series("kube_deployment_spec_replicas", 'deployment="ttanjit-gateway"', "2x200"),
+         series("kube_deployment_status_replicas_available", 'deployment="ttanjit-gateway"',
+                "0x200")],
+        # one matchmaker of two is enough; bots scaled to 0 on purpose ask for
+        # none; someone else's Deployment is not ours; a gateway Deployment
+        # without Pods for one minute (a rollout) is back before 2 minutes
+        [series("kube_deployment_spec_replicas", 'deployment="ttanjit-matchmaker"', "2x200"),
+         series("kube_deployment_status_replicas_available", 'deployment="ttanjit-matchmaker"',
+                "1x200"),
+         series("kube_deployment_spec_replicas", 'deployment="ttanjit-bots"', "0x200"),
+         series("kube_deployment_status_replicas_available", 'deployment="ttanjit-bots"',
+                "0x200"),
+         series("kube_deployment_spec_replicas", 'deployment="other-api"', "3x200"),
+         series("kube_deployment_status_replicas_available", 'deployment="other-api"', "0x200"),
+         in_ns("staging", "kube_deployment_spec_replicas", 'deployment="ttanjit-gateway"',
+               "1x200"),
+         in_ns("staging", "kube_deployment_status_replicas_available",
+               'deployment="ttanjit-gateway"', "0x4 1x196")],
+        "3m",
+        [{"deployment": "ttanjit-gateway"}],
+        "2",
+    ),
+    "TtanjitCommandLatencyHigh": Case(
+        # games: two gateways, every command 250–500 ms -> p99 497.5 ms
+        [*rtt("games", "gw-a", {"0.1": 0, "0.25": 0, "0.5": 60, "+Inf": 60}),
+         *rtt("games", "gw-b", {"0.1": 0, "0.25": 0, "0.5": 40, "+Inf": 40})],
+        # staging: as slow but one command each 15 s (under one per 10 s: no
+        # page); prod: busy
+        # and fast (all under 100 ms)
+        [*rtt("staging", "gw-s", {"0.1": 0, "0.25": 0, "0.5": 1, "+Inf": 1}),
+         *rtt("prod", "gw-p", {"0.1": 100, "0.25": 100, "0.5": 100, "+Inf": 100})],
+        "15m",
+        [{}],
+        "497.5ms",
+    ),
     "TtanjitShardDown": Case(
         [series("up", 'job="shard",pod="ttanjit-shard-1",instance="10.0.0.2:9090"', "1 1 0x18"),
          # a gateway down is not a shard down

@@ -70,7 +70,8 @@ def test_parser_rejects_broken_expressions() -> None:
 REQUIRED_ALERTS = {
     "TtanjitShardDown", "TtanjitTimerLagHigh", "TtanjitCommandErrors",
     "TtanjitRecordAppendFailing", "TtanjitMatchmakingWaitHigh", "TtanjitBotPoolSaturated",
-    "TtanjitNoShardForGames", "TtanjitShardsNotReady",
+    "TtanjitNoShardForGames", "TtanjitShardsNotReady", "TtanjitServiceUnavailable",
+    "TtanjitCommandLatencyHigh",
 }
 
 
