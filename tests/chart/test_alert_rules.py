@@ -66,7 +66,7 @@ CASES = {
                 "0x200")],
         # one matchmaker of two is enough; bots scaled to 0 on purpose ask for
         # none; someone else's Deployment is not ours; a gateway Deployment
-        # without Pods for one minute (a rollout) is back before 2 minutes
+        # without Pods for 75 s (a rollout) is back before 2 minutes
         [series("kube_deployment_spec_replicas", 'deployment="ttanjit-matchmaker"', "2x200"),
          series("kube_deployment_status_replicas_available", 'deployment="ttanjit-matchmaker"',
                 "1x200"),
@@ -88,8 +88,7 @@ CASES = {
         [*rtt("games", "gw-a", {"0.1": 0, "0.25": 0, "0.5": 60, "+Inf": 60}),
          *rtt("games", "gw-b", {"0.1": 0, "0.25": 0, "0.5": 40, "+Inf": 40})],
         # staging: as slow but one command each 15 s (under one per 10 s: no
-        # page); prod: busy
-        # and fast (all under 100 ms)
+        # page); prod: busy and fast (all under 100 ms)
         [*rtt("staging", "gw-s", {"0.1": 0, "0.25": 0, "0.5": 1, "+Inf": 1}),
          *rtt("prod", "gw-p", {"0.1": 100, "0.25": 100, "0.5": 100, "+Inf": 100})],
         "15m",
