@@ -380,6 +380,31 @@ async def test_failover_keeps_the_remaining_time_of_the_clock(svc: Services) -> 
     await nc.close()
 
 
+async def test_a_shard_restarted_under_its_name_keeps_the_clocks_remaining_time(
+        svc: Services) -> None:
+    """As the failover above, when the only shard is killed and comes back
+    under the same name (a StatefulSet Pod, ``make run``'s keeper): its new
+    lease replaces the dead one's, and the time that ran on the dead owner
+    until its last renewal is still charged — the clock does not go back to
+    what it showed at the game's last input."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    first = svc.start("shard", name="shard-0")
+    nc = await nats.connect(svc.nats_url)
+    t_created = time.monotonic()
+    (gid, pids), = await _games_on(first.ports["grpc"], 1, game)
+    full = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
+    await asyncio.sleep(3.0)  # no input meanwhile: the clock runs on shard-0
+    first.kill()
+    ran = (time.monotonic() - t_created) * 1000
+    svc.start("shard", name="shard-0")
+    after = await sync(nc, gid, pids[0], 0)  # retried until the new shard-0 answers
+    left = after["deadline"]["remaining_ms"]
+    # charged: what ran on the first shard-0, minus at most one renewal
+    # interval (500 ms); the outage (its restart) is not charged
+    assert full - ran - 400 <= left <= full - ran + 800, (full, ran, left)
+    await nc.close()
+
+
 async def test_restarted_shard_takes_its_games_back(svc: Services) -> None:
     """DESIGN 4 / Kubernetes StatefulSet: the only shard is killed and comes
     back under the same name; the new incarnation claims the old one's games

@@ -3,7 +3,13 @@ leases, owners, orphans, and stale watch updates (issue 12 item 4)."""
 
 from __future__ import annotations
 
-from ttanjit.shard.ownership import SHARD_PREFIX, OwnerBook, parse_lease, rendezvous
+from ttanjit.shard.ownership import (
+    RETIRED_MAX,
+    SHARD_PREFIX,
+    OwnerBook,
+    parse_lease,
+    rendezvous,
+)
 
 
 def lease(shard: str, inc: str, expires: int) -> dict[str, object]:
@@ -34,6 +40,25 @@ def test_orphans_are_games_whose_owner_lease_ran_out() -> None:
     assert got == {"ga", "gold"}
     assert book.takers(2000) == ["b"]
     assert rendezvous("ga", ["b"]) == "b"
+
+
+def test_a_replaced_incarnation_keeps_its_last_renewal() -> None:
+    """A shard back under its name (a StatefulSet Pod) replaces its dead
+    incarnation's lease: the book remembers when that one was last renewed,
+    which is when the clocks of its games stopped running (failover's
+    ``dead_renewed_ms``); an incarnation never seen is 0."""
+    book = OwnerBook()
+    book.on_put(SHARD_PREFIX + "s0", lease("s0", "dead", 5000), 1)
+    book.on_put(SHARD_PREFIX + "s0", lease("s0", "dead", 6000), 2)  # a renewal
+    assert book.last_renewed("s0", "dead") == 4000
+    book.on_put(SHARD_PREFIX + "s0", lease("s0", "new", 9000), 3)
+    assert book.last_renewed("s0", "dead") == 4000  # replaced: remembered
+    assert book.last_renewed("s0", "new") == 7000
+    assert book.last_renewed("s0", "never") == 0
+    for i in range(RETIRED_MAX + 5):  # bounded: the oldest go first
+        book.on_put(SHARD_PREFIX + "s0", lease("s0", f"i{i}", 10_000 + i), 4 + i)
+    assert len(book.retired) == RETIRED_MAX
+    assert book.last_renewed("s0", "dead") == 0
 
 
 def test_parse_lease() -> None:

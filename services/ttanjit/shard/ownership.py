@@ -44,10 +44,17 @@ class Owner:
     revision: int
 
 
+RETIRED_MAX = 1_000  # replaced incarnations remembered (their games are claimed in seconds)
+
+
 @dataclass(slots=True)
 class OwnerBook:
     leases: dict[str, Lease] = field(default_factory=dict)
     owners: dict[str, Owner] = field(default_factory=dict)
+    # (shard, inc) -> the last renewal of a lease that a new incarnation of
+    # the same shard replaced (a StatefulSet Pod or a kept process restarted
+    # under its name): the clocks of its games ran until then
+    retired: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def on_put(self, key: str, value: dict[str, object], revision: int) -> None:
         """One watch update. An update older than what the book holds (a
@@ -57,13 +64,29 @@ class OwnerBook:
             old_lease = self.leases.get(name)
             if old_lease is not None and revision and revision < old_lease.revision:
                 return
-            self.leases[name] = parse_lease(value, revision)
+            lease = parse_lease(value, revision)
+            if old_lease is not None and old_lease.inc != lease.inc:
+                self.retire(old_lease)
+            self.leases[name] = lease
         else:
             old_owner = self.owners.get(key)
             if old_owner is not None and revision and revision < old_owner.revision:
                 return
             self.owners[key] = Owner(str(value["shard"]), str(value.get("inc", "")),
                                      int(value.get("epoch", 0)), revision)  # type: ignore[call-overload]
+
+    def retire(self, lease: Lease) -> None:
+        self.retired[(lease.shard, lease.inc)] = lease.renewed_ms
+        if len(self.retired) > RETIRED_MAX:
+            del self.retired[next(iter(self.retired))]
+
+    def last_renewed(self, shard: str, inc: str) -> int:
+        """When the lease of incarnation ``inc`` of ``shard`` was last renewed
+        (0: not known): the current lease's, or a replaced one's."""
+        lease = self.leases.get(shard)
+        if lease is not None and lease.inc == inc:
+            return lease.renewed_ms
+        return self.retired.get((shard, inc), 0)
 
     def on_delete(self, key: str) -> None:
         if key.startswith(SHARD_PREFIX):

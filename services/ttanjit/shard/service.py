@@ -441,8 +441,18 @@ class Shard:
             "games": len(self.rooms)})
 
     async def _register_lease(self) -> None:
+        key = SHARD_PREFIX + self.id
+        try:  # a dead incarnation's lease this one replaces: its games' clocks ran until
+            entry = await self.owners.get(key)  # its last renewal (_still_orphaned)
+            old = parse_lease(orjson.loads(entry.value or b"{}"), entry.revision or 0)
+            if old.inc != self.inc:
+                self.book.retire(old)
+        except NotFoundError:
+            pass
+        except (ValueError, KeyError, TypeError):
+            log.warning("bad lease entry %s", key)
         now = wall_ms()
-        self.lease_rev = await self.owners.put(SHARD_PREFIX + self.id, self._lease_doc(now))
+        self.lease_rev = await self.owners.put(key, self._lease_doc(now))
         self.lease_expires = now + self.cfg.lease_ms  # only once it is stored
 
     async def _renew(self) -> None:
@@ -744,8 +754,9 @@ class Shard:
             return None
         if valid(lease, own.inc) or (own.shard, own.inc) == (self.id, self.inc):
             return None
-        dead_renewed = lease.renewed_ms if lease is not None and lease.inc == own.inc else 0
-        return own, dead_renewed
+        if lease is not None and lease.inc == own.inc:
+            return own, lease.renewed_ms
+        return own, self.book.last_renewed(own.shard, own.inc)  # replaced: 0 if never seen
 
     def lease_of(self, shard: str) -> Lease | None:
         return self.book.leases.get(shard)
