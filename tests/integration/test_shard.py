@@ -405,6 +405,35 @@ async def test_a_shard_restarted_under_its_name_keeps_the_clocks_remaining_time(
     await nc.close()
 
 
+async def test_a_replaced_incarnations_games_keep_their_clocks_on_any_shard(
+        svc: Services) -> None:
+    """The same when another shard claims the games, one that never saw the
+    dead incarnation's lease (it started after the lease was replaced, as in
+    a restart of every shard): the lease entry that replaced it names the
+    dead incarnation with its last renewal. Here the second shard-0 replaces
+    the lease and claims nothing (its own lease lapses 1 ms after each
+    renewal, as a Pod that dies again at once), and shard-1 claims."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    first = svc.start("shard", name="shard-0")
+    nc = await nats.connect(svc.nats_url)
+    t_created = time.monotonic()
+    (gid, pids), = await _games_on(first.ports["grpc"], 1, game)
+    full = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
+    await asyncio.sleep(3.0)
+    first.kill()
+    ran = (time.monotonic() - t_created) * 1000
+    svc.start("shard", name="shard-0", env={"TTANJIT_LEASE_MS": "1"})
+    svc.start("shard", name="shard-1")
+    after = await sync(nc, gid, pids[0], 0)
+    left = after["deadline"]["remaining_ms"]
+    tail = await RecordTail(nc, gid).start()
+    await tail.caught_up()
+    claims = [m["claim"] for _, m in tail.rec.markers if "claim" in m]  # type: ignore[union-attr]
+    assert [c["shard"] for c in claims] == ["shard-0", "shard-1"], claims
+    assert full - ran - 400 <= left <= full - ran + 800, (full, ran, left)
+    await nc.close()
+
+
 async def test_restarted_shard_takes_its_games_back(svc: Services) -> None:
     """DESIGN 4 / Kubernetes StatefulSet: the only shard is killed and comes
     back under the same name; the new incarnation claims the old one's games

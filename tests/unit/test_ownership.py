@@ -4,11 +4,12 @@ leases, owners, orphans, and stale watch updates (issue 12 item 4)."""
 from __future__ import annotations
 
 from ttanjit.shard.ownership import (
-    RETIRED_MAX,
+    REPLACED_MAX,
     SHARD_PREFIX,
     OwnerBook,
     parse_lease,
     rendezvous,
+    replacing,
 )
 
 
@@ -42,23 +43,29 @@ def test_orphans_are_games_whose_owner_lease_ran_out() -> None:
     assert rendezvous("ga", ["b"]) == "b"
 
 
-def test_a_replaced_incarnation_keeps_its_last_renewal() -> None:
+def test_a_new_incarnation_names_the_ones_it_replaced() -> None:
     """A shard back under its name (a StatefulSet Pod) replaces its dead
-    incarnation's lease: the book remembers when that one was last renewed,
-    which is when the clocks of its games stopped running (failover's
-    ``dead_renewed_ms``); an incarnation never seen is 0."""
-    book = OwnerBook()
-    book.on_put(SHARD_PREFIX + "s0", lease("s0", "dead", 5000), 1)
-    book.on_put(SHARD_PREFIX + "s0", lease("s0", "dead", 6000), 2)  # a renewal
-    assert book.last_renewed("s0", "dead") == 4000
-    book.on_put(SHARD_PREFIX + "s0", lease("s0", "new", 9000), 3)
-    assert book.last_renewed("s0", "dead") == 4000  # replaced: remembered
-    assert book.last_renewed("s0", "new") == 7000
-    assert book.last_renewed("s0", "never") == 0
-    for i in range(RETIRED_MAX + 5):  # bounded: the oldest go first
-        book.on_put(SHARD_PREFIX + "s0", lease("s0", f"i{i}", 10_000 + i), 4 + i)
-    assert len(book.retired) == RETIRED_MAX
-    assert book.last_renewed("s0", "dead") == 0
+    incarnation's lease entry; the new lease names the dead one with its
+    last renewal, when the clocks of its games stopped (failover's
+    ``dead_renewed_ms``), so whichever shard claims them knows it, also one
+    that never saw the old lease. A crash loop's last few are kept."""
+    dead = parse_lease(lease("s0", "dead", 6000), 2)
+    assert dead.last_renewed("dead") == 4000 and dead.last_renewed("other") == 0
+    got = parse_lease({**lease("s0", "new", 9000), "replaced": replacing(dead, "new")}, 3)
+    assert got.last_renewed("dead") == 4000  # from the entry alone
+    assert got.last_renewed("new") == 7000 and got.last_renewed("never") == 0
+    assert got.names("dead") and got.names("new") and not got.names("never")
+    assert replacing(None, "x") == {} and replacing(got, "new") == got.replaced  # itself
+    chain = dead
+    for i in range(REPLACED_MAX + 3):  # a crash loop: each replaces the last
+        inc = f"i{i}"
+        chain = parse_lease({**lease("s0", inc, 10_000 + i), "replaced": replacing(chain, inc)}, i)
+    assert len(chain.replaced) == REPLACED_MAX
+    assert chain.last_renewed(f"i{REPLACED_MAX + 1}") == 8000 + REPLACED_MAX + 1  # the newest kept
+    assert chain.last_renewed("dead") == 0  # the oldest went first
+    book = OwnerBook()  # the watch parses it too
+    book.on_put(SHARD_PREFIX + "s0", {**lease("s0", "new", 9000), "replaced": {"dead": 4000}}, 4)
+    assert book.leases["s0"].last_renewed("dead") == 4000
 
 
 def test_parse_lease() -> None:

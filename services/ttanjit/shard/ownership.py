@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 SHARD_PREFIX = "shard."
 
 
+REPLACED_MAX = 8  # replaced incarnations a lease names (a crash loop's last few)
+
+
 @dataclass(slots=True)
 class Lease:
     shard: str
@@ -34,6 +37,29 @@ class Lease:
     draining: bool
     grpc: str
     revision: int
+    # inc -> last renewal of the earlier incarnations of this shard whose
+    # lease entry this one replaced (a StatefulSet Pod or a kept process
+    # back under its name): their games' clocks ran until then
+    replaced: dict[str, int] = field(default_factory=dict)
+
+    def last_renewed(self, inc: str) -> int:
+        """When incarnation ``inc`` of this shard last renewed its lease: this
+        lease's, or a replaced one's (0: not known)."""
+        return self.renewed_ms if inc == self.inc else self.replaced.get(inc, 0)
+
+    def names(self, inc: str) -> bool:
+        """Is ``inc`` this lease's incarnation or one it replaced?"""
+        return inc == self.inc or inc in self.replaced
+
+
+def replacing(old: Lease | None, inc: str) -> dict[str, int]:
+    """The ``replaced`` of a new incarnation ``inc`` whose lease entry
+    replaces ``old``: the old one's, and the old one itself, newest first."""
+    if old is None or old.inc == inc:
+        return dict(old.replaced) if old is not None else {}
+    both = {**old.replaced, old.inc: old.renewed_ms}
+    newest = sorted(both.items(), key=lambda kv: -kv[1])[:REPLACED_MAX]
+    return dict(newest)
 
 
 @dataclass(slots=True)
@@ -44,17 +70,10 @@ class Owner:
     revision: int
 
 
-RETIRED_MAX = 1_000  # replaced incarnations remembered (their games are claimed in seconds)
-
-
 @dataclass(slots=True)
 class OwnerBook:
     leases: dict[str, Lease] = field(default_factory=dict)
     owners: dict[str, Owner] = field(default_factory=dict)
-    # (shard, inc) -> the last renewal of a lease that a new incarnation of
-    # the same shard replaced (a StatefulSet Pod or a kept process restarted
-    # under its name): the clocks of its games ran until then
-    retired: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def on_put(self, key: str, value: dict[str, object], revision: int) -> None:
         """One watch update. An update older than what the book holds (a
@@ -64,29 +83,13 @@ class OwnerBook:
             old_lease = self.leases.get(name)
             if old_lease is not None and revision and revision < old_lease.revision:
                 return
-            lease = parse_lease(value, revision)
-            if old_lease is not None and old_lease.inc != lease.inc:
-                self.retire(old_lease)
-            self.leases[name] = lease
+            self.leases[name] = parse_lease(value, revision)
         else:
             old_owner = self.owners.get(key)
             if old_owner is not None and revision and revision < old_owner.revision:
                 return
             self.owners[key] = Owner(str(value["shard"]), str(value.get("inc", "")),
                                      int(value.get("epoch", 0)), revision)  # type: ignore[call-overload]
-
-    def retire(self, lease: Lease) -> None:
-        self.retired[(lease.shard, lease.inc)] = lease.renewed_ms
-        if len(self.retired) > RETIRED_MAX:
-            del self.retired[next(iter(self.retired))]
-
-    def last_renewed(self, shard: str, inc: str) -> int:
-        """When the lease of incarnation ``inc`` of ``shard`` was last renewed
-        (0: not known): the current lease's, or a replaced one's."""
-        lease = self.leases.get(shard)
-        if lease is not None and lease.inc == inc:
-            return lease.renewed_ms
-        return self.retired.get((shard, inc), 0)
 
     def on_delete(self, key: str) -> None:
         if key.startswith(SHARD_PREFIX):
@@ -117,9 +120,13 @@ class OwnerBook:
 
 def parse_lease(value: dict[str, object], revision: int) -> Lease:
     """A ``shard.<id>`` entry's value (raises on a malformed one)."""
+    replaced = value.get("replaced") or {}
+    if not isinstance(replaced, dict):
+        raise TypeError("replaced is not an object")
     return Lease(str(value["shard"]), str(value["inc"]), int(value["expires_ms"]),  # type: ignore[call-overload]
                  int(value.get("renewed_ms", 0)), bool(value.get("draining")),  # type: ignore[call-overload]
-                 str(value.get("grpc", "")), revision)
+                 str(value.get("grpc", "")), revision,
+                 {str(k): int(v) for k, v in replaced.items()})
 
 
 def rendezvous(game_id: str, shards: list[str]) -> str | None:

@@ -71,6 +71,7 @@ from ttanjit.shard.ownership import (
     OwnerBook,
     parse_lease,
     rendezvous,
+    replacing,
 )
 from ttanjit.shard.room import Outbox, Room, wall_ms
 
@@ -120,6 +121,7 @@ class Shard:
         self.grpc_addr = ""
         self.lease_rev = 0
         self.lease_expires = 0
+        self.replaced: dict[str, int] = {}  # earlier incarnations' last renewals (Lease.replaced)
         self.renew_lock = asyncio.Lock()
         self.claiming: set[str] = set()
         self.reclaiming: set[str] = set()
@@ -435,22 +437,27 @@ class Shard:
     # leases and the owners bucket
     # ======================================================================
     def _lease_doc(self, now: int) -> bytes:
-        return orjson.dumps({
+        doc: dict[str, object] = {
             "shard": self.id, "inc": self.inc, "grpc": self.grpc_addr, "renewed_ms": now,
             "expires_ms": now + self.cfg.lease_ms, "draining": self.draining,
-            "games": len(self.rooms)})
+            "games": len(self.rooms)}
+        if self.replaced:
+            doc["replaced"] = self.replaced
+        return orjson.dumps(doc)
 
     async def _register_lease(self) -> None:
         key = SHARD_PREFIX + self.id
-        try:  # a dead incarnation's lease this one replaces: its games' clocks ran until
-            entry = await self.owners.get(key)  # its last renewal (_still_orphaned)
+        old: Lease | None = None
+        try:  # an earlier incarnation's lease, which this one replaces: the
+            # new lease names it with its last renewal, when the clocks of its
+            # games stopped (whoever claims them: _still_orphaned)
+            entry = await self.owners.get(key)
             old = parse_lease(orjson.loads(entry.value or b"{}"), entry.revision or 0)
-            if old.inc != self.inc:
-                self.book.retire(old)
         except NotFoundError:
             pass
         except (ValueError, KeyError, TypeError):
             log.warning("bad lease entry %s", key)
+        self.replaced = {**self.replaced, **replacing(old, self.inc)}
         now = wall_ms()
         self.lease_rev = await self.owners.put(key, self._lease_doc(now))
         self.lease_expires = now + self.cfg.lease_ms  # only once it is stored
@@ -676,10 +683,11 @@ class Shard:
                                       dead_renewed_ms=dead_renewed)
 
         await asyncio.gather(*(run(gid, own) for gid, own in picked))
-        # a dead shard whose games are all gone: remove its lease entry
+        # a dead shard whose games (and those of the incarnations it replaced)
+        # are all gone: remove its lease entry
         for lease in list(self.book.leases.values()):
             if lease.expires_ms < now - self.cfg.lease_ms and lease.shard != self.id and not any(
-                    o.shard == lease.shard and o.inc == lease.inc
+                    o.shard == lease.shard and lease.names(o.inc)
                     for o in self.book.owners.values()):
                 try:
                     await self.owners.delete(SHARD_PREFIX + lease.shard, last=lease.revision)
@@ -754,9 +762,7 @@ class Shard:
             return None
         if valid(lease, own.inc) or (own.shard, own.inc) == (self.id, self.inc):
             return None
-        if lease is not None and lease.inc == own.inc:
-            return own, lease.renewed_ms
-        return own, self.book.last_renewed(own.shard, own.inc)  # replaced: 0 if never seen
+        return own, lease.last_renewed(own.inc) if lease is not None else 0
 
     def lease_of(self, shard: str) -> Lease | None:
         return self.book.leases.get(shard)
