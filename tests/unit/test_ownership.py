@@ -56,6 +56,9 @@ def test_a_new_incarnation_names_the_ones_it_replaced() -> None:
     assert got.last_renewed("new") == 7000 and got.last_renewed("never") == 0
     assert got.names("dead") and got.names("new") and not got.names("never")
     assert replacing(None, "x") == {} and replacing(got, "new") == got.replaced  # itself
+    # what the shard knew already (its last lease, lost and registered again) stays
+    assert replacing(None, "y", {"older": 1000}) == {"older": 1000}
+    assert replacing(dead, "y", {"older": 1000}) == {"dead": 4000, "older": 1000}
     chain = dead
     for i in range(REPLACED_MAX + 3):  # a crash loop: each replaces the last
         inc = f"i{i}"

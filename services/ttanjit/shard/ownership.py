@@ -52,14 +52,17 @@ class Lease:
         return inc == self.inc or inc in self.replaced
 
 
-def replacing(old: Lease | None, inc: str) -> dict[str, int]:
-    """The ``replaced`` of a new incarnation ``inc`` whose lease entry
-    replaces ``old``: the old one's, and the old one itself, newest first."""
-    if old is None or old.inc == inc:
-        return dict(old.replaced) if old is not None else {}
-    both = {**old.replaced, old.inc: old.renewed_ms}
-    newest = sorted(both.items(), key=lambda kv: -kv[1])[:REPLACED_MAX]
-    return dict(newest)
+def replacing(old: Lease | None, inc: str, known: dict[str, int] | None = None
+              ) -> dict[str, int]:
+    """The ``replaced`` of incarnation ``inc`` whose lease entry replaces
+    ``old``: what it knew already (``known``), the old one's, and the old one
+    itself; the newest :data:`REPLACED_MAX`."""
+    both = dict(known or {})
+    if old is not None:
+        both.update(old.replaced)
+        if old.inc != inc:
+            both[old.inc] = old.renewed_ms
+    return dict(sorted(both.items(), key=lambda kv: -kv[1])[:REPLACED_MAX])
 
 
 @dataclass(slots=True)

@@ -457,7 +457,7 @@ class Shard:
             pass
         except (ValueError, KeyError, TypeError):
             log.warning("bad lease entry %s", key)
-        self.replaced = {**self.replaced, **replacing(old, self.inc)}
+        self.replaced = replacing(old, self.inc, self.replaced)
         now = wall_ms()
         self.lease_rev = await self.owners.put(key, self._lease_doc(now))
         self.lease_expires = now + self.cfg.lease_ms  # only once it is stored
