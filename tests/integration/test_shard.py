@@ -380,6 +380,22 @@ async def test_failover_keeps_the_remaining_time_of_the_clock(svc: Services) -> 
     await nc.close()
 
 
+async def _clock_runs_then_kill(svc: Services) -> tuple[Any, str, list[str], int, float]:
+    """The only shard, shard-0, hosts a game whose clock runs 3 s with no
+    input, then is killed (-9): the NATS client, the game id, its players,
+    the turn's full time (ms) and the ms that ran from its creation to the
+    kill."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    first = svc.start("shard", name="shard-0")
+    nc = await nats.connect(svc.nats_url)
+    t_created = time.monotonic()
+    (gid, pids), = await _games_on(first.ports["grpc"], 1, game)
+    full = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
+    await asyncio.sleep(3.0)
+    first.kill()
+    return nc, gid, pids, full, (time.monotonic() - t_created) * 1000
+
+
 async def test_a_shard_restarted_under_its_name_keeps_the_clocks_remaining_time(
         svc: Services) -> None:
     """As the failover above, when the only shard is killed and comes back
@@ -387,15 +403,7 @@ async def test_a_shard_restarted_under_its_name_keeps_the_clocks_remaining_time(
     lease replaces the dead one's, and the time that ran on the dead owner
     until its last renewal is still charged — the clock does not go back to
     what it showed at the game's last input."""
-    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
-    first = svc.start("shard", name="shard-0")
-    nc = await nats.connect(svc.nats_url)
-    t_created = time.monotonic()
-    (gid, pids), = await _games_on(first.ports["grpc"], 1, game)
-    full = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
-    await asyncio.sleep(3.0)  # no input meanwhile: the clock runs on shard-0
-    first.kill()
-    ran = (time.monotonic() - t_created) * 1000
+    nc, gid, pids, full, ran = await _clock_runs_then_kill(svc)
     svc.start("shard", name="shard-0")
     after = await sync(nc, gid, pids[0], 0)  # retried until the new shard-0 answers
     left = after["deadline"]["remaining_ms"]
@@ -413,15 +421,7 @@ async def test_a_replaced_incarnations_games_keep_their_clocks_on_any_shard(
     dead incarnation with its last renewal. Here the second shard-0 replaces
     the lease and claims nothing (its own lease lapses 1 ms after each
     renewal, as a Pod that dies again at once), and shard-1 claims."""
-    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
-    first = svc.start("shard", name="shard-0")
-    nc = await nats.connect(svc.nats_url)
-    t_created = time.monotonic()
-    (gid, pids), = await _games_on(first.ports["grpc"], 1, game)
-    full = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
-    await asyncio.sleep(3.0)
-    first.kill()
-    ran = (time.monotonic() - t_created) * 1000
+    nc, gid, pids, full, ran = await _clock_runs_then_kill(svc)
     svc.start("shard", name="shard-0", env={"TTANJIT_LEASE_MS": "1"})
     svc.start("shard", name="shard-1")
     after = await sync(nc, gid, pids[0], 0)
