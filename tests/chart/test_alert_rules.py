@@ -19,16 +19,17 @@ import yaml
 from chartlib import ROOT
 
 ALERTS = ROOT / "deploy" / "prometheus" / "ttanjit-alerts.yaml"
-NS = 'namespace="games"'
+NS = "games"  # the namespace of a case's series unless it names another
 
 
-def series(name: str, labels: str, values: str) -> dict[str, str]:
-    return {"series": f"{name}{{{NS},{labels}}}", "values": values}
+def series(name: str, labels: str, values: str, ns: str = NS) -> dict[str, str]:
+    return {"series": f'{name}{{namespace="{ns}",{labels}}}', "values": values}
 
 
-def buckets(name: str, labels: str, per_step: dict[str, int], steps: int = 200) -> list[dict[str, str]]:
+def buckets(name: str, labels: str, per_step: dict[str, int], steps: int = 200,
+            ns: str = NS) -> list[dict[str, str]]:
     """Histogram bucket counters growing by per_step[le] observations each step (cumulative)."""
-    return [series(f"{name}_bucket", f'{labels},le="{le}"', f"0+{n}x{steps}")
+    return [series(f"{name}_bucket", f'{labels},le="{le}"', f"0+{n}x{steps}", ns)
             for le, n in per_step.items()]
 
 
@@ -43,19 +44,13 @@ class Case:
         self.fires_at, self.alerts, self.value = fires_at, alerts, value
 
 
-def in_ns(ns: str, name: str, labels: str, values: str) -> dict[str, str]:
-    return {"series": f'{name}{{namespace="{ns}",{labels}}}', "values": values}
-
-
 RTT = "ttanjit_gateway_command_rtt_seconds"
 
 
 def rtt(ns: str, pod: str, per_step: dict[str, int]) -> list[dict[str, str]]:
-    """A gateway's command round-trip histogram: per_step[le] commands each
-    15 s step at or under le (cumulative), and its _count."""
-    return [*(in_ns(ns, f"{RTT}_bucket", f'pod="{pod}",le="{le}"', f"0+{n}x200")
-              for le, n in per_step.items()),
-            in_ns(ns, f"{RTT}_count", f'pod="{pod}"', f"0+{per_step['+Inf']}x200")]
+    """A gateway's command round-trip histogram (:func:`buckets`) and its _count."""
+    return [*buckets(RTT, f'pod="{pod}"', per_step, ns=ns),
+            series(f"{RTT}_count", f'pod="{pod}"', f"0+{per_step['+Inf']}x200", ns)]
 
 
 CASES = {
@@ -75,10 +70,10 @@ CASES = {
                 "0x200"),
          series("kube_deployment_spec_replicas", 'deployment="other-api"', "3x200"),
          series("kube_deployment_status_replicas_available", 'deployment="other-api"', "0x200"),
-         in_ns("staging", "kube_deployment_spec_replicas", 'deployment="ttanjit-gateway"',
-               "1x200"),
-         in_ns("staging", "kube_deployment_status_replicas_available",
-               'deployment="ttanjit-gateway"', "0x4 1x196")],
+         series("kube_deployment_spec_replicas", 'deployment="ttanjit-gateway"', "1x200",
+                "staging"),
+         series("kube_deployment_status_replicas_available", 'deployment="ttanjit-gateway"',
+                "0x4 1x196", "staging")],
         "3m",
         [{"deployment": "ttanjit-gateway"}],
         "2",

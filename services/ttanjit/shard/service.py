@@ -451,12 +451,10 @@ class Shard:
         try:  # an earlier incarnation's lease, which this one replaces: the
             # new lease names it with its last renewal, when the clocks of its
             # games stopped (whoever claims them: _still_orphaned)
-            entry = await self.owners.get(key)
-            old = parse_lease(orjson.loads(entry.value or b"{}"), entry.revision or 0)
-        except NotFoundError:
-            pass
-        except (ValueError, KeyError, TypeError):
-            log.warning("bad lease entry %s", key)
+            got = await self._read_lease(self.id)
+            old = got[0] if got else None
+        except (ValueError, KeyError, TypeError, TimeoutError) as exc:
+            log.warning("cannot read the lease entry %s: %r", key, exc)
         self.replaced = replacing(old, self.inc, self.replaced)
         now = wall_ms()
         self.lease_rev = await self.owners.put(key, self._lease_doc(now))
@@ -495,11 +493,10 @@ class Shard:
             except KeyWrongLastSequenceError:
                 # A renewal of ours whose answer we never got (timed out, NATS
                 # restart) may have been stored after all: then it is ours.
-                try:
-                    entry = await asyncio.wait_for(self.owners.get(key), KV_TIMEOUT_S)
-                    mine = parse_lease(orjson.loads(entry.value or b"{}"), entry.revision or 0)
-                except NotFoundError:
+                got = await self._read_lease(self.id)
+                if got is None:
                     return False
+                mine = got[0]
                 if attempt or (mine.shard, mine.inc) != (self.id, self.inc):
                     return False
                 self.lease_rev = mine.revision
@@ -723,18 +720,24 @@ class Shard:
                 log.warning("heartbeat failed: %r", exc)
             await asyncio.sleep(1.0)
 
+    async def _read_lease(self, shard: str) -> tuple[Lease, dict[str, object]] | None:
+        """``shard``'s lease as the bucket holds it now, and its entry's value
+        (None: no entry; raises on a malformed one, or after KV_TIMEOUT_S)."""
+        try:
+            entry = await asyncio.wait_for(self.owners.get(SHARD_PREFIX + shard), KV_TIMEOUT_S)
+        except NotFoundError:
+            return None
+        value = orjson.loads(entry.value or b"{}")
+        return parse_lease(value, entry.revision or 0), value
+
     async def _lease_now(self, shard: str, fresh: dict[str, Lease | None]) -> Lease | None:
         """``shard``'s lease as the bucket holds it now (cached in ``fresh``
         for one scan; the book learns it too)."""
         if shard not in fresh:
-            try:
-                entry = await asyncio.wait_for(self.owners.get(SHARD_PREFIX + shard),
-                                               KV_TIMEOUT_S)
-                value = orjson.loads(entry.value or b"{}")
-                fresh[shard] = parse_lease(value, entry.revision or 0)
-                self.book.on_put(SHARD_PREFIX + shard, value, entry.revision or 0)
-            except NotFoundError:
-                fresh[shard] = None
+            got = await self._read_lease(shard)
+            fresh[shard] = got[0] if got else None
+            if got:
+                self.book.on_put(SHARD_PREFIX + shard, got[1], got[0].revision)
         return fresh[shard]
 
     async def _still_orphaned(self, gid: str, seen: Owner, fresh: dict[str, Lease | None]
