@@ -131,6 +131,27 @@ def test_gateway_metrics_are_not_on_its_public_port(rendered: Rendered) -> None:
     assert backends == [{"name": "ttanjit-gateway", "port": {"name": "http"}}]
 
 
+def test_gateway_believes_x_forwarded_for_only_behind_a_cluster_ip(
+        template: Callable[..., Any]) -> None:
+    """The client address keys the per-address limits (docs/websocket.md
+    1.1): with a ClusterIP Service only the ingress or load balancer reaches
+    the Pods, so X-Forwarded-For is believed; a NodePort or LoadBalancer
+    Service may be reached by clients themselves, so it is not, unless the
+    operator names the proxies."""
+    def forwarded(*sets: str) -> str:
+        done = template(*[a for s in sets for a in ("--set", s)])
+        assert done.returncode == 0, done.stderr
+        docs = [d for d in yaml.safe_load_all(done.stdout) if d]
+        (gw,) = pod_specs(docs)["Deployment/ttanjit-gateway"]["containers"]
+        return str({e["name"]: e.get("value") for e in gw["env"]}["TTANJIT_FORWARDED_ALLOW_IPS"])
+
+    assert forwarded() == "*"
+    assert forwarded("gateway.service.type=LoadBalancer") == "127.0.0.1"
+    assert forwarded("gateway.service.type=NodePort") == "127.0.0.1"
+    assert forwarded("gateway.service.type=LoadBalancer",
+                     "gateway.forwardedAllowIps=10.0.0.0/8") == "10.0.0.0/8"
+
+
 def test_shard_count_and_grace_follow_values(template: Callable[..., Any]) -> None:
     done = template("--set", "shard.replicas=7", "--set", "shard.terminationGracePeriodSeconds=90")
     assert done.returncode == 0, done.stderr
@@ -406,6 +427,7 @@ BAD_VALUES = [
     ("shard.drain.timeoutSeconds=60", "below shard.terminationGracePeriodSeconds"),
     ("shard.drain.command=null", "/shard/drain"),
     ("bots.livenessPath=healthz", "/bots/livenessPath"),
+    ("gateway.forwardedAllowIps=proxy;rm", "/gateway/forwardedAllowIps"),
 ]
 
 

@@ -19,6 +19,7 @@ from stack import Stack, stack
 from wsclient import WSClient, flat, sign_in
 
 from ttanjit.games.record import record_from_json, replay
+from ttanjit.gateway.errors import MESSAGES
 from ttanjit.matchmaker import standings
 from ttanjit.shard.export import fetch
 
@@ -103,6 +104,51 @@ async def test_nickname_and_another_device(st: Stack) -> None:
     await old.send({"type": "room_leave"})
     await old.wait_type("room_left")
     await old.close()
+
+
+def claim_from(http: str, code: str, address: str) -> tuple[int, dict[str, Any], str | None]:
+    """``POST /api/transfer/claim`` as the client ``address`` (the test
+    gateways trust X-Forwarded-For from loopback, as uvicorn does by
+    default): status, body, Retry-After."""
+    req = urllib.request.Request(http + "/api/transfer/claim", method="POST",
+                                 data=json.dumps({"code": code}).encode(),
+                                 headers={"Content-Type": "application/json",
+                                          "X-Forwarded-For": address})
+    try:
+        with urllib.request.urlopen(req, timeout=15) as r:
+            return r.status, json.loads(r.read()), r.headers.get("Retry-After")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read()), e.headers.get("Retry-After")
+
+
+def test_wrong_transfer_codes_are_limited_per_address(st: Stack) -> None:
+    """docs/websocket.md 1.1: 10 wrong codes at once per client address,
+    then one every 30 s (429 too_many_attempts, Retry-After); a code that
+    works gives its attempt back; other addresses are not held up."""
+    me = sign_in(st.http(0), "코드주인")
+    http = st.http(1)
+
+    def new_code() -> str:
+        return str(call(st.http(0), "/api/transfer", {}, me["token"])[1]["code"])
+
+    # a right code gives its attempt back: 9 wrong, 1 right, 1 wrong, still answered
+    for _ in range(9):
+        assert claim_from(http, "ZZZZZZZZ", "203.0.113.7")[:2] == (
+            400, {"code": "bad_code", "message": MESSAGES["bad_code"]})
+    status, body, _ = claim_from(http, new_code(), "203.0.113.7")
+    assert status == 200 and body["player"] == me["player"]
+    assert claim_from(http, "ZZZZZZZZ", "203.0.113.7")[0] == 400  # the 10th wrong one
+    # the 11th is refused before the code is even looked at: a live code too
+    good = new_code()
+    status, body, retry = claim_from(http, good, "203.0.113.7")
+    assert (status, body) == (429, {"code": "too_many_attempts",
+                                    "message": MESSAGES["too_many_attempts"]})
+    assert retry is not None and 1 <= int(retry) <= 30, retry
+    # so that code is still unused: another address claims it
+    status, body, _ = claim_from(http, good, "198.51.100.23")
+    assert status == 200 and body["player"] == me["player"]
+    # the limit is per gateway process: the other one still answers this address
+    assert claim_from(st.http(0), "ZZZZZZZZ", "203.0.113.7")[0] == 400
 
 
 async def solo_started(st: Stack, nick: str, game: str, seats: int, **opts: Any

@@ -70,6 +70,10 @@ class Settings:
     # Gateway.
     http_host: str = "0.0.0.0"
     ws_impl: str = "websockets-sansio"  # uvicorn's WebSocket implementation
+    # Proxies whose X-Forwarded-For names the client (uvicorn's
+    # forwarded_allow_ips: addresses, CIDRs, or "*"); the client's address
+    # keys per-address limits (docs/websocket.md 1.1).
+    forwarded_allow_ips: str = "127.0.0.1"
     dev: bool = False  # TTANJIT_DEV=1: a local run (a random token secret if none is set)
     ephemeral_secret: bool = False  # the token secret is this process's own (dev only)
     # Matchmaker (its gRPC port and advertise host: SERVICE_DEFAULTS).
@@ -136,6 +140,8 @@ class Settings:
             link_port=_env_int("TTANJIT_LINK_PORT", cls.link_port),
             http_host=_env_str("TTANJIT_HTTP_HOST", cls.http_host),
             ws_impl=_env_str("TTANJIT_WS_IMPL", cls.ws_impl),
+            forwarded_allow_ips=_env_str("TTANJIT_FORWARDED_ALLOW_IPS",
+                                         cls.forwarded_allow_ips),
             dev=dev,
             ephemeral_secret=ephemeral,
             test_options=_env_flag("TTANJIT_TEST_OPTIONS"),

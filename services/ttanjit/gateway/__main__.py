@@ -40,6 +40,7 @@ def main() -> None:
         ws=settings.ws_impl,
         ws_per_message_deflate=False, ws_max_size=HARD_MAX_FRAME,
         ws_ping_interval=20.0, ws_ping_timeout=20.0, lifespan="on",
+        proxy_headers=True, forwarded_allow_ips=settings.forwarded_allow_ips,
         log_level="warning", access_log=False, timeout_graceful_shutdown=3,
         log_config=None,
     )

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from typing import Any
 
 import orjson
-from fastapi import FastAPI, Header, Query
+from fastapi import FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse
 from nats.js.kv import KeyValue
 from pydantic import BaseModel
@@ -35,6 +36,7 @@ from ttanjit.gateway.errors import FrameError
 from ttanjit.gateway.finals import bot_levels
 from ttanjit.gateway.httperrors import refusal
 from ttanjit.gateway.identity import Identities
+from ttanjit.gateway.limits import Attempts
 from ttanjit.matchmaker import standings
 from ttanjit.matchmaker.ratings import Rating
 
@@ -232,12 +234,30 @@ def install(api: FastAPI, gw: Any) -> Account:
             return {"code": code, "expires_ms": expires}
         return await guarded(go)
 
+    claims = Attempts()  # per client address (docs/websocket.md 1.1)
+
     @api.post("/api/transfer/claim")
-    async def claim(body: CodeIn) -> Any:
-        """Continue as the player of a one-time code, on this device."""
+    async def claim(body: CodeIn, request: Request) -> Any:
+        """Continue as the player of a one-time code, on this device; 10
+        attempts at once per client address, then one every 30 s (429
+        ``too_many_attempts`` with ``Retry-After``)."""
+        address = request.client.host if request.client else ""
+
         async def go() -> Any:
             assert acc.ids is not None
-            player, nick, cred = await acc.ids.use_code(body.code, now_ms())
+            wait = claims.take(address, time.monotonic())
+            if wait:
+                return refusal("too_many_attempts", 429,
+                               headers={"Retry-After": str(math.ceil(wait))})
+            wrong = False  # only a wrong (or spent, or expired) code costs an attempt
+            try:
+                player, nick, cred = await acc.ids.use_code(body.code, now_ms())
+            except FrameError as e:
+                wrong = e.code == "bad_code"
+                raise
+            finally:
+                if not wrong:
+                    claims.give_back(address, time.monotonic())
             return acc.issue(player, nick, cred, with_refresh=True)
         return await guarded(go)
 

@@ -48,3 +48,65 @@ class TokenBucket:
 def limits_json() -> dict[str, float]:
     return {"max_frame": MAX_FRAME, "rate": RATE, "burst": BURST, "idle_ms": IDLE_MS,
             "hello_ms": HELLO_MS}
+
+
+# Attempts at a 다른 기기에서 계속하기 code (``POST /api/transfer/claim``)
+# per client address: 10 at once, then one every 30 s; a code that works
+# gives its attempt back. A code is 8 of 32 characters (32^8 ≈ 1.1e12) and
+# lives 10 minutes: without a limit, one address could try thousands a
+# second against every live code.
+CLAIM_RATE = 1 / 30
+CLAIM_BURST = 10.0
+MAX_ADDRESSES = 100_000  # addresses kept at most (the longest unused go first)
+
+
+class Attempts:
+    """A token bucket per key (a client's address). ``take(key, now)``
+    spends one token and answers 0.0, or, with none left, spends nothing
+    and answers the seconds until one is back; ``give_back`` returns one
+    (the attempt worked). A token is taken *before* the attempt, so
+    attempts in flight at once count too. A key whose bucket is full again
+    is forgotten when the table is swept (beyond ``max_keys``); if that is
+    not enough, the least recently used go, down to nine tenths of
+    ``max_keys`` (so a sweep comes at most once per tenth of new keys).
+    Sans-I/O."""
+
+    def __init__(self, rate: float = CLAIM_RATE, burst: float = CLAIM_BURST,
+                 max_keys: int = MAX_ADDRESSES) -> None:
+        self.rate, self.burst, self.max_keys = rate, burst, max_keys
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at); LRU order
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+    def _tokens(self, key: str, now: float) -> float:
+        got = self._buckets.pop(key, None)  # re-inserted by the caller: most recent last
+        if got is None:
+            return self.burst
+        tokens, at = got
+        return min(self.burst, tokens + max(0.0, now - at) * self.rate)
+
+    def take(self, key: str, now: float) -> float:
+        tokens = self._tokens(key, now)
+        wait = 0.0
+        if tokens >= 1.0:
+            tokens -= 1.0
+        else:
+            wait = (1.0 - tokens) / self.rate
+        self._buckets[key] = (tokens, now)
+        if len(self._buckets) > self.max_keys:
+            self._sweep(now)
+        return wait
+
+    def give_back(self, key: str, now: float) -> None:
+        tokens = self._tokens(key, now)
+        self._buckets[key] = (min(self.burst, tokens + 1.0), now)
+
+    def _sweep(self, now: float) -> None:
+        full = [k for k, (tokens, at) in self._buckets.items()
+                if tokens + (now - at) * self.rate >= self.burst]
+        for k in full:
+            del self._buckets[k]
+        keep = self.max_keys * 9 // 10
+        while len(self._buckets) > keep:
+            del self._buckets[next(iter(self._buckets))]
