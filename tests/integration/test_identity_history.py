@@ -14,12 +14,18 @@ import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
+import nats
+import nats.js.errors
 import pytest
+from nats.js.api import DiscardPolicy, StorageType, StreamConfig
 from stack import Stack, stack
 from wsclient import WSClient, flat, sign_in
 
+from ttanjit.common.nats import Subjects, ensure_jetstream
+from ttanjit.common.natsserver import NatsServer
 from ttanjit.games.record import record_from_json, replay
-from ttanjit.gateway.errors import MESSAGES
+from ttanjit.gateway.errors import MESSAGES, FrameError
+from ttanjit.gateway.identity import Identities
 from ttanjit.matchmaker import standings
 from ttanjit.shard.export import fetch
 
@@ -149,6 +155,92 @@ def test_wrong_transfer_codes_are_limited_per_address(st: Stack) -> None:
     assert status == 200 and body["player"] == me["player"]
     # the limit is per gateway process: the other one still answers this address
     assert claim_from(st.http(0), "ZZZZZZZZ", "203.0.113.7")[0] == 400
+
+
+async def _last(js: Any, key: str) -> Any:
+    """The identity bucket's last message for ``key`` (headers and all), or
+    None when the stream holds nothing for it: no value, no delete marker."""
+    try:
+        return await js.get_last_msg("KV_ttanjit_identity", f"$KV.ttanjit_identity.{key}")
+    except nats.js.errors.NotFoundError:
+        return None
+
+
+async def _gone(js: Any, key: str, within_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if await _last(js, key) is None:
+            return True
+        await asyncio.sleep(0.2)
+    return False
+
+
+async def test_identity_entries_expire_and_leave_nothing_behind(st: Stack, nats_url: str) -> None:
+    """gateway/identity.py: a refresh family lives 180 days from its last
+    use and a 다른 기기에서 계속하기 code 10 minutes (per-message TTLs:
+    JetStream removes them, docs/websocket.md 1.1); a revoked family and a
+    used code leave no value and no delete marker behind."""
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    try:
+        me = sign_in(st.http(0), "지나가는이")
+        family = me["refresh"].split(".")[0]
+        first = await _last(js, f"r.{family}")
+        assert first.headers["Nats-TTL"] == str(180 * 24 * 3600)
+        code, r1 = call(st.http(1), "/api/refresh", {"refresh": me["refresh"]})
+        assert code == 200
+        rotated = await _last(js, f"r.{family}")
+        assert rotated.seq > first.seq and rotated.headers["Nats-TTL"] == str(180 * 24 * 3600)
+        # a code nobody claims goes after 10 minutes; a used one at once
+        code, unused = call(st.http(0), "/api/transfer", {}, r1["token"])
+        assert (await _last(js, f"c.{unused['code']}")).headers["Nats-TTL"] == "600"
+        code, used = call(st.http(0), "/api/transfer", {}, r1["token"])
+        assert call(st.http(1), "/api/transfer/claim", {"code": used["code"]})[0] == 200
+        assert call(st.http(1), "/api/transfer/claim", {"code": used["code"]})[1]["code"] == \
+            "bad_code"  # once, also in the second its empty value is there
+        assert await _gone(js, f"c.{used['code']}")
+        assert call(st.http(1), "/api/transfer/claim", {"code": used["code"]})[1]["code"] == \
+            "bad_code"
+        # signing out: the family is refused at once and gone from the bucket
+        assert call(st.http(0), "/api/signout", {"refresh": r1["refresh"]})[1] == {"revoked": True}
+        assert call(st.http(0), "/api/refresh", {"refresh": r1["refresh"]})[0] == 401
+        assert await _gone(js, f"r.{family}")
+        assert call(st.http(1), "/api/refresh", {"refresh": r1["refresh"]})[0] == 401
+        assert (await _last(js, f"c.{unused['code']}")) is not None  # its 10 minutes run on
+    finally:
+        await nc.close()
+
+
+async def test_a_bucket_made_by_an_older_client_gets_message_ttls() -> None:
+    """ensure_jetstream allows per-message TTLs on an identity bucket made
+    without them (nats-py before 2.12 did), keeping what it holds."""
+    with NatsServer() as server:
+        nc = await nats.connect(server.url)
+        js = nc.jetstream()
+        try:
+            await js.add_stream(StreamConfig(
+                name="KV_ttanjit_identity", subjects=["$KV.ttanjit_identity.>"],
+                allow_rollup_hdrs=True, deny_delete=True, discard=DiscardPolicy.NEW,
+                max_msgs_per_subject=1, storage=StorageType.FILE))
+            kv = await js.key_value("ttanjit_identity")
+            await kv.put("n.p1", b'{"nickname": "old"}')
+            assert not (await js.stream_info("KV_ttanjit_identity")).config.allow_msg_ttl
+            # before: a writer on such a bucket does without (as on a server before 2.11)
+            without = Identities(kv, js)
+            cred = await without.create("p0", standings.now_ms())
+            assert not without.msg_ttl
+            assert (await without.refresh(cred, standings.now_ms())).player == "p0"
+            assert await without.revoke(cred)
+            with pytest.raises(FrameError, match="bad_refresh"):
+                await without.refresh(cred, standings.now_ms())
+            buckets = await ensure_jetstream(js, Subjects("ttanjit.v1"))
+            assert (await js.stream_info("KV_ttanjit_identity")).config.allow_msg_ttl
+            ids = Identities(buckets["ttanjit_identity"], js)
+            cred = await ids.create("p1", standings.now_ms())
+            assert (await ids.refresh(cred, standings.now_ms())).player == "p1"
+            assert ids.msg_ttl and await ids.nickname("p1") == "old"
+        finally:
+            await nc.close()
 
 
 async def solo_started(st: Stack, nick: str, game: str, seats: int, **opts: Any

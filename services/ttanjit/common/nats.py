@@ -231,6 +231,20 @@ async def _bucket(js: JetStreamContext, cfg: KeyValueConfig) -> KeyValue:
         return await js.key_value(cfg.bucket)
 
 
+async def _allow_msg_ttl(js: JetStreamContext, bucket: str) -> None:
+    """Per-message TTLs on ``bucket`` (nats-py makes new buckets with them;
+    a bucket made by an older client gets them here, once). A server
+    without them (nats-server < 2.11) is logged; its writers do without."""
+    try:
+        info = await js.stream_info(f"KV_{bucket}")
+        if not info.config.allow_msg_ttl:
+            info.config.allow_msg_ttl = True
+            await js.update_stream(info.config)
+            log.info("%s: per-message TTLs allowed", bucket)
+    except BadRequestError as e:
+        log.warning("%s: no per-message TTLs on this NATS server: %s", bucket, e.description)
+
+
 async def ensure_jetstream(js: JetStreamContext, subjects: Subjects, replicas: int = 1
                            ) -> dict[str, KeyValue]:
     """Create the streams and buckets of docs/protocol.md section 5 if missing.
@@ -266,4 +280,5 @@ async def ensure_jetstream(js: JetStreamContext, subjects: Subjects, replicas: i
                        storage=StorageType.MEMORY, ttl=600.0),
     ):
         buckets[cfg.bucket] = await _bucket(js, cfg)
+    await _allow_msg_ttl(js, IDENTITY_BUCKET)  # families and codes expire (gateway/identity.py)
     return buckets

@@ -149,7 +149,7 @@ class Account:
     async def _start(self) -> None:
         js = self.gw.nc.jetstream()
         ident = await js.key_value(IDENTITY_BUCKET)  # made at start (ensure_jetstream)
-        self.ids = Identities(ident)
+        self.ids = Identities(ident, js)
         self.history = await js.key_value(HISTORY_BUCKET)
         await self.board.start(await js.key_value(RATINGS_BUCKET), ident)
 

@@ -130,7 +130,7 @@ class Gateway:
         await subscribed(self.nc)  # before ready: a shard's first burst for us is routed
         buckets = await ensure_jetstream(self.nc.jetstream(), self.subjects, self.s.js_replicas)
         self.kv = buckets[SESSIONS_BUCKET]
-        self.ids = Identities(buckets[IDENTITY_BUCKET])
+        self.ids = Identities(buckets[IDENTITY_BUCKET], self.nc.jetstream())
         self.games = buckets[GAMES_BUCKET]
         self.channel = replicated_channel(self.s.matchmaker_addr)  # every replica
         self.mm = Retrying(matchmaker_pb2_grpc.MatchmakerStub(self.channel))  # type: ignore[assignment]
