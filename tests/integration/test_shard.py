@@ -137,6 +137,16 @@ async def test_bot_only_game_plays_out_and_is_recorded(svc: Services, game: str,
     assert all(r["ok"] for r in replies)
     assert engine.finished and engine.result()["ended_by"] == res["ended_by"]
     assert any(e.get("by") == "bot" for e in tail.entries)
+    # its owner entry goes, and the marker saying so goes 10 minutes later
+    # (per-message TTL), never one marker per game ever played in the bucket
+    js, marker = nc.jetstream(), None
+    while time.monotonic() < deadline:
+        marker = await js.get_last_msg("KV_ttanjit_owners", f"$KV.ttanjit_owners.{gid}")
+        if marker.headers and marker.headers.get("KV-Operation"):
+            break
+        await asyncio.sleep(0.05)
+    assert marker is not None and marker.headers is not None, marker
+    assert (marker.headers["KV-Operation"], marker.headers["Nats-TTL"]) == ("PURGE", "600")
     await nc.close()
     # DESIGN 3.1: the stored record, exported, re-runs with `ttanjit replay`
     path = tmp_path / "game.json"

@@ -29,7 +29,7 @@ from nats.js.api import (
     StorageType,
     StreamConfig,
 )
-from nats.js.errors import BadRequestError
+from nats.js.errors import APIError, BadRequestError
 from nats.js.kv import KeyValue
 
 log = logging.getLogger("ttanjit.nats")
@@ -231,6 +231,35 @@ async def _bucket(js: JetStreamContext, cfg: KeyValueConfig) -> KeyValue:
         return await js.key_value(cfg.bucket)
 
 
+NO_MSG_TTL = 10166  # JetStream: "per-message TTL is disabled" (the stream does not allow it)
+
+
+class Remover:
+    """Removes keys of a KV bucket leaving nothing behind: a purge marker
+    that lives ``ttl_s`` (long enough for every watch to see it), after
+    which JetStream removes the marker too. A plain delete leaves a marker
+    per key for ever, and every ``watchall`` replays them all (the owners
+    bucket: one per game ever played). Without per-message TTLs (a server
+    before 2.11): plain deletes, logged once."""
+
+    def __init__(self, kv: KeyValue, ttl_s: int = 600) -> None:
+        self.kv, self.ttl_s = kv, ttl_s
+        self.msg_ttl = True
+
+    async def __call__(self, key: str) -> None:
+        if self.msg_ttl:
+            try:
+                await self.kv.purge(key, msg_ttl=self.ttl_s)
+                return
+            except APIError as e:
+                if e.err_code != NO_MSG_TTL:
+                    raise
+                self.msg_ttl = False
+                log.warning("no per-message TTL on this NATS server: removed keys leave "
+                            "delete markers")
+        await self.kv.delete(key)
+
+
 async def _allow_msg_ttl(js: JetStreamContext, bucket: str) -> None:
     """Per-message TTLs on ``bucket`` (nats-py makes new buckets with them;
     a bucket made by an older client gets them here, once). A server
@@ -280,5 +309,6 @@ async def ensure_jetstream(js: JetStreamContext, subjects: Subjects, replicas: i
                        storage=StorageType.MEMORY, ttl=600.0),
     ):
         buckets[cfg.bucket] = await _bucket(js, cfg)
-    await _allow_msg_ttl(js, IDENTITY_BUCKET)  # families and codes expire (gateway/identity.py)
+    for bucket in (IDENTITY_BUCKET, OWNERS_BUCKET):  # entries that expire, markers that go
+        await _allow_msg_ttl(js, bucket)
     return buckets

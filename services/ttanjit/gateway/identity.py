@@ -44,7 +44,7 @@ from nats.js.client import JetStreamContext
 from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-from ttanjit.common.nats import IDENTITY_BUCKET
+from ttanjit.common.nats import IDENTITY_BUCKET, NO_MSG_TTL
 from ttanjit.gateway.errors import FrameError
 
 log = logging.getLogger("ttanjit.gateway")
@@ -56,7 +56,6 @@ CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 CODE_LEN = 8
 GONE_S = 1  # how long the empty value of a revoked family or a used code stays
 _WRONG_LAST = (10071, 10164)  # JetStream's "wrong last sequence" (a concurrent write)
-_NO_TTL = 10166  # "per-message TTL is disabled" (the bucket's stream does not allow it)
 
 
 def _hash(secret: str) -> str:
@@ -95,7 +94,7 @@ class Identities:
             except APIError as e:
                 if e.err_code in _WRONG_LAST:
                     raise KeyWrongLastSequenceError(description=e.description) from None
-                if e.err_code != _NO_TTL:
+                if e.err_code != NO_MSG_TTL:
                     raise
                 self.msg_ttl = False
                 log.warning("%s: no per-message TTL on this NATS server: families and codes "
