@@ -9,7 +9,9 @@ What a replay reveals: a seat's view is what that seat saw live. The
 viewer of a finished game may switch to any seat's view (every hand, each as
 its owner saw it); nothing beyond the seats' views is shown — cards no seat
 ever saw (the rest of the draw pile, a card dealt face down to nobody) stay
-hidden, in the spirit of the seed pages.
+hidden, in the spirit of the seed pages. A game still in play replays from
+its record so far, from the player's own seat only (the gateway's route
+refuses another seat until the end), with no result.
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ MARK_KEYS = ("round", "deal")  # a new value starts a round/hand (penalty rows, 
 
 def seat_steps(record: Record, seat: int) -> JSON:
     """``{"game", "seat", "seats", "steps": [{"i", "t", "kinds", "events", "view", "mark"?}],
-    "marks": [step index…], "result"}``. ``i`` is the input's index in the
-    record (-1: the deal before any input); ``events`` are the input's events
-    as the seat got them live (``Event.for_seat``), ``kinds`` their types."""
+    "marks": [step index…], "result", "finished"}``. ``i`` is the input's
+    index in the record (-1: the deal before any input); ``events`` are the
+    input's events as the seat got them live (``Event.for_seat``), ``kinds``
+    their types. The record of a game still in play gives its steps so far,
+    ``finished`` false and ``result`` None."""
     if not 0 <= seat < len(record.setup.seats):
         raise RecordError(f"no seat {seat}")
     try:
@@ -50,9 +54,14 @@ def seat_steps(record: Record, seat: int) -> JSON:
             marks.append(len(steps))
             last_mark = mark
         steps.append(step)
+    # A live game (its record so far, e.g. the caller's own game still in
+    # play): the steps up to now, ``finished: false`` and no result — an
+    # engine's ``result()`` is the finished game's outcome (One Card's
+    # refuses a live game; the others' would tell its counters early).
+    finished = bool(engine.finished)
     return {"game": record.game, "seat": seat, "seats": [s.to_json() for s in record.setup.seats],
-            "steps": steps, "marks": marks, "result": engine.result(),
-            "finished": bool(steps[-1]["view"].get("finished"))}
+            "steps": steps, "marks": marks, "result": engine.result() if finished else None,
+            "finished": finished}
 
 
 def _mark(view: dict[str, Any]) -> Any:

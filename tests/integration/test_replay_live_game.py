@@ -1,0 +1,62 @@
+"""``GET /api/replay/{game_id}`` on my own game while it is still in play
+(docs/websocket.md 1.2), with real processes: the steps so far from my
+seat, ``finished: false`` and no result (it answered 500 ``internal_error``:
+One Card's engine has no result before the end); another seat's view and
+a stranger stay 403 ``not_your_game`` until the end; then the bots play it
+out and the whole replay answers as before."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from stack import Stack
+from test_identity_history import call, solo_started, st  # noqa: F401 - st: a fixture
+from wsclient import sign_in
+
+from ttanjit.games.record import record_from_json
+from ttanjit.games.replay_views import seat_steps
+from ttanjit.shard.export import fetch
+
+
+def plain(doc: Any) -> Any:
+    return json.loads(json.dumps(doc))
+
+
+@pytest.mark.parametrize("game,seats", [("onecard", 3), ("penalty_rows", 2), ("hakka", 4)])
+async def test_my_live_game_replays_so_far(st: Stack, nats_url: str, game: str,  # noqa: F811
+                                           seats: int) -> None:
+    c, gid = await solo_started(st, "아직하는중", game, seats)
+    code, doc = call(st.http(1), f"/api/replay/{gid}", token=c.ident["token"])
+    assert code == 200, doc  # was 500 internal_error (One Card)
+    assert doc["game"] == game and doc["game_id"] == gid
+    assert doc["finished"] is False and doc["result"] is None
+    me = doc["my_seat"]
+    assert doc["seat"] == me and doc["nicknames"][str(me)] == "아직하는중"
+    assert doc["steps"][0]["i"] == -1 and doc["marks"][0] == 0
+    # my seat's view only, as my table showed it: the record re-run up to
+    # then (the game may have gone on since: the record only grows)
+    rec = await fetch(nats_url, gid)
+    assert rec is not None
+    again = plain(seat_steps(record_from_json(rec), me))
+    assert doc["steps"] == again["steps"][:len(doc["steps"])]
+    for step in doc["steps"]:
+        assert step["view"]["seat"] == me and not step["view"]["finished"]
+        assert "hands" not in step["view"]
+    # another seat's view, before the end: no; nor any seat for a stranger
+    other = (me + 1) % seats
+    code, err = call(st.http(0), f"/api/replay/{gid}?seat={other}", token=c.ident["token"])
+    assert code == 403 and err["code"] == "not_your_game"
+    stranger = sign_in(st.http(0), "남의판")
+    code, err = call(st.http(0), f"/api/replay/{gid}", token=stranger["token"])
+    assert code == 403 and err["code"] == "not_your_game"
+    # the bots play it out: then the result, and any seat
+    await c.action(gid, {"type": "leave"})
+    await c.wait_event(lambda e: e["type"] in ("game_over", "game_ended"), 120)
+    code, done = call(st.http(0), f"/api/replay/{gid}", token=c.ident["token"])
+    assert code == 200 and done["finished"] is True and done["result"] is not None
+    assert done["steps"][:len(doc["steps"])] == doc["steps"]
+    code, theirs = call(st.http(0), f"/api/replay/{gid}?seat={other}", token=c.ident["token"])
+    assert code == 200 and theirs["steps"][0]["view"]["seat"] == other
+    await c.close()
