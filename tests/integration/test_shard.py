@@ -223,6 +223,43 @@ async def test_commands_refusals_dedup_full_game(svc: Services) -> None:
     await nc.close()
 
 
+async def test_a_legal_move_with_a_nested_field_is_refused_and_the_game_goes_on(
+        svc: Services) -> None:
+    """games/base.py flat_object: an action with anything nested or long in
+    it is ``bad_action`` before the engine sees it. Three players' legal
+    selects, each with a 250-deep extra field, sent at once: they were
+    accepted, the record message of the batch could not be encoded, and
+    the game stopped for good (every later command game_unavailable)."""
+    shard = svc.start("shard", name="shard-a")
+    nc = await nats.connect(svc.nats_url)
+    pids, seats = humans(3)
+    gid = await create_game(shard.ports["grpc"], "penalty_rows", seats, QUICK.get("penalty_rows"), 5)
+    tail = await RecordTail(nc, gid).start()
+    before = tail.seq
+    deep = "[" * 250 + "1" + "]" * 250
+    moves = {}
+    for i, pid in enumerate(pids):
+        act = tail.hosted.engine.legal_actions(tail.hosted.players[pid])[0]  # type: ignore[union-attr]
+        moves[pid] = act
+        moves[pid + "raw"] = (orjson.dumps({"player": pid, "cmd_id": f"deep-{i}", "action": act})
+                              [:-2] + b',"x":' + deep.encode() + b"}}")
+    replies = await asyncio.gather(*(raw_request(nc, SUBJ.cmd(gid), moves[p + "raw"])
+                                     for p in pids))
+    assert [r["code"] for r in replies] == ["bad_action"] * 3 and all(r["message"] for r in replies)
+    for pid in pids:  # a long text too
+        r = await command(nc, gid, pid, {**moves[pid], "pad": "x" * 65})
+        assert (r["ok"], r["code"]) == (False, "bad_action")
+    await tail.caught_up()
+    assert tail.seq == before  # nothing recorded
+    # the same moves without the extra field: accepted, recorded, the game goes on
+    for pid in pids:
+        assert (await command(nc, gid, pid, moves[pid]))["ok"] is True
+    accepted = await play_humans(nc, tail, random.Random(5), max_moves=6, until_finished=False)
+    await tail.caught_up()
+    assert tail.seq > before and accepted
+    await nc.close()
+
+
 async def test_sync_resume_backlog_and_resync(svc: Services) -> None:
     """docs/protocol.md 2: a player who missed events gets exactly the ones
     after last_seq; beyond the backlog a view marked resync; RULES 4: the

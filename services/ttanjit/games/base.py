@@ -697,3 +697,36 @@ def auto_flag(action: JSON) -> bool:
         raise InvalidAction("auto must be true or false")
     return auto
 
+
+# DESIGN.md 3.1's action JSON as a client may send it (the gateway and the
+# shard check it before an engine or a record sees it; a 251-deep extra
+# field once made a record message the encoder could not write, and the
+# game stopped for good). Room options (the gateway) have the same shape.
+FLAT_MAX_KEYS = 16
+FLAT_MAX_ITEMS = 64  # a list's values (cards)
+FLAT_MAX_TEXT = 64  # characters of a string value (card codes, action types)
+
+
+def _flat_value(v: Any) -> bool:
+    if isinstance(v, str):
+        return len(v) <= FLAT_MAX_TEXT
+    if isinstance(v, float):
+        return v == v and v not in (float("inf"), float("-inf"))
+    return v is None or isinstance(v, (bool, int))
+
+
+def flat_object(obj: Any) -> bool:
+    """An object of at most ``FLAT_MAX_KEYS`` fields whose values are
+    numbers (finite), short strings, booleans, null or lists of those: an
+    action or a room's options. Nothing nested, no long text."""
+    if not isinstance(obj, dict) or len(obj) > FLAT_MAX_KEYS:
+        return False
+    for k, v in obj.items():
+        if not isinstance(k, str) or len(k) > FLAT_MAX_TEXT:
+            return False
+        if isinstance(v, list):
+            if len(v) > FLAT_MAX_ITEMS or not all(_flat_value(x) for x in v):
+                return False
+        elif not _flat_value(v):
+            return False
+    return True

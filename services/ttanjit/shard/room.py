@@ -45,7 +45,7 @@ from nats.aio.subscription import Subscription
 from nats.errors import ConnectionClosedError, NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
-from ttanjit.games.base import ABANDONED, JSON, Result, message_for
+from ttanjit.games.base import ABANDONED, JSON, Result, flat_object, message_for
 from ttanjit.shard import metrics as m
 from ttanjit.shard import records
 from ttanjit.shard.game import (
@@ -294,8 +294,8 @@ class Room:
             # another gateway: it never moves the route)
             self.routes[player] = gw
         key = (player, cmd_id)
-        if not isinstance(action, dict):
-            return self._refuse(msg, t0, refusal("bad_action", cmd_id, "잘못된 요청이에요."),
+        if not flat_object(action):  # nothing nested, no long text: what a record holds
+            return self._refuse(msg, t0, refusal("bad_action", cmd_id, message_for("bad_action")),
                                 remember=key)
         if "auto" in action:
             # ``auto`` marks the shard's own autopilot/bot actions (it keeps
