@@ -275,9 +275,8 @@ def _game_frames(game: str, n: int, seed: int) -> list[dict]:
             rep = orjson.loads(reply)
             frame = {"type": "result", "cmd_id": rep["cmd_id"], "game_id": gid,
                      "game_seq": rep["seq"], "seq": i + 1, "server_ms": NOW + i}
-            info = {k: v for k, v in rep.items() if k not in ("ok", "cmd_id", "seq")}
-            if info:
-                frame["info"] = info
+            if rep.get("info"):
+                frame["info"] = rep["info"]
             frames.append(frame)
     for pid, seat in h.players.items():  # type: ignore[attr-defined]
         last = h.backlogs[pid].seq  # type: ignore[attr-defined]

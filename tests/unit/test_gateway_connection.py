@@ -24,8 +24,11 @@ from ttanjit.gateway.limits import MAX_FRAME
 from ttanjit.gateway.session import Session
 from ttanjit.shard.game import Part, envelope
 from ttanjit.v1 import matchmaker_pb2
+from ttanjit.v1.client_pb2 import ClientFrame
 
 NOW = 1_700_000_000_000
+DEEP = "\x00deep"  # send() writes a 300-deep list here (more than orjson would encode)
+DEEP_TEXT = "[" * 300 + "1" + "]" * 300
 
 
 class FakeTransport:
@@ -81,6 +84,7 @@ class Sub:
 class Msg:
     subject: str
     data: bytes
+    reply: str = ""
 
 
 class FakeGateway:
@@ -99,6 +103,7 @@ class FakeGateway:
         self.prior: Session | None = None
         self.subs: list[Sub] = []
         self.published: list[tuple[str, dict[str, Any]]] = []
+        self.announced: list[tuple[str, dict[str, Any]]] = []
         self.tables: dict[str, list[str]] = {}
         self.finals: dict[str, dict[str, Any]] = {}
         self.seated: dict[str, dict[str, Any]] = {}
@@ -112,6 +117,9 @@ class FakeGateway:
 
     async def take_over(self, player: str, new: Connection) -> Session | None:
         return self.prior
+
+    async def announce_live(self, player: str, data: bytes) -> None:
+        self.announced.append((player, orjson.loads(data)))
 
     async def save(self, s: Session, pointer: bool = True) -> None:
         self.saved.append(s.to_json())
@@ -158,13 +166,17 @@ def make(proto: bool = False) -> tuple[Connection, FakeTransport, FakeGateway]:
     return Connection(_link(gw), t, proto), t, gw
 
 
+def make_on(gw: FakeGateway) -> Connection:
+    return Connection(_link(gw), FakeTransport(), False)
+
+
 def token(gw: FakeGateway, player: str = "p1", nick: str = "하나") -> str:
     tok, _ = gw.tokens.issue(player, nick, NOW * 2)
     return tok
 
 
 async def send(c: Connection, frame: dict[str, Any]) -> None:
-    await c.on_frame(orjson.dumps(frame).decode())
+    await c.on_frame(orjson.dumps(frame).decode().replace('"\\u0000deep"', DEEP_TEXT))
 
 
 async def hello(c: Connection, gw: FakeGateway, t: FakeTransport) -> dict[str, Any]:
@@ -324,6 +336,79 @@ async def test_an_action_goes_to_the_shard_and_its_result_comes_back() -> None:
         "error", "not_your_turn", "action", "c2", "차례가 아니에요")
 
 
+async def test_the_result_carries_the_engines_note_as_it_is() -> None:
+    """docs/websocket.md 3: ``result.info`` is the engine's note on the move
+    (One Card's reordered multi-card play, a late 원카드! press) — it was
+    nested once more (``info.info``), so the web client never said it."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 0}
+    gw.sync_reply = {"seq": 3, "view": {"seat": 0}, "game": "g1"}
+    await hello(c, gw, t)
+    gw.command_reply = {"ok": True, "cmd_id": "c1", "seq": 8,
+                        "info": {"reordered": True, "order": ["5S", "5H"]}}
+    await send(c, {"type": "action", "cmd_id": "c1", "action": {"type": "play",
+                                                                "cards": ["5H", "5S"]}})
+    result = t.frames()[-1]
+    assert result["type"] == "result"
+    assert result["info"] == {"reordered": True, "order": ["5S", "5H"]}
+
+
+async def test_room_options_that_are_not_flat_are_bad_option() -> None:
+    c, t, gw = make()
+    await hello(c, gw, t)
+    for options in ({"turn_ms": DEEP}, {"a": {"b": 1}}, {"a": "x" * 65}):
+        await send(c, {"type": "room_create", "game": "onecard", "options": options})
+        assert t.frames()[-1]["code"] == "bad_option", options
+        await send(c, {"type": "room_options", "options": options})
+        assert t.frames()[-1]["code"] == "bad_option", options
+    assert gw.mm.calls == []  # nothing reached the matchmaker
+
+
+async def test_a_resume_past_what_the_session_sent_starts_afresh() -> None:
+    """A client cannot have frames its session never sent: resuming with
+    a ``last_seq`` ahead of the session is not a resume (it numbered every
+    later frame from there; in protobuf past uint32 it dropped the socket)."""
+    c, t, gw = make()
+    await hello(c, gw, t)
+    assert c.session is not None
+    gw.prior = Session.from_json(orjson.loads(orjson.dumps(c.session.to_json())))
+    sent = gw.prior.seq
+    for last_seq, resumed in ((sent + 1, False), (4_294_967_295, False), (sent, True)):
+        c2, t2, _ = Connection(_link(gw), FakeTransport(), False), None, None
+        t2 = c2.t
+        await send(c2, {"type": "hello", "token": token(gw),
+                        "resume": {"session": gw.prior.id, "last_seq": last_seq}})
+        welcome = t2.frames()[0]  # type: ignore[attr-defined]
+        assert welcome["resumed"] is resumed, last_seq
+        assert welcome["seq"] <= sent + 1
+
+
+async def test_of_two_hellos_at_the_same_moment_the_later_stays() -> None:
+    """Two tabs of one player saying hello at once: neither found the
+    other to kick (neither was subscribed yet), so each says it is live
+    once subscribed; the earlier closes (4001, saving nothing: the later
+    one's session is the player's), the later stays registered. (Both
+    stayed open, and closing one paused the game under the other.)"""
+    gw = FakeGateway()
+    first, second = make_on(gw), make_on(gw)
+    await hello(first, gw, first.t)  # type: ignore[arg-type]
+    await hello(second, gw, second.t)  # type: ignore[arg-type]
+    assert first.hello_at < second.hello_at
+    live = {p: d for p, d in gw.announced}
+    assert [d["conn"] for _, d in gw.announced] == [first.id, second.id] and "p1" in live
+    saves = len(gw.saved)
+    # the later hears of the earlier: it stays, says so again, registers again
+    await second.on_kick(Msg("ttanjit.v1.player.p1.kick", orjson.dumps(gw.announced[0][1])))
+    assert not second.closed and gw.announced[-1][1]["conn"] == second.id
+    assert gw.registered[-1] is second
+    # the earlier hears of the later: it closes as replaced
+    await first.on_kick(Msg("ttanjit.v1.player.p1.kick", orjson.dumps(gw.announced[-1][1])))
+    assert first.closed and first.t.closed == (4001, "replaced")  # type: ignore[attr-defined]
+    assert len(gw.saved) == saves  # the earlier's session is not saved over the later's
+    assert not [cmd for cmd in gw.commands if cmd[3] == {"type": "disconnect"}]
+    assert second in gw.registered and first not in gw.registered
+
+
 async def test_a_game_left_by_choice_is_not_taken_up_again() -> None:
     """나가기 (RULES.md 4: a bot plays the seat on, the player may watch):
     the connection that left still gets the game to its end, but a later
@@ -395,6 +480,12 @@ async def test_declining_the_rematch_of_a_finished_game_is_done_with_it() -> Non
     ({"cmd_id": "", "action": {"type": "draw"}}, "bad_cmd_id"),
     ({"cmd_id": "c", "action": {}}, "missing_field"),
     ({"cmd_id": "c", "action": {"type": "disconnect"}}, "reserved_action"),
+    # games/base.py flat_object: nothing nested, no long text (a 251-deep
+    # field once stopped a game: its record message could not be encoded)
+    ({"cmd_id": "c", "action": {"type": "select", "card": 5, "row": 2, "x": DEEP}}, "bad_action"),
+    ({"cmd_id": "c", "action": {"type": "play", "cards": [["5H"]]}}, "bad_action"),
+    ({"cmd_id": "c", "action": {"type": "play", "pad": "x" * 65}}, "bad_action"),
+    ({"cmd_id": "c", "action": {"type": "play", "cards": ["5H"] * 65}}, "bad_action"),
 ])
 async def test_actions_the_gateway_refuses_itself(frame: dict[str, Any], code: str) -> None:
     c, t, gw = make()
@@ -640,6 +731,18 @@ async def test_the_binary_subprotocol_speaks_protobuf() -> None:
     assert [f["type"] for f in t.frames()] == ["welcome", "pong"]
     await c.on_frame('{"type": "ping"}')  # text on the binary subprotocol
     assert t.frames()[-1]["code"] == "bad_frame"
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+async def test_a_protobuf_ping_with_a_number_json_cannot_hold_is_bad_frame(value: float) -> None:
+    """A protobuf ``double`` may be NaN or ±Infinity: refused as a malformed
+    frame (the pong echoing it failed to encode: internal_error)."""
+    c, t, gw = make(proto=True)
+    await c.on_frame(codec.encode_client_proto({"type": "hello", "token": token(gw)}))
+    await c.on_frame(ClientFrame(type="ping", client_ms=value).SerializeToString())
+    assert (t.frames()[-1]["type"], t.frames()[-1]["code"]) == ("error", "bad_frame")
+    await c.on_frame(codec.encode_client_proto({"type": "ping", "client_ms": 5.5}))
+    assert t.frames()[-1] == {**t.frames()[-1], "type": "pong", "client_ms": 5.5}
 
 
 def test_the_gateway_does_not_import_the_load_tester() -> None:

@@ -13,6 +13,8 @@ Every decode error is a :class:`FrameError` with a stable code. Sans-I/O.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -41,7 +43,9 @@ def _is_uint32(v: Any) -> bool:
 
 
 def _is_number(v: Any) -> bool:
-    return type(v) in (int, float)
+    """An int, or a finite float (a protobuf client's Value may carry NaN
+    or ±Infinity, which neither JSON nor an echo of it can hold)."""
+    return type(v) is int or (type(v) is float and math.isfinite(v))
 
 
 def _is_object(v: Any) -> bool:
@@ -80,6 +84,16 @@ CLIENT_SCHEMA = _schema(ClientFrame.DESCRIPTOR)
 # A token string of any length (within the frame cap) gets through: an
 # over-long one is the token check's to refuse, with bad_token (auth.py).
 CLIENT_SCHEMA["token"] = lambda v: type(v) is str
+
+
+_GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def is_game_id(v: Any) -> bool:
+    """A game id as the shards make them: one NATS subject token and one
+    KV key (no ``.``, ``*`` or ``>``: a ``spectate`` of ``*`` subscribed to
+    every game's public channel)."""
+    return type(v) is str and _GAME_ID.fullmatch(v) is not None
 
 
 def is_cmd_id(v: Any) -> bool:

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 import grpc
 import orjson
 
+from ttanjit.games.base import flat_object
 from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
 from ttanjit.gateway.auth import Tokens
@@ -86,6 +87,7 @@ class GatewayLink(Protocol):
     def register(self, conn: Connection) -> None: ...
     def unregister(self, conn: Connection) -> None: ...
     async def take_over(self, player: str, new: Connection) -> Session | None: ...
+    async def announce_live(self, player: str, data: bytes) -> None: ...
     async def save(self, s: Session, pointer: bool = True) -> None: ...
     async def command(self, game_id: str, player: str, cmd_id: str, action: dict[str, Any],
                       total_s: float = 5.0) -> dict[str, Any]: ...
@@ -115,6 +117,10 @@ class Connection:
         self.url_token = url_token
         self.id = secrets.token_hex(8)
         self.session: Session | None = None
+        # (hello's wall time, id): of two hellos of one player at the same
+        # moment, the later one stays (on_kick)
+        self.hello_at: tuple[int, str] = (0, self.id)
+        self.superseded = False  # closed for a hello that raced ours: saves nothing
         self.finished_game = False
         now = time.monotonic()
         self.bucket = TokenBucket(last=now)
@@ -240,14 +246,18 @@ class Connection:
         if self.session is not None:
             raise FrameError("already_hello")
         ident = self.gw.tokens.verify(f.get("token") or self.url_token, now_ms())
+        self.hello_at = (now_ms(), self.id)
         # the nickname as last set on any device (a token keeps the one it
         # was issued with, for up to an hour)
         nickname = await self.gw.nickname(ident.player) or ident.nickname
         prior = await self.gw.take_over(ident.player, self)
         resume = f.get("resume") or {}
         last_seq = int(resume.get("last_seq") or 0)
+        # a client cannot have frames the session never sent (a last_seq
+        # ahead of it numbered every later frame from there)
         resumed = bool(resume) and prior is not None and prior.id == resume.get("session") \
-            and prior.player == ident.player and prior.resumable(now_ms())
+            and prior.player == ident.player and prior.resumable(now_ms()) \
+            and 0 <= last_seq <= prior.seq
         if resumed:
             assert prior is not None
             sess = prior
@@ -268,6 +278,10 @@ class Connection:
         self.gw.register(self)
         self.buffer = []
         await self.subscribe()
+        # a hello of the same player on another tab at the same moment found
+        # no connection to kick (neither was subscribed yet): say we are live
+        # now; of the two, the later hello stays (on_kick)
+        await self.gw.announce_live(ident.player, self._live())
         state = await self.gw.player_state(ident.player)
         if state and state.get("game_id") and state["game_id"] not in (sess.game_id, sess.left):
             # seated while away (e.g. the room started): take up that game,
@@ -531,10 +545,22 @@ class Connection:
             return
         if req.get("conn") == self.id or self.session is None:
             return
+        live = req.get("live")
+        if isinstance(live, list) and len(live) == 2:  # a hello that raced ours
+            if (int(live[0]), str(live[1])) < self.hello_at:
+                # it is the earlier one: it closes when it hears of us
+                self.gw.register(self)
+                await self.gw.announce_live(self.session.player, self._live())
+                return
+            self.superseded = True
         self.replaced = True
         await self.close(4001, "replaced")
         await self.finish()
-        await msg.respond(orjson.dumps(self.session.to_json()))
+        if msg.reply:
+            await msg.respond(orjson.dumps(self.session.to_json()))
+
+    def _live(self) -> bytes:
+        return orjson.dumps({"conn": self.id, "live": list(self.hello_at)})
 
     # -- closing -------------------------------------------------------------------
     async def close(self, code: int, reason: str) -> None:
@@ -578,7 +604,8 @@ class Connection:
                                           timeout=2)
                 except grpc.aio.AioRpcError:
                     pass
-            await self.gw.save(s)
+            if not self.superseded:  # the later hello's session is the player's
+                await self.gw.save(s)
         finally:
             self._finishing.set_result(None)
 
@@ -620,6 +647,7 @@ class Connection:
     async def h_room_create(self, f: dict[str, Any]) -> None:
         if not f.get("game"):
             raise FrameError("missing_field")
+        self._flat_options(f)
         self._not_in_game()
         rep = await self.gw.mm.CreateRoom(matchmaker_pb2.CreateRoomRequest(
             player=self._player_ref(), game=f["game"], seats=f.get("seats") or 0,
@@ -640,12 +668,20 @@ class Connection:
         _check(rep)
         await self.send({"type": "room_left", "code": rep.room.code})
 
+    @staticmethod
+    def _flat_options(f: dict[str, Any]) -> None:
+        """A room's options are a flat object (games/base.py ``flat_object``):
+        anything else is ``bad_option`` before it is encoded."""
+        if "options" in f and not flat_object(f["options"]):
+            raise FrameError("bad_option")
+
     def _room_req(self, **kw: Any) -> matchmaker_pb2.RoomRequest:
         return matchmaker_pb2.RoomRequest(player=self._player_ref().player, **kw)
 
     async def h_room_options(self, f: dict[str, Any]) -> None:
         if "options" not in f and "seats" not in f:
             raise FrameError("missing_field")
+        self._flat_options(f)
         rep = await self.gw.mm.SetRoomOptions(self._room_req(
             seats=f.get("seats") or 0,
             options_json=orjson.dumps(f["options"]).decode() if "options" in f else ""),
@@ -671,6 +707,8 @@ class Connection:
         gid = f.get("game_id")
         if not gid:
             raise FrameError("missing_field")
+        if not codec.is_game_id(gid):  # no such game, so no such offer
+            raise FrameError("no_rematch")
         s = self.session
         if not accept and s is not None and gid == s.game_id and self.finished_game:
             # 로비로 from the results: done with that table (offer or not); a
@@ -730,6 +768,8 @@ class Connection:
             raise FrameError("bad_cmd_id")
         if not isinstance(action, dict) or not isinstance(action.get("type"), str):
             raise FrameError("missing_field")
+        if not flat_object(action):  # nothing nested, no long text (games/base.py)
+            raise FrameError("bad_action")
         if action["type"] in PRESENCE:
             raise FrameError("reserved_action")
         gid = f.get("game_id") or s.game_id
@@ -751,9 +791,8 @@ class Connection:
             frame: dict[str, Any] = {"type": "result", "cmd_id": cmd_id, "game_id": gid}
             if isinstance(reply.get("seq"), int):
                 frame["game_seq"] = reply["seq"]
-            info = {k: v for k, v in reply.items() if k not in ("ok", "cmd_id", "seq")}
-            if info:
-                frame["info"] = info
+            if reply.get("info"):  # the engine's note on the move (docs/websocket.md 3)
+                frame["info"] = reply["info"]
             await self.send(frame)
         else:
             code = str(reply.get("code") or "bad_frame")
@@ -765,6 +804,8 @@ class Connection:
         assert s is not None
         gid = f.get("game_id") or s.game_id
         if gid and gid != s.game_id:
+            if not codec.is_game_id(gid):
+                raise FrameError("not_in_game")
             # an older game of the player's (a bookmarked or reopened
             # address): how it ended, if it has; else not this player's now
             final = await self.gw.final_frame(str(gid), s.player)

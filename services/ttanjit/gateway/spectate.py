@@ -33,8 +33,8 @@ import orjson
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
+from ttanjit.gateway import codec, finals, watchers
 from ttanjit.gateway import conn as conn_mod
-from ttanjit.gateway import finals, watchers
 from ttanjit.gateway.conn import Connection, _deadline, burst_parts
 from ttanjit.gateway.errors import FrameError
 
@@ -103,6 +103,8 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
     gid = f.get("game_id")
     if not isinstance(gid, str) or not gid:
         raise FrameError("missing_field")
+    if not codec.is_game_id(gid):  # never a wildcard subject, never a bad KV key
+        raise FrameError("unknown_game")
     s = c.session
     assert s is not None
     if s.game_id == gid and not c.finished_game:
