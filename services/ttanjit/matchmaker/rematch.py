@@ -11,6 +11,9 @@ there agreed, or when the window closes with at least one agreement; a human
 who turned it down (로비로) or did not answer gets a bot of the table's level
 in the same seat (``normal`` when the table had no bot), and goes back to the
 lobby. An offer nobody agreed to when the window closes is dropped.
+Once started, the offer (``started_ms``, then ``new_game_id``) is kept a
+while longer: a ``rematch`` for the old game then answers with it and never
+starts another game (ttanjit.matchmaker.service, ``Matchmaker.rematched``).
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ class Rematch:
     until_ms: int
     agreed: dict[str, str] = field(default_factory=dict)  # player -> nickname
     declined: list[str] = field(default_factory=list)
-    new_game_id: str = ""
+    new_game_id: str = ""  # the game it started (set once that game is placed)
+    started_ms: int = 0  # when it was ready and its game began to be placed (0: open)
 
     @classmethod
     def from_game(cls, game_id: str, header: dict[str, Any], entry: dict[str, Any],
@@ -117,9 +121,12 @@ class Rematch:
         return {"type": "rematch", "game_id": self.game_id, "rematch": body}
 
     def to_json(self) -> dict[str, Any]:
-        return {"game_id": self.game_id, "game": self.game, "options": self.options,
-                "seats": self.seats, "humans": self.humans, "until_ms": self.until_ms,
-                "agreed": self.agreed, "declined": self.declined}
+        out = {"game_id": self.game_id, "game": self.game, "options": self.options,
+               "seats": self.seats, "humans": self.humans, "until_ms": self.until_ms,
+               "agreed": self.agreed, "declined": self.declined}
+        if self.started_ms:
+            out.update(started_ms=self.started_ms, new_game_id=self.new_game_id)
+        return out
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Rematch:
@@ -128,4 +135,5 @@ class Rematch:
                    {str(k): int(v) for k, v in (d.get("humans") or {}).items()},
                    int(d["until_ms"]), {str(k): str(v) for k, v in
                                         (d.get("agreed") or {}).items()},
-                   [str(p) for p in d.get("declined") or []])
+                   [str(p) for p in d.get("declined") or []],
+                   str(d.get("new_game_id") or ""), int(d.get("started_ms") or 0))

@@ -60,6 +60,11 @@ FORWARD_WAIT_S = 8.0  # how long a call waits for a leader (a failover takes ~2.
 # first, then the entry): a 한 판 더 pressed at once waits this long for it
 # (within a forwarded call's 2.5 s) rather than hear game_not_finished.
 FINISHING_S = 1.5
+# A 한 판 더 that started is kept (Matchmaker.rematched) at least this long,
+# and while its new game is on: a player who reloads the old game's result
+# screen (the web client asks again) or answers late learns that it started
+# and where, and the old table never starts a second game.
+STARTED_KEEP_MS = 10 * 60_000
 
 # ttanjit_mm_placement_failures_total's reasons, as the log says them
 WHY = {"no_shard": "no shard heard from in the last 5 s",
@@ -122,6 +127,9 @@ class Matchmaker:
         self.away: dict[str, int] = {}  # room members without a connection, since ms
         self.placing: dict[str, QuickMatch] = {}  # quick matches being placed, by id
         self.rematches: dict[str, Rematch] = {}  # open 한 판 더 offers, by the old game id
+        # 한 판 더 offers that started, by the old game id: being placed (no
+        # ``new_game_id`` yet) or placed, until forget_rematched
+        self.rematched: dict[str, Rematch] = {}
         self._kv_history: KeyValue | None = None  # ttanjit_history (standings.py)
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -143,6 +151,9 @@ class Matchmaker:
             "seated": {p: list(v) for p, v in self.seated.items()},
             "away": dict(self.away),
             "rematches": [r.to_json() for r in self.rematches.values()],
+            # apart from "rematches": a replica that does not know them (a
+            # rolling upgrade) must not take them for open offers and start them
+            "rematched": [r.to_json() for r in self.rematched.values()],
         }
 
     def restore(self, doc: dict[str, Any] | None) -> None:
@@ -162,6 +173,10 @@ class Matchmaker:
         for d in doc.get("rematches", []):
             r = Rematch.from_json(d)
             self.rematches[r.game_id] = r
+        self.rematched = {}
+        for d in doc.get("rematched", []):
+            r = Rematch.from_json(d)
+            self.rematched[r.game_id] = r
         self.ratings.clear()  # re-read from KV: another replica may have rated since
 
     async def commit(self) -> None:
@@ -182,6 +197,9 @@ class Matchmaker:
             "rooms": len(self.rooms.by_code), "placing": len(self.placing)})
         for mt in list(self.placing.values()):
             self._spawn(self._place_quick(mt))
+        for r in list(self.rematched.values()):
+            if not r.new_game_id:  # ready, but its game not placed (or not seated) yet
+                self._spawn(self._start_rematch(r))
 
     def step_down(self) -> None:
         """Not the leader any more: forget the lobby (the leader has it)."""
@@ -479,13 +497,25 @@ class Matchmaker:
 
     async def rematch(self, player: str, nickname: str, game_id: str, accept: bool) -> None:
         r = self.rematches.get(game_id)
-        if r is None:  # the first answer opens the offer (a "no" too: the others see it)
+        if r is None and game_id not in self.rematched:
+            # the first answer opens the offer (a "no" too: the others see it)
             header, entry = await self._finished_table(game_id)
-            r = self.rematches.get(game_id) or Rematch.from_game(
-                game_id, header, entry, now_ms(), self.s.rematch_ms)
-            if player not in r.humans:
+            r = self.rematches.get(game_id)  # opened (or started) meanwhile?
+            if r is None and game_id not in self.rematched:
+                r = Rematch.from_game(game_id, header, entry, now_ms(), self.s.rematch_ms)
+                if player not in r.humans:
+                    raise LobbyError("no_rematch")
+                self.rematches[game_id] = r
+        done = self.rematched.get(game_id)
+        if done is not None:
+            # It started already: an answer (a reload asking again, a late
+            # one, 로비로) changes nothing and opens no new offer; the player
+            # gets its state, "started" with the new game once that is placed.
+            if player not in done.humans:
                 raise LobbyError("no_rematch")
-            self.rematches[game_id] = r
+            await self.notify(player, done.frame("started" if done.new_game_id else "open"))
+            return
+        assert r is not None
         r.answer(player, nickname, accept)
         await self.commit()
         await self.notify_rematch(r, r.frame())
@@ -505,28 +535,58 @@ class Matchmaker:
                 await self.commit()
                 await self.notify_rematch(r, r.frame("expired"))
             elif r.ready(now):
+                # moved, not dropped, in the same write: from now on an
+                # answer for the old game gets this offer's state
                 del self.rematches[gid]
+                r.started_ms = now
+                self.rematched[gid] = r
                 await self.commit()
                 self._spawn(self._start_rematch(r))
+        if not only:
+            await self.forget_rematched(now)
+
+    async def forget_rematched(self, now: int) -> None:
+        """Drop the started offers kept long enough: STARTED_KEEP_MS (at least
+        the offer's window) after they started, once their new game is over
+        (none of its players is seated in it any more)."""
+        keep = max(STARTED_KEEP_MS, self.s.rematch_ms)
+        old = [gid for gid, r in self.rematched.items() if now - r.started_ms >= keep
+               and not any(self.seated.get(p, ("",))[0] == r.new_game_id
+                           for p in r.humans if r.new_game_id)]
+        for gid in old:
+            del self.rematched[gid]
+        if old:
+            await self.commit()
 
     async def _start_rematch(self, r: Rematch) -> None:
+        """Place the new game of an offer that is ready (in ``rematched``,
+        durable: a new leader finishes the ones its predecessor left)."""
         free = {p for p in r.agreed if p not in self.queue.by_player
                 and self.rooms.room_of(p) is None
                 and self.seated.get(p, (r.game_id,))[0] == r.game_id}
         seats = r.new_seats(free)
         if not any(s.kind == "human" for s in seats):
-            await self.notify_rematch(r, r.frame("expired"))
+            await self._rematch_ended(r, "expired")
             return
         try:
             game_id = await self.place(r.game, r.options, seats)
         except LobbyError:
-            await self.notify_rematch(r, r.frame("failed"))
+            await self._rematch_ended(r, "failed")  # may be asked again: a new offer
             return
+        if self.rematched.get(r.game_id) is not r:
+            return  # not ours any more (a new leader restored the lobby)
+        r.new_game_id = game_id
         self._seat(game_id, seats)
         await self.commit()
-        r.new_game_id = game_id
         await self.notify_rematch(r, r.frame("started"))
         await self._announce(game_id, r.game, "rematch", r.options, seats)
+
+    async def _rematch_ended(self, r: Rematch, state: str) -> None:
+        """A ready offer that started no game after all: forget it, then say so."""
+        if self.rematched.get(r.game_id) is r:
+            del self.rematched[r.game_id]
+            await self.commit()
+        await self.notify_rematch(r, r.frame(state))
 
     async def start_room(self, player: str) -> tuple[Room, str]:
         room, seats = self.rooms.start_seats(player)
