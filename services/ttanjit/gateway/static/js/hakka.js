@@ -5,7 +5,7 @@
 import { josa, num, signed, scoreText } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { hkCard, hkName, hkParse, hkSort, cardBack, selectionAfter } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark } from "./game.js";
+import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark, isMine } from "./game.js";
 import { seatCount, onAutopilot, handCount, botTookOver } from "./seats.js";
 
 const KIND = { single: "한 장", run: "런", set: "세트", discard: "엎어 버림" };
@@ -117,19 +117,20 @@ export function render(ctl, root) {
   const kind = classify(st.sel);
   const preview = st.sel.length ? h("p.effect", {}, `${st.sel.map(hkName).join(" · ")} — ${kind ? KIND[kind] + (kind === "single" ? "" : ` ${st.sel.length}장`) : "패턴이 아니에요 (엎어 버리기만 돼요)"}`) : null;
 
-  let actions = null;
+  let hint = null;
+  let buttons = null;
   if (myTurn && v.phase === "calling") {
     const dealer = me === v.dealer;
-    actions = [h("p.hint.call-hint", { dataset: { hint: "call" } },
+    hint = h("p.hint.call-hint", { dataset: { hint: "call" } },
       h("strong", {}, "콜"), dealer
         ? ": 이 판을 이기러 나서요. 딜러가 콜하면 다음 판도 딜러를 할 수 있어요. "
         : ": 이 판을 이기러 나서요. 특별 플레이어가 되어 상위 카드를 언제든 리드할 수 있지만, 판을 못 이기면 다른 사람 몫까지 혼자 점수를 내요. ",
-      h("strong", {}, "패스"), ": 다음 사람에게 넘겨요. 세 명 모두 패스하면 다시 나눠요."),
-    h("div.hk-actions", {},
+      h("strong", {}, "패스"), ": 다음 사람에게 넘겨요. 세 명 모두 패스하면 다시 나눠요.");
+    buttons = h("div.hk-actions", {},
       button("패스", () => ctl.act({ type: "pass" }), { dataset: { act: "pass" } }),
-      button("콜", () => ctl.act({ type: "call" }), { class: "primary", dataset: { act: "call" } }))];
+      button("콜", () => ctl.act({ type: "call" }), { class: "primary", dataset: { act: "call" } }));
   } else if (myTurn && v.phase === "playing") {
-    actions = h("div.hk-actions", {},
+    buttons = h("div.hk-actions", {},
       leading ? null : button("엎어서 버리기", () => send(ctl, "discard"), { disabled: !st.sel.length, dataset: { act: "discard" } }),
       button(leading ? "리드하기" : "꺾기", () => send(ctl, "play"), { class: "primary", disabled: !st.sel.length, dataset: { act: "play" } }));
   }
@@ -149,7 +150,14 @@ export function render(ctl, root) {
     // for sayChanges only (aria-hidden: the table above shows the same to a reader who looks)
     h("p.visually-hidden", { dataset: { say: "log" }, "aria-hidden": "true" }, lastLine(ctl, v)),
     h("p.oc-status", { dataset: { say: "status" } }, status, myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null),
-    refusalBox(), preview, actions, handEl, discards));
+    refusalBox(),
+    // the call's explanation above; the buttons and the hand stay at the
+    // bottom of the screen while the table scrolls (on a 360×740 phone they
+    // were below the fold when following a lead: trial finding)
+    hint,
+    h("div.table-dock.hk-dock", { class: me !== null && me !== v.dreamer && !v.finished && !ctl.replay && hand.length ? "docked" : "" },
+      preview, buttons, handEl),
+    discards));
 }
 
 async function send(ctl, type) {
@@ -173,7 +181,7 @@ function handResult(ctl, lh) {
       ` → ${lh.dreamer_tricks}트릭${lh.dreamer_tricks >= 6 ? " (점수를 받아요)" : ""}`),
     lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${josa(name(ctl, lh.privileged), "이/가")} 판을 이기지 못해 혼자 점수를 내요.`) : null,
     h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적"))),
-      h("tbody", {}, [0, 1, 2, 3].map((s) => h("tr", {}, h("td", {}, name(ctl, s)),
+      h("tbody", {}, [0, 1, 2, 3].map((s) => h("tr", { class: isMine(ctl, s) ? "me" : "" }, h("td", {}, name(ctl, s), meMark(ctl, s)),
         h("td.num", {}, signed(lh.deltas[s])), h("td.num", {}, num(lh.scores[s])))))));
 }
 
@@ -195,8 +203,8 @@ function results(ctl) {
     w.length > 1 ? `공동 우승: ${w.map((s) => name(ctl, s)).join(", ")}` : w.length ? `우승: ${name(ctl, w[0])}` : "게임 결과";
   const order = [0, 1, 2, 3].sort((a, b) => v.scores[b] - v.scores[a]);
   return resultsPanel(ctl, [h("p.result-title", {}, title),
-    h("table.scores", {}, h("tbody", {}, order.map((s) => h("tr", { class: w.includes(s) ? "win" : "" },
-      h("td", {}, name(ctl, s)), h("td.num", {}, scoreText("hakka", v.scores[s]))))))]);
+    h("table.scores", {}, h("tbody", {}, order.map((s) => h("tr", { class: [w.includes(s) ? "win" : "", isMine(ctl, s) ? "me" : ""].join(" ").trim() },
+      h("td", {}, name(ctl, s), meMark(ctl, s)), h("td.num", {}, scoreText("hakka", v.scores[s]))))))]);
 }
 
 export function onEvent(ctl, ev) {

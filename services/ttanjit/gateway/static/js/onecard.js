@@ -134,10 +134,15 @@ export function render(ctl, root) {
     autoOn ? h("div.banner.autopilot", { dataset: { say: "banner" } },
       v.resume_pending?.[me] ? "다음 내 차례부터 직접 해요." : "시간이 세 번 지나 자동 진행 중이에요.",
       v.resume_pending?.[me] ? null : button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } })) : null,
-    opp, center, status, log, refusalBox(), effect, actions, picker,
-    h("div.my-row", { dataset: { seat: me } }, h("span.name", {}, `${seatName(ctl, me)}${meMark(ctl, me)} · ${(v.hand || []).length}장`),
-      me !== null ? seatBadges(ctl, me) : null, oneCardBtn),
-    hand));
+    opp, center, status, log, refusalBox(),
+    // the preview, the buttons, 원카드! and the hand stay at the bottom of the
+    // screen while the table scrolls, as 줄줄이 벌점's dock (on a 360×740
+    // phone the hand was below the fold on every turn: trial finding)
+    h("div.table-dock.oc-dock", { class: me !== null && !out && !v.finished && !ctl.replay ? "docked" : "" },
+      effect, actions, picker,
+      h("div.my-row", { dataset: { seat: me } }, h("span.name", {}, `${seatName(ctl, me)}${meMark(ctl, me)} · ${(v.hand || []).length}장`),
+        me !== null ? seatBadges(ctl, me) : null, oneCardBtn),
+      hand)));
   if (ctl.focusNext) { // the suit picker's first suit, or back from it
     root.querySelector(ctl.focusNext)?.focus({ preventScroll: true });
     ctl.focusNext = null;
@@ -296,8 +301,8 @@ function results(ctl) {
   const rows = [];
   for (let s = 0; s < seatCount(v); s++) {
     if (!inGame(v, s)) continue;
-    rows.push(h("tr", { class: isWinner(v, s) ? "win" : "" },
-      h("td", {}, seatName(ctl, s)),
+    rows.push(h("tr", { class: [isWinner(v, s) ? "win" : "", isMine(ctl, s) ? "me" : ""].join(" ").trim() },
+      h("td", {}, seatName(ctl, s), meMark(ctl, s)), // my row stands out, as 줄줄이 벌점's
       h("td", {}, isWinner(v, s) ? (botTookOver(v, s) ? "승리 (봇이 대신함)" : "승리")
         : (v.eliminated || []).includes(s) ? "탈락" : `${handCount(v, s)}장 남음`)));
   }

@@ -142,7 +142,8 @@ export function render(ctl, root) {
     // screen while the rows scroll (no scrolling down to the hand and back)
     // (only while it holds something: an empty dock would cover the rows,
     // e.g. once the game is over, or a spectator's, who has no hand)
-    v.finished || (!mine && !dockTimer && !action) ? null : h("div.pr-dock", {},
+    // (in a replay nothing is picked: it stays in the page, off the rows)
+    v.finished || (!mine && !dockTimer && !action) ? null : h("div.pr-dock", { class: ctl.replay ? "still" : "" },
       dockTimer, action, mine ? [h("h2.visually-hidden", {}, "내 손패"), hand] : null),
     log));
   if (swiped) players.scrollLeft = swiped;

@@ -1,0 +1,101 @@
+"""A turn on a small phone (360×740): what the player decides on — the top
+card or the table's best play — and what they decide with — the buttons,
+원카드! and their hand — are on the screen together, without scrolling.
+원카드 and 하카 카드 keep the hand and its buttons in a dock at the bottom of
+the screen (as 줄줄이 벌점 does); before it, the hand was below the fold on
+every One Card turn and when following a lead in Hakka (a phone trial).
+Drawn from views the real engines made."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from browserkit import engine_view, new_engine, render, shot
+
+pytestmark = pytest.mark.e2e
+
+PHONE = {"width": 360, "height": 740}
+
+
+def box(page: Any, selector: str) -> dict[str, float]:
+    found = page.evaluate("""(s) => { const e = document.querySelector(s);
+      if (!e) return null; const r = e.getBoundingClientRect();
+      return {top: r.top, bottom: r.bottom, left: r.left, right: r.right}; }""", selector)
+    assert found is not None, f"{selector} is not on the page"
+    return found  # type: ignore[no-any-return]
+
+
+def on_screen(page: Any, selector: str, above: float | None = None) -> None:
+    """``selector`` is inside the viewport, below the sticky top bar and,
+    with ``above``, above that line (the dock's top)."""
+    r = box(page, selector)
+    top = box(page, ".topbar")["bottom"]
+    bottom = above if above is not None else PHONE["height"]
+    assert r["top"] >= top - 1 and r["bottom"] <= bottom + 1, (selector, r, top, bottom)
+    assert r["left"] >= -1 and r["right"] <= PHONE["width"] + 1, (selector, r)
+
+
+def hakka_following() -> dict[str, Any]:
+    """Seat 0's view when it must beat (or discard under) a lead."""
+    e = new_engine("hakka", 4, seed=7)
+    rnd, t = random.Random(1), 0
+    for _ in range(400):
+        v = e.view(0)
+        if v.get("phase") == "playing" and v.get("turn") == 0 and v.get("table"):
+            return dict(v)
+        seat = v.get("turn")
+        t += 100
+        if seat is None:
+            e.apply(t)
+        else:
+            assert e.apply(t, seat, rnd.choice(e.legal_actions(seat))).ok
+    raise AssertionError("seat 0 never followed a lead")
+
+
+@pytest.mark.parametrize("seats,hand", [(4, None), (6, 19)])
+def test_a_one_card_turn_fits_a_small_phone(new_page: Any, seats: int, hand: int | None) -> None:
+    page = new_page(**PHONE)
+    v = engine_view("onecard", seats, seed=5)
+    if hand:  # a long hand after taking attacks: it scrolls inside the dock
+        v["hand"] = ["AS", "2H", "3D", "4C", "5S", "6H", "7D", "8C", "9S", "10H", "JD", "QC",
+                     "KS", "BJ", "CJ", "7S", "7H", "9D", "9C"][:hand]
+    v["turn"] = 0
+    render(page, "onecard", "onecard", v)
+    shot(page, f"phone-onecard-{seats}")
+    dock = box(page, ".oc-dock")
+    assert dock["bottom"] <= PHONE["height"] + 1
+    on_screen(page, ".oc-center .top-card", above=dock["top"])
+    on_screen(page, ".oc-status", above=dock["top"])
+    for sel in ('[data-act="play"]', '[data-act="draw"]', '[data-act="one_card"]',
+                ".oc-hand .card:first-child"):
+        on_screen(page, sel)
+    if hand:
+        assert page.evaluate("() => { const h = document.querySelector('.oc-hand');"
+                             " return h.scrollHeight > h.clientHeight; }")
+
+
+def test_following_a_lead_in_hakka_fits_a_small_phone(new_page: Any) -> None:
+    page = new_page(**PHONE)
+    render(page, "hakka", "hakka", hakka_following())
+    shot(page, "phone-hakka-follow")
+    dock = box(page, ".hk-dock")
+    on_screen(page, ".hk-table .play.best", above=dock["top"])
+    for sel in ('[data-act="discard"]', '[data-act="play"]', ".hk-hand .card:first-child",
+                ".hk-hand .card:last-child"):
+        on_screen(page, sel)
+
+
+def test_the_dock_is_not_in_the_way_once_the_game_is_over(new_page: Any) -> None:
+    """No dock over a finished table, a spectator's or a replay (nothing to
+    press): the table scrolls as a page."""
+    page = new_page(**PHONE)
+    v = engine_view("onecard", 4, seed=5)
+    v["finished"] = True
+    render(page, "onecard", "onecard", v)
+    assert page.evaluate("() => getComputedStyle(document.querySelector('.oc-dock')).position") \
+        == "static"
+    render(page, "hakka", "hakka", hakka_following(), seat=None)  # type: ignore[arg-type]
+    assert page.evaluate("() => getComputedStyle(document.querySelector('.hk-dock')).position") \
+        == "static"
