@@ -390,23 +390,28 @@ async def test_of_two_hellos_at_the_same_moment_the_later_stays() -> None:
     one's session is the player's), the later stays registered. (Both
     stayed open, and closing one paused the game under the other.)"""
     gw = FakeGateway()
-    first, second = make_on(gw), make_on(gw)
-    await hello(first, gw, first.t)  # type: ignore[arg-type]
-    await hello(second, gw, second.t)  # type: ignore[arg-type]
-    assert first.hello_at < second.hello_at
-    live = {p: d for p, d in gw.announced}
-    assert [d["conn"] for _, d in gw.announced] == [first.id, second.id] and "p1" in live
+    a, b = make_on(gw), make_on(gw)
+    await hello(a, gw, a.t)  # type: ignore[arg-type]
+    await hello(b, gw, b.t)  # type: ignore[arg-type]
+    said = {d["conn"]: d for _, d in gw.announced}
+    assert set(said) == {a.id, b.id}
+    # later by wall time, or by id within the same millisecond
+    early, late = sorted((a, b), key=lambda c: c.hello_at)
     saves = len(gw.saved)
     # the later hears of the earlier: it stays, says so again, registers again
-    await second.on_kick(Msg("ttanjit.v1.player.p1.kick", orjson.dumps(gw.announced[0][1])))
-    assert not second.closed and gw.announced[-1][1]["conn"] == second.id
-    assert gw.registered[-1] is second
+    await late.on_kick(Msg("ttanjit.v1.player.p1.kick", orjson.dumps(said[early.id])))
+    assert not late.closed and gw.announced[-1][1]["conn"] == late.id
+    assert gw.registered[-1] is late
     # the earlier hears of the later: it closes as replaced
-    await first.on_kick(Msg("ttanjit.v1.player.p1.kick", orjson.dumps(gw.announced[-1][1])))
-    assert first.closed and first.t.closed == (4001, "replaced")  # type: ignore[attr-defined]
+    await early.on_kick(Msg("ttanjit.v1.player.p1.kick", orjson.dumps(said[late.id])))
+    assert early.closed and early.t.closed == (4001, "replaced")  # type: ignore[attr-defined]
     assert len(gw.saved) == saves  # the earlier's session is not saved over the later's
     assert not [cmd for cmd in gw.commands if cmd[3] == {"type": "disconnect"}]
-    assert second in gw.registered and first not in gw.registered
+    assert late in gw.registered and early not in gw.registered
+    # a live message that is not one (a garbled time) changes nothing
+    await late.on_kick(Msg("ttanjit.v1.player.p1.kick",
+                           orjson.dumps({"conn": "x", "live": ["soon", "x"]})))
+    assert not late.closed
 
 
 async def test_a_game_left_by_choice_is_not_taken_up_again() -> None:

@@ -270,7 +270,7 @@ async def _allow_msg_ttl(js: JetStreamContext, bucket: str) -> None:
             info.config.allow_msg_ttl = True
             await js.update_stream(info.config)
             log.info("%s: per-message TTLs allowed", bucket)
-    except BadRequestError as e:
+    except APIError as e:  # the writers find out again, and do without
         log.warning("%s: no per-message TTLs on this NATS server: %s", bucket, e.description)
 
 

@@ -547,7 +547,9 @@ class Connection:
             return
         live = req.get("live")
         if isinstance(live, list) and len(live) == 2:  # a hello that raced ours
-            if (int(live[0]), str(live[1])) < self.hello_at:
+            if not isinstance(live[0], int) or not isinstance(live[1], str):
+                return
+            if (live[0], live[1]) < self.hello_at:
                 # it is the earlier one: it closes when it hears of us
                 self.gw.register(self)
                 await self.gw.announce_live(self.session.player, self._live())

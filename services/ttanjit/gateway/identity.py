@@ -18,7 +18,7 @@ JetStream KV bucket ``ttanjit_identity``:
   nickname (sign-in, ``POST /api/nickname``); leaderboards and histories
   show it.
 - ``c.<CODE>``: ``{"player", "expires_ms"}``, a one-time code for
-  "다른 기기에서 계속하기" (10 minutes; deleted with a revision check when
+  "다른 기기에서 계속하기" (10 minutes; emptied with a revision check when
   used, so it works once): the other device gets its own refresh family of
   the same player.
 
