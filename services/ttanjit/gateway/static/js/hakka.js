@@ -155,7 +155,7 @@ export function render(ctl, root) {
     // bottom of the screen while the table scrolls (on a 360×740 phone they
     // were below the fold when following a lead: trial finding)
     hint,
-    h("div.table-dock.hk-dock", { class: me !== null && me !== v.dreamer && !v.finished && !ctl.replay && hand.length ? "docked" : "" },
+    h("div.table-dock.hk-dock", { class: me !== null && me !== v.dreamer && !botTookOver(v, me) && !v.finished && !ctl.replay && hand.length ? "docked" : "" },
       preview, buttons, handEl),
     discards));
 }

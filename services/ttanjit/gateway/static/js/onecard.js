@@ -138,7 +138,7 @@ export function render(ctl, root) {
     // the preview, the buttons, 원카드! and the hand stay at the bottom of the
     // screen while the table scrolls, as 줄줄이 벌점's dock (on a 360×740
     // phone the hand was below the fold on every turn: trial finding)
-    h("div.table-dock.oc-dock", { class: me !== null && !out && !v.finished && !ctl.replay ? "docked" : "" },
+    h("div.table-dock.oc-dock", { class: me !== null && !out && !gone && !v.finished && !ctl.replay ? "docked" : "" },
       effect, actions, picker,
       h("div.my-row", { dataset: { seat: me } }, h("span.name", {}, `${seatName(ctl, me)}${meMark(ctl, me)} · ${(v.hand || []).length}장`),
         me !== null ? seatBadges(ctl, me) : null, oneCardBtn),
