@@ -21,7 +21,7 @@ from ttanjit.gateway import codec
 from ttanjit.gateway.auth import Tokens
 from ttanjit.gateway.conn import Connection, GatewayLink
 from ttanjit.gateway.limits import MAX_FRAME
-from ttanjit.gateway.session import Session
+from ttanjit.gateway.session import RESUME_AHEAD, Session
 from ttanjit.shard.game import Part, envelope
 from ttanjit.v1 import matchmaker_pb2
 from ttanjit.v1.client_pb2 import ClientFrame
@@ -364,23 +364,24 @@ async def test_room_options_that_are_not_flat_are_bad_option() -> None:
     assert gw.mm.calls == []  # nothing reached the matchmaker
 
 
-async def test_a_resume_past_what_the_session_sent_starts_afresh() -> None:
-    """A client cannot have frames its session never sent: resuming with
-    a ``last_seq`` ahead of the session is not a resume (it numbered every
-    later frame from there; in protobuf past uint32 it dropped the socket)."""
+async def test_a_resume_far_past_what_the_session_sent_starts_afresh() -> None:
+    """A client may be ahead of the session as last saved (its gateway
+    crashed: the checkpoint is up to 30 s old), not arbitrarily far: a
+    ``last_seq`` of 2^32-1 numbered every later frame past what protobuf
+    holds (the socket dropped); beyond RESUME_AHEAD it is a new session."""
     c, t, gw = make()
     await hello(c, gw, t)
     assert c.session is not None
     gw.prior = Session.from_json(orjson.loads(orjson.dumps(c.session.to_json())))
     sent = gw.prior.seq
-    for last_seq, resumed in ((sent + 1, False), (4_294_967_295, False), (sent, True)):
-        c2, t2, _ = Connection(_link(gw), FakeTransport(), False), None, None
-        t2 = c2.t
+    for last_seq, resumed in ((4_294_967_295, False), (sent + RESUME_AHEAD + 1, False),
+                              (sent + 5, True), (sent, True)):
+        c2 = Connection(_link(gw), FakeTransport(), False)
         await send(c2, {"type": "hello", "token": token(gw),
                         "resume": {"session": gw.prior.id, "last_seq": last_seq}})
-        welcome = t2.frames()[0]  # type: ignore[attr-defined]
+        welcome = c2.t.frames()[0]  # type: ignore[attr-defined]
         assert welcome["resumed"] is resumed, last_seq
-        assert welcome["seq"] <= sent + 1
+        assert welcome["seq"] == (last_seq + 1 if resumed else 1)
 
 
 async def test_of_two_hellos_at_the_same_moment_the_later_stays() -> None:

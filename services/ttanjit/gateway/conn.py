@@ -35,7 +35,7 @@ from ttanjit.gateway.limits import (
     TokenBucket,
     limits_json,
 )
-from ttanjit.gateway.session import Session, match_of, new_session_id
+from ttanjit.gateway.session import RESUME_AHEAD, Session, match_of, new_session_id
 from ttanjit.matchmaker.options import check_seats
 from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 
@@ -253,11 +253,13 @@ class Connection:
         prior = await self.gw.take_over(ident.player, self)
         resume = f.get("resume") or {}
         last_seq = int(resume.get("last_seq") or 0)
-        # a client cannot have frames the session never sent (a last_seq
-        # ahead of it numbered every later frame from there)
+        # a client may be ahead of the session as last saved (its gateway
+        # crashed: the checkpoint is up to 30 s old), not arbitrarily far (a
+        # last_seq of 2^32-1 numbered every later frame past what protobuf
+        # holds and dropped the socket)
         resumed = bool(resume) and prior is not None and prior.id == resume.get("session") \
             and prior.player == ident.player and prior.resumable(now_ms()) \
-            and 0 <= last_seq <= prior.seq
+            and 0 <= last_seq <= prior.seq + RESUME_AHEAD
         if resumed:
             assert prior is not None
             sess = prior

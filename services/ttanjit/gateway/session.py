@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 RESUME_MS = 60_000
+# How far past the session as last saved a resuming client may be: a
+# gateway that crashed saved it up to a checkpoint cycle (30 s) earlier.
+RESUME_AHEAD = 100_000
 RECENT = 256
 # the longest a changed session waits for its checkpoint, in seconds; each
 # a JetStream write, so rare (issue 13)
