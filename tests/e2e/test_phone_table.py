@@ -37,13 +37,16 @@ def on_screen(page: Any, selector: str, above: float | None = None) -> None:
     assert r["left"] >= -1 and r["right"] <= PHONE["width"] + 1, (selector, r)
 
 
-def hakka_following() -> dict[str, Any]:
-    """Seat 0's view when it must beat (or discard under) a lead."""
-    e = new_engine("hakka", 4, seed=7)
+def hakka_following(plays: int = 1, seed: int = 7) -> dict[str, Any]:
+    """Seat 0's view when it must beat (or discard under) what ``plays``
+    plays put on the table, the best of them the last."""
+    e = new_engine("hakka", 4, seed=seed)
     rnd, t = random.Random(1), 0
-    for _ in range(400):
+    for _ in range(2000):
         v = e.view(0)
-        if v.get("phase") == "playing" and v.get("turn") == 0 and v.get("table"):
+        table = v.get("table") or []
+        if v.get("phase") == "playing" and v.get("turn") == 0 and len(table) >= plays and (
+                plays == 1 or v.get("best") == table[-1]["seat"]):
             return dict(v)
         seat = v.get("turn")
         t += 100
@@ -85,6 +88,22 @@ def test_following_a_lead_in_hakka_fits_a_small_phone(new_page: Any) -> None:
     for sel in ('[data-act="discard"]', '[data-act="play"]', ".hk-hand .card:first-child",
                 ".hk-hand .card:last-child"):
         on_screen(page, sel)
+
+
+def test_the_play_to_beat_is_brought_above_the_dock(new_page: Any) -> None:
+    """Two plays on the table before mine, the later one the best: on a
+    small phone it was under the dock; the table scrolls it into view."""
+    page = new_page(**PHONE)
+    for seed in range(7, 40):
+        try:
+            v = hakka_following(plays=2, seed=seed)
+            break
+        except AssertionError:
+            continue
+    render(page, "hakka", "hakka", v)
+    shot(page, "phone-hakka-two-plays")
+    on_screen(page, ".hk-table .play.best", above=box(page, ".hk-dock")["top"])
+    on_screen(page, '[data-act="play"]')
 
 
 def test_the_dock_is_not_in_the_way_once_the_game_is_over(new_page: Any) -> None:

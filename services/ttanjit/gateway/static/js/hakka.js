@@ -158,6 +158,18 @@ export function render(ctl, root) {
     h("div.table-dock.hk-dock", { class: me !== null && me !== v.dreamer && !botTookOver(v, me) && !v.finished && !ctl.replay && hand.length ? "docked" : "" },
       preview, buttons, handEl),
     discards));
+  // my turn to follow: the play to beat is brought above the dock when it is
+  // under it (on a small phone the table's later plays were), once a turn
+  const turnKey = myTurn && v.phase === "playing" && !leading ? `${v.round}:${(v.table || []).length}:${v.best}` : null;
+  if (turnKey && st.shownTurn !== turnKey) {
+    st.shownTurn = turnKey;
+    const best = root.querySelector(".hk-table .play.best");
+    const dock = root.querySelector(".hk-dock.docked");
+    if (best && dock) {
+      const under = best.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
+      if (under > 0) window.scrollBy(0, under);
+    }
+  }
 }
 
 async function send(ctl, type) {
