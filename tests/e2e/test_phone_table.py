@@ -106,6 +106,16 @@ def test_the_play_to_beat_is_brought_above_the_dock(new_page: Any) -> None:
     on_screen(page, '[data-act="play"]')
 
 
+def test_who_played_what_is_right_under_the_rows(new_page: Any) -> None:
+    """줄줄이 벌점: the list of who played which card on which row comes
+    right after the rows, above the dock (after the dock it was below the
+    fold on a phone while the cards went in)."""
+    page = new_page(**PHONE)
+    render(page, "penalty", "penalty_rows", engine_view("penalty_rows", 3, seed=5))
+    dock, rows, log = box(page, ".pr-dock"), box(page, ".pr-rows"), box(page, "#pr-log")
+    assert rows["bottom"] <= log["top"] < dock["top"], (rows, log, dock)
+
+
 def test_the_dock_is_not_in_the_way_once_the_game_is_over(new_page: Any) -> None:
     """No dock over a finished table, a spectator's or a replay (nothing to
     press): the table scrolls as a page."""

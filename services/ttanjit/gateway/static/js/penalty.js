@@ -138,14 +138,16 @@ export function render(ctl, root) {
     head, v.finished ? results(ctl, names) : null,
     v.phase === "intermission" && !v.finished ? roundSummary(ctl, names, false) : null,
     takenOverBar(ctl), autopilotBar(ctl, myAuto), players, rows, refusalBox(),
+    // who played which card on which row, right under the rows (after the
+    // dock it was below the fold on a phone while the cards went in)
+    log,
     // the pick, the countdown and the hand stay at the bottom of a phone's
     // screen while the rows scroll (no scrolling down to the hand and back)
     // (only while it holds something: an empty dock would cover the rows,
     // e.g. once the game is over, or a spectator's, who has no hand)
     // (in a replay nothing is picked: it stays in the page, off the rows)
     v.finished || (!mine && !dockTimer && !action) ? null : h("div.pr-dock", { class: ctl.replay ? "still" : "" },
-      dockTimer, action, mine ? [h("h2.visually-hidden", {}, "내 손패"), hand] : null),
-    log));
+      dockTimer, action, mine ? [h("h2.visually-hidden", {}, "내 손패"), hand] : null)));
   if (swiped) players.scrollLeft = swiped;
   // a row or card the keyboard moves to is scrolled to above the sticky
   // dock, not under it (at 200 % zoom the dock is 40 % of the screen: a11y trial)
