@@ -116,6 +116,28 @@ def test_who_played_what_is_right_under_the_rows(new_page: Any) -> None:
     assert rows["bottom"] <= log["top"] < dock["top"], (rows, log, dock)
 
 
+@pytest.mark.parametrize("game", ["onecard", "hakka"])
+def test_picking_a_card_moves_nothing_under_the_finger(new_page: Any, game: str) -> None:
+    """The first card picked turns the hint into the preview: the buttons
+    and the rest of the hand stay where they were (the two-line hint gave
+    way to a one-line preview and moved them 22 px up, so a quick second
+    tap landed on another card, or beside the button)."""
+    page = new_page(**PHONE)
+    if game == "onecard":
+        v = engine_view("onecard", 3, seed=5)
+        v["turn"] = 0
+        render(page, "onecard", "onecard", v)
+        button, hand = '[data-act="play"]', ".oc-hand"
+    else:
+        render(page, "hakka", "hakka", hakka_following())
+        button, hand = '[data-act="discard"]', ".hk-hand"
+    before = (box(page, button)["top"], box(page, f"{hand} .card:nth-child(2)")["top"])
+    page.locator(f"{hand} .card").first.click()
+    assert page.locator(f"{hand} .card.selected").count() == 1
+    after = (box(page, button)["top"], box(page, f"{hand} .card:nth-child(2)")["top"])
+    assert after == before
+
+
 def test_the_dock_is_not_in_the_way_once_the_game_is_over(new_page: Any) -> None:
     """No dock over a finished table, a spectator's or a replay (nothing to
     press): the table scrolls as a page."""
