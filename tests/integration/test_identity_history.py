@@ -17,7 +17,6 @@ from typing import Any
 import nats
 import nats.js.errors
 import pytest
-import websockets
 from nats.js.api import DiscardPolicy, StorageType, StreamConfig
 from stack import Stack, stack
 from wsclient import WSClient, flat, sign_in
@@ -268,38 +267,6 @@ async def test_a_game_id_that_is_no_game_id_is_refused_at_once(st: Stack) -> Non
         await c.wait_type("pong")  # the connection goes on
     finally:
         await c.close()
-
-
-async def _closed_within(c: WSClient, seconds: float) -> int | None:
-    """The close code if the gateway closes ``c`` within ``seconds``."""
-    try:
-        while True:
-            await c.recv(seconds)
-    except websockets.ConnectionClosed as e:
-        return e.rcvd.code if e.rcvd else None
-    except TimeoutError:
-        return None
-
-
-async def test_two_hellos_of_one_player_at_once_leave_one_connection(st: Stack) -> None:
-    """Two tabs (on one gateway or on two) saying hello at the same moment:
-    neither found the other to kick, both stayed open, and closing one
-    marked the player away under the other (its game paused while it was
-    connected). Now the later hello stays and the earlier is closed 4001."""
-    me = sign_in(st.http(0), "두탭")
-    for rnd in range(4):
-        a = WSClient(st.http(0), me)
-        b = WSClient(st.http(rnd % 2), me)
-        await asyncio.gather(a.connect(), b.connect())
-        await asyncio.gather(a.send({"type": "hello", "token": me["token"]}),
-                             b.send({"type": "hello", "token": me["token"]}))
-        codes = await asyncio.gather(_closed_within(a, 3.0), _closed_within(b, 3.0))
-        assert sorted(codes, key=lambda x: x is None)[0] == 4001 and codes.count(None) == 1, (
-            rnd, codes)
-        survivor = (a, b)[codes.index(None)]
-        await survivor.send({"type": "ping"})
-        assert (await survivor.wait_type("pong"))["type"] == "pong"
-        await survivor.close()
 
 
 async def solo_started(st: Stack, nick: str, game: str, seats: int, **opts: Any

@@ -103,7 +103,6 @@ class FakeGateway:
         self.prior: Session | None = None
         self.subs: list[Sub] = []
         self.published: list[tuple[str, dict[str, Any]]] = []
-        self.announced: list[tuple[str, dict[str, Any]]] = []
         self.tables: dict[str, list[str]] = {}
         self.finals: dict[str, dict[str, Any]] = {}
         self.seated: dict[str, dict[str, Any]] = {}
@@ -117,9 +116,6 @@ class FakeGateway:
 
     async def take_over(self, player: str, new: Connection) -> Session | None:
         return self.prior
-
-    async def announce_live(self, player: str, data: bytes) -> None:
-        self.announced.append((player, orjson.loads(data)))
 
     async def save(self, s: Session, pointer: bool = True) -> None:
         self.saved.append(s.to_json())
@@ -164,10 +160,6 @@ def _link(gw: FakeGateway) -> GatewayLink:
 def make(proto: bool = False) -> tuple[Connection, FakeTransport, FakeGateway]:
     gw, t = FakeGateway(), FakeTransport()
     return Connection(_link(gw), t, proto), t, gw
-
-
-def make_on(gw: FakeGateway) -> Connection:
-    return Connection(_link(gw), FakeTransport(), False)
 
 
 def token(gw: FakeGateway, player: str = "p1", nick: str = "하나") -> str:
@@ -382,37 +374,6 @@ async def test_a_resume_far_past_what_the_session_sent_starts_afresh() -> None:
         welcome = c2.t.frames()[0]  # type: ignore[attr-defined]
         assert welcome["resumed"] is resumed, last_seq
         assert welcome["seq"] == (last_seq + 1 if resumed else 1)
-
-
-async def test_of_two_hellos_at_the_same_moment_the_later_stays() -> None:
-    """Two tabs of one player saying hello at once: neither found the
-    other to kick (neither was subscribed yet), so each says it is live
-    once subscribed; the earlier closes (4001, saving nothing: the later
-    one's session is the player's), the later stays registered. (Both
-    stayed open, and closing one paused the game under the other.)"""
-    gw = FakeGateway()
-    a, b = make_on(gw), make_on(gw)
-    await hello(a, gw, a.t)  # type: ignore[arg-type]
-    await hello(b, gw, b.t)  # type: ignore[arg-type]
-    said = {d["conn"]: d for _, d in gw.announced}
-    assert set(said) == {a.id, b.id}
-    # later by wall time, or by id within the same millisecond
-    early, late = sorted((a, b), key=lambda c: c.hello_at)
-    saves = len(gw.saved)
-    # the later hears of the earlier: it stays, says so again, registers again
-    await late.on_kick(Msg("ttanjit.v1.player.p1.kick", orjson.dumps(said[early.id])))
-    assert not late.closed and gw.announced[-1][1]["conn"] == late.id
-    assert gw.registered[-1] is late
-    # the earlier hears of the later: it closes as replaced
-    await early.on_kick(Msg("ttanjit.v1.player.p1.kick", orjson.dumps(said[late.id])))
-    assert early.closed and early.t.closed == (4001, "replaced")  # type: ignore[attr-defined]
-    assert len(gw.saved) == saves  # the earlier's session is not saved over the later's
-    assert not [cmd for cmd in gw.commands if cmd[3] == {"type": "disconnect"}]
-    assert late in gw.registered and early not in gw.registered
-    # a live message that is not one (a garbled time) changes nothing
-    await late.on_kick(Msg("ttanjit.v1.player.p1.kick",
-                           orjson.dumps({"conn": "x", "live": ["soon", "x"]})))
-    assert not late.closed
 
 
 async def test_a_game_left_by_choice_is_not_taken_up_again() -> None:

@@ -201,11 +201,6 @@ class Gateway:
         except Exception:  # no saved session (or unreadable): a new one
             return None
 
-    async def announce_live(self, player: str, data: bytes) -> None:
-        """Tell the player's other connections (any gateway) that this one is
-        live (conn.Connection.on_kick: of two racing hellos the later stays)."""
-        await self.nc.publish(self.subjects.player_kick(player), data)
-
     async def save(self, s: Session, pointer: bool = True) -> None:
         async def put() -> None:
             await self.kv.put(s.id, orjson.dumps(s.to_json()))

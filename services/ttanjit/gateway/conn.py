@@ -87,7 +87,6 @@ class GatewayLink(Protocol):
     def register(self, conn: Connection) -> None: ...
     def unregister(self, conn: Connection) -> None: ...
     async def take_over(self, player: str, new: Connection) -> Session | None: ...
-    async def announce_live(self, player: str, data: bytes) -> None: ...
     async def save(self, s: Session, pointer: bool = True) -> None: ...
     async def command(self, game_id: str, player: str, cmd_id: str, action: dict[str, Any],
                       total_s: float = 5.0) -> dict[str, Any]: ...
@@ -117,10 +116,6 @@ class Connection:
         self.url_token = url_token
         self.id = secrets.token_hex(8)
         self.session: Session | None = None
-        # (hello's wall time, id): of two hellos of one player at the same
-        # moment, the later one stays (on_kick)
-        self.hello_at: tuple[int, str] = (0, self.id)
-        self.superseded = False  # closed for a hello that raced ours: saves nothing
         self.finished_game = False
         now = time.monotonic()
         self.bucket = TokenBucket(last=now)
@@ -246,7 +241,6 @@ class Connection:
         if self.session is not None:
             raise FrameError("already_hello")
         ident = self.gw.tokens.verify(f.get("token") or self.url_token, now_ms())
-        self.hello_at = (now_ms(), self.id)
         # the nickname as last set on any device (a token keeps the one it
         # was issued with, for up to an hour)
         nickname = await self.gw.nickname(ident.player) or ident.nickname
@@ -280,10 +274,6 @@ class Connection:
         self.gw.register(self)
         self.buffer = []
         await self.subscribe()
-        # a hello of the same player on another tab at the same moment found
-        # no connection to kick (neither was subscribed yet): say we are live
-        # now; of the two, the later hello stays (on_kick)
-        await self.gw.announce_live(ident.player, self._live())
         state = await self.gw.player_state(ident.player)
         if state and state.get("game_id") and state["game_id"] not in (sess.game_id, sess.left):
             # seated while away (e.g. the room started): take up that game,
@@ -547,24 +537,10 @@ class Connection:
             return
         if req.get("conn") == self.id or self.session is None:
             return
-        live = req.get("live")
-        if isinstance(live, list) and len(live) == 2:  # a hello that raced ours
-            if not isinstance(live[0], int) or not isinstance(live[1], str):
-                return
-            if (live[0], live[1]) < self.hello_at:
-                # it is the earlier one: it closes when it hears of us
-                self.gw.register(self)
-                await self.gw.announce_live(self.session.player, self._live())
-                return
-            self.superseded = True
         self.replaced = True
         await self.close(4001, "replaced")
         await self.finish()
-        if msg.reply:
-            await msg.respond(orjson.dumps(self.session.to_json()))
-
-    def _live(self) -> bytes:
-        return orjson.dumps({"conn": self.id, "live": list(self.hello_at)})
+        await msg.respond(orjson.dumps(self.session.to_json()))
 
     # -- closing -------------------------------------------------------------------
     async def close(self, code: int, reason: str) -> None:
@@ -608,8 +584,7 @@ class Connection:
                                           timeout=2)
                 except grpc.aio.AioRpcError:
                     pass
-            if not self.superseded:  # the later hello's session is the player's
-                await self.gw.save(s)
+            await self.gw.save(s)
         finally:
             self._finishing.set_result(None)
 
