@@ -197,7 +197,7 @@ async def test_identity_entries_expire_and_leave_nothing_behind(st: Stack, nats_
         code, used = call(st.http(0), "/api/transfer", {}, r1["token"])
         assert call(st.http(1), "/api/transfer/claim", {"code": used["code"]})[0] == 200
         assert call(st.http(1), "/api/transfer/claim", {"code": used["code"]})[1]["code"] == \
-            "bad_code"  # once, also in the second its empty value is there
+            "bad_code"  # once, also in the second its marker is there
         assert await _gone(js, f"c.{used['code']}")
         assert call(st.http(1), "/api/transfer/claim", {"code": used["code"]})[1]["code"] == \
             "bad_code"

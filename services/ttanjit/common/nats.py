@@ -24,13 +24,14 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.api import (
     DiscardPolicy,
+    Header,
     KeyValueConfig,
     RetentionPolicy,
     StorageType,
     StreamConfig,
 )
-from nats.js.errors import APIError, BadRequestError
-from nats.js.kv import KeyValue
+from nats.js.errors import APIError, BadRequestError, KeyWrongLastSequenceError
+from nats.js.kv import KV_OP, KV_PURGE, MSG_ROLLUP_SUBJECT, KeyValue
 
 log = logging.getLogger("ttanjit.nats")
 
@@ -232,32 +233,57 @@ async def _bucket(js: JetStreamContext, cfg: KeyValueConfig) -> KeyValue:
 
 
 NO_MSG_TTL = 10166  # JetStream: "per-message TTL is disabled" (the stream does not allow it)
+WRONG_LAST = (10071, 10164)  # JetStream: "wrong last sequence" (a revision check failed)
 
 
-class Remover:
-    """Removes keys of a KV bucket leaving nothing behind: a purge marker
-    that lives ``ttl_s`` (long enough for every watch to see it), after
-    which JetStream removes the marker too. A plain delete leaves a marker
-    per key for ever, and every ``watchall`` replays them all (the owners
-    bucket: one per game ever played). Without per-message TTLs (a server
-    before 2.11): plain deletes, logged once."""
+class Expiring:
+    """Writes to a KV bucket whose entries expire: ``put`` with a per-message
+    TTL, ``remove`` with a purge marker that expires too (a plain delete
+    leaves a marker per key for ever, and every ``watchall`` replays them
+    all: the owners bucket had one per game ever played). Both check the
+    revision when given ``last`` (0: only if the key has none;
+    ``KeyWrongLastSequenceError`` otherwise). Without per-message TTLs (a
+    server before 2.11, or a bucket that refuses them) the same writes
+    without, logged once. nats-py's KV has a TTL on ``create`` and
+    ``purge`` only, with no revision check on the latter."""
 
-    def __init__(self, kv: KeyValue, ttl_s: int = 600) -> None:
-        self.kv, self.ttl_s = kv, ttl_s
-        self.msg_ttl = True
+    def __init__(self, js: JetStreamContext, kv: KeyValue, bucket: str) -> None:
+        self.js, self.kv, self.bucket = js, kv, bucket
+        self.msg_ttl = True  # until the server says it has none
 
-    async def __call__(self, key: str) -> None:
-        if self.msg_ttl:
-            try:
-                await self.kv.purge(key, msg_ttl=self.ttl_s)
-                return
-            except APIError as e:
-                if e.err_code != NO_MSG_TTL:
-                    raise
-                self.msg_ttl = False
-                log.warning("no per-message TTL on this NATS server: removed keys leave "
-                            "delete markers")
-        await self.kv.delete(key)
+    async def put(self, key: str, value: bytes, ttl_s: int, last: int | None = None) -> None:
+        if not await self._publish(key, value, ttl_s, last, {}):
+            if last == 0:
+                await self.kv.create(key, value)
+            elif last is None:
+                await self.kv.put(key, value)
+            else:
+                await self.kv.update(key, value, last=last)
+
+    async def remove(self, key: str, ttl_s: int = 600, last: int | None = None) -> None:
+        purge = {KV_OP: KV_PURGE, Header.ROLLUP: MSG_ROLLUP_SUBJECT}
+        if not await self._publish(key, b"", ttl_s, last, purge):
+            await self.kv.delete(key, last=last)
+
+    async def _publish(self, key: str, value: bytes, ttl_s: int, last: int | None,
+                       headers: dict[str, str]) -> bool:
+        if not self.msg_ttl:
+            return False
+        if last is not None:
+            headers[Header.EXPECTED_LAST_SUBJECT_SEQUENCE] = str(last)
+        try:
+            await self.js.publish(f"$KV.{self.bucket}.{key}", value, headers=headers,
+                                  msg_ttl=ttl_s)
+            return True
+        except APIError as e:
+            if e.err_code in WRONG_LAST:
+                raise KeyWrongLastSequenceError(description=e.description) from None
+            if e.err_code != NO_MSG_TTL:
+                raise
+        self.msg_ttl = False
+        log.warning("%s: no per-message TTLs on this NATS server: expired keys and removal "
+                    "markers stay in the bucket", self.bucket)
+        return False
 
 
 async def _allow_msg_ttl(js: JetStreamContext, bucket: str) -> None:

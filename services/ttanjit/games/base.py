@@ -86,6 +86,7 @@ with that seat's private part. Spectators get ``for_seat(None)``.
 from __future__ import annotations
 
 import copy
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -711,7 +712,7 @@ def _flat_value(v: Any) -> bool:
     if isinstance(v, str):
         return len(v) <= FLAT_MAX_TEXT
     if isinstance(v, float):
-        return v == v and v not in (float("inf"), float("-inf"))
+        return math.isfinite(v)
     return v is None or isinstance(v, (bool, int))
 
 

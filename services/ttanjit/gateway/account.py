@@ -30,7 +30,10 @@ from ttanjit.common.nats import (
 from ttanjit.games import GAMES
 from ttanjit.games.record import RecordError
 from ttanjit.games.replay_views import seat_steps
-from ttanjit.gateway import spectate  # noqa: F401 - registers the spectate frames
+from ttanjit.gateway import (
+    codec,
+    spectate,  # noqa: F401 - registers the spectate frames
+)
 from ttanjit.gateway.auth import Identity, clean_nickname
 from ttanjit.gateway.errors import FrameError
 from ttanjit.gateway.finals import bot_levels
@@ -303,7 +306,7 @@ def install(api: FastAPI, gw: Any) -> Account:
             from ttanjit.shard.game import record_from_messages
 
             me = acc.who(authorization)
-            if not game_id.isalnum() or len(game_id) > 40:
+            if not codec.is_game_id(game_id):
                 raise FrameError("no_record")
             try:
                 rec = await records.read(gw.nc.jetstream(), Subjects(gw.prefix).record(game_id))

@@ -18,44 +18,40 @@ JetStream KV bucket ``ttanjit_identity``:
   nickname (sign-in, ``POST /api/nickname``); leaderboards and histories
   show it.
 - ``c.<CODE>``: ``{"player", "expires_ms"}``, a one-time code for
-  "다른 기기에서 계속하기" (10 minutes; emptied with a revision check when
+  "다른 기기에서 계속하기" (10 minutes; removed with a revision check when
   used, so it works once): the other device gets its own refresh family of
   the same player.
 
 Nothing outlives its use: every family and code is written with a
 per-message TTL (180 days, renewed by each rotation; 10 minutes), so
 JetStream itself removes a family nobody uses any more and a code nobody
-claimed, and a revoked family or a used code is overwritten by an empty
-value that lives 1 s instead of a delete marker (which a KV keeps for
-ever). On a server without per-message TTLs (nats-server < 2.11) the
-writes are as before, without them.
+claimed, and a revoked family or a used code is removed by a purge marker
+that lives 1 s instead of a delete marker (which a KV keeps for ever)
+(``common.nats.Expiring``). On a server without per-message TTLs
+(nats-server < 2.11) the writes are as before, without them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import logging
 import secrets
 from dataclasses import dataclass
 
 import orjson
 from nats.js.client import JetStreamContext
-from nats.js.errors import APIError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-from ttanjit.common.nats import IDENTITY_BUCKET, NO_MSG_TTL
+from ttanjit.common.nats import IDENTITY_BUCKET, Expiring
 from ttanjit.gateway.errors import FrameError
-
-log = logging.getLogger("ttanjit.gateway")
 
 REFRESH_TTL_MS = 180 * 24 * 3600 * 1000
 GRACE_MS = 60_000
 CODE_TTL_MS = 10 * 60 * 1000
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 CODE_LEN = 8
-GONE_S = 1  # how long the empty value of a revoked family or a used code stays
-_WRONG_LAST = (10071, 10164)  # JetStream's "wrong last sequence" (a concurrent write)
+GONE_S = 1  # how long the marker of a revoked family or a used code stays
 
 
 def _hash(secret: str) -> str:
@@ -77,36 +73,13 @@ class Refreshed:
 
 class Identities:
     def __init__(self, kv: KeyValue, js: JetStreamContext) -> None:
-        self.kv, self.js = kv, js
-        self.msg_ttl = True  # until the server says it has none
+        self.kv = kv
+        self.expiring = Expiring(js, kv, IDENTITY_BUCKET)
 
-    async def _write(self, key: str, value: bytes, last: int | None, ttl_s: int) -> None:
-        """Write ``key`` for ``ttl_s`` seconds: only if its last revision is
-        ``last`` (0: only if it does not exist; ``KeyWrongLastSequenceError``
-        otherwise), unconditionally if ``last`` is None. Without per-message
-        TTLs: the same write without one, an empty value being a delete."""
-        if self.msg_ttl:
-            hdrs = {} if last is None else {"Nats-Expected-Last-Subject-Sequence": str(last)}
-            try:
-                await self.js.publish(f"$KV.{IDENTITY_BUCKET}.{key}", value, headers=hdrs,
-                                      msg_ttl=ttl_s)
-                return
-            except APIError as e:
-                if e.err_code in _WRONG_LAST:
-                    raise KeyWrongLastSequenceError(description=e.description) from None
-                if e.err_code != NO_MSG_TTL:
-                    raise
-                self.msg_ttl = False
-                log.warning("%s: no per-message TTL on this NATS server: families and codes "
-                            "stay in the bucket after they expire", IDENTITY_BUCKET)
-        if not value:
-            await self.kv.delete(key, last=last)
-        elif last == 0:
-            await self.kv.create(key, value)
-        elif last is None:
-            await self.kv.put(key, value)
-        else:
-            await self.kv.update(key, value, last=last)
+    @property
+    def msg_ttl(self) -> bool:
+        """Whether families and codes expire here (a server with per-message TTLs)."""
+        return self.expiring.msg_ttl
 
     # -- nicknames -----------------------------------------------------------------
     async def set_nickname(self, player: str, nickname: str, now: int) -> None:
@@ -124,9 +97,9 @@ class Identities:
     async def create(self, player: str, now: int) -> str:
         family = secrets.token_hex(9)
         secret = secrets.token_urlsafe(24)
-        await self._write(f"r.{family}", orjson.dumps({
+        await self.expiring.put(f"r.{family}", orjson.dumps({
             "player": player, "hash": _hash(secret), "prev": "", "rotated_ms": now,
-            "created_ms": now, "expires_ms": now + REFRESH_TTL_MS}), 0, REFRESH_TTL_MS // 1000)
+            "created_ms": now, "expires_ms": now + REFRESH_TTL_MS}), REFRESH_TTL_MS // 1000, last=0)
         return f"{family}.{secret}"
 
     async def _family(self, cred: object) -> tuple[str, str, dict[str, object], int]:
@@ -167,7 +140,8 @@ class Identities:
             doc.update(hash=_hash(new_secret), prev=h, rotated_ms=now,
                        expires_ms=now + REFRESH_TTL_MS)
             try:
-                await self._write(f"r.{family}", orjson.dumps(doc), rev, REFRESH_TTL_MS // 1000)
+                await self.expiring.put(f"r.{family}", orjson.dumps(doc), REFRESH_TTL_MS // 1000,
+                                        last=rev)
             except KeyWrongLastSequenceError:
                 continue  # a concurrent use: look again (it is now ``prev``)
             return Refreshed(player, await self._nick(player), f"{family}.{new_secret}")
@@ -178,7 +152,7 @@ class Identities:
 
     async def _delete(self, family: str) -> None:
         try:
-            await self._write(f"r.{family}", b"", None, GONE_S)
+            await self.expiring.remove(f"r.{family}", GONE_S)
         except Exception:  # noqa: BLE001 - already gone
             pass
 
@@ -199,9 +173,9 @@ class Identities:
         for _ in range(5):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LEN))
             try:
-                await self._write(f"c.{code}", orjson.dumps({"player": player,
-                                                             "expires_ms": expires}),
-                                  0, CODE_TTL_MS // 1000)
+                await self.expiring.put(f"c.{code}", orjson.dumps({"player": player,
+                                                                  "expires_ms": expires}),
+                                        CODE_TTL_MS // 1000, last=0)
             except KeyWrongLastSequenceError:
                 continue
             return code, expires
@@ -216,12 +190,10 @@ class Identities:
         try:
             entry = await self.kv.get(f"c.{code}")
             doc = orjson.loads(entry.value or b"{}")
-            if not doc:  # used a moment ago
-                raise FrameError("bad_code")
-            await self._write(f"c.{code}", b"", entry.revision, GONE_S)  # once: revision-checked
+            await self.expiring.remove(f"c.{code}", GONE_S, last=entry.revision)  # works once
         except (KeyNotFoundError, KeyWrongLastSequenceError):
             raise FrameError("bad_code") from None
-        if int(doc.get("expires_ms", 0)) < now:
+        if not doc or int(doc.get("expires_ms", 0)) < now:
             raise FrameError("bad_code")
         player = str(doc["player"])
         return player, await self._nick(player), await self.create(player, now)

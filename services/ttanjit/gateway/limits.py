@@ -29,10 +29,14 @@ class TokenBucket:
     last: float = 0.0
     last_warned: float = -1e9
 
-    def allow(self, now: float) -> bool:
-        self.tokens = min(self.burst, self.tokens + (now - self.last) * self.rate)
+    def refill(self, now: float) -> float:
+        """The tokens there are at ``now`` (kept)."""
+        self.tokens = min(self.burst, self.tokens + max(0.0, now - self.last) * self.rate)
         self.last = now
-        if self.tokens >= 1.0:
+        return self.tokens
+
+    def allow(self, now: float) -> bool:
+        if self.refill(now) >= 1.0:
             self.tokens -= 1.0
             return True
         return False
@@ -61,7 +65,7 @@ MAX_ADDRESSES = 100_000  # addresses kept at most (the longest unused go first)
 
 
 class Attempts:
-    """A token bucket per key (a client's address). ``take(key, now)``
+    """A :class:`TokenBucket` per key (a client's address). ``take(key, now)``
     spends one token and answers 0.0, or, with none left, spends nothing
     and answers the seconds until one is back; ``give_back`` returns one
     (the attempt worked). A token is taken *before* the attempt, so
@@ -74,38 +78,29 @@ class Attempts:
     def __init__(self, rate: float = CLAIM_RATE, burst: float = CLAIM_BURST,
                  max_keys: int = MAX_ADDRESSES) -> None:
         self.rate, self.burst, self.max_keys = rate, burst, max_keys
-        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at); LRU order
+        self._buckets: dict[str, TokenBucket] = {}  # least recently used first
 
     def __len__(self) -> int:
         return len(self._buckets)
 
-    def _tokens(self, key: str, now: float) -> float:
-        got = self._buckets.pop(key, None)  # re-inserted by the caller: most recent last
-        if got is None:
-            return self.burst
-        tokens, at = got
-        return min(self.burst, tokens + max(0.0, now - at) * self.rate)
+    def _bucket(self, key: str, now: float) -> TokenBucket:
+        b = self._buckets.pop(key, None) or TokenBucket(self.rate, self.burst, self.burst, now)
+        self._buckets[key] = b  # the most recently used last
+        return b
 
     def take(self, key: str, now: float) -> float:
-        tokens = self._tokens(key, now)
-        wait = 0.0
-        if tokens >= 1.0:
-            tokens -= 1.0
-        else:
-            wait = (1.0 - tokens) / self.rate
-        self._buckets[key] = (tokens, now)
+        b = self._bucket(key, now)
+        wait = 0.0 if b.allow(now) else (1.0 - b.tokens) / self.rate
         if len(self._buckets) > self.max_keys:
             self._sweep(now)
         return wait
 
     def give_back(self, key: str, now: float) -> None:
-        tokens = self._tokens(key, now)
-        self._buckets[key] = (min(self.burst, tokens + 1.0), now)
+        b = self._bucket(key, now)
+        b.tokens = min(self.burst, b.refill(now) + 1.0)
 
     def _sweep(self, now: float) -> None:
-        full = [k for k, (tokens, at) in self._buckets.items()
-                if tokens + (now - at) * self.rate >= self.burst]
-        for k in full:
+        for k in [k for k, b in self._buckets.items() if b.refill(now) >= self.burst]:
             del self._buckets[k]
         keep = self.max_keys * 9 // 10
         while len(self._buckets) > keep:

@@ -496,30 +496,34 @@ class Matchmaker:
         return header, entry
 
     async def rematch(self, player: str, nickname: str, game_id: str, accept: bool) -> None:
-        r = self.rematches.get(game_id)
-        if r is None and game_id not in self.rematched:
-            # the first answer opens the offer (a "no" too: the others see it)
-            header, entry = await self._finished_table(game_id)
-            r = self.rematches.get(game_id)  # opened (or started) meanwhile?
-            if r is None and game_id not in self.rematched:
-                r = Rematch.from_game(game_id, header, entry, now_ms(), self.s.rematch_ms)
-                if player not in r.humans:
-                    raise LobbyError("no_rematch")
-                self.rematches[game_id] = r
-        done = self.rematched.get(game_id)
-        if done is not None:
-            # It started already: an answer (a reload asking again, a late
-            # one, 로비로) changes nothing and opens no new offer; the player
-            # gets its state, "started" with the new game once that is placed.
-            if player not in done.humans:
-                raise LobbyError("no_rematch")
-            await self.notify(player, done.frame("started" if done.new_game_id else "open"))
+        if await self._answer_started(player, game_id):
             return
-        assert r is not None
+        r = self.rematches.get(game_id)
+        if r is None:  # the first answer opens the offer (a "no" too: the others see it)
+            header, entry = await self._finished_table(game_id)
+            if await self._answer_started(player, game_id):  # it started while we read
+                return
+            r = self.rematches.get(game_id) or Rematch.from_game(
+                game_id, header, entry, now_ms(), self.s.rematch_ms)
+            if player not in r.humans:
+                raise LobbyError("no_rematch")
+            self.rematches[game_id] = r
         r.answer(player, nickname, accept)
         await self.commit()
         await self.notify_rematch(r, r.frame())
         await self.settle_rematches(now_ms(), only=game_id)
+
+    async def _answer_started(self, player: str, game_id: str) -> bool:
+        """An offer that started already: an answer (a reload asking again, a
+        late one, 로비로) changes nothing and opens no new offer; the player
+        gets its state, "started" with the new game once that is placed."""
+        done = self.rematched.get(game_id)
+        if done is None:
+            return False
+        if player not in done.humans:
+            raise LobbyError("no_rematch")
+        await self.notify(player, done.frame("started" if done.new_game_id else "open"))
+        return True
 
     async def notify_rematch(self, r: Rematch, frame: dict[str, Any]) -> None:
         for pid in r.humans:

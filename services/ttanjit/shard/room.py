@@ -496,7 +496,7 @@ class Room:
                                    orjson.dumps(hosted.result_doc()),
                                    headers={records.MSG_ID: f"result:{gid}"})
             await shard.directory.put(gid, orjson.dumps(hosted.directory_entry()))
-            await shard.release(gid)  # no owner, and no marker left for ever
+            await shard.owner_entries.remove(gid)  # no owner, and no marker left for ever
         except Exception:  # noqa: BLE001 - logged; the game is over either way
             log.exception("finalize failed", extra={"game": gid})
         ended_by = hosted.engine.result().get("ended_by")

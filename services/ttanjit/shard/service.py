@@ -52,7 +52,7 @@ from ttanjit.common.nats import (
     GAMES_BUCKET,
     OWNERS_BUCKET,
     RECORDS_STREAM,
-    Remover,
+    Expiring,
     Subjects,
     connect,
     ensure_jetstream,
@@ -157,7 +157,7 @@ class Shard:
         await self.committer.start()
         buckets = await ensure_jetstream(self.js, self.subj, self.cfg.js_replicas)
         self.owners: KeyValue = buckets[OWNERS_BUCKET]
-        self.release = Remover(self.owners)  # a finished game's owner entry
+        self.owner_entries = Expiring(self.js, self.owners, OWNERS_BUCKET)  # removal leaves nothing
         self.directory: KeyValue = buckets[GAMES_BUCKET]
         await self._register_lease()
         self.watcher = await self.owners.watchall()
