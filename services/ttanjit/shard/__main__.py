@@ -61,6 +61,7 @@ async def main(cfg: Settings) -> int:
     def on_signal(signame: str) -> None:
         # after a preStop drain, only what is left of its budget (service.stop_budget)
         budget = shard.stop_budget()
+        shard.stop_taking()  # now, not after the awaits before the drain
         log.info("signal: draining", extra={"signal": signame, "budget_s": round(budget, 1)})
         if not draining:
             async def drain_and_exit() -> None:

@@ -386,8 +386,14 @@ class Shard:
             log.info("claimed game", extra={"game": gid, "reason": reason, "t": t,
                                              "inputs": len(rec.entries)})
             return True
-        except Exception:  # noqa: BLE001 - logged; an owned game is re-claimed below
-            log.exception("claim failed", extra={"game": gid})
+        except Exception as exc:  # noqa: BLE001 - logged; an owned game is re-claimed below
+            if self.stopping.is_set() or self.nc.is_draining or self.nc.is_closed:
+                # the stop outran the drain's wait (its budget ran out): the
+                # owner entry names this shard, so the game is claimed from its
+                # record when this shard's lease expires, as after a crash
+                log.warning("claim cut short by the stop: %r", exc, extra={"game": gid})
+            else:
+                log.exception("claim failed", extra={"game": gid})
             return False
         finally:
             self.claiming.discard(gid)
@@ -795,11 +801,10 @@ class Shard:
         next to start) claims them, as after a crash.
         """
         budget = timeout_s or self.cfg.drain_timeout_s
-        first = not self.draining
+        first = self.drain_until is None
+        self.stop_taking()
         if first:
-            self.draining = True
             self.drain_until = asyncio.get_running_loop().time() + budget
-            m.draining.set(1)
             log.info("draining", extra={"games": len(self.rooms)})
         self.not_taking = set()
         finished = sum(1 for r in self.rooms.values() if r.hosted.finished)
@@ -814,6 +819,15 @@ class Shard:
         left = sum(1 for r in self.rooms.values() if not r.hosted.finished)
         finished = max(finished, len(self.rooms) - left)
         return {"handed_over": progress["handed_over"], "finished": finished, "left": left}
+
+    def stop_taking(self) -> None:
+        """No new game and no game handed over from now on (``create_game``
+        and adoptions refuse; failover claims stop). A stop signal calls it
+        before anything awaits, so a shard stopping beside this one cannot
+        hand it a game in the moment before its drain begins."""
+        if not self.draining:
+            self.draining = True
+            m.draining.set(1)
 
     def stop_budget(self) -> float:
         """The handover budget of the drain a stop signal starts: what is
@@ -831,6 +845,8 @@ class Shard:
             except Exception:  # noqa: BLE001 - the lease and heartbeat loops tell the others
                 pass
         while True:
+            while self.claiming:  # taken before the drain began: handed on with the rest
+                await asyncio.sleep(0.02)
             live_games = [r for r in self.rooms.values() if not r.hosted.finished]
             for r in [r for r in self.rooms.values() if r.hosted.finished]:
                 if r.finalized:
