@@ -17,6 +17,7 @@ from typing import Any
 import nats
 import nats.js.errors
 import pytest
+import websockets
 from nats.js.api import DiscardPolicy, StorageType, StreamConfig
 from stack import Stack, stack
 from wsclient import WSClient, flat, sign_in
@@ -241,6 +242,65 @@ async def test_a_bucket_made_by_an_older_client_gets_message_ttls() -> None:
             assert ids.msg_ttl and await ids.nickname("p1") == "old"
         finally:
             await nc.close()
+
+
+async def _closed_within(c: WSClient, seconds: float) -> int | None:
+    """The close code if the gateway closes ``c`` within ``seconds``."""
+    try:
+        while True:
+            await c.recv(seconds)
+    except websockets.ConnectionClosed as e:
+        return e.rcvd.code if e.rcvd else None
+    except TimeoutError:
+        return None
+
+
+async def _alive(c: WSClient) -> None:
+    await c.send({"type": "ping"})
+    assert (await c.wait_type("pong"))["type"] == "pong"
+
+
+async def test_two_hellos_of_one_player_at_once_leave_the_later_opened_connection(
+        st: Stack) -> None:
+    """Two tabs (on one gateway or on two) saying hello at the same moment:
+    neither found the other to kick, both stayed open, and closing one
+    marked the player away under the other. Now the one opened later stays
+    and the other is closed 4001."""
+    me = sign_in(st.http(0), "두탭")
+    for rnd in range(4):
+        a = WSClient(st.http(0), me)
+        b = WSClient(st.http(rnd % 2), me)
+        await a.connect()
+        await asyncio.sleep(0.05)  # b is opened later (the gateways share this machine's clock)
+        await b.connect()
+        first, second = (a, b) if rnd < 2 else (b, a)  # the hellos in either order
+        await asyncio.gather(first.send({"type": "hello", "token": me["token"]}),
+                             second.send({"type": "hello", "token": me["token"]}))
+        codes = await asyncio.gather(_closed_within(a, 3.0), _closed_within(b, 3.0))
+        assert codes == [4001, None], (rnd, codes)
+        await _alive(b)
+        await b.close()
+
+
+async def test_a_late_hello_on_a_socket_opened_earlier_does_not_close_the_newer(
+        st: Stack) -> None:
+    """A tab gives a socket up and opens another; the old one's hello can
+    be handled after the new one is live (it closed the page's live
+    connection: the page went inert). The connection opened later stays;
+    the late hello's is closed 4001, on either gateway."""
+    me = sign_in(st.http(0), "늦은인사")
+    for rnd in range(2):
+        old = WSClient(st.http(rnd), me)
+        await old.connect()
+        await asyncio.sleep(0.05)
+        new = WSClient(st.http(0), me)
+        await new.connect()
+        await new.hello()
+        await old.send({"type": "hello", "token": me["token"]})
+        assert await _closed_within(old, 3.0) == 4001
+        await _alive(new)
+        assert await _closed_within(new, 0.5) is None
+        await new.close()
 
 
 async def test_a_game_id_that_is_no_game_id_is_refused_at_once(st: Stack) -> None:

@@ -19,7 +19,7 @@ import pytest
 
 from ttanjit.gateway import codec
 from ttanjit.gateway.auth import Tokens
-from ttanjit.gateway.conn import Connection, GatewayLink
+from ttanjit.gateway.conn import Connection, GatewayLink, Superseded
 from ttanjit.gateway.limits import MAX_FRAME
 from ttanjit.gateway.session import RESUME_AHEAD, Session
 from ttanjit.shard.game import Part, envelope
@@ -107,6 +107,8 @@ class FakeGateway:
         self.finals: dict[str, dict[str, Any]] = {}
         self.seated: dict[str, dict[str, Any]] = {}
         self.nicknames: dict[str, str] = {}  # as last set (ttanjit_identity)
+        self.announced: list[tuple[str, dict[str, Any]]] = []
+        self.superseded = False  # the kick's answer: a later-opened connection stays
 
     def register(self, conn: Connection) -> None:
         self.registered.append(conn)
@@ -115,7 +117,12 @@ class FakeGateway:
         self.registered.remove(conn)
 
     async def take_over(self, player: str, new: Connection) -> Session | None:
+        if self.superseded:
+            raise Superseded
         return self.prior
+
+    async def announce_live(self, player: str, data: bytes) -> None:
+        self.announced.append((player, orjson.loads(data)))
 
     async def save(self, s: Session, pointer: bool = True) -> None:
         self.saved.append(s.to_json())
@@ -160,6 +167,12 @@ def _link(gw: FakeGateway) -> GatewayLink:
 def make(proto: bool = False) -> tuple[Connection, FakeTransport, FakeGateway]:
     gw, t = FakeGateway(), FakeTransport()
     return Connection(_link(gw), t, proto), t, gw
+
+
+def make_on(gw: FakeGateway, opened_ms: int) -> Connection:
+    c = Connection(_link(gw), FakeTransport(), False)
+    c.opened_at = (opened_ms, c.id)
+    return c
 
 
 def token(gw: FakeGateway, player: str = "p1", nick: str = "하나") -> str:
@@ -716,3 +729,85 @@ def test_the_gateway_does_not_import_the_load_tester() -> None:
     code = ("import sys, ttanjit.gateway.app; "
             "sys.exit(any(m.startswith('ttanjit.loadtest') for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+class Request(Msg):
+    """A kick request: what the connection answers is kept."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        super().__init__("ttanjit.v1.player.p1.kick", orjson.dumps(data), "_INBOX.x")
+        self.answers: list[dict[str, Any]] = []
+
+    async def respond(self, data: bytes) -> None:
+        self.answers.append(orjson.loads(data))
+
+
+def _kick_msg(data: dict[str, Any]) -> Msg:
+    return Msg("ttanjit.v1.player.p1.kick", orjson.dumps(data))
+
+
+async def test_of_two_hellos_at_the_same_moment_the_later_opened_connection_stays() -> None:
+    """Two tabs of one player saying hello at once (a browser bringing its
+    tabs back): neither found the other to kick (neither listened yet), so
+    both stayed open, and closing one marked the player away under the
+    other. Each now says it listens; the one opened earlier closes (4001,
+    saving nothing: the later one's session is the player's), whatever
+    order the hellos ran in."""
+    gw = FakeGateway()
+    early, late = make_on(gw, NOW), make_on(gw, NOW + 3)
+    await hello(late, gw, late.t)  # type: ignore[arg-type]
+    await hello(early, gw, early.t)  # type: ignore[arg-type]
+    said = {d["conn"]: d for _, d in gw.announced}
+    assert said == {early.id: {"conn": early.id, "opened": [NOW, early.id]},
+                    late.id: {"conn": late.id, "opened": [NOW + 3, late.id]}}
+    saves = len(gw.saved)
+    # the later hears of the earlier: it stays, says so again, registers again
+    await late.on_kick(_kick_msg(said[early.id]))
+    assert not late.closed and gw.announced[-1][1]["conn"] == late.id
+    assert gw.registered[-1] is late
+    # the earlier hears of the later: it closes as replaced
+    await early.on_kick(_kick_msg(said[late.id]))
+    assert early.closed and early.t.closed == (4001, "replaced")  # type: ignore[attr-defined]
+    assert len(gw.saved) == saves  # the earlier's session is not saved over the later's
+    assert not [cmd for cmd in gw.commands if cmd[3] == {"type": "disconnect"}]
+    assert late in gw.registered and early not in gw.registered
+    # an announcement that cannot be ordered (a garbled time) changes nothing
+    for bad in (["soon", "x"], [True, "x"], [1], None, {"ms": 1}):
+        await late.on_kick(_kick_msg({"conn": "x", "opened": bad}))
+    assert not late.closed
+
+
+async def test_a_kick_from_a_connection_opened_earlier_is_refused() -> None:
+    """A tab's hello on a socket it had already given up can be handled
+    after its new socket's: its kick must not close the new one (the page
+    went inert, 4001 on its own live connection). The later-opened one
+    answers ``stay``; a kick from a later-opened one, or from a gateway
+    that does not say when its connection opened, is obeyed as before."""
+    gw = FakeGateway()
+    c = make_on(gw, NOW + 10)
+    await hello(c, gw, c.t)  # type: ignore[arg-type]
+    older = Request({"conn": "o", "opened": [NOW, "o"]})
+    await c.on_kick(older)
+    assert older.answers == [{"stay": [NOW + 10, c.id]}] and not c.closed
+    same_ms = Request({"conn": "~", "opened": [NOW + 10, "~" * 16]})  # a tie: the id decides
+    await c.on_kick(same_ms)
+    assert same_ms.answers[0]["id"] == c.session.id  # type: ignore[union-attr]
+    assert c.closed and c.t.closed == (4001, "replaced")  # type: ignore[attr-defined]
+    assert gw.saved[-1]["id"] == c.session.id  # type: ignore[union-attr]
+    for kick in ({"conn": "n", "opened": [NOW + 11, "n"]}, {"conn": "v1"}):
+        d = make_on(gw, NOW + 10)
+        await hello(d, gw, d.t)  # type: ignore[arg-type]
+        req = Request(kick)
+        await d.on_kick(req)
+        assert d.closed and req.answers[0]["id"] == d.session.id  # type: ignore[union-attr]
+
+
+async def test_a_hello_whose_kick_a_later_opened_connection_refused_closes() -> None:
+    """The other half: the given-up socket's hello is told ``stay`` and
+    closes itself (4001) without a session, a welcome or a save."""
+    gw = FakeGateway()
+    gw.superseded = True
+    c = make_on(gw, NOW)
+    await send(c, {"type": "hello", "token": token(gw)})
+    assert c.t.closed == (4001, "replaced") and c.t.frames() == []  # type: ignore[attr-defined]
+    assert c.session is None and gw.saved == [] and gw.subs == [] and gw.announced == []

@@ -55,7 +55,14 @@ from ttanjit.gateway import metrics as m
 from ttanjit.gateway.account import install as install_account
 from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
 from ttanjit.gateway.capture import GatewayRecorder
-from ttanjit.gateway.conn import HANDLERS, OWN_PART, Connection, burst_parts, now_ms
+from ttanjit.gateway.conn import (
+    HANDLERS,
+    OWN_PART,
+    Connection,
+    Superseded,
+    burst_parts,
+    now_ms,
+)
 from ttanjit.gateway.errors import MESSAGES, FrameError
 from ttanjit.gateway.finals import directory_entry, final_frame, seated_match
 from ttanjit.gateway.headers import with_security_headers
@@ -188,9 +195,12 @@ class Gateway:
         """Close the player's older connection (on any gateway) and get its
         session; else the saved session (KV)."""
         try:
-            msg = await self.nc.request(self.subjects.player_kick(player),
-                                        orjson.dumps({"conn": new.id}), timeout=2.0)
-            return Session.from_json(orjson.loads(msg.data))
+            msg = await self.nc.request(self.subjects.player_kick(player), orjson.dumps(
+                {"conn": new.id, "opened": list(new.opened_at)}), timeout=2.0)
+            got = orjson.loads(msg.data)
+            if "stay" in got:  # that one was opened after ours (Connection.on_kick)
+                raise Superseded
+            return Session.from_json(got)
         except (NoRespondersError, NatsTimeout):
             pass
         try:
@@ -200,6 +210,11 @@ class Gateway:
             return Session.from_json(orjson.loads(entry.value or b"{}"))
         except Exception:  # no saved session (or unreadable): a new one
             return None
+
+    async def announce_live(self, player: str, data: bytes) -> None:
+        """Tell the player's other connections (any gateway) that this one
+        listens now (``Connection.on_kick``)."""
+        await self.nc.publish(self.subjects.player_kick(player), data)
 
     async def save(self, s: Session, pointer: bool = True) -> None:
         async def put() -> None:

@@ -87,6 +87,7 @@ class GatewayLink(Protocol):
     def register(self, conn: Connection) -> None: ...
     def unregister(self, conn: Connection) -> None: ...
     async def take_over(self, player: str, new: Connection) -> Session | None: ...
+    async def announce_live(self, player: str, data: bytes) -> None: ...
     async def save(self, s: Session, pointer: bool = True) -> None: ...
     async def command(self, game_id: str, player: str, cmd_id: str, action: dict[str, Any],
                       total_s: float = 5.0) -> dict[str, Any]: ...
@@ -107,6 +108,11 @@ ON_FINISH: list[Callable[[Connection], Awaitable[None]]] = []
 ON_GAME: list[Callable[[Connection, str], Awaitable[None]]] = []
 
 
+class Superseded(Exception):
+    """The player's connection that answered our hello's kick was opened
+    after ours: it stays, ours goes (``Connection.on_kick``)."""
+
+
 class Connection:
     def __init__(self, gw: GatewayLink, transport: Transport, proto: bool,
                  url_token: str | None = None) -> None:
@@ -122,6 +128,11 @@ class Connection:
         self.emotes = TokenBucket(EMOTE_RATE, EMOTE_BURST, EMOTE_BURST, now)
         self._table: tuple[str, list[str]] = ("", [])  # (game id, its players) for emotes
         self.opened = now
+        # (wall ms, id): of two connections of one player, the one opened
+        # later stays (on_kick) — a tab's newest socket, whatever order the
+        # hellos of its older ones are handled in
+        self.opened_at: tuple[int, str] = (now_ms(), self.id)
+        self.superseded = False  # closed for a later-opened one: saves nothing
         self.last_rx = now
         self.lock = asyncio.Lock()
         self.closed = False
@@ -244,7 +255,12 @@ class Connection:
         # the nickname as last set on any device (a token keeps the one it
         # was issued with, for up to an hour)
         nickname = await self.gw.nickname(ident.player) or ident.nickname
-        prior = await self.gw.take_over(ident.player, self)
+        try:
+            prior = await self.gw.take_over(ident.player, self)
+        except Superseded:  # a later-opened connection of the player is live
+            self.superseded = self.replaced = True
+            await self.close(4001, "replaced")
+            return
         resume = f.get("resume") or {}
         last_seq = int(resume.get("last_seq") or 0)
         # a client may be ahead of the session as last saved (its gateway
@@ -274,6 +290,10 @@ class Connection:
         self.gw.register(self)
         self.buffer = []
         await self.subscribe()
+        # a hello of the player on another socket at the same moment found
+        # no connection to kick (neither listened yet): say we listen now;
+        # of the two, the one opened later stays (on_kick)
+        await self.gw.announce_live(ident.player, self._opened_json())
         state = await self.gw.player_state(ident.player)
         if state and state.get("game_id") and state["game_id"] not in (sess.game_id, sess.left):
             # seated while away (e.g. the room started): take up that game,
@@ -320,6 +340,8 @@ class Connection:
         await self.flush_buffer()
         if sess.game_id:
             self._on_game(sess.game_id)
+        if self.superseded:  # a later-opened connection took over meanwhile: its session counts
+            return
         if sess.game_id and not self.finished_game:
             await self.gw.command(sess.game_id, sess.player, "gw-" + secrets.token_hex(6),
                                   {"type": "reconnect"})
@@ -531,16 +553,39 @@ class Connection:
         return reply is not None
 
     async def on_kick(self, msg: Any) -> None:
+        """Another connection of the player: a newer one's hello asks this
+        one to close and hand its session over (a request), or one that
+        began to listen says so (``announce_live``, no reply: two hellos at
+        the same moment found nothing to kick). Whichever was opened later
+        stays; the other is closed with 4001. A kick without ``opened`` (a
+        gateway of an older version) is obeyed."""
         try:
             req = orjson.loads(msg.data)
         except orjson.JSONDecodeError:
             return
-        if req.get("conn") == self.id or self.session is None:
+        if not isinstance(req, dict) or req.get("conn") == self.id or self.session is None:
+            return
+        theirs = _opened_key(req.get("opened"))
+        if not msg.reply and (theirs is None or self.closed):
+            return  # an announcement we cannot order, or heard on the way out
+        if theirs is not None and theirs < self.opened_at and not self.closed:
+            # theirs is the older socket (e.g. one its tab had already given
+            # up, whose hello came late): this one stays
+            if msg.reply:
+                await msg.respond(orjson.dumps({"stay": list(self.opened_at)}))
+            else:  # it closes when it hears of us
+                self.gw.register(self)
+                await self.gw.announce_live(self.session.player, self._opened_json())
             return
         self.replaced = True
+        self.superseded = not msg.reply  # the announcer has a session of its own
         await self.close(4001, "replaced")
         await self.finish()
-        await msg.respond(orjson.dumps(self.session.to_json()))
+        if msg.reply:
+            await msg.respond(orjson.dumps(self.session.to_json()))
+
+    def _opened_json(self) -> bytes:
+        return orjson.dumps({"conn": self.id, "opened": list(self.opened_at)})
 
     # -- closing -------------------------------------------------------------------
     async def close(self, code: int, reason: str) -> None:
@@ -584,7 +629,8 @@ class Connection:
                                           timeout=2)
                 except grpc.aio.AioRpcError:
                     pass
-            await self.gw.save(s)
+            if not self.superseded:
+                await self.gw.save(s)
         finally:
             self._finishing.set_result(None)
 
@@ -849,3 +895,11 @@ HANDLERS = {
     "action": Connection.h_action,
     "sync": Connection.h_sync,
 }
+
+
+def _opened_key(v: Any) -> tuple[int, str] | None:
+    """``Connection.opened_at`` as another connection sent it, or None."""
+    if (isinstance(v, list) and len(v) == 2 and isinstance(v[0], int)
+            and not isinstance(v[0], bool) and isinstance(v[1], str)):
+        return (v[0], v[1])
+    return None
