@@ -7,8 +7,11 @@ check that every accepted move is in the record)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import itertools
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -16,7 +19,7 @@ import orjson
 from nats.aio.client import Client
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
-from nats.js.api import DeliverPolicy
+from nats.js.api import DeliverPolicy, DiscardPolicy
 
 from ttanjit.common.nats import RECORDS_STREAM, Subjects
 from ttanjit.shard.game import HostedGame
@@ -59,6 +62,24 @@ async def command(nc: Client, gid: str, player: str, action: Any, cmd_id: str | 
         if time.monotonic() > deadline:
             raise TimeoutError(f"game {gid}: no owner answered for {retry_s}s")
         await asyncio.sleep(0.05)
+
+
+@contextlib.asynccontextmanager
+async def records_refused(nc: Client) -> AsyncIterator[None]:
+    """While inside, JetStream refuses every new record message (the records
+    stream is full and discards new ones): NATS and every other stream stay
+    up, a game's appends fail at once. Only on a nats-server of the test's
+    own with nothing else writing records (lowering the limit under the
+    stream's count would delete old messages)."""
+    js = nc.jetstream()
+    info = await js.stream_info(RECORDS_STREAM)
+    before = info.config
+    await js.update_stream(dataclasses.replace(before, discard=DiscardPolicy.NEW,
+                                               max_msgs=info.state.messages))
+    try:
+        yield
+    finally:
+        await js.update_stream(before)
 
 
 async def raw_request(nc: Client, subject: str, payload: bytes) -> dict[str, Any]:

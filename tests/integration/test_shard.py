@@ -30,6 +30,7 @@ from shardkit import (
     play_humans,
     player_id,
     raw_request,
+    records_refused,
     sync,
 )
 
@@ -838,6 +839,42 @@ async def test_nats_restart_loses_no_accepted_move(svc: Services) -> None:
         assert got["seq"] >= 1 and "view" in got
         owners = await nc.jetstream().key_value("ttanjit_owners")
         assert orjson.loads((await owners.get(gid)).value)["shard"] == "shard-b"
+    finally:
+        await nc.close()
+
+
+async def test_a_game_taken_back_after_an_append_failure_keeps_its_clocks_time(
+        svc: Services) -> None:
+    """A shard drops a game whose append failed (JetStream refused it) and
+    takes it back from its record. Its clocks went back to the last
+    recorded input: here the 3 s the round had run were given back. Now
+    the time that ran up to the input that could not be written counts, as
+    after a failover; the time after it does not (nobody could play)."""
+    shard = svc.start("shard", name="shard-a")
+    nc = await nats.connect(svc.nats_url)
+    try:
+        t_created = time.monotonic()
+        (gid, pids), = await _games_on(shard.ports["grpc"], 1, "penalty_rows")
+        first = await sync(nc, gid, pids[0], 0)
+        full = first["deadline"]["remaining_ms"]
+        card = first["view"]["hand"][0]["card"]
+        select = orjson.dumps({"player": pids[0], "cmd_id": "S1",
+                               "action": {"type": "select", "card": card, "row": 1}})
+        await asyncio.sleep(3.0)  # the round's clock runs
+        async with records_refused(nc):
+            ran = (time.monotonic() - t_created) * 1000
+            assert (await raw_request(nc, SUBJ.cmd(gid), select))["code"] == "game_unavailable"
+            await asyncio.sleep(1.0)
+        t_back = time.monotonic()
+        after = await sync(nc, gid, pids[0], 0)  # retried until the game is served again
+        since = (time.monotonic() - t_back) * 1000
+        left = after["deadline"]["remaining_ms"]
+        assert '"why":"append failed"' in shard.log() and "claimed game" in shard.log()
+        # charged: what ran before the input that failed (and since the game
+        # is served again), not the time it could not be played
+        assert full - ran - since - 400 <= left <= full - ran + 400, (full, ran, since, left)
+        # the refused select was not applied: it goes in now
+        assert (await raw_request(nc, SUBJ.cmd(gid), select))["ok"] is True
     finally:
         await nc.close()
 

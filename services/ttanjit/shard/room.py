@@ -205,6 +205,14 @@ class Room:
                 self.schedule_presses(window)
         self.after_change()
 
+    def charged_t(self, mono: float) -> int:
+        """The game time its clocks ran to here, for a reclaim from the
+        record after a drop: until now, or, when inputs never became durable
+        (NATS away), until the first of them — from then on nobody could
+        play, as while a game has no owner."""
+        unacked = [int(a.entry.get("t", 0)) for a, _, _ in (*self.batch, *self.pending)]
+        return min([self.now_t(mono), *unacked])
+
     def close(self) -> bool:
         """Stop serving the game here (False: it was closed already).
         Commands not yet durable (and their repeats) are answered

@@ -125,6 +125,7 @@ class Shard:
         self.replaced: dict[str, int] = {}  # earlier incarnations' last renewals (Lease.replaced)
         self.renew_lock = asyncio.Lock()
         self.claiming: set[str] = set()
+        self.dropped_t: dict[str, int] = {}  # game t of a game dropped for a reclaim (drop)
         self.reclaiming: set[str] = set()
         self.claims_from = 0.0  # loop time before which no failover claim is made
         self.nats_back = asyncio.Event()  # set (and replaced) when NATS reconnects
@@ -223,6 +224,8 @@ class Shard:
         ``reclaim``: take it back from its record unless another shard
         owns it by then (append failure, fenced, engine error)."""
         gid = room.game_id
+        if reclaim and not room.gone:
+            self.dropped_t[gid] = room.charged_t(self.loop.time())
         if room.close():
             if self.rooms.get(gid) is room:
                 del self.rooms[gid]
@@ -326,7 +329,7 @@ class Shard:
         return gid
 
     async def _claim(self, gid: str, reason: str, rev: int, epoch: int, *,
-                     dead_renewed_ms: int = 0) -> bool:
+                     dead_renewed_ms: int = 0, ran_to: int = 0) -> bool:
         """Take a game: owner entry (revision check), record replay, claim
         marker (fences the old owner), then serve it."""
         if gid in self.rooms or gid in self.claiming:
@@ -364,6 +367,7 @@ class Shard:
                 if reason == "failover" and dead_renewed_ms:
                     # the clocks ran on the dead owner until its last renewal
                     t = max(t, dead_renewed_ms - origin)
+                t = max(t, ran_to)  # ... or here, until this shard dropped it
                 now = wall_ms()
                 hosted.origin_ms = now - t
                 marker = {"claim": {"shard": self.id, "inc": self.inc, "epoch": epoch + 1,
@@ -413,6 +417,7 @@ class Shard:
             await self._reclaim_loop(gid)
         finally:
             self.reclaiming.discard(gid)
+            self.dropped_t.pop(gid, None)
 
     async def _reclaim_loop(self, gid: str) -> None:
         delay = 0.25
@@ -438,7 +443,8 @@ class Shard:
             except Exception:  # noqa: BLE001 - not yet: ask again in a moment
                 delay = 0.25
                 continue
-            if await self._claim(gid, "failover", entry.revision or 0, int(own.get("epoch", 0))):
+            if await self._claim(gid, "failover", entry.revision or 0, int(own.get("epoch", 0)),
+                                 ran_to=self.dropped_t.get(gid, 0)):
                 return
 
     # ======================================================================
