@@ -276,16 +276,20 @@ class Gateway:
     async def command(self, game_id: str, player: str, cmd_id: str, action: dict[str, Any],
                       total_s: float = 5.0) -> dict[str, Any]:
         """NATS request to the owner shard; retried with backoff while the
-        game is between owners (docs/protocol.md 1)."""
+        game is between owners, and while the owner lost the game with the
+        command in flight (``game_unavailable``: the next owner answers the
+        same ``cmd_id`` as it was recorded, or applies it; docs/protocol.md 1)."""
         data = orjson.dumps({"player": player, "cmd_id": cmd_id, "action": action,
                              "gw": self.id})
+        deadline = time.monotonic() + total_s
         if game_id in self.links.routes:  # the owner's link (docs/protocol.md 1.1)
             raw = await self.links.command(game_id, data, ATTEMPT_S)
             if raw is not None:
                 m.VIA_LINK.inc()
-                return _reply(raw)
+                reply = _reply(raw)
+                if reply.get("code") != "game_unavailable":
+                    return reply
         m.VIA_NATS.inc()
-        deadline = time.monotonic() + total_s
         delay = 0.05
         while True:
             try:
@@ -299,7 +303,14 @@ class Gateway:
                 link = reply.pop("link", None)
                 if isinstance(link, str) and link:  # next time, straight to the owner
                     self.links.learn(game_id, link)
-                return reply
+                if reply.get("code") != "game_unavailable":
+                    return reply
+                # the owner dropped the game with this command unwritten (its
+                # append failed; it may yet land): ask whoever serves it next
+                if time.monotonic() + delay > deadline:
+                    return reply
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.5)
             except (NoRespondersError, NatsTimeout) as exc:
                 # a timed-out attempt already waited ATTEMPT_S (a frozen owner
                 # still subscribed): ask again at once, so the shard that
