@@ -150,3 +150,18 @@ def test_the_dock_is_not_in_the_way_once_the_game_is_over(new_page: Any) -> None
     render(page, "hakka", "hakka", hakka_following(), seat=None)  # type: ignore[arg-type]
     assert page.evaluate("() => getComputedStyle(document.querySelector('.hk-dock')).position") \
         == "static"
+
+
+def test_the_tables_end_badge_says_what_the_room_said(new_page: Any) -> None:
+    """줄줄이 벌점's end mode (RULES.md 2.4) in the room's words: the room
+    showed "빠른 판수 · 3판" and the table "빠른 3판". On one line on a phone."""
+    page = new_page(**PHONE)
+    render(page, "penalty", "penalty_rows", engine_view("penalty_rows", 3, seed=5))
+    badge = page.locator("section.table .badge.end")
+    assert badge.inner_text() == "빠른 판수 · 3판"
+    line = page.evaluate("() => parseFloat(getComputedStyle("
+                         "document.querySelector('section.table .badge.end')).lineHeight) || 0")
+    b = box(page, "section.table .badge.end")
+    assert b["bottom"] - b["top"] <= max(line, 20) * 1.6, (b, line)
+    assert b["right"] <= PHONE["width"], b
+    shot(page, "penalty-badge-360")

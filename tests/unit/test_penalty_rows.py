@@ -89,11 +89,12 @@ def test_seat_counts_and_decks_checked() -> None:
 
 
 def test_defaults_and_badge() -> None:
-    """RULES.md 2.4/2.5 defaults: quick 3 rounds, 20 s; the end mode is a badge."""
+    """RULES.md 2.4/2.5 defaults: quick 3 rounds, 20 s; the end mode is a badge, in the
+    room's words (room.js endBadge: the table said "빠른 3판", the room "빠른 판수 · 3판")."""
     e = make(4)
     v = e.view(0)
     assert (v["select_ms"], v["rounds"], v["badge"]) == (
-        20000, 3, {"end": "rounds", "rounds": 3, "label": "빠른 3판"})
+        20000, 3, {"end": "rounds", "rounds": 3, "label": "빠른 판수 · 3판"})
     assert e.next_deadline() == 20000
     assert make(2, end="score_66").view(None)["badge"]["label"] == "기본 66점"
 

@@ -44,7 +44,7 @@ def _cards(cards: list[int]) -> list[JSON]:
 def badge(e: PenaltyRows) -> JSON:
     """RULES.md 2.4: the end mode, shown as a badge on the room."""
     if e.end == "rounds":
-        return {"end": "rounds", "rounds": e.rounds, "label": f"빠른 {e.rounds}판"}
+        return {"end": "rounds", "rounds": e.rounds, "label": f"빠른 판수 · {e.rounds}판"}
     return {"end": "score_66", "target": 66, "label": "기본 66점"}
 
 
