@@ -271,6 +271,30 @@ async def test_idle_and_silent_connections_are_closed(gw: Stack) -> None:
     short.stop()
 
 
+async def test_a_room_that_started_says_so(gw: Stack) -> None:
+    """The code of a room that started, typed by a friend a moment late:
+    "이미 시작한 방이에요." (``room_started``), not "방을 찾을 수 없어요.
+    코드를 확인해 주세요."; the host's second 시작 the same (it was
+    ``not_in_room``)."""
+    from wsclient import two_in_a_room
+
+    host = await WSClient.signed_in(gw.http(), "먼저시작")
+    guest = await WSClient.signed_in(gw.http(), "같이온")
+    late = await WSClient.signed_in(gw.http(), "늦은친구")
+    code = await two_in_a_room(host, guest)
+    await host.send({"type": "room_start"})
+    gid = (await host.wait_type("matched", 20))["game_id"]
+    await late.send({"type": "room_join", "code": code})
+    err = await late.wait_type("error")
+    assert (err["code"], err["message"]) == ("room_started", "이미 시작한 방이에요.")
+    await host.send({"type": "room_start"})
+    assert (await host.wait_type("error"))["code"] == "room_started"
+    for c in (host, guest):
+        await c.action(gid, {"type": "leave"})
+    for c in (host, guest, late):
+        await c.close()
+
+
 async def test_second_connection_replaces_the_first(gw: Stack) -> None:
     first = await WSClient.signed_in(gw.http(), "둘째")
     second = WSClient(gw.http(), first.ident)

@@ -102,6 +102,40 @@ def test_room_life() -> None:
         rooms.join("d", "라", r.code)
 
 
+def test_a_started_rooms_code_says_it_started() -> None:
+    """A friend typing the code after the host pressed 시작 was told "방을
+    찾을 수 없어요. 코드를 확인해 주세요." (check the code), and a second 시작
+    "방에 들어가 있지 않아요."; both are ``room_started`` ("이미 시작한
+    방이에요.") for 10 minutes, then the code is forgotten. A new leader
+    keeps them (the lobby document)."""
+    rooms = Rooms()
+    r = rooms.create("a", "가", "onecard", 2, None)
+    rooms.join("b", "나", r.code)
+    room, _ = rooms.start_seats("a")
+    rooms.started(room, "g" * 12, 1_000)
+    for call in (lambda: rooms.join("c", "다", r.code.lower()),
+                 lambda: rooms.start_seats("a"), lambda: rooms.leave("b")):
+        with pytest.raises(LobbyError, match="room_started"):
+            call()
+    with pytest.raises(LobbyError, match="not_in_room"):
+        rooms.leave("c")  # never in it
+    later = Rooms()  # another replica takes the lobby over
+    later.restore([], rooms.started_json())
+    with pytest.raises(LobbyError, match="room_started"):
+        later.join("c", "다", r.code)
+    # a room started 10 minutes later forgets the first code
+    r2 = later.create("c", "다", "onecard", 2, None)
+    assert r2.code != r.code
+    later.join("d", "라", r2.code)
+    later.started(later.start_seats("c")[0], "h" * 12, 1_000 + 10 * 60_000)
+    with pytest.raises(LobbyError, match="room_not_found"):
+        later.join("e", "마", r.code)
+    with pytest.raises(LobbyError, match="not_in_room"):
+        later.start_seats("a")
+    with pytest.raises(LobbyError, match="room_started"):
+        later.join("e", "마", r2.code)
+
+
 def test_solo_tables_start_with_bots_of_any_level() -> None:
     """Issue 14: one human and bots of any level per seat start, in every
     game; Hakka fills what is left with normal bots."""
@@ -216,7 +250,7 @@ def test_rooms_never_break(script: list) -> None:
                 # always has its host and at least two players
                 assert any(s.kind == "human" and s.player == player for s in seats)
                 assert len(seats) >= 2
-                rooms.started(room, "g" * 12)
+                rooms.started(room, "g" * 12, 0)
         except LobbyError as e:
             assert e.code and e.message
         for code, room in rooms.by_code.items():

@@ -18,6 +18,9 @@ from ttanjit.matchmaker.standings import display
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 CODE_LEN = 6
+# A started room's code answers ``room_started`` (not ``room_not_found``:
+# "check the code") this long after the start.
+STARTED_KEEP_MS = 10 * 60_000
 
 
 @dataclass(slots=True)
@@ -87,12 +90,22 @@ class Rooms:
     def __init__(self, allow_test_options: bool = False) -> None:
         self.by_code: dict[str, Room] = {}
         self.by_player: dict[str, str] = {}
+        # code -> (started ms, its human players), for STARTED_KEEP_MS
+        self.started_codes: dict[str, tuple[int, list[str]]] = {}
         self.allow_test = allow_test_options
 
-    def restore(self, stored: list[dict[str, Any]]) -> None:
-        """The open rooms of a stored lobby (a new leader takes over)."""
+    def restore(self, stored: list[dict[str, Any]],
+                started: dict[str, Any] | None = None) -> None:
+        """The open rooms of a stored lobby, and the codes of rooms started
+        lately (a new leader takes over)."""
         self.by_code.clear()
         self.by_player.clear()
+        self.started_codes = {}
+        for code, v in (started or {}).items():
+            try:
+                self.started_codes[str(code)] = (int(v[0]), [str(p) for p in v[1]])
+            except (TypeError, ValueError, IndexError):
+                continue
         for d in stored:
             room = Room.from_store(d)
             if room.state != "open":
@@ -104,7 +117,7 @@ class Rooms:
     def _new_code(self) -> str:
         while True:
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LEN))
-            if code not in self.by_code:
+            if code not in self.by_code and code not in self.started_codes:
                 return code
 
     def room_of(self, player: str) -> Room | None:
@@ -112,9 +125,10 @@ class Rooms:
         return self.by_code.get(code) if code else None
 
     def get(self, code: str) -> Room:
-        room = self.by_code.get(code.strip().upper())
+        code = code.strip().upper()
+        room = self.by_code.get(code)
         if room is None or room.state == "closed":
-            raise LobbyError("room_not_found")
+            raise LobbyError("room_started" if code in self.started_codes else "room_not_found")
         return room
 
     def create(self, player: str, nickname: str, game: str, seats: int | None,
@@ -159,6 +173,9 @@ class Rooms:
     def _member_room(self, player: str) -> Room:
         room = self.room_of(player)
         if room is None:
+            # e.g. 시작 pressed twice: the first press started the room
+            if any(player in players for _, players in self.started_codes.values()):
+                raise LobbyError("room_started")
             raise LobbyError("not_in_room")
         return room
 
@@ -215,10 +232,19 @@ class Rooms:
             seats = [s for s in room.members if s is not None]
         return room, seats
 
-    def started(self, room: Room, game_id: str) -> None:
-        """The room became a game: it closes; members are free again."""
+    def started(self, room: Room, game_id: str, now_ms: int) -> None:
+        """The room became a game: it closes; members are free again. Its
+        code says so for a while (those of rooms started before that are
+        forgotten now)."""
         room.state = "started"
         room.game_id = game_id
         for s in room.humans():
             self.by_player.pop(s.player, None)
         self.by_code.pop(room.code, None)
+        for code, (ms, _) in list(self.started_codes.items()):
+            if now_ms - ms >= STARTED_KEEP_MS:
+                del self.started_codes[code]
+        self.started_codes[room.code] = (now_ms, [s.player for s in room.humans()])
+
+    def started_json(self) -> dict[str, Any]:
+        return {code: [ms, players] for code, (ms, players) in self.started_codes.items()}

@@ -148,6 +148,7 @@ class Matchmaker:
             "tickets": [t.to_json() for t in self.queue.by_player.values()],
             "placing": [mt.to_json() for mt in self.placing.values()],
             "rooms": [r.to_store() for r in self.rooms.by_code.values()],
+            "started_rooms": self.rooms.started_json(),
             "seated": {p: list(v) for p, v in self.seated.items()},
             "away": dict(self.away),
             "rematches": [r.to_json() for r in self.rematches.values()],
@@ -166,7 +167,7 @@ class Matchmaker:
         for d in doc.get("placing", []):
             mt = QuickMatch.from_json(d)
             self.placing[mt.id] = mt
-        self.rooms.restore(doc.get("rooms", []))
+        self.rooms.restore(doc.get("rooms", []), doc.get("started_rooms"))
         self.seated = {p: (str(v[0]), int(v[1])) for p, v in doc.get("seated", {}).items()}
         self.away = {p: int(v) for p, v in doc.get("away", {}).items()}
         self.rematches = {}
@@ -595,7 +596,7 @@ class Matchmaker:
     async def start_room(self, player: str) -> tuple[Room, str]:
         room, seats = self.rooms.start_seats(player)
         game_id = await self.place(room.game, room.options, seats)
-        self.rooms.started(room, game_id)
+        self.rooms.started(room, game_id, now_ms())
         self._seat(game_id, seats)
         await self.commit()
         await self._announce(game_id, room.game, "room", room.options, seats)
