@@ -32,21 +32,22 @@ SHOTS = Path(os.environ.get("TTANJIT_SCREENSHOTS")
 JS_VIEW = "() => window.ttanjit.game.view"
 JS_STAMP = """() => { const g = window.ttanjit.game;
   const results = (window.__frames || []).filter((f) => f.dir === 'in' && f.type === 'result').length;
-  return {seq: g.gameSeq, refusals: g.refusals || 0, results,
+  return {seq: g.gameSeq, refusals: g.refusals || 0, results, n: (window.__frames || []).length,
           v: g.view ? JSON.stringify(g.view) : ''}; }"""
 
 
 # Every page records the frames of its WebSocket (an init script: before the
 # client's modules load): what the client sends (WebSocket.prototype.send)
 # and what it gets, in the order it handles them (a listener added when the
-# socket is made runs before the client's onmessage). Only type, game_id and
-# game_seq are kept. Issue 13: the client never asks for a `sync` after a
+# socket is made runs before the client's onmessage). Only type, game_id,
+# game_seq, cmd_id, code and the time (ms) are kept. Issue 13: the client never asks for a `sync` after a
 # game's first view but right after a reconnect (`welcome`).
 FRAME_LOG = """(() => {
   const log = window.__frames = [];
   const keep = (dir, data) => {
     try { const f = JSON.parse(data); log.push({dir, type: f.type, game_id: f.game_id ?? null,
-      game_seq: f.game_seq ?? null, events: Array.isArray(f.events) ? f.events.length : null}); }
+      game_seq: f.game_seq ?? null, events: Array.isArray(f.events) ? f.events.length : null,
+      cmd_id: f.cmd_id ?? null, code: f.code ?? null, t: Date.now()}); }
     catch { log.push({dir, type: '?'}); }
   };
   const Real = window.WebSocket;
@@ -153,8 +154,12 @@ def wait_change(page: Any, before: dict[str, Any], timeout: float = 10.0,
     ``answer``: until the action itself was answered (a refusal or a
     `result`), whatever else changed the view meanwhile (the bot plays on);
     ``picker``: a One Card suit picker that opens meanwhile gets a suit (the
-    press that opens it sends nothing yet)."""
+    press that opens it sends nothing yet; when it sent nothing after all
+    because the turn moved on and closed the picker, this returns at once
+    with ``sent`` False). A timeout says where the action stopped: not
+    sent, sent and not answered, or answered."""
     deadline = time.monotonic() + timeout
+    one_card = picker
     while time.monotonic() < deadline:
         if picker and page.locator(".suit-picker").count():
             page.locator(".suit-picker [data-suit]").first.click()
@@ -163,8 +168,26 @@ def wait_change(page: Any, before: dict[str, Any], timeout: float = 10.0,
         if now["refusals"] != before["refusals"] or now["results"] != before["results"] or (
                 not answer and now["v"] != before["v"]):
             return dict(now)
+        if one_card and not page.locator(".suit-picker").count() and not onecard_my_turn(page) \
+                and not _actions_since(page, before):
+            return {**now, "sent": False}
         page.wait_for_timeout(40)
-    raise TimeoutError("the screen did not change after the action")
+    log = frames(page)[before.get("n", 0):]
+    sent = {f.get("cmd_id") for f in log if f["dir"] == "out" and f["type"] == "action"}
+    answered = {f.get("cmd_id") for f in log if f["dir"] == "in" and f["type"] in ("result", "error")}
+    where = ("no action was sent" if not sent else "answered" if sent & answered
+             else "sent and not answered")
+    state = page.evaluate("""() => ({net: window.ttanjit.net.state,
+        waiting: [...window.ttanjit.net.pending.keys()],
+        picker: !!document.querySelector('.suit-picker'),
+        turn: window.ttanjit.game.view?.turn, seat: window.ttanjit.game.view?.seat})""")
+    raise TimeoutError(f"the screen did not change after the action ({where}); {state}; "
+                       f"frames since {log[-20:]}")
+
+
+def _actions_since(page: Any, before: dict[str, Any]) -> bool:
+    return bool(page.evaluate("(n) => (window.__frames || []).slice(n).some("
+                              "(f) => f.dir === 'out' && f.type === 'action')", before.get("n", 0)))
 
 
 def click_float_one_card(page: Any, catch: bool = False) -> bool:
@@ -223,6 +246,8 @@ def onecard_play_turn(page: Any) -> str:
         before = page.evaluate(JS_STAMP)
         page.locator('[data-act="play"]').click()
         now = wait_change(page, before, picker=True, answer=True)
+        if now.get("sent") is False:  # the turn moved on under the suit picker
+            return "not_my_turn"
         if now["refusals"] != before["refusals"]:
             assert page.locator("#refusal").is_visible()
             # deselect what is still selected (an update that arrived with
