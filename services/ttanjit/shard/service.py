@@ -44,7 +44,7 @@ import orjson
 from nats.aio.msg import Msg
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
-from nats.js.errors import KeyWrongLastSequenceError, NotFoundError
+from nats.js.errors import APIError, KeyWrongLastSequenceError, NotFoundError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from ttanjit.common.config import Settings
@@ -396,6 +396,10 @@ class Shard:
                 # owner entry names this shard, so the game is claimed from its
                 # record when this shard's lease expires, as after a crash
                 log.warning("claim cut short by the stop: %r", exc, extra={"game": gid})
+            elif isinstance(exc, (APIError, NatsTimeout, NoRespondersError, TimeoutError)):
+                # JetStream refused or did not answer (its storage full, a
+                # leader election): one line a try, not a traceback a game a second
+                log.warning("claim failed, tried again: %r", exc, extra={"game": gid})
             else:
                 log.exception("claim failed", extra={"game": gid})
             return False
