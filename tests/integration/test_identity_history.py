@@ -271,7 +271,7 @@ async def test_two_hellos_of_one_player_at_once_leave_the_later_opened_connectio
         a = WSClient(st.http(0), me)
         b = WSClient(st.http(rnd % 2), me)
         await a.connect()
-        await asyncio.sleep(0.05)  # b is opened later (the gateways share this machine's clock)
+        await asyncio.sleep(0.2)  # b is opened later (the gateways share this machine's clock)
         await b.connect()
         first, second = (a, b) if rnd < 2 else (b, a)  # the hellos in either order
         await asyncio.gather(first.send({"type": "hello", "token": me["token"]}),
@@ -292,7 +292,7 @@ async def test_a_late_hello_on_a_socket_opened_earlier_does_not_close_the_newer(
     for rnd in range(2):
         old = WSClient(st.http(rnd), me)
         await old.connect()
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)
         new = WSClient(st.http(0), me)
         await new.connect()
         await new.hello()

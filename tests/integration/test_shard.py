@@ -853,9 +853,9 @@ async def test_a_game_taken_back_after_an_append_failure_keeps_its_clocks_time(
     shard = svc.start("shard", name="shard-a")
     nc = await nats.connect(svc.nats_url)
     try:
-        t_created = time.monotonic()
         (gid, pids), = await _games_on(shard.ports["grpc"], 1, "penalty_rows")
         first = await sync(nc, gid, pids[0], 0)
+        t_created = time.monotonic()  # the round had `full` ms left then
         full = first["deadline"]["remaining_ms"]
         card = first["view"]["hand"][0]["card"]
         select = orjson.dumps({"player": pids[0], "cmd_id": "S1",

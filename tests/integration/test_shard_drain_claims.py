@@ -36,7 +36,10 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 async def test_a_drain_waits_for_the_claim_under_way_and_counts_its_game(
         svc: Services, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
-    a = svc.start("shard", name="shard-a")
+    # shard-a's lease outlives the test: shard-b must take the game by the
+    # handover below, not by a failover claim of its own once the lease of
+    # a killed shard ran out (a busy machine can take that long to get there)
+    a = svc.start("shard", name="shard-a", env={"TTANJIT_LEASE_MS": "60000"})
     nc = await nats.connect(svc.nats_url)
     games = await _games_on(a.ports["grpc"], 1, game)
     tails = [await RecordTail(nc, gid).start() for gid, _ in games]

@@ -477,13 +477,15 @@ async def websocket(gw: Gateway, scope: dict[str, Any], receive: Any, send: Any)
     first = await receive()
     if first["type"] != "websocket.connect":
         return
+    opened = now_ms()  # the order sockets came in (Connection.opened_at)
     offered = scope.get("subprotocols") or []
     proto = codec.PROTO_SUBPROTOCOL in offered
     chosen = codec.PROTO_SUBPROTOCOL if proto else (
         codec.JSON_SUBPROTOCOL if codec.JSON_SUBPROTOCOL in offered else None)
     await send({"type": "websocket.accept", "subprotocol": chosen})
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-    conn = Connection(gw, AsgiTransport(send), proto, (query.get("token") or [None])[0])
+    conn = Connection(gw, AsgiTransport(send), proto, (query.get("token") or [None])[0],
+                      opened)
     gw.conns.add(conn)
     m.CONNECTIONS.inc()
     try:

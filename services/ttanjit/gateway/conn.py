@@ -115,7 +115,7 @@ class Superseded(Exception):
 
 class Connection:
     def __init__(self, gw: GatewayLink, transport: Transport, proto: bool,
-                 url_token: str | None = None) -> None:
+                 url_token: str | None = None, opened_ms: int | None = None) -> None:
         self.gw = gw
         self.t = transport
         self.proto = proto
@@ -130,8 +130,9 @@ class Connection:
         self.opened = now
         # (wall ms, id): of two connections of one player, the one opened
         # later stays (on_kick) — a tab's newest socket, whatever order the
-        # hellos of its older ones are handled in
-        self.opened_at: tuple[int, str] = (now_ms(), self.id)
+        # hellos of its older ones are handled in. ``opened_ms``: when the
+        # socket's upgrade request came (before the accept was sent)
+        self.opened_at: tuple[int, str] = (opened_ms or now_ms(), self.id)
         self.superseded = False  # closed for a later-opened one: saves nothing
         self.last_rx = now
         self.lock = asyncio.Lock()
