@@ -292,6 +292,7 @@ class Gateway:
         m.VIA_NATS.inc()
         delay = 0.05
         while True:
+            timed_out = False
             try:
                 # a frozen or cut-off owner keeps its subscription but never
                 # answers: ask again soon (the same cmd_id is answered once,
@@ -305,25 +306,23 @@ class Gateway:
                     self.links.learn(game_id, link)
                 if reply.get("code") != "game_unavailable":
                     return reply
-                # the owner dropped the game with this command unwritten (its
-                # append failed; it may yet land): ask whoever serves it next
-                if time.monotonic() + delay > deadline:
-                    return reply
+                # else the owner dropped the game with this command unwritten
+                # (its append failed; it may yet land): as between owners
+            except NoRespondersError:  # nobody subscribed (between owners): back off
+                reply = {"ok": False, "code": "game_unavailable",
+                         "message": MESSAGES["game_unavailable"]}
+            except NatsTimeout:
+                # the attempt already waited ATTEMPT_S (a frozen owner still
+                # subscribed): ask again at once, so the shard that takes the
+                # game over is asked at most ATTEMPT_S after it subscribed (a
+                # backoff sleep on top made it up to ~1 s)
+                reply, timed_out = {"ok": False, "code": "game_unavailable",
+                                    "message": MESSAGES["game_unavailable"]}, True
+            if time.monotonic() + (ATTEMPT_S if timed_out else delay) > deadline:
+                return reply
+            if not timed_out:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 0.5)
-            except (NoRespondersError, NatsTimeout) as exc:
-                # a timed-out attempt already waited ATTEMPT_S (a frozen owner
-                # still subscribed): ask again at once, so the shard that
-                # takes the game over is asked at most ATTEMPT_S after it
-                # subscribed (a backoff sleep on top made it up to ~1 s);
-                # nobody subscribed (between owners): back off
-                timed_out = isinstance(exc, NatsTimeout)
-                if time.monotonic() + (ATTEMPT_S if timed_out else delay) > deadline:
-                    return {"ok": False, "code": "game_unavailable",
-                            "message": MESSAGES["game_unavailable"]}
-                if not timed_out:
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, 0.5)
 
     async def sync(self, s: Session, last_seq: int | None) -> dict[str, Any] | None:
         """The shard's sync for the session's game: events after

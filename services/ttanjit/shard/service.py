@@ -125,7 +125,6 @@ class Shard:
         self.replaced: dict[str, int] = {}  # earlier incarnations' last renewals (Lease.replaced)
         self.renew_lock = asyncio.Lock()
         self.claiming: set[str] = set()
-        self.dropped_t: dict[str, int] = {}  # game t of a game dropped for a reclaim (drop)
         self.reclaiming: set[str] = set()
         self.claims_from = 0.0  # loop time before which no failover claim is made
         self.nats_back = asyncio.Event()  # set (and replaced) when NATS reconnects
@@ -224,15 +223,15 @@ class Shard:
         ``reclaim``: take it back from its record unless another shard
         owns it by then (append failure, fenced, engine error)."""
         gid = room.game_id
-        if reclaim and not room.gone:
-            self.dropped_t[gid] = room.charged_t(self.loop.time())
+        # how far its clocks ran here (before close() forgets what was not written)
+        ran_to = room.charged_t(self.loop.time()) if reclaim and not room.gone else 0
         if room.close():
             if self.rooms.get(gid) is room:
                 del self.rooms[gid]
             log.info("game dropped", extra={"game": gid, "why": why})
             self.gauges()
         if reclaim:  # (a no-op when it is not ours any more)
-            self.spawn(self._reclaim(gid))
+            self.spawn(self._reclaim(gid, ran_to))
 
     def gauges(self) -> None:
         counts = {"onecard": 0, "penalty_rows": 0, "hakka": 0}
@@ -396,7 +395,7 @@ class Shard:
                 # owner entry names this shard, so the game is claimed from its
                 # record when this shard's lease expires, as after a crash
                 log.warning("claim cut short by the stop: %r", exc, extra={"game": gid})
-            elif isinstance(exc, (APIError, NatsTimeout, NoRespondersError, TimeoutError)):
+            elif isinstance(exc, (APIError, NoRespondersError, TimeoutError)):  # NATS's too
                 # JetStream refused or did not answer (its storage full, a
                 # leader election): one line a try, not a traceback a game a second
                 log.warning("claim failed, tried again: %r", exc, extra={"game": gid})
@@ -410,7 +409,7 @@ class Shard:
                 # take a game whose owner entry names us, so keep trying
                 self.spawn(self._reclaim(gid))
 
-    async def _reclaim(self, gid: str) -> None:
+    async def _reclaim(self, gid: str, ran_to: int = 0) -> None:
         """Re-host a game this shard dropped after an append failure (NATS
         down) or failed to claim: replay its record, unless another shard
         has it by then."""
@@ -418,12 +417,11 @@ class Shard:
             return
         self.reclaiming.add(gid)
         try:
-            await self._reclaim_loop(gid)
+            await self._reclaim_loop(gid, ran_to)
         finally:
             self.reclaiming.discard(gid)
-            self.dropped_t.pop(gid, None)
 
-    async def _reclaim_loop(self, gid: str) -> None:
+    async def _reclaim_loop(self, gid: str, ran_to: int) -> None:
         delay = 0.25
         while not self.stopping.is_set() and gid not in self.rooms:
             await self.nats_back_wait(delay)  # at once when NATS reconnects
@@ -448,7 +446,7 @@ class Shard:
                 delay = 0.25
                 continue
             if await self._claim(gid, "failover", entry.revision or 0, int(own.get("epoch", 0)),
-                                 ran_to=self.dropped_t.get(gid, 0)):
+                                 ran_to=ran_to):
                 return
 
     # ======================================================================
