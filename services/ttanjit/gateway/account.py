@@ -13,11 +13,15 @@ import asyncio
 import logging
 import math
 import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import orjson
 from fastapi import FastAPI, Header, Query, Request
 from fastapi.responses import JSONResponse
+from nats.errors import Error as NatsError
+from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 from pydantic import BaseModel
 
@@ -50,28 +54,134 @@ def now_ms() -> int:
     return standings.now_ms()
 
 
+class _Once:
+    """``start`` run once, however many requests wait for it; run again by
+    the next request after it failed."""
+
+    def __init__(self, start: Callable[[], Awaitable[None]]) -> None:
+        self.start = start
+        self.task: asyncio.Task[None] | None = None
+
+    async def __call__(self) -> None:
+        if self.task is None:
+            self.task = asyncio.create_task(self.start())
+        try:
+            await asyncio.shield(self.task)
+        except Exception:
+            self.task = None  # try again on the next request
+            raise
+
+
+NICK_CACHE_MAX = 50_000  # nicknames a gateway keeps (least recently asked go first)
+NICK_CACHE_S = 120.0  # read again after this: a change missed while NATS was away
+
+
+class Nicknames:
+    """Players' nicknames (``ttanjit_identity`` ``n.<player>``) as the
+    leaderboards, histories, replays and the 관전 list name them: read when
+    first asked for, kept in a bounded cache, and renewed by every change
+    (a subscription on the bucket's subjects: new puts only, nothing read
+    at start — every guest who ever signed in has an entry). A cached name
+    older than ``NICK_CACHE_S`` is read again, in case its change came while
+    this gateway's NATS connection was away."""
+
+    def __init__(self, nc: Any, kv: KeyValue, max_size: int = NICK_CACHE_MAX,
+                 max_age_s: float = NICK_CACHE_S) -> None:
+        self.nc, self.kv = nc, kv
+        self.max_size, self.max_age_s = max_size, max_age_s
+        # player -> (nickname or "" for none, changed_ms, monotonic time read)
+        self.cache: OrderedDict[str, tuple[str, int, float]] = OrderedDict()
+        self.reading: set[str] = set()  # asked for, their read under way
+        self._sub: Any = None
+
+    async def start(self) -> None:
+        self._sub = await self.nc.subscribe(f"$KV.{IDENTITY_BUCKET}.n.*", cb=self._changed)
+
+    async def stop(self) -> None:
+        if self._sub is not None:
+            try:
+                await self._sub.unsubscribe()
+            except Exception:  # noqa: BLE001 - connection already closed
+                pass
+
+    @staticmethod
+    def _parse(value: bytes | None) -> tuple[str, int]:
+        try:
+            doc = orjson.loads(value or b"{}")
+            return str(doc.get("nickname") or ""), int(doc.get("changed_ms") or 0)
+        except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
+            return "", 0
+
+    def _keep(self, pid: str, nick: str, changed: int) -> None:
+        old = self.cache.get(pid)
+        if old is not None and old[1] > changed:
+            return  # a newer change arrived while this one was read
+        self.cache[pid] = (nick, changed, time.monotonic())
+        self.cache.move_to_end(pid)
+        while len(self.cache) > self.max_size:
+            self.cache.popitem(last=False)
+
+    async def _changed(self, msg: Any) -> None:
+        pid = msg.subject.rsplit(".", 1)[-1]
+        if pid not in self.cache and pid not in self.reading:
+            return  # nobody asked for it here: not worth keeping
+        if (msg.headers or {}).get("KV-Operation") in ("DEL", "PURGE"):
+            self.cache.pop(pid, None)
+        else:
+            self._keep(pid, *self._parse(msg.data))
+
+    async def _read(self, pid: str) -> str:
+        self.reading.add(pid)
+        try:
+            entry = await self.kv.get(f"n.{pid}")
+            self._keep(pid, *self._parse(entry.value))
+        except KeyNotFoundError:
+            self._keep(pid, "", 0)
+        except Exception as exc:  # noqa: BLE001 - NATS away: named 손님 this time
+            log.warning("nickname unreadable: %r", exc)
+        finally:
+            self.reading.discard(pid)
+        hit = self.cache.get(pid)
+        return hit[0] if hit else ""
+
+    async def names(self, pids: Iterable[str]) -> dict[str, str]:
+        """Each player's nickname ("손님" for a player who has none)."""
+        out: dict[str, str] = {}
+        stale = []
+        now = time.monotonic()
+        for p in set(pids):
+            hit = self.cache.get(p)
+            if hit is None or now - hit[2] > self.max_age_s:
+                stale.append(p)
+            else:
+                self.cache.move_to_end(p)
+                out[p] = hit[0]
+        if stale:
+            out.update(zip(stale, await asyncio.gather(*(self._read(p) for p in stale)),
+                           strict=True))
+        return {p: nick or "손님" for p, nick in out.items()}
+
+
 class Board:
     """Every player's rating per game, kept by watching ``ttanjit_ratings``
-    (which the matchmaker updates from the results stream), and every
-    nickname (``ttanjit_identity`` ``n.*``). Sorted on demand."""
+    (which the matchmaker updates from the results stream). Sorted on
+    demand."""
 
     def __init__(self) -> None:
         self.ratings: dict[str, dict[str, Rating]] = {g: {} for g in GAMES}
-        self.nicks: dict[str, str] = {}
         self.sorted: dict[str, list[tuple[int, str]]] = {}
         self._tasks: list[asyncio.Task[None]] = []
 
-    async def start(self, ratings: KeyValue, ident: KeyValue) -> None:
-        for kv, filt, fn in ((ratings, ">", self._rating), (ident, "n.*", self._nick)):
-            w = await kv.watch(filt)
-            while True:  # the current values, up to the marker (None)
-                e = await w.updates(timeout=5)
-                if e is None:
-                    break
-                fn(e)
-            self._tasks.append(asyncio.create_task(self._follow(w, fn)))
+    async def start(self, ratings: KeyValue) -> None:
+        w = await ratings.watch(">")
+        while True:  # the current values, up to the marker (None)
+            e = await w.updates(timeout=5)
+            if e is None:
+                break
+            self._rating(e)
+        self._tasks.append(asyncio.create_task(self._follow(w)))
 
-    async def _follow(self, w: Any, fn: Any) -> None:
+    async def _follow(self, w: Any) -> None:
         while True:
             try:
                 e = await w.updates(timeout=3600)
@@ -79,7 +189,7 @@ class Board:
                 await asyncio.sleep(0.5)
                 continue
             if e is not None:
-                fn(e)
+                self._rating(e)
 
     def _rating(self, e: Any) -> None:
         game, _, pid = e.key.partition(".")
@@ -90,13 +200,6 @@ class Board:
         else:
             self.ratings[game][pid] = Rating.from_json(orjson.loads(e.value))
         self.sorted.pop(game, None)
-
-    def _nick(self, e: Any) -> None:
-        if e.value:
-            self.nicks[e.key[2:]] = str(orjson.loads(e.value).get("nickname") or "")
-
-    def nick(self, pid: str) -> str:
-        return self.nicks.get(pid) or "손님"
 
     def table(self, game: str) -> list[tuple[int, str]]:
         if game not in self.sorted:
@@ -115,7 +218,7 @@ class Board:
             if i == 0 or disp != rows[i - 1][0]:
                 rank = i + 1  # equal ratings share a rank
             if i < limit:
-                out["entries"].append({"rank": rank, "player": pid, "nickname": self.nick(pid),
+                out["entries"].append({"rank": rank, "player": pid,
                                        "display": disp, "games": self.ratings[game][pid].games})
             if pid == me:
                 out["me"] = {"rank": rank, "display": disp}
@@ -133,28 +236,36 @@ class Board:
 
 
 class Account:
+    """The routes' shared parts. Signing in, refreshing and the other
+    identity routes wait only for the buckets' handles; the leaderboards
+    wait for the ratings to be read (every rated player's), so a gateway
+    that just started never holds a sign-in up behind them."""
+
     def __init__(self, gw: Any) -> None:
         self.gw = gw
         self.ids: Identities | None = None
         self.history: KeyValue | None = None
+        self.names: Nicknames | None = None
         self.board = Board()
-        self._ready: asyncio.Task[None] | None = None
-
-    async def ready(self) -> None:
-        if self._ready is None:
-            self._ready = asyncio.create_task(self._start())
-        try:
-            await asyncio.shield(self._ready)
-        except Exception:
-            self._ready = None  # try again on the next request
-            raise
+        self.ready = _Once(self._start)
+        self.board_ready = _Once(self._start_board)
 
     async def _start(self) -> None:
         js = self.gw.nc.jetstream()
         ident = await js.key_value(IDENTITY_BUCKET)  # made at start (ensure_jetstream)
-        self.ids = Identities(ident, js)
+        names = Nicknames(self.gw.nc, ident)
+        await names.start()
+        self.ids, self.names = Identities(ident, js), names
         self.history = await js.key_value(HISTORY_BUCKET)
-        await self.board.start(await js.key_value(RATINGS_BUCKET), ident)
+
+    async def _start_board(self) -> None:
+        board = Board()
+        await board.start(await self.gw.nc.jetstream().key_value(RATINGS_BUCKET))
+        self.board = board
+
+    async def nicknames(self, pids: Iterable[str]) -> dict[str, str]:
+        assert self.names is not None
+        return await self.names.names(pids)
 
     def who(self, authorization: str | None) -> Identity:
         if not authorization or not authorization.startswith("Bearer "):
@@ -196,6 +307,9 @@ def install(api: FastAPI, gw: Any) -> Account:
             status = 401 if e.code in ("unauthenticated", "bad_token", "bad_refresh") else \
                 403 if e.code == "not_your_game" else 404 if e.code == "no_record" else 400
             return refusal(e.code, status)
+        except (NatsError, TimeoutError) as exc:  # JetStream away or not answering: not a bug
+            log.warning("account store unavailable: %r", exc)
+            return refusal("store_unavailable", 503, headers={"Retry-After": "2"})
 
     @api.post("/api/refresh")
     async def refresh(body: RefreshIn) -> Any:
@@ -273,7 +387,12 @@ def install(api: FastAPI, gw: Any) -> Account:
             if game not in GAMES:
                 raise FrameError("unknown_game")
             me = acc.who(authorization).player if authorization else None
-            return acc.board.board(game, me, limit)
+            await acc.board_ready()
+            out = acc.board.board(game, me, limit)
+            names = await acc.nicknames(e["player"] for e in out["entries"])
+            for e in out["entries"]:
+                e["nickname"] = names[e["player"]]
+            return out
         return await guarded(go)
 
     @api.get("/api/history/{game}")
@@ -288,10 +407,10 @@ def install(api: FastAPI, gw: Any) -> Account:
             assert acc.history is not None
             games = await standings.read_history(acc.history, game, me.player)
             page = games[offset:offset + limit]
-            for g in page:
-                for s in g.get("seats", []):
-                    if s.get("player"):
-                        s["nickname"] = acc.board.nick(s["player"])
+            seats = [s for g in page for s in g.get("seats", []) if s.get("player")]
+            names = await acc.nicknames(s["player"] for s in seats)
+            for s in seats:
+                s["nickname"] = names[s["player"]]
             return {"game": game, "total": len(games), "offset": offset, "games": page}
         return await guarded(go)
 
@@ -328,7 +447,8 @@ def install(api: FastAPI, gw: Any) -> Account:
                 raise FrameError("not_your_game")  # other seats only after the end
             doc["game_id"] = game_id
             doc["my_seat"] = mine
-            doc["nicknames"] = {str(s): acc.board.nick(p) for p, s in players.items()}
+            names = await acc.nicknames(players)
+            doc["nicknames"] = {str(s): names[p] for p, s in players.items()}
             return JSONResponse(orjson.loads(orjson.dumps(doc)))
         return await guarded(go)
 
@@ -405,6 +525,7 @@ async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, A
             break
     views = await asyncio.gather(*(_public_view(gw, k) for k, _ in found))
     watching = await watchers.counts(gw)
+    names = await acc.nicknames(p for _, doc in found for p in doc.get("players") or {})
     out = []
     for (k, doc), view in zip(found, views, strict=True):
         if view is not None and view.get("finished"):
@@ -412,7 +533,7 @@ async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, A
         players = doc.get("players") or {}
         item: dict[str, Any] = {
             "game_id": k, "game": doc.get("game"),
-            "players": [{"seat": s, "nickname": acc.board.nick(p)}
+            "players": [{"seat": s, "nickname": names[p]}
                         for p, s in sorted(players.items(), key=lambda x: x[1])],
             "bots": [{"seat": i, "level": lvl} for i, lvl in bot_levels(doc).items()],
             "spectators": watching.get(k, 0)}

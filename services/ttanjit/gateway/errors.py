@@ -35,6 +35,7 @@ MESSAGES: dict[str, str] = {
     "not_your_game": "내가 참여한 게임만 다시 볼 수 있어요.",
     "no_record": "게임 기록을 찾을 수 없어요.",
     "no_spectating": "이 게임은 관전할 수 없어요.",
+    "store_unavailable": "기록 서버에 잠시 연결할 수 없어요. 잠시 후 다시 해 주세요.",
     # HTTP requests the API cannot take (gateway/httperrors.py)
     "bad_json": "요청 내용이 올바른 JSON 객체가 아니에요.",
     "bad_field": "보낸 값의 형식이나 범위가 올바르지 않아요.",

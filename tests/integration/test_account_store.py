@@ -1,0 +1,196 @@
+"""The account routes and the stores behind them (docs/websocket.md 1.1–1.3,
+docs/protocol.md 5 ``ttanjit_identity``), with a real nats-server: signing
+in never waits for the leaderboards' ratings, JetStream away is a 503
+``store_unavailable`` that changes nothing, and nicknames are read when a
+page names their player — never all of them at a gateway's start — kept
+in a bounded cache that follows their changes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+import uuid
+from typing import Any
+
+import nats
+import orjson
+from conftest import Services
+
+from ttanjit.common.nats import IDENTITY_BUCKET, RATINGS_BUCKET, Subjects, ensure_jetstream
+from ttanjit.gateway.account import Nicknames
+from ttanjit.gateway.errors import MESSAGES
+
+SECRET = "test-secret"
+
+
+def call(http: str, path: str, body: Any = None) -> tuple[int, dict[str, Any], str | None]:
+    """(status, JSON body, Retry-After) of a request to the gateway."""
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(http + path, data=data,
+                                 headers={"Content-Type": "application/json"},
+                                 method="POST" if body is not None else "GET")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read()), r.headers.get("Retry-After")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read()), e.headers.get("Retry-After")
+
+
+def unavailable() -> dict[str, str]:
+    return {"code": "store_unavailable", "message": MESSAGES["store_unavailable"]}
+
+
+async def test_signing_in_does_not_wait_for_the_leaderboards(svc: Services) -> None:
+    """The ratings cannot be read (their bucket is gone): a guest still
+    gets a lasting identity and refreshes it; the leaderboard answers 503
+    ``store_unavailable`` until the ratings are back, then answers."""
+    gw = svc.start("gateway", name="gateway", env={
+        "TTANJIT_MATCHMAKER_ADDR": "127.0.0.1:1", "TTANJIT_TOKEN_SECRET": SECRET})
+    http = f"http://127.0.0.1:{gw.ports['http']}"
+    nc = await nats.connect(svc.nats_url)
+    js = nc.jetstream()
+    try:
+        await js.delete_key_value(RATINGS_BUCKET)
+        code, me, _ = call(http, "/api/guest", {"nickname": "먼저온이"})
+        assert code == 200 and me["refresh"], me  # the lasting identity, not a one-tab guest
+        code, again, _ = call(http, "/api/refresh", {"refresh": me["refresh"]})
+        assert code == 200 and again["player"] == me["player"], again
+        assert again["nickname"] == "먼저온이"
+        code, err, retry = call(http, "/api/leaderboard/onecard")
+        assert (code, err, retry) == (503, unavailable(), "2")
+        await ensure_jetstream(js, Subjects())  # the ratings back (empty)
+        code, board, _ = call(http, "/api/leaderboard/onecard")
+        assert code == 200 and board["players"] == 0 and board["entries"] == [], board
+        assert "Traceback" not in gw.log()
+    finally:
+        await nc.close()
+
+
+async def test_jetstream_away_is_store_unavailable_and_changes_nothing(svc: Services) -> None:
+    """NATS stops: a refresh answers 503 ``store_unavailable`` (with
+    ``Retry-After``), not a 500 with a traceback; the credential it carried
+    was not rotated, so it still works once NATS is back."""
+    gw = svc.start("gateway", name="gateway", env={
+        "TTANJIT_MATCHMAKER_ADDR": "127.0.0.1:1", "TTANJIT_TOKEN_SECRET": SECRET})
+    http = f"http://127.0.0.1:{gw.ports['http']}"
+    code, me, _ = call(http, "/api/guest", {"nickname": "기다리는이"})
+    assert code == 200 and me["refresh"]
+    svc.nats.stop()
+    try:
+        code, err, retry = call(http, "/api/refresh", {"refresh": me["refresh"]})
+        assert (code, err, retry) == (503, unavailable(), "2")
+    finally:
+        svc.nats.start()
+    for _ in range(100):  # the gateway reconnects
+        code, r, _ = call(http, "/api/refresh", {"refresh": me["refresh"]})
+        if code != 503:
+            break
+        await asyncio.sleep(0.2)
+    assert code == 200 and r["player"] == me["player"] and r["refresh"] != me["refresh"], r
+    log = gw.log()
+    assert "account store unavailable" in log and "Traceback" not in log
+
+
+async def test_nicknames_are_read_when_asked_bounded_and_followed(nats_url: str) -> None:
+    """Nothing is read at start; a name is read when asked for ("손님" when
+    the player has none); the cache keeps ``max_size`` names, the least
+    recently asked going first; a change of a kept name arrives without a
+    read, a change of a name nobody asked for is not kept."""
+    nc = await nats.connect(nats_url)
+    try:
+        kv = (await ensure_jetstream(nc.jetstream(), Subjects()))[IDENTITY_BUCKET]
+        run = uuid.uuid4().hex[:8]
+        pids = [f"p_{run}{i:02d}" for i in range(8)]
+        for i, p in enumerate(pids):
+            await kv.put(f"n.{p}", orjson.dumps({"nickname": f"이름{i}", "changed_ms": 1}))
+        reads: list[str] = []
+
+        class Counted:  # the real bucket, its reads counted
+            async def get(self, key: str) -> Any:
+                reads.append(key)
+                return await kv.get(key)
+
+        names = Nicknames(nc, Counted(), max_size=5)  # type: ignore[arg-type]
+        await names.start()
+        try:
+            assert not names.cache and not reads  # nothing read at start
+            got = await names.names([pids[0], pids[1], f"p_{run}none"])
+            assert got == {pids[0]: "이름0", pids[1]: "이름1", f"p_{run}none": "손님"}
+            assert len(reads) == 3
+            assert await names.names([pids[0]]) == {pids[0]: "이름0"} and len(reads) == 3
+            # a change of a kept name comes by the subscription, without a read
+            await kv.put(f"n.{pids[0]}", orjson.dumps({"nickname": "새이름", "changed_ms": 2}))
+            await kv.put(f"n.{pids[7]}", orjson.dumps({"nickname": "안물어봄", "changed_ms": 2}))
+            for _ in range(100):
+                if names.cache[pids[0]][0] == "새이름":
+                    break
+                await asyncio.sleep(0.02)
+            assert await names.names([pids[0]]) == {pids[0]: "새이름"} and len(reads) == 3
+            assert pids[7] not in names.cache  # nobody asked for it here
+            # bounded: asking for more drops the least recently asked
+            await names.names(pids[2:6])
+            assert len(names.cache) == 5
+            assert pids[1] not in names.cache and pids[0] in names.cache
+            # an older read never overwrites a newer change
+            names._keep(pids[0], "옛이름", 1)
+            assert names.cache[pids[0]][0] == "새이름"
+        finally:
+            await names.stop()
+    finally:
+        await nc.close()
+
+
+async def test_a_change_missed_while_away_is_read_again(nats_url: str) -> None:
+    """A kept name older than ``max_age_s`` is read again: a change that
+    came while the gateway did not follow (NATS away) shows after that."""
+    nc = await nats.connect(nats_url)
+    try:
+        kv = (await ensure_jetstream(nc.jetstream(), Subjects()))[IDENTITY_BUCKET]
+        pid = f"p_{uuid.uuid4().hex[:10]}"
+        await kv.put(f"n.{pid}", orjson.dumps({"nickname": "처음", "changed_ms": 1}))
+        names = Nicknames(nc, kv, max_age_s=0.3)
+        assert await names.names([pid]) == {pid: "처음"}  # not following (never started)
+        await kv.put(f"n.{pid}", orjson.dumps({"nickname": "나중", "changed_ms": 2}))
+        assert await names.names([pid]) == {pid: "처음"}  # kept, not yet read again
+        await asyncio.sleep(0.4)
+        assert await names.names([pid]) == {pid: "나중"}
+    finally:
+        await nc.close()
+
+
+async def test_a_change_during_the_first_read_is_not_lost(nats_url: str) -> None:
+    """A name changes while its first read is under way (the read's answer
+    is the old one): the change, which came by the subscription, stays."""
+    nc = await nats.connect(nats_url)
+    try:
+        kv = (await ensure_jetstream(nc.jetstream(), Subjects()))[IDENTITY_BUCKET]
+        pid = f"p_{uuid.uuid4().hex[:10]}"
+        await kv.put(f"n.{pid}", orjson.dumps({"nickname": "옛날", "changed_ms": 1}))
+        answered, release = asyncio.Event(), asyncio.Event()
+
+        class Slow:  # the real bucket, its answer handed over late
+            async def get(self, key: str) -> Any:
+                entry = await kv.get(key)
+                answered.set()
+                await release.wait()
+                return entry
+
+        names = Nicknames(nc, Slow())  # type: ignore[arg-type]
+        await names.start()
+        try:
+            asking = asyncio.create_task(names.names([pid]))
+            await answered.wait()
+            await kv.put(f"n.{pid}", orjson.dumps({"nickname": "지금", "changed_ms": 2}))
+            for _ in range(100):
+                if pid in names.cache:
+                    break
+                await asyncio.sleep(0.02)
+            release.set()
+            assert await asking == {pid: "지금"}
+            assert await names.names([pid]) == {pid: "지금"}
+        finally:
+            await names.stop()
+    finally:
+        await nc.close()
