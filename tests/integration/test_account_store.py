@@ -1,9 +1,10 @@
 """The account routes and the stores behind them (docs/websocket.md 1.1–1.3,
 docs/protocol.md 5 ``ttanjit_identity``), with a real nats-server: signing
 in never waits for the leaderboards' ratings, JetStream away is a 503
-``store_unavailable`` that changes nothing, and nicknames are read when a
-page names their player — never all of them at a gateway's start — kept
-in a bounded cache that follows their changes."""
+``store_unavailable`` that changes nothing, nicknames are read when a page
+names their player — never all of them at a gateway's start — kept in a
+bounded cache that follows their changes, and the 관전 list reads the live
+games, not the directory of every game of the last 7 days."""
 
 from __future__ import annotations
 
@@ -17,19 +18,30 @@ from typing import Any
 import nats
 import orjson
 from conftest import Services
+from stack import stack
+from wsclient import WSClient
 
-from ttanjit.common.nats import IDENTITY_BUCKET, RATINGS_BUCKET, Subjects, ensure_jetstream
+from ttanjit.common.nats import (
+    GAMES_BUCKET,
+    IDENTITY_BUCKET,
+    RATINGS_BUCKET,
+    Subjects,
+    ensure_jetstream,
+)
 from ttanjit.gateway.account import Nicknames
 from ttanjit.gateway.errors import MESSAGES
 
 SECRET = "test-secret"
 
 
-def call(http: str, path: str, body: Any = None) -> tuple[int, dict[str, Any], str | None]:
+def call(http: str, path: str, body: Any = None, token: str | None = None
+         ) -> tuple[int, dict[str, Any], str | None]:
     """(status, JSON body, Retry-After) of a request to the gateway."""
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(http + path, data=data,
-                                 headers={"Content-Type": "application/json"},
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(http + path, data=data, headers=headers,
                                  method="POST" if body is not None else "GET")
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
@@ -194,3 +206,34 @@ async def test_a_change_during_the_first_read_is_not_lost(nats_url: str) -> None
             await names.stop()
     finally:
         await nc.close()
+
+
+async def test_the_live_list_finds_a_game_behind_many_finished_ones(svc: Services) -> None:
+    """The 관전 list holds a live game however many games ended after it
+    started: 600 finished games' directory entries came later (the
+    directory keeps every game of 7 days; the list looked only at its
+    newest 500 entries)."""
+    with stack(svc.nats_url, shards=1, gateways=1, bots=True) as st:
+        http = st.http(0)
+        c = await WSClient.signed_in(http, "오래하는중")
+        await c.send({"type": "room_create", "game": "penalty_rows", "seats": 2})
+        await c.wait_type("room")
+        await c.send({"type": "room_add_bot", "level": "easy"})
+        await c.wait_type("room")
+        await c.send({"type": "room_start"})
+        gid = (await c.wait_type("matched", 20))["game_id"]
+        nc = await nats.connect(svc.nats_url)
+        try:
+            games = await nc.jetstream().key_value(GAMES_BUCKET)
+            done = orjson.dumps({"game": "onecard", "players": {}, "seats": [],
+                                 "state": "finished", "result": {"ended_by": "win"}})
+            for i in range(600):
+                await games.put(f"fin{i:09d}", done)
+        finally:
+            await nc.close()
+        await asyncio.sleep(2.1)  # the list is cached 2 s per gateway
+        code, live, _ = call(http, "/api/live", token=c.ident["token"])
+        assert code == 200
+        assert [g["game_id"] for g in live["games"]] == [gid], live
+        await c.action(gid, {"type": "leave"})
+        await c.close()

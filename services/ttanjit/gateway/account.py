@@ -496,9 +496,14 @@ async def _public_view(gw: Any, gid: str) -> dict[str, Any] | None:
     return view if isinstance(view, dict) else None
 
 
+LIVE_LOOK_AT = 500  # the newest live games the list looks at (for 50 that allow 관전)
+
+
 async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, Any]]:
-    """Live games from the game directory (``ttanjit_games``), newest first,
-    with where each one is (its public view) and its spectators
+    """Live games, newest first: the games that have an owner (``ttanjit_owners``
+    holds one entry per live game, removed when it ends — the game directory
+    ``ttanjit_games`` keeps every game of 7 days), with their directory
+    entries, where each one is (its public view) and its spectators
     (:mod:`ttanjit.gateway.watchers`); games whose host turned 관전 off are
     left out."""
     from ttanjit.gateway import watchers
@@ -508,12 +513,12 @@ async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, A
     if hit is not None and now - hit[0] < LIVE_CACHE_S:
         return hit[1]
     kv = gw.games
-    try:
-        keys = await kv.keys()
-    except Exception:  # noqa: BLE001 - no keys at all
+    try:  # in the order their shards took them (created, or moved after a failure)
+        keys = [k for k in await gw.owners.keys() if codec.is_game_id(k)]
+    except Exception:  # noqa: BLE001 - no keys at all (no game live), or NATS away
         keys = []
     found = []
-    for k in reversed(keys[-500:]):
+    for k in reversed(keys[-LIVE_LOOK_AT:]):
         try:
             doc = orjson.loads((await kv.get(k)).value or b"{}")
         except Exception:  # noqa: BLE001 - deleted meanwhile

@@ -43,6 +43,7 @@ from ttanjit.common.grpcutil import Retrying, replicated_channel
 from ttanjit.common.nats import (
     GAMES_BUCKET,
     IDENTITY_BUCKET,
+    OWNERS_BUCKET,
     SESSIONS_BUCKET,
     Subjects,
     connect,
@@ -139,6 +140,7 @@ class Gateway:
         self.kv = buckets[SESSIONS_BUCKET]
         self.ids = Identities(buckets[IDENTITY_BUCKET], self.nc.jetstream())
         self.games = buckets[GAMES_BUCKET]
+        self.owners = buckets[OWNERS_BUCKET]  # the live games (the 관전 list)
         self.channel = replicated_channel(self.s.matchmaker_addr)  # every replica
         self.mm = Retrying(matchmaker_pb2_grpc.MatchmakerStub(self.channel))  # type: ignore[assignment]
         self._sweeper = asyncio.create_task(self.sweep())
