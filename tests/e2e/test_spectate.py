@@ -1,7 +1,8 @@
 """관전 in the browser (issue 15 item 6): the host may turn spectating off in
 the room; a second browser context finds the live game in the lobby's 관전
 list, watches it on the same table screen (public view only: no hand), sees
-the table change as the player plays, and both see the spectator count."""
+the table change as the player plays and the player's reactions, and both
+see the spectator count."""
 
 from __future__ import annotations
 
@@ -83,6 +84,10 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
     # the count at the table, for the player and for the spectator
     player.wait_for_selector('.watchers[data-count="1"]')
     fan.wait_for_selector('.watchers[data-count="1"]')
+    # a player's reaction shows at their seat for the spectator too (docs/websocket.md 3.2)
+    seat = player.evaluate("() => window.ttanjit.game.view.seat")
+    player.locator('.emote-bar [data-emote="laugh"]').click()
+    fan.wait_for_selector(f'.page.watch [data-seat="{seat}"] .emote-bubble:has-text("ㅋㅋㅋ")')
     # the table moves on as the player plays: the spectator's view follows
     mine_turn = "() => { const v = window.ttanjit.game.view; return v && (v.finished || v.turn === v.seat); }"
     same = f"c => JSON.stringify({W}.view.hand_counts) === JSON.stringify(c)"

@@ -621,6 +621,31 @@ async def test_spectator_count_across_gateways(st: Stack) -> None:
     await w1.close()
 
 
+async def test_spectators_see_the_players_reactions(st: Stack) -> None:
+    """A player's quick reaction reaches the game's spectators on every
+    gateway (docs/websocket.md 3.2) as the players get it, and no longer
+    once they stop watching."""
+    c = await WSClient.signed_in(st.http(0), "반응하는이")
+    gid = await start_with_bot(c, turn_ms=45000)
+    seat = (await c.wait_type("view"))["view"]["seat"]
+    w = await WSClient.signed_in(st.http(1), "반응구경")
+    await w.send({"type": "spectate", "game_id": gid})
+    await w.wait_type("spectate_view")
+    await c.send({"type": "emote", "emote": "wow"})
+    got = await w.wait_type("emote")
+    assert {k: got[k] for k in ("game_id", "seat", "emote")} == {
+        "game_id": gid, "seat": seat, "emote": "wow"}
+    await w.send({"type": "spectate_stop"})
+    await w.wait_type("spectate_stopped")
+    await c.send({"type": "emote", "emote": "nice"})
+    assert (await c.wait_for(lambda f: f.get("type") == "emote" and f["emote"] == "nice"))
+    await asyncio.sleep(0.5)
+    assert [f["emote"] for f in w.frames if f.get("type") == "emote"] == ["wow"]
+    await c.action(gid, {"type": "leave"})
+    await c.close()
+    await w.close()
+
+
 async def test_host_turns_spectating_off(st: Stack) -> None:
     c = await WSClient.signed_in(st.http(0), "비공개판")
     await c.send({"type": "room_create", "game": "onecard", "seats": 2})

@@ -82,6 +82,10 @@ class Subjects:
         """A newer connection of the player asks the old one to close."""
         return f"{self.prefix}.player.{player_id}.kick"
 
+    def emotes(self, game_id: str) -> str:
+        """A player's quick reaction, for the game's spectators (docs/websocket.md 3.2)."""
+        return f"{self.prefix}.game.{game_id}.emotes"
+
     def watchers(self, game_id: str) -> str:
         """A gateway's spectator count of the game changed (docs/websocket.md 3.5)."""
         return f"{self.prefix}.game.{game_id}.watchers"

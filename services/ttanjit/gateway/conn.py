@@ -775,6 +775,7 @@ class Connection:
                               "emote": f["emote"]})
         for pid in self._table[1] or [s.player]:
             await self.gw.publish_lobby(pid, frame)
+        await self.gw.nc.publish(self.gw.subjects.emotes(gid), frame)  # its spectators
 
     async def h_ratings(self, f: dict[str, Any]) -> None:
         state = await self.gw.player_state(self._player_ref().player)

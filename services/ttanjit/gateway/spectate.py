@@ -37,6 +37,7 @@ from ttanjit.gateway import codec, finals, watchers
 from ttanjit.gateway import conn as conn_mod
 from ttanjit.gateway.conn import Connection, _deadline, burst_parts
 from ttanjit.gateway.errors import FrameError
+from ttanjit.gateway.limits import EMOTES
 
 log = logging.getLogger("ttanjit.gateway")
 
@@ -88,9 +89,9 @@ async def _seating(c: Connection, gid: str) -> list[dict[str, Any]]:
 
 async def stop(c: Connection) -> None:
     w = _watching.pop(c.id, None)
-    if w and w.get("sub") is not None:
+    for sub in (w or {}).get("subs", []):
         try:
-            await w["sub"].unsubscribe()
+            await sub.unsubscribe()
         except Exception:  # noqa: BLE001 - NATS gone
             pass
     wt = watchers.of(c.gw)
@@ -113,7 +114,7 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
     if w is None or w["game_id"] != gid:
         players = await _seating(c, gid)
         await stop(c)
-        w = {"game_id": gid, "sub": None, "seq": 0, "lock": asyncio.Lock(), "counted": False,
+        w = {"game_id": gid, "subs": [], "seq": 0, "lock": asyncio.Lock(), "counted": False,
              "players": players}
         _watching[c.id] = w
 
@@ -144,7 +145,21 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
                     part["deadline"] = _deadline(part["deadline"])
                 await c.send(part)
 
-        w["sub"] = await c.gw.nc.subscribe(c.gw.subjects.public(gid), cb=on_msg)
+        async def on_emote(msg: Any) -> None:
+            if c.closed:
+                await stop(c)
+                return
+            try:  # the frame the players got (a gateway made it: conn.h_emote)
+                frame = orjson.loads(msg.data)
+            except orjson.JSONDecodeError:
+                return
+            if (isinstance(frame, dict) and frame.get("game_id") == gid
+                    and type(frame.get("seat")) is int and frame.get("emote") in EMOTES):
+                await c.send({"type": "emote", "game_id": gid, "seat": frame["seat"],
+                              "emote": frame["emote"]})
+
+        w["subs"] = [await c.gw.nc.subscribe(c.gw.subjects.public(gid), cb=on_msg),
+                     await c.gw.nc.subscribe(c.gw.subjects.emotes(gid), cb=on_emote)]
     async with w["lock"]:
         try:
             ok = await _send_view(c, gid, w)

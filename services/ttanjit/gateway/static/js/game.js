@@ -663,7 +663,7 @@ function seatEl(ctl, seat) {
     || (seat === ctl.seat() ? root.querySelector(".my-row") : null);
 }
 
-function showEmotes(ctl) {
+export function showEmotes(ctl) {
   if (!ctl.root) return;
   for (const b of ctl.root.querySelectorAll(".emote-bubble")) b.remove();
   const now = Date.now();

@@ -9,7 +9,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as identity from "./identity.js";
 import { GAMES, progressText } from "./state.js";
-import { GameController, sayChanges, showPanel } from "./game.js";
+import { GameController, sayChanges, showEmotes, showPanel } from "./game.js";
 import * as clock from "./clock.js";
 import { seatCount } from "./seats.js";
 
@@ -81,6 +81,7 @@ class WatchCtl extends GameController {
     this.unsubs.push(net.on("spectate_update", (f) => this.onUpdate(f)));
     this.unsubs.push(net.on("spectate_view", (f) => this.onView(f)));
     this.unsubs.push(net.on("spectators", (f) => this.onWatchers(f)));
+    this.unsubs.push(net.on("emote", (f) => this.onEmote(f))); // the players' reactions, at their seats
     this.unsubs.push(net.on("welcome", () => this.requestSync(0))); // reconnected: watch again
     this.unsubs.push(net.on("error", (f) => this.onError(f)));
     mount(root, h("section.page.watch", {}, h("p.loading", {}, "관전 화면을 불러오는 중…")));
@@ -157,6 +158,7 @@ class WatchCtl extends GameController {
     }
     this.table.render(this, box);
     showPanel(this, box);
+    showEmotes(this); // the players' reactions stay at their seats through a re-render
     this.showWatchers();
     sayChanges(this); // a spectator hears whose turn it is and the newest play, as a player does
     clock.refreshTimers(); // the same countdowns as the players see
