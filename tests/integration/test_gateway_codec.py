@@ -329,12 +329,12 @@ def _lobby_frames() -> list[dict]:
     base = {"seq": 1, "server_ms": NOW}
     return [
         {**base, "type": "welcome", "session": "s_1", "player": "p_1", "nickname": "가",
-         "resumed": False, "limits": limits_json(), "ratings": ratings, "game_id": "g" * 12,
+         "resumed": False, "limits": limits_json(60_000, 10_000), "ratings": ratings, "game_id": "g" * 12,
          "seat": 0, "finished": True, "game": "penalty_rows", "kind": "room",
          "players": players, "options": room.options,
          "room": codec.whole_numbers(state), "queued": {"game": "onecard", "seats": 4}},
         {**base, "type": "welcome", "session": "s_1", "player": "p_1", "nickname": "가",
-         "resumed": True, "resume_result": "gapless", "limits": limits_json(), "ratings": []},
+         "resumed": True, "resume_result": "gapless", "limits": limits_json(60_000, 10_000), "ratings": []},
         {**base, "type": "pong", "client_ms": 12.5},
         {"seq": 0, "server_ms": NOW, "type": "error", "code": "unauthenticated",
          "message": "먼저 로그인해 주세요.", "ref": "ping"},

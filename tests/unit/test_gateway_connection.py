@@ -20,7 +20,7 @@ import pytest
 from ttanjit.gateway import codec
 from ttanjit.gateway.auth import Tokens
 from ttanjit.gateway.conn import Connection, GatewayLink, Superseded
-from ttanjit.gateway.limits import MAX_FRAME
+from ttanjit.gateway.limits import MAX_FRAME, limits_json
 from ttanjit.gateway.session import RESUME_AHEAD, Session
 from ttanjit.shard.game import Part, envelope
 from ttanjit.v1 import matchmaker_pb2
@@ -103,6 +103,8 @@ class FakeGateway:
         self.prior: Session | None = None
         self.subs: list[Sub] = []
         self.published: list[tuple[str, dict[str, Any]]] = []
+        self.emotes: list[tuple[str, dict[str, Any]]] = []  # for spectators
+        self.limits = limits_json(60_000, 10_000)
         self.tables: dict[str, list[str]] = {}
         self.finals: dict[str, dict[str, Any]] = {}
         self.seated: dict[str, dict[str, Any]] = {}
@@ -158,6 +160,9 @@ class FakeGateway:
 
     async def publish_lobby(self, player: str, data: bytes) -> None:
         self.published.append((player, orjson.loads(data)))
+
+    async def publish_emote(self, game_id: str, data: bytes) -> None:
+        self.emotes.append((game_id, orjson.loads(data)))
 
 
 def _link(gw: FakeGateway) -> GatewayLink:
@@ -637,8 +642,10 @@ async def test_emotes_go_to_everyone_at_the_table() -> None:
     await send(c, {"type": "emote", "emote": "wow"})
     assert [p for p, _ in gw.published] == ["p0", "p1", "p2"]
     assert gw.published[0][1] == {"type": "emote", "game_id": "g1", "seat": 1, "emote": "wow"}
+    assert gw.emotes == [("g1", gw.published[0][1])]  # and once for the game's spectators
     await send(c, {"type": "emote", "emote": "free text"})
     assert t.frames()[-1]["code"] == "bad_emote"
+    assert len(gw.emotes) == 1
 
 
 async def test_sync_of_a_game_gone_from_its_shard_gives_its_end() -> None:

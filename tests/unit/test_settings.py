@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 from dataclasses import fields
 
 import pytest
@@ -94,6 +96,9 @@ def test_every_env_var_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
         "TTANJIT_WS_IMPL": "wsproto", "TTANJIT_TEST_OPTIONS": "1",
         "TTANJIT_ROOM_AWAY_MS": "10", "TTANJIT_LOBBY": "t1", "TTANJIT_REPLICA_ID": "r1",
         "TTANJIT_REMATCH_MS": "11", "TTANJIT_BOT_CAPACITY": "0",
+        "TTANJIT_WS_IDLE_MS": "12", "TTANJIT_WS_HELLO_MS": "13",
+        "TTANJIT_RECORD_SAMPLE": "0.25", "TTANJIT_RECORD_DIR": "/tmp/caps",
+        "TTANJIT_RECORD_MAX_MB": "1.5",
     }
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -111,6 +116,8 @@ def test_every_env_var_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
         assert (s.test_options, s.room_away_ms, s.lobby, s.replica, s.rematch_ms) == (
             True, 10, "t1", "r1", 11)
         assert s.bot_capacity == 1  # at least one
+        assert (s.ws_idle_ms, s.ws_hello_ms) == (12, 13)
+        assert (s.record_sample, s.record_dir, s.record_max_mb) == (0.25, "/tmp/caps", 1.5)
         assert not s.ephemeral_secret
     described = Settings.from_env("gateway").describe()
     assert described["token_secret"] == "***"
@@ -127,3 +134,41 @@ def test_the_gateway_needs_a_token_secret(monkeypatch: pytest.MonkeyPatch) -> No
     assert a.ephemeral_secret and len(a.token_secret) == 64 and a.token_secret != b.token_secret
     with pytest.raises(ValueError, match="unknown service"):
         Settings.from_env("gatewya")
+
+
+@pytest.mark.parametrize("name,raw,says", [
+    ("TTANJIT_WS_IDLE_MS", "1m", "must be an integer"),
+    ("TTANJIT_WS_HELLO_MS", "ten", "must be an integer"),
+    ("TTANJIT_RECORD_SAMPLE", "1%", "must be a number"),
+    ("TTANJIT_RECORD_MAX_MB", "lots", "must be a number"),
+])
+def test_a_gateway_setting_it_cannot_read_stops_it_with_one_line(
+        monkeypatch: pytest.MonkeyPatch, name: str, raw: str, says: str) -> None:
+    """The WebSocket limits and the capture sample are settings like the
+    rest (read when the gateway starts, not when a module is imported): a
+    value that is no number is one line naming the variable — it used to be
+    a traceback at import (the limits) or a silently unrecorded gateway
+    (the sample)."""
+    _clear(monkeypatch)
+    monkeypatch.setenv("TTANJIT_DEV", "1")
+    monkeypatch.setenv(name, raw)
+    with pytest.raises(ValueError, match=f"{name} {says}, not '{raw}'"):
+        Settings.from_env("gateway")
+
+
+@pytest.mark.parametrize("service,name", [
+    ("gateway", "TTANJIT_WS_IDLE_MS"), ("matchmaker", "TTANJIT_ROOM_AWAY_MS"),
+    ("shard", "TTANJIT_LEASE_MS"), ("bots", "TTANJIT_BOT_CAPACITY"),
+])
+def test_every_service_stops_with_one_line_on_a_setting_it_cannot_use(
+        service: str, name: str) -> None:
+    """``python -m ttanjit.<service>`` with a variable that is no number:
+    exit 1 and one line naming it (the shard, the matchmaker and the bot
+    worker printed a traceback)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TTANJIT_")}
+    env.update({"TTANJIT_DEV": "1", name: "soon", "TTANJIT_NATS_URL": "nats://127.0.0.1:1"})
+    p = subprocess.run([sys.executable, "-m", f"ttanjit.{service}"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 1 and lines == [
+        f"{service}: {name} must be an integer, not 'soon'"], (p.returncode, p.stderr)

@@ -44,4 +44,4 @@ async def main(cfg: Settings) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(asyncio.run(main(Settings.from_env("bots"))))
+    raise SystemExit(asyncio.run(main(Settings.for_service("bots"))))

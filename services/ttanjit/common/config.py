@@ -32,6 +32,16 @@ def _env_int(name: str, default: int) -> int:
         raise ValueError(f"{name} must be an integer, not {raw!r}") from None
 
 
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+
+
 def _env_str(name: str, default: str) -> str:
     raw = os.environ.get(name)
     return default if raw is None or raw == "" else raw
@@ -70,6 +80,13 @@ class Settings:
     # Gateway.
     http_host: str = "0.0.0.0"
     ws_impl: str = "websockets-sansio"  # uvicorn's WebSocket implementation
+    ws_idle_ms: int = 60_000  # a socket silent this long is closed (shorter in tests)
+    ws_hello_ms: int = 10_000  # a socket without hello this long is closed
+    # A sample of sessions recorded to capture files (docs/capacity.md):
+    # 0 = none, 1 = every session.
+    record_sample: float = 0.0
+    record_dir: str = "captures"
+    record_max_mb: float = 32.0  # a gateway's capture file stops growing here
     # Proxies whose X-Forwarded-For names the client (uvicorn's
     # forwarded_allow_ips: addresses, CIDRs, or "*"); the client's address
     # keys per-address limits (docs/websocket.md 1.1).
@@ -140,6 +157,11 @@ class Settings:
             link_port=_env_int("TTANJIT_LINK_PORT", cls.link_port),
             http_host=_env_str("TTANJIT_HTTP_HOST", cls.http_host),
             ws_impl=_env_str("TTANJIT_WS_IMPL", cls.ws_impl),
+            ws_idle_ms=_env_int("TTANJIT_WS_IDLE_MS", cls.ws_idle_ms),
+            ws_hello_ms=_env_int("TTANJIT_WS_HELLO_MS", cls.ws_hello_ms),
+            record_sample=_env_float("TTANJIT_RECORD_SAMPLE", cls.record_sample),
+            record_dir=_env_str("TTANJIT_RECORD_DIR", cls.record_dir),
+            record_max_mb=_env_float("TTANJIT_RECORD_MAX_MB", cls.record_max_mb),
             forwarded_allow_ips=_env_str("TTANJIT_FORWARDED_ALLOW_IPS",
                                          cls.forwarded_allow_ips),
             dev=dev,
@@ -151,6 +173,16 @@ class Settings:
             rematch_ms=_env_int("TTANJIT_REMATCH_MS", cls.rematch_ms),
             bot_capacity=max(1, _env_int("TTANJIT_BOT_CAPACITY", cls.bot_capacity)),
         )
+
+    @classmethod
+    def for_service(cls, service: str) -> Settings:
+        """:meth:`from_env` for a service's ``__main__``: a setting it cannot
+        use stops the process with one line naming it (exit 1), not a
+        traceback."""
+        try:
+            return cls.from_env(service)
+        except ValueError as e:
+            raise SystemExit(f"{service}: {e}") from None
 
     def describe(self) -> dict[str, object]:
         """Settings for the start-up log line (the secret masked)."""

@@ -22,10 +22,7 @@ from ttanjit.gateway.limits import HARD_MAX_FRAME
 
 
 def main() -> None:
-    try:
-        settings = Settings.from_env("gateway")
-    except ValueError as e:  # one line saying what to set; exit 1
-        raise SystemExit(f"gateway: {e}") from None
+    settings = Settings.for_service("gateway")  # or one line saying what to set; exit 1
     logsetup.setup("gateway", settings.log_level, settings.log_format)
     app = create_app(settings)
     if settings.metrics_port:  # never on the public HTTP port

@@ -70,7 +70,7 @@ from ttanjit.gateway.headers import with_security_headers
 from ttanjit.gateway.httperrors import install as install_http_errors
 from ttanjit.gateway.httperrors import refusal
 from ttanjit.gateway.identity import Identities
-from ttanjit.gateway.limits import HELLO_MS, IDLE_MS
+from ttanjit.gateway.limits import limits_json
 from ttanjit.gateway.link import Links
 from ttanjit.gateway.replies import Replies
 from ttanjit.gateway.session import Session, due_checkpoints
@@ -112,6 +112,9 @@ class Gateway:
         self.id = secrets.token_hex(8)
         self.links = Links(self.id, self.on_burst)  # direct links to owner shards
         self.tokens = Tokens(settings.token_secret)
+        self.limits = limits_json(settings.ws_idle_ms, settings.ws_hello_ms)  # the welcome's
+        # TTANJIT_RECORD_SAMPLE / TTANJIT_RECORD_DIR: a sample of sessions to a capture file
+        self.recorder = GatewayRecorder.from_settings(settings)
         self.nc: Client = None  # type: ignore[assignment]
         self.replies: Replies = None  # type: ignore[assignment]
         self.kv: KeyValue = None  # type: ignore[assignment]
@@ -244,9 +247,9 @@ class Gateway:
             for c in list(self.conns):
                 if c.closed:
                     continue
-                if c.session is None and now - c.opened > HELLO_MS / 1000:
+                if c.session is None and now - c.opened > self.s.ws_hello_ms / 1000:
                     asyncio.create_task(c.close(4003, "hello_timeout"))
-                elif now - c.last_rx > IDLE_MS / 1000:
+                elif now - c.last_rx > self.s.ws_idle_ms / 1000:
                     asyncio.create_task(c.close(4002, "idle_timeout"))
             due = due_checkpoints((c.session for c in self.conns
                                    if c.session is not None and not c.closed), tick)
@@ -383,6 +386,10 @@ class Gateway:
     async def publish_lobby(self, player: str, data: bytes) -> None:
         await self.nc.publish(self.subjects.player_lobby(player), data)
 
+    async def publish_emote(self, game_id: str, data: bytes) -> None:
+        """A player's reaction for the game's spectators (spectate.py forwards it)."""
+        await self.nc.publish(self.subjects.emotes(game_id), data)
+
     async def player_state(self, player: str) -> dict[str, Any] | None:
         try:
             rep = await self.mm.GetPlayer(matchmaker_pb2.PlayerRequest(player=player), timeout=3)
@@ -468,13 +475,9 @@ class AsgiTransport:
         await self._send({"type": "websocket.close", "code": code, "reason": reason})
 
 
-# TTANJIT_RECORD_SAMPLE / TTANJIT_RECORD_DIR: a sample of sessions to a capture file
-RECORDER = GatewayRecorder.from_env()
-
-
 async def websocket(gw: Gateway, scope: dict[str, Any], receive: Any, send: Any) -> None:
-    if RECORDER is not None:
-        receive, send = RECORDER.wrap(receive, send)
+    if gw.recorder is not None:
+        receive, send = gw.recorder.wrap(receive, send)
     first = await receive()
     if first["type"] != "websocket.connect":
         return

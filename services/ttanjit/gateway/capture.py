@@ -37,6 +37,7 @@ from typing import Any, TextIO
 
 import orjson
 
+from ttanjit.common.config import Settings
 from ttanjit.gateway import codec
 from ttanjit.gateway.errors import FrameError
 
@@ -209,20 +210,11 @@ class GatewayRecorder:
         self.players: dict[str, str] = {}
 
     @classmethod
-    def from_env(cls) -> GatewayRecorder | None:
-        raw = os.environ.get("TTANJIT_RECORD_SAMPLE") or ""
-        try:
-            sample = float(raw) if raw else 0.0
-        except ValueError:
-            sample = 0.0
-        if sample <= 0:
+    def from_settings(cls, s: Settings) -> GatewayRecorder | None:
+        """The recorder ``TTANJIT_RECORD_SAMPLE`` asks for (None: 0 or less)."""
+        if s.record_sample <= 0:
             return None
-        directory = os.environ.get("TTANJIT_RECORD_DIR") or "captures"
-        try:
-            max_mb = float(os.environ.get("TTANJIT_RECORD_MAX_MB") or MAX_MB)
-        except ValueError:
-            max_mb = MAX_MB
-        return cls(min(sample, 1.0), directory, max_mb=max_mb)
+        return cls(min(s.record_sample, 1.0), s.record_dir, max_mb=s.record_max_mb)
 
     def stop(self, why: str) -> None:
         if not self.off:

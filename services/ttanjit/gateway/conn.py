@@ -33,7 +33,6 @@ from ttanjit.gateway.limits import (
     EMOTES,
     MAX_FRAME,
     TokenBucket,
-    limits_json,
 )
 from ttanjit.gateway.session import RESUME_AHEAD, Session, match_of, new_session_id
 from ttanjit.matchmaker.options import check_seats
@@ -83,6 +82,7 @@ class GatewayLink(Protocol):
 
     tokens: Tokens  # sign-in tokens (hello)
     mm: matchmaker_pb2_grpc.MatchmakerStub  # lobby calls
+    limits: dict[str, float]  # the welcome's (limits.limits_json)
 
     def register(self, conn: Connection) -> None: ...
     def unregister(self, conn: Connection) -> None: ...
@@ -100,6 +100,7 @@ class GatewayLink(Protocol):
                                cb: Callable[[Any], Awaitable[None]]) -> Any: ...
     async def table_players(self, game_id: str) -> list[str]: ...
     async def publish_lobby(self, player: str, data: bytes) -> None: ...
+    async def publish_emote(self, game_id: str, data: bytes) -> None: ...
 
 
 # Called by Connection.finish before the session is saved (spectate.stop joins here).
@@ -315,7 +316,7 @@ class Connection:
             m.RESUMES.labels(result).inc()
         welcome: dict[str, Any] = {
             "type": "welcome", "session": sess.id, "player": ident.player,
-            "nickname": nickname, "resumed": resumed, "limits": limits_json(),
+            "nickname": nickname, "resumed": resumed, "limits": self.gw.limits,
             "ratings": list(state["ratings"]) if state else [],
         }
         if result:
@@ -775,7 +776,7 @@ class Connection:
                               "emote": f["emote"]})
         for pid in self._table[1] or [s.player]:
             await self.gw.publish_lobby(pid, frame)
-        await self.gw.nc.publish(self.gw.subjects.emotes(gid), frame)  # its spectators
+        await self.gw.publish_emote(gid, frame)  # its spectators
 
     async def h_ratings(self, f: dict[str, Any]) -> None:
         state = await self.gw.player_state(self._player_ref().player)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 MAX_FRAME = 16 * 1024  # bytes a client frame may have
@@ -10,8 +9,6 @@ MAX_CMD_ID = 64  # characters of an action's cmd_id
 HARD_MAX_FRAME = 1024 * 1024  # above this the WebSocket layer closes (1009)
 RATE = 20.0  # frames per second
 BURST = 40.0
-IDLE_MS = int(os.environ.get("TTANJIT_WS_IDLE_MS") or 60_000)  # shorter in tests
-HELLO_MS = int(os.environ.get("TTANJIT_WS_HELLO_MS") or 10_000)
 # Quick reactions (issue 14): a fixed set, no free text; 3 at once, then one
 # every 2 s (``too_many_emotes`` beyond that).
 EMOTES = ("thumbs", "laugh", "wow", "cry", "nice")
@@ -49,9 +46,11 @@ class TokenBucket:
         return False
 
 
-def limits_json() -> dict[str, float]:
-    return {"max_frame": MAX_FRAME, "rate": RATE, "burst": BURST, "idle_ms": IDLE_MS,
-            "hello_ms": HELLO_MS}
+def limits_json(idle_ms: int, hello_ms: int) -> dict[str, float]:
+    """The welcome's ``limits`` (idle and hello: ``TTANJIT_WS_IDLE_MS`` /
+    ``TTANJIT_WS_HELLO_MS``, ``Settings.ws_idle_ms`` / ``ws_hello_ms``)."""
+    return {"max_frame": MAX_FRAME, "rate": RATE, "burst": BURST, "idle_ms": idle_ms,
+            "hello_ms": hello_ms}
 
 
 # Attempts at a 다른 기기에서 계속하기 code (``POST /api/transfer/claim``)

@@ -15,7 +15,7 @@ from ttanjit.matchmaker.service import serve
 
 
 async def main() -> None:
-    settings = Settings.from_env("matchmaker")
+    settings = Settings.for_service("matchmaker")
     logsetup.setup("matchmaker", settings.log_level, settings.log_format)
     if settings.metrics_port:
         from ttanjit.common.metrics_http import serve as serve_metrics

@@ -88,7 +88,7 @@ async def main(cfg: Settings) -> int:
 
 
 def run() -> int:
-    cfg = Settings.from_env()
+    cfg = Settings.for_service("shard")
     try:
         import uvloop
 
