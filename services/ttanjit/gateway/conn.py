@@ -316,7 +316,7 @@ class Connection:
             m.RESUMES.labels(result).inc()
         welcome: dict[str, Any] = {
             "type": "welcome", "session": sess.id, "player": ident.player,
-            "nickname": nickname, "resumed": resumed, "limits": self.gw.limits,
+            "nickname": nickname, "resumed": resumed, "limits": dict(self.gw.limits),
             "ratings": list(state["ratings"]) if state else [],
         }
         if result:
