@@ -198,7 +198,8 @@ class Board:
         if e.operation in ("DEL", "PURGE") or not e.value:
             self.ratings[game].pop(pid, None)
         else:
-            self.ratings[game][pid] = Rating.from_json(orjson.loads(e.value))
+            r = Rating.from_json(orjson.loads(e.value))
+            self.ratings[game][pid] = Rating(r.mu, r.sigma, r.games)  # no more is shown
         self.sorted.pop(game, None)
 
     def table(self, game: str) -> list[tuple[int, str]]:

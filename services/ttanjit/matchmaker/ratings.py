@@ -30,20 +30,34 @@ BOT_SIGMA = 4.0
 
 @dataclass(slots=True)
 class Rating:
+    """A player's rating in one game. ``last``: the game id of the last
+    result applied to it, and ``change``: what that result changed (the
+    ``ratings`` frame's ``change``), so a result delivered again (the
+    matchmaker failed half-way through it) is not applied twice."""
+
     mu: float = MODEL.mu
     sigma: float = MODEL.sigma
     games: int = 0
+    last: str = ""
+    change: dict[str, Any] | None = None
 
     @property
     def ordinal(self) -> float:
         return self.mu - 3 * self.sigma
 
     def to_json(self) -> dict[str, Any]:
-        return {"mu": self.mu, "sigma": self.sigma, "games": self.games}
+        out: dict[str, Any] = {"mu": self.mu, "sigma": self.sigma, "games": self.games}
+        if self.last:
+            out["last"] = self.last
+        if self.change is not None:
+            out["change"] = self.change
+        return out
 
     @staticmethod
     def from_json(obj: dict[str, Any]) -> Rating:
-        return Rating(float(obj["mu"]), float(obj["sigma"]), int(obj.get("games", 0)))
+        change = obj.get("change")
+        return Rating(float(obj["mu"]), float(obj["sigma"]), int(obj.get("games", 0)),
+                      str(obj.get("last") or ""), change if isinstance(change, dict) else None)
 
 
 def seat_players(result: dict[str, Any]) -> dict[int, str]:

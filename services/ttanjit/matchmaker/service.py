@@ -16,11 +16,14 @@ import logging
 import secrets
 import socket
 import time
+from collections import OrderedDict
 from typing import Any
 
 import grpc
 import orjson
 from nats.aio.client import Client
+from nats.errors import Error as NatsError
+from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 
 from ttanjit.common.config import Settings
@@ -65,6 +68,7 @@ FINISHING_S = 1.5
 # screen (the web client asks again) or answers late learns that it started
 # and where, and the old table never starts a second game.
 STARTED_KEEP_MS = 10 * 60_000
+RATINGS_KEPT = 100_000  # ratings the leader keeps in memory (the least recently used go)
 
 # ttanjit_mm_placement_failures_total's reasons, as the log says them
 WHY = {"no_shard": "no shard heard from in the last 5 s",
@@ -119,7 +123,8 @@ class Matchmaker:
         self.queue = QuickQueue(settings.bot_wait_ms)
         self.rooms = Rooms(allow_test_options=settings.test_options)
         self.shards = ShardTable()
-        self.ratings: dict[tuple[str, str], Rating] = {}
+        # (game, player) -> rating, the most recently used RATINGS_KEPT
+        self.ratings: OrderedDict[tuple[str, str], Rating] = OrderedDict()
         # player -> (game id, seat) of the game it was last seated in, until
         # that game's result arrives: a player who was offline when
         # ``matched`` went out still finds the game (GetPlayer).
@@ -222,15 +227,34 @@ class Matchmaker:
         task.add_done_callback(self._tasks.discard)
 
     # -- ratings ------------------------------------------------------------
-    async def rating(self, game: str, player: str) -> Rating:
+    async def rating(self, game: str, player: str, strict: bool = False) -> Rating:
+        """The player's rating (a new player's when there is none). When the
+        bucket cannot be read: with ``strict`` (rating a result) the error
+        is raised — a default taken for the stored rating would overwrite
+        it — else a new player's rating is shown, not kept."""
         key = (game, player)
-        if key not in self.ratings:
+        r = self.ratings.get(key)
+        if r is None:
             try:
                 entry = await self.kv.get(f"{game}.{player}")
-                self.ratings[key] = Rating.from_json(orjson.loads(entry.value or b"{}"))
-            except Exception:  # missing key (or unreadable): a new player
-                self.ratings[key] = Rating()
-        return self.ratings[key]
+                r = Rating.from_json(orjson.loads(entry.value or b"{}"))
+            except KeyNotFoundError:
+                r = Rating()
+            except Exception:
+                if strict:
+                    raise
+                log.warning("rating unreadable", extra={"player": player, "game": game})
+                return Rating()
+            self._keep_rating(key, r)
+        else:
+            self.ratings.move_to_end(key)
+        return r
+
+    def _keep_rating(self, key: tuple[str, str], r: Rating) -> None:
+        self.ratings[key] = r
+        self.ratings.move_to_end(key)
+        while len(self.ratings) > RATINGS_KEPT:
+            self.ratings.popitem(last=False)
 
     async def ratings_of(self, player: str) -> list[dict[str, Any]]:
         out = []
@@ -252,17 +276,23 @@ class Matchmaker:
                 freed = True
         if freed:
             await self.commit()
-        current = {pid: await self.rating(game, pid) for pid in seat_players(result).values()}
+        gid = str(result.get("game_id"))
+        current = {pid: await self.rating(game, pid, strict=True)
+                   for pid in seat_players(result).values()}
         new = rate_result(result, current)
         changes: dict[str, dict[str, Any]] = {}
         for pid, r in new.items():
-            self.ratings[(game, pid)] = r
-            await self.kv.put(f"{game}.{pid}", orjson.dumps(r.to_json()))
+            if current[pid].last == gid:  # this result again: applied before it failed
+                if current[pid].change is not None:
+                    changes[pid] = current[pid].change
+                continue
             seat = next(s for s, p in seat_players(result).items() if p == pid)
-            changes[pid] = standings.change(str(result.get("game_id")), game,
-                                            standings.outcome(result, seat),
+            changes[pid] = standings.change(gid, game, standings.outcome(result, seat),
                                             current[pid].ordinal, r.ordinal, r.games,
                                             standings.others_left(result, seat))
+            r.last, r.change = gid, changes[pid]
+            await self.kv.put(f"{game}.{pid}", orjson.dumps(r.to_json()))
+            self._keep_rating((game, pid), r)
             await self.notify(pid, {"type": "ratings", "ratings": await self.ratings_of(pid),
                                     "change": changes[pid]})
         await self._history(result, changes)
@@ -825,9 +855,18 @@ async def _results_loop(mm: Matchmaker, sub: Any, stop: asyncio.Event) -> None:
             log.warning("results fetch: %r", exc)
             await asyncio.sleep(1)
             continue
-        for msg in msgs:
+        for i, msg in enumerate(msgs):
             try:
                 await mm.on_result(orjson.loads(msg.data))
+            except (NatsError, TimeoutError) as exc:  # NATS away: the result again later
+                log.warning("result not rated yet, tried again: %r", exc)
+                for later in msgs[i:]:  # in their order
+                    try:
+                        await later.nak(delay=1)
+                    except Exception:  # noqa: BLE001 - redelivered after ack_wait anyway
+                        pass
+                await asyncio.sleep(1)
+                break
             except Exception:
                 log.exception("bad result message")
             await msg.ack()

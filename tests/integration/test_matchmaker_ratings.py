@@ -1,0 +1,135 @@
+"""Ratings from the results stream when JetStream falters (docs/protocol.md
+4, ``ttanjit_ratings``), with a real nats-server and the matchmaker's own
+results loop in this process: a rating that cannot be read is never taken
+for a new player's (which would overwrite the stored one), the result is
+rated once NATS answers again, and a result delivered again after it was
+half applied changes nobody twice."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import nats
+import orjson
+import pytest
+from nats.errors import TimeoutError as NatsTimeout
+
+from ttanjit.common.config import Settings
+from ttanjit.common.nats import (
+    HISTORY_BUCKET,
+    RATINGS_BUCKET,
+    Subjects,
+    ensure_jetstream,
+)
+from ttanjit.common.natsserver import NatsServer
+from ttanjit.matchmaker import standings
+from ttanjit.matchmaker.ratings import Rating
+from ttanjit.matchmaker.service import Matchmaker, run_results
+
+
+class Faltering:
+    """The real ratings bucket; its reads fail while ``failing`` (JetStream
+    not answering), and ``fail_puts_after`` puts go through before the
+    next ones fail."""
+
+    def __init__(self, kv: Any) -> None:
+        self.kv = kv
+        self.failing = False
+        self.fail_puts_after: int | None = None
+        self.puts = 0
+
+    async def get(self, key: str) -> Any:
+        if self.failing:
+            raise NatsTimeout
+        return await self.kv.get(key)
+
+    async def put(self, key: str, value: bytes) -> int:
+        if self.fail_puts_after is not None and self.puts >= self.fail_puts_after:
+            raise NatsTimeout
+        self.puts += 1
+        return int(await self.kv.put(key, value))
+
+
+def result(gid: str, a: str, b: str) -> dict[str, Any]:
+    return {"game_id": gid, "game": "penalty_rows", "players": {a: 0, b: 1},
+            "seats": [{"kind": "human"}, {"kind": "human"}, {"kind": "bot", "level": "easy"}],
+            "winners": [0], "scores": [3, 20, 9], "substituted": [False, False, False],
+            "length_ms": 1000, "ended_by": "rounds"}
+
+
+async def stored(kv: Any, player: str) -> Rating:
+    return Rating.from_json(orjson.loads((await kv.get(f"penalty_rows.{player}")).value))
+
+
+@pytest.fixture
+async def js_env() -> Any:
+    with NatsServer() as server:
+        nc = await nats.connect(server.url)
+        try:
+            buckets = await ensure_jetstream(nc.jetstream(), Subjects())
+            yield nc, buckets[RATINGS_BUCKET], buckets[HISTORY_BUCKET]
+        finally:
+            await nc.close()
+
+
+async def test_a_rating_that_cannot_be_read_is_not_overwritten(js_env: Any) -> None:
+    """The winner has 20 games; while the ratings cannot be read a result of
+    theirs arrives: it waits (no new player's rating written over theirs),
+    and is rated from their 20 games once the bucket answers."""
+    nc, kv, history = js_env
+    a, b = f"p_{uuid.uuid4().hex[:8]}", f"p_{uuid.uuid4().hex[:8]}"
+    await kv.put(f"penalty_rows.{a}", orjson.dumps(Rating(30.0, 2.0, 20).to_json()))
+    bucket = Faltering(kv)
+    mm = Matchmaker(nc, bucket, Settings())  # type: ignore[arg-type]
+    bucket.failing = True
+    stop = asyncio.Event()
+    loop = asyncio.create_task(run_results(mm, nc.jetstream(), stop))
+    try:
+        await nc.jetstream().publish("ttanjit.v1.result.penalty_rows",
+                                     orjson.dumps(result("gameaaaaaaaa", a, b)))
+        await asyncio.sleep(2.5)  # tried, and tried again
+        assert (await stored(kv, a)).games == 20  # untouched
+        with pytest.raises(Exception):  # noqa: B017 - not written at all
+            await kv.get(f"penalty_rows.{b}")
+        bucket.failing = False
+        for _ in range(100):
+            r = await stored(kv, a)
+            if r.games == 21:
+                break
+            await asyncio.sleep(0.1)
+        assert r.games == 21 and r.mu > 30.0 and r.last == "gameaaaaaaaa"
+        assert (await stored(kv, b)).games == 1
+        games = await standings.read_history(history, "penalty_rows", a)
+        assert [g["game_id"] for g in games] == ["gameaaaaaaaa"]
+        assert games[0]["after"] > games[0]["before"]  # from 20 games of standing, not 0
+    finally:
+        stop.set()
+        await loop
+
+
+async def test_a_result_applied_half_way_is_not_applied_twice(js_env: Any) -> None:
+    """The first player's new rating is written, the second's write fails:
+    the result comes again; the first player is not rated a second time
+    (one game, the same change in their history), the second is."""
+    nc, kv, history = js_env
+    a, b = f"p_{uuid.uuid4().hex[:8]}", f"p_{uuid.uuid4().hex[:8]}"
+    bucket = Faltering(kv)
+    bucket.fail_puts_after = 1
+    mm = Matchmaker(nc, bucket, Settings())  # type: ignore[arg-type]
+    doc = result("gamebbbbbbbb", a, b)
+    with pytest.raises(NatsTimeout):
+        await mm.on_result(doc)
+    first = await stored(kv, a)
+    assert first.games == 1 and first.last == "gamebbbbbbbb"
+    bucket.fail_puts_after = None
+    mm.ratings.clear()  # as a new leader would: from the bucket
+    await mm.on_result(doc)
+    assert await stored(kv, a) == first  # not again
+    assert (await stored(kv, b)).games == 1
+    for p in (a, b):
+        games = await standings.read_history(history, "penalty_rows", p)
+        assert [g["game_id"] for g in games] == ["gamebbbbbbbb"]
+    mine = (await standings.read_history(history, "penalty_rows", a))[0]
+    assert mine["delta"] == first.change["delta"]  # type: ignore[index]
