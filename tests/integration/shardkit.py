@@ -21,7 +21,7 @@ from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import DeliverPolicy, DiscardPolicy
 
-from ttanjit.common.nats import RECORDS_STREAM, Subjects
+from ttanjit.common.nats import RECORDS_STREAM, RESULTS_STREAM, Subjects
 from ttanjit.shard.game import HostedGame
 from ttanjit.shard.records import StoredRecord, split
 from ttanjit.v1 import shard_pb2, shard_pb2_grpc
@@ -71,8 +71,25 @@ async def records_refused(nc: Client) -> AsyncIterator[None]:
     up, a game's appends fail at once. Only on a nats-server of the test's
     own with nothing else writing records (lowering the limit under the
     stream's count would delete old messages)."""
+    async with _stream_full(nc, RECORDS_STREAM):
+        yield
+
+
+@contextlib.asynccontextmanager
+async def results_refused(nc: Client) -> AsyncIterator[None]:
+    """As :func:`records_refused`, for the finished games' results stream (a
+    first message is put there when it is empty: a limit of 0 is none)."""
     js = nc.jetstream()
-    info = await js.stream_info(RECORDS_STREAM)
+    if (await js.stream_info(RESULTS_STREAM)).state.messages == 0:
+        await js.publish(f"{SUBJ.prefix}.result.none", b"{}")
+    async with _stream_full(nc, RESULTS_STREAM):
+        yield
+
+
+@contextlib.asynccontextmanager
+async def _stream_full(nc: Client, stream: str) -> AsyncIterator[None]:
+    js = nc.jetstream()
+    info = await js.stream_info(stream)
     before = info.config
     await js.update_stream(dataclasses.replace(before, discard=DiscardPolicy.NEW,
                                                max_msgs=info.state.messages))

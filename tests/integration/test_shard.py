@@ -21,6 +21,9 @@ import nats
 import orjson
 import pytest
 from conftest import Services
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.api import DeliverPolicy
+from nats.js.errors import KeyNotFoundError
 from shardkit import (
     SUBJ,
     EventLog,
@@ -31,6 +34,7 @@ from shardkit import (
     player_id,
     raw_request,
     records_refused,
+    results_refused,
     sync,
 )
 
@@ -879,6 +883,61 @@ async def test_a_game_taken_back_after_an_append_failure_keeps_its_clocks_time(
         assert full - ran - since - 400 <= left <= full - ran + 400, (full, ran, since, left)
         # the refused select was not applied: it goes in now
         assert (await raw_request(nc, SUBJ.cmd(gid), select))["ok"] is True
+    finally:
+        await nc.close()
+
+
+async def test_a_result_that_cannot_be_written_at_the_end_is_written_when_it_can(
+        svc: Services) -> None:
+    """The game ends while JetStream refuses results (a leader election, a
+    full stream): the shard tries again — the result was lost, the game
+    left unrated, its directory entry live and its owner entry for ever
+    (the 관전 list showed it). Once results are taken the result is there
+    once, the directory says finished and the owner entry is gone."""
+    shard = svc.start("shard", name="shard-a")
+    nc = await nats.connect(svc.nats_url)
+    js = nc.jetstream()
+    try:
+        pids, seats = humans(2)
+        gid = await create_game(shard.ports["grpc"], "penalty_rows", seats,
+                                QUICK["penalty_rows"], 3)
+        tail = await RecordTail(nc, gid).start()
+        async with results_refused(nc):
+            await play_humans(nc, tail, random.Random(4), timeout=60)
+            await tail.caught_up()
+            assert tail.hosted.finished  # type: ignore[union-attr]
+            await asyncio.sleep(2.0)  # tried, and tried again
+            tries = [ln for ln in _log_lines(shard)
+                     if str(ln.get("msg", "")).startswith("finalize failed, tried again")]
+            assert len(tries) >= 2 and all(ln["level"] == "warning" for ln in tries), tries
+            owners = await js.key_value("ttanjit_owners")
+            assert orjson.loads((await owners.get(gid)).value)["shard"] == "shard-a"
+        directory = await js.key_value("ttanjit_games")
+        deadline = time.monotonic() + 15
+        while orjson.loads((await directory.get(gid)).value)["state"] != "finished":
+            assert time.monotonic() < deadline, shard.log()[-3000:]
+            await asyncio.sleep(0.2)
+        # every result message of the game: one
+        sub = await js.subscribe(SUBJ.result("penalty_rows"), ordered_consumer=True,
+                                 deliver_policy=DeliverPolicy.ALL)
+        mine = []
+        while True:
+            try:
+                msg = await sub.next_msg(timeout=1.0)
+            except NatsTimeout:
+                break
+            if orjson.loads(msg.data).get("game_id") == gid:
+                mine.append(msg)
+        await sub.unsubscribe()
+        assert len(mine) == 1
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                await owners.get(gid)
+            except KeyNotFoundError:
+                break
+            assert time.monotonic() < deadline, "the owner entry stayed"
+            await asyncio.sleep(0.2)
     finally:
         await nc.close()
 

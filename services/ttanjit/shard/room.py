@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("ttanjit.shard")
 
+FINALIZE_RETRY_S = 0.5  # a finalize that failed is tried again after this, doubling
+FINALIZE_RETRY_MAX_S = 5.0
 FINISHED_KEEP_S = 30.0  # a finished game answers sync this long, then goes
 CMD_ID_MAX = 64
 MAX_RECENT = 64  # the most past events a resync view carries (sync's `recent`)
@@ -493,20 +495,35 @@ class Room:
                     self.out.reply(dup, reply)
 
     async def finalize(self) -> None:
-        """A finished game: result stream, directory, owner entry released."""
+        """A finished game: result stream, directory, owner entry released.
+        Tried again (each step is idempotent: the result's ``Nats-Msg-Id``)
+        until it is done or the game is no longer served here — then its
+        owner entry stays, and the shard that claims it next finds it
+        finished and finalizes it. A result lost to a JetStream blip (a
+        leader election) left the game unrated, its players seated in it at
+        the matchmaker and its directory entry live."""
         shard = self.shard
         hosted = self.hosted
         if self.timer is not None:
             self.timer.cancel()
         gid = self.game_id
-        try:
-            await shard.js.publish(shard.subj.result(hosted.setup.game),
-                                   orjson.dumps(hosted.result_doc()),
-                                   headers={records.MSG_ID: f"result:{gid}"})
-            await shard.directory.put(gid, orjson.dumps(hosted.directory_entry()))
-            await shard.owner_entries.remove(gid)  # no owner, and no marker left for ever
-        except Exception:  # noqa: BLE001 - logged; the game is over either way
-            log.exception("finalize failed", extra={"game": gid})
+        delay = FINALIZE_RETRY_S
+        while True:
+            try:
+                await shard.js.publish(shard.subj.result(hosted.setup.game),
+                                       orjson.dumps(hosted.result_doc()),
+                                       headers={records.MSG_ID: f"result:{gid}"})
+                await shard.directory.put(gid, orjson.dumps(hosted.directory_entry()))
+                await shard.owner_entries.remove(gid)  # no owner, and no marker left for ever
+                break
+            except Exception as exc:  # noqa: BLE001 - logged; tried again
+                if self.gone or shard.stopping.is_set():
+                    log.warning("finalize failed; the game's next owner finalizes it: %r", exc,
+                                extra={"game": gid})
+                    return
+                log.warning("finalize failed, tried again: %r", exc, extra={"game": gid})
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, FINALIZE_RETRY_MAX_S)
         ended_by = hosted.engine.result().get("ended_by")
         if ended_by == ABANDONED:  # RULES.md 4: every human away 10 min
             m.games_abandoned.labels(hosted.setup.game).inc()

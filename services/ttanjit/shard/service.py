@@ -381,9 +381,10 @@ class Shard:
                 return False
             room = Room(self, hosted, epoch + 1, new_rev, seq, t, self.loop.time())
             room.msg_no = len(rec.entries) + len(rec.markers) + 2
-            if hosted.finished:
+            if hosted.finished:  # it ended before its owner could say so: say it now
                 self.rooms[gid] = room
-                await room.finalize()
+                room.finalized = True
+                self.spawn(room.finalize())  # (tried again until done: not within the claim)
                 return True
             await self._host(room, reason)
             log.info("claimed game", extra={"game": gid, "reason": reason, "t": t,
