@@ -133,3 +133,41 @@ async def test_a_result_applied_half_way_is_not_applied_twice(js_env: Any) -> No
         assert [g["game_id"] for g in games] == ["gamebbbbbbbb"]
     mine = (await standings.read_history(history, "penalty_rows", a))[0]
     assert mine["delta"] == first.change["delta"]  # type: ignore[index]
+
+
+class HistoryAway:
+    """The real history bucket, not answering while ``away``."""
+
+    def __init__(self, kv: Any) -> None:
+        self.kv, self.away = kv, True
+
+    def __getattr__(self, name: str) -> Any:
+        real = getattr(self.kv, name)
+
+        async def call(*args: Any, **kw: Any) -> Any:
+            if self.away:
+                raise NatsTimeout
+            return await real(*args, **kw)
+        return call
+
+
+async def test_a_history_that_cannot_be_written_comes_again(js_env: Any) -> None:
+    """The ratings are written, the 내 기록 entries are not (JetStream stops
+    answering): the result comes again, the entries are written with the
+    rating change, and nobody is rated twice (the entries were lost)."""
+    nc, kv, history = js_env
+    a, b = f"p_{uuid.uuid4().hex[:8]}", f"p_{uuid.uuid4().hex[:8]}"
+    mm = Matchmaker(nc, kv, Settings())
+    away = HistoryAway(history)
+    mm._kv_history = away  # type: ignore[assignment]
+    doc = result("gamecccccccc", a, b)
+    with pytest.raises(NatsTimeout):
+        await mm.on_result(doc)
+    rated = await stored(kv, a)
+    assert rated.games == 1 and await standings.read_history(history, "penalty_rows", a) == []
+    away.away = False
+    await mm.on_result(doc)  # delivered again
+    assert await stored(kv, a) == rated
+    games = await standings.read_history(history, "penalty_rows", a)
+    assert [g["game_id"] for g in games] == ["gamecccccccc"]
+    assert games[0]["delta"] == rated.change["delta"]  # type: ignore[index]

@@ -307,7 +307,9 @@ class Matchmaker:
                                                 standings.now_ms())
                 await standings.add_history(self._kv_history, str(result.get("game")), pid,
                                             entry)
-        except Exception:  # noqa: BLE001 - history is best effort; ratings are done
+        except (NatsError, TimeoutError):
+            raise  # JetStream away: the result comes again (its ratings are not applied twice)
+        except Exception:  # noqa: BLE001 - a bug: logged; ratings are done
             log.exception("history not written", extra={"game": result.get("game_id")})
 
     # -- notifications -------------------------------------------------------
