@@ -171,3 +171,36 @@ async def test_a_history_that_cannot_be_written_comes_again(js_env: Any) -> None
     games = await standings.read_history(history, "penalty_rows", a)
     assert [g["game_id"] for g in games] == ["gamecccccccc"]
     assert games[0]["delta"] == rated.change["delta"]  # type: ignore[index]
+
+
+async def test_a_result_that_always_fails_is_given_up_and_blocks_nothing(
+        js_env: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A result no retry can rate (a player id that is no key: the bucket
+    refuses it every time) is given up after ``RESULT_TRIES`` deliveries
+    with an error logged; the result after it is rated."""
+    from ttanjit.matchmaker import service
+
+    monkeypatch.setattr(service, "RESULT_TRIES", 3)
+    nc, kv, _ = js_env
+    good, other = f"p_{uuid.uuid4().hex[:8]}", f"p_{uuid.uuid4().hex[:8]}"
+    mm = Matchmaker(nc, kv, Settings())
+    stop = asyncio.Event()
+    loop = asyncio.create_task(run_results(mm, nc.jetstream(), stop))
+    try:
+        js = nc.jetstream()
+        await js.publish("ttanjit.v1.result.penalty_rows",
+                         orjson.dumps(result("gamedddddddd", "no key", other)))
+        await js.publish("ttanjit.v1.result.penalty_rows",
+                         orjson.dumps(result("gameeeeeeeee", good, other)))
+        for _ in range(150):
+            try:
+                if (await stored(kv, good)).games == 1:
+                    break
+            except Exception:  # noqa: BLE001 - not rated yet
+                pass
+            await asyncio.sleep(0.1)
+        assert (await stored(kv, good)).last == "gameeeeeeeee"
+        assert any("given up after 3 tries" in r.getMessage() for r in caplog.records)
+    finally:
+        stop.set()
+        await loop

@@ -68,6 +68,7 @@ FINISHING_S = 1.5
 # screen (the web client asks again) or answers late learns that it started
 # and where, and the old table never starts a second game.
 STARTED_KEEP_MS = 10 * 60_000
+RESULT_TRIES = 60  # deliveries of a result JetStream keeps failing (~1 min), then given up
 RATINGS_KEPT = 100_000  # ratings the leader keeps in memory (the least recently used go)
 
 # ttanjit_mm_placement_failures_total's reasons, as the log says them
@@ -861,6 +862,10 @@ async def _results_loop(mm: Matchmaker, sub: Any, stop: asyncio.Event) -> None:
             try:
                 await mm.on_result(orjson.loads(msg.data))
             except (NatsError, TimeoutError) as exc:  # NATS away: the result again later
+                if _deliveries(msg) >= RESULT_TRIES:  # not a passing outage: never blocks the rest
+                    log.error("result given up after %d tries: %r", RESULT_TRIES, exc)
+                    await msg.ack()
+                    continue
                 log.warning("result not rated yet, tried again: %r", exc)
                 for later in msgs[i:]:  # in their order
                     try:
@@ -872,6 +877,13 @@ async def _results_loop(mm: Matchmaker, sub: Any, stop: asyncio.Event) -> None:
             except Exception:
                 log.exception("bad result message")
             await msg.ack()
+
+
+def _deliveries(msg: Any) -> int:
+    try:
+        return int(msg.metadata.num_delivered)
+    except Exception:  # noqa: BLE001 - not a JetStream message: its first
+        return 1
 
 
 async def lead_loop(mm: Matchmaker, lease: LeaderLease, js: Any, stop: asyncio.Event) -> None:
