@@ -10,6 +10,7 @@ Every route that concerns "me" takes the access token in the
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
 import math
 import time
@@ -164,21 +165,29 @@ class Nicknames:
 
 class Board:
     """Every player's rating per game, kept by watching ``ttanjit_ratings``
-    (which the matchmaker updates from the results stream). Sorted on
-    demand."""
+    (which the matchmaker updates from the results stream), and per game
+    the players on the leaderboard (at least ``BOARD_MIN_GAMES`` rated
+    games) in order, kept sorted as ratings change: a change moves one
+    row (a bisection and a list insert), and a rank is a bisection. (The
+    whole board was sorted again at the first request after any change:
+    ~190 ms of the event loop at 100,000 rated players.)"""
 
     def __init__(self) -> None:
         self.ratings: dict[str, dict[str, Rating]] = {g: {} for g in GAMES}
-        self.sorted: dict[str, list[tuple[int, str]]] = {}
+        # per game, ascending (-display, player): the board, best first
+        self.rows: dict[str, list[tuple[int, str]]] = {g: [] for g in GAMES}
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self, ratings: KeyValue) -> None:
         w = await ratings.watch(">")
-        while True:  # the current values, up to the marker (None)
+        while True:  # the current values, up to the marker (None), sorted once
             e = await w.updates(timeout=5)
             if e is None:
                 break
-            self._rating(e)
+            self._rating(e, loading=True)
+        for game, by_player in self.ratings.items():
+            self.rows[game] = sorted(k for k in map(self._row, by_player.values(),
+                                                    by_player) if k is not None)
         self._tasks.append(asyncio.create_task(self._follow(w)))
 
     async def _follow(self, w: Any) -> None:
@@ -191,44 +200,55 @@ class Board:
             if e is not None:
                 self._rating(e)
 
-    def _rating(self, e: Any) -> None:
+    @staticmethod
+    def _row(r: Rating, pid: str) -> tuple[int, str] | None:
+        if r.games < standings.BOARD_MIN_GAMES:
+            return None
+        return -standings.display(r.ordinal), pid
+
+    def _rating(self, e: Any, loading: bool = False) -> None:
         game, _, pid = e.key.partition(".")
         if game not in self.ratings:
             return
+        old = self.ratings[game].get(pid)
         if e.operation in ("DEL", "PURGE") or not e.value:
             self.ratings[game].pop(pid, None)
+            new = None
         else:
             r = Rating.from_json(orjson.loads(e.value))
-            self.ratings[game][pid] = Rating(r.mu, r.sigma, r.games)  # no more is shown
-        self.sorted.pop(game, None)
-
-    def table(self, game: str) -> list[tuple[int, str]]:
-        if game not in self.sorted:
-            rows = [(standings.display(r.ordinal), pid) for pid, r in self.ratings[game].items()
-                    if r.games >= standings.BOARD_MIN_GAMES]
-            rows.sort(key=lambda x: (-x[0], x[1]))
-            self.sorted[game] = rows
-        return self.sorted[game]
+            new = self.ratings[game][pid] = Rating(r.mu, r.sigma, r.games)  # no more is shown
+        if loading:
+            return
+        rows = self.rows[game]
+        was = self._row(old, pid) if old is not None else None
+        if was is not None:
+            i = bisect.bisect_left(rows, was)
+            if i < len(rows) and rows[i] == was:
+                del rows[i]
+        now = self._row(new, pid) if new is not None else None
+        if now is not None:
+            bisect.insort(rows, now)
 
     def board(self, game: str, me: str | None, limit: int) -> dict[str, Any]:
-        rows = self.table(game)
+        rows = self.rows[game]
         out: dict[str, Any] = {"game": game, "min_games": standings.BOARD_MIN_GAMES,
                                "players": len(rows), "entries": []}
         rank = 0
-        for i, (disp, pid) in enumerate(rows):
-            if i == 0 or disp != rows[i - 1][0]:
+        for i, (neg, pid) in enumerate(rows[:limit]):
+            if i == 0 or neg != rows[i - 1][0]:
                 rank = i + 1  # equal ratings share a rank
-            if i < limit:
-                out["entries"].append({"rank": rank, "player": pid,
-                                       "display": disp, "games": self.ratings[game][pid].games})
-            if pid == me:
-                out["me"] = {"rank": rank, "display": disp}
-            if i >= limit and (me is None or "me" in out):
-                break
-        if me is not None and "me" not in out:
+            out["entries"].append({"rank": rank, "player": pid, "display": -neg,
+                                   "games": self.ratings[game][pid].games})
+        if me is not None:
             r = self.ratings[game].get(me, Rating())
-            out["me"] = {"rank": None, "display": standings.display(r.ordinal), "games": r.games,
-                         "needs": max(0, standings.BOARD_MIN_GAMES - r.games)}
+            mine = self._row(r, me)
+            if mine is not None:  # the first row of my display is my rank
+                out["me"] = {"rank": bisect.bisect_left(rows, (mine[0], "")) + 1,
+                             "display": -mine[0]}
+            else:
+                out["me"] = {"rank": None, "display": standings.display(r.ordinal),
+                             "games": r.games,
+                             "needs": max(0, standings.BOARD_MIN_GAMES - r.games)}
         return out
 
     async def stop(self) -> None:
