@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import nats
+import nats.errors
+import nats.js.errors
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.api import (
@@ -178,6 +180,24 @@ async def connect(url: str, name: str, *,
             log.info("waiting for NATS at %s: %s", url, exc)
             await asyncio.sleep(0.5)
     raise RuntimeError("unreachable")
+
+
+# What NATS raises while it is away or not answering yet (a restart, a
+# JetStream leader election, a full outbound buffer while reconnecting):
+# worth trying again, never a sign that the data is absent.
+PASSING = (TimeoutError, nats.errors.NoRespondersError, nats.errors.ConnectionClosedError,
+           nats.errors.ConnectionReconnectingError, nats.errors.ConnectionDrainingError,
+           nats.errors.StaleConnectionError, nats.errors.OutboundBufferLimitError,
+           nats.errors.NoServersError, nats.js.errors.ServiceUnavailableError,
+           nats.js.errors.NoStreamResponseError)
+
+
+def passing(exc: BaseException) -> bool:
+    """Whether ``exc`` says NATS is away for now (:data:`PASSING`, or a
+    JetStream API error with status 503), not that the request was wrong."""
+    if isinstance(exc, PASSING):
+        return True
+    return isinstance(exc, APIError) and exc.code == 503
 
 
 async def unless_disconnected(nc: Client, aw: Awaitable[Any], timeout: float) -> str | None:

@@ -22,7 +22,6 @@ from typing import Any
 import grpc
 import orjson
 from nats.aio.client import Client
-from nats.errors import Error as NatsError
 from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 
@@ -37,6 +36,7 @@ from ttanjit.common.nats import (
     RESULTS_STREAM,
     Subjects,
     ensure_jetstream,
+    passing,
     subscribed,
 )
 from ttanjit.games import GAMES
@@ -68,7 +68,6 @@ FINISHING_S = 1.5
 # screen (the web client asks again) or answers late learns that it started
 # and where, and the old table never starts a second game.
 STARTED_KEEP_MS = 10 * 60_000
-RESULT_TRIES = 60  # deliveries of a result JetStream keeps failing (~1 min), then given up
 RATINGS_KEPT = 100_000  # ratings the leader keeps in memory (the least recently used go)
 
 # ttanjit_mm_placement_failures_total's reasons, as the log says them
@@ -308,9 +307,9 @@ class Matchmaker:
                                                 standings.now_ms())
                 await standings.add_history(self._kv_history, str(result.get("game")), pid,
                                             entry)
-        except (NatsError, TimeoutError):
-            raise  # JetStream away: the result comes again (its ratings are not applied twice)
-        except Exception:  # noqa: BLE001 - a bug: logged; ratings are done
+        except Exception as exc:
+            if passing(exc):
+                raise  # JetStream away: the result comes again (its ratings are not applied twice)
             log.exception("history not written", extra={"game": result.get("game_id")})
 
     # -- notifications -------------------------------------------------------
@@ -861,29 +860,26 @@ async def _results_loop(mm: Matchmaker, sub: Any, stop: asyncio.Event) -> None:
         for i, msg in enumerate(msgs):
             try:
                 await mm.on_result(orjson.loads(msg.data))
-            except (NatsError, TimeoutError) as exc:  # NATS away: the result again later
-                if _deliveries(msg) >= RESULT_TRIES:  # not a passing outage: never blocks the rest
-                    log.error("result given up after %d tries: %r", RESULT_TRIES, exc)
+            except Exception as exc:
+                if not isinstance(exc, Fenced) and not passing(exc):
+                    log.exception("bad result message")  # a bug or a result no retry rates
                     await msg.ack()
                     continue
-                log.warning("result not rated yet, tried again: %r", exc)
-                for later in msgs[i:]:  # in their order
+                # NATS away (or another replica leads now): not acknowledged, so
+                # it comes again (here, or to the new leader) with those after
+                # it, in order; a rating already applied is not applied twice
+                for later in msgs[i:]:
                     try:
                         await later.nak(delay=1)
                     except Exception:  # noqa: BLE001 - redelivered after ack_wait anyway
                         pass
+                if isinstance(exc, Fenced):
+                    log.warning("results left to the new leader")
+                    return
+                log.warning("result not rated yet, tried again: %r", exc)
                 await asyncio.sleep(1)
                 break
-            except Exception:
-                log.exception("bad result message")
             await msg.ack()
-
-
-def _deliveries(msg: Any) -> int:
-    try:
-        return int(msg.metadata.num_delivered)
-    except Exception:  # noqa: BLE001 - not a JetStream message: its first
-        return 1
 
 
 async def lead_loop(mm: Matchmaker, lease: LeaderLease, js: Any, stop: asyncio.Event) -> None:
