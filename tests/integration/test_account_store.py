@@ -17,7 +17,9 @@ from typing import Any
 
 import nats
 import orjson
+import pytest
 from conftest import Services
+from nats.errors import TimeoutError as NatsTimeout
 from stack import stack
 from wsclient import WSClient
 
@@ -237,3 +239,76 @@ async def test_the_live_list_finds_a_game_behind_many_finished_ones(svc: Service
         assert [g["game_id"] for g in live["games"]] == [gid], live
         await c.action(gid, {"type": "leave"})
         await c.close()
+
+
+async def test_a_refresh_whose_answer_is_lost_keeps_the_player_signed_in(
+        nats_url: str) -> None:
+    """The rotation is written but its acknowledgement never comes (NATS
+    away at that moment): the answer still carries the new credential
+    (the rotation is read back), which goes on working. Before, the answer
+    was an error, the client kept the replaced secret, and its next
+    refresh after 60 s revoked the family: the guest was signed out for
+    good, their player id, ratings and history gone with it."""
+    from ttanjit.gateway.identity import Identities
+    from ttanjit.matchmaker import standings
+
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        kv = (await ensure_jetstream(js, Subjects()))[IDENTITY_BUCKET]
+        ids = Identities(kv, js)
+        pid = f"p_{uuid.uuid4().hex[:10]}"
+        await ids.set_nickname(pid, "잃지않기", standings.now_ms())
+        cred = await ids.create(pid, standings.now_ms())
+        real = ids.expiring.put
+
+        async def landed_unanswered(*args: Any, **kw: Any) -> None:
+            await real(*args, **kw)
+            raise NatsTimeout
+
+        ids.expiring.put = landed_unanswered  # type: ignore[method-assign]
+        r = await ids.refresh(cred, standings.now_ms())
+        assert r.refresh and r.refresh != cred and r.nickname == "잃지않기"
+        ids.expiring.put = real  # type: ignore[method-assign]
+        later = standings.now_ms() + 120_000  # past the grace period
+        again = await ids.refresh(r.refresh, later)
+        assert again.player == pid and again.refresh
+    finally:
+        await nc.close()
+
+
+async def test_a_refresh_that_fails_before_rotating_changes_nothing(nats_url: str) -> None:
+    """The player's nickname cannot be read (NATS away): the refresh fails
+    before the credential is rotated, so the credential is as it was — a
+    refresh later (past the grace period) rotates it, not revokes it."""
+    from ttanjit.gateway.identity import Identities
+    from ttanjit.matchmaker import standings
+
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        kv = (await ensure_jetstream(js, Subjects()))[IDENTITY_BUCKET]
+        pid = f"p_{uuid.uuid4().hex[:10]}"
+
+        class NicknamesAway:  # the real bucket; nicknames unreadable once
+            def __init__(self) -> None:
+                self.away = True
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(kv, name)
+
+            async def get(self, key: str, *a: Any, **kw: Any) -> Any:
+                if key.startswith("n.") and self.away:
+                    self.away = False
+                    raise NatsTimeout
+                return await kv.get(key, *a, **kw)
+
+        ids = Identities(NicknamesAway(), js)  # type: ignore[arg-type]
+        cred = await ids.create(pid, standings.now_ms())
+        with pytest.raises(NatsTimeout):
+            await ids.refresh(cred, standings.now_ms())
+        later = standings.now_ms() + 120_000
+        r = await ids.refresh(cred, later)  # the same credential, still the current one
+        assert r.player == pid and r.refresh and r.refresh != cred
+    finally:
+        await nc.close()

@@ -325,6 +325,8 @@ def install(api: FastAPI, gw: Any) -> Account:
             await acc.ready()
             return await fn()
         except FrameError as e:
+            if e.code == "store_unavailable":
+                return refusal(e.code, 503, headers={"Retry-After": "2"})
             status = 401 if e.code in ("unauthenticated", "bad_token", "bad_refresh") else \
                 403 if e.code == "not_your_game" else 404 if e.code == "no_record" else 400
             return refusal(e.code, status)

@@ -43,7 +43,7 @@ from nats.js.client import JetStreamContext
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-from ttanjit.common.nats import IDENTITY_BUCKET, Expiring
+from ttanjit.common.nats import IDENTITY_BUCKET, Expiring, passing
 from ttanjit.gateway.errors import FrameError
 
 REFRESH_TTL_MS = 180 * 24 * 3600 * 1000
@@ -136,6 +136,11 @@ class Identities:
                 raise FrameError("bad_refresh")
             if not hmac.compare_digest(h, str(doc.get("hash") or "")):
                 raise FrameError("bad_refresh")
+            # everything the answer needs before the rotation: once it is
+            # written, the only copy of the new secret is the answer (a
+            # failure after it left the client the replaced secret, which
+            # revokes the family when used after the grace period)
+            nick = await self._nick(player)
             new_secret = secrets.token_urlsafe(24)
             doc.update(hash=_hash(new_secret), prev=h, rotated_ms=now,
                        expires_ms=now + REFRESH_TTL_MS)
@@ -144,8 +149,18 @@ class Identities:
                                         last=rev)
             except KeyWrongLastSequenceError:
                 continue  # a concurrent use: look again (it is now ``prev``)
-            return Refreshed(player, await self._nick(player), f"{family}.{new_secret}")
-        raise FrameError("bad_refresh")
+            except Exception as exc:
+                # the write may have landed with its answer lost (NATS away):
+                # then this answer must carry its secret
+                if not passing(exc) or not await self._rotated_to(family, new_secret):
+                    raise
+            return Refreshed(player, nick, f"{family}.{new_secret}")
+        raise FrameError("store_unavailable")  # used at once by others, again and again
+
+    async def _rotated_to(self, family: str, secret: str) -> bool:
+        entry = await self.kv.get(f"r.{family}")
+        return bool(hmac.compare_digest(
+            str(orjson.loads(entry.value or b"{}").get("hash") or ""), _hash(secret)))
 
     async def _nick(self, player: str) -> str:
         return await self.nickname(player) or "손님"
