@@ -107,6 +107,7 @@ class FakeGateway:
         self.limits = limits_json(60_000, 10_000)
         self.tables: dict[str, list[str]] = {}
         self.finals: dict[str, dict[str, Any]] = {}
+        self.live: set[str] = set()  # games whose directory entry says live
         self.seated: dict[str, dict[str, Any]] = {}
         self.nicknames: dict[str, str] = {}  # as last set (ttanjit_identity)
         self.announced: list[tuple[str, dict[str, Any]]] = []
@@ -143,6 +144,9 @@ class FakeGateway:
 
     async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None:
         return self.finals.get(game_id)
+
+    async def game_lives(self, game_id: str) -> bool:
+        return game_id in self.live
 
     async def seated_match(self, game_id: str) -> dict[str, Any] | None:
         return self.seated.get(game_id)
@@ -681,6 +685,26 @@ async def test_sync_of_an_older_game_of_mine_gives_its_end() -> None:
     for gid in ("g0", "g9"):
         await send(c, {"type": "sync", "game_id": gid})
         assert (t.frames()[-1]["type"], t.frames()[-1]["code"]) == ("error", "not_in_game")
+
+
+async def test_a_hello_while_the_game_cannot_answer_keeps_the_game() -> None:
+    """The player's game does not answer the hello's sync (its shard is
+    failing over, JetStream electing a leader) but its directory entry says
+    it lives: the welcome still names it and the session keeps it (the
+    player was dropped to the lobby from a live game, its seat left to a
+    bot after 60 s); a game that does not live any more is left."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 2}
+    gw.sync_reply = None  # nobody answers
+    gw.live.add("g1")
+    welcome = await hello(c, gw, t)
+    assert welcome["game_id"] == "g1" and welcome["seat"] == 2
+    assert c.session is not None and c.session.game_id == "g1"
+    c2, t2, gw2 = make()
+    gw2.state = {"ratings": [], "game_id": "g1", "seat": 2}
+    gw2.sync_reply = None  # not live: gone without a known end
+    welcome = await hello(c2, gw2, t2)
+    assert "game_id" not in welcome and c2.session is not None and not c2.session.game_id
 
 
 async def test_a_spectator_count_that_cannot_subscribe_fails_nothing() -> None:

@@ -34,6 +34,7 @@ from google.protobuf import json_format
 from nats.aio.client import Client
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
+from nats.js.errors import NotFoundError
 from nats.js.kv import KeyValue
 from pydantic import BaseModel
 from websockets.protocol import State
@@ -353,6 +354,22 @@ class Gateway:
 
     async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None:
         return await final_frame(self.games, game_id, player, self.nickname)
+
+    async def game_lives(self, game_id: str) -> bool:
+        """Whether the game may still be played: its directory entry says
+        live, or JetStream cannot say now (kept rather than dropped)."""
+        try:
+            entry = await self.games.get(game_id)
+        except NotFoundError:
+            return False
+        except Exception as exc:  # noqa: BLE001 - JetStream away: it may well live
+            log.warning("game directory unreadable: %r", exc, extra={"game": game_id})
+            return True
+        try:
+            doc = orjson.loads(entry.value or b"{}")
+        except orjson.JSONDecodeError:
+            return False
+        return isinstance(doc, dict) and doc.get("state") == "live"
 
     async def seated_match(self, game_id: str) -> dict[str, Any] | None:
         """Who sits where in a live game, from its directory entry and the

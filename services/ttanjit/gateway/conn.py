@@ -94,6 +94,7 @@ class GatewayLink(Protocol):
     async def sync(self, s: Session, last_seq: int | None) -> dict[str, Any] | None: ...
     async def player_state(self, player: str) -> dict[str, Any] | None: ...
     async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None: ...
+    async def game_lives(self, game_id: str) -> bool: ...
     async def seated_match(self, game_id: str) -> dict[str, Any] | None: ...
     async def nickname(self, player: str) -> str | None: ...
     async def subscribe_player(self, player: str,
@@ -307,9 +308,15 @@ class Connection:
         final = None
         if catch_up is None and sess.game_id:
             # the game is gone from its shard (finished over 30 s ago): how it
-            # ended comes from the game directory (RULES.md 4, abandonment too)
+            # ended comes from the game directory (RULES.md 4, abandonment too).
+            # A game its directory still says is live (or JetStream cannot
+            # say) is kept: its shard is failing over, or JetStream electing a
+            # leader — its bursts come when it is served again, and a sync or
+            # a move finds it then (it was dropped, and the player sent to the
+            # lobby from a live game, its seat left to a bot after 60 s)
             final = await self.gw.final_frame(sess.game_id, sess.player)
-            sess.left_game()
+            if final is not None or not await self.gw.game_lives(sess.game_id):
+                sess.left_game()
         result = ""
         if resumed:
             result = "resync" if catch_up is not None and "events" not in catch_up else "gapless"
