@@ -94,11 +94,11 @@ async def test_a_rating_that_cannot_be_read_is_not_overwritten(js_env: Any) -> N
         with pytest.raises(Exception):  # noqa: B017 - not written at all
             await kv.get(f"penalty_rows.{b}")
         bucket.failing = False
-        for _ in range(100):
-            r = await stored(kv, a)
-            if r.games == 21:
+        for _ in range(150):  # rated (both players, their entries) once it can read
+            if await standings.read_history(history, "penalty_rows", b):
                 break
             await asyncio.sleep(0.1)
+        r = await stored(kv, a)
         assert r.games == 21 and r.mu > 30.0 and r.last == "gameaaaaaaaa"
         assert (await stored(kv, b)).games == 1
         games = await standings.read_history(history, "penalty_rows", a)
