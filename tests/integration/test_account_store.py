@@ -21,7 +21,7 @@ import pytest
 from conftest import Services
 from nats.errors import TimeoutError as NatsTimeout
 from stack import stack
-from wsclient import WSClient
+from wsclient import WSClient, start_with_bot
 
 from ttanjit.common.nats import (
     GAMES_BUCKET,
@@ -218,12 +218,7 @@ async def test_the_live_list_finds_a_game_behind_many_finished_ones(svc: Service
     with stack(svc.nats_url, shards=1, gateways=1, bots=True) as st:
         http = st.http(0)
         c = await WSClient.signed_in(http, "오래하는중")
-        await c.send({"type": "room_create", "game": "penalty_rows", "seats": 2})
-        await c.wait_type("room")
-        await c.send({"type": "room_add_bot", "level": "easy"})
-        await c.wait_type("room")
-        await c.send({"type": "room_start"})
-        gid = (await c.wait_type("matched", 20))["game_id"]
+        gid = await start_with_bot(c, "penalty_rows")
         nc = await nats.connect(svc.nats_url)
         try:
             games = await nc.jetstream().key_value(GAMES_BUCKET)

@@ -20,7 +20,7 @@ import pytest
 import websockets
 from nats.js.api import DiscardPolicy, StorageType, StreamConfig
 from stack import Stack, stack
-from wsclient import WSClient, flat, sign_in
+from wsclient import WSClient, flat, sign_in, start_with_bot
 
 from ttanjit.common.nats import Subjects, ensure_jetstream
 from ttanjit.common.natsserver import NatsServer
@@ -459,12 +459,7 @@ def engine_hand_at_deal(rec: dict[str, Any], seat: int) -> Any:
 
 async def test_live_games_list(st: Stack) -> None:
     c = await WSClient.signed_in(st.http(0), "관전거리")
-    await c.send({"type": "room_create", "game": "penalty_rows", "seats": 2})
-    await c.wait_type("room")
-    await c.send({"type": "room_add_bot", "level": "easy"})
-    await c.wait_type("room")
-    await c.send({"type": "room_start"})
-    gid = (await c.wait_type("matched", 20))["game_id"]
+    gid = await start_with_bot(c, "penalty_rows")
     row = await live_row(st, c.ident["token"], gid)
     assert row["game"] == "penalty_rows" and row["players"][0]["nickname"] == "관전거리"
     assert row["bots"] == [{"seat": 1, "level": "easy"}]  # named as the players see them
@@ -574,19 +569,6 @@ async def test_spectator_frames_are_public_only(st: Stack, nats_url: str, game: 
     await w.wait_type("spectate_stopped")
     await c.close()
     await w.close()
-
-
-async def start_with_bot(c: WSClient, game: str = "onecard", **options: Any) -> str:
-    await c.send({"type": "room_create", "game": game, "seats": 2})
-    await c.wait_type("room")
-    if options:
-        await c.send({"type": "room_options", "options": options})
-        room = (await c.wait_type("room"))["room"]
-        assert all(room["options"][k] == v for k, v in options.items())
-    await c.send({"type": "room_add_bot", "level": "easy"})
-    await c.wait_type("room")
-    await c.send({"type": "room_start"})
-    return str((await c.wait_type("matched", 20))["game_id"])
 
 
 def count_is(n: int) -> Any:

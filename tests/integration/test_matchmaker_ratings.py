@@ -15,6 +15,7 @@ import nats
 import orjson
 import pytest
 from nats.errors import TimeoutError as NatsTimeout
+from nats.js.errors import KeyNotFoundError
 
 from ttanjit.common.config import Settings
 from ttanjit.common.nats import (
@@ -61,6 +62,18 @@ def result(gid: str, a: str, b: str) -> dict[str, Any]:
 
 async def stored(kv: Any, player: str) -> Rating:
     return Rating.from_json(orjson.loads((await kv.get(f"penalty_rows.{player}")).value))
+
+
+async def rated(kv: Any, player: str, timeout: float = 10.0) -> Rating:
+    """The player's stored rating once there is one."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        try:
+            return await stored(kv, player)
+        except KeyNotFoundError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(0.1)
 
 
 @pytest.fixture
@@ -189,14 +202,7 @@ async def test_a_result_no_retry_can_rate_blocks_nothing(
                          orjson.dumps(result("gamedddddddd", "no key", other)))
         await js.publish("ttanjit.v1.result.penalty_rows",
                          orjson.dumps(result("gameeeeeeeee", good, other)))
-        for _ in range(100):
-            try:
-                if (await stored(kv, good)).games == 1:
-                    break
-            except Exception:  # noqa: BLE001 - not rated yet
-                pass
-            await asyncio.sleep(0.1)
-        assert (await stored(kv, good)).last == "gameeeeeeeee"
+        assert (await rated(kv, good)).last == "gameeeeeeeee"
         assert sum(r.getMessage() == "bad result message" for r in caplog.records) == 1
         assert not any("tried again" in r.getMessage() for r in caplog.records)
     finally:
@@ -227,14 +233,7 @@ async def test_a_leader_fenced_mid_result_leaves_it_to_the_next(js_env: Any) -> 
     new = Matchmaker(nc, kv, Settings())
     loop = asyncio.create_task(run_results(new, js, stop))
     try:
-        for _ in range(100):
-            try:
-                if (await stored(kv, a)).games == 1:
-                    break
-            except Exception:  # noqa: BLE001 - not rated yet
-                pass
-            await asyncio.sleep(0.1)
-        assert (await stored(kv, a)).last == "gameffffffff"
+        assert (await rated(kv, a)).last == "gameffffffff"
     finally:
         stop.set()
         await loop

@@ -146,6 +146,21 @@ async def two_in_a_room(host: WSClient, guest: WSClient, game: str = "onecard",
     return code
 
 
+async def start_with_bot(c: WSClient, game: str = "onecard", **options: Any) -> str:
+    """``c`` opens a 2-seat room of ``game`` (with ``options``), adds an
+    easy bot and starts it; the game id."""
+    await c.send({"type": "room_create", "game": game, "seats": 2})
+    await c.wait_type("room")
+    if options:
+        await c.send({"type": "room_options", "options": options})
+        room = (await c.wait_type("room"))["room"]
+        assert all(room["options"][k] == v for k, v in options.items())
+    await c.send({"type": "room_add_bot", "level": "easy"})
+    await c.wait_type("room")
+    await c.send({"type": "room_start"})
+    return str((await c.wait_type("matched", 20))["game_id"])
+
+
 def flat(frame: dict[str, Any]) -> list[dict[str, Any]]:
     """The events of an ``update`` (or ``spectate_update``) frame, one
     record each: ``game_id``, ``game_seq``, ``t``, ``event``, the frame's

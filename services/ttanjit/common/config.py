@@ -23,23 +23,21 @@ SERVICE_DEFAULTS: dict[str, dict[str, Any]] = {
 
 
 def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be an integer, not {raw!r}") from None
+    return int(_env_number(name, default, int, "an integer"))
 
 
 def _env_float(name: str, default: float) -> float:
+    return float(_env_number(name, default, float, "a number"))
+
+
+def _env_number(name: str, default: float, kind: type, what: str) -> float:
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
     try:
-        return float(raw)
+        return kind(raw)  # type: ignore[no-any-return]
     except ValueError:
-        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+        raise ValueError(f"{name} must be {what}, not {raw!r}") from None
 
 
 def _env_str(name: str, default: str) -> str:
