@@ -116,6 +116,7 @@ class Shard:
         self.rooms: dict[str, Room] = {}
         self.book = OwnerBook()
         self.draining = False
+        self.adopt_sub: Any = None  # handovers from other shards (gone once draining)
         self.not_taking: set[str] = set()  # this drain's targets found stopping
         self.drain_until: float | None = None  # loop time the first drain's budget ends
         self.stopping = asyncio.Event()
@@ -125,6 +126,7 @@ class Shard:
         self.replaced: dict[str, int] = {}  # earlier incarnations' last renewals (Lease.replaced)
         self.renew_lock = asyncio.Lock()
         self.claiming: set[str] = set()
+        self.adopting = 0  # handovers accepted, their claims not all begun or done
         self.reclaiming: set[str] = set()
         self.claims_from = 0.0  # loop time before which no failover claim is made
         self.nats_back = asyncio.Event()  # set (and replaced) when NATS reconnects
@@ -167,7 +169,8 @@ class Shard:
                       self.spawn(self._lease_loop(), "lease"),
                       self.spawn(self._heartbeat_loop(), "heartbeat"),
                       self.spawn(self._orphan_loop(), "orphans")]
-        self.adopt_sub = await self.nc.subscribe(self.subj.adopt(self.id), cb=self._on_adopt)
+        if not self.draining:
+            self.adopt_sub = await self.nc.subscribe(self.subj.adopt(self.id), cb=self._on_adopt)
         log.info("shard started", extra={"shard": self.id, "inc": self.inc,
                                           "grpc": self.grpc_addr})
 
@@ -837,6 +840,19 @@ class Shard:
         if not self.draining:
             self.draining = True
             m.draining.set(1)
+            # others asking it to adopt a game get "no responders" at once
+            # from now on, not a refusal that may never be sent: a shard
+            # stopping beside this one waited out its 10 s request for one
+            self.spawn(self._stop_adopting(), "stop adopting")
+
+    async def _stop_adopting(self) -> None:
+        sub, self.adopt_sub = self.adopt_sub, None
+        if sub is not None:
+            try:
+                await sub.unsubscribe()
+                await self.nc.flush(timeout=2)
+            except Exception:  # noqa: BLE001 - NATS away: nobody asks meanwhile
+                pass
 
     def stop_budget(self) -> float:
         """The handover budget of the drain a stop signal starts: what is
@@ -854,7 +870,7 @@ class Shard:
             except Exception:  # noqa: BLE001 - the lease and heartbeat loops tell the others
                 pass
         while True:
-            while self.claiming:  # taken before the drain began: handed on with the rest
+            while self.claiming or self.adopting:  # taken before the drain began: handed on
                 await asyncio.sleep(0.02)
             live_games = [r for r in self.rooms.values() if not r.hosted.finished]
             for r in [r for r in self.rooms.values() if r.hosted.finished]:
@@ -930,8 +946,27 @@ class Shard:
             games = req["games"]
         except (orjson.JSONDecodeError, KeyError, TypeError):
             return self.out.reply(msg, {"taken": [], "error": "bad_request"})
-        if self.draining:
-            return self.out.reply(msg, {"taken": []})
+        if self.draining:  # at once, not through the outbox: it may be closing already
+            try:
+                await self.nc.publish(msg.reply, orjson.dumps({"taken": []}))
+            except Exception:  # noqa: BLE001 - closed: the asker times out
+                pass
+            return None
+        if not isinstance(games, list):
+            return self.out.reply(msg, {"taken": [], "error": "bad_request"})
+        # its own task, not the subscription's: a stop signal unsubscribes
+        # (stop_taking), which must not cancel the claims under way
+        self.adopting += 1  # (a drain that begins now waits for these claims)
+        self.spawn(self._adopt(msg, games), "adopt")
+        return None
+
+    async def _adopt(self, msg: Msg, games: list[Any]) -> None:
+        try:
+            await self._adopt_games(msg, games)
+        finally:
+            self.adopting -= 1
+
+    async def _adopt_games(self, msg: Msg, games: list[Any]) -> None:
         sem = asyncio.Semaphore(32)
 
         async def take(g: Any) -> str | None:
@@ -943,8 +978,5 @@ class Shard:
                 ok = await self._claim(gid, "handover", rev, epoch)
                 return gid if ok else None
 
-        if not isinstance(games, list):
-            return self.out.reply(msg, {"taken": [], "error": "bad_request"})
         got = await asyncio.gather(*(take(g) for g in games))
         self.out.reply(msg, {"taken": [x for x in got if x]})
-        return None
