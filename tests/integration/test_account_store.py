@@ -307,3 +307,46 @@ async def test_a_refresh_that_fails_before_rotating_changes_nothing(nats_url: st
         assert r.player == pid and r.refresh and r.refresh != cred
     finally:
         await nc.close()
+
+
+async def test_a_saved_session_is_read_again_when_jetstream_falters(nats_url: str) -> None:
+    """A hello reads the player's saved session; JetStream does not answer
+    the first reads: the gateway reads again rather than start a new
+    session, which forgot the game the player had left by choice (they
+    were seated back in it until it ended)."""
+    from ttanjit.common.config import Settings
+    from ttanjit.common.nats import SESSIONS_BUCKET
+    from ttanjit.gateway.app import Gateway
+    from ttanjit.gateway.session import Session
+
+    nc = await nats.connect(nats_url)
+    try:
+        kv = (await ensure_jetstream(nc.jetstream(), Subjects()))[SESSIONS_BUCKET]
+        pid = f"p_{uuid.uuid4().hex[:10]}"
+        saved = Session(f"s_{uuid.uuid4().hex[:10]}", pid, "떠난이")
+        saved.new_game("gleftbychoi", 1)
+        saved.walked_out()
+        await kv.put(saved.id, orjson.dumps(saved.to_json()))
+        await kv.put(f"player.{pid}", orjson.dumps({"session": saved.id}))
+
+        class Faltering:  # the real bucket; its first two reads time out
+            def __init__(self) -> None:
+                self.failures = 2
+
+            async def get(self, key: str) -> Any:
+                if self.failures:
+                    self.failures -= 1
+                    raise NatsTimeout
+                return await kv.get(key)
+
+        gw = Gateway(Settings(token_secret="x" * 32))
+        gw.nc, gw.kv = nc, Faltering()  # type: ignore[assignment]
+
+        class Newcomer:  # the connection saying hello
+            id = "c_new"
+            opened_at = (0, "c_new")
+
+        prior = await gw.take_over(pid, Newcomer())  # type: ignore[arg-type]
+        assert prior is not None and prior.id == saved.id and prior.left == "gleftbychoi"
+    finally:
+        await nc.close()

@@ -197,7 +197,7 @@ def passing(exc: BaseException) -> bool:
     JetStream API error with status 503), not that the request was wrong."""
     if isinstance(exc, PASSING):
         return True
-    return isinstance(exc, APIError) and exc.code == 503
+    return isinstance(exc, APIError) and getattr(exc, "code", None) == 503  # (not all set one)
 
 
 async def unless_disconnected(nc: Client, aw: Awaitable[Any], timeout: float) -> str | None:

@@ -49,6 +49,7 @@ from ttanjit.common.nats import (
     Subjects,
     connect,
     ensure_jetstream,
+    passing,
     subscribed,
     unless_disconnected,
 )
@@ -98,6 +99,11 @@ PLACEHOLDER = """<!doctype html>
 하카 카드를 할 수 있어요.</p><p>지금은 <code>/ws</code> WebSocket과
 <a href="/docs">HTTP API</a>를 쓸 수 있어요.</p></body></html>
 """
+
+
+# a hello's saved session, read again after these pauses while NATS does
+# not answer (each read waits at most 1 s): at most ~5 s, then a new session
+SESSION_READ_RETRY_S = (0.2, 0.5, 0)
 
 
 class Gateway:
@@ -209,13 +215,21 @@ class Gateway:
             return Session.from_json(got)
         except (NoRespondersError, NatsTimeout):
             pass
-        try:
-            ptr = await self.kv.get(f"player.{player}")
-            sid = orjson.loads(ptr.value or b"{}").get("session")
-            entry = await self.kv.get(sid)
-            return Session.from_json(orjson.loads(entry.value or b"{}"))
-        except Exception:  # no saved session (or unreadable): a new one
-            return None
+        for delay in SESSION_READ_RETRY_S:
+            try:
+                ptr = await asyncio.wait_for(self.kv.get(f"player.{player}"), 1.0)
+                sid = orjson.loads(ptr.value or b"{}").get("session")
+                entry = await asyncio.wait_for(self.kv.get(sid), 1.0)
+                return Session.from_json(orjson.loads(entry.value or b"{}"))
+            except Exception as exc:  # noqa: BLE001 - no saved session: a new one
+                if not passing(exc):
+                    return None
+                # JetStream not answering for a moment: a new session now
+                # would forget a game the player left by choice (they would
+                # be seated back in it), so look again first
+                log.warning("saved session unreadable: %r", exc)
+                await asyncio.sleep(delay)
+        return None
 
     async def announce_live(self, player: str, data: bytes) -> None:
         """Tell the player's other connections (any gateway) that this one
