@@ -34,7 +34,6 @@ from google.protobuf import json_format
 from nats.aio.client import Client
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
-from nats.js.errors import NotFoundError
 from nats.js.kv import KeyValue
 from pydantic import BaseModel
 from websockets.protocol import State
@@ -67,7 +66,13 @@ from ttanjit.gateway.conn import (
     now_ms,
 )
 from ttanjit.gateway.errors import MESSAGES, FrameError
-from ttanjit.gateway.finals import directory_entry, final_frame, seated_match
+from ttanjit.gateway.finals import (
+    UNREADABLE,
+    directory_entry,
+    final_frame,
+    read_entry,
+    seated_match,
+)
 from ttanjit.gateway.headers import with_security_headers
 from ttanjit.gateway.httperrors import install as install_http_errors
 from ttanjit.gateway.httperrors import refusal
@@ -372,18 +377,8 @@ class Gateway:
     async def game_lives(self, game_id: str) -> bool:
         """Whether the game may still be played: its directory entry says
         live, or JetStream cannot say now (kept rather than dropped)."""
-        try:
-            entry = await self.games.get(game_id)
-        except NotFoundError:
-            return False
-        except Exception as exc:  # noqa: BLE001 - JetStream away: it may well live
-            log.warning("game directory unreadable: %r", exc, extra={"game": game_id})
-            return True
-        try:
-            doc = orjson.loads(entry.value or b"{}")
-        except orjson.JSONDecodeError:
-            return False
-        return isinstance(doc, dict) and doc.get("state") == "live"
+        doc = await read_entry(self.games, game_id)
+        return doc is UNREADABLE or (doc is not None and doc.get("state") == "live")
 
     async def seated_match(self, game_id: str) -> dict[str, Any] | None:
         """Who sits where in a live game, from its directory entry and the

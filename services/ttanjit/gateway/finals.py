@@ -49,18 +49,30 @@ def frame_of(game_id: str, player: str, entry: Any,
     return frame
 
 
-async def directory_entry(games: KeyValue, game_id: str) -> dict[str, Any] | None:
+UNREADABLE: dict[str, Any] = {}  # read_entry's answer when JetStream cannot say
+
+
+async def read_entry(games: KeyValue, game_id: str) -> dict[str, Any] | None:
     """The game's entry in ``games`` (the ``ttanjit_games`` bucket); None
-    when there is none (or JetStream cannot say)."""
+    when there is none; :data:`UNREADABLE` (logged) when JetStream cannot say."""
     try:
         entry = await games.get(game_id)
-        doc = orjson.loads(entry.value or b"{}")
     except NotFoundError:
         return None
-    except Exception as exc:  # noqa: BLE001 - JetStream away: the game is just gone
+    except Exception as exc:  # noqa: BLE001 - JetStream away
         log.warning("game directory unreadable: %r", exc, extra={"game": game_id})
+        return UNREADABLE
+    try:
+        doc = orjson.loads(entry.value or b"{}")
+    except orjson.JSONDecodeError:
         return None
     return doc if isinstance(doc, dict) else None
+
+
+async def directory_entry(games: KeyValue, game_id: str) -> dict[str, Any] | None:
+    """The game's entry; None when there is none (or JetStream cannot say)."""
+    doc = await read_entry(games, game_id)
+    return None if doc is UNREADABLE else doc
 
 
 async def final_frame(games: KeyValue, game_id: str, player: str,

@@ -961,12 +961,6 @@ class Shard:
         return None
 
     async def _adopt(self, msg: Msg, games: list[Any]) -> None:
-        try:
-            await self._adopt_games(msg, games)
-        finally:
-            self.adopting -= 1
-
-    async def _adopt_games(self, msg: Msg, games: list[Any]) -> None:
         sem = asyncio.Semaphore(32)
 
         async def take(g: Any) -> str | None:
@@ -978,5 +972,8 @@ class Shard:
                 ok = await self._claim(gid, "handover", rev, epoch)
                 return gid if ok else None
 
-        got = await asyncio.gather(*(take(g) for g in games))
+        try:
+            got = await asyncio.gather(*(take(g) for g in games))
+        finally:
+            self.adopting -= 1
         self.out.reply(msg, {"taken": [x for x in got if x]})
