@@ -297,3 +297,35 @@ def test_rematch_offer() -> None:
     r2.answer("a", "가", False)
     r2.answer("b", "나", False)
     assert r2.dead(2000) and r2.frame()["rematch"]["declined"] == [0, 2]
+
+
+def test_a_placements_game_id_is_kept_with_what_is_placed() -> None:
+    """A new leader places what its predecessor left half done under the same
+    game id (docs/protocol.md 4, 4.1): the quick match, the started 한 판 더
+    and the room keep it in the lobby store, so the shard that made the game
+    answers for it rather than a second one being made."""
+    from ttanjit.common.ids import is_game_id
+    from ttanjit.matchmaker.queue import QuickMatch
+    from ttanjit.matchmaker.rematch import Rematch
+    from ttanjit.matchmaker.rooms import Room
+
+    q = QuickQueue(bot_wait_ms=0)
+    q.add(t("a", 0))
+    q.add(t("b", 1))
+    [match] = q.take_matches(100)
+    assert is_game_id(match.game_id)
+    assert QuickMatch.from_json(match.to_json()).game_id == match.game_id
+    older = {k: v for k, v in match.to_json().items() if k != "game_id"}  # a former version's
+    assert is_game_id(QuickMatch.from_json(older).game_id)
+
+    header = {"game": "onecard", "options": {"seats": 2},
+              "seats": [{"kind": "human"}, {"kind": "human"}], "players": {"a": 0, "b": 1}}
+    r = Rematch.from_game("g", header, {"state": "finished", "result": {"ended_by": "win"}}, 0)
+    r.started_ms, r.place_id = 5, "abcdefgh2345"
+    assert Rematch.from_json(r.to_json()).place_id == "abcdefgh2345"
+
+    rooms = Rooms()
+    room = rooms.create("a", "가", "onecard", 2, None)
+    room.place_id = "zyxwvuts7654"
+    assert Room.from_store(room.to_store()).place_id == "zyxwvuts7654"
+    assert "place_id" not in room.to_json()  # not the players' business

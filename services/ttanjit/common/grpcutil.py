@@ -10,6 +10,10 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+# CreateGame's FAILED_PRECONDITION (trailing metadata): the shard that owns
+# the game id asked for (docs/protocol.md 4)
+OWNER_MD = "ttanjit-owner"
+
 
 class HealthServer:
     """The health service; ``set(serving)`` flips both the overall status

@@ -16,6 +16,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from ttanjit.common.ids import new_game_id
 from ttanjit.matchmaker.errors import LobbyError
 from ttanjit.matchmaker.options import bot_level_for, check_seats
 
@@ -55,6 +56,9 @@ class QuickMatch:
     bots: list[str]  # levels of the bots filling the remaining seats
 
     id: str = field(default_factory=lambda: "m_" + secrets.token_hex(6))
+    # the game's id, chosen with the match: every try of its placement (a new
+    # leader's too) asks for this one game
+    game_id: str = field(default_factory=new_game_id)
 
     @property
     def backfilled(self) -> bool:
@@ -62,13 +66,14 @@ class QuickMatch:
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "game": self.game, "seats": self.seats, "bots": self.bots,
-                "tickets": [t.to_json() for t in self.tickets]}
+                "tickets": [t.to_json() for t in self.tickets], "game_id": self.game_id}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> QuickMatch:
         return cls(str(d["game"]), int(d["seats"]),
                    [Ticket.from_json(t) for t in d.get("tickets", [])],
-                   [str(b) for b in d.get("bots", [])], str(d.get("id") or ""))
+                   [str(b) for b in d.get("bots", [])], str(d.get("id") or ""),
+                   str(d.get("game_id") or "") or new_game_id())
 
 
 class QuickQueue:

@@ -39,6 +39,7 @@ class Rematch:
     declined: list[str] = field(default_factory=list)
     new_game_id: str = ""  # the game it started (set once that game is placed)
     started_ms: int = 0  # when it was ready and its game began to be placed (0: open)
+    place_id: str = ""  # the id its game is placed under (chosen when it started)
 
     @classmethod
     def from_game(cls, game_id: str, header: dict[str, Any], entry: dict[str, Any],
@@ -125,7 +126,8 @@ class Rematch:
                "seats": self.seats, "humans": self.humans, "until_ms": self.until_ms,
                "agreed": self.agreed, "declined": self.declined}
         if self.started_ms:
-            out.update(started_ms=self.started_ms, new_game_id=self.new_game_id)
+            out.update(started_ms=self.started_ms, new_game_id=self.new_game_id,
+                       place_id=self.place_id)
         return out
 
     @classmethod
@@ -136,4 +138,5 @@ class Rematch:
                    int(d["until_ms"]), {str(k): str(v) for k, v in
                                         (d.get("agreed") or {}).items()},
                    [str(p) for p in d.get("declined") or []],
-                   str(d.get("new_game_id") or ""), int(d.get("started_ms") or 0))
+                   str(d.get("new_game_id") or ""), int(d.get("started_ms") or 0),
+                   str(d.get("place_id") or ""))

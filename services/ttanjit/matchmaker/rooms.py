@@ -42,6 +42,7 @@ class Room:
     state: str = "open"  # open | started | closed
     game_id: str = ""
     ratings: dict[str, float] = field(default_factory=dict)
+    place_id: str = ""  # the id its game is placed under (chosen at the first start)
 
     def humans(self) -> list[Seat]:
         return [s for s in self.members if s is not None and s.kind == "human"]
@@ -76,14 +77,14 @@ class Room:
                               for s in self.members]
         return {"code": self.code, "game": self.game, "seats": self.seats,
                 "options": self.options, "host": self.host, "members": members,
-                "state": self.state, "game_id": self.game_id}
+                "state": self.state, "game_id": self.game_id, "place_id": self.place_id}
 
     @classmethod
     def from_store(cls, d: dict[str, Any]) -> Room:
         members: list[Seat | None] = [None if m is None else Seat(*m) for m in d["members"]]
         return cls(str(d["code"]), str(d["game"]), int(d["seats"]), dict(d["options"]),
                    str(d["host"]), members, str(d.get("state", "open")),
-                   str(d.get("game_id", "")))
+                   str(d.get("game_id", "")), place_id=str(d.get("place_id", "")))
 
 
 class Rooms:

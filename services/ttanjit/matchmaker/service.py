@@ -26,7 +26,8 @@ from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 
 from ttanjit.common.config import Settings
-from ttanjit.common.grpcutil import HealthServer, aio_server
+from ttanjit.common.grpcutil import OWNER_MD, HealthServer, aio_server
+from ttanjit.common.ids import new_game_id
 from ttanjit.common.nats import (
     GAMES_BUCKET,
     HISTORY_BUCKET,
@@ -55,7 +56,13 @@ from ttanjit.v1 import client_pb2, matchmaker_pb2, matchmaker_pb2_grpc, shard_pb
 
 log = logging.getLogger("ttanjit.matchmaker")
 
-PLACE_TRIES = 3
+PLACE_TRIES = 6  # CreateGame calls of one placement, within PLACE_BUDGET_S
+PLACE_BUDGET_S = 20.0
+CREATE_TIMEOUT_S = 5.0  # one CreateGame call
+# a failed CreateGame whose making may go on at the shard (the same shard is
+# asked again: it answers for that making)
+UNKNOWN_OUTCOME = (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED,
+                   grpc.StatusCode.UNKNOWN)
 FORWARDED = "ttanjit-forwarded"  # gRPC metadata: a follower passed this call on
 FORWARD_WAIT_S = 8.0  # how long a call waits for a leader (a failover takes ~2.5 s)
 # A game's players see it end (its last update) a moment before its shard
@@ -89,6 +96,14 @@ def _pb_room(room: Room) -> client_pb2.Room:
     for mem in j["members"]:
         out.members.add(**mem)
     return out
+
+
+def _owner(exc: grpc.aio.AioRpcError) -> str:
+    """The shard a CreateGame's FAILED_PRECONDITION names as the id's owner."""
+    for k, v in exc.trailing_metadata() or ():
+        if k == OWNER_MD:
+            return str(v)
+    return ""
 
 
 def _options(raw: str) -> Any:
@@ -328,37 +343,73 @@ class Matchmaker:
             ch = self._channels[addr] = grpc.aio.insecure_channel(addr)
         return shard_pb2_grpc.ShardServiceStub(ch)
 
-    async def place(self, game: str, options: dict[str, Any], seats: list[Seat]) -> str:
-        """CreateGame on the least-loaded shard, retrying elsewhere; game id."""
+    async def place(self, game: str, options: dict[str, Any], seats: list[Seat],
+                    game_id: str = "") -> str:
+        """CreateGame on the least-loaded shard, retrying elsewhere; the game's id.
+
+        ``game_id`` is the placement's (chosen once and kept with what is
+        placed, so a new leader asks for the same game) and every try asks
+        for it: a try whose answer was lost (a deadline, a cut connection)
+        and the next make one game, never two (docs/protocol.md 4). After a
+        deadline the same shard is asked again (it answers for the making it
+        went on with); a shard that names the id's owner sends the next try
+        there; an id that is taken (another game's, or an undone making's)
+        is replaced by a new one."""
         options = dict(options)
         seed = options.pop("seed", None)  # a test option (options.TEST_OPTIONS)
         req = shard_pb2.CreateGameRequest(game=game, options_json=orjson.dumps(options).decode(),
-                                          seed=seed)
+                                          seed=seed, game_id=game_id or new_game_id())
         for s in seats:
             req.seats.add(kind=s.kind, level=s.level, player_id=s.player)
-        tried: set[str] = set()
+        loop = asyncio.get_running_loop()
+        until = loop.time() + PLACE_BUDGET_S
+        refused: set[str] = set()  # shards that made nothing and said why: not asked again
+        ask = ""  # the shard the next try goes to: where an earlier one's making is
         reason = "error"  # every shard tried failed, unless none could be tried
         for _ in range(PLACE_TRIES):
-            cands = [c for c in self.shards.candidates(now_ms()) if c.shard not in tried]
-            while not cands and not tried and now_ms() - self.since_ms < 3_000:
-                await asyncio.sleep(0.2)  # just started or took over: heartbeats come each 1 s
-                cands = [c for c in self.shards.candidates(now_ms()) if c.shard not in tried]
-            if not cands:
-                if not tried:  # no shard to try at all (each failed call is counted below)
-                    reason = self.shards.why_none(now_ms())
-                    m.PLACEMENT_FAILURES.labels(reason).inc()
+            if loop.time() >= until:
                 break
-            shard = cands[0]
-            tried.add(shard.shard)
+            live = {s.shard: s for s in self.shards.live(now_ms())}
+            shard = live.get(ask)
+            if shard is None:
+                cands = [c for c in self.shards.candidates(now_ms()) if c.shard not in refused]
+                while not cands and not refused and now_ms() - self.since_ms < 3_000:
+                    await asyncio.sleep(0.2)  # just started or took over: heartbeats come each 1 s
+                    cands = [c for c in self.shards.candidates(now_ms())
+                             if c.shard not in refused]
+                if not cands:
+                    if not refused and not ask:  # no shard to try at all (each failed
+                        # call is counted below)
+                        reason = self.shards.why_none(now_ms())
+                        m.PLACEMENT_FAILURES.labels(reason).inc()
+                    break
+                shard = cands[0]
+            ask = ""
             try:
-                rep = await self._stub(shard.grpc).CreateGame(req, timeout=5)
+                rep = await self._stub(shard.grpc).CreateGame(req, timeout=CREATE_TIMEOUT_S)
             except grpc.aio.AioRpcError as exc:
-                if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:
+                code = exc.code()
+                if code == grpc.StatusCode.INVALID_ARGUMENT:
                     log.warning("CreateGame refused: %s", exc.details())
                     raise LobbyError("bad_option") from None
+                if code == grpc.StatusCode.ALREADY_EXISTS:
+                    log.warning("CreateGame: %s; placing it under a new id", exc.details(),
+                                extra={"game": req.game_id})
+                    req.game_id = new_game_id()
+                    continue
+                if code == grpc.StatusCode.FAILED_PRECONDITION:  # an earlier try's making
+                    ask = _owner(exc)
+                    if ask not in live or ask == shard.shard:
+                        await asyncio.sleep(0.5)  # its owner is being replaced: ask again
+                    continue
                 m.PLACEMENT_FAILURES.labels("error").inc()
                 self.shards.failed(shard.shard, now_ms())
-                log.warning("CreateGame failed on %s: %s", shard.shard, exc.code())
+                log.warning("CreateGame failed on %s: %s", shard.shard, exc.code(),
+                            extra={"game": req.game_id})
+                if code in UNKNOWN_OUTCOME:  # the making may go on there: ask it again
+                    ask = shard.shard
+                else:
+                    refused.add(shard.shard)
                 continue
             self.shards.placed(shard.shard)
             self._placement_ok(shard.shard)
@@ -413,14 +464,14 @@ class Matchmaker:
                 self.seated[s.player] = (game_id, i)
 
     async def _place_quick(self, match: QuickMatch) -> None:
-        """Place a match that is already durable in ``placing`` (a new leader
-        finishes the ones its predecessor left: at worst a game is created
-        twice, and the copy nobody joins is ended as abandoned)."""
+        """Place a match that is already durable in ``placing``, with its
+        game id (a new leader finishes the ones its predecessor left: the
+        same game, if its predecessor made it or was making it)."""
         options = defaults(match.game, quick=True)
         seats = [Seat("human", t.player, t.nickname) for t in match.tickets]
         seats += [Seat("bot", level=lvl) for lvl in match.bots]
         try:
-            game_id = await self.place(match.game, options, seats)
+            game_id = await self.place(match.game, options, seats, match.game_id)
         except LobbyError:
             if self.placing.pop(match.id, None) is not None:
                 self.queue.put_back(match)
@@ -576,6 +627,7 @@ class Matchmaker:
                 # answer for the old game gets this offer's state
                 del self.rematches[gid]
                 r.started_ms = now
+                r.place_id = new_game_id()
                 self.rematched[gid] = r
                 await self.commit()
                 self._spawn(self._start_rematch(r))
@@ -606,7 +658,7 @@ class Matchmaker:
             await self._rematch_ended(r, "expired")
             return
         try:
-            game_id = await self.place(r.game, r.options, seats)
+            game_id = await self.place(r.game, r.options, seats, r.place_id)
         except LobbyError:
             await self._rematch_ended(r, "failed")  # may be asked again: a new offer
             return
@@ -627,7 +679,11 @@ class Matchmaker:
 
     async def start_room(self, player: str) -> tuple[Room, str]:
         room, seats = self.rooms.start_seats(player)
-        game_id = await self.place(room.game, room.options, seats)
+        if not room.place_id:  # durable before CreateGame: a start pressed again (a
+            # new leader's too) asks for the same game
+            room.place_id = new_game_id()
+            await self.commit()
+        game_id = await self.place(room.game, room.options, seats, room.place_id)
         self.rooms.started(room, game_id, now_ms())
         self._seat(game_id, seats)
         await self.commit()

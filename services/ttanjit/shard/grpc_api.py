@@ -20,9 +20,9 @@ import grpc
 import orjson
 from grpc_health.v1 import health_pb2
 
-from ttanjit.common.grpcutil import HealthServer, aio_server
+from ttanjit.common.grpcutil import OWNER_MD, HealthServer, aio_server
 from ttanjit.shard.game import summary_seats
-from ttanjit.shard.service import CreateError, Shard
+from ttanjit.shard.service import CreateError, IdTaken, OwnedElsewhere, Shard
 from ttanjit.v1 import shard_pb2, shard_pb2_grpc
 
 log = logging.getLogger("ttanjit.shard.grpc")
@@ -54,6 +54,11 @@ class ShardServicer(shard_pb2_grpc.ShardServiceServicer):
                                                request.game_id)
         except CreateError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except IdTaken as exc:
+            await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(exc))
+        except OwnedElsewhere as exc:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc),
+                                trailing_metadata=((OWNER_MD, exc.owner),))
         except RuntimeError as exc:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         except Exception as exc:  # NATS/JetStream trouble: place the game elsewhere

@@ -48,6 +48,7 @@ from nats.js.errors import APIError, KeyWrongLastSequenceError, NotFoundError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from ttanjit.common.config import Settings
+from ttanjit.common.ids import is_game_id, new_game_id
 from ttanjit.common.nats import (
     GAMES_BUCKET,
     OWNERS_BUCKET,
@@ -80,17 +81,36 @@ log = logging.getLogger("ttanjit.shard")
 
 RECORD_READ_TIMEOUT_S = 3.0  # one record read of a claim (a stream without a leader never answers)
 KV_TIMEOUT_S = 1.0  # one lease read/renewal (a stuck request must not outlive the lease)
-B32 = "abcdefghijklmnopqrstuvwxyz234567"
 
-__all__ = ["CreateError", "Shard"]
-
-
-def new_game_id() -> str:
-    return "".join(secrets.choice(B32) for _ in range(12))
+__all__ = ["CreateError", "IdTaken", "OwnedElsewhere", "Shard"]
 
 
 class CreateError(ValueError):
     """CreateGame input the shard refuses (INVALID_ARGUMENT)."""
+
+
+class IdTaken(Exception):
+    """CreateGame's ``game_id`` is another game's, or an undone making's
+    (ALREADY_EXISTS): place the game again under a new id."""
+
+
+class OwnedElsewhere(Exception):
+    """CreateGame's ``game_id`` is owned by another shard (FAILED_PRECONDITION,
+    the owner in ``ttanjit-owner``): an earlier try of the same placement
+    made it there or is making it, so that shard answers for it."""
+
+    def __init__(self, gid: str, owner: str) -> None:
+        super().__init__(f"game {gid} is owned by {owner or 'another shard'}")
+        self.owner = owner
+
+
+def request_key(setup: Setup, players: dict[str, int], spectators: bool) -> bytes:
+    """What a CreateGame asked for, but the seed: a retry of the same
+    placement asks the same (the seed is the shard's when not given)."""
+    return orjson.dumps({"game": setup.game, "options": setup.options,
+                         "seats": [s.to_json() for s in setup.seats],
+                         "players": players, "spectators": spectators},
+                        option=orjson.OPT_SORT_KEYS)
 
 
 LATE_DRAIN_S = 5.0  # the least a stop signal's drain gets after an earlier drain
@@ -126,6 +146,8 @@ class Shard:
         self.replaced: dict[str, int] = {}  # earlier incarnations' last renewals (Lease.replaced)
         self.renew_lock = asyncio.Lock()
         self.claiming: set[str] = set()
+        # games being made (CreateGame), by id: (request_key, the making)
+        self.creating: dict[str, tuple[bytes, asyncio.Task[str]]] = {}
         self.adopting = 0  # handovers accepted, their claims not all begun or done
         self.reclaiming: set[str] = set()
         self.claims_from = 0.0  # loop time before which no failover claim is made
@@ -289,38 +311,87 @@ class Shard:
 
     async def create_game(self, game: str, options: JSON, seats: list[JSON],
                           seed: int | None = None, game_id: str = "") -> str:
-        if self.draining:
-            raise RuntimeError("shard is draining")
-        if sum(1 for r in self.rooms.values() if not r.hosted.finished) >= self.cfg.capacity:
-            raise RuntimeError(f"shard is full ({self.cfg.capacity} games)")
+        """Make a game and serve it; its id. With a caller-chosen ``game_id``
+        (the matchmaker chooses one per placement) a call is idempotent, so a
+        try whose answer was lost (a deadline, a cut connection) can be made
+        again, here or on another shard, without making a second game:
+
+        - the same request again answers the game made here, or waits for
+          its making under way here (a making is not cut short by its
+          caller going away: it ends made, or undone);
+        - :class:`OwnedElsewhere`: another shard owns that id (an earlier
+          try made it there, or is making it; ask that shard);
+        - :class:`IdTaken`: the id is another game's, or an undone making's
+          (its record began): the caller places it again under a new id."""
+        if game_id and not is_game_id(game_id):
+            raise CreateError("game_id must be 12 lowercase base32 characters")
         watch = True  # the table option ``spectators`` (관전), not the engine's
         if isinstance(options, dict) and "spectators" in options:
             options = dict(options)
             watch = options.pop("spectators") is not False
         setup, players = self.build_setup(game, options, seats, seed)
+        key = request_key(setup, players, watch)
+        if game_id:
+            room = self.rooms.get(game_id)
+            if room is not None:
+                h = room.hosted
+                if request_key(h.setup, h.players, h.spectators) != key:
+                    raise IdTaken(f"game {game_id} exists already, not as asked")
+                return game_id
+            making = self.creating.get(game_id)
+            if making is not None:
+                if making[0] != key:
+                    raise IdTaken(f"game {game_id} is being made, not as asked")
+                return await asyncio.shield(making[1])
+        if self.draining:
+            raise RuntimeError("shard is draining")
+        if sum(1 for r in self.rooms.values() if not r.hosted.finished) >= self.cfg.capacity:
+            raise RuntimeError(f"shard is full ({self.cfg.capacity} games)")
         gid = game_id or new_game_id()
-        if len(gid) != 12 or any(c not in B32 for c in gid):
-            raise CreateError("game_id must be 12 lowercase base32 characters")
         now = wall_ms()
         try:
             hosted = HostedGame(gid, setup, players, now, self.cfg.backlog)
         except ValueError as exc:
             raise CreateError(str(exc)) from None
         hosted.spectators = watch
+        task = self.loop.create_task(self._make(hosted, now))
+        self.creating[gid] = (key, task)
+        task.add_done_callback(lambda t: self._made(gid, t))
+        return await asyncio.shield(task)
+
+    def _made(self, gid: str, task: asyncio.Task[str]) -> None:
+        if self.creating.get(gid, (None, None))[1] is task:
+            del self.creating[gid]
+        if not task.cancelled() and task.exception() is not None:  # (retrieved: the
+            # caller may be gone, e.g. its deadline passed)
+            log.info("game not made", extra={"game": gid, "why": repr(task.exception())})
+
+    async def _make(self, hosted: HostedGame, now: int) -> str:
+        """:meth:`create_game`'s durable part: owner entry (created: the id's
+        one maker), record header and claim marker, directory entry; then
+        serve it. A failure undoes the owner entry (the caller places the
+        game again) and is raised."""
+        gid = hosted.game_id
         try:
             rev = await self.owners.create(gid, orjson.dumps({
                 "shard": self.id, "inc": self.inc, "epoch": 1, "reason": "create",
                 "claimed_ms": now}))
         except KeyWrongLastSequenceError:
-            raise CreateError(f"game {gid} exists already") from None
+            raise OwnedElsewhere(gid, await self.owner_of(gid) or "") from None
         subject = self.subj.record(gid)
         try:
-            seq = await records.append(self.js, subject, hosted.header(), 0, f"{gid}:h")
+            try:
+                # one making's own id: a record an undone making began is
+                # not taken for this one's (its header is another's)
+                seq = await records.append(self.js, subject, hosted.header(), 0,
+                                           f"{gid}:h:{secrets.token_hex(4)}")
+            except records.Fenced:
+                raise IdTaken(f"game {gid} has a record already") from None
             claim = {"claim": {"shard": self.id, "inc": self.inc, "epoch": 1,
                                "reason": "create", "origin_ms": now}}
             seq = await records.append(self.js, subject, claim, seq, f"{gid}:c1")
             await self.directory.put(gid, orjson.dumps(hosted.directory_entry()))
-        except Exception:  # noqa: BLE001 - re-raised: no half-made game left behind
+        except BaseException:  # re-raised: no half-made game left behind
             # (the caller places it again)
             try:
                 await self.owners.delete(gid, last=rev)

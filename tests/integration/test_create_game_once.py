@@ -1,0 +1,242 @@
+"""A placement makes one game, however its tries go (docs/protocol.md 4).
+
+A CreateGame whose answer is lost — its 5 s deadline passed while JetStream
+was slow, or the connection broke — used to leave a half-made game (its
+owner entry and record began, never served; a ghost for the next shard
+that claims it) or a whole one nobody was told of, while the matchmaker's
+next try made a second game on another shard. Now the matchmaker chooses
+the game id once per placement and every try asks for it: the shard
+answers the same request again with the game made (or waits for its
+making, which the caller going away no longer cuts short), another shard
+names the id's owner, and an id whose record an undone making began is
+refused so the placement goes on under a new one.
+
+The shards and the matchmaker run in this test's process (so a making can
+be slowed at its directory write) on the test's own nats-server; their
+gRPC servers, NATS and JetStream are real."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import nats
+import orjson
+import pytest
+import pytest_asyncio
+from conftest import Services
+from nats.aio.client import Client
+from shardkit import SUBJ, player_id
+
+from ttanjit.common.config import Settings
+from ttanjit.common.grpcutil import OWNER_MD
+from ttanjit.common.ids import new_game_id
+from ttanjit.common.nats import RECORDS_STREAM
+from ttanjit.matchmaker import service as mm_service
+from ttanjit.matchmaker.rooms import Seat
+from ttanjit.matchmaker.service import Matchmaker, now_ms
+from ttanjit.shard import grpc_api, records
+from ttanjit.shard.service import Shard
+from ttanjit.v1 import shard_pb2, shard_pb2_grpc
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
+
+
+class Running:
+    def __init__(self, shard: Shard, server: grpc.aio.Server, port: int) -> None:
+        self.shard, self.server, self.port = shard, server, port
+
+    @property
+    def addr(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def heartbeat(self, games: int = 0) -> dict[str, Any]:
+        return {"shard": self.shard.id, "grpc": self.addr, "games": games, "players": 0,
+                "capacity": 100, "draining": False}
+
+
+@pytest_asyncio.fixture
+async def shards(svc: Services) -> AsyncIterator[list[Running]]:
+    out: list[Running] = []
+    for name in ("shard-a", "shard-b"):
+        shard = Shard(Settings(nats_url=svc.nats_url, shard_id=name))
+        server, _, port = await grpc_api.serve(shard, 0, "127.0.0.1", lambda: None)
+        shard.grpc_addr = f"127.0.0.1:{port}"
+        await shard.start()
+        out.append(Running(shard, server, port))
+    try:
+        yield out
+    finally:
+        for r in out:
+            await r.shard.close()
+            await r.server.stop(0)
+
+
+@pytest_asyncio.fixture
+async def nc(svc: Services) -> AsyncIterator[Client]:
+    client = await nats.connect(svc.nats_url)
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+def request(gid: str, player: str, bots: int = 1) -> shard_pb2.CreateGameRequest:
+    return shard_pb2.CreateGameRequest(
+        game="onecard", options_json="{}", game_id=gid,
+        seats=[shard_pb2.SeatSpec(kind="human", player_id=player),
+               *[shard_pb2.SeatSpec(kind="bot", level="easy") for _ in range(bots)]])
+
+
+async def create(r: Running, req: shard_pb2.CreateGameRequest,
+                 timeout: float = 10) -> shard_pb2.CreateGameResponse:
+    async with grpc.aio.insecure_channel(r.addr) as ch:
+        out: shard_pb2.CreateGameResponse = await shard_pb2_grpc.ShardServiceStub(ch).CreateGame(
+            req, timeout=timeout)
+        return out
+
+
+async def refused(r: Running, req: shard_pb2.CreateGameRequest) -> grpc.aio.AioRpcError:
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await create(r, req)
+    return err.value
+
+
+async def games_of(nc: Client, player: str) -> list[str]:
+    """Every game with an owner entry (made, or begun and never undone)
+    whose record seats ``player``."""
+    owners = await nc.jetstream().key_value("ttanjit_owners")
+    try:
+        keys = await owners.keys()
+    except nats.js.errors.NoKeysError:
+        return []
+    out = []
+    for gid in keys:
+        if gid.startswith("shard."):  # shards' leases
+            continue
+        rec = await records.read(nc.jetstream(), SUBJ.record(gid))
+        if rec is not None and player in rec.header.get("players", {}):
+            out.append(gid)
+    return out
+
+
+def slow_directory(shard: Shard, delay_s: float) -> None:
+    """The shard's next makings wait ``delay_s`` at their directory write
+    (after the owner entry and the record's header and claim)."""
+    put = shard.directory.put
+
+    async def slow_put(key: str, value: bytes) -> int:
+        await asyncio.sleep(delay_s)
+        return await put(key, value)
+
+    shard.directory.put = slow_put  # type: ignore[method-assign]
+
+
+async def test_a_game_id_asked_again_answers_the_one_game(
+        shards: list[Running], nc: Client) -> None:
+    a, b = shards
+    gid, p = new_game_id(), player_id("once")
+    first = await create(a, request(gid, p))
+    again = await create(a, request(gid, p))  # e.g. the first answer was lost
+    assert (first.game_id, first.shard_id) == (again.game_id, again.shard_id) == (gid, "shard-a")
+
+    # another shard names the owner rather than make a second game
+    err = await refused(b, request(gid, p))
+    assert err.code() == grpc.StatusCode.FAILED_PRECONDITION, err.details()
+    assert dict(err.trailing_metadata() or ())[OWNER_MD] == "shard-a"
+    # the same id asked for another table: taken
+    err = await refused(a, request(gid, p, bots=2))
+    assert err.code() == grpc.StatusCode.ALREADY_EXISTS, err.details()
+
+    assert await games_of(nc, p) == [gid]
+    assert gid in a.shard.rooms and gid not in b.shard.rooms
+    rec = await records.read(nc.jetstream(), SUBJ.record(gid))
+    assert rec is not None and rec.entries == []
+    assert [m for _, m in rec.markers] == [{"claim": {
+        "shard": "shard-a", "inc": a.shard.inc, "epoch": 1, "reason": "create",
+        "origin_ms": rec.header["origin_ms"]}}]
+
+
+async def test_a_making_whose_caller_went_away_is_made_and_answered_to_the_retry(
+        shards: list[Running], nc: Client) -> None:
+    a, b = shards
+    slow_directory(a.shard, 1.5)
+    gid, p = new_game_id(), player_id("late")
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await create(a, request(gid, p), timeout=0.4)
+    assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    # the making goes on: another shard asked meanwhile names its owner ...
+    err2 = await refused(b, request(gid, p))
+    assert err2.code() == grpc.StatusCode.FAILED_PRECONDITION, err2.details()
+    assert dict(err2.trailing_metadata() or ())[OWNER_MD] == "shard-a"
+    # ... and the owner, asked again, answers once the game is made
+    rep = await create(a, request(gid, p))
+    assert (rep.game_id, rep.shard_id) == (gid, "shard-a")
+    assert gid in a.shard.rooms and not b.shard.rooms
+    assert await games_of(nc, p) == [gid]
+    directory = await nc.jetstream().key_value("ttanjit_games")
+    assert orjson.loads((await directory.get(gid)).value)["state"] == "live"
+
+
+async def test_an_id_whose_record_an_undone_making_began_is_refused_and_left_clean(
+        shards: list[Running], nc: Client) -> None:
+    a, _ = shards
+    gid, p = new_game_id(), player_id("undone")
+    # what a making that failed after its header (and undid its owner entry)
+    # leaves: a header of another deal, under the making's message id
+    js = nc.jetstream()
+    await js.publish(SUBJ.record(gid), orjson.dumps({
+        "game": "onecard", "options": {"seats": 2}, "seats": [], "seed": 7, "game_id": gid,
+        "players": {p: 0}, "origin_ms": now_ms() - 60_000}),
+        headers={records.MSG_ID: f"{gid}:h"}, stream=RECORDS_STREAM)
+    err = await refused(a, request(gid, p))
+    assert err.code() == grpc.StatusCode.ALREADY_EXISTS, err.details()
+    assert gid not in a.shard.rooms
+    owners = await js.key_value("ttanjit_owners")
+    with pytest.raises(nats.js.errors.KeyNotFoundError):
+        await owners.get(gid)  # undone: no owner entry left for a claim to find
+
+
+@pytest_asyncio.fixture
+async def mm(svc: Services, nc: Client) -> Matchmaker:
+    kv = await nc.jetstream().create_key_value(bucket="test_ratings")
+    return Matchmaker(nc, kv, Settings(nats_url=svc.nats_url))
+
+
+async def test_the_matchmaker_waits_for_a_slow_making_rather_than_make_a_second_game(
+        shards: list[Running], nc: Client, mm: Matchmaker,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b = shards
+    monkeypatch.setattr(mm_service, "CREATE_TIMEOUT_S", 0.5)
+    slow_directory(a.shard, 1.2)  # longer than a CreateGame call waits
+    mm.shards.heartbeat(a.heartbeat(0), now_ms())  # shard-a is asked first
+    mm.shards.heartbeat(b.heartbeat(5), now_ms())
+    p = player_id("mm")
+    gid = new_game_id()
+    got = await mm.place("onecard", {}, [Seat("human", p, "플레이어"), Seat("bot", level="easy")],
+                         gid)
+    assert got == gid
+    assert await games_of(nc, p) == [gid]
+    assert gid in a.shard.rooms and not b.shard.rooms
+
+
+async def test_the_matchmaker_asks_the_owner_and_replaces_a_taken_id(
+        shards: list[Running], nc: Client, mm: Matchmaker) -> None:
+    a, b = shards
+    p = player_id("owner")
+    gid = new_game_id()
+    await create(a, request(gid, p))  # an earlier try (e.g. a former leader's) made it
+    mm.shards.heartbeat(a.heartbeat(5), now_ms())
+    mm.shards.heartbeat(b.heartbeat(0), now_ms())  # shard-b is asked first
+    seats = [Seat("human", p, "플레이어"), Seat("bot", level="easy")]
+    assert await mm.place("onecard", {}, seats, gid) == gid
+    assert await games_of(nc, p) == [gid] and not b.shard.rooms
+
+    # an id another table took: the placement goes on under a new one
+    q = player_id("taken")
+    other = await mm.place("onecard", {}, [Seat("human", q, "플레이어"),
+                                           Seat("bot", level="hard")], gid)
+    assert other != gid
+    assert await games_of(nc, q) == [other]
