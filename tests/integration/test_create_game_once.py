@@ -122,16 +122,31 @@ async def games_of(nc: Client, player: str) -> list[str]:
     return out
 
 
-def slow_directory(shard: Shard, delay_s: float) -> None:
-    """The shard's next makings wait ``delay_s`` at their directory write
-    (after the owner entry and the record's header and claim)."""
+def hold_directory(shard: Shard, until: asyncio.Event | float) -> None:
+    """The shard's makings wait at their directory write (after the owner
+    entry and the record's header and claim) until the event is set, or
+    for that many seconds."""
     put = shard.directory.put
 
-    async def slow_put(key: str, value: bytes) -> int:
-        await asyncio.sleep(delay_s)
+    async def held_put(key: str, value: bytes) -> int:
+        if isinstance(until, asyncio.Event):
+            await until.wait()
+        else:
+            await asyncio.sleep(until)
         return await put(key, value)
 
-    shard.directory.put = slow_put  # type: ignore[method-assign]
+    shard.directory.put = held_put  # type: ignore[method-assign]
+
+
+async def owned(nc: Client, gid: str) -> str:
+    """The shard the game's owner entry names, once there is one (10 s)."""
+    owners = await nc.jetstream().key_value("ttanjit_owners")
+    for _ in range(200):
+        try:
+            return str(orjson.loads((await owners.get(gid)).value)["shard"])
+        except nats.js.errors.KeyNotFoundError:
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"no owner entry for {gid}")
 
 
 async def test_a_game_id_asked_again_answers_the_one_game(
@@ -162,17 +177,23 @@ async def test_a_game_id_asked_again_answers_the_one_game(
 async def test_a_making_whose_caller_went_away_is_made_and_answered_to_the_retry(
         shards: list[Running], nc: Client) -> None:
     a, b = shards
-    slow_directory(a.shard, 1.5)
+    held = asyncio.Event()
+    hold_directory(a.shard, held)
     gid, p = new_game_id(), player_id("late")
     with pytest.raises(grpc.aio.AioRpcError) as err:
-        await create(a, request(gid, p), timeout=0.4)
+        await create(a, request(gid, p), timeout=2.0)
     assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     # the making goes on: another shard asked meanwhile names its owner ...
+    assert await owned(nc, gid) == "shard-a"
     err2 = await refused(b, request(gid, p))
     assert err2.code() == grpc.StatusCode.FAILED_PRECONDITION, err2.details()
     assert dict(err2.trailing_metadata() or ())[OWNER_MD] == "shard-a"
     # ... and the owner, asked again, answers once the game is made
-    rep = await create(a, request(gid, p))
+    retry = asyncio.create_task(create(a, request(gid, p)))
+    await asyncio.sleep(0.2)
+    assert not retry.done()  # it waits for the making
+    held.set()
+    rep = await retry
     assert (rep.game_id, rep.shard_id) == (gid, "shard-a")
     assert gid in a.shard.rooms and not b.shard.rooms
     assert await games_of(nc, p) == [gid]
@@ -209,8 +230,8 @@ async def test_the_matchmaker_waits_for_a_slow_making_rather_than_make_a_second_
         shards: list[Running], nc: Client, mm: Matchmaker,
         monkeypatch: pytest.MonkeyPatch) -> None:
     a, b = shards
-    monkeypatch.setattr(mm_service, "CREATE_TIMEOUT_S", 0.5)
-    slow_directory(a.shard, 1.2)  # longer than a CreateGame call waits
+    monkeypatch.setattr(mm_service, "CREATE_TIMEOUT_S", 1.0)
+    hold_directory(a.shard, 2.5)  # longer than a CreateGame call waits
     mm.shards.heartbeat(a.heartbeat(0), now_ms())  # shard-a is asked first
     mm.shards.heartbeat(b.heartbeat(5), now_ms())
     p = player_id("mm")
