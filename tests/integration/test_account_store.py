@@ -15,6 +15,7 @@ import urllib.request
 import uuid
 from typing import Any
 
+import httpx
 import nats
 import orjson
 import pytest
@@ -32,6 +33,7 @@ from ttanjit.common.nats import (
 )
 from ttanjit.gateway.account import Nicknames
 from ttanjit.gateway.errors import MESSAGES
+from ttanjit.loadtest.client import sign_in
 
 SECRET = "test-secret"
 
@@ -85,7 +87,9 @@ async def test_signing_in_does_not_wait_for_the_leaderboards(svc: Services) -> N
 async def test_jetstream_away_is_store_unavailable_and_changes_nothing(svc: Services) -> None:
     """NATS stops: a refresh answers 503 ``store_unavailable`` (with
     ``Retry-After``), not a 500 with a traceback; the credential it carried
-    was not rotated, so it still works once NATS is back."""
+    was not rotated, so it still works once NATS is back. A new guest's
+    sign-in answers the same rather than sign them in without a lasting
+    identity."""
     gw = svc.start("gateway", name="gateway", env={
         "TTANJIT_MATCHMAKER_ADDR": "127.0.0.1:1", "TTANJIT_TOKEN_SECRET": SECRET})
     http = f"http://127.0.0.1:{gw.ports['http']}"
@@ -95,14 +99,31 @@ async def test_jetstream_away_is_store_unavailable_and_changes_nothing(svc: Serv
     try:
         code, err, retry = call(http, "/api/refresh", {"refresh": me["refresh"]})
         assert (code, err, retry) == (503, unavailable(), "2")
+        # a new guest is not signed in on a token alone (forgotten in an hour)
+        code, err, retry = call(http, "/api/guest", {"nickname": "새로온이"})
+        assert (code, err, retry) == (503, unavailable(), "2")
+        # the load tester's players sign in again after Retry-After, as a person would
+        web = httpx.AsyncClient()
+        signing = asyncio.create_task(sign_in(web, http, "기다린이"))
+        for _ in range(300):  # until its first try was refused too
+            if gw.log().count("no lasting identity for a new guest") >= 2:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)  # (the refusal on its way back)
+        assert not signing.done()
     finally:
         svc.nats.start()
+    waited = await signing
+    await web.aclose()
+    assert waited["refresh"] and waited["nickname"] == "기다린이", waited
     for _ in range(100):  # the gateway reconnects
         code, r, _ = call(http, "/api/refresh", {"refresh": me["refresh"]})
         if code != 503:
             break
         await asyncio.sleep(0.2)
     assert code == 200 and r["player"] == me["player"] and r["refresh"] != me["refresh"], r
+    code, new, _ = call(http, "/api/guest", {"nickname": "새로온이"})
+    assert code == 200 and new["refresh"] and new["player"] != me["player"], new
     log = gw.log()
     assert "account store unavailable" in log and "Traceback" not in log
 

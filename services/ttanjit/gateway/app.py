@@ -32,6 +32,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from google.protobuf import json_format
 from nats.aio.client import Client
+from nats.errors import Error as NatsError
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.kv import KeyValue
@@ -541,7 +542,7 @@ class GuestOut(BaseModel):
     nickname: str
     token: str
     expires_ms: int
-    refresh: str = ""  # the lasting credential for local storage (docs/websocket.md 1.1)
+    refresh: str  # the lasting credential for local storage (docs/websocket.md 1.1)
 
 
 def create_app(settings: Settings | None = None) -> Any:
@@ -561,22 +562,26 @@ def create_app(settings: Settings | None = None) -> Any:
     install_http_errors(api)  # {code, message} for every HTTP error, never {"detail"}
 
     @api.post("/api/guest", response_model=GuestOut,
-              responses={400: {"description": "bad_nickname"}})
+              responses={400: {"description": "bad_nickname"},
+                         503: {"description": "store_unavailable (JetStream away)"}})
     async def guest(body: GuestIn) -> Any:
         """Guest sign-in: a new player id and a signed token for the WebSocket."""
         try:
             nick = clean_nickname(body.nickname)
         except FrameError as e:
             return refusal(e.code, 400)
-        token, ident = gw.tokens.issue(new_player_id(), nick, now_ms())
-        refresh = ""
+        player = new_player_id()
         try:  # the lasting identity (issue 15): a refresh family and the nickname
             await account.ready()
             assert account.ids is not None
-            await account.ids.set_nickname(ident.player, nick, now_ms())
-            refresh = await account.ids.create(ident.player, now_ms())
-        except Exception as exc:  # noqa: BLE001 - JetStream away: a one-tab guest still plays
+            await account.ids.set_nickname(player, nick, now_ms())
+            refresh = await account.ids.create(player, now_ms())
+        except (NatsError, TimeoutError) as exc:
+            # JetStream away: no sign-in rather than a guest who is forgotten
+            # when the 1-hour token expires (no game can start meanwhile)
             log.warning("no lasting identity for a new guest: %r", exc)
+            return refusal("store_unavailable", 503, headers={"Retry-After": "2"})
+        token, ident = gw.tokens.issue(player, nick, now_ms())
         return GuestOut(player=ident.player, nickname=nick, token=token,
                         expires_ms=ident.expires_ms, refresh=refresh)
 

@@ -47,6 +47,9 @@ async def sign_in(http: httpx.AsyncClient, base: str, nickname: str) -> dict[str
                 raise SignInError(f"sign-in failed: {http_why(exc)}") from None
             await asyncio.sleep(0.2 * (attempt + 1))
             continue
+        if r.status_code == 503 and attempt < 4:  # store_unavailable: JetStream away a moment
+            await asyncio.sleep(min(2.0, float(r.headers.get("retry-after") or 1)))
+            continue
         if r.status_code != 200:
             raise SignInError(f"sign-in: HTTP {r.status_code} {r.text[:200]}")
         out: dict[str, Any] = r.json()
