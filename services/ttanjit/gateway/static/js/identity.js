@@ -86,8 +86,21 @@ export async function claimCode(code) {
   return r;
 }
 
+/** Sign out: the server revokes the refresh credential first, so no copy of
+ * it works any more; only then does this browser forget the player.
+ * Resolves to null when signed out, else the message to show (the server
+ * could not revoke it, or cannot be reached: still signed in, try again). */
 export async function signOut() {
   const cred = store.get("refresh", null);
-  if (cred) { try { await post("api/signout", { refresh: cred }); } catch { /* offline */ } }
+  if (cred) {
+    let r;
+    try {
+      r = await post("api/signout", { refresh: cred });
+    } catch {
+      return "서버에 연결할 수 없어요. 잠시 후 다시 해 주세요.";
+    }
+    if (!r.ok) return r.body.message || "로그아웃하지 못했어요. 잠시 후 다시 해 주세요.";
+  }
   store.clearAuth();
+  return null;
 }

@@ -102,10 +102,11 @@ export function accountBox(rerender) {
       button("다른 기기에서 계속하기", code, { dataset: { act: "transfer" } }),
       button("로그아웃", async () => {
         if (!confirm("이 브라우저에서 로그아웃할까요? 다시 들어오려면 다른 기기에서 받은 코드가 필요해요.")) return;
-        await identity.signOut();
+        const why = await identity.signOut();
+        if (why) { toast(why, "error"); return; } // still signed in: nothing was revoked
         location.hash = "#/";
         location.reload();
-      }, { class: "small" })),
+      }, { class: "small", dataset: { act: "signout" } })),
     out);
 }
 

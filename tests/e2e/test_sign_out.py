@@ -1,0 +1,52 @@
+"""로그아웃 in the browser (docs/websocket.md 1.1): the browser forgets the
+player only once the server has revoked the refresh credential, so no copy
+of it works any more. When the server cannot (JetStream does not answer),
+the player is told and stays signed in; pressed again, it is revoked.
+
+A module of its own: it freezes its stack's nats-server for a moment (the
+e2e stack is per module), which no other browser test should meet."""
+
+from __future__ import annotations
+
+import json
+import signal
+import urllib.error
+import urllib.request
+from typing import Any
+
+from browserkit import sign_in
+
+REFRESH = "() => JSON.parse(localStorage.getItem('ttanjit.id.refresh'))"
+
+
+def refresh_with(stack: Any, cred: str) -> tuple[int, dict[str, Any]]:
+    req = urllib.request.Request(stack.url + "api/refresh",
+                                 data=json.dumps({"refresh": cred}).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_signing_out_revokes_the_credential_or_says_it_could_not(stack: Any,
+                                                                 new_page: Any) -> None:
+    page = new_page()
+    sign_in(page, "나가볼게요")
+    cred = page.evaluate(REFRESH)
+    assert cred
+    page.on("dialog", lambda d: d.accept())  # "이 브라우저에서 로그아웃할까요?"
+    stack.nats.proc.send_signal(signal.SIGSTOP)  # JetStream does not answer
+    try:
+        page.locator('[data-act="signout"]').click()
+        page.wait_for_selector('.toast.error:has-text("기록 서버에 잠시 연결할 수 없어요.")')
+    finally:
+        stack.nats.proc.send_signal(signal.SIGCONT)
+    assert page.evaluate(REFRESH) == cred  # still signed in, nothing revoked
+    assert page.locator(".game-card").count() > 0
+    page.locator('[data-act="signout"]').click()
+    page.wait_for_selector("#nickname")  # the sign-in screen
+    assert page.evaluate("() => localStorage.getItem('ttanjit.id.refresh')") is None
+    status, body = refresh_with(stack, cred)
+    assert (status, body.get("code")) == (401, "bad_refresh"), body
