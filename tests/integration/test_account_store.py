@@ -9,10 +9,13 @@ games, not the directory of every game of the last 7 days."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import json
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -371,3 +374,63 @@ async def test_a_saved_session_is_read_again_when_jetstream_falters(nats_url: st
         assert prior is not None and prior.id == saved.id and prior.left == "gleftbychoi"
     finally:
         await nc.close()
+
+
+@contextlib.asynccontextmanager
+async def identity_writes_capped(nats_url: str, max_bytes: int) -> AsyncIterator[None]:
+    """While inside, the identity bucket refuses every message (headers and
+    value) over ``max_bytes``; reads and every other bucket are as before."""
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    info = await js.stream_info(f"KV_{IDENTITY_BUCKET}")
+    await js.update_stream(dataclasses.replace(info.config, max_msg_size=max_bytes))
+    try:
+        yield
+    finally:
+        await js.update_stream(info.config)
+        await nc.close()
+
+
+async def test_a_sign_out_that_cannot_be_written_says_so_and_revokes_nothing(
+        svc: Services) -> None:
+    """JetStream does not take the removal: 로그아웃 answers 503
+    ``store_unavailable`` (the web client then keeps the player signed in
+    and says so). Before, it answered ``revoked: true`` while the
+    credential went on working for 180 days."""
+    gw = svc.start("gateway", name="gateway", env={
+        "TTANJIT_MATCHMAKER_ADDR": "127.0.0.1:1", "TTANJIT_TOKEN_SECRET": SECRET})
+    http = f"http://127.0.0.1:{gw.ports['http']}"
+    code, me, _ = call(http, "/api/guest", {"nickname": "나갈사람"})
+    assert code == 200
+    async with identity_writes_capped(svc.nats_url, 1):
+        code, err, retry = call(http, "/api/signout", {"refresh": me["refresh"]})
+        assert (code, err, retry) == (503, unavailable(), "2")
+    code, r, _ = call(http, "/api/refresh", {"refresh": me["refresh"]})
+    assert code == 200 and r["player"] == me["player"], r  # as it was: nothing revoked
+    assert call(http, "/api/signout", {"refresh": r["refresh"]})[:2] == (200, {"revoked": True})
+    code, gone, _ = call(http, "/api/refresh", {"refresh": r["refresh"]})
+    assert (code, gone["code"]) == (401, "bad_refresh")
+
+
+async def test_a_transfer_code_whose_claim_failed_half_way_still_works_once(
+        svc: Services) -> None:
+    """The code is read and the new device's credential cannot be written
+    (JetStream refuses it): the claim answers 503 and the code is not spent,
+    so the same code works once JetStream takes writes again — once. Before,
+    the code was spent first and the claim then failed: the player had to
+    fetch a new code from the other device."""
+    gw = svc.start("gateway", name="gateway", env={
+        "TTANJIT_MATCHMAKER_ADDR": "127.0.0.1:1", "TTANJIT_TOKEN_SECRET": SECRET})
+    http = f"http://127.0.0.1:{gw.ports['http']}"
+    code, me, _ = call(http, "/api/guest", {"nickname": "옮겨가요"})
+    code, got, _ = call(http, "/api/transfer", {}, token=me["token"])
+    assert code == 200, got
+    # a code's removal (a purge marker, ~100 bytes) is taken; a new family
+    # (~270 bytes) is not
+    async with identity_writes_capped(svc.nats_url, 200):
+        code, err, retry = call(http, "/api/transfer/claim", {"code": got["code"]})
+        assert (code, err, retry) == (503, unavailable(), "2")
+    code, other, _ = call(http, "/api/transfer/claim", {"code": got["code"]})
+    assert code == 200 and other["player"] == me["player"] and other["refresh"], other
+    code, again, _ = call(http, "/api/transfer/claim", {"code": got["code"]})
+    assert (code, again["code"]) == (400, "bad_code")

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 from dataclasses import dataclass
 
@@ -45,6 +46,8 @@ from nats.js.kv import KeyValue
 
 from ttanjit.common.nats import IDENTITY_BUCKET, Expiring, passing
 from ttanjit.gateway.errors import FrameError
+
+log = logging.getLogger("ttanjit.gateway")
 
 REFRESH_TTL_MS = 180 * 24 * 3600 * 1000
 GRACE_MS = 60_000
@@ -126,13 +129,13 @@ class Identities:
             family, secret, doc, rev = await self._family(cred)
             player = str(doc["player"])
             if int(doc.get("expires_ms", 0)) < now:  # type: ignore[call-overload]
-                await self._delete(family)
+                await self._drop(family, "expired")
                 raise FrameError("bad_refresh")
             h = _hash(secret)
             if hmac.compare_digest(h, str(doc.get("prev") or "")):
                 if now - int(doc.get("rotated_ms", 0)) <= GRACE_MS:  # type: ignore[call-overload]
                     return Refreshed(player, await self._nick(player), None)
-                await self._delete(family)  # reuse of a replaced secret: revoke
+                await self._drop(family, "replaced secret used")  # revoke it
                 raise FrameError("bad_refresh")
             if not hmac.compare_digest(h, str(doc.get("hash") or "")):
                 raise FrameError("bad_refresh")
@@ -166,10 +169,18 @@ class Identities:
         return await self.nickname(player) or "손님"
 
     async def _delete(self, family: str) -> None:
+        """Remove a family (revoked, or expired); raises when JetStream does
+        not take the removal (a family already gone takes it)."""
+        await self.expiring.remove(f"r.{family}", GONE_S)
+
+    async def _drop(self, family: str, why: str) -> None:
+        """Remove a family that must not work (refused anyway); a removal
+        JetStream does not take is logged, and the next use tries again."""
         try:
-            await self.expiring.remove(f"r.{family}", GONE_S)
-        except Exception:  # noqa: BLE001 - already gone
-            pass
+            await self._delete(family)
+        except Exception as exc:  # noqa: BLE001 - logged: the refusal is the answer
+            log.warning("cannot remove a refresh family: %r", exc,
+                        extra={"family": family, "why": why})
 
     async def revoke(self, cred: object) -> bool:
         try:
@@ -204,11 +215,23 @@ class Identities:
             raise FrameError("bad_code")
         try:
             entry = await self.kv.get(f"c.{code}")
-            doc = orjson.loads(entry.value or b"{}")
-            await self.expiring.remove(f"c.{code}", GONE_S, last=entry.revision)  # works once
-        except (KeyNotFoundError, KeyWrongLastSequenceError):
+        except KeyNotFoundError:
             raise FrameError("bad_code") from None
+        doc = orjson.loads(entry.value or b"{}")
         if not doc or int(doc.get("expires_ms", 0)) < now:
             raise FrameError("bad_code")
         player = str(doc["player"])
-        return player, await self._nick(player), await self.create(player, now)
+        # everything the answer needs before the code is spent: a code whose
+        # claim failed half-way (JetStream away) still works, once
+        nick = await self._nick(player)
+        cred = await self.create(player, now)
+        try:
+            await self.expiring.remove(f"c.{code}", GONE_S, last=entry.revision)  # works once
+        except BaseException as exc:
+            # not spent by us: the new family goes (another claim won the
+            # code, or the removal cannot be written: the code is tried again)
+            await self._drop(cred.split(".")[0], "code not spent")
+            if isinstance(exc, KeyWrongLastSequenceError):
+                raise FrameError("bad_code") from None
+            raise
+        return player, nick, cred
