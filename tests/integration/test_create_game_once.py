@@ -261,3 +261,30 @@ async def test_the_matchmaker_asks_the_owner_and_replaces_a_taken_id(
                                            Seat("bot", level="hard")], gid)
     assert other != gid
     assert await games_of(nc, q) == [other]
+
+
+async def test_a_drain_hands_over_the_game_being_made_when_it_began(
+        shards: list[Running], nc: Client) -> None:
+    """A drain (a rolling upgrade's SIGTERM) that begins while a game is
+    being made waits for the making and hands the game over with the rest;
+    before, it found no game, and the new game stayed on the stopping shard
+    until its lease ran out."""
+    a, b = shards
+    held = asyncio.Event()
+    hold_directory(a.shard, held)
+    gid, p = new_game_id(), player_id("drain")
+    making = asyncio.create_task(create(a, request(gid, p)))
+    for _ in range(200):
+        if gid in a.shard.creating:
+            break
+        await asyncio.sleep(0.02)
+    assert gid in a.shard.creating
+    a.shard.stop_taking()
+    drain = asyncio.create_task(a.shard.drain(10))
+    await asyncio.sleep(0.3)
+    assert not drain.done()  # it waits for the making ...
+    held.set()
+    assert (await making).game_id == gid
+    assert (await drain)["handed_over"] == 1  # ... and hands its game over
+    assert gid in b.shard.rooms and gid not in a.shard.rooms
+    assert await owned(nc, gid) == "shard-b"

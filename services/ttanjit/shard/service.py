@@ -941,7 +941,8 @@ class Shard:
             except Exception:  # noqa: BLE001 - the lease and heartbeat loops tell the others
                 pass
         while True:
-            while self.claiming or self.adopting:  # taken before the drain began: handed on
+            # taken or being made before the drain began: handed on
+            while self.claiming or self.adopting or self.creating:
                 await asyncio.sleep(0.02)
             live_games = [r for r in self.rooms.values() if not r.hosted.finished]
             for r in [r for r in self.rooms.values() if r.hosted.finished]:
