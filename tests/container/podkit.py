@@ -30,6 +30,7 @@ import base64
 import importlib.util
 import ipaddress
 import json
+import os
 import random
 import socket
 import subprocess
@@ -61,6 +62,47 @@ def _image_build() -> Any:
 IMAGE_BUILD = _image_build()
 PODMAN = ["podman"]
 RUN_FLAGS = [*IMAGE_BUILD.RUNTIME, *IMAGE_BUILD.ULIMITS]
+
+
+# Each run's containers and network carry the test process's pid: a run that
+# was killed (Ctrl-C of make test, a CI job cut short) leaves them behind
+# running, and the next run removes those whose process is gone (never
+# another live run's).
+OWNER_KEY = "ttanjit.test-pid"
+OWNER_LABEL = f"{OWNER_KEY}={os.getpid()}"
+
+
+def _alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_orphans() -> list[str]:
+    """Remove the containers, then the networks, of earlier runs whose test
+    process is gone; their names."""
+    gone: list[str] = []
+    for what in (["ps", "-a"], ["network", "ls"]):
+        listed = podman(*what, "--filter", f"label={OWNER_KEY}", "--format", "json", check=False)
+        try:
+            items = json.loads(listed.stdout or "[]") or []
+        except json.JSONDecodeError:
+            continue
+        for it in items:  # (containers' keys are capitalised, networks' are not)
+            name = (it.get("Names") or [""])[0] if what[0] == "ps" else it.get("name", "")
+            labels = it.get("Labels") or it.get("labels") or {}
+            if not name or _alive(str(labels.get(OWNER_KEY, ""))):
+                continue
+            if what[0] == "ps":
+                podman("rm", "-f", "--time", "0", name, check=False)
+            else:
+                podman("network", "rm", "-f", name, check=False)
+            gone.append(name)
+    return gone
 
 
 def podman(*args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -359,6 +401,7 @@ class Cluster:
         self.network = self.run_id
         self.pods: dict[str, Pod] = {}
         self.gone: list[Pod] = []
+        remove_orphans()
         self._subnet = self._make_network()
         self._next_ip = 10
 
@@ -371,7 +414,8 @@ class Cluster:
         for _ in range(50):
             subnet = ipaddress.IPv4Network(f"10.89.{random.randrange(100, 250)}.0/24")
             if str(subnet) not in used:
-                podman("network", "create", "--subnet", str(subnet), self.network)
+                podman("network", "create", "--label", OWNER_LABEL, "--subnet", str(subnet),
+                       self.network)
                 return subnet
         raise RuntimeError("no free 10.89.x.0/24 subnet for the podman network")
 
@@ -387,7 +431,8 @@ class Cluster:
         container = f"{self.run_id}-{pod_name}"
         publish = [a for cp, hp in ports.items() for a in ("-p", f"127.0.0.1:{hp}:{cp}")]
         alias = [a for n in aliases for a in ("--network-alias", n)]
-        podman("run", "-d", "--name", container, "--hostname", pod_name, *RUN_FLAGS,
+        podman("run", "-d", "--name", container, "--hostname", pod_name, "--label", OWNER_LABEL,
+               *RUN_FLAGS,
                "--network", self.network, "--ip", ip, *alias, *publish, *args,
                "--entrypoint", json.dumps(entry), self.image, *cmd_args)
         pod = Pod(pod_name, container, component, ip, ports, workload)
