@@ -288,3 +288,23 @@ async def test_a_drain_hands_over_the_game_being_made_when_it_began(
     assert (await drain)["handed_over"] == 1  # ... and hands its game over
     assert gid in b.shard.rooms and gid not in a.shard.rooms
     assert await owned(nc, gid) == "shard-b"
+
+
+async def test_a_rooms_new_id_is_kept_so_its_next_start_asks_for_the_same_game(
+        shards: list[Running], nc: Client, mm: Matchmaker) -> None:
+    """The room's game id is taken (a making that was undone began its
+    record): the start goes on under a new id, and the room keeps that one,
+    so a start pressed again (the gateway's retry of a call cut at 2.5 s, or
+    a new leader's) asks for the game made, not for the taken id — which
+    would make one more game each time."""
+    a, _ = shards
+    mm.shards.heartbeat(a.heartbeat(0), now_ms())
+    p = player_id("room")
+    room = mm.rooms.create(p, "방장", "onecard", 2, None)
+    mm.rooms.add_bot(p, "easy")
+    room.place_id = taken = new_game_id()
+    await nc.jetstream().publish(SUBJ.record(taken), b'{"game": "hakka"}',
+                                 stream=RECORDS_STREAM)
+    _, gid = await mm.start_room(p)
+    assert gid != taken and room.place_id == gid
+    assert await games_of(nc, p) == [gid]

@@ -17,6 +17,7 @@ import secrets
 import socket
 import time
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -344,7 +345,8 @@ class Matchmaker:
         return shard_pb2_grpc.ShardServiceStub(ch)
 
     async def place(self, game: str, options: dict[str, Any], seats: list[Seat],
-                    game_id: str = "") -> str:
+                    game_id: str = "",
+                    keep: Callable[[str], Awaitable[None]] | None = None) -> str:
         """CreateGame on the least-loaded shard, retrying elsewhere; the game's id.
 
         ``game_id`` is the placement's (chosen once and kept with what is
@@ -354,7 +356,9 @@ class Matchmaker:
         deadline the same shard is asked again (it answers for the making it
         went on with); a shard that names the id's owner sends the next try
         there; an id that is taken (another game's, or an undone making's)
-        is replaced by a new one."""
+        is replaced by a new one, which ``keep`` makes durable with what is
+        placed before it is asked for (a retry, or a new leader, asks for
+        it, not for the taken one)."""
         options = dict(options)
         seed = options.pop("seed", None)  # a test option (options.TEST_OPTIONS)
         req = shard_pb2.CreateGameRequest(game=game, options_json=orjson.dumps(options).decode(),
@@ -396,6 +400,8 @@ class Matchmaker:
                     log.warning("CreateGame: %s; placing it under a new id", exc.details(),
                                 extra={"game": req.game_id})
                     req.game_id = new_game_id()
+                    if keep is not None:
+                        await keep(req.game_id)
                     continue
                 if code == grpc.StatusCode.FAILED_PRECONDITION:  # an earlier try's making
                     ask = _owner(exc)
@@ -416,6 +422,14 @@ class Matchmaker:
             return str(rep.game_id)
         self._placement_failed(reason)
         raise LobbyError("no_shard")
+
+    def _keeper(self, placed: Any, field: str) -> Callable[[str], Awaitable[None]]:
+        """``place``'s ``keep`` for what is placed (a quick match, a 한 판 더,
+        a room): its new game id, written to the lobby."""
+        async def keep(game_id: str) -> None:
+            setattr(placed, field, game_id)
+            await self.commit()
+        return keep
 
     def _placement_failed(self, reason: str) -> None:
         """A game could not be placed: say so once, when it starts."""
@@ -471,7 +485,8 @@ class Matchmaker:
         seats = [Seat("human", t.player, t.nickname) for t in match.tickets]
         seats += [Seat("bot", level=lvl) for lvl in match.bots]
         try:
-            game_id = await self.place(match.game, options, seats, match.game_id)
+            game_id = await self.place(match.game, options, seats, match.game_id,
+                                       keep=self._keeper(match, "game_id"))
         except LobbyError:
             if self.placing.pop(match.id, None) is not None:
                 self.queue.put_back(match)
@@ -658,7 +673,8 @@ class Matchmaker:
             await self._rematch_ended(r, "expired")
             return
         try:
-            game_id = await self.place(r.game, r.options, seats, r.place_id)
+            game_id = await self.place(r.game, r.options, seats, r.place_id,
+                                       keep=self._keeper(r, "place_id"))
         except LobbyError:
             await self._rematch_ended(r, "failed")  # may be asked again: a new offer
             return
@@ -683,7 +699,8 @@ class Matchmaker:
             # new leader's too) asks for the same game
             room.place_id = new_game_id()
             await self.commit()
-        game_id = await self.place(room.game, room.options, seats, room.place_id)
+        game_id = await self.place(room.game, room.options, seats, room.place_id,
+                                   keep=self._keeper(room, "place_id"))
         self.rooms.started(room, game_id, now_ms())
         self._seat(game_id, seats)
         await self.commit()
