@@ -18,6 +18,7 @@ gRPC servers, NATS and JetStream are real."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -308,3 +309,64 @@ async def test_a_rooms_new_id_is_kept_so_its_next_start_asks_for_the_same_game(
     _, gid = await mm.start_room(p)
     assert gid != taken and room.place_id == gid
     assert await games_of(nc, p) == [gid]
+
+
+class FlakyLobby:
+    """The lobby write (``Matchmaker.commit``) fails on the calls named, as a
+    JetStream hiccup makes it (the matchmaker here keeps no store: every
+    other write is done at once)."""
+
+    def __init__(self, mm: Matchmaker, failing: set[int]) -> None:
+        self.calls, self.failing, self.real = 0, failing, mm.commit
+        mm.commit = self  # type: ignore[method-assign]
+
+    async def __call__(self) -> None:
+        self.calls += 1
+        if self.calls in self.failing:
+            raise nats.errors.TimeoutError
+        await self.real()
+
+
+async def matched(nc: Client, players: list[str]) -> AsyncIterator[list[dict[str, Any]]]:
+    got: list[dict[str, Any]] = []
+
+    async def on(msg: Any) -> None:
+        frame = orjson.loads(msg.data)
+        if frame.get("type") == "matched":
+            got.append(frame)
+    subs = [await nc.subscribe(mm_service.Subjects().player_lobby(p), cb=on) for p in players]
+    try:
+        yield got
+    finally:
+        for s in subs:
+            await s.unsubscribe()
+
+
+@pytest.mark.parametrize("failing", [{1}, {2}], ids=["taking-the-match", "seating-its-players"])
+async def test_a_quick_match_stranded_by_a_failed_lobby_write_is_placed_on_a_later_tick(
+        shards: list[Running], nc: Client, mm: Matchmaker, failing: set[int]) -> None:
+    """A lobby write that fails once (a JetStream hiccup) left a quick match
+    in ``placing`` with nobody placing it — its players waited for ever,
+    and the next leader placed it (a second game for players who had
+    queued again) — or left a game made and its players never told. The
+    next tick now places it again: the same game, and ``matched``."""
+    a, _ = shards
+    mm.shards.heartbeat(a.heartbeat(0), now_ms())
+    players = [player_id("q1"), player_id("q2")]
+    for p in players:
+        await mm.enqueue(p, "줄선이", "onecard", 2)
+    flaky = FlakyLobby(mm, failing)
+    async with contextlib.asynccontextmanager(matched)(nc, players) as got:
+        for _ in range(100):
+            try:
+                await mm.tick()
+            except nats.errors.TimeoutError:
+                pass
+            if len(got) == 2:
+                break
+            await asyncio.sleep(0.1)
+        assert flaky.calls > max(failing)
+        assert len(got) == 2 and got[0]["game_id"] == got[1]["game_id"], got
+    gid = got[0]["game_id"]
+    assert await games_of(nc, players[0]) == [gid] and not mm.placing
+    assert {p: mm.seated[p][0] for p in players} == {p: gid for p in players}

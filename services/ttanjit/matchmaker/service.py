@@ -17,7 +17,7 @@ import secrets
 import socket
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import grpc
@@ -154,6 +154,8 @@ class Matchmaker:
         self._kv_history: KeyValue | None = None  # ttanjit_history (standings.py)
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # quick match ids and "r:<old game id>" of offers whose placing runs
+        self.placing_now: set[str] = set()
         # Placement failing since (ms), why, how often: one warning when it
         # starts, one when a game is placed again (not one per tick).
         self.failing: dict[str, Any] | None = None
@@ -217,11 +219,39 @@ class Matchmaker:
         log.info("lobby taken over", extra={
             "epoch": epoch, "tickets": len(self.queue.by_player),
             "rooms": len(self.rooms.by_code), "placing": len(self.placing)})
+        self._carry_on()
+
+    def _carry_on(self) -> None:
+        """Place what the lobby says is being placed and nothing places now:
+        what a former leader left half done, and what a lobby write that
+        failed (a JetStream hiccup) left stranded — matches taken and offers
+        started whose placing never began, a game made but not yet written
+        as seated. Each asks for its own game id, so the game already made
+        is the one placed (docs/protocol.md 4)."""
         for mt in list(self.placing.values()):
-            self._spawn(self._place_quick(mt))
+            self._spawn_placing(mt.id, self._place_quick(mt))
         for r in list(self.rematched.values()):
             if not r.new_game_id:  # ready, but its game not placed (or not seated) yet
-                self._spawn(self._start_rematch(r))
+                self._spawn_placing("r:" + r.game_id, self._start_rematch(r))
+
+    def _spawn_placing(self, key: str, coro: Coroutine[Any, Any, None]) -> None:
+        """One placing at a time per quick match or offer; an error (a lobby
+        write that failed) leaves it to the next tick's :meth:`_carry_on`."""
+        if key in self.placing_now:
+            coro.close()
+            return
+        self.placing_now.add(key)
+
+        async def run() -> None:
+            try:
+                await coro
+            except Fenced:
+                pass  # not the leader any more: the new one carries on
+            except Exception as exc:  # noqa: BLE001 - logged: tried again next tick
+                log.warning("placing interrupted, tried again: %r", exc, extra={"what": key})
+            finally:
+                self.placing_now.discard(key)
+        self._spawn(run())
 
     def step_down(self) -> None:
         """Not the leader any more: forget the lobby (the leader has it)."""
@@ -488,14 +518,22 @@ class Matchmaker:
             game_id = await self.place(match.game, options, seats, match.game_id,
                                        keep=self._keeper(match, "game_id"))
         except LobbyError:
-            if self.placing.pop(match.id, None) is not None:
+            if self.placing.get(match.id) is match:
+                del self.placing[match.id]
                 self.queue.put_back(match)
                 await self.commit()
             return
-        if self.placing.pop(match.id, None) is None:
+        if self.placing.get(match.id) is not match:
             return  # cancelled meanwhile (a new leader restored the lobby)
+        del self.placing[match.id]
         self._seat(game_id, seats)
-        await self.commit()
+        try:
+            await self.commit()
+        except Exception:
+            # not written: still being placed (a later tick places it again,
+            # the same game), its players told nothing yet
+            self.placing[match.id] = match
+            raise
         now = now_ms()
         for t in match.tickets:
             m.MATCH_WAIT.labels(match.game).observe((now - t.since_ms) / 1000)
@@ -523,6 +561,7 @@ class Matchmaker:
     async def tick(self) -> None:
         if not self.leading:
             return
+        self._carry_on()
         await self.expire_away(now_ms())
         await self.settle_rematches(now_ms())
         matches = self.queue.take_matches(now_ms())
@@ -531,7 +570,7 @@ class Matchmaker:
                 self.placing[match.id] = match
             await self.commit()
             for match in matches:
-                self._spawn(self._place_quick(match))
+                self._spawn_placing(match.id, self._place_quick(match))
         self.gauges(now_ms())
 
     def waiting_tickets(self) -> list[Any]:
@@ -645,7 +684,7 @@ class Matchmaker:
                 r.place_id = new_game_id()
                 self.rematched[gid] = r
                 await self.commit()
-                self._spawn(self._start_rematch(r))
+                self._spawn_placing("r:" + gid, self._start_rematch(r))
         if not only:
             await self.forget_rematched(now)
 
@@ -682,7 +721,11 @@ class Matchmaker:
             return  # not ours any more (a new leader restored the lobby)
         r.new_game_id = game_id
         self._seat(game_id, seats)
-        await self.commit()
+        try:
+            await self.commit()
+        except Exception:
+            r.new_game_id = ""  # not written: placed again by a later tick (the same game)
+            raise
         await self.notify_rematch(r, r.frame("started"))
         await self._announce(game_id, r.game, "rematch", r.options, seats)
 
