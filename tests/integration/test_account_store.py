@@ -434,3 +434,18 @@ async def test_a_transfer_code_whose_claim_failed_half_way_still_works_once(
     assert code == 200 and other["player"] == me["player"] and other["refresh"], other
     code, again, _ = call(http, "/api/transfer/claim", {"code": got["code"]})
     assert (code, again["code"]) == (400, "bad_code")
+
+
+@pytest.mark.parametrize("cred", ["한글.x", "١٢.x", "²³.x", "abc.\ud800"])
+async def test_a_credential_no_store_could_hold_is_a_bad_refresh(svc: Services, cred: str) -> None:
+    """Letters beyond ASCII pass ``isalnum``: such a family reached the
+    store, which cannot name a key with them, and the answer was 503 "try
+    again" (a secret with a lone surrogate: a 500). It is 401 ``bad_refresh``,
+    and signing out with it revokes nothing (found by an audit)."""
+    gw = svc.start("gateway", name="gateway", env={
+        "TTANJIT_MATCHMAKER_ADDR": "127.0.0.1:1", "TTANJIT_TOKEN_SECRET": SECRET})
+    http = f"http://127.0.0.1:{gw.ports['http']}"
+    code, err, _ = call(http, "/api/refresh", {"refresh": cred})
+    assert (code, err["code"]) == (401, "bad_refresh"), err
+    assert call(http, "/api/signout", {"refresh": cred})[:2] == (200, {"revoked": False})
+    assert "Traceback" not in gw.log() and "store unavailable" not in gw.log()

@@ -842,3 +842,64 @@ async def test_a_hello_whose_kick_a_later_opened_connection_refused_closes() -> 
     await send(c, {"type": "hello", "token": token(gw)})
     assert c.t.closed == (4001, "replaced") and c.t.frames() == []  # type: ignore[attr-defined]
     assert c.session is None and gw.saved == [] and gw.subs == [] and gw.announced == []
+
+
+@pytest.mark.parametrize("field", ["action", "options"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+async def test_a_protobuf_struct_with_a_number_json_cannot_hold_is_bad_frame(
+        field: str, value: float) -> None:
+    """NaN or ±Infinity inside an action's or a room's options (a
+    ``Struct``): refused as a malformed frame, and the connection goes on.
+    It escaped the decoder and closed the connection — a player's, mid-game,
+    or anyone's before signing in (found by an audit)."""
+    c, t, gw = make(proto=True)
+    await c.on_frame(codec.encode_client_proto({"type": "hello", "token": token(gw)}))
+    frame = ClientFrame(type="action" if field == "action" else "room_create", cmd_id="c1")
+    getattr(frame, field).update({"type": "play", "card": value})
+    await c.on_frame(frame.SerializeToString())
+    assert (t.frames()[-1]["type"], t.frames()[-1]["code"]) == ("error", "bad_frame")
+    await c.on_frame(codec.encode_client_proto({"type": "ping", "client_ms": 5.5}))
+    assert t.frames()[-1]["type"] == "pong" and not gw.commands
+
+
+async def test_a_protobuf_number_beyond_a_doubles_integers_stays_a_number_the_record_takes(
+        ) -> None:
+    """1e20 in a protobuf action was made a 21-digit int, which the
+    command's JSON cannot hold (internal_error, a traceback); it stays a
+    double, as JSON's reader leaves it, for the engine to refuse."""
+    c, t, gw = make(proto=True)
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 0}
+    gw.sync_reply = {"seq": 3, "view": {"seat": 0}, "game": "g1"}
+    await c.on_frame(codec.encode_client_proto({"type": "hello", "token": token(gw)}))
+    frame = ClientFrame(type="action", cmd_id="c1", game_id="g1")
+    frame.action.update({"type": "play", "card": 1e20, "row": 2})
+    await c.on_frame(frame.SerializeToString())
+    action = gw.commands[-1][3]
+    assert action == {"type": "play", "card": 1e20, "row": 2}
+    assert type(action["row"]) is int and type(action["card"]) is float
+    orjson.dumps(action)  # what the command to the shard carries
+
+
+@pytest.mark.parametrize("tok", ["a.é", "é.a", "한글.토큰"])
+async def test_a_token_that_is_not_ascii_is_a_bad_token(tok: str) -> None:
+    """It was an internal_error (compare_digest takes ASCII text only)."""
+    c, t, gw = make()
+    await send(c, {"type": "hello", "token": tok})
+    assert t.frames()[-1]["code"] == "bad_token" and c.session is None
+
+
+async def test_an_action_in_a_game_its_shard_released_is_game_finished_at_once() -> None:
+    """A tab left open past the game's end (its shard no longer serves it)
+    sent an action: five seconds of retries for a responder, then "try
+    again later". It is told the game is over, and nothing is sent."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 0}
+    gw.sync_reply = {"seq": 9, "view": {"seat": 0, "finished": True}, "game": "g1"}
+    await hello(c, gw, t)
+    assert c.finished_game
+    sent = len(gw.commands)
+    await send(c, {"type": "action", "cmd_id": "c9", "action": {"type": "draw"}})
+    last = t.frames()[-1]
+    assert (last["code"], last["cmd_id"]) == ("game_finished", "c9")
+    assert last["message"] == "이미 끝난 게임이에요."
+    assert len(gw.commands) == sent

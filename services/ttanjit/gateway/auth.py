@@ -17,6 +17,8 @@ from ttanjit.gateway.errors import FrameError
 
 TOKEN_TTL_MS = 3600 * 1000  # short-lived; the lasting credential is identity.py's refresh
 NICK_MAX = 16
+# characters that show nothing but are not Unicode spaces (not stripped)
+BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800")  # Hangul fillers, braille blank
 
 
 def _b64(data: bytes) -> str:
@@ -36,6 +38,14 @@ def clean_nickname(raw: object) -> str:
         raise FrameError("bad_nickname")
     nick = unicodedata.normalize("NFC", raw).strip()
     if not 1 <= len(nick) <= NICK_MAX or any(unicodedata.category(c)[0] == "C" for c in nick):
+        raise FrameError("bad_nickname")
+    # something to see: not only blanks that are not spaces (the Hangul
+    # fillers, the braille blank), and no more combining marks than letters
+    # (a name stacked with them runs over the names beside it)
+    marks = sum(unicodedata.category(c)[0] == "M" for c in nick)
+    seen = sum(not c.isspace() and c not in BLANKS and unicodedata.category(c)[0] != "M"
+               for c in nick)
+    if not seen or marks > seen:
         raise FrameError("bad_nickname")
     return nick
 
@@ -63,7 +73,8 @@ class Tokens:
 
     def verify(self, token: object, now_ms: int) -> Identity:
         """The identity in a valid, unexpired token; else ``bad_token``."""
-        if not isinstance(token, str) or token.count(".") != 1 or len(token) > 512:
+        if not isinstance(token, str) or token.count(".") != 1 or len(token) > 512 \
+                or not token.isascii():  # (compare_digest takes ASCII text only)
             raise FrameError("bad_token")
         body, sig = token.split(".")
         if not hmac.compare_digest(sig, self._sig(body)):

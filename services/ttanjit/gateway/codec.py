@@ -127,8 +127,10 @@ def decode_json(data: str | bytes) -> dict[str, Any]:
 
 
 def whole_numbers(obj: Any) -> Any:
-    """Struct numbers are doubles: 58.0 -> 58 (cards, rows, seats)."""
-    if type(obj) is float and obj.is_integer():
+    """Struct numbers are doubles: 58.0 -> 58 (cards, rows, seats). One
+    beyond a double's exact integers stays a double (as JSON's reader
+    leaves it): as an int it could not be written to the record."""
+    if type(obj) is float and obj.is_integer() and abs(obj) <= 2 ** 53:
         return int(obj)
     if type(obj) is dict:
         return {k: whole_numbers(v) for k, v in obj.items()}
@@ -140,9 +142,11 @@ def whole_numbers(obj: Any) -> Any:
 def decode_proto(data: bytes) -> dict[str, Any]:
     try:
         msg = ClientFrame.FromString(data)
-    except (DecodeError, RuntimeError, ValueError):
+        # a Struct (action, options) holding NaN or ±Infinity has no JSON:
+        # a malformed frame, not an error that ends the connection
+        obj = json_format.MessageToDict(msg, preserving_proto_field_name=True)
+    except (DecodeError, RuntimeError, ValueError, json_format.Error):
         raise FrameError("bad_frame") from None
-    obj = json_format.MessageToDict(msg, preserving_proto_field_name=True)
     for key in ("action", "options"):
         if key in obj:
             obj[key] = whole_numbers(obj[key])

@@ -814,6 +814,9 @@ class Connection:
             raise FrameError("not_your_seat")
         if s.substituted:  # RULES.md 4: the player may watch, not retake the seat
             raise FrameError("seat_is_bot")
+        if self.finished_game:  # as its shard says (it no longer serves the game: 5 s
+            # of retries for no responder, then "try again later")
+            raise FrameError("game_finished")
         t0 = time.perf_counter()
         reply = await self.gw.command(gid, s.player, cmd_id, action)
         part = reply.pop(OWN_PART, None)

@@ -18,6 +18,7 @@ MESSAGES: dict[str, str] = {
     "missing_field": "필요한 값이 빠졌어요.",
     "bad_cmd_id": "명령 번호가 올바르지 않아요.",
     "bad_action": COMMON_MESSAGES["bad_action"],  # the shard's own refusal, said the same
+    "game_finished": COMMON_MESSAGES["game_finished"],  # (a game its shard released)
     "not_in_game": "참여 중인 게임이 아니에요.",
     "not_your_seat": "내 자리가 아니에요. 내 자리의 카드만 낼 수 있어요.",
     "reserved_action": "연결 상태는 서버가 알려요. 보낼 수 없는 동작이에요.",

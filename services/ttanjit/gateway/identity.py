@@ -109,7 +109,8 @@ class Identities:
         if not isinstance(cred, str) or cred.count(".") != 1 or len(cred) > 200:
             raise FrameError("bad_refresh")
         family, secret = cred.split(".")
-        if not family.isalnum():
+        # (a KV key takes ASCII only, and a secret is hashed as ASCII)
+        if not (family.isascii() and family.isalnum() and secret.isascii()):
             raise FrameError("bad_refresh")
         try:
             entry = await self.kv.get(f"r.{family}")
