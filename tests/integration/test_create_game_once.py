@@ -227,18 +227,42 @@ async def mm(svc: Services, nc: Client) -> Matchmaker:
     return Matchmaker(nc, kv, Settings(nats_url=svc.nats_url))
 
 
+@contextlib.asynccontextmanager
+async def beating(mm: Matchmaker, *loads: tuple[Running, int]) -> AsyncIterator[None]:
+    """The shards' heartbeats reach the matchmaker (each 0.5 s, with the
+    games they say they hold) while inside: a placement sees them live
+    however long the machine makes it take."""
+    async def beat() -> None:
+        while True:
+            for r, games in loads:
+                mm.shards.heartbeat(r.heartbeat(games), now_ms())
+            await asyncio.sleep(0.5)
+    task = asyncio.create_task(beat())
+    await asyncio.sleep(0)
+    try:
+        yield
+    finally:
+        task.cancel()
+
+
+@pytest_asyncio.fixture
+async def a_beats(shards: list[Running], mm: Matchmaker) -> AsyncIterator[None]:
+    """shard-a's heartbeats reach the matchmaker through the test."""
+    async with beating(mm, (shards[0], 0)):
+        yield
+
+
 async def test_the_matchmaker_waits_for_a_slow_making_rather_than_make_a_second_game(
         shards: list[Running], nc: Client, mm: Matchmaker,
         monkeypatch: pytest.MonkeyPatch) -> None:
     a, b = shards
     monkeypatch.setattr(mm_service, "CREATE_TIMEOUT_S", 1.0)
     hold_directory(a.shard, 2.5)  # longer than a CreateGame call waits
-    mm.shards.heartbeat(a.heartbeat(0), now_ms())  # shard-a is asked first
-    mm.shards.heartbeat(b.heartbeat(5), now_ms())
     p = player_id("mm")
     gid = new_game_id()
-    got = await mm.place("onecard", {}, [Seat("human", p, "플레이어"), Seat("bot", level="easy")],
-                         gid)
+    async with beating(mm, (a, 0), (b, 5)):  # shard-a is asked first
+        got = await mm.place("onecard", {}, [Seat("human", p, "플레이어"),
+                                             Seat("bot", level="easy")], gid)
     assert got == gid
     assert await games_of(nc, p) == [gid]
     assert gid in a.shard.rooms and not b.shard.rooms
@@ -250,16 +274,16 @@ async def test_the_matchmaker_asks_the_owner_and_replaces_a_taken_id(
     p = player_id("owner")
     gid = new_game_id()
     await create(a, request(gid, p))  # an earlier try (e.g. a former leader's) made it
-    mm.shards.heartbeat(a.heartbeat(5), now_ms())
-    mm.shards.heartbeat(b.heartbeat(0), now_ms())  # shard-b is asked first
     seats = [Seat("human", p, "플레이어"), Seat("bot", level="easy")]
-    assert await mm.place("onecard", {}, seats, gid) == gid
+    async with beating(mm, (a, 5), (b, 0)):  # shard-b is asked first
+        assert await mm.place("onecard", {}, seats, gid) == gid
     assert await games_of(nc, p) == [gid] and not b.shard.rooms
 
     # an id another table took: the placement goes on under a new one
     q = player_id("taken")
-    other = await mm.place("onecard", {}, [Seat("human", q, "플레이어"),
-                                           Seat("bot", level="hard")], gid)
+    async with beating(mm, (a, 5), (b, 0)):
+        other = await mm.place("onecard", {}, [Seat("human", q, "플레이어"),
+                                               Seat("bot", level="hard")], gid)
     assert other != gid
     assert await games_of(nc, q) == [other]
 
@@ -292,14 +316,13 @@ async def test_a_drain_hands_over_the_game_being_made_when_it_began(
 
 
 async def test_a_rooms_new_id_is_kept_so_its_next_start_asks_for_the_same_game(
-        shards: list[Running], nc: Client, mm: Matchmaker) -> None:
+        shards: list[Running], nc: Client, mm: Matchmaker, a_beats: None) -> None:
     """The room's game id is taken (a making that was undone began its
     record): the start goes on under a new id, and the room keeps that one,
     so a start pressed again (the gateway's retry of a call cut at 2.5 s, or
     a new leader's) asks for the game made, not for the taken id — which
     would make one more game each time."""
     a, _ = shards
-    mm.shards.heartbeat(a.heartbeat(0), now_ms())
     p = player_id("room")
     room = mm.rooms.create(p, "방장", "onecard", 2, None)
     mm.rooms.add_bot(p, "easy")
@@ -344,14 +367,13 @@ async def matched(nc: Client, players: list[str]) -> AsyncIterator[list[dict[str
 
 @pytest.mark.parametrize("failing", [{1}, {2}], ids=["taking-the-match", "seating-its-players"])
 async def test_a_quick_match_stranded_by_a_failed_lobby_write_is_placed_on_a_later_tick(
-        shards: list[Running], nc: Client, mm: Matchmaker, failing: set[int]) -> None:
+        shards: list[Running], nc: Client, mm: Matchmaker, failing: set[int], a_beats: None) -> None:
     """A lobby write that fails once (a JetStream hiccup) left a quick match
     in ``placing`` with nobody placing it — its players waited for ever,
     and the next leader placed it (a second game for players who had
     queued again) — or left a game made and its players never told. The
     next tick now places it again: the same game, and ``matched``."""
     a, _ = shards
-    mm.shards.heartbeat(a.heartbeat(0), now_ms())
     players = [player_id("q1"), player_id("q2")]
     for p in players:
         await mm.enqueue(p, "줄선이", "onecard", 2)
@@ -370,3 +392,48 @@ async def test_a_quick_match_stranded_by_a_failed_lobby_write_is_placed_on_a_lat
     gid = got[0]["game_id"]
     assert await games_of(nc, players[0]) == [gid] and not mm.placing
     assert {p: mm.seated[p][0] for p in players} == {p: gid for p in players}
+
+
+async def test_a_lobby_call_retried_after_its_deadline_is_carried_out_once(
+        shards: list[Running], nc: Client, mm: Matchmaker, a_beats: None) -> None:
+    """The gateway tries a matchmaker call again when an attempt has no
+    answer in 2.5 s (grpcutil.Retrying). A slow lobby write made the first
+    attempt run out while its change was made: the retry added a second
+    bot for one press of 봇 넣기 (and a start's retry answered
+    room_started, its players never told). Every attempt carries the call's
+    request id; the leader carries the call out once and answers each."""
+    from ttanjit.common.grpcutil import Retrying, aio_server
+    from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
+
+    a, _ = shards
+    server, port = aio_server(0, "127.0.0.1")
+    servicer = mm_service.Servicer(mm)
+    matchmaker_pb2_grpc.add_MatchmakerServicer_to_server(servicer, server)  # type: ignore[no-untyped-call]
+    await server.start()
+    real = mm.commit
+
+    async def slow_write() -> None:
+        await asyncio.sleep(0.6)  # longer than an attempt below waits
+        await real()
+
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+            stub = Retrying(matchmaker_pb2_grpc.MatchmakerStub(ch), attempt_s=0.25)  # type: ignore[no-untyped-call]
+            host = player_id("host")
+            ref = matchmaker_pb2.PlayerRef(player=host, nickname="방장")
+            rep = await stub.CreateRoom(matchmaker_pb2.CreateRoomRequest(
+                player=ref, game="onecard", seats=3), timeout=5)
+            assert not rep.error_code, rep
+            mm.commit = slow_write  # type: ignore[method-assign]
+            rep = await stub.AddBot(matchmaker_pb2.RoomRequest(player=host, level="easy"),
+                                    timeout=5)
+            assert not rep.error_code, rep
+            room = mm.rooms.room_of(host)
+            assert room is not None
+            assert [s.kind for s in room.members if s is not None] == ["human", "bot"]
+            rep = await stub.StartRoom(matchmaker_pb2.RoomRequest(player=host), timeout=10)
+            assert not rep.error_code and rep.game_id, rep  # not room_started
+            assert await games_of(nc, host) == [rep.game_id]
+    finally:
+        mm.commit = real  # type: ignore[method-assign]
+        await server.stop(0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 from typing import Any
 
 import grpc
@@ -60,12 +61,19 @@ def replicated_channel(target: str) -> grpc.aio.Channel:
     ])
 
 
+# Every attempt of one Retrying call carries the same request id: the
+# matchmaker carries a call out once per id and answers its attempts alike
+# (docs/protocol.md 4.1)
+REQUEST_MD = "ttanjit-request"
+
+
 class Retrying:
     """A stub whose calls try another replica when one does not answer in
     ``attempt_s`` (a frozen or partitioned replica holds a call without
-    failing it) or is gone, until ``timeout`` runs out. Replicas that get a
-    call after its deadline drop it (the matchmaker checks), so a retried
-    call is carried out once."""
+    failing it, or a slow one has not finished) or is gone, until
+    ``timeout`` runs out. Every attempt carries the call's request id
+    (:data:`REQUEST_MD`), so a retried call is carried out once: the
+    leader answers an attempt with the outcome of the first one."""
 
     def __init__(self, stub: object, attempt_s: float = 2.5) -> None:
         self._stub = stub
@@ -77,11 +85,12 @@ class Retrying:
         async def call(request: Any, timeout: float = 10.0, **kw: Any) -> Any:
             loop = asyncio.get_running_loop()
             end = loop.time() + timeout
+            metadata = (*kw.pop("metadata", ()), (REQUEST_MD, secrets.token_hex(8)))
             while True:
                 left = end - loop.time()
                 try:
                     return await method(request, timeout=max(0.05, min(self._attempt_s, left)),
-                                        **kw)
+                                        metadata=metadata, **kw)
                 except grpc.aio.AioRpcError as exc:
                     if exc.code() not in (grpc.StatusCode.UNAVAILABLE,
                                           grpc.StatusCode.DEADLINE_EXCEEDED) \

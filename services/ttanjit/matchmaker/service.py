@@ -27,7 +27,7 @@ from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 
 from ttanjit.common.config import Settings
-from ttanjit.common.grpcutil import OWNER_MD, HealthServer, aio_server
+from ttanjit.common.grpcutil import OWNER_MD, REQUEST_MD, HealthServer, aio_server
 from ttanjit.common.ids import new_game_id
 from ttanjit.common.nats import (
     GAMES_BUCKET,
@@ -65,6 +65,8 @@ CREATE_TIMEOUT_S = 5.0  # one CreateGame call
 UNKNOWN_OUTCOME = (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED,
                    grpc.StatusCode.UNKNOWN)
 FORWARDED = "ttanjit-forwarded"  # gRPC metadata: a follower passed this call on
+CALLS_KEPT = 10_000  # request ids the leader remembers (Servicer._once) ...
+CALL_KEPT_S = 60.0  # ... each at least this long after it is done
 FORWARD_WAIT_S = 8.0  # how long a call waits for a leader (a failover takes ~2.5 s)
 # A game's players see it end (its last update) a moment before its shard
 # writes "finished" to the directory (Room.finalize: the results stream
@@ -760,6 +762,8 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         self.mm = mm
         self.lease = lease
         self._channels: dict[str, grpc.aio.Channel] = {}
+        # request id -> (loop time, the call's outcome), oldest first (_once)
+        self._calls: OrderedDict[str, tuple[float, asyncio.Future[Any]]] = OrderedDict()
 
     def _stub(self, addr: str) -> matchmaker_pb2_grpc.MatchmakerStub:
         ch = self._channels.get(addr)
@@ -777,13 +781,15 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
             # the caller gave up (this replica was frozen, say) and has tried
             # another: carrying it out now would do it twice
             await ctx.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline passed")
-        forwarded = any(k == FORWARDED for k, _ in (ctx.invocation_metadata() or ()))
+        md = dict(ctx.invocation_metadata() or ())
+        forwarded = FORWARDED in md
+        rid = str(md.get(REQUEST_MD) or "")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + FORWARD_WAIT_S
         while True:
             if self.mm.leading:
                 try:
-                    return await local(req)
+                    return await self._once(rid, lambda: local(req))
                 except Fenced:
                     self.mm.step_down()
             elif forwarded:
@@ -795,7 +801,8 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
                 left = deadline - loop.time()
                 try:
                     rep = await getattr(self._stub(self.lease.leader_addr), name)(
-                        req, timeout=max(0.5, min(2.5, left)), metadata=((FORWARDED, "1"),))
+                        req, timeout=max(0.5, min(2.5, left)),
+                        metadata=((FORWARDED, "1"),) + (((REQUEST_MD, rid),) if rid else ()))
                     m.FORWARDED.inc()
                     return rep
                 except grpc.aio.AioRpcError as exc:
@@ -805,6 +812,31 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
             if loop.time() >= deadline:
                 await ctx.abort(grpc.StatusCode.UNAVAILABLE, "no lobby leader")
             await asyncio.sleep(0.2)
+
+    async def _once(self, rid: str, run: Callable[[], Awaitable[Any]]) -> Any:
+        """Carry out a call once per request id (grpcutil.Retrying sends one
+        with every attempt): an attempt cut off by its deadline (a slow
+        lobby write, a slow CreateGame) does not cut the call short, and the
+        next attempt gets its outcome rather than doing it again — a second
+        bot, a second join, ``room_started`` for the start that worked."""
+        if not rid:
+            return await run()
+        now = asyncio.get_running_loop().time()
+        while self._calls:  # forget the calls done a while ago (a retry comes within 20 s)
+            first, (at, done) = next(iter(self._calls.items()))
+            if len(self._calls) <= CALLS_KEPT and not (done.done() and now - at > CALL_KEPT_S):
+                break
+            del self._calls[first]
+        entry = self._calls.get(rid)
+        if entry is None:
+            task = asyncio.ensure_future(run())
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())  # (retrieved)
+            entry = self._calls[rid] = (now, task)
+        try:
+            return await asyncio.shield(entry[1])
+        except Fenced:
+            self._calls.pop(rid, None)  # not carried out here: the new leader does it
+            raise
 
     async def _room_op(self, fn: Any, *args: Any, notify: bool = True) -> Any:
         try:
