@@ -437,3 +437,40 @@ async def test_a_lobby_call_retried_after_its_deadline_is_carried_out_once(
     finally:
         mm.commit = real  # type: ignore[method-assign]
         await server.stop(0)
+
+
+async def test_a_player_whose_match_is_being_placed_is_neither_queued_nor_free(
+        shards: list[Running], nc: Client, mm: Matchmaker, a_beats: None) -> None:
+    """Matched, the game being made (a slow shard): 취소 answered
+    ``not_queued`` and queueing again was taken, so the player was matched
+    into a second game. Now 취소 says the game is on its way, and queueing
+    again or opening a room is refused until the game is placed (found by
+    an audit helper)."""
+    from ttanjit.matchmaker.errors import LobbyError
+
+    a, _ = shards
+    held = asyncio.Event()
+    hold_directory(a.shard, held)
+    players = [player_id("m1"), player_id("m2")]
+    for p in players:
+        await mm.enqueue(p, "줄선이", "onecard", 2)
+    async with contextlib.asynccontextmanager(matched)(nc, players) as got:
+        await mm.tick()  # matched: its game is being made (held)
+        assert mm.placing and not mm.queue.by_player
+        with pytest.raises(LobbyError) as err:
+            await mm.cancel(players[0])
+        assert (err.value.code, err.value.message) == ("match_found",
+                                                       "상대를 찾았어요. 곧 게임이 시작돼요.")
+        with pytest.raises(LobbyError) as err:
+            await mm.enqueue(players[0], "줄선이", "onecard", 2)
+        assert err.value.code == "already_queued"
+        with pytest.raises(LobbyError) as err:
+            mm._free(players[1])  # (a room of one's own)
+        assert err.value.code == "already_queued"
+        held.set()
+        for _ in range(100):
+            if len(got) == 2:
+                break
+            await asyncio.sleep(0.05)
+        assert len(got) == 2 and not mm.queue.by_player
+    assert await games_of(nc, players[0]) == [got[0]["game_id"]]

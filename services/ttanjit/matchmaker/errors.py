@@ -10,6 +10,7 @@ MESSAGES: dict[str, str] = {
     "bad_level": "봇 난이도는 쉬움·보통·어려움 중에서 골라 주세요.",
     "already_queued": "이미 매칭을 기다리고 있어요.",
     "not_queued": "매칭을 기다리고 있지 않아요.",
+    "match_found": "상대를 찾았어요. 곧 게임이 시작돼요.",
     "in_room": "이미 방에 들어가 있어요.",
     "in_game": "이미 게임 중이에요.",
     "room_not_found": "방을 찾을 수 없어요. 코드를 확인해 주세요.",

@@ -594,8 +594,13 @@ class Matchmaker:
         m.ROOMS_OPEN.set(len(self.rooms.by_code))
 
     # -- lobby operations (called by the gRPC servicer) ------------------------
+    def _matching(self, player: str) -> bool:
+        """Matched, its game being placed (``placing``): no longer in the
+        queue, not yet seated, and not free either."""
+        return any(t.player == player for mt in self.placing.values() for t in mt.tickets)
+
     def _free(self, player: str) -> None:
-        if player in self.queue.by_player:
+        if player in self.queue.by_player or self._matching(player):
             raise LobbyError("already_queued")
         if self.rooms.room_of(player) is not None:
             raise LobbyError("in_room")
@@ -613,6 +618,8 @@ class Matchmaker:
         return ticket
 
     async def cancel(self, player: str) -> Ticket:
+        if player not in self.queue.by_player and self._matching(player):
+            raise LobbyError("match_found")  # too late: its game is being made
         ticket = self.queue.remove(player)
         await self.commit()
         return ticket
@@ -707,7 +714,7 @@ class Matchmaker:
         """Place the new game of an offer that is ready (in ``rematched``,
         durable: a new leader finishes the ones its predecessor left)."""
         free = {p for p in r.agreed if p not in self.queue.by_player
-                and self.rooms.room_of(p) is None
+                and not self._matching(p) and self.rooms.room_of(p) is None
                 and self.seated.get(p, (r.game_id,))[0] == r.game_id}
         seats = r.new_seats(free)
         if not any(s.kind == "human" for s in seats):
@@ -886,7 +893,7 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         return await self._serve("JoinRoom", req, ctx, self._join_room)
 
     async def _join_room(self, req: Any) -> Any:
-        if req.player.player in self.mm.queue.by_player:
+        if req.player.player in self.mm.queue.by_player or self.mm._matching(req.player.player):
             return matchmaker_pb2.RoomReply(error_code="already_queued",
                                             error_message=LobbyError("already_queued").message)
         return await self._room_op(self.mm.rooms.join, req.player.player, req.player.nickname,
