@@ -474,3 +474,46 @@ async def test_a_player_whose_match_is_being_placed_is_neither_queued_nor_free(
             await asyncio.sleep(0.05)
         assert len(got) == 2 and not mm.queue.by_player
     assert await games_of(nc, players[0]) == [got[0]["game_id"]]
+
+
+async def test_a_room_being_started_takes_nobody_in_and_lets_nobody_out(
+        shards: list[Running], nc: Client, mm: Matchmaker, a_beats: None) -> None:
+    """While a room's game is being made (a slow shard: seconds), a player
+    who left was seated anyway and told ``matched`` after ``room_left``, and
+    one who joined was in neither the room nor the game. The room is now
+    starting: joining and leaving answer ``room_started`` until its game
+    is placed, or until its start fails and the room is as it was (found by
+    an audit helper)."""
+    from ttanjit.matchmaker.errors import LobbyError
+
+    a, _ = shards
+    held = asyncio.Event()
+    hold_directory(a.shard, held)
+    host, friend, late = player_id("h"), player_id("f"), player_id("l")
+    room = mm.rooms.create(host, "방장", "onecard", 3, None)
+    mm.rooms.join(friend, "친구", room.code)
+    start = asyncio.create_task(mm.start_room(host))
+    for _ in range(200):
+        if a.shard.creating:
+            break
+        await asyncio.sleep(0.02)
+    assert a.shard.creating and room.state == "starting"
+    for step in (lambda: mm.rooms.join(late, "늦은이", room.code),
+                 lambda: mm.rooms.leave(friend), lambda: mm.rooms.add_bot(host, "easy")):
+        with pytest.raises(LobbyError) as err:
+            step()
+        assert err.value.code == "room_started"
+    held.set()
+    _, gid = await start
+    assert mm.seated[friend] == (gid, 1) and late not in mm.seated
+    assert mm.rooms.room_of(late) is None and mm.rooms.room_of(friend) is None
+
+    # a start that cannot be placed leaves the room as it was
+    again = mm.rooms.create(late, "늦은이", "onecard", 2, None)
+    mm.rooms.add_bot(late, "easy")
+    a.shard.draining = True  # (it refuses every CreateGame: UNAVAILABLE)
+    with pytest.raises(LobbyError) as err:
+        await mm.start_room(late)
+    a.shard.draining = False
+    assert err.value.code == "no_shard" and again.state == "open"
+    mm.rooms.leave(late)

@@ -95,6 +95,11 @@ def test_room_life() -> None:
     rooms.join("c", "다", r.code)
     room, seats = rooms.start_seats("b")
     assert [s.player for s in seats] == ["c", "b"]  # seat 0 was freed by a, c took it
+    # starting (its game being placed): nobody leaves or joins meanwhile
+    assert room.state == "starting"
+    with pytest.raises(LobbyError, match="room_started"):
+        rooms.leave("c")
+    rooms.unstart(room)  # its game could not be placed: as it was
     rooms.leave("b")
     rooms.leave("c")
     assert r.state == "closed"

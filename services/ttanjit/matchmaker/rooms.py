@@ -39,7 +39,9 @@ class Room:
     options: dict[str, Any]
     host: str
     members: list[Seat | None]
-    state: str = "open"  # open | started | closed
+    # open | starting (its game being placed: nobody joins, leaves or changes
+    # it meanwhile) | started | closed
+    state: str = "open"
     game_id: str = ""
     ratings: dict[str, float] = field(default_factory=dict)
     place_id: str = ""  # the id its game is placed under (chosen at the first start)
@@ -109,6 +111,8 @@ class Rooms:
                 continue
         for d in stored:
             room = Room.from_store(d)
+            if room.state == "starting":  # its start was cut off with the old leader: the
+                room.state = "open"  # host starts it again (the same game: place_id)
             if room.state != "open":
                 continue
             self.by_code[room.code] = room
@@ -160,6 +164,8 @@ class Rooms:
 
     def leave(self, player: str) -> Room:
         room = self._member_room(player)
+        if room.state == "starting":  # seated in the game being made
+            raise LobbyError("room_started")
         seat = room.seat_of(player)
         if seat is not None:
             room.members[seat] = None
@@ -231,7 +237,13 @@ class Rooms:
             seats = [s if s is not None else Seat("bot", level="normal") for s in room.members]
         else:
             seats = [s for s in room.members if s is not None]
+        room.state = "starting"  # until started() or unstart()
         return room, seats
+
+    def unstart(self, room: Room) -> None:
+        """Its game could not be placed: the room is as it was."""
+        if room.state == "starting":
+            room.state = "open"
 
     def started(self, room: Room, game_id: str, now_ms: int) -> None:
         """The room became a game: it closes; members are free again. Its

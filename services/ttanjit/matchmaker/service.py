@@ -550,6 +550,8 @@ class Matchmaker:
             return
         changed: list[Room] = []
         for player in gone:
+            if getattr(self.rooms.room_of(player), "state", "") == "starting":
+                continue  # seated in the game being made (or, if it fails, away still)
             del self.away[player]
             if self.rooms.room_of(player) is not None:
                 room = self.rooms.leave(player)
@@ -746,13 +748,17 @@ class Matchmaker:
         await self.notify_rematch(r, r.frame(state))
 
     async def start_room(self, player: str) -> tuple[Room, str]:
-        room, seats = self.rooms.start_seats(player)
-        if not room.place_id:  # durable before CreateGame: a start pressed again (a
-            # new leader's too) asks for the same game
-            room.place_id = new_game_id()
+        room, seats = self.rooms.start_seats(player)  # starting: nobody joins or leaves
+        try:
+            if not room.place_id:  # durable before CreateGame: a start pressed again
+                # (a new leader's too) asks for the same game
+                room.place_id = new_game_id()
             await self.commit()
-        game_id = await self.place(room.game, room.options, seats, room.place_id,
-                                   keep=self._keeper(room, "place_id"))
+            game_id = await self.place(room.game, room.options, seats, room.place_id,
+                                       keep=self._keeper(room, "place_id"))
+        except BaseException:
+            self.rooms.unstart(room)
+            raise
         self.rooms.started(room, game_id, now_ms())
         self._seat(game_id, seats)
         await self.commit()
