@@ -141,6 +141,8 @@ def install(app: FastAPI) -> None:
             code = "method_not_allowed"
         elif status >= 500:
             code = "internal_error"
+        elif status == 400:  # FastAPI's own: a body its JSON reader gave up on (nested
+            code = "bad_json"  # past its depth, not UTF-8)
         else:
             code = "bad_request"
         return refusal(code, status, headers=headers or None)
