@@ -334,3 +334,23 @@ def test_a_placements_game_id_is_kept_with_what_is_placed() -> None:
     room.place_id = "zyxwvuts7654"
     assert Room.from_store(room.to_store()).place_id == "zyxwvuts7654"
     assert "place_id" not in room.to_json()  # not the players' business
+
+
+def test_shards_unheard_of_for_ten_minutes_are_forgotten_with_their_addresses() -> None:
+    """Every shard pod restart comes back under a new address: the
+    matchmaker kept every address it ever heard, and a gRPC channel to each
+    that went on reconnecting to a dead address (found by an audit helper).
+    A shard unheard of for 10 minutes is forgotten, and the addresses no
+    shard has any more are given back, for their channels to be closed."""
+    from ttanjit.matchmaker.placement import GONE_MS, ShardTable
+
+    table = ShardTable()
+    hb = {"games": 0, "capacity": 10}
+    table.heartbeat({"shard": "shard-0", "grpc": "10.0.0.1:7100", **hb}, 0)
+    table.heartbeat({"shard": "shard-1", "grpc": "10.0.0.2:7100", **hb}, 0)
+    table.heartbeat({"shard": "shard-1", "grpc": "10.0.0.3:7100", **hb}, GONE_MS)  # restarted
+    assert table.forget_gone(GONE_MS) == ["10.0.0.2:7100"]  # the address shard-1 left
+    assert table.forget_gone(GONE_MS) == []
+    assert table.forget_gone(GONE_MS + 1) == ["10.0.0.1:7100"]
+    assert set(table.shards) == {"shard-1"}
+    assert table.forget_gone(2 * GONE_MS + 1) == ["10.0.0.3:7100"] and not table.shards

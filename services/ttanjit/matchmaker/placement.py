@@ -9,6 +9,7 @@ from typing import Any
 
 FRESH_MS = 5_000
 PENALTY_MS = 10_000
+GONE_MS = 600_000  # a shard unheard of this long is forgotten (a pod replaced: a new address)
 
 
 @dataclass(slots=True)
@@ -30,6 +31,7 @@ class ShardInfo:
 class ShardTable:
     def __init__(self) -> None:
         self.shards: dict[str, ShardInfo] = {}
+        self.moved: set[str] = set()  # addresses a shard left for a new one
 
     def heartbeat(self, hb: dict[str, Any], now_ms: int) -> None:
         sid = str(hb.get("shard") or "")
@@ -37,6 +39,8 @@ class ShardTable:
         if not sid or not addr:
             return
         old = self.shards.get(sid)
+        if old is not None and old.grpc != addr:  # restarted under a new address
+            self.moved.add(old.grpc)
         self.shards[sid] = ShardInfo(
             sid, addr, int(hb.get("games") or 0), int(hb.get("players") or 0),
             int(hb.get("capacity") or 1), bool(hb.get("draining")), now_ms,
@@ -74,6 +78,18 @@ class ShardTable:
     def failed(self, shard: str, now_ms: int) -> None:
         if shard in self.shards:
             self.shards[shard].failed_until_ms = now_ms + PENALTY_MS
+
+    def forget_gone(self, now_ms: int) -> list[str]:
+        """Forget the shards unheard of for :data:`GONE_MS` (every pod
+        restart adds one under a new address); the gRPC addresses no shard
+        has any more (theirs, and those a shard left for a new one)."""
+        gone = [s for s in self.shards.values() if now_ms - s.seen_ms > GONE_MS]
+        for s in gone:
+            del self.shards[s.shard]
+        kept = {s.grpc for s in self.shards.values()}
+        out = sorted(({s.grpc for s in gone} | self.moved) - kept)
+        self.moved.clear()
+        return out
 
     def placed(self, shard: str) -> None:
         """Count the new game at once so a burst spreads before the next heartbeat."""

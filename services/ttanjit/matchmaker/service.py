@@ -575,6 +575,10 @@ class Matchmaker:
             await self.commit()
             for match in matches:
                 self._spawn_placing(match.id, self._place_quick(match))
+        for addr in self.shards.forget_gone(now_ms()):  # (their channels kept
+            ch = self._channels.pop(addr, None)  # reconnecting to a dead address)
+            if ch is not None:
+                await ch.close()
         self.gauges(now_ms())
 
     def waiting_tickets(self) -> list[Any]:
