@@ -334,6 +334,9 @@ class Room:
         return None
 
     def on_sync(self, msg: Msg) -> None:
+        if self.gone:  # dropped (an append failed, the engine raised): its state may
+            # hold inputs never written
+            return self.out.reply(msg, refusal("game_unavailable"))
         try:
             req = orjson.loads(msg.data)
         except orjson.JSONDecodeError:
@@ -403,7 +406,18 @@ class Room:
         self.batch_doc = doc
         self.batch_id = f"{self.game_id}:{self.epoch}:{self.msg_no}"
         self.batch_t0 = time.perf_counter()
-        self.shard.committer.append(self.shard.subj.record(self.game_id), orjson.dumps(doc),
+        try:
+            data = orjson.dumps(doc)
+        except (TypeError, orjson.JSONEncodeError):  # (every input is checked before:
+            # should one slip through, the game is rebuilt from its record
+            # rather than never write or answer again)
+            log.exception("record entry cannot be written", extra={"game": self.game_id})
+            self.batch = []
+            self.pending[:0] = batch
+            self.flushing = False
+            self.engine_failed()
+            return
+        self.shard.committer.append(self.shard.subj.record(self.game_id), data,
                                     self.last_seq, self.batch_id, self.durable)
 
     def durable(self, seq: int | None) -> None:
@@ -704,8 +718,14 @@ class Room:
             reply = await self._ask_bot(seat, level, version, seed)
             if reply is None or self.gone or hosted.finished:
                 return
+            if not self._bot_must_act(seat) or hosted.on_autopilot(seat) != auto:
+                return  # the seat changed while the bot thought: the human pressed
+                # [직접 하기], say (its reply was for a seat no longer the bot's)
             action = reply.get("action") if isinstance(reply, dict) else None
-            if not isinstance(action, dict):
+            if not isinstance(action, dict) or not flat_object(action):
+                # checked as a player's command is: a reply nested past the
+                # record's depth could not be written, and stopped the game
+                log.warning("bot reply refused", extra={"game": self.game_id, "seat": seat})
                 return
             if auto:
                 action = {**action, "auto": True}
