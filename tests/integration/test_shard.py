@@ -697,6 +697,38 @@ async def test_drain_ends_at_its_timeout_and_serves_the_games_again(svc: Service
     await nc.close()
 
 
+async def test_a_handover_nobody_took_does_not_run_the_games_clocks(svc: Services) -> None:
+    """A game frozen for a handover that nobody took (the target never
+    answered, the drain's budget ran out) is served here again with its
+    clock where the freeze stopped it: the time it stood still is not the
+    players'. Before, the whole wait was charged, and turn timers that ran
+    out meanwhile fired at once (found by an audit helper)."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    a = svc.start("shard", name="shard-a")
+    b = svc.start("shard", name="shard-b")
+    nc = await nats.connect(svc.nats_url)
+    (gid, pids), = await _games_on(a.ports["grpc"], 1, game)
+    t0 = time.monotonic()
+    full = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
+    b.proc.send_signal(signal.SIGSTOP)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{a.ports['grpc']}") as ch:
+            t_drain = time.monotonic()
+            out = await shard_pb2_grpc.ShardServiceStub(ch).Drain(
+                shard_pb2.DrainRequest(timeout_s=3, exit=False), timeout=20)
+            frozen = (time.monotonic() - t_drain) * 1000
+        assert (out.handed_over, out.left) == (0, 1), out
+        left = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
+        ran = (time.monotonic() - t0) * 1000
+    finally:
+        b.kill()
+    assert frozen > 2500, frozen
+    # charged: what ran while it was served, not the ~3 s it stood frozen
+    assert full - (ran - frozen) - 800 <= left <= full - (ran - frozen) + 300, (
+        full, left, ran, frozen)
+    await nc.close()
+
+
 async def test_a_stop_after_a_drain_gets_what_is_left_of_its_budget(svc: Services) -> None:
     """Kubernetes runs the preStop drain, then SIGTERM, within one grace
     period: the SIGTERM drain gets what is left of the first drain's budget

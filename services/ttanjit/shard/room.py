@@ -177,6 +177,7 @@ class Room:
         self.gone = False  # lost / handed over / dropped
         self.frozen = False  # being handed over
         self.marker: asyncio.Future[int] | None = None  # a handover marker still in flight
+        self.frozen_t = 0  # game t when it was frozen for a handover (freeze)
         self.finalized = False
 
     @property
@@ -556,6 +557,9 @@ class Room:
     async def freeze(self, target: str) -> bool:
         """Stop the game here and append the handover marker (with the exact t)."""
         self.frozen = True
+        # game time stands still while frozen: served here again (not taken),
+        # the game goes on from here, not charged the handover's wait
+        self.frozen_t = self.now_t(self.loop.time())
         for sub in self.subs:
             await sub.unsubscribe()
         self.subs = []
@@ -578,7 +582,7 @@ class Room:
             return False
         if self.gone:
             return False
-        t = self.now_t(self.loop.time())
+        t = self.frozen_t = self.now_t(self.loop.time())  # (the taker goes on from it)
         self.msg_no += 1
         marker = asyncio.ensure_future(records.append(
             self.shard.js, self.shard.subj.record(self.game_id),
@@ -611,6 +615,10 @@ class Room:
         if marker is not None and not marker.cancelled() and marker.exception() is None:
             self.last_seq = marker.result()
         self.frozen = False
+        # the clocks go on from where the freeze stopped them: a handover
+        # that nobody took (a target that never answered) charged its whole
+        # wait to the players' turn timers, which then fired at once
+        self.t_base, self.mono_base = self.frozen_t, self.loop.time()
         if self.gone:
             return
 
