@@ -665,6 +665,16 @@ async def test_two_shards_stopped_at_once_leave_their_games_for_the_next(svc: Se
     await nc.close()
 
 
+async def _drain_in_place(shard: Any, timeout_s: int) -> tuple[Any, float]:
+    """``Drain`` without ``exit`` of ``shard`` (its answer, and the seconds
+    it took)."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{shard.ports['grpc']}") as ch:
+        t0 = time.monotonic()
+        out = await shard_pb2_grpc.ShardServiceStub(ch).Drain(
+            shard_pb2.DrainRequest(timeout_s=timeout_s, exit=False), timeout=20)
+        return out, time.monotonic() - t0
+
+
 async def test_drain_ends_at_its_timeout_and_serves_the_games_again(svc: Services) -> None:
     """A drain ends within its timeout (``DrainRequest.timeout_s``) even when
     the shard it hands games to never answers (here: SIGSTOPped; the offer
@@ -679,11 +689,7 @@ async def test_drain_ends_at_its_timeout_and_serves_the_games_again(svc: Service
     accepted = await _play_each(nc, tails, 21, 2)
     b.proc.send_signal(signal.SIGSTOP)
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{a.ports['grpc']}") as ch:
-            t0 = time.monotonic()
-            out = await shard_pb2_grpc.ShardServiceStub(ch).Drain(
-                shard_pb2.DrainRequest(timeout_s=1, exit=False), timeout=20)
-            took = time.monotonic() - t0
+        out, took = await _drain_in_place(a, 1)
         assert took < 2.5, took
         assert (out.handed_over, out.left) == (0, 3), out
         assert "drain stops: timeout" in a.log()
@@ -712,11 +718,8 @@ async def test_a_handover_nobody_took_does_not_run_the_games_clocks(svc: Service
     full = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
     b.proc.send_signal(signal.SIGSTOP)
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{a.ports['grpc']}") as ch:
-            t_drain = time.monotonic()
-            out = await shard_pb2_grpc.ShardServiceStub(ch).Drain(
-                shard_pb2.DrainRequest(timeout_s=3, exit=False), timeout=20)
-            frozen = (time.monotonic() - t_drain) * 1000
+        out, took = await _drain_in_place(a, 3)
+        frozen = took * 1000
         assert (out.handed_over, out.left) == (0, 1), out
         left = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
         ran = (time.monotonic() - t0) * 1000
