@@ -315,6 +315,18 @@ class CodeIn(BaseModel):
     code: str
 
 
+STORE_RETRY_S = "2"  # Retry-After of a 503 store_unavailable
+
+
+def store_unavailable(exc: BaseException | None = None) -> Any:
+    """503 ``store_unavailable`` with ``Retry-After``: JetStream (the
+    identities, ratings, histories) is away or not answering — not a bug,
+    so a warning, not a traceback."""
+    if exc is not None:
+        log.warning("account store unavailable: %r", exc)
+    return refusal("store_unavailable", 503, headers={"Retry-After": STORE_RETRY_S})
+
+
 def install(api: FastAPI, gw: Any) -> Account:
     """Add the routes to ``api`` (before the web client's catch-all mount)."""
     acc = Account(gw)
@@ -326,13 +338,12 @@ def install(api: FastAPI, gw: Any) -> Account:
             return await fn()
         except FrameError as e:
             if e.code == "store_unavailable":
-                return refusal(e.code, 503, headers={"Retry-After": "2"})
+                return store_unavailable()
             status = 401 if e.code in ("unauthenticated", "bad_token", "bad_refresh") else \
                 403 if e.code == "not_your_game" else 404 if e.code == "no_record" else 400
             return refusal(e.code, status)
-        except (NatsError, TimeoutError) as exc:  # JetStream away or not answering: not a bug
-            log.warning("account store unavailable: %r", exc)
-            return refusal("store_unavailable", 503, headers={"Retry-After": "2"})
+        except (NatsError, TimeoutError) as exc:  # JetStream away or not answering
+            return store_unavailable(exc)
 
     @api.post("/api/refresh")
     async def refresh(body: RefreshIn) -> Any:

@@ -56,6 +56,7 @@ from ttanjit.common.nats import (
 from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
 from ttanjit.gateway.account import install as install_account
+from ttanjit.gateway.account import store_unavailable
 from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
 from ttanjit.gateway.capture import GatewayRecorder
 from ttanjit.gateway.conn import (
@@ -580,7 +581,7 @@ def create_app(settings: Settings | None = None) -> Any:
             # JetStream away: no sign-in rather than a guest who is forgotten
             # when the 1-hour token expires (no game can start meanwhile)
             log.warning("no lasting identity for a new guest: %r", exc)
-            return refusal("store_unavailable", 503, headers={"Retry-After": "2"})
+            return store_unavailable()
         token, ident = gw.tokens.issue(player, nick, now_ms())
         return GuestOut(player=ident.player, nickname=nick, token=token,
                         expires_ms=ident.expires_ms, refresh=refresh)

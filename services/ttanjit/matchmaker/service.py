@@ -903,9 +903,10 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         return await self._serve("JoinRoom", req, ctx, self._join_room)
 
     async def _join_room(self, req: Any) -> Any:
-        if req.player.player in self.mm.queue.by_player or self.mm._matching(req.player.player):
-            return matchmaker_pb2.RoomReply(error_code="already_queued",
-                                            error_message=LobbyError("already_queued").message)
+        try:
+            self.mm._free(req.player.player)  # (queued, being matched, in a room)
+        except LobbyError as e:
+            return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message)
         return await self._room_op(self.mm.rooms.join, req.player.player, req.player.nickname,
                                    req.code)
 

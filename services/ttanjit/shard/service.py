@@ -330,7 +330,8 @@ class Shard:
             options = dict(options)
             watch = options.pop("spectators") is not False
         setup, players = self.build_setup(game, options, seats, seed)
-        key = request_key(setup, players, watch)
+        # (only a caller-chosen id is asked for again: a new one needs no key)
+        key = request_key(setup, players, watch) if game_id else b""
         if game_id:
             room = self.rooms.get(game_id)
             if room is not None:
