@@ -181,6 +181,19 @@ CASES = {
         "2m",
         [{"reason": "draining"}],
     ),
+    "TtanjitLobbyDocumentLarge": Case(
+        # the head at 900 KiB (a queue of ~6,000 waiting players)
+        [series("ttanjit_mm_lobby_document_bytes", 'pod="mm-a",document="head"', "921600x200"),
+         series("ttanjit_mm_lobby_document_bytes", 'pod="mm-a",document="largest_part"',
+                "40000x200")],
+        # a follower shows 0; a part at 500 KiB is far from it
+        [series("ttanjit_mm_lobby_document_bytes", 'pod="mm-b",document="head"', "0x200"),
+         {"series": 'ttanjit_mm_lobby_document_bytes{namespace="prod",pod="mm",'
+                    'document="largest_part"}', "values": "512000x200"}],
+        "11m",
+        [{"document": "head"}],
+        "900ki",
+    ),
     "TtanjitBotPoolSaturated": Case(
         [series("ttanjit_bot_inflight", 'pod="bots-a"', "10x200"),
          series("ttanjit_bot_inflight", 'pod="bots-b"', "9x200"),

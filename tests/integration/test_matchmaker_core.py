@@ -112,7 +112,7 @@ def test_a_started_rooms_code_says_it_started() -> None:
     찾을 수 없어요. 코드를 확인해 주세요." (check the code), and a second 시작
     "방에 들어가 있지 않아요."; both are ``room_started`` ("이미 시작한
     방이에요.") for 10 minutes, then the code is forgotten. A new leader
-    keeps them (the lobby document)."""
+    keeps them (the lobby's parts)."""
     rooms = Rooms()
     r = rooms.create("a", "가", "onecard", 2, None)
     rooms.join("b", "나", r.code)

@@ -123,7 +123,7 @@ async def test_rematch_for_a_started_rematch_answers_started(st: Stack) -> None:
 
 
 async def test_started_rematch_survives_a_failover(st: Stack) -> None:
-    """The started offer lives in the lobby document as the open one does
+    """The started offer lives in the lobby's parts as the open one does
     (docs/protocol.md 4.1): the replica that takes over after a kill -9 of
     the leader still answers "started" with the same game."""
     a, b, gid, new = await rematch_started(st, ("넘겨요", "받아요"))

@@ -24,6 +24,11 @@ PLACEMENT_FAILURES = Counter(
     "elsewhere), no_shard / draining / capacity (no shard to try: none heard from, every "
     "one draining, every other one at capacity)", ["reason"])
 LEADER = Gauge("ttanjit_mm_leader", "1 on the matchmaker replica that leads the lobby")
+LOBBY_BYTES = Gauge(
+    "ttanjit_mm_lobby_document_bytes",
+    "Bytes of the lobby's documents as last written by the leader: head (what grows with "
+    "the players waiting) and largest_part (the largest part: players in games); a "
+    "NATS message holds 1 MiB", ["document"])
 FORWARDED = Counter("ttanjit_mm_forwarded_total",
                     "gRPC calls a follower replica passed on to the leader")
 
@@ -40,5 +45,7 @@ for _g in GAMES:
     BOT_BACKFILLS.labels(_g)
     for _k in KINDS:
         MATCHES.labels(_g, _k)
+for _d in ("head", "largest_part"):
+    LOBBY_BYTES.labels(_d).set(0)
 for _r in REASONS:
     PLACEMENT_FAILURES.labels(_r)

@@ -15,6 +15,7 @@ from ttanjit.matchmaker.options import (
     merge_options,
 )
 from ttanjit.matchmaker.standings import display
+from ttanjit.matchmaker.store import Parted
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 CODE_LEN = 6
@@ -93,8 +94,9 @@ class Rooms:
     def __init__(self, allow_test_options: bool = False) -> None:
         self.by_code: dict[str, Room] = {}
         self.by_player: dict[str, str] = {}
-        # code -> (started ms, its human players), for STARTED_KEEP_MS
-        self.started_codes: dict[str, tuple[int, list[str]]] = {}
+        # code -> (started ms, its human players), for STARTED_KEEP_MS (in
+        # the lobby's parts, docs/protocol.md 4.1)
+        self.started_codes: Parted[tuple[int, list[str]]] = Parted()
         self.allow_test = allow_test_options
 
     def restore(self, stored: list[dict[str, Any]],
@@ -103,12 +105,13 @@ class Rooms:
         lately (a new leader takes over)."""
         self.by_code.clear()
         self.by_player.clear()
-        self.started_codes = {}
+        codes = []
         for code, v in (started or {}).items():
             try:
-                self.started_codes[str(code)] = (int(v[0]), [str(p) for p in v[1]])
+                codes.append((str(code), (int(v[0]), [str(p) for p in v[1]])))
             except (TypeError, ValueError, IndexError):
                 continue
+        self.started_codes = Parted(codes)
         for d in stored:
             room = Room.from_store(d)
             if room.state == "starting":  # its start was cut off with the old leader: the
@@ -118,6 +121,10 @@ class Rooms:
             self.by_code[room.code] = room
             for s in room.humans():
                 self.by_player[s.player] = room.code
+            if room.code in self.started_codes:
+                # its start was cut off between the lobby's parts and its
+                # head (docs/protocol.md 4.1): not started, the host starts it
+                del self.started_codes[room.code]
 
     def _new_code(self) -> str:
         while True:

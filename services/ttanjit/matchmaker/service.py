@@ -52,7 +52,7 @@ from ttanjit.matchmaker.ratings import Rating, rate_result, seat_players
 from ttanjit.matchmaker.readiness import watch_placement
 from ttanjit.matchmaker.rematch import Rematch
 from ttanjit.matchmaker.rooms import Room, Rooms, Seat
-from ttanjit.matchmaker.store import Fenced, LeaderLease, LobbyStore
+from ttanjit.matchmaker.store import Fenced, LeaderLease, LobbyStore, Parted
 from ttanjit.v1 import client_pb2, matchmaker_pb2, matchmaker_pb2_grpc, shard_pb2, shard_pb2_grpc
 
 log = logging.getLogger("ttanjit.matchmaker")
@@ -109,6 +109,14 @@ def _owner(exc: grpc.aio.AioRpcError) -> str:
     return ""
 
 
+def _offers(stored: Any) -> list[dict[str, Any]]:
+    """Offers as read: by old game id (the parts) or a list (a lobby
+    written before them)."""
+    if isinstance(stored, dict):
+        return list(stored.values())
+    return list(stored or [])
+
+
 def _options(raw: str) -> Any:
     if not raw:
         return None
@@ -145,14 +153,15 @@ class Matchmaker:
         self.ratings: OrderedDict[tuple[str, str], Rating] = OrderedDict()
         # player -> (game id, seat) of the game it was last seated in, until
         # that game's result arrives: a player who was offline when
-        # ``matched`` went out still finds the game (GetPlayer).
-        self.seated: dict[str, tuple[str, int]] = {}
+        # ``matched`` went out still finds the game (GetPlayer). This and the
+        # offers are kept in the lobby's parts (store.py).
+        self.seated: Parted[tuple[str, int]] = Parted()
         self.away: dict[str, int] = {}  # room members without a connection, since ms
         self.placing: dict[str, QuickMatch] = {}  # quick matches being placed, by id
-        self.rematches: dict[str, Rematch] = {}  # open 한 판 더 offers, by the old game id
+        self.rematches: Parted[Rematch] = Parted()  # open 한 판 더 offers, by the old game id
         # 한 판 더 offers that started, by the old game id: being placed (no
         # ``new_game_id`` yet) or placed, until forget_rematched
-        self.rematched: dict[str, Rematch] = {}
+        self.rematched: Parted[Rematch] = Parted()
         self._kv_history: KeyValue | None = None  # ttanjit_history (standings.py)
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -164,23 +173,27 @@ class Matchmaker:
         # Leadership (docs/protocol.md 4.1): only the leader changes the lobby.
         self.leading = kv_lobby is None  # a Matchmaker without a store leads alone
         self.since_ms = now_ms()
-        self.store = LobbyStore(kv_lobby, settings.lobby, self.snapshot) \
+        self.store = LobbyStore(kv_lobby, settings.lobby, self.snapshot, self.collections) \
             if kv_lobby is not None else None
 
     # -- the durable lobby (docs/protocol.md 4.1) --------------------------------
     def snapshot(self) -> dict[str, Any]:
+        """The lobby's head: what grows with the players waiting."""
         return {
             "tickets": [t.to_json() for t in self.queue.by_player.values()],
             "placing": [mt.to_json() for mt in self.placing.values()],
             "rooms": [r.to_store() for r in self.rooms.by_code.values()],
-            "started_rooms": self.rooms.started_json(),
-            "seated": {p: list(v) for p, v in self.seated.items()},
             "away": dict(self.away),
-            "rematches": [r.to_json() for r in self.rematches.values()],
-            # apart from "rematches": a replica that does not know them (a
-            # rolling upgrade) must not take them for open offers and start them
-            "rematched": [r.to_json() for r in self.rematched.values()],
         }
+
+    def collections(self) -> dict[str, tuple[Parted[Any], Callable[[Any], Any]]]:
+        """The lobby's parts: what grows with the players in games (its
+        name, store.GROUPS: the collection and how an item is written).
+        Started offers are apart from open ones: a replica that does not
+        know them (a rolling upgrade) must not take them for open offers."""
+        return {"seated": (self.seated, list), "rematches": (self.rematches, Rematch.to_json),
+                "rematched": (self.rematched, Rematch.to_json),
+                "started_rooms": (self.rooms.started_codes, list)}
 
     def restore(self, doc: dict[str, Any] | None) -> None:
         doc = doc or {}
@@ -193,16 +206,13 @@ class Matchmaker:
             mt = QuickMatch.from_json(d)
             self.placing[mt.id] = mt
         self.rooms.restore(doc.get("rooms", []), doc.get("started_rooms"))
-        self.seated = {p: (str(v[0]), int(v[1])) for p, v in doc.get("seated", {}).items()}
+        self.seated = Parted((p, (str(v[0]), int(v[1])))
+                             for p, v in doc.get("seated", {}).items())
         self.away = {p: int(v) for p, v in doc.get("away", {}).items()}
-        self.rematches = {}
-        for d in doc.get("rematches", []):
-            r = Rematch.from_json(d)
-            self.rematches[r.game_id] = r
-        self.rematched = {}
-        for d in doc.get("rematched", []):
-            r = Rematch.from_json(d)
-            self.rematched[r.game_id] = r
+        self.rematches = Parted((r.game_id, r) for r in map(Rematch.from_json, _offers(
+            doc.get("rematches"))))
+        self.rematched = Parted((r.game_id, r) for r in map(Rematch.from_json, _offers(
+            doc.get("rematched"))))
         self.ratings.clear()  # re-read from KV: another replica may have rated since
 
     async def commit(self) -> None:
@@ -460,6 +470,8 @@ class Matchmaker:
         a room): its new game id, written to the lobby."""
         async def keep(game_id: str) -> None:
             setattr(placed, field, game_id)
+            if isinstance(placed, Rematch):
+                self.rematched.touch(placed.game_id)
             await self.commit()
         return keep
 
@@ -598,6 +610,9 @@ class Matchmaker:
             oldest = min((t.since_ms for t in mine), default=now)
             m.OLDEST_TICKET.labels(g).set(max(0, now - oldest) / 1000)
         m.ROOMS_OPEN.set(len(self.rooms.by_code))
+        head, part = self.store.largest() if self.store is not None and self.leading else (0, 0)
+        m.LOBBY_BYTES.labels("head").set(head)
+        m.LOBBY_BYTES.labels("largest_part").set(part)
 
     # -- lobby operations (called by the gRPC servicer) ------------------------
     def _matching(self, player: str) -> bool:
@@ -662,6 +677,7 @@ class Matchmaker:
                 raise LobbyError("no_rematch")
             self.rematches[game_id] = r
         r.answer(player, nickname, accept)
+        self.rematches.touch(game_id)
         await self.commit()
         await self.notify_rematch(r, r.frame())
         await self.settle_rematches(now_ms(), only=game_id)
@@ -735,11 +751,13 @@ class Matchmaker:
         if self.rematched.get(r.game_id) is not r:
             return  # not ours any more (a new leader restored the lobby)
         r.new_game_id = game_id
+        self.rematched.touch(r.game_id)
         self._seat(game_id, seats)
         try:
             await self.commit()
         except Exception:
             r.new_game_id = ""  # not written: placed again by a later tick (the same game)
+            self.rematched.touch(r.game_id)
             raise
         await self.notify_rematch(r, r.frame("started"))
         await self._announce(game_id, r.game, "rematch", r.options, seats)

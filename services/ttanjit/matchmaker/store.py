@@ -3,14 +3,34 @@
 Every matchmaker replica runs :class:`LeaderLease`; the one holding the lease
 (key ``leader.<lobby>`` in the ``ttanjit_lobby`` bucket, renewed with a
 revision check) is the leader and the only replica that changes the lobby.
-The lobby itself (tickets, matches being placed, rooms, players' seats, room
-members away) is one JSON document under ``state.<lobby>``, written by
-:class:`LobbyStore` with a revision check after every change and before any
-reply or notification. A new leader first rewrites that document with its own
-epoch: any write of a previous leader (a frozen process that thaws, a
-partitioned one) then fails with a wrong last revision, and that replica steps
-down (:class:`Fenced`). So the lobby has one writer at a time and loses
-nothing a client was told about when any replica dies.
+The lobby itself is written by :class:`LobbyStore` with revision checks
+after every change and before any reply or notification. What grows with
+the waiting players (tickets, matches being placed, open rooms, room
+members away) is one JSON document, the head, under ``state.<lobby>``; what
+grows with the players *in games* (each one's seat, 한 판 더 offers, the
+codes of started rooms) is spread over ``PARTS`` part documents per group,
+``state.<lobby>.<group>.<i>``, each item in the part its key hashes to, and
+only the parts that changed are written. So no document nears NATS's 1 MB
+message limit however many play, and a change costs a write of its part,
+not of the whole lobby.
+
+A new leader reads the head and the parts, then writes the head back with
+its own epoch: any later head write of a previous leader (a frozen process
+that thaws, a partitioned one) fails with a wrong last revision, and that
+replica steps down (:class:`Fenced`) before it replies to anyone. A part a
+previous leader wrote after that (its change never acknowledged: its head
+write fails) is overwritten by the new leader's next write of the part; a
+part written by a *newer* epoch fences the writer. So the lobby has one
+writer at a time and loses nothing a client was told about when any
+replica dies.
+
+One commit writes its parts before its head, and the seats before the
+offers: a commit cut off half way leaves the seats of a game placed while
+what placed it (``placing``, a started offer without ``new_game_id``, a
+``starting`` room) still says it is being placed, and the next leader
+places it again under the same game id — the same game, the same seats.
+A started room's code written while the room's own change was not is
+dropped on restore (``Rooms.restore``).
 """
 
 from __future__ import annotations
@@ -18,7 +38,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterable
+from typing import Any, Generic, TypeVar
 
 import orjson
 from nats.js.errors import KeyWrongLastSequenceError, NotFoundError
@@ -28,97 +50,182 @@ from ttanjit.games.base import JSON
 
 log = logging.getLogger("ttanjit.matchmaker")
 
+PARTS = 32  # part documents per group (a part of 1 MB holds ~25,000 seats)
+# The groups of parted collections, in the order a commit writes them
+# (before the head): group -> its collections.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "seated": ("seated",),
+    "offers": ("rematches", "rematched"),  # both keyed by the old game id
+    "started": ("started_rooms",),
+}
+CLAIM_TRIES = 5
+
+V = TypeVar("V")
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def part_of(key: str) -> int:
+    return zlib.crc32(key.encode()) % PARTS
+
+
 class Fenced(Exception):
     """Another replica took the lead: this one's lobby is stale."""
 
 
+class Parted(dict[str, V], Generic[V]):
+    """A lobby collection kept in part documents: remembers the keys
+    changed since the last write. An item changed in place (a 한 판 더
+    offer's answers) is marked with :meth:`touch`."""
+
+    def __init__(self, items: Iterable[tuple[str, V]] = ()) -> None:
+        super().__init__(items)
+        self.dirty: set[str] = set()
+
+    def __setitem__(self, key: str, value: V) -> None:
+        super().__setitem__(key, value)
+        self.dirty.add(key)
+
+    def __delitem__(self, key: str) -> None:
+        super().__delitem__(key)
+        self.dirty.add(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        if key in self:
+            self.dirty.add(key)
+        return super().pop(key, *default)
+
+    def touch(self, key: str) -> None:
+        if key in self:
+            self.dirty.add(key)
+
+    def _unsupported(self, *_: Any, **__: Any) -> Any:
+        raise TypeError("a Parted collection changes by item (set, del, pop)")
+
+    update = clear = popitem = setdefault = _unsupported
+
+
+# name -> (the collection as it is now, an item as JSON)
+Collections = Callable[[], dict[str, tuple[Parted[Any], Callable[[Any], Any]]]]
+
+
+class _Doc:
+    """One stored document: its key and the revision last read or written."""
+
+    __slots__ = ("key", "rev")
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.rev = 0
+
+
 class LobbyStore:
-    """Group commit of the lobby document with fencing.
+    """Group commit of the lobby, head and parts, with fencing.
 
-    ``commit()`` returns once a write that includes every change made before
-    the call is durable; concurrent callers share one write. ``snapshot`` is
-    the function that renders the current lobby."""
+    ``commit()`` returns once writes that include every change made before
+    the call are durable; concurrent callers share them. ``snapshot``
+    renders the head; ``collections`` gives the parted collections (each
+    named in ``GROUPS``) and how an item is written."""
 
-    def __init__(self, kv: KeyValue, lobby: str, snapshot: Callable[[], JSON]) -> None:
+    def __init__(self, kv: KeyValue, lobby: str, snapshot: Callable[[], JSON],
+                 collections: Collections | None = None) -> None:
         self.kv = kv
         self.key = f"state.{lobby}"
         self.snapshot = snapshot
-        self.rev = 0
+        self.collections: Collections = collections or dict
+        self.head = _Doc(self.key)
+        self.parts = {(g, i): _Doc(f"{self.key}.{g}.{i}") for g in GROUPS for i in range(PARTS)}
+        # each part's items as stored or to be stored: part -> name -> key -> JSON
+        self.items: dict[tuple[str, int], dict[str, dict[str, bytes]]] = {}
+        self.unwritten: set[tuple[str, int]] = set()  # parts changed since written
+        self.sizes: dict[str, int] = {}  # bytes last written, by document key
         self.owner: tuple[str, int] = ("", 0)  # (replica id, epoch) stamped on writes
         self._waiters: list[asyncio.Future[None]] = []
         self._flusher: asyncio.Task[None] | None = None
         self.writes = 0
 
+    # -- reading --------------------------------------------------------------
     async def load(self) -> JSON | None:
-        """The stored lobby (None when there is none yet); remembers its revision."""
-        try:
-            entry = await self.kv.get(self.key)
-        except NotFoundError:
-            self.rev = 0
+        """The stored lobby, the parts' collections merged into the head
+        (each a dict by key; None when there is none yet). Remembers every
+        document's revision and the parts' items."""
+        self.items, self.unwritten, self.sizes = {}, set(), {}
+        for d in self.parts.values():
+            d.rev = 0
+        doc = await self._get(self.head)
+        if doc is None:
             return None
-        self.rev = entry.revision or 0
+        stored = int(doc.get("parts") or 0)
+        for name in (n for names in GROUPS.values() for n in names):
+            inline = doc.get(name)  # a lobby written before the parts: moved into them
+            doc[name] = {}
+            if inline:
+                self._adopt(name, inline.items() if isinstance(inline, dict)
+                            else ((str(r.get("game_id")), r) for r in inline), doc[name])
+        if stored:
+            keys = [(g, i) for g in GROUPS for i in range(stored)]
+            docs = [self.parts.get(k) or _Doc(f"{self.key}.{k[0]}.{k[1]}") for k in keys]
+            read = await asyncio.gather(*(self._get(d) for d in docs))
+            for (group, _), part in zip(keys, read, strict=True):
+                for name in GROUPS[group]:
+                    self._adopt(name, ((part or {}).get(name) or {}).items(), doc[name],
+                                moved=stored != PARTS)
+            if stored != PARTS:  # counted otherwise: every part written anew
+                self.unwritten.update(self.parts)
+        return doc
+
+    def _adopt(self, name: str, items: Iterable[tuple[str, Any]], into: dict[str, Any],
+               moved: bool = True) -> None:
+        """Items read: into the merged lobby and their part's items; a
+        part whose items were not read from it (read inline, or from parts
+        counted otherwise) is to be written."""
+        group = next(g for g, names in GROUPS.items() if name in names)
+        for key, value in items:
+            into[key] = value
+            part = (group, part_of(key))
+            self.items.setdefault(part, {}).setdefault(name, {})[key] = orjson.dumps(value)
+            if moved:
+                self.unwritten.add(part)
+
+    async def _get(self, d: _Doc) -> JSON | None:
+        try:
+            entry = await self.kv.get(d.key)
+        except NotFoundError:
+            d.rev = 0
+            return None
+        d.rev = entry.revision or 0
         if not entry.value:
             return None
+        self.sizes[d.key] = len(entry.value)
         doc: JSON = orjson.loads(entry.value)
         return doc
 
     async def claim(self, replica: str, epoch: int) -> JSON | None:
-        """Take the lobby for ``epoch``: read it and write it back stamped
-        with this replica, which fences every earlier writer. Returns the
-        lobby as it was (None for a new deployment)."""
-        doc = await self.load()
+        """Take the lobby for ``epoch``: read it and write its head back
+        stamped with this replica, which fences every earlier writer.
+        Returns the lobby as it was (None for a new deployment). A write
+        of the head between the read and the write (a previous leader's
+        last) makes it read again."""
         self.owner = (replica, epoch)
-        body = dict(doc or {})
-        body.update(leader=replica, epoch=epoch, written_ms=now_ms())
-        await self._write(orjson.dumps(body))
-        return doc
-
-    async def _write(self, data: bytes) -> None:
-        try:
-            if self.rev == 0:
-                self.rev = await self.kv.create(self.key, data)
-            else:
-                self.rev = await self.kv.update(self.key, data, last=self.rev)
-        except KeyWrongLastSequenceError:
-            await self._recheck(data)
-        except Exception:
-            # A timeout may hide a write that landed: look before failing.
-            if not await self._landed(data):
-                raise
-        self.writes += 1
-
-    async def _landed(self, data: bytes) -> bool:
-        try:
-            entry = await self.kv.get(self.key)
-        except Exception:  # noqa: BLE001 - NATS still away: the write failed for us
-            return False
-        if entry.value == data:
-            self.rev = entry.revision or self.rev
-            return True
-        return False
-
-    async def _recheck(self, data: bytes) -> None:
-        """Wrong last revision: either our own earlier write landed after a
-        timeout (same owner stamp: adopt its revision and write again) or
-        another replica claimed the lobby (fenced)."""
-        try:
-            entry = await self.kv.get(self.key)
-        except NotFoundError:
-            entry = None
-        if entry is not None and entry.value:
-            doc = orjson.loads(entry.value)
-            if (doc.get("leader"), doc.get("epoch")) == self.owner:
-                self.rev = entry.revision or 0
-                self.rev = await self.kv.update(self.key, data, last=self.rev)
-                return
+        for _ in range(CLAIM_TRIES):
+            doc = await self.load()
+            body = {k: v for k, v in (doc or {}).items() if k not in self._parted()}
+            body.update(leader=replica, epoch=epoch, written_ms=now_ms(), parts=PARTS)
+            await self._write_parts()  # a lobby from before the parts: moved first
+            try:
+                await self._write(self.head, orjson.dumps(body), claiming=True)
+            except _Raced:
+                continue
+            return doc
         raise Fenced()
 
+    @staticmethod
+    def _parted() -> set[str]:
+        return {n for names in GROUPS.values() for n in names}
+
+    # -- writing --------------------------------------------------------------
     async def commit(self) -> None:
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append(fut)
@@ -129,10 +236,13 @@ class LobbyStore:
     async def _flush(self) -> None:
         while self._waiters:
             waiters, self._waiters = self._waiters, []
+            self._take_changes()  # the parts and the head as of this moment
             body = self.snapshot()
-            body.update(leader=self.owner[0], epoch=self.owner[1], written_ms=now_ms())
+            body.update(leader=self.owner[0], epoch=self.owner[1], written_ms=now_ms(),
+                        parts=PARTS)
             try:
-                await self._write(orjson.dumps(body))
+                await self._write_parts()
+                await self._write(self.head, orjson.dumps(body))
             except BaseException as exc:  # noqa: BLE001 - handed to every waiter
                 for w in waiters:
                     if not w.done():
@@ -144,6 +254,101 @@ class LobbyStore:
                 if not w.done():
                     w.set_result(None)
 
+    def _take_changes(self) -> None:
+        """The changed items into their parts' items, those parts to be written."""
+        for name, (coll, encode) in self.collections().items():
+            if not coll.dirty:
+                continue
+            group = next(g for g, names in GROUPS.items() if name in names)
+            for key in coll.dirty:
+                part = (group, part_of(key))
+                items = self.items.setdefault(part, {}).setdefault(name, {})
+                if key in coll:
+                    items[key] = orjson.dumps(encode(coll[key]))
+                else:
+                    items.pop(key, None)
+                self.unwritten.add(part)
+            coll.dirty = set()
+
+    async def _write_parts(self) -> None:
+        """Every part to be written, group by group in ``GROUPS`` order
+        (the parts of a group at once)."""
+        for group in GROUPS:
+            todo = sorted(p for p in self.unwritten if p[0] == group)
+            if not todo:
+                continue
+            done = await asyncio.gather(*(self._write(self.parts[p], self._part(p))
+                                          for p in todo), return_exceptions=True)
+            for part, res in zip(todo, done, strict=True):
+                if res is None:
+                    self.unwritten.discard(part)
+            errors = [e for e in done if isinstance(e, BaseException)]
+            if errors:
+                raise next((e for e in errors if isinstance(e, Fenced)), errors[0])
+
+    def _part(self, part: tuple[str, int]) -> bytes:
+        items = self.items.get(part, {})
+        out = [b'{"leader":', orjson.dumps(self.owner[0]), b',"epoch":',
+               str(self.owner[1]).encode()]
+        for name in GROUPS[part[0]]:
+            out += [b',', orjson.dumps(name), b':{',
+                    b','.join(orjson.dumps(k) + b':' + v
+                              for k, v in items.get(name, {}).items()), b'}']
+        out.append(b'}')
+        return b"".join(out)
+
+    async def _write(self, d: _Doc, data: bytes, claiming: bool = False) -> None:
+        try:
+            if d.rev == 0:
+                d.rev = await self.kv.create(d.key, data)
+            else:
+                d.rev = await self.kv.update(d.key, data, last=d.rev)
+        except KeyWrongLastSequenceError:
+            await self._recheck(d, data, claiming)
+        except Exception:
+            # A timeout may hide a write that landed: look before failing.
+            if not await self._landed(d, data):
+                raise
+        self.writes += 1
+        self.sizes[d.key] = len(data)
+
+    async def _landed(self, d: _Doc, data: bytes) -> bool:
+        try:
+            entry = await self.kv.get(d.key)
+        except Exception:  # noqa: BLE001 - NATS still away: the write failed for us
+            return False
+        if entry.value == data:
+            d.rev = entry.revision or d.rev
+            return True
+        return False
+
+    async def _recheck(self, d: _Doc, data: bytes, claiming: bool) -> None:
+        """Wrong last revision. Written by this leader (an earlier write that
+        landed after a timeout): adopt its revision and write again. A part
+        written by an earlier epoch (a previous leader's last commit, whose
+        head write failed): overwrite it. Otherwise another replica claimed
+        the lobby (fenced) — or, while claiming, the previous leader wrote
+        the head meanwhile (read again)."""
+        try:
+            entry = await self.kv.get(d.key)
+        except NotFoundError:
+            entry = None
+        if entry is not None and entry.value:
+            doc = orjson.loads(entry.value)
+            stamp = (doc.get("leader"), int(doc.get("epoch") or 0))
+            if stamp == self.owner or (d is not self.head and stamp[1] < self.owner[1]):
+                d.rev = entry.revision or 0
+                d.rev = await self.kv.update(d.key, data, last=d.rev)
+                return
+            if claiming and stamp[1] < self.owner[1]:
+                raise _Raced()
+        raise Fenced()
+
+    def largest(self) -> tuple[int, int]:
+        """Bytes last written: the head, the largest part."""
+        parts = [n for k, n in self.sizes.items() if k != self.key]
+        return self.sizes.get(self.key, 0), max(parts, default=0)
+
     def cancel(self) -> None:
         if self._flusher is not None:
             self._flusher.cancel()
@@ -151,6 +356,10 @@ class LobbyStore:
             if not w.done():
                 w.set_exception(Fenced())
         self._waiters = []
+
+
+class _Raced(Exception):
+    """The head changed between a claim's read and its write."""
 
 
 class LeaderLease:

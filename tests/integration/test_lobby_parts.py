@@ -1,0 +1,286 @@
+"""The lobby's parts (docs/protocol.md 4.1): what grows with the players in
+games — each one's seat, the 한 판 더 offers, the codes of started rooms — is
+spread over part documents, so a lobby holds more players in games than one
+NATS message (1 MB) could, a change writes only its part, and the fencing of
+a previous leader still holds. Real nats-server with JetStream, matchmakers
+in the test's process.
+
+Before, the whole lobby was one document: 25,000 players seated in games
+filled it (40 bytes each), and from then on every lobby write failed."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+import pytest
+import pytest_asyncio
+from nats.aio.client import Client
+from nats.js.kv import KeyValue
+
+from ttanjit.common.config import Settings
+from ttanjit.common.ids import new_game_id
+from ttanjit.common.nats import GAMES_BUCKET, RECORDS_STREAM, Subjects, ensure_jetstream
+from ttanjit.matchmaker.rematch import Rematch
+from ttanjit.matchmaker.service import Matchmaker, now_ms
+from ttanjit.matchmaker import store
+from ttanjit.matchmaker.store import PARTS, Fenced, part_of
+
+pytestmark = pytest.mark.integration
+
+NATS_MAX_PAYLOAD = 1024 * 1024
+
+
+@pytest_asyncio.fixture
+async def kvs(nc: Client) -> AsyncIterator[tuple[KeyValue, KeyValue]]:
+    js = nc.jetstream()
+    buckets = await ensure_jetstream(js, Subjects())
+    yield buckets["ttanjit_ratings"], buckets["ttanjit_lobby"]
+
+
+@pytest.fixture
+def lobby() -> str:
+    return "parts-" + secrets.token_hex(4)
+
+
+def replica(nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> Matchmaker:
+    ratings, kv_lobby = kvs
+    return Matchmaker(nc, ratings, Settings(lobby=lobby, rematch_ms=60_000), kv_lobby)
+
+
+def offer(gid: str, humans: int = 3) -> Rematch:
+    return Rematch(gid, "penalty_rows", {"rounds": 1}, [["human", ""]] * humans,
+                   {f"{gid}-p{i}": i for i in range(humans)}, now_ms() + 60_000)
+
+
+async def test_more_players_in_games_than_one_message_holds_are_written_and_taken_over(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """60,000 players seated in games (2.4 MB as one document), 1,000 started
+    offers and 3,000 started rooms' codes: written, every document under
+    NATS's 1 MB, and all of it found by the next leader, which fences the
+    first."""
+    a = replica(nc, kvs, lobby)
+    await a.lead("mm-a", 1)
+    for i in range(60_000):
+        a.seated[f"player-{i:06d}"] = (f"game-{i // 4:06d}", i % 4)
+    for i in range(1_000):
+        r = offer(f"old-{i:05d}")
+        r.started_ms, r.place_id, r.new_game_id = now_ms(), f"pl-{i}", f"new-{i}"
+        a.rematched[r.game_id] = r
+    for i in range(3_000):
+        a.rooms.started_codes[f"C{i:05d}"] = (now_ms(), [f"player-{i:06d}", f"x-{i}"])
+    await a.commit()
+    assert a.store is not None
+    head, largest = a.store.largest()
+    assert 0 < head < 10_000 and 0 < largest < NATS_MAX_PAYLOAD / 4, (head, largest)
+
+    b = replica(nc, kvs, lobby)
+    await b.lead("mm-b", 2)
+    assert b.seated == a.seated
+    assert {g: r.to_json() for g, r in b.rematched.items()} == \
+        {g: r.to_json() for g, r in a.rematched.items()}
+    assert b.rooms.started_codes == a.rooms.started_codes
+    a.seated["player-000000"] = ("game-elsewhere", 0)
+    with pytest.raises(Fenced):
+        await a.commit()
+
+
+async def test_a_change_writes_its_part_and_the_head_only(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    a = replica(nc, kvs, lobby)
+    await a.lead("mm-a", 1)
+    for i in range(1_000):
+        a.seated[f"p{i}"] = ("g", 0)
+    await a.commit()
+    assert a.store is not None
+    before = a.store.writes
+    a.seated["p1"] = ("h", 1)  # a seat: its part, then the head
+    await a.commit()
+    assert a.store.writes - before == 2
+    before = a.store.writes
+    del a.seated["p2"]
+    a.seated["p3"] = ("h", 2)
+    await a.commit()
+    assert a.store.writes - before == 1 + len({part_of("p2"), part_of("p3")})
+    before = a.store.writes
+    await a.commit()  # nothing in games changed (a ticket, a room): the head alone
+    assert a.store.writes - before == 1
+
+
+async def test_a_part_a_previous_leader_wrote_after_the_take_over_is_overwritten(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """A leader frozen while another took over writes its seats' part when
+    it thaws (its last commit); its head write then fails and it steps
+    down. That part is the new leader's to overwrite: its next write there
+    is not refused as if a newer leader had written it, and what the old
+    one wrote (never acknowledged) is gone."""
+    a = replica(nc, kvs, lobby)
+    await a.lead("mm-a", 1)
+    a.seated["first"] = ("g1", 0)
+    await a.commit()
+    b = replica(nc, kvs, lobby)
+    await b.lead("mm-b", 2)
+    zombie = "zombie"
+    same_part = next(p for p in (f"later-{i}" for i in range(10_000))
+                     if part_of(p) == part_of(zombie))
+    a.seated[zombie] = ("never-told", 1)
+    with pytest.raises(Fenced):
+        await a.commit()
+    b.seated[same_part] = ("g2", 0)
+    await b.commit()  # not Fenced
+    assert b.leading
+    c = replica(nc, kvs, lobby)
+    await c.lead("mm-c", 3)
+    assert dict(c.seated) == {"first": ("g1", 0), same_part: ("g2", 0)}
+
+
+async def test_a_take_over_reads_again_what_the_previous_leader_wrote_meanwhile(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """The previous leader's last commit lands between the new leader's
+    read of the lobby and its write of the head: that commit may have been
+    answered, so the new leader reads the lobby again rather than write
+    the older one over it (or give up the lead)."""
+    a = replica(nc, kvs, lobby)
+    await a.lead("mm-a", 1)
+    a.seated["early"] = ("g1", 0)
+    await a.commit()
+    b = replica(nc, kvs, lobby)
+    assert b.store is not None
+    write_parts = b.store._write_parts
+    raced = []
+
+    async def previous_leader_commits_first() -> None:
+        if not raced:
+            raced.append(1)
+            a.seated["late"] = ("g2", 1)
+            await a.commit()  # a still leads: this lands, and may be answered
+        await write_parts()
+    b.store._write_parts = previous_leader_commits_first  # type: ignore[method-assign]
+    await b.lead("mm-b", 2)
+    assert raced and b.leading
+    assert dict(b.seated) == {"early": ("g1", 0), "late": ("g2", 1)}
+    a.seated["later"] = ("g3", 0)
+    with pytest.raises(Fenced):
+        await a.commit()
+
+
+async def test_a_lobby_written_as_one_document_is_moved_into_the_parts(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """A rolling upgrade: the lobby a replica of the earlier version wrote
+    (everything in one document) is read, and the new leader moves what
+    grows with the players in games into the parts."""
+    _, kv_lobby = kvs
+    open_offer, started = offer("g-open"), offer("g-started")
+    started.started_ms, started.place_id, started.new_game_id = now_ms(), "pl", "g-new"
+    old = {"leader": "mm-old", "epoch": 4, "written_ms": now_ms(), "tickets": [],
+           "placing": [], "rooms": [], "away": {"p9": 5},
+           "seated": {"p1": ["g-new", 0], "p2": ["g-x", 3]},
+           "rematches": [open_offer.to_json()], "rematched": [started.to_json()],
+           "started_rooms": {"ABCDE": [now_ms(), ["p2"]]}}
+    await kv_lobby.put(f"state.{lobby}", orjson.dumps(old))
+    b = replica(nc, kvs, lobby)
+    await b.lead("mm-b", 5)
+    head = orjson.loads((await kv_lobby.get(f"state.{lobby}")).value)
+    assert head["parts"] == PARTS and head["away"] == {"p9": 5}
+    assert not {"seated", "rematches", "rematched", "started_rooms"} & set(head)
+    c = replica(nc, kvs, lobby)
+    await c.lead("mm-c", 6)
+    assert dict(c.seated) == {"p1": ("g-new", 0), "p2": ("g-x", 3)}
+    assert c.rematches["g-open"].to_json() == open_offer.to_json()
+    assert c.rematched["g-started"].to_json() == started.to_json()
+    assert c.rooms.started_codes["ABCDE"][1] == ["p2"]
+    assert c.away == {"p9": 5}
+
+
+async def test_a_room_start_cut_off_between_the_parts_and_the_head_starts_again(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """The leader died after writing a started room's seats and code (the
+    parts) and before the room itself (the head). The next leader has the
+    room `open` (its start cut off), not its code `started`: the host's
+    시작 is not refused with room_started."""
+    a = replica(nc, kvs, lobby)
+    await a.lead("mm-a", 1)
+    room = a.rooms.create("host", "방장", "onecard", 2, None)
+    a.rooms.join("guest", "손님", room.code)
+    await a.commit()
+    room_, seats = a.rooms.start_seats("host")
+    gid = new_game_id()
+    a.rooms.started(room_, gid, now_ms())
+    for i, s in enumerate(seats):
+        a.seated[s.player] = (gid, i)
+    assert a.store is not None
+    a.store._take_changes()  # the commit, cut off after its parts
+    await a.store._write_parts()
+    b = replica(nc, kvs, lobby)
+    await b.lead("mm-b", 2)
+    assert b.seated["host"] == (gid, 0)
+    assert room.code not in b.rooms.started_codes
+    again, _ = b.rooms.start_seats("host")
+    assert again.code == room.code and again.place_id == room.place_id
+    await b.commit()
+    c = replica(nc, kvs, lobby)
+    await c.lead("mm-c", 3)
+    assert room.code not in c.rooms.started_codes
+
+
+async def finished_game(nc: Client, players: list[str]) -> str:
+    """A finished game as its shard leaves it: its record header and its
+    directory entry (what a 한 판 더 offer is made from)."""
+    gid = new_game_id()
+    js = nc.jetstream()
+    header = {"type": "header", "game": "penalty_rows", "game_id": gid,
+              "seats": [{"kind": "human"} for _ in players],
+              "players": {p: i for i, p in enumerate(players)}, "options": {"rounds": 1}}
+    await js.publish(Subjects().record(gid), orjson.dumps(header), stream=RECORDS_STREAM)
+    games = await js.key_value(GAMES_BUCKET)
+    await games.put(gid, orjson.dumps({"state": "finished", "game": "penalty_rows",
+                                       "result": {"game_id": gid}}))
+    return gid
+
+
+async def test_answers_to_an_open_offer_survive_a_take_over(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """Each 한 판 더 answer changes the offer in place; every one of them is
+    written (not only the one that opened it), so the next leader counts
+    them all."""
+    players = [f"rm-{secrets.token_hex(3)}-{i}" for i in range(3)]
+    gid = await finished_game(nc, players)
+    a = replica(nc, kvs, lobby)
+    await a.lead("mm-a", 1)
+    await a.rematch(players[0], "하나", gid, True)  # opens the offer
+    await a.rematch(players[1], "둘", gid, False)  # the third still to answer
+    await a.rematch(players[0], "하나", gid, True)
+    b = replica(nc, kvs, lobby)
+    await b.lead("mm-b", 2)
+    got: Any = b.rematches[gid]
+    assert got.agreed == {players[0]: "하나"}
+    assert got.declined == [players[1]]
+
+
+async def test_a_version_with_another_count_of_parts_reads_and_rewrites_them(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The head says how many parts it was written with: a version that
+    counts them otherwise reads them all and writes every part of its own
+    count anew, so a part of the earlier count never brings back a player
+    whose game ended since."""
+    a = replica(nc, kvs, lobby)
+    await a.lead("mm-a", 1)
+    for i in range(40):
+        a.seated[f"p{i}"] = ("g", i % 4)
+    await a.commit()
+    monkeypatch.setattr(store, "PARTS", 8)
+    b = replica(nc, kvs, lobby)
+    await b.lead("mm-b", 2)
+    assert len(b.seated) == 40
+    for i in range(39):  # their games ended
+        del b.seated[f"p{i}"]
+    await b.commit()
+    monkeypatch.setattr(store, "PARTS", 32)
+    c = replica(nc, kvs, lobby)
+    await c.lead("mm-c", 3)
+    d = replica(nc, kvs, lobby)
+    await d.lead("mm-d", 4)
+    assert set(d.seated) == {"p39"}
