@@ -23,9 +23,10 @@ from nats.js.kv import KeyValue
 from ttanjit.common.config import Settings
 from ttanjit.common.ids import new_game_id
 from ttanjit.common.nats import GAMES_BUCKET, RECORDS_STREAM, Subjects, ensure_jetstream
-from ttanjit.matchmaker.rematch import Rematch
-from ttanjit.matchmaker.service import Matchmaker, now_ms
 from ttanjit.matchmaker import store
+from ttanjit.matchmaker.rematch import Rematch
+from ttanjit.matchmaker.rooms import Seat
+from ttanjit.matchmaker.service import Matchmaker, now_ms
 from ttanjit.matchmaker.store import PARTS, Fenced, part_of
 
 pytestmark = pytest.mark.integration
@@ -50,6 +51,10 @@ def replica(nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> Matchmake
     return Matchmaker(nc, ratings, Settings(lobby=lobby, rematch_ms=60_000), kv_lobby)
 
 
+def humans(*players: str) -> list[Seat]:
+    return [Seat("human", p, "닉") for p in players]
+
+
 def offer(gid: str, humans: int = 3) -> Rematch:
     return Rematch(gid, "penalty_rows", {"rounds": 1}, [["human", ""]] * humans,
                    {f"{gid}-p{i}": i for i in range(humans)}, now_ms() + 60_000)
@@ -57,14 +62,14 @@ def offer(gid: str, humans: int = 3) -> Rematch:
 
 async def test_more_players_in_games_than_one_message_holds_are_written_and_taken_over(
         nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
-    """60,000 players seated in games (2.4 MB as one document), 1,000 started
-    offers and 3,000 started rooms' codes: written, every document under
-    NATS's 1 MB, and all of it found by the next leader, which fences the
-    first."""
+    """60,000 players seated in games of 4 (2.4 MB as one document),
+    1,000 started offers and 3,000 started rooms' codes: written, every
+    document under NATS's 1 MB, and all of it found by the next leader,
+    which fences the first."""
     a = replica(nc, kvs, lobby)
     await a.lead("mm-a", 1)
-    for i in range(60_000):
-        a.seated[f"player-{i:06d}"] = (f"game-{i // 4:06d}", i % 4)
+    for g in range(15_000):
+        a._seat(f"game-{g:06d}", humans(*(f"player-{g * 4 + s:06d}" for s in range(4))))
     for i in range(1_000):
         r = offer(f"old-{i:05d}")
         r.started_ms, r.place_id, r.new_game_id = now_ms(), f"pl-{i}", f"new-{i}"
@@ -78,32 +83,35 @@ async def test_more_players_in_games_than_one_message_holds_are_written_and_take
 
     b = replica(nc, kvs, lobby)
     await b.lead("mm-b", 2)
-    assert b.seated == a.seated
+    assert len(b.seated) == 60_000 and b.seated == a.seated
+    assert b.seated_games == a.seated_games
     assert {g: r.to_json() for g, r in b.rematched.items()} == \
         {g: r.to_json() for g, r in a.rematched.items()}
     assert b.rooms.started_codes == a.rooms.started_codes
-    a.seated["player-000000"] = ("game-elsewhere", 0)
+    a._seat("game-elsewhere", humans("player-000000"))
     with pytest.raises(Fenced):
         await a.commit()
 
 
 async def test_a_change_writes_its_part_and_the_head_only(
         nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """A game placed, or over, writes the one part its id hashes to, then
+    the head; not the seats of everyone else."""
     a = replica(nc, kvs, lobby)
     await a.lead("mm-a", 1)
-    for i in range(1_000):
-        a.seated[f"p{i}"] = ("g", 0)
+    for g in range(1_000):
+        a._seat(f"g{g}", humans(*(f"p{g}-{s}" for s in range(4))))
     await a.commit()
     assert a.store is not None
     before = a.store.writes
-    a.seated["p1"] = ("h", 1)  # a seat: its part, then the head
+    a._seat("new", humans("x", "y", "z", "w"))  # placed: its part, then the head
     await a.commit()
     assert a.store.writes - before == 2
     before = a.store.writes
-    del a.seated["p2"]
-    a.seated["p3"] = ("h", 2)
+    assert a.unseat("g2", ["p2-0"])  # over (its result)
+    a._seat("g2b", humans("p2-0"))
     await a.commit()
-    assert a.store.writes - before == 1 + len({part_of("p2"), part_of("p3")})
+    assert a.store.writes - before == 1 + len({part_of("g2"), part_of("g2b")})
     before = a.store.writes
     await a.commit()  # nothing in games changed (a ticket, a room): the head alone
     assert a.store.writes - before == 1
@@ -118,22 +126,22 @@ async def test_a_part_a_previous_leader_wrote_after_the_take_over_is_overwritten
     one wrote (never acknowledged) is gone."""
     a = replica(nc, kvs, lobby)
     await a.lead("mm-a", 1)
-    a.seated["first"] = ("g1", 0)
+    a._seat("g1", humans("first"))
     await a.commit()
     b = replica(nc, kvs, lobby)
     await b.lead("mm-b", 2)
-    zombie = "zombie"
-    same_part = next(p for p in (f"later-{i}" for i in range(10_000))
-                     if part_of(p) == part_of(zombie))
-    a.seated[zombie] = ("never-told", 1)
+    zombie = "never-told"
+    same_part = next(g for g in (f"later-{i}" for i in range(10_000))
+                     if part_of(g) == part_of(zombie))
+    a._seat(zombie, humans("zombie"))
     with pytest.raises(Fenced):
         await a.commit()
-    b.seated[same_part] = ("g2", 0)
+    b._seat(same_part, humans("second"))
     await b.commit()  # not Fenced
     assert b.leading
     c = replica(nc, kvs, lobby)
     await c.lead("mm-c", 3)
-    assert dict(c.seated) == {"first": ("g1", 0), same_part: ("g2", 0)}
+    assert c.seated == {"first": ("g1", 0), "second": (same_part, 0)}
 
 
 async def test_a_take_over_reads_again_what_the_previous_leader_wrote_meanwhile(
@@ -144,7 +152,7 @@ async def test_a_take_over_reads_again_what_the_previous_leader_wrote_meanwhile(
     the older one over it (or give up the lead)."""
     a = replica(nc, kvs, lobby)
     await a.lead("mm-a", 1)
-    a.seated["early"] = ("g1", 0)
+    a._seat("g1", humans("early"))
     await a.commit()
     b = replica(nc, kvs, lobby)
     assert b.store is not None
@@ -154,14 +162,14 @@ async def test_a_take_over_reads_again_what_the_previous_leader_wrote_meanwhile(
     async def previous_leader_commits_first() -> None:
         if not raced:
             raced.append(1)
-            a.seated["late"] = ("g2", 1)
+            a._seat("g2", humans("late"))
             await a.commit()  # a still leads: this lands, and may be answered
         await write_parts()
     b.store._write_parts = previous_leader_commits_first  # type: ignore[method-assign]
     await b.lead("mm-b", 2)
     assert raced and b.leading
-    assert dict(b.seated) == {"early": ("g1", 0), "late": ("g2", 1)}
-    a.seated["later"] = ("g3", 0)
+    assert b.seated == {"early": ("g1", 0), "late": ("g2", 0)}
+    a._seat("g3", humans("later"))
     with pytest.raises(Fenced):
         await a.commit()
 
@@ -187,7 +195,7 @@ async def test_a_lobby_written_as_one_document_is_moved_into_the_parts(
     assert not {"seated", "rematches", "rematched", "started_rooms"} & set(head)
     c = replica(nc, kvs, lobby)
     await c.lead("mm-c", 6)
-    assert dict(c.seated) == {"p1": ("g-new", 0), "p2": ("g-x", 3)}
+    assert c.seated == {"p1": ("g-new", 0), "p2": ("g-x", 3)}
     assert c.rematches["g-open"].to_json() == open_offer.to_json()
     assert c.rematched["g-started"].to_json() == started.to_json()
     assert c.rooms.started_codes["ABCDE"][1] == ["p2"]
@@ -208,8 +216,7 @@ async def test_a_room_start_cut_off_between_the_parts_and_the_head_starts_again(
     room_, seats = a.rooms.start_seats("host")
     gid = new_game_id()
     a.rooms.started(room_, gid, now_ms())
-    for i, s in enumerate(seats):
-        a.seated[s.player] = (gid, i)
+    a._seat(gid, seats)
     assert a.store is not None
     a.store._take_changes()  # the commit, cut off after its parts
     await a.store._write_parts()
@@ -269,18 +276,40 @@ async def test_a_version_with_another_count_of_parts_reads_and_rewrites_them(
     a = replica(nc, kvs, lobby)
     await a.lead("mm-a", 1)
     for i in range(40):
-        a.seated[f"p{i}"] = ("g", i % 4)
+        a._seat(f"g{i}", humans(f"p{i}"))
     await a.commit()
     monkeypatch.setattr(store, "PARTS", 8)
     b = replica(nc, kvs, lobby)
     await b.lead("mm-b", 2)
     assert len(b.seated) == 40
     for i in range(39):  # their games ended
-        del b.seated[f"p{i}"]
+        b.unseat(f"g{i}")
     await b.commit()
-    monkeypatch.setattr(store, "PARTS", 32)
+    monkeypatch.setattr(store, "PARTS", PARTS)
     c = replica(nc, kvs, lobby)
     await c.lead("mm-c", 3)
     d = replica(nc, kvs, lobby)
     await d.lead("mm-d", 4)
     assert set(d.seated) == {"p39"}
+
+
+async def test_a_player_in_two_games_is_found_in_the_later_one_after_a_take_over(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """A player who left a game (a bot took the seat) and was matched again
+    before the first game ended is in both games' seats: the next leader
+    finds the later game for them, and the first one's end leaves them in
+    it."""
+    a = replica(nc, kvs, lobby)
+    await a.lead("mm-a", 1)
+    a._seat("first", humans("other", "mover"))
+    await a.commit()
+    a._seat("second", humans("x", "y", "mover"))
+    await a.commit()
+    b = replica(nc, kvs, lobby)
+    await b.lead("mm-b", 2)
+    assert b.seated["mover"] == ("second", 2) and b.seated["other"] == ("first", 0)
+    assert b.unseat("first", ["other", "mover"])
+    await b.commit()
+    c = replica(nc, kvs, lobby)
+    await c.lead("mm-c", 3)
+    assert c.seated == {"mover": ("second", 2), "x": ("second", 0), "y": ("second", 1)}

@@ -17,7 +17,7 @@ import secrets
 import socket
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
 import grpc
@@ -153,9 +153,13 @@ class Matchmaker:
         self.ratings: OrderedDict[tuple[str, str], Rating] = OrderedDict()
         # player -> (game id, seat) of the game it was last seated in, until
         # that game's result arrives: a player who was offline when
-        # ``matched`` went out still finds the game (GetPlayer). This and the
-        # offers are kept in the lobby's parts (store.py).
-        self.seated: Parted[tuple[str, int]] = Parted()
+        # ``matched`` went out still finds the game (GetPlayer). Kept by
+        # game in the lobby's parts (``seated_games``: a game placed or over
+        # writes one part), this index rebuilt from them.
+        self.seated: dict[str, tuple[str, int]] = {}
+        # game id -> {"ms": placed, "seats": {player: seat}} of its humans,
+        # until its result
+        self.seated_games: Parted[dict[str, Any]] = Parted()
         self.away: dict[str, int] = {}  # room members without a connection, since ms
         self.placing: dict[str, QuickMatch] = {}  # quick matches being placed, by id
         self.rematches: Parted[Rematch] = Parted()  # open 한 판 더 offers, by the old game id
@@ -191,7 +195,7 @@ class Matchmaker:
         name, store.GROUPS: the collection and how an item is written).
         Started offers are apart from open ones: a replica that does not
         know them (a rolling upgrade) must not take them for open offers."""
-        return {"seated": (self.seated, list), "rematches": (self.rematches, Rematch.to_json),
+        return {"seated": (self.seated_games, dict), "rematches": (self.rematches, Rematch.to_json),
                 "rematched": (self.rematched, Rematch.to_json),
                 "started_rooms": (self.rooms.started_codes, list)}
 
@@ -206,8 +210,11 @@ class Matchmaker:
             mt = QuickMatch.from_json(d)
             self.placing[mt.id] = mt
         self.rooms.restore(doc.get("rooms", []), doc.get("started_rooms"))
-        self.seated = Parted((p, (str(v[0]), int(v[1])))
-                             for p, v in doc.get("seated", {}).items())
+        self.seated_games = Parted(doc.get("seated", {}).items())
+        self.seated = {}
+        for gid, table in sorted(self.seated_games.items(), key=lambda kv: kv[1].get("ms", 0)):
+            for p, seat in table.get("seats", {}).items():  # the latest game a player is in
+                self.seated[p] = (gid, int(seat))
         self.away = {p: int(v) for p, v in doc.get("away", {}).items()}
         self.rematches = Parted((r.game_id, r) for r in map(Rematch.from_json, _offers(
             doc.get("rematches"))))
@@ -327,14 +334,9 @@ class Matchmaker:
         game = result.get("game")
         if game not in GAMES:
             return
-        freed = False
-        for pid in seat_players(result).values():
-            if self.seated.get(pid, ("",))[0] == result.get("game_id"):
-                del self.seated[pid]
-                freed = True
-        if freed:
-            await self.commit()
         gid = str(result.get("game_id"))
+        if self.unseat(gid, seat_players(result).values()):
+            await self.commit()
         current = {pid: await self.rating(game, pid, strict=True)
                    for pid in seat_players(result).values()}
         new = rate_result(result, current)
@@ -517,9 +519,21 @@ class Matchmaker:
         m.MATCHES.labels(game, kind).inc()
 
     def _seat(self, game_id: str, seats: list[Seat]) -> None:
-        for i, s in enumerate(seats):
-            if s.kind == "human":
-                self.seated[s.player] = (game_id, i)
+        humans = {s.player: i for i, s in enumerate(seats) if s.kind == "human"}
+        self.seated_games[game_id] = {"ms": now_ms(), "seats": humans}
+        for p, i in humans.items():
+            self.seated[p] = (game_id, i)
+
+    def unseat(self, game_id: str, players: Iterable[str] = ()) -> bool:
+        """A game is over: its players (and ``players``) are not seated in it
+        any more. True when that changed the lobby."""
+        table = self.seated_games.pop(game_id, None)
+        freed = table is not None
+        for p in {*(table or {}).get("seats", {}), *players}:
+            if self.seated.get(p, ("",))[0] == game_id:
+                del self.seated[p]
+                freed = True
+        return freed
 
     async def _place_quick(self, match: QuickMatch) -> None:
         """Place a match that is already durable in ``placing``, with its

@@ -7,12 +7,13 @@ The lobby itself is written by :class:`LobbyStore` with revision checks
 after every change and before any reply or notification. What grows with
 the waiting players (tickets, matches being placed, open rooms, room
 members away) is one JSON document, the head, under ``state.<lobby>``; what
-grows with the players *in games* (each one's seat, 한 판 더 offers, the
-codes of started rooms) is spread over ``PARTS`` part documents per group,
-``state.<lobby>.<group>.<i>``, each item in the part its key hashes to, and
-only the parts that changed are written. So no document nears NATS's 1 MB
-message limit however many play, and a change costs a write of its part,
-not of the whole lobby.
+grows with the players *in games* (the seats of each game's humans, 한 판
+더 offers, the codes of started rooms) is spread over ``PARTS`` part
+documents per group, ``state.<lobby>.<group>.<i>``, each item in the part
+its key (a game id, a room code) hashes to, and only the parts that
+changed are written. So no document nears NATS's 1 MB message limit
+however many play, and a game placed or over writes one part, not the
+whole lobby.
 
 A new leader reads the head and the parts, then writes the head back with
 its own epoch: any later head write of a previous leader (a frozen process
@@ -50,11 +51,11 @@ from ttanjit.games.base import JSON
 
 log = logging.getLogger("ttanjit.matchmaker")
 
-PARTS = 32  # part documents per group (a part of 1 MB holds ~25,000 seats)
+PARTS = 64  # part documents per group
 # The groups of parted collections, in the order a commit writes them
 # (before the head): group -> its collections.
 GROUPS: dict[str, tuple[str, ...]] = {
-    "seated": ("seated",),
+    "seated": ("seated",),  # by game: its humans' seats
     "offers": ("rematches", "rematched"),  # both keyed by the old game id
     "started": ("started_rooms",),
 }
@@ -160,6 +161,8 @@ class LobbyStore:
         stored = int(doc.get("parts") or 0)
         for name in (n for names in GROUPS.values() for n in names):
             inline = doc.get(name)  # a lobby written before the parts: moved into them
+            if name == "seated" and isinstance(inline, dict):
+                inline = _seated_by_game(inline)
             doc[name] = {}
             if inline:
                 self._adopt(name, inline.items() if isinstance(inline, dict)
@@ -356,6 +359,16 @@ class LobbyStore:
             if not w.done():
                 w.set_exception(Fenced())
         self._waiters = []
+
+
+def _seated_by_game(by_player: dict[str, Any]) -> dict[str, Any]:
+    """``seated`` as a lobby before the parts kept it, by player
+    (``{player: [game_id, seat]}``), as the parts keep it, by game."""
+    out: dict[str, Any] = {}
+    for player, v in by_player.items():
+        if isinstance(v, list) and len(v) == 2:
+            out.setdefault(str(v[0]), {"ms": 0, "seats": {}})["seats"][player] = int(v[1])
+    return out
 
 
 class _Raced(Exception):

@@ -1,0 +1,188 @@
+"""The matchmaker's lobby at scale (docs/protocol.md 4.1): what a lobby
+change costs the leader with N players in games, and what a take-over
+reads.
+
+For each N, a real nats-server (JetStream, file storage) and a leading
+:class:`Matchmaker` in this process hold N players seated in games of 4, a
+started 한 판 더 offer for every fourth game and a started room's code for
+every fourth; the rest of the lobby is small (a few tickets). Timed:
+- ``game``: a game placed and another over, as the leader writes them —
+  4 players seated, 4 others' seats dropped, one commit (the parts those
+  8 players hash to, then the head);
+- ``ticket``: a quick-match ticket queued and cancelled (the head only);
+- ``one document``: the same lobby as one JSON document (how the lobby
+  was written before the parts) put once per change — its bytes and time,
+  or that NATS refuses it (over its 1 MB message limit);
+- ``take-over``: a second replica leading: the head and every part read,
+  the head written back.
+
+Per change: wall ms (p50, p99), bytes written, CPU of this process and of
+nats-server (from /proc) per change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+from typing import Any
+
+import nats
+import orjson
+from nats.errors import MaxPayloadError
+
+from ttanjit.common.config import Settings
+from ttanjit.common.nats import Subjects, ensure_jetstream
+from ttanjit.common.natsserver import NatsServer
+from ttanjit.matchmaker.rematch import Rematch
+from ttanjit.matchmaker.rooms import Seat
+from ttanjit.matchmaker.service import Matchmaker, now_ms
+from ttanjit.matchmaker.store import PARTS, part_of
+
+
+def _cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _ms(xs: list[float]) -> dict[str, float]:
+    xs = sorted(xs)
+    return {"p50_ms": round(statistics.median(xs) * 1000, 2),
+            "p99_ms": round(xs[min(len(xs) - 1, int(len(xs) * 0.99))] * 1000, 2)}
+
+
+def _humans(first: int, prefix: str = "p_") -> list[Seat]:
+    return [Seat("human", f"{prefix}{j:016x}", f"닉네임{j % 100}") for j in range(first, first + 4)]
+
+
+def _fill(mm: Matchmaker, n: int) -> None:
+    for i in range(0, n, 4):
+        g = i // 4
+        mm._seat(f"g{g:011x}", _humans(i))
+        if i % 16 == 0:  # every fourth game started as a 한 판 더, every fourth from a room
+            r = Rematch(f"o{g:011x}", "penalty_rows", {"rounds": 3, "timer_s": 20},
+                        [["human", ""]] * 4, {f"p_{j:016x}": j % 4 for j in range(i, i + 4)},
+                        now_ms(), {f"p_{j:016x}": f"닉네임{j % 100}" for j in range(i, i + 4)},
+                        [], f"g{g:011x}", now_ms(), f"g{g:011x}")
+            mm.rematched[r.game_id] = r
+        if i % 16 == 8:
+            mm.rooms.started_codes[f"R{g:07X}"] = (now_ms(), [f"p_{j:016x}" for j in
+                                                               range(i, i + 4)])
+
+
+def _one_document(mm: Matchmaker) -> bytes:
+    """The lobby as the single document it was before the parts."""
+    doc = mm.snapshot()
+    doc.update(leader="bench", epoch=1, written_ms=now_ms(),
+               seated={p: list(v) for p, v in mm.seated.items()},  # by player, then
+               rematches=[r.to_json() for r in mm.rematches.values()],
+               rematched=[r.to_json() for r in mm.rematched.values()],
+               started_rooms={c: [ms, ps] for c, (ms, ps) in mm.rooms.started_codes.items()})
+    return orjson.dumps(doc)
+
+
+async def _size(n: int, changes: int, server: NatsServer) -> dict[str, Any]:
+    assert server.proc is not None
+    nc = await nats.connect(server.url)
+    try:
+        buckets = await ensure_jetstream(nc.jetstream(), Subjects())
+        lobby = f"bench{n}"
+        settings = Settings(lobby=lobby)
+        mm = Matchmaker(nc, buckets["ttanjit_ratings"], settings, buckets["ttanjit_lobby"])
+        await mm.lead("bench-a", 1)
+        _fill(mm, n)
+        assert mm.store is not None
+        t0 = time.perf_counter()
+        await mm.commit()
+        first_s = time.perf_counter() - t0
+        head, part = mm.store.largest()
+        out: dict[str, Any] = {"players_in_games": n, "offers": len(mm.rematched),
+                               "started_rooms": len(mm.rooms.started_codes),
+                               "first_write_s": round(first_s, 2), "head_bytes": head,
+                               "largest_part_bytes": part}
+
+        async def timed(name: str, one: Any) -> None:
+            walls: list[float] = []
+            written = 0
+            cpu0, ncpu0 = time.process_time(), _cpu_s(server.proc.pid)  # type: ignore[union-attr]
+            for k in range(changes):
+                t = time.perf_counter()
+                written += await one(k)
+                walls.append(time.perf_counter() - t)
+            cpu = time.process_time() - cpu0
+            ncpu = _cpu_s(server.proc.pid) - ncpu0  # type: ignore[union-attr]
+            out[name] = {**_ms(walls), "bytes_per_change": written // changes,
+                         "matchmaker_cpu_us": round(cpu / changes * 1e6),
+                         "nats_cpu_us": round(ncpu / changes * 1e6)}
+
+        store = mm.store
+
+        async def game(k: int) -> int:
+            writes = store.writes
+            mm.unseat(f"g{k:011x}")  # a game over (its result)
+            mm._seat(f"n{k:011x}", _humans(k * 4, "q_"))  # and one placed
+            await mm.commit()
+            assert store.writes - writes <= 3
+            keys = {store.key, *(store.parts[("seated", part_of(g))].key
+                                 for g in (f"g{k:011x}", f"n{k:011x}"))}
+            return sum(store.sizes[key] for key in keys)
+
+        async def ticket(k: int) -> int:
+            await mm.enqueue(f"t_{k:014x}", "대기", "onecard", 4)
+            await mm.cancel(f"t_{k:014x}")
+            return 2 * store.sizes[store.key]
+
+        kv = buckets["ttanjit_lobby"]
+
+        async def one_document(_: int) -> int:
+            data = _one_document(mm)
+            await kv.put(f"bench-one.{lobby}", data)
+            return len(data)
+
+        await timed("game", game)
+        await timed("ticket", ticket)
+        size = len(_one_document(mm))
+        out["one_document_bytes"] = size
+        try:
+            await timed("one_document", one_document)
+        except MaxPayloadError:
+            out["one_document"] = "refused: over NATS's 1 MB message limit"
+        other = Matchmaker(nc, buckets["ttanjit_ratings"], settings, buckets["ttanjit_lobby"])
+        t = time.perf_counter()
+        await other.lead("bench-b", 2)
+        out["take_over_s"] = round(time.perf_counter() - t, 3)
+        assert len(other.seated) == len(mm.seated)
+        return out
+    finally:
+        await nc.close()
+
+
+def _line(r: dict[str, Any]) -> str:
+    def one(k: str) -> str:
+        v = r.get(k)
+        if not isinstance(v, dict):
+            return f"{k}: {v}"
+        return (f"{k}: p50 {v['p50_ms']} ms p99 {v['p99_ms']} ms, "
+                f"{v['bytes_per_change']:,} B, mm {v['matchmaker_cpu_us']} µs + "
+                f"nats {v['nats_cpu_us']} µs CPU")
+    return (f"{r['players_in_games']:,} players in games ({r['offers']:,} offers, "
+            f"{r['started_rooms']:,} rooms): head {r['head_bytes']:,} B, largest of "
+            f"{3 * PARTS} parts {r['largest_part_bytes']:,} B; take-over {r['take_over_s']} s\n"
+            f"    {one('game')}\n    {one('ticket')}\n"
+            f"    as one document ({r['one_document_bytes']:,} B): " + one("one_document"))
+
+
+def run(args: Any) -> dict[str, Any]:
+    sizes = (2_000, 10_000) if args.quick else (10_000, 25_000, 100_000, 250_000)
+    changes = 50 if args.quick else 300
+    out: dict[str, Any] = {"changes_per_kind": changes, "sizes": []}
+    with tempfile.TemporaryDirectory(prefix="ttanjit-bench-lobby-") as tmp, \
+            NatsServer(store_dir=tmp) as server:
+        for n in sizes:
+            r = asyncio.run(_size(n, changes, server))
+            print(_line(r), flush=True)
+            out["sizes"].append(r)
+    return out
