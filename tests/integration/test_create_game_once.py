@@ -394,6 +394,51 @@ async def test_a_quick_match_stranded_by_a_failed_lobby_write_is_placed_on_a_lat
     assert {p: mm.seated[p][0] for p in players} == {p: gid for p in players}
 
 
+async def test_a_rematch_whose_seating_write_failed_starts_its_game_on_a_later_tick(
+        shards: list[Running], nc: Client, mm: Matchmaker, a_beats: None) -> None:
+    """A started 한 판 더 whose game was made but whose lobby write then
+    failed (a JetStream hiccup; or, on a take-over, a commit cut off after
+    the lobby's seat parts) is placed again at the next tick. Its players
+    were already seated in that game, so they were no longer "free": every
+    seat went to a bot, the offer ended `expired`, and the game made went
+    on without them (found by an audit helper). Now it starts as agreed:
+    the same game, and `matched`."""
+    from ttanjit.matchmaker.rematch import Rematch
+
+    players = [player_id("r1"), player_id("r2")]
+    old = new_game_id()
+    r = Rematch(old, "onecard", {}, [["human", ""], ["human", ""]],
+                {p: i for i, p in enumerate(players)}, now_ms() + 60_000,
+                {p: "다시" for p in players})
+    r.started_ms, r.place_id = now_ms(), new_game_id()
+    mm.rematched[old] = r
+    flaky = FlakyLobby(mm, {1})  # the write after the game was made
+    frames: list[dict[str, Any]] = []
+
+    async def on(msg: Any) -> None:
+        frames.append(orjson.loads(msg.data))
+    subs = [await nc.subscribe(mm_service.Subjects().player_lobby(p), cb=on) for p in players]
+    try:
+        with pytest.raises(nats.errors.TimeoutError):
+            await mm._start_rematch(r)
+        assert r.new_game_id == "" and mm.seated[players[0]][0] == r.place_id
+        for _ in range(100):
+            await mm.tick()
+            if sum(f.get("type") == "matched" for f in frames) == 2:
+                break
+            await asyncio.sleep(0.1)
+        assert flaky.calls > 1
+        states = [f["rematch"]["state"] for f in frames if f.get("type") == "rematch"]
+        assert states == ["started", "started"], frames
+        matches = [f for f in frames if f.get("type") == "matched"]
+        assert [m["game_id"] for m in matches] == [r.place_id] * 2, frames
+        assert [p["kind"] for p in matches[0]["players"]] == ["human", "human"]
+        assert await games_of(nc, players[0]) == [r.place_id]
+    finally:
+        for sub in subs:
+            await sub.unsubscribe()
+
+
 async def test_a_lobby_call_retried_after_its_deadline_is_carried_out_once(
         shards: list[Running], nc: Client, mm: Matchmaker, a_beats: None) -> None:
     """The gateway tries a matchmaker call again when an attempt has no

@@ -18,6 +18,7 @@ import orjson
 import pytest
 import pytest_asyncio
 from nats.aio.client import Client
+from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 
 from ttanjit.common.config import Settings
@@ -202,34 +203,53 @@ async def test_a_lobby_written_as_one_document_is_moved_into_the_parts(
     assert c.away == {"p9": 5}
 
 
+async def started_parts(kv_lobby: KeyValue, lobby: str) -> dict[str, Any]:
+    """Every started room's code as the lobby's parts hold it."""
+    out: dict[str, Any] = {}
+    for i in range(PARTS):
+        try:
+            part = orjson.loads((await kv_lobby.get(f"state.{lobby}.started.{i}")).value)
+        except KeyNotFoundError:
+            continue
+        out.update(part.get("started_rooms") or {})
+    return out
+
+
 async def test_a_room_start_cut_off_between_the_parts_and_the_head_starts_again(
         nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
     """The leader died after writing a started room's seats and code (the
-    parts) and before the room itself (the head). The next leader has the
-    room `open` (its start cut off), not its code `started`: the host's
-    시작 is not refused with room_started."""
+    parts) and before the room itself (the head). Nobody was told. The
+    next leader has the room `open`, its code not `started` (the host's
+    시작 is not refused with room_started) and its players not seated in
+    the game (a member who leaves is not sent into it); the host's 시작
+    asks for the same game."""
     a = replica(nc, kvs, lobby)
     await a.lead("mm-a", 1)
-    room = a.rooms.create("host", "방장", "onecard", 2, None)
+    room = a.rooms.create("host", "방장", "onecard", 3, None)
     a.rooms.join("guest", "손님", room.code)
+    a.rooms.join("third", "셋째", room.code)
     await a.commit()
-    room_, seats = a.rooms.start_seats("host")
-    gid = new_game_id()
-    a.rooms.started(room_, gid, now_ms())
+    room_, seats = a.rooms.start_seats("host")  # as start_room does:
+    room_.place_id = gid = new_game_id()  # `starting`, its game id written
+    await a.commit()
+    a.rooms.started(room_, gid, now_ms())  # placed; then the commit, cut off
     a._seat(gid, seats)
     assert a.store is not None
-    a.store._take_changes()  # the commit, cut off after its parts
+    a.store._take_changes()
     await a.store._write_parts()
+    assert room.code in await started_parts(kvs[1], lobby)
     b = replica(nc, kvs, lobby)
     await b.lead("mm-b", 2)
-    assert b.seated["host"] == (gid, 0)
+    assert not b.seated
     assert room.code not in b.rooms.started_codes
-    again, _ = b.rooms.start_seats("host")
-    assert again.code == room.code and again.place_id == room.place_id
-    await b.commit()
+    b.rooms.leave("guest")
+    await b.commit()  # the code and the seats dropped in the parts too
+    assert room.code not in await started_parts(kvs[1], lobby)
     c = replica(nc, kvs, lobby)
     await c.lead("mm-c", 3)
-    assert room.code not in c.rooms.started_codes
+    assert not c.seated and gid not in c.seated_games
+    again, _ = c.rooms.start_seats("host")
+    assert again.code == room.code and again.place_id == gid
 
 
 async def finished_game(nc: Client, players: list[str]) -> str:
@@ -293,12 +313,14 @@ async def test_a_version_with_another_count_of_parts_reads_and_rewrites_them(
     assert set(d.seated) == {"p39"}
 
 
-async def test_a_player_in_two_games_is_found_in_the_later_one_after_a_take_over(
-        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
-    """A player who left a game (a bot took the seat) and was matched again
-    before the first game ended is in both games' seats: the next leader
-    finds the later game for them, and the first one's end leaves them in
-    it."""
+@pytest.mark.parametrize("first_over", ["first", "second"])
+async def test_a_player_placed_again_before_their_game_ended_is_in_the_later_one(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str, first_over: str) -> None:
+    """A player who left a game (a bot took the seat) and was placed in
+    another before the first one ended is in the later one only, whichever
+    ends first and whoever leads then: after the later one ends, a new
+    leader does not send them back to the first (nor count them busy there
+    when their 한 판 더 starts)."""
     a = replica(nc, kvs, lobby)
     await a.lead("mm-a", 1)
     a._seat("first", humans("other", "mover"))
@@ -308,8 +330,29 @@ async def test_a_player_in_two_games_is_found_in_the_later_one_after_a_take_over
     b = replica(nc, kvs, lobby)
     await b.lead("mm-b", 2)
     assert b.seated["mover"] == ("second", 2) and b.seated["other"] == ("first", 0)
-    assert b.unseat("first", ["other", "mover"])
+    ended = {"first": ["other", "mover"], "second": ["x", "y", "mover"]}
+    assert b.unseat(first_over, ended[first_over])
     await b.commit()
     c = replica(nc, kvs, lobby)
     await c.lead("mm-c", 3)
-    assert c.seated == {"mover": ("second", 2), "x": ("second", 0), "y": ("second", 1)}
+    assert c.seated == b.seated
+    assert ("mover" in c.seated) == (first_over == "first")
+
+
+async def test_seats_kept_by_player_in_the_parts_are_read_and_kept_by_game(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """Parts whose `seated` is by player (`{player: [game_id, seat]}`, as
+    a build of main between two commits wrote them) do not stop a take-over:
+    read, and written again by game."""
+    _, kv_lobby = kvs
+    await kv_lobby.put(f"state.{lobby}", orjson.dumps(
+        {"leader": "mm-old", "epoch": 1, "parts": PARTS, "tickets": []}))
+    await kv_lobby.put(f"state.{lobby}.seated.{part_of('p1')}", orjson.dumps(
+        {"leader": "mm-old", "epoch": 1, "seated": {"p1": ["g1", 0]}}))
+    b = replica(nc, kvs, lobby)
+    await b.lead("mm-b", 2)
+    assert b.seated == {"p1": ("g1", 0)}
+    await b.commit()
+    c = replica(nc, kvs, lobby)
+    await c.lead("mm-c", 3)
+    assert c.seated == {"p1": ("g1", 0)} and c.seated_games["g1"]["seats"] == {"p1": 0}

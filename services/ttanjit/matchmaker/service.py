@@ -210,16 +210,23 @@ class Matchmaker:
             mt = QuickMatch.from_json(d)
             self.placing[mt.id] = mt
         self.rooms.restore(doc.get("rooms", []), doc.get("started_rooms"))
-        self.seated_games = Parted(doc.get("seated", {}).items())
+        self.seated_games = Parted((g, t) for g, t in doc.get("seated", {}).items()
+                                   if isinstance(t, dict) and isinstance(t.get("seats"), dict))
         self.seated = {}
         for gid, table in sorted(self.seated_games.items(), key=lambda kv: kv[1].get("ms", 0)):
-            for p, seat in table.get("seats", {}).items():  # the latest game a player is in
+            for p, seat in table["seats"].items():  # the latest game a player is in
                 self.seated[p] = (gid, int(seat))
         self.away = {p: int(v) for p, v in doc.get("away", {}).items()}
         self.rematches = Parted((r.game_id, r) for r in map(Rematch.from_json, _offers(
             doc.get("rematches"))))
         self.rematched = Parted((r.game_id, r) for r in map(Rematch.from_json, _offers(
             doc.get("rematched"))))
+        for room in self.rooms.by_code.values():
+            if room.place_id in self.seated_games:
+                # its start was cut off between the lobby's parts and its head
+                # (docs/protocol.md 4.1): nobody was told, nobody is seated
+                # until the host starts it again
+                self.unseat(room.place_id)
         self.ratings.clear()  # re-read from KV: another replica may have rated since
 
     async def commit(self) -> None:
@@ -519,7 +526,19 @@ class Matchmaker:
         m.MATCHES.labels(game, kind).inc()
 
     def _seat(self, game_id: str, seats: list[Seat]) -> None:
+        """The humans of a game placed are seated in it, and no longer in
+        the game they were in before (one they left, still on): a player
+        is in one game's seats at a time, as the index says."""
         humans = {s.player: i for i, s in enumerate(seats) if s.kind == "human"}
+        for p in humans:
+            before = self.seated.get(p, ("",))[0]
+            table = self.seated_games.get(before)
+            if before != game_id and table is not None and p in table["seats"]:
+                left = {q: i for q, i in table["seats"].items() if q != p}
+                if left:
+                    self.seated_games[before] = {**table, "seats": left}
+                else:
+                    del self.seated_games[before]
         self.seated_games[game_id] = {"ms": now_ms(), "seats": humans}
         for p, i in humans.items():
             self.seated[p] = (game_id, i)
@@ -751,7 +770,9 @@ class Matchmaker:
         durable: a new leader finishes the ones its predecessor left)."""
         free = {p for p in r.agreed if p not in self.queue.by_player
                 and not self._matching(p) and self.rooms.room_of(p) is None
-                and self.seated.get(p, (r.game_id,))[0] == r.game_id}
+                # still in the old game, or already seated in this offer's own
+                # (placed before a lobby write failed: the same game again)
+                and self.seated.get(p, (r.game_id,))[0] in (r.game_id, r.place_id)}
         seats = r.new_seats(free)
         if not any(s.kind == "human" for s in seats):
             await self._rematch_ended(r, "expired")

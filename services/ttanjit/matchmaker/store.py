@@ -20,18 +20,20 @@ its own epoch: any later head write of a previous leader (a frozen process
 that thaws, a partitioned one) fails with a wrong last revision, and that
 replica steps down (:class:`Fenced`) before it replies to anyone. A part a
 previous leader wrote after that (its change never acknowledged: its head
-write fails) is overwritten by the new leader's next write of the part; a
-part written by a *newer* epoch fences the writer. So the lobby has one
-writer at a time and loses nothing a client was told about when any
-replica dies.
+write fails) is overwritten by the new leader's next write of the part —
+until then it reads as a commit cut off half way (below); a part written
+by a *newer* epoch fences the writer. So the lobby has one writer at a
+time and loses nothing a client was told about when any replica dies.
 
 One commit writes its parts before its head, and the seats before the
 offers: a commit cut off half way leaves the seats of a game placed while
 what placed it (``placing``, a started offer without ``new_game_id``, a
 ``starting`` room) still says it is being placed, and the next leader
-places it again under the same game id — the same game, the same seats.
-A started room's code written while the room's own change was not is
-dropped on restore (``Rooms.restore``).
+places it again under the same game id — the same game, the same seats
+(a 한 판 더's players seated in it still count as free to sit there). A
+room whose start was cut off so is open again: its code is not kept as
+started (``Rooms.restore``) nor its players as seated
+(``Matchmaker.restore``) until the host starts it again.
 """
 
 from __future__ import annotations
@@ -171,10 +173,17 @@ class LobbyStore:
             keys = [(g, i) for g in GROUPS for i in range(stored)]
             docs = [self.parts.get(k) or _Doc(f"{self.key}.{k[0]}.{k[1]}") for k in keys]
             read = await asyncio.gather(*(self._get(d) for d in docs))
-            for (group, _), part in zip(keys, read, strict=True):
+            by_player: dict[str, Any] = {}  # seats kept by player in parts (never released)
+            for (group, i), part in zip(keys, read, strict=True):
                 for name in GROUPS[group]:
-                    self._adopt(name, ((part or {}).get(name) or {}).items(), doc[name],
-                                moved=stored != PARTS)
+                    items = ((part or {}).get(name) or {}).items()
+                    if name == "seated" and any(isinstance(v, list) for _, v in items):
+                        by_player.update((k, v) for k, v in items if isinstance(v, list))
+                        items = [(k, v) for k, v in items if not isinstance(v, list)]
+                        if i < PARTS:
+                            self.unwritten.add((group, i))  # written again without them
+                    self._adopt(name, items, doc[name], moved=stored != PARTS)
+            self._adopt("seated", _seated_by_game(by_player).items(), doc["seated"])
             if stored != PARTS:  # counted otherwise: every part written anew
                 self.unwritten.update(self.parts)
         return doc
