@@ -665,6 +665,39 @@ async def test_two_shards_stopped_at_once_leave_their_games_for_the_next(svc: Se
     await nc.close()
 
 
+async def test_a_handover_whose_target_stopped_answering_is_given_up_with_its_lease(
+        svc: Services) -> None:
+    """The shard a stopping shard hands its games to can stop answering
+    after it was chosen: stopped beside it (it got the request in the
+    moment it stopped listening, and exited without answering — seen in
+    CI: the stop took 10.6 s) or frozen, as here. The stopping shard waited
+    out its 10 s request; now it gives the handover up once the target's
+    lease has expired, exits, and the next shard claims every game with
+    every move."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    a = svc.start("shard", name="shard-a")
+    b = svc.start("shard", name="shard-b")
+    nc = await nats.connect(svc.nats_url)
+    games = await _games_on(a.ports["grpc"], 3, game)
+    tails = [await RecordTail(nc, gid).start() for gid, _ in games]
+    accepted = await _play_each(nc, tails, 31, 2)
+    b.proc.send_signal(signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        a.proc.send_signal(signal.SIGTERM)
+        rc = await asyncio.to_thread(a.proc.wait, 30)
+        took = time.monotonic() - t0
+    finally:
+        b.kill()
+    assert rc == 0 and took < 7.0, (took, a.log()[-3000:])
+    assert "handover: shard-b stopped before it answered" in a.log()
+    assert "handover to shard-b failed" not in a.log()
+    svc.start("shard", name="shard-c")
+    accepted += await _play_each(nc, tails, 32, 2)
+    await _every_accepted_move_recorded(tails, accepted)
+    await nc.close()
+
+
 async def _drain_in_place(shard: Any, timeout_s: int) -> tuple[Any, float]:
     """``Drain`` without ``exit`` of ``shard`` (its answer, and the seconds
     it took)."""
@@ -725,7 +758,7 @@ async def test_a_handover_nobody_took_does_not_run_the_games_clocks(svc: Service
         ran = (time.monotonic() - t0) * 1000
     finally:
         b.kill()
-    assert frozen > 2500, frozen
+    assert frozen > 1200, frozen  # until the target's lease ran out (<= 2 s)
     # charged: what ran while it was served, not the ~3 s it stood frozen
     assert full - (ran - frozen) - 800 <= left <= full - (ran - frozen) + 300, (
         full, left, ran, frozen)

@@ -113,6 +113,10 @@ def request_key(setup: Setup, players: dict[str, int], spectators: bool) -> byte
                         option=orjson.OPT_SORT_KEYS)
 
 
+class _TargetGone(Exception):
+    """A handover's target stopped (its lease expired) before it answered."""
+
+
 LATE_DRAIN_S = 5.0  # the least a stop signal's drain gets after an earlier drain
 
 
@@ -991,12 +995,16 @@ class Shard:
         if not offer:
             return
         try:
-            msg = await self.nc.request(self.subj.adopt(target),
-                                        orjson.dumps({"from": self.id, "games": offer}),
-                                        timeout=10)
+            msg = await self._ask_to_adopt(target, orjson.dumps({"from": self.id,
+                                                                 "games": offer}))
             taken = set(orjson.loads(msg.data).get("taken", []))
         except NoRespondersError:  # it stopped listening: it is stopping too
             log.info("handover: %s is not taking games (stopping)", target,
+                     extra={"games": len(offer)})
+            self.not_taking.add(target)
+            taken = set()
+        except _TargetGone:
+            log.info("handover: %s stopped before it answered", target,
                      extra={"games": len(offer)})
             self.not_taking.add(target)
             taken = set()
@@ -1012,6 +1020,26 @@ class Shard:
                 progress["handed_over"] += 1
             else:  # not taken: serve it again
                 g.thaw()
+
+    async def _ask_to_adopt(self, target: str, data: bytes) -> Msg:
+        """The handover request to ``target``: its answer, within 10 s. Given
+        up (:class:`_TargetGone`) once the target's lease has expired or is
+        gone: a shard stopping beside this one can receive the request in
+        the moment it stops listening and exit without answering (its lease
+        is then renewed no more), and a frozen one answers nobody; waiting
+        out the 10 s kept this shard's stop, and its games, waiting."""
+        ask = asyncio.ensure_future(self.nc.request(self.subj.adopt(target), data, timeout=10))
+        try:
+            while True:
+                done, _ = await asyncio.wait({ask}, timeout=0.1)
+                if done:
+                    return ask.result()
+                if not any(x.shard == target for x in self.book.alive(wall_ms())):
+                    raise _TargetGone(target)
+        finally:
+            if not ask.done():
+                ask.cancel()
+                await asyncio.gather(ask, return_exceptions=True)
 
     async def _on_adopt(self, msg: Msg) -> None:
         try:
