@@ -665,6 +665,20 @@ async def test_two_shards_stopped_at_once_leave_their_games_for_the_next(svc: Se
     await nc.close()
 
 
+async def _beside_a_frozen_shard(svc: Services, seed: int) -> tuple[Any, ...]:
+    """shard-a with 3 games (two moves each played, ``seed``) and shard-b
+    SIGSTOPped after both started: ``(a, b, nc, games, tails, accepted)``."""
+    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
+    a = svc.start("shard", name="shard-a")
+    b = svc.start("shard", name="shard-b")
+    nc = await nats.connect(svc.nats_url)
+    games = await _games_on(a.ports["grpc"], 3, game)
+    tails = [await RecordTail(nc, gid).start() for gid, _ in games]
+    accepted = await _play_each(nc, tails, seed, 2)
+    b.proc.send_signal(signal.SIGSTOP)
+    return a, b, nc, games, tails, accepted
+
+
 async def test_a_handover_whose_target_stopped_answering_is_given_up_with_its_lease(
         svc: Services) -> None:
     """The shard a stopping shard hands its games to can stop answering
@@ -674,14 +688,7 @@ async def test_a_handover_whose_target_stopped_answering_is_given_up_with_its_le
     out its 10 s request; now it gives the handover up once the target's
     lease has expired, exits, and the next shard claims every game with
     every move."""
-    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
-    a = svc.start("shard", name="shard-a")
-    b = svc.start("shard", name="shard-b")
-    nc = await nats.connect(svc.nats_url)
-    games = await _games_on(a.ports["grpc"], 3, game)
-    tails = [await RecordTail(nc, gid).start() for gid, _ in games]
-    accepted = await _play_each(nc, tails, 31, 2)
-    b.proc.send_signal(signal.SIGSTOP)
+    a, b, nc, games, tails, accepted = await _beside_a_frozen_shard(svc, 31)
     try:
         t0 = time.monotonic()
         a.proc.send_signal(signal.SIGTERM)
@@ -713,14 +720,7 @@ async def test_drain_ends_at_its_timeout_and_serves_the_games_again(svc: Service
     the shard it hands games to never answers (here: SIGSTOPped; the offer
     waited 10 s for it). The games it had stopped for the handover are served
     here again, with every accepted move in the record."""
-    game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
-    a = svc.start("shard", name="shard-a")
-    b = svc.start("shard", name="shard-b")
-    nc = await nats.connect(svc.nats_url)
-    games = await _games_on(a.ports["grpc"], 3, game)
-    tails = [await RecordTail(nc, gid).start() for gid, _ in games]
-    accepted = await _play_each(nc, tails, 21, 2)
-    b.proc.send_signal(signal.SIGSTOP)
+    a, b, nc, games, tails, accepted = await _beside_a_frozen_shard(svc, 21)
     try:
         out, took = await _drain_in_place(a, 1)
         assert took < 2.5, took
