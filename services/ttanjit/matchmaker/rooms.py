@@ -121,10 +121,6 @@ class Rooms:
             self.by_code[room.code] = room
             for s in room.humans():
                 self.by_player[s.player] = room.code
-            if room.code in self.started_codes:
-                # its start was cut off between the lobby's parts and its
-                # head (docs/protocol.md 4.1): not started, the host starts it
-                del self.started_codes[room.code]
 
     def _new_code(self) -> str:
         while True:

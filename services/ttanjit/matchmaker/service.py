@@ -109,12 +109,11 @@ def _owner(exc: grpc.aio.AioRpcError) -> str:
     return ""
 
 
-def _offers(stored: Any) -> list[dict[str, Any]]:
-    """Offers as read: by old game id (the parts) or a list (a lobby
-    written before them)."""
-    if isinstance(stored, dict):
-        return list(stored.values())
-    return list(stored or [])
+def _offers(stored: Any) -> Parted[Rematch]:
+    """Offers as read — by old game id (the parts) or a list (a lobby
+    written before them) — by old game id."""
+    raw = stored.values() if isinstance(stored, dict) else stored or []
+    return Parted((r.game_id, r) for r in map(Rematch.from_json, raw))
 
 
 def _options(raw: str) -> Any:
@@ -217,16 +216,14 @@ class Matchmaker:
             for p, seat in table["seats"].items():  # the latest game a player is in
                 self.seated[p] = (gid, int(seat))
         self.away = {p: int(v) for p, v in doc.get("away", {}).items()}
-        self.rematches = Parted((r.game_id, r) for r in map(Rematch.from_json, _offers(
-            doc.get("rematches"))))
-        self.rematched = Parted((r.game_id, r) for r in map(Rematch.from_json, _offers(
-            doc.get("rematched"))))
+        self.rematches = _offers(doc.get("rematches"))
+        self.rematched = _offers(doc.get("rematched"))
         for room in self.rooms.by_code.values():
-            if room.place_id in self.seated_games:
-                # its start was cut off between the lobby's parts and its head
-                # (docs/protocol.md 4.1): nobody was told, nobody is seated
-                # until the host starts it again
-                self.unseat(room.place_id)
+            # open in the head but started in the parts: its start was cut
+            # off between them (docs/protocol.md 4.1). Nobody was told: its
+            # code is not started, nobody is seated, until the host starts it
+            self.rooms.started_codes.pop(room.code, None)
+            self.unseat(room.place_id)
         self.ratings.clear()  # re-read from KV: another replica may have rated since
 
     async def commit(self) -> None:

@@ -32,8 +32,8 @@ what placed it (``placing``, a started offer without ``new_game_id``, a
 places it again under the same game id — the same game, the same seats
 (a 한 판 더's players seated in it still count as free to sit there). A
 room whose start was cut off so is open again: its code is not kept as
-started (``Rooms.restore``) nor its players as seated
-(``Matchmaker.restore``) until the host starts it again.
+started nor its players as seated until the host starts it again
+(``Matchmaker.restore``).
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "offers": ("rematches", "rematched"),  # both keyed by the old game id
     "started": ("started_rooms",),
 }
+GROUP_OF = {name: group for group, names in GROUPS.items() for name in names}
 CLAIM_TRIES = 5
 
 V = TypeVar("V")
@@ -161,7 +162,7 @@ class LobbyStore:
         if doc is None:
             return None
         stored = int(doc.get("parts") or 0)
-        for name in (n for names in GROUPS.values() for n in names):
+        for name in GROUP_OF:
             inline = doc.get(name)  # a lobby written before the parts: moved into them
             if name == "seated" and isinstance(inline, dict):
                 inline = _seated_by_game(inline)
@@ -193,7 +194,7 @@ class LobbyStore:
         """Items read: into the merged lobby and their part's items; a
         part whose items were not read from it (read inline, or from parts
         counted otherwise) is to be written."""
-        group = next(g for g, names in GROUPS.items() if name in names)
+        group = GROUP_OF[name]
         for key, value in items:
             into[key] = value
             part = (group, part_of(key))
@@ -223,7 +224,7 @@ class LobbyStore:
         self.owner = (replica, epoch)
         for _ in range(CLAIM_TRIES):
             doc = await self.load()
-            body = {k: v for k, v in (doc or {}).items() if k not in self._parted()}
+            body = {k: v for k, v in (doc or {}).items() if k not in GROUP_OF}
             body.update(leader=replica, epoch=epoch, written_ms=now_ms(), parts=PARTS)
             await self._write_parts()  # a lobby from before the parts: moved first
             try:
@@ -232,10 +233,6 @@ class LobbyStore:
                 continue
             return doc
         raise Fenced()
-
-    @staticmethod
-    def _parted() -> set[str]:
-        return {n for names in GROUPS.values() for n in names}
 
     # -- writing --------------------------------------------------------------
     async def commit(self) -> None:
@@ -271,7 +268,7 @@ class LobbyStore:
         for name, (coll, encode) in self.collections().items():
             if not coll.dirty:
                 continue
-            group = next(g for g, names in GROUPS.items() if name in names)
+            group = GROUP_OF[name]
             for key in coll.dirty:
                 part = (group, part_of(key))
                 items = self.items.setdefault(part, {}).setdefault(name, {})
