@@ -998,13 +998,10 @@ class Shard:
             msg = await self._ask_to_adopt(target, orjson.dumps({"from": self.id,
                                                                  "games": offer}))
             taken = set(orjson.loads(msg.data).get("taken", []))
-        except NoRespondersError:  # it stopped listening: it is stopping too
-            log.info("handover: %s is not taking games (stopping)", target,
-                     extra={"games": len(offer)})
-            self.not_taking.add(target)
-            taken = set()
-        except _TargetGone:
-            log.info("handover: %s stopped before it answered", target,
+        except (NoRespondersError, _TargetGone) as exc:  # it stopped listening, or
+            # stopped before it answered: it is stopping too
+            log.info("handover: %s %s", target, "stopped before it answered"
+                     if isinstance(exc, _TargetGone) else "is not taking games (stopping)",
                      extra={"games": len(offer)})
             self.not_taking.add(target)
             taken = set()
