@@ -13,12 +13,14 @@ players' mean rating when it chose none.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ttanjit.common.ids import new_game_id
 from ttanjit.matchmaker.errors import LobbyError
 from ttanjit.matchmaker.options import bot_level_for, check_seats
+from ttanjit.matchmaker.store import Parted
 
 
 @dataclass(slots=True)
@@ -82,20 +84,51 @@ class QuickQueue:
         self.bot_wait_ms = bot_wait_ms
         self.base_window = base_window
         self.widen_per_s = widen_per_s
-        self.by_player: dict[str, Ticket] = {}
+        self.by_player: dict[str, Ticket] = {}  # waiting in the queue
+        # what the lobby keeps (docs/protocol.md 4.1): the tickets waiting
+        # and those of the matches being placed, until their game is placed
+        # (:meth:`placed`) — so a match formed writes the lobby's head alone,
+        # and a commit cut off before the head leaves no ticket lost
+        self.held: Parted[Ticket] = Parted()
+
+    def restore(self, tickets: Iterable[dict[str, Any]], placing: Iterable[QuickMatch]) -> None:
+        """The tickets a new leader read: those of a match being placed are
+        in it, the rest wait."""
+        self.held = Parted((t.player, t) for t in map(Ticket.from_json, tickets))
+        taken = set()
+        for mt in placing:
+            for t in mt.tickets:
+                taken.add(t.player)
+                if t.player not in self.held:  # (a lobby from before the parts)
+                    self.held[t.player] = t
+        self.by_player = {p: t for p, t in self.held.items() if p not in taken}
 
     def add(self, ticket: Ticket) -> Ticket:
         check_seats(ticket.game, ticket.seats)
         if ticket.player in self.by_player:
             raise LobbyError("already_queued")
-        self.by_player[ticket.player] = ticket
+        self.by_player[ticket.player] = self.held[ticket.player] = ticket
         return ticket
 
     def remove(self, player: str) -> Ticket:
         ticket = self.by_player.pop(player, None)
         if ticket is None:
             raise LobbyError("not_queued")
+        del self.held[player]
         return ticket
+
+    def drop(self, player: str) -> bool:
+        """The player's ticket, if one waits, is gone (they went away)."""
+        if player not in self.by_player:
+            return False
+        self.remove(player)
+        return True
+
+    def placed(self, match: QuickMatch) -> None:
+        """The match's game is placed: its tickets are done."""
+        for t in match.tickets:
+            if getattr(self.held.get(t.player), "id", None) == t.id:
+                del self.held[t.player]
 
     def waiting(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -137,4 +170,6 @@ class QuickQueue:
     def put_back(self, match: QuickMatch) -> None:
         """A match that could not be placed: its tickets wait again (same age)."""
         for t in match.tickets:
-            self.by_player.setdefault(t.player, t)
+            if self.by_player.setdefault(t.player, t) is t \
+                    and getattr(self.held.get(t.player), "id", None) != t.id:
+                self.held[t.player] = t

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,18 +93,19 @@ class Room:
 
 class Rooms:
     def __init__(self, allow_test_options: bool = False) -> None:
-        self.by_code: dict[str, Room] = {}
+        # the open rooms (in the lobby's parts, docs/protocol.md 4.1: a room
+        # changed in place is touched)
+        self.by_code: Parted[Room] = Parted()
         self.by_player: dict[str, str] = {}
         # code -> (started ms, its human players), for STARTED_KEEP_MS (in
         # the lobby's parts, docs/protocol.md 4.1)
         self.started_codes: Parted[tuple[int, list[str]]] = Parted()
         self.allow_test = allow_test_options
 
-    def restore(self, stored: list[dict[str, Any]],
+    def restore(self, stored: Iterable[dict[str, Any]],
                 started: dict[str, Any] | None = None) -> None:
         """The open rooms of a stored lobby, and the codes of rooms started
         lately (a new leader takes over)."""
-        self.by_code.clear()
         self.by_player.clear()
         codes = []
         for code, v in (started or {}).items():
@@ -112,15 +114,17 @@ class Rooms:
             except (TypeError, ValueError, IndexError):
                 continue
         self.started_codes = Parted(codes)
+        kept: list[tuple[str, Room]] = []
         for d in stored:
             room = Room.from_store(d)
             if room.state == "starting":  # its start was cut off with the old leader: the
                 room.state = "open"  # host starts it again (the same game: place_id)
             if room.state != "open":
                 continue
-            self.by_code[room.code] = room
+            kept.append((room.code, room))
             for s in room.humans():
                 self.by_player[s.player] = room.code
+        self.by_code = Parted(kept)
 
     def _new_code(self) -> str:
         while True:
@@ -162,6 +166,7 @@ class Rooms:
             if s is None:
                 room.members[i] = Seat("human", player, nickname)
                 self.by_player[player] = room.code
+                self.by_code.touch(room.code)
                 return room
         raise LobbyError("room_full")
 
@@ -173,6 +178,7 @@ class Rooms:
         if seat is not None:
             room.members[seat] = None
         del self.by_player[player]
+        self.by_code.touch(room.code)
         if not room.humans():
             room.state = "closed"
             self.by_code.pop(room.code, None)
@@ -208,6 +214,7 @@ class Rooms:
             members: list[Seat | None] = list(taken) + [None] * (n - len(taken))
             room.members, room.seats = members, n
         room.options = opts
+        self.by_code.touch(room.code)
         return room
 
     def add_bot(self, player: str, level: str) -> Room:
@@ -217,6 +224,7 @@ class Rooms:
         for i, s in enumerate(room.members):
             if s is None:
                 room.members[i] = Seat("bot", level=level)
+                self.by_code.touch(room.code)
                 return room
         raise LobbyError("no_empty_seat")
 
@@ -226,6 +234,7 @@ class Rooms:
                 or room.members[seat].kind != "bot":  # type: ignore[union-attr]
             raise LobbyError("no_bot")
         room.members[seat] = None
+        self.by_code.touch(room.code)
         return room
 
     def start_seats(self, player: str) -> tuple[Room, list[Seat]]:
@@ -241,12 +250,14 @@ class Rooms:
         else:
             seats = [s for s in room.members if s is not None]
         room.state = "starting"  # until started() or unstart()
+        self.by_code.touch(room.code)
         return room, seats
 
     def unstart(self, room: Room) -> None:
         """Its game could not be placed: the room is as it was."""
         if room.state == "starting":
             room.state = "open"
+            self.by_code.touch(room.code)
 
     def started(self, room: Room, game_id: str, now_ms: int) -> None:
         """The room became a game: it closes; members are free again. Its

@@ -159,8 +159,9 @@ class Matchmaker:
         # game id -> {"ms": placed, "seats": {player: seat}} of its humans,
         # until its result
         self.seated_games: Parted[dict[str, Any]] = Parted()
-        self.away: dict[str, int] = {}  # room members without a connection, since ms
-        self.placing: dict[str, QuickMatch] = {}  # quick matches being placed, by id
+        # room members without a connection, since ms
+        self.away: Parted[int] = Parted()
+        self.placing: Parted[QuickMatch] = Parted()  # quick matches being placed, by id
         self.rematches: Parted[Rematch] = Parted()  # open 한 판 더 offers, by the old game id
         # 한 판 더 offers that started, by the old game id: being placed (no
         # ``new_game_id`` yet) or placed, until forget_rematched
@@ -181,41 +182,38 @@ class Matchmaker:
 
     # -- the durable lobby (docs/protocol.md 4.1) --------------------------------
     def snapshot(self) -> dict[str, Any]:
-        """The lobby's head: what grows with the players waiting."""
-        return {
-            "tickets": [t.to_json() for t in self.queue.by_player.values()],
-            "placing": [mt.to_json() for mt in self.placing.values()],
-            "rooms": [r.to_store() for r in self.rooms.by_code.values()],
-            "away": dict(self.away),
-        }
+        """The lobby's head: nothing but the writer (store.LobbyStore adds
+        it): the lobby is all in the parts."""
+        return {}
 
     def collections(self) -> dict[str, tuple[Parted[Any], Callable[[Any], Any]]]:
-        """The lobby's parts: what grows with the players in games (its
-        name, store.GROUPS: the collection and how an item is written).
-        Started offers are apart from open ones: a replica that does not
-        know them (a rolling upgrade) must not take them for open offers."""
+        """The lobby's parts: what grows with the players (its name,
+        store.GROUPS: the collection and how an item is written). Started
+        offers are apart from open ones: a replica that does not know them
+        (a rolling upgrade) must not take them for open offers. The
+        tickets are the queue's and those of the matches being placed
+        (``QuickQueue.held``): a match formed writes its ``placing`` part
+        alone."""
         return {"seated": (self.seated_games, dict), "rematches": (self.rematches, Rematch.to_json),
                 "rematched": (self.rematched, Rematch.to_json),
-                "started_rooms": (self.rooms.started_codes, list)}
+                "started_rooms": (self.rooms.started_codes, list),
+                "rooms": (self.rooms.by_code, Room.to_store), "away": (self.away, int),
+                "tickets": (self.queue.held, Ticket.to_json),
+                "placing": (self.placing, QuickMatch.to_json)}
 
     def restore(self, doc: dict[str, Any] | None) -> None:
         doc = doc or {}
-        self.queue.by_player = {}
-        for t in doc.get("tickets", []):
-            ticket = Ticket.from_json(t)
-            self.queue.by_player[ticket.player] = ticket
-        self.placing = {}
-        for d in doc.get("placing", []):
-            mt = QuickMatch.from_json(d)
-            self.placing[mt.id] = mt
-        self.rooms.restore(doc.get("rooms", []), doc.get("started_rooms"))
+        self.placing = Parted((mt.id, mt) for mt in map(QuickMatch.from_json,
+                                                          (doc.get("placing") or {}).values()))
+        self.queue.restore((doc.get("tickets") or {}).values(), self.placing.values())
+        self.rooms.restore((doc.get("rooms") or {}).values(), doc.get("started_rooms"))
         self.seated_games = Parted((g, t) for g, t in doc.get("seated", {}).items()
                                    if isinstance(t, dict) and isinstance(t.get("seats"), dict))
         self.seated = {}
         for gid, table in sorted(self.seated_games.items(), key=lambda kv: kv[1].get("ms", 0)):
             for p, seat in table["seats"].items():  # the latest game a player is in
                 self.seated[p] = (gid, int(seat))
-        self.away = {p: int(v) for p, v in doc.get("away", {}).items()}
+        self.away = Parted((p, int(v)) for p, v in (doc.get("away") or {}).items())
         self.rematches = _offers(doc.get("rematches"))
         self.rematched = _offers(doc.get("rematched"))
         for room in self.rooms.by_code.values():
@@ -478,6 +476,10 @@ class Matchmaker:
             setattr(placed, field, game_id)
             if isinstance(placed, Rematch):
                 self.rematched.touch(placed.game_id)
+            elif isinstance(placed, Room):
+                self.rooms.by_code.touch(placed.code)
+            elif isinstance(placed, QuickMatch):
+                self.placing.touch(placed.id)
             await self.commit()
         return keep
 
@@ -571,6 +573,7 @@ class Matchmaker:
             return  # cancelled meanwhile (a new leader restored the lobby)
         del self.placing[match.id]
         self._seat(game_id, seats)
+        self.queue.placed(match)  # its tickets' parts after the seats' (docs/protocol.md 4.1)
         try:
             await self.commit()
         except Exception:
@@ -807,6 +810,7 @@ class Matchmaker:
             if not room.place_id:  # durable before CreateGame: a start pressed again
                 # (a new leader's too) asks for the same game
                 room.place_id = new_game_id()
+                self.rooms.by_code.touch(room.code)
             await self.commit()
             game_id = await self.place(room.game, room.options, seats, room.place_id,
                                        keep=self._keeper(room, "place_id"))
@@ -1018,7 +1022,7 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         return await self._serve("Away", req, ctx, self._away)
 
     async def _away(self, req: Any) -> Any:
-        changed = self.mm.queue.by_player.pop(req.player, None) is not None
+        changed = self.mm.queue.drop(req.player)
         if self.mm.rooms.room_of(req.player) is not None:
             self.mm.away[req.player] = now_ms()
             changed = True

@@ -4,16 +4,16 @@ Every matchmaker replica runs :class:`LeaderLease`; the one holding the lease
 (key ``leader.<lobby>`` in the ``ttanjit_lobby`` bucket, renewed with a
 revision check) is the leader and the only replica that changes the lobby.
 The lobby itself is written by :class:`LobbyStore` with revision checks
-after every change and before any reply or notification. What grows with
-the waiting players (tickets, matches being placed, open rooms, room
-members away) is one JSON document, the head, under ``state.<lobby>``; what
-grows with the players *in games* (the seats of each game's humans, 한 판
-더 offers, the codes of started rooms) is spread over ``PARTS`` part
-documents per group, ``state.<lobby>.<group>.<i>``, each item in the part
-its key (a game id, a room code) hashes to, and only the parts that
-changed are written. So no document nears NATS's 1 MB message limit
-however many play, and a game placed or over writes one part, not the
-whole lobby.
+after every change and before any reply or notification. It is spread over
+``PARTS`` part documents per group, ``state.<lobby>.<group>.<i>``, each
+item in the part its key (a game id, a room code, a player) hashes to: the
+seats of each game's humans, 한 판 더 offers, the codes of started rooms,
+the open rooms, the room members away, the quick-match tickets, the quick
+matches being placed. Only the parts that changed are written, then the
+head, ``state.<lobby>``, which holds the writer and its epoch (the commit
+point and the fence). So no document nears NATS's 1 MB message limit
+however many play or wait, and a change writes its part, not the whole
+lobby.
 
 A new leader reads the head and the parts, then writes the head back with
 its own epoch: any later head write of a previous leader (a frozen process
@@ -25,15 +25,18 @@ until then it reads as a commit cut off half way (below); a part written
 by a *newer* epoch fences the writer. So the lobby has one writer at a
 time and loses nothing a client was told about when any replica dies.
 
-One commit writes its parts before its head, and the seats before the
-offers: a commit cut off half way leaves the seats of a game placed while
-what placed it (``placing``, a started offer without ``new_game_id``, a
-``starting`` room) still says it is being placed, and the next leader
-places it again under the same game id — the same game, the same seats
-(a 한 판 더's players seated in it still count as free to sit there). A
-room whose start was cut off so is open again: its code is not kept as
-started nor its players as seated until the host starts it again
-(``Matchmaker.restore``).
+One commit writes its parts before its head, group by group in the
+order of ``GROUPS``: a commit cut off half way leaves a game's seats
+written while what placed it (``placing``, a started offer without
+``new_game_id``, a ``starting`` room) still says it is being placed, and
+the next leader places it again under the same game id — the same game,
+the same seats (a 한 판 더's players seated in it still count as free to
+sit there). A room whose start was cut off so is open again: its code is
+not kept as started nor its players as seated until the host starts it
+again (``Matchmaker.restore``). A quick match formed writes its
+``placing`` part alone: its tickets stay in their parts until its game is
+placed, dropped after its seats and before the match, so no cut-off
+commit loses a waiting player's ticket or queues a seated one again.
 """
 
 from __future__ import annotations
@@ -59,9 +62,16 @@ PARTS = 64  # part documents per group
 GROUPS: dict[str, tuple[str, ...]] = {
     "seated": ("seated",),  # by game: its humans' seats
     "offers": ("rematches", "rematched"),  # both keyed by the old game id
-    "started": ("started_rooms",),
+    "started": ("started_rooms",),  # by code
+    "rooms": ("rooms",),  # the open rooms, by code
+    "away": ("away",),  # room members away, by player
+    "tickets": ("tickets",),  # by player: queued, or in a match being placed
+    "placing": ("placing",),  # the quick matches being placed, by match id
 }
 GROUP_OF = {name: group for group, names in GROUPS.items() for name in names}
+# a collection a lobby from before the parts kept as a list: its items' key
+LIST_KEY = {"rematches": "game_id", "rematched": "game_id", "rooms": "code",
+            "tickets": "player", "placing": "id"}
 CLAIM_TRIES = 5
 
 V = TypeVar("V")
@@ -169,7 +179,7 @@ class LobbyStore:
             doc[name] = {}
             if inline:
                 self._adopt(name, inline.items() if isinstance(inline, dict)
-                            else ((str(r.get("game_id")), r) for r in inline), doc[name])
+                            else ((str(r.get(LIST_KEY[name])), r) for r in inline), doc[name])
         if stored:
             keys = [(g, i) for g in GROUPS for i in range(stored)]
             docs = [self.parts.get(k) or _Doc(f"{self.key}.{k[0]}.{k[1]}") for k in keys]
