@@ -159,10 +159,11 @@ def overview() -> Board:
           (f"sum by (reason) ({rate('ttanjit_mm_placement_failures_total')})",
            "placement failures/s {{reason}}")])
     b.ts("Lobby document size",
-         "Bytes of the lobby's documents as the leader last wrote them: the head (tickets, "
-         "matches being placed, open rooms) and the largest part (seats in games, 한 판 더 "
-         "offers, started rooms). A NATS message holds 1 MiB; past it every lobby write "
-         "fails (alert TtanjitLobbyDocumentLarge at 768 KiB).",
+         "Bytes of the lobby's documents as the leader last wrote them: the head (the "
+         "writer and its epoch, tens of bytes) and the largest part (64 per kind: seats in "
+         "games, 한 판 더 offers, started rooms, open rooms, members away, tickets, matches "
+         "being placed). A NATS message holds 1 MiB; past it every lobby write fails "
+         "(alert TtanjitLobbyDocumentLarge at 768 KiB).",
          [(f"max by (document) ({q('ttanjit_mm_lobby_document_bytes')})", "{{document}}")],
          unit="bytes")
     return b

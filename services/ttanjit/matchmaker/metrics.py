@@ -26,9 +26,9 @@ PLACEMENT_FAILURES = Counter(
 LEADER = Gauge("ttanjit_mm_leader", "1 on the matchmaker replica that leads the lobby")
 LOBBY_BYTES = Gauge(
     "ttanjit_mm_lobby_document_bytes",
-    "Bytes of the lobby's documents as last written by the leader: head (what grows with "
-    "the players waiting) and largest_part (the largest part: players in games); a "
-    "NATS message holds 1 MiB", ["document"])
+    "Bytes of the lobby's documents as last written by the leader: head (the writer and "
+    "its epoch) and largest_part (the largest of the parts that hold the lobby); a NATS "
+    "message holds 1 MiB", ["document"])
 FORWARDED = Counter("ttanjit_mm_forwarded_total",
                     "gRPC calls a follower replica passed on to the leader")
 
