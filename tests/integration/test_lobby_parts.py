@@ -549,3 +549,83 @@ async def test_every_change_of_an_open_room_is_written_with_it(
     del a.away["third"]
     b = await same_after_take_over()
     assert not b.rooms.by_code
+
+
+async def test_a_fenced_leaders_part_writes_never_land(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """A leader frozen while another took the lobby thaws and commits: a
+    match it formed, a room it made, a ticket. Its head write fails
+    (fenced) — and none of its part writes lands either, so the leader
+    after the next does not place that match a second time for players
+    already in a game, nor keep a room nobody was told about. (Before, a
+    take-over wrote the head alone, and such a part stayed until its part
+    happened to be written again.)"""
+    a = replica(nc, kvs, lobby)
+    await a.lead("mm-a", 1)
+    await a.enqueue("p1", "하나", "onecard", 2)
+    await a.enqueue("p2", "둘", "onecard", 2)
+    b = replica(nc, kvs, lobby)
+    await b.lead("mm-b", 2)  # a is frozen meanwhile
+
+    (stray,) = a.queue.take_matches(now_ms())  # a thaws in the middle of its tick
+    a.placing[stray.id] = stray
+    room = a.rooms.create("host", "방장", "onecard", 2, None)
+    a.queue.add(Ticket("p3", "셋", "hakka", 4, 0.0, now_ms()))
+    with pytest.raises(Fenced):
+        await a.commit()
+
+    (match,) = b.queue.take_matches(now_ms())  # b places p1 and p2 in their game
+    b.placing[match.id] = match
+    await b.commit()
+    del b.placing[match.id]
+    b._seat(match.game_id, humans("p1", "p2"))
+    b.queue.placed(match)
+    await b.commit()
+
+    c = replica(nc, kvs, lobby)
+    await c.lead("mm-c", 3)
+    assert not c.placing and not c.queue.held and not c.queue.by_player
+    assert not c.rooms.by_code and c.rooms.room_of("host") is None
+    assert c.seated == {"p1": (match.game_id, 0), "p2": (match.game_id, 1)}
+    _, kv_lobby = kvs
+    stamps = set()
+    for group in store.GROUPS:
+        for i in range(PARTS):
+            part = orjson.loads((await kv_lobby.get(f"state.{lobby}.{group}.{i}")).value)
+            stamps.add((part["leader"], part["epoch"]))
+            assert room.code not in (part.get("rooms") or {})
+            assert stray.id not in (part.get("placing") or {})
+    assert ("mm-a", 1) not in stamps  # every part rewritten by a later leader
+
+
+async def test_a_damaged_item_is_left_out_and_one_under_another_key_is_dropped_where_it_is(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """A part holding items that cannot be read (a ticket without its
+    player's game, a room that is not one) does not stop a take-over: they
+    are left out, the rest is read. A match being placed stored under a key
+    its own id does not say is taken under the key it is stored by, so
+    placing it drops it from its part (before, it stayed there and every
+    later leader placed it again)."""
+    _, kv_lobby = kvs
+    a = replica(nc, kvs, lobby)
+    await a.lead("mm-a", 1)
+    await a.enqueue("fine", "멀쩡", "onecard", 2)
+    match = QuickMatch("onecard", 2, [Ticket("m1", "하나", "onecard", 2, 0.0, now_ms()),
+                                      Ticket("m2", "둘", "onecard", 2, 0.0, now_ms())], [])
+    stored = {**match.to_json(), "id": "m_other"}
+    for group, name, key, item in [("placing", "placing", "m_x", stored),
+                                   ("tickets", "tickets", "broken", {"nickname": "x"}),
+                                   ("rooms", "rooms", "ZZZZZZ", ["not", "a", "room"])]:
+        doc = {"leader": "mm-a", "epoch": 1, name: {key: item}}
+        await kv_lobby.put(f"state.{lobby}.{group}.{part_of(key)}", orjson.dumps(doc))
+    b = replica(nc, kvs, lobby)
+    await b.lead("mm-b", 2)
+    assert set(b.queue.by_player) == {"fine"} and not b.rooms.by_code
+    assert list(b.placing) == ["m_x"] and b.placing["m_x"].id == "m_x"
+    placed = b.placing.pop("m_x")  # placed
+    b._seat(placed.game_id, humans("m1", "m2"))
+    b.queue.placed(placed)
+    await b.commit()
+    c = replica(nc, kvs, lobby)
+    await c.lead("mm-c", 3)
+    assert not c.placing and set(c.queue.held) == {"fine"}

@@ -97,10 +97,10 @@ class QuickQueue:
         # and a commit cut off before the head leaves no ticket lost
         self.held: Parted[Ticket] = Parted()
 
-    def restore(self, tickets: Iterable[dict[str, Any]], placing: Iterable[QuickMatch]) -> None:
+    def restore(self, tickets: Iterable[Ticket], placing: Iterable[QuickMatch]) -> None:
         """The tickets a new leader read: those of a match being placed are
         in it, the rest wait."""
-        self.held = Parted((t.player, t) for t in map(Ticket.from_json, tickets))
+        self.held = Parted((t.player, t) for t in tickets)
         taken = set()
         for mt in placing:
             for t in mt.tickets:

@@ -102,8 +102,7 @@ class Rooms:
         self.started_codes: Parted[tuple[int, list[str]]] = Parted()
         self.allow_test = allow_test_options
 
-    def restore(self, stored: Iterable[dict[str, Any]],
-                started: dict[str, Any] | None = None) -> None:
+    def restore(self, stored: Iterable[Room], started: dict[str, Any] | None = None) -> None:
         """The open rooms of a stored lobby, and the codes of rooms started
         lately (a new leader takes over)."""
         self.by_player.clear()
@@ -115,8 +114,7 @@ class Rooms:
                 continue
         self.started_codes = Parted(codes)
         kept: list[tuple[str, Room]] = []
-        for d in stored:
-            room = Room.from_store(d)
+        for room in stored:
             if room.state == "starting":  # its start was cut off with the old leader: the
                 room.state = "open"  # host starts it again (the same game: place_id)
             if room.state != "open":

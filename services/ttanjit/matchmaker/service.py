@@ -18,7 +18,7 @@ import socket
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 import orjson
@@ -109,11 +109,26 @@ def _owner(exc: grpc.aio.AioRpcError) -> str:
     return ""
 
 
+T = TypeVar("T")
+
+
+def _read(stored: Any, key: str, parse: Callable[[dict[str, Any]], T]) -> list[T]:
+    """A parted collection's items as read (by their key in the parts): an
+    item whose own ``key`` field says otherwise is taken under the key it
+    is stored by (so that dropping it drops it where it is); one that
+    cannot be read is left out, with a warning, not the take-over."""
+    out: list[T] = []
+    for k, d in (stored or {}).items() if isinstance(stored, dict) else ():
+        try:
+            out.append(parse({**d, key: str(k)}))
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            log.warning("lobby item unreadable, left out: %s %r: %r", key, k, exc)
+    return out
+
+
 def _offers(stored: Any) -> Parted[Rematch]:
-    """Offers as read — by old game id (the parts) or a list (a lobby
-    written before them) — by old game id."""
-    raw = stored.values() if isinstance(stored, dict) else stored or []
-    return Parted((r.game_id, r) for r in map(Rematch.from_json, raw))
+    """Offers as read, by old game id."""
+    return Parted((r.game_id, r) for r in _read(stored, "game_id", Rematch.from_json))
 
 
 def _options(raw: str) -> Any:
@@ -203,10 +218,12 @@ class Matchmaker:
 
     def restore(self, doc: dict[str, Any] | None) -> None:
         doc = doc or {}
-        self.placing = Parted((mt.id, mt) for mt in map(QuickMatch.from_json,
-                                                          (doc.get("placing") or {}).values()))
-        self.queue.restore((doc.get("tickets") or {}).values(), self.placing.values())
-        self.rooms.restore((doc.get("rooms") or {}).values(), doc.get("started_rooms"))
+        self.placing = Parted((mt.id, mt) for mt in _read(doc.get("placing"), "id",
+                                                          QuickMatch.from_json))
+        self.queue.restore(_read(doc.get("tickets"), "player", Ticket.from_json),
+                           self.placing.values())
+        self.rooms.restore(_read(doc.get("rooms"), "code", Room.from_store),
+                           doc.get("started_rooms"))
         self.seated_games = Parted((g, t) for g, t in doc.get("seated", {}).items()
                                    if isinstance(t, dict) and isinstance(t.get("seats"), dict))
         self.seated = {}

@@ -18,12 +18,14 @@ lobby.
 A new leader reads the head and the parts, then writes the head back with
 its own epoch: any later head write of a previous leader (a frozen process
 that thaws, a partitioned one) fails with a wrong last revision, and that
-replica steps down (:class:`Fenced`) before it replies to anyone. A part a
-previous leader wrote after that (its change never acknowledged: its head
-write fails) is overwritten by the new leader's next write of the part —
-until then it reads as a commit cut off half way (below); a part written
-by a *newer* epoch fences the writer. So the lobby has one writer at a
-time and loses nothing a client was told about when any replica dies.
+replica steps down (:class:`Fenced`) before it replies to anyone. Then it
+writes every part (creating the ones that do not exist yet): a part a
+previous leader wrote since the read (a change never acknowledged: its
+head write fails) is overwritten with what was read, and any later part
+write of that leader fails, as a part written by a *newer* epoch fences
+the writer. So no write of a fenced leader stays in the lobby, the lobby
+has one writer at a time, and it loses nothing a client was told about
+when any replica dies.
 
 One commit writes its parts before its head, group by group in the
 order of ``GROUPS``: a commit cut off half way leaves a game's seats
@@ -226,11 +228,15 @@ class LobbyStore:
         return doc
 
     async def claim(self, replica: str, epoch: int) -> JSON | None:
-        """Take the lobby for ``epoch``: read it and write its head back
-        stamped with this replica, which fences every earlier writer.
-        Returns the lobby as it was (None for a new deployment). A write
-        of the head between the read and the write (a previous leader's
-        last) makes it read again."""
+        """Take the lobby for ``epoch``: read it, write its head back
+        stamped with this replica, which fences every earlier writer's
+        commits, then every part (those that do not exist yet created
+        empty), so that no part write of an earlier writer lands after
+        this: a part it wrote since the read is overwritten with what was
+        read, a later write of it fails (and fences it). Returns the lobby
+        as it was (None for a new deployment). A write of the head between
+        the read and the write (a previous leader's last) makes it read
+        again."""
         self.owner = (replica, epoch)
         for _ in range(CLAIM_TRIES):
             doc = await self.load()
@@ -241,6 +247,8 @@ class LobbyStore:
                 await self._write(self.head, orjson.dumps(body), claiming=True)
             except _Raced:
                 continue
+            self.unwritten.update(self.parts)
+            await self._write_parts()
             return doc
         raise Fenced()
 
