@@ -629,3 +629,33 @@ async def test_a_damaged_item_is_left_out_and_one_under_another_key_is_dropped_w
     c = replica(nc, kvs, lobby)
     await c.lead("mm-c", 3)
     assert not c.placing and set(c.queue.held) == {"fine"}
+
+
+async def test_a_head_an_earlier_version_wrote_after_this_one_is_what_counts(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """A rolling upgrade that went back and forth: this version led (its
+    tickets and rooms in parts), then a replica of the version before (its
+    tickets, rooms and matches being placed in the head: the player's
+    ticket cancelled, the room closed), then this version again. The head
+    says how things are: the older parts of those collections bring back
+    neither the ticket nor the room."""
+    _, kv_lobby = kvs
+    a = replica(nc, kvs, lobby)
+    await a.lead("mm-a", 1)
+    await a.enqueue("cancelled", "취소", "onecard", 2)
+    a.rooms.create("host", "방장", "onecard", 2, None)
+    a._seat("g-on", humans("seated"))
+    await a.commit()
+    waiting = Ticket("still", "대기", "onecard", 3, 0.0, now_ms())
+    head = orjson.loads((await kv_lobby.get(f"state.{lobby}")).value)
+    head.update(leader="mm-old", epoch=2, tickets=[waiting.to_json()], placing=[], rooms=[],
+                away={})  # the version before writes these in the head
+    await kv_lobby.put(f"state.{lobby}", orjson.dumps(head))
+    b = replica(nc, kvs, lobby)
+    await b.lead("mm-b", 3)
+    assert set(b.queue.by_player) == {"still"} and set(b.queue.held) == {"still"}
+    assert not b.rooms.by_code and b.rooms.room_of("host") is None
+    assert b.seated == {"seated": ("g-on", 0)}  # (parts in both versions)
+    c = replica(nc, kvs, lobby)
+    await c.lead("mm-c", 4)
+    assert set(c.queue.by_player) == {"still"} and not c.rooms.by_code

@@ -174,14 +174,19 @@ class LobbyStore:
         if doc is None:
             return None
         stored = int(doc.get("parts") or 0)
+        # collections an earlier version wrote in the head (moved into the
+        # parts): the head has them as they are, any parts of them are
+        # older (a leader of this version before that one)
+        in_head = {name for name in GROUP_OF if name in doc}
         for name in GROUP_OF:
-            inline = doc.get(name)  # a lobby written before the parts: moved into them
+            inline = doc.get(name)
             if name == "seated" and isinstance(inline, dict):
                 inline = _seated_by_game(inline)
             doc[name] = {}
             if inline:
                 self._adopt(name, inline.items() if isinstance(inline, dict)
-                            else ((str(r.get(LIST_KEY[name])), r) for r in inline), doc[name])
+                            else ((str(r.get(LIST_KEY[name])), r) for r in inline
+                                  if isinstance(r, dict)), doc[name])
         if stored:
             keys = [(g, i) for g in GROUPS for i in range(stored)]
             docs = [self.parts.get(k) or _Doc(f"{self.key}.{k[0]}.{k[1]}") for k in keys]
@@ -190,6 +195,10 @@ class LobbyStore:
             for (group, i), part in zip(keys, read, strict=True):
                 for name in GROUPS[group]:
                     items = ((part or {}).get(name) or {}).items()
+                    if name in in_head:
+                        if items:
+                            self.unwritten.add((group, i))  # written again without them
+                        continue
                     if name == "seated" and any(isinstance(v, list) for _, v in items):
                         by_player.update((k, v) for k, v in items if isinstance(v, list))
                         items = [(k, v) for k, v in items if not isinstance(v, list)]
