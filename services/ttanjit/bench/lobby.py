@@ -23,7 +23,8 @@ member of every fourth away). Timed:
   head of the version before the last (tickets, rooms, members away and
   matches being placed in it): its bytes;
 - ``tick``: the queue's matching over the N/5 tickets that do not meet
-  (``QuickQueue.take_matches``, CPU ms; every 200 ms on the leader);
+  (``QuickQueue.take_matches``, CPU ms, the median of five; every 200 ms
+  on the leader);
 - ``take-over``: a second replica leading: the head and every part read,
   the head written back.
 
@@ -226,9 +227,12 @@ async def _size(n: int, changes: int, server: NatsServer) -> dict[str, Any]:
             await kv.put(f"bench-one.{lobby}", data)
             return len(data)
 
-        cpu = time.process_time()
-        assert mm.queue.take_matches(now_ms()) == []
-        out["tick_ms"] = round((time.process_time() - cpu) * 1000, 1)
+        ticks = []
+        for _ in range(5):  # the median of five (a collection of the fill's garbage may
+            cpu = time.process_time()  # fall in one)
+            assert mm.queue.take_matches(now_ms()) == []
+            ticks.append(time.process_time() - cpu)
+        out["tick_ms"] = round(statistics.median(ticks) * 1000, 1)
         await timed("game", game)
         await timed("ticket", ticket)
         await timed("room", room)
