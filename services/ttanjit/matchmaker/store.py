@@ -147,7 +147,11 @@ class LobbyStore:
 
     def __init__(self, kv: KeyValue, lobby: str, snapshot: Callable[[], JSON],
                  collections: Collections | None = None) -> None:
-        self.kv = kv
+        # read from the stream's leader: a bucket that allows direct gets
+        # (every replica answers, R3) may answer a read just after a write
+        # with what was there before it
+        self.kv = KeyValue(kv._name, kv._stream, kv._pre, kv._js, direct=False) \
+            if isinstance(kv, KeyValue) else kv
         self.key = f"state.{lobby}"
         self.snapshot = snapshot
         self.collections: Collections = collections or dict
@@ -188,9 +192,18 @@ class LobbyStore:
                             else ((str(r.get(LIST_KEY[name])), r) for r in inline
                                   if isinstance(r, dict)), doc[name])
         if stored:
+            # group by group, the last written first: a commit of an earlier
+            # leader under way meanwhile (it writes them in GROUPS order) is
+            # seen as a commit cut off half way, never later groups without
+            # the earlier ones (a match's tickets dropped, not its seats)
             keys = [(g, i) for g in GROUPS for i in range(stored)]
-            docs = [self.parts.get(k) or _Doc(f"{self.key}.{k[0]}.{k[1]}") for k in keys]
-            read = await asyncio.gather(*(self._get(d) for d in docs))
+            read_by_key: dict[tuple[str, int], JSON | None] = {}
+            for group in reversed(GROUPS):
+                mine = [k for k in keys if k[0] == group]
+                docs = [self.parts.get(k) or _Doc(f"{self.key}.{k[0]}.{k[1]}") for k in mine]
+                read_by_key.update(zip(mine, await asyncio.gather(*(self._get(d) for d in docs)),
+                                       strict=True))
+            read = [read_by_key[k] for k in keys]
             by_player: dict[str, Any] = {}  # seats kept by player in parts (never released)
             for (group, i), part in zip(keys, read, strict=True):
                 for name in GROUPS[group]:
