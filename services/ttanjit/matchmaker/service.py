@@ -121,8 +121,26 @@ def _read(stored: Any, key: str, parse: Callable[[dict[str, Any]], T]) -> list[T
     for k, d in (stored or {}).items() if isinstance(stored, dict) else ():
         try:
             out.append(parse({**d, key: str(k)}))
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
+        except Exception as exc:  # noqa: BLE001 - any damage: the rest is still read
             log.warning("lobby item unreadable, left out: %s %r: %r", key, k, exc)
+    return out
+
+
+def _seats(table: Any) -> dict[str, int] | None:
+    """A game's seats as read from the lobby's parts (None: unreadable)."""
+    try:
+        return {str(p): int(i) for p, i in table["seats"].items()}
+    except Exception:  # noqa: BLE001 - damaged: left out
+        return None
+
+
+def _away(stored: Any) -> Parted[int]:
+    out: Parted[int] = Parted()
+    for p, v in (stored or {}).items() if isinstance(stored, dict) else ():
+        try:
+            dict.__setitem__(out, str(p), int(v))
+        except (TypeError, ValueError):
+            log.warning("lobby item unreadable, left out: away %r: %r", p, v)
     return out
 
 
@@ -224,13 +242,20 @@ class Matchmaker:
                            self.placing.values())
         self.rooms.restore(_read(doc.get("rooms"), "code", Room.from_store),
                            doc.get("started_rooms"))
-        self.seated_games = Parted((g, t) for g, t in doc.get("seated", {}).items()
-                                   if isinstance(t, dict) and isinstance(t.get("seats"), dict))
+        self.seated_games = Parted()
+        for g, t in (doc.get("seated") or {}).items():
+            seats = _seats(t)
+            if seats is None:
+                log.warning("lobby item unreadable, left out: seated %r: %r", g, t)
+                continue
+            ms = t.get("ms", 0)
+            dict.__setitem__(self.seated_games, g, {"ms": ms if isinstance(ms, int) else 0,
+                                                    "seats": seats})
         self.seated = {}
-        for gid, table in sorted(self.seated_games.items(), key=lambda kv: kv[1].get("ms", 0)):
+        for gid, table in sorted(self.seated_games.items(), key=lambda kv: kv[1]["ms"]):
             for p, seat in table["seats"].items():  # the latest game a player is in
-                self.seated[p] = (gid, int(seat))
-        self.away = Parted((p, int(v)) for p, v in (doc.get("away") or {}).items())
+                self.seated[p] = (gid, seat)
+        self.away = _away(doc.get("away"))
         self.rematches = _offers(doc.get("rematches"))
         self.rematched = _offers(doc.get("rematched"))
         for room in self.rooms.by_code.values():
@@ -1119,6 +1144,45 @@ async def _results_loop(mm: Matchmaker, sub: Any, stop: asyncio.Event) -> None:
             await msg.ack()
 
 
+class LeaseLost(Exception):
+    """The lease ran out while the lobby was being taken."""
+
+
+async def _renew(lease: LeaderLease, timeout_s: float) -> None:
+    try:
+        await asyncio.wait_for(lease.step(), timeout_s)
+    except Exception as exc:  # noqa: BLE001 - NATS away: keep trying
+        log.warning("leader lease: %r", exc)
+        if lease.leading and now_ms() >= lease.expires_ms:
+            lease.leading = False
+
+
+async def _take_lobby(mm: Matchmaker, lease: LeaderLease) -> None:
+    """Take the lobby for the lease just won, renewing the lease every
+    ``renew_ms`` meanwhile: a large lobby takes longer to read and write
+    back than the lease lasts (BENCHMARKS.md "Lobby": 4.5 s with 250,000
+    players in games), and a lease left to expire would go to another
+    replica, whose take-over fences this one's, and so on, with nobody
+    leading. Raises LeaseLost when the lease is lost all the same."""
+    s = mm.s
+    taking = asyncio.create_task(mm.lead(lease.id, lease.epoch))
+    try:
+        while not taking.done():
+            await asyncio.wait({taking}, timeout=s.renew_ms / 1000)
+            if taking.done():
+                break
+            await _renew(lease, s.lease_ms / 1000)
+            if not lease.leading:
+                taking.cancel()
+                await asyncio.gather(taking, return_exceptions=True)
+                raise LeaseLost()
+    finally:
+        if not taking.done():  # (this one cancelled: the replica stops)
+            taking.cancel()
+            await asyncio.gather(taking, return_exceptions=True)
+    taking.result()
+
+
 async def lead_loop(mm: Matchmaker, lease: LeaderLease, js: Any, stop: asyncio.Event) -> None:
     """Renew or seek the leader lease every ``renew_ms``; take the lobby on
     winning it, let it go on losing it (docs/protocol.md 4.1). The leader
@@ -1136,11 +1200,12 @@ async def lead_loop(mm: Matchmaker, lease: LeaderLease, js: Any, stop: asyncio.E
                     lease.leading = False
             if won:
                 try:
-                    await mm.lead(lease.id, lease.epoch)
+                    await _take_lobby(mm, lease)
                 except Exception as exc:  # noqa: BLE001 - fenced or NATS away: retry later
                     log.warning("taking the lobby failed: %r", exc)
                     mm.step_down()
-                    await lease.release()
+                    if lease.leading:
+                        await lease.release()
                 else:
                     results = asyncio.create_task(run_results(mm, js, stop))
             if not lease.leading and mm.leading:
