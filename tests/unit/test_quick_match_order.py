@@ -73,3 +73,31 @@ def test_take_matches_forms_the_matches_of_the_rule(tickets: list, now_s: int, b
     assert shape(got) == shape(want)
     assert set(fast.by_player) == set(direct.by_player)  # the same tickets left waiting
 
+
+
+@settings(max_examples=300, deadline=None)
+@given(ratings=st.lists(st.floats(-60, 60, allow_nan=False), min_size=1, max_size=30),
+       seats=st.integers(2, 5), now_s=st.integers(0, 20))
+def test_any_ratings_form_the_matches_of_the_rule(ratings: list[float], seats: int,
+                                                  now_s: int) -> None:
+    """Any ratings, even two that lie at one rounded distance from a third
+    on the same side (25.123456789 and 25.123456789000002 from −7.3)."""
+    queues = [QuickQueue(bot_wait_ms=15_000, base_window=40.0, widen_per_s=1.0)
+              for _ in range(2)]
+    for k, rating in enumerate(ratings):
+        for q in queues:
+            q.add(Ticket(f"p{k}", "닉", "onecard", seats, rating, (k * 7919) % 3 * 1000, f"t{k}"))
+    fast, direct = queues
+    assert shape(fast.take_matches(now_s * 1000)) == shape(by_the_rule(direct, now_s * 1000))
+    assert set(fast.by_player) == set(direct.by_player)
+
+
+def test_two_ratings_at_one_rounded_distance_go_by_their_wait() -> None:
+    """−7.3 is the oldest; 25.123456789 and 25.123456789000002 lie at the
+    same distance from it once rounded: the one that waited longer joins."""
+    q = QuickQueue(bot_wait_ms=15_000, base_window=40.0)
+    for i, (rating, since) in enumerate([(-7.3, 0), (25.123456789, 2000),
+                                         (25.123456789000002, 1000)]):
+        q.add(Ticket(f"p{i}", "닉", "onecard", 2, rating, since, f"t{i}"))
+    (m,) = q.take_matches(3000)
+    assert [t.player for t in m.tickets] == ["p0", "p2"]

@@ -12,6 +12,7 @@ players' mean rating when it chose none.
 
 from __future__ import annotations
 
+import heapq
 import math
 import secrets
 from bisect import bisect_left, bisect_right
@@ -54,6 +55,16 @@ class Ticket:
                    int(d["seats"]), float(d.get("rating", 0.0)), int(d["since_ms"]),
                    str(d.get("id") or "t_" + secrets.token_hex(6)),
                    str(d.get("bot_level") or ""))
+
+
+def _by_rating(ratings: list[float], lo: int, hi: int) -> list[range]:
+    """``ratings[lo:hi]`` (sorted) cut into runs of one rating each."""
+    runs = []
+    while lo < hi:
+        end = bisect_right(ratings, ratings[lo], lo, hi)
+        runs.append(range(lo, end))
+        lo = end
+    return runs
 
 
 @dataclass(slots=True)
@@ -209,29 +220,34 @@ class QuickQueue:
         """Up to ``need`` tickets that fit a table with the oldest (rating
         ``r``, window ``w_old``; ``at``: where it would be in ``ratings``):
         those within the wider of the two windows, nearest in rating first,
-        ties as in ``pending``. Taken outward from ``at``, one rating
-        distance at a time (a run of equal ratings is in ``pending``'s
-        order); none farther than the widest window in the bucket."""
+        ties as in ``pending``. Taken outward from ``at``, one distance at
+        a time: on each side the ratings at that distance are a run (the
+        distance grows monotonically away from ``r``, and two ratings may
+        round to one distance), each rating's tickets in ``pending``'s
+        order, merged; none farther than the widest window in the bucket."""
         out: list[int] = []
+        n = len(ratings)
         left, right = at - 1, at
-        while len(out) < need:
+        while len(out) < need and (left >= 0 or right < n):
             d_left = abs(ratings[left] - r) if left >= 0 else math.inf
-            d_right = abs(ratings[right] - r) if right < len(ratings) else math.inf
+            d_right = abs(ratings[right] - r) if right < n else math.inf
             d = min(d_left, d_right)
-            if d > widest:  # (inf too: nothing left on either side)
+            if d > widest:
                 break
-            layer: list[int] = []
-            if d_left == d:  # the run of this rating, in pending's order
-                start = bisect_left(ratings, ratings[left], 0, left + 1)
-                layer += order[start:left + 1]
+            runs: list[range] = []  # index ranges of one rating each, at distance d
+            if d_left == d:
+                start = bisect_left(ratings, -d, 0, left + 1, key=lambda x: -abs(x - r))
+                runs += _by_rating(ratings, start, left + 1)
                 left = start - 1
             if d_right == d:
-                end = bisect_right(ratings, ratings[right], right)
-                layer += order[right:end]
+                end = bisect_right(ratings, d, right, n, key=lambda x: abs(x - r))
+                runs += _by_rating(ratings, right, end)
                 right = end
-            for j in sorted(layer) if d_left == d_right else layer:
+            layer = runs[0] if len(runs) == 1 else heapq.merge(*runs, key=order.__getitem__)
+            for k in layer:
                 if len(out) == need:
                     break
+                j = order[k]
                 if d <= max(w_old, self._window(pending[j], now_ms)):
                     out.append(j)
         return out
