@@ -10,6 +10,7 @@ filled it (40 bytes each), and from then on every lobby write failed."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections.abc import AsyncIterator
 from typing import Any
@@ -28,8 +29,8 @@ from ttanjit.matchmaker import store
 from ttanjit.matchmaker.queue import QuickMatch, Ticket
 from ttanjit.matchmaker.rematch import Rematch
 from ttanjit.matchmaker.rooms import Room, Seat
-from ttanjit.matchmaker.service import Matchmaker, now_ms
-from ttanjit.matchmaker.store import PARTS, Fenced, part_of
+from ttanjit.matchmaker.service import Matchmaker, lead_loop, now_ms
+from ttanjit.matchmaker.store import PARTS, Fenced, LeaderLease, part_of
 
 pytestmark = pytest.mark.integration
 
@@ -659,3 +660,97 @@ async def test_a_head_an_earlier_version_wrote_after_this_one_is_what_counts(
     c = replica(nc, kvs, lobby)
     await c.lead("mm-c", 4)
     assert set(c.queue.by_player) == {"still"} and not c.rooms.by_code
+
+
+async def test_a_take_over_read_while_the_old_leader_commits_sees_a_prefix_of_its_commit(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """The old leader writes a placed match (its seats, then its tickets
+    dropped, then the match) while the new one reads the lobby, and is
+    fenced at its head write. The new leader reads the parts group by
+    group, the last written first, so it sees a commit cut off half way —
+    the match still being placed, or placed — never the tickets and the
+    match dropped without the seats (both players lost)."""
+    a = replica(nc, kvs, lobby)
+    await a.lead("mm-a", 1)
+    await a.enqueue("p1", "하나", "onecard", 2)
+    await a.enqueue("p2", "둘", "onecard", 2)
+    (match,) = a.queue.take_matches(now_ms())
+    a.placing[match.id] = match
+    await a.commit()
+    del a.placing[match.id]  # placed, as _place_quick does; its commit begins
+    a._seat(match.game_id, humans("p1", "p2"))
+    a.queue.placed(match)
+    assert a.store is not None
+    a.store._take_changes()
+
+    b = replica(nc, kvs, lobby)
+    assert b.store is not None
+    read = b.store._get
+    first: list[str] = []  # the group b reads first
+    reads = 0
+    written = asyncio.Event()
+
+    async def get(d: Any) -> Any:
+        """The old leader's parts land once b has read one group's parts
+        and before it reads any other's."""
+        nonlocal reads
+        if d is b.store.head:  # type: ignore[union-attr]
+            return await read(d)
+        group = d.key.rsplit(".", 2)[1]
+        first[:] = first or [group]
+        if group != first[0]:
+            await written.wait()
+            return await read(d)
+        got = await read(d)
+        reads += 1
+        if reads == PARTS:
+            await a.store._write_parts()  # type: ignore[union-attr]
+            written.set()
+        return got
+
+    b.store._get = get  # type: ignore[method-assign]
+    await b.lead("mm-b", 2)
+    b.store._get = read  # type: ignore[method-assign]
+    with pytest.raises(Fenced):
+        await a.commit()  # its head write
+    c = replica(nc, kvs, lobby)
+    await c.lead("mm-c", 3)
+    for mm in (b, c):
+        for p in ("p1", "p2"):
+            assert mm.seated.get(p, ("",))[0] == match.game_id or mm._matching(p), (p, mm.seated)
+
+
+async def test_a_take_over_longer_than_the_lease_keeps_it(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """Two replicas seek the lease (1 s, renewed every 250 ms); taking the
+    lobby takes 1.5 s (a large lobby: 4.5 s at 250,000 players against the
+    default 2 s). The replica that won keeps renewing while it takes the
+    lobby, and leads. Before, its lease ran out mid-way, the other took it
+    and fenced it, then lost its own the same way: nobody led."""
+    ratings, kv_lobby = kvs
+    stop = asyncio.Event()
+    replicas = []
+    for name in ("r1", "r2"):
+        mm = Matchmaker(nc, ratings, Settings(lobby=lobby, lease_ms=1000, renew_ms=250),
+                        kv_lobby)
+        assert mm.store is not None
+        claim = mm.store.claim
+
+        async def slow_claim(replica_: str, epoch: int, claim: Any = claim) -> Any:
+            await asyncio.sleep(1.5)
+            return await claim(replica_, epoch)
+
+        mm.store.claim = slow_claim  # type: ignore[method-assign]
+        lease = LeaderLease(kv_lobby, lobby, name, name, 1000, 250)
+        replicas.append((mm, lease, asyncio.create_task(
+            lead_loop(mm, lease, nc.jetstream(), stop))))
+    try:
+        led: list[str] = []
+        for _ in range(32):  # 8 s
+            await asyncio.sleep(0.25)
+            led.append("".join(str(i) for i, (mm, _, _) in enumerate(replicas) if mm.leading))
+        assert led[-12:] in (["0"] * 12, ["1"] * 12), led  # one leader, the last 3 s
+        assert max(lease.epoch for _, lease, _ in replicas) <= 2
+    finally:
+        stop.set()
+        await asyncio.gather(*(t for _, _, t in replicas), return_exceptions=True)
