@@ -602,7 +602,8 @@ async def test_a_fenced_leaders_part_writes_never_land(
 async def test_a_damaged_item_is_left_out_and_one_under_another_key_is_dropped_where_it_is(
         nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
     """A part holding items that cannot be read (a ticket without its
-    player's game, a room that is not one) does not stop a take-over: they
+    player's game, a room that is not one, a member away since "soon", a
+    seat "x", an offer's humans as a list) does not stop a take-over: they
     are left out, the rest is read. A match being placed stored under a key
     its own id does not say is taken under the key it is stored by, so
     placing it drops it from its part (before, it stayed there and every
@@ -616,12 +617,17 @@ async def test_a_damaged_item_is_left_out_and_one_under_another_key_is_dropped_w
     stored = {**match.to_json(), "id": "m_other"}
     for group, name, key, item in [("placing", "placing", "m_x", stored),
                                    ("tickets", "tickets", "broken", {"nickname": "x"}),
-                                   ("rooms", "rooms", "ZZZZZZ", ["not", "a", "room"])]:
+                                   ("rooms", "rooms", "ZZZZZZ", ["not", "a", "room"]),
+                                   ("away", "away", "gone", "soon"),
+                                   ("seated", "seated", "g-bad", {"ms": 1, "seats": {"q": "x"}}),
+                                   ("offers", "rematches", "g-old",
+                                    {**offer("g-old").to_json(), "humans": ["a", "b"]})]:
         doc = {"leader": "mm-a", "epoch": 1, name: {key: item}}
         await kv_lobby.put(f"state.{lobby}.{group}.{part_of(key)}", orjson.dumps(doc))
     b = replica(nc, kvs, lobby)
     await b.lead("mm-b", 2)
     assert set(b.queue.by_player) == {"fine"} and not b.rooms.by_code
+    assert not b.away and not b.seated and not b.rematches
     assert list(b.placing) == ["m_x"] and b.placing["m_x"].id == "m_x"
     placed = b.placing.pop("m_x")  # placed
     b._seat(placed.game_id, humans("m1", "m2"))
