@@ -63,6 +63,19 @@ def offer(gid: str, humans: int = 3) -> Rematch:
                    {f"{gid}-p{i}": i for i in range(humans)}, now_ms() + 60_000)
 
 
+async def written_and_taken_over(a: Matchmaker, nc: Client, kvs: tuple[KeyValue, KeyValue],
+                                 lobby: str) -> Matchmaker:
+    """``a``'s lobby written — the head small, every part well under
+    NATS's 1 MB — and a second replica leading it."""
+    await a.commit()
+    assert a.store is not None
+    head, largest = a.store.largest()
+    assert 0 < head < 1_000 and 0 < largest < NATS_MAX_PAYLOAD / 4, (head, largest)
+    b = replica(nc, kvs, lobby)
+    await b.lead("mm-b", 2)
+    return b
+
+
 async def test_more_players_in_games_than_one_message_holds_are_written_and_taken_over(
         nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
     """60,000 players seated in games of 4 (2.4 MB as one document),
@@ -79,13 +92,7 @@ async def test_more_players_in_games_than_one_message_holds_are_written_and_take
         a.rematched[r.game_id] = r
     for i in range(3_000):
         a.rooms.started_codes[f"C{i:05d}"] = (now_ms(), [f"player-{i:06d}", f"x-{i}"])
-    await a.commit()
-    assert a.store is not None
-    head, largest = a.store.largest()
-    assert 0 < head < 10_000 and 0 < largest < NATS_MAX_PAYLOAD / 4, (head, largest)
-
-    b = replica(nc, kvs, lobby)
-    await b.lead("mm-b", 2)
+    b = await written_and_taken_over(a, nc, kvs, lobby)
     assert len(b.seated) == 60_000 and b.seated == a.seated
     assert b.seated_games == a.seated_games
     assert {g: r.to_json() for g, r in b.rematched.items()} == \
@@ -394,13 +401,7 @@ async def test_more_players_waiting_than_one_message_holds_are_written_and_taken
         a.rooms.add_bot(f"host-{i:05d}", "normal")
         if i % 3 == 0:
             a.away[f"guest-{i:05d}"] = now_ms()
-    await a.commit()
-    assert a.store is not None
-    head, largest = a.store.largest()
-    assert 0 < head < 1_000 and 0 < largest < NATS_MAX_PAYLOAD / 4, (head, largest)
-
-    b = replica(nc, kvs, lobby)
-    await b.lead("mm-b", 2)
+    b = await written_and_taken_over(a, nc, kvs, lobby)
     assert {p: t.to_json() for p, t in b.queue.by_player.items()} == \
         {p: t.to_json() for p, t in a.queue.by_player.items()}
     assert len(b.queue.by_player) == 20_000
