@@ -1148,13 +1148,15 @@ class LeaseLost(Exception):
     """The lease ran out while the lobby was being taken."""
 
 
-async def _renew(lease: LeaderLease, timeout_s: float) -> None:
+async def _step(lease: LeaderLease, timeout_s: float) -> bool:
+    """One round of the lease (LeaderLease.step): True when just won."""
     try:
-        await asyncio.wait_for(lease.step(), timeout_s)
+        return await asyncio.wait_for(lease.step(), timeout_s)
     except Exception as exc:  # noqa: BLE001 - NATS away: keep trying
         log.warning("leader lease: %r", exc)
         if lease.leading and now_ms() >= lease.expires_ms:
             lease.leading = False
+        return False
 
 
 async def _take_lobby(mm: Matchmaker, lease: LeaderLease) -> None:
@@ -1171,7 +1173,7 @@ async def _take_lobby(mm: Matchmaker, lease: LeaderLease) -> None:
             await asyncio.wait({taking}, timeout=s.renew_ms / 1000)
             if taking.done():
                 break
-            await _renew(lease, s.lease_ms / 1000)
+            await _step(lease, s.lease_ms / 1000)  # (leading: renews)
             if not lease.leading:
                 taking.cancel()
                 await asyncio.gather(taking, return_exceptions=True)
@@ -1191,14 +1193,7 @@ async def lead_loop(mm: Matchmaker, lease: LeaderLease, js: Any, stop: asyncio.E
     results: asyncio.Task[None] | None = None
     try:
         while not stop.is_set():
-            try:
-                won = await asyncio.wait_for(lease.step(), s.lease_ms / 1000)
-            except Exception as exc:  # noqa: BLE001 - NATS away: keep trying
-                log.warning("leader lease: %r", exc)
-                won = False
-                if lease.leading and now_ms() >= lease.expires_ms:
-                    lease.leading = False
-            if won:
+            if await _step(lease, s.lease_ms / 1000):
                 try:
                     await _take_lobby(mm, lease)
                 except Exception as exc:  # noqa: BLE001 - fenced or NATS away: retry later
