@@ -471,6 +471,30 @@ def test_a_lost_connection_while_queued_queues_again(new_page: Any) -> None:
     assert page.evaluate("() => window.ttanjit.state.queue") is None
 
 
+def test_a_reload_while_queued_queues_again(new_page: Any) -> None:
+    """Trial finding: waiting for a quick match, a reload (a phone's
+    browser reloads a tab it put away) landed in the lobby with 빠른 대전
+    again: the page forgot the queue, and the closed socket had taken the
+    player out of it. The tab keeps its queue and queues again, with the
+    bot level it chose, and is matched."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "새로고침줄")
+    page.wait_for_selector(".game-card")
+    # waiting for 원카드 2인 with hard bots (set up by hand: this stack
+    # fills with bots after 0.3 s)
+    page.evaluate("""() => { window.ttanjit.state.queueLevel = 'hard';
+      window.ttanjit.net.onFrame(JSON.stringify({type: 'queued',
+      seq: window.ttanjit.net.lastSeq, game: 'onecard', seats: 2, ticket: 't1'})); }""")
+    page.wait_for_selector('.banner.queue:has-text("원카드 2인 상대를 찾고 있어요")')
+    page.reload()
+    page.wait_for_function("() => location.hash.startsWith('#/game/')", timeout=20_000)
+    assert page.evaluate("() => window.ttanjit.game.info.game") == "onecard"
+    assert page.evaluate("() => window.ttanjit.state.queue") is None
+    assert page.evaluate("() => sessionStorage.getItem('ttanjit.queue')") is None
+    players = page.evaluate("() => window.ttanjit.game.info.players")
+    assert [p.get("level") for p in players if p["kind"] == "bot"] == ["hard"], players
+
+
 def test_a_silent_network_is_noticed_and_the_game_goes_on(new_page: Any) -> None:
     """Trial finding: a phone off its network (Chromium's offline mode keeps
     the socket "open") said 연결됨 for 75 s over a frozen table. The

@@ -96,6 +96,23 @@ net.on("welcome", (f) => {
   }
 });
 
+/** The queue this tab waits in, kept across a reload (the page's memory
+ * is gone, and the closed socket took the player out of the queue: the
+ * welcome after it queues again, as after a lost connection; a phone's
+ * browser reloads a tab it put away). */
+const savedQueue = store.get("queue", null);
+if (savedQueue?.game) {
+  state.queue = savedQueue;
+  state.queueLevel = savedQueue.level || "";
+}
+state.on("queue", () => {
+  if (state.queue) {
+    store.set("queue", { game: state.queue.game, seats: state.queue.seats, level: state.queueLevel });
+  } else {
+    store.del("queue");
+  }
+});
+
 /** The quick-match queue across a reconnect (docs/websocket.md welcome):
  * waiting in it from another tab, this one shows it; dropped from it
  * because this connection was lost (the matchmaker does not match a player
@@ -128,6 +145,7 @@ net.on("room_left", (f) => {
 
 net.on("matched", (f) => {
   state.queue = null;
+  state.emit("queue");
   state.room = null;
   game.matched(f);
   go(`#/game/${f.game_id}`);

@@ -28,7 +28,7 @@ export function del(key) {
 }
 
 export function clearAuth() {
-  for (const k of ["token", "player", "nickname", "refresh", "expires_ms", "session", "last_seq"]) del(k);
+  for (const k of ["token", "player", "nickname", "refresh", "expires_ms", "session", "last_seq", "queue"]) del(k);
 }
 
 export function lastNickname() {
