@@ -46,19 +46,8 @@ def aio_server(port: int, host: str = "0.0.0.0") -> tuple[grpc.aio.Server, int]:
 # Service, or ``ipv4:127.0.0.1:7200,127.0.0.1:7201``) by round robin. Retries
 # are :class:`Retrying`'s alone: a replica that is gone (UNAVAILABLE) or
 # frozen (no answer in time: keepalive pings did not find a SIGSTOPped one,
-# measured) costs one attempt, not an error. A replica whose calls failed in
-# the last second (half of them or more) is left out of the round for 10 s,
-# longer each time again (up to 30 s; at most half the replicas at once):
-# with round robin alone, one frozen replica of two took the first attempt
-# of every call (the turns alternate with the retries), so every lobby call
-# waited an attempt while it stayed frozen (measured: 29 of 30 calls; with
-# this, 3).
-_REPLICATED_CONFIG = json.dumps({"loadBalancingConfig": [{"outlier_detection_experimental": {
-    "interval": "1s", "baseEjectionTime": "10s", "maxEjectionTime": "30s",
-    "maxEjectionPercent": 50,
-    "failurePercentageEjection": {"threshold": 50, "enforcementPercentage": 100,
-                                  "minimumHosts": 2, "requestVolume": 1},
-    "childPolicy": [{"round_robin": {}}]}}]})
+# measured) costs one attempt, not an error.
+_REPLICATED_CONFIG = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
 
 
 def replicated_channel(target: str) -> grpc.aio.Channel:
