@@ -495,6 +495,38 @@ def test_a_reload_while_queued_queues_again(new_page: Any) -> None:
     assert [p.get("level") for p in players if p["kind"] == "bot"] == ["hard"], players
 
 
+def test_a_queue_kept_for_a_reload_is_only_the_players_own_and_recent(new_page: Any) -> None:
+    """Audit finding on the queue kept across a reload: a queue saved by
+    another player (who signed out; this one signed in since), one saved
+    long ago, or one a tab was replaced in (another tab took the player,
+    and may have cancelled it) is not queued again: the reloaded lobby
+    offers 빠른 대전 and no game starts."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "남의줄")
+    page.wait_for_selector(".game-card")
+    me = page.evaluate("() => window.ttanjit.state.player")
+    for saved in ({"player": "p_someoneelse00", "ms": "now"}, {"player": me, "ms": 0}):
+        page.evaluate("""(s) => sessionStorage.setItem('ttanjit.queue', JSON.stringify({game: 'onecard',
+          seats: 2, level: '', player: s.player, ms: s.ms === 'now' ? Date.now() : s.ms}))""", saved)
+        page.reload()
+        page.wait_for_selector('#net[data-state="open"]')
+        page.wait_for_timeout(1_500)  # (a queue asked for would be matched with bots by now)
+        assert page.evaluate("() => location.hash") in ("", "#/"), saved
+        assert page.locator(".banner.queue").count() == 0
+        assert page.evaluate("() => sessionStorage.getItem('ttanjit.queue')") is None
+    # queued, then another tab takes the player over: this tab forgets it
+    page.evaluate("""() => window.ttanjit.net.onFrame(JSON.stringify({type: 'queued',
+      seq: window.ttanjit.net.lastSeq, game: 'onecard', seats: 2, ticket: 't1'}))""")
+    page.wait_for_selector(".banner.queue")
+    assert page.evaluate("() => JSON.parse(sessionStorage.getItem('ttanjit.queue')).player") == me
+    other = page.context.new_page()
+    other.goto(page.url)
+    other.wait_for_selector('#net[data-state="open"]')
+    page.wait_for_selector('#net[data-state="replaced"]')
+    assert page.evaluate("() => sessionStorage.getItem('ttanjit.queue')") is None
+    other.close()
+
+
 def test_a_silent_network_is_noticed_and_the_game_goes_on(new_page: Any) -> None:
     """Trial finding: a phone off its network (Chromium's offline mode keeps
     the socket "open") said 연결됨 for 75 s over a frozen table. The

@@ -66,6 +66,9 @@ function updateHeader() {
 // screen and any refused press; no toast (one covered the lobby's game
 // banner on a phone for its 8 s: trial finding)
 net.on("net", updateHeader);
+// another tab took this player over, queue and all: this one forgets it
+// (a reload here later must not queue again what the other tab cancelled)
+net.on("net", () => { if (net.state === "replaced" && state.queue) forgetQueue(); });
 
 net.on("welcome", (f) => {
   game.known(f); // the seats' names, before the game screen opens
@@ -99,19 +102,30 @@ net.on("welcome", (f) => {
 /** The queue this tab waits in, kept across a reload (the page's memory
  * is gone, and the closed socket took the player out of the queue: the
  * welcome after it queues again, as after a lost connection; a phone's
- * browser reloads a tab it put away). */
+ * browser reloads a tab it put away) — for the player who queued, for 10
+ * minutes (a quick match waits seconds). */
+const QUEUE_KEPT_MS = 10 * 60_000;
 const savedQueue = store.get("queue", null);
-if (savedQueue?.game) {
+if (savedQueue?.game && savedQueue.player === store.get("player", null)
+    && Date.now() - (savedQueue.ms || 0) < QUEUE_KEPT_MS) {
   state.queue = savedQueue;
   state.queueLevel = savedQueue.level || "";
+} else {
+  store.del("queue");
 }
 state.on("queue", () => {
   if (state.queue) {
-    store.set("queue", { game: state.queue.game, seats: state.queue.seats, level: state.queueLevel });
+    store.set("queue", { game: state.queue.game, seats: state.queue.seats, level: state.queueLevel,
+      player: state.queue.player, ms: state.queue.ms || Date.now() });
   } else {
     store.del("queue");
   }
 });
+
+function forgetQueue() {
+  state.queue = null;
+  state.emit("queue");
+}
 
 /** The quick-match queue across a reconnect (docs/websocket.md welcome):
  * waiting in it from another tab, this one shows it; dropped from it
@@ -119,15 +133,15 @@ state.on("queue", () => {
  * who is away), this tab queues again for the same game. */
 function requeue(f) {
   if (f.queued) {
-    state.queue = { ...(state.queue || {}), ...f.queued };
+    state.queue = { ...(state.queue || {}), ...f.queued, player: f.player };
     state.emit("queue");
     return;
   }
   const q = state.queue;
   if (!q) return;
-  state.queue = null;
-  state.emit("queue");
+  forgetQueue();
   if (f.game_id || f.room || !q.game) return; // seated meanwhile: nothing to wait for
+  if (q.player !== f.player) return; // another player's (signed in since)
   net.ask({ type: "queue", game: q.game, seats: q.seats, level: state.queueLevel }, ["queued", "matched"], toast);
 }
 
@@ -162,10 +176,10 @@ net.on("game_result", (f) => {
 net.on("rematch", (f) => game.onRematch(f));
 net.on("emote", (f) => game.onEmote(f));
 
-net.on("queued", (f) => { state.queue = f; state.emit("queue"); });
-net.on("queue_cancelled", () => { state.queue = null; state.emit("queue"); });
+net.on("queued", (f) => { state.queue = { ...f, player: state.player, ms: state.queue?.ms || Date.now() }; state.emit("queue"); });
+net.on("queue_cancelled", forgetQueue);
 net.on("ratings", (f) => { state.ratings = f.ratings || []; state.emit("ratings"); });
-net.on("signed_out", () => { toast("로그인 정보가 만료됐어요. 다시 시작해 주세요.", "error"); go("#/"); });
+net.on("signed_out", () => { forgetQueue(); toast("로그인 정보가 만료됐어요. 다시 시작해 주세요.", "error"); go("#/"); });
 
 // Errors answering a lobby request are shown by the screen that asked, and
 // action errors by the table; everything else (rate limits, sync) here.
