@@ -141,10 +141,14 @@ class QuickQueue:
         self.remove(player)
         return True
 
+    def _holds(self, t: Ticket) -> bool:
+        """The lobby keeps this ticket (a copy of it read back: by its id)."""
+        return getattr(self.held.get(t.player), "id", None) == t.id
+
     def placed(self, match: QuickMatch) -> None:
         """The match's game is placed: its tickets are done."""
         for t in match.tickets:
-            if getattr(self.held.get(t.player), "id", None) == t.id:
+            if self._holds(t):
                 del self.held[t.player]
 
     def waiting(self) -> dict[str, int]:
@@ -255,6 +259,5 @@ class QuickQueue:
     def put_back(self, match: QuickMatch) -> None:
         """A match that could not be placed: its tickets wait again (same age)."""
         for t in match.tickets:
-            if self.by_player.setdefault(t.player, t) is t \
-                    and getattr(self.held.get(t.player), "id", None) != t.id:
+            if self.by_player.setdefault(t.player, t) is t and not self._holds(t):
                 self.held[t.player] = t

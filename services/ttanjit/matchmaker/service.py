@@ -112,41 +112,30 @@ def _owner(exc: grpc.aio.AioRpcError) -> str:
 T = TypeVar("T")
 
 
-def _read(stored: Any, key: str, parse: Callable[[dict[str, Any]], T]) -> list[T]:
-    """A parted collection's items as read (by their key in the parts): an
-    item whose own ``key`` field says otherwise is taken under the key it
-    is stored by (so that dropping it drops it where it is); one that
-    cannot be read is left out, with a warning, not the take-over."""
-    out: list[T] = []
-    for k, d in (stored or {}).items() if isinstance(stored, dict) else ():
+def _read(stored: Any, parse: Callable[[str, Any], T]) -> Parted[T]:
+    """A parted collection as read, by the key each item is stored by (so
+    that dropping it drops it where it is): ``parse(key, item)``; an item
+    that cannot be read is left out, with a warning, not the take-over."""
+    out: list[tuple[str, T]] = []
+    for k, v in (stored or {}).items() if isinstance(stored, dict) else ():
         try:
-            out.append(parse({**d, key: str(k)}))
+            out.append((str(k), parse(str(k), v)))
         except Exception as exc:  # noqa: BLE001 - any damage: the rest is still read
-            log.warning("lobby item unreadable, left out: %s %r: %r", key, k, exc)
-    return out
+            log.warning("lobby item unreadable, left out: %r: %r", k, exc)
+    return Parted(out)
 
 
-def _seats(table: Any) -> dict[str, int] | None:
-    """A game's seats as read from the lobby's parts (None: unreadable)."""
-    try:
-        return {str(p): int(i) for p, i in table["seats"].items()}
-    except Exception:  # noqa: BLE001 - damaged: left out
-        return None
+def _keyed(from_json: Callable[[dict[str, Any]], T], field: str) -> Callable[[str, Any], T]:
+    """``_read``'s parse for an item that names its own key (``field``):
+    taken under the key it is stored by, whatever it says."""
+    return lambda key, d: from_json({**d, field: key})
 
 
-def _away(stored: Any) -> Parted[int]:
-    out: Parted[int] = Parted()
-    for p, v in (stored or {}).items() if isinstance(stored, dict) else ():
-        try:
-            dict.__setitem__(out, str(p), int(v))
-        except (TypeError, ValueError):
-            log.warning("lobby item unreadable, left out: away %r: %r", p, v)
-    return out
-
-
-def _offers(stored: Any) -> Parted[Rematch]:
-    """Offers as read, by old game id."""
-    return Parted((r.game_id, r) for r in _read(stored, "game_id", Rematch.from_json))
+def _table(_: str, t: Any) -> dict[str, Any]:
+    """A game's humans' seats as read (``Matchmaker.seated_games``)."""
+    ms = t.get("ms", 0)
+    return {"ms": ms if isinstance(ms, int) else 0,
+            "seats": {str(p): int(i) for p, i in t["seats"].items()}}
 
 
 def _options(raw: str) -> Any:
@@ -236,28 +225,19 @@ class Matchmaker:
 
     def restore(self, doc: dict[str, Any] | None) -> None:
         doc = doc or {}
-        self.placing = Parted((mt.id, mt) for mt in _read(doc.get("placing"), "id",
-                                                          QuickMatch.from_json))
-        self.queue.restore(_read(doc.get("tickets"), "player", Ticket.from_json),
+        self.placing = _read(doc.get("placing"), _keyed(QuickMatch.from_json, "id"))
+        self.queue.restore(_read(doc.get("tickets"), _keyed(Ticket.from_json, "player")).values(),
                            self.placing.values())
-        self.rooms.restore(_read(doc.get("rooms"), "code", Room.from_store),
+        self.rooms.restore(_read(doc.get("rooms"), _keyed(Room.from_store, "code")).values(),
                            doc.get("started_rooms"))
-        self.seated_games = Parted()
-        for g, t in (doc.get("seated") or {}).items():
-            seats = _seats(t)
-            if seats is None:
-                log.warning("lobby item unreadable, left out: seated %r: %r", g, t)
-                continue
-            ms = t.get("ms", 0)
-            dict.__setitem__(self.seated_games, g, {"ms": ms if isinstance(ms, int) else 0,
-                                                    "seats": seats})
+        self.seated_games = _read(doc.get("seated"), _table)
         self.seated = {}
         for gid, table in sorted(self.seated_games.items(), key=lambda kv: kv[1]["ms"]):
             for p, seat in table["seats"].items():  # the latest game a player is in
                 self.seated[p] = (gid, seat)
-        self.away = _away(doc.get("away"))
-        self.rematches = _offers(doc.get("rematches"))
-        self.rematched = _offers(doc.get("rematched"))
+        self.away = _read(doc.get("away"), lambda _, ms: int(ms))
+        self.rematches = _read(doc.get("rematches"), _keyed(Rematch.from_json, "game_id"))
+        self.rematched = _read(doc.get("rematched"), _keyed(Rematch.from_json, "game_id"))
         for room in self.rooms.by_code.values():
             # open in the head but started in the parts: its start was cut
             # off between them (docs/protocol.md 4.1). Nobody was told: its
@@ -1175,11 +1155,9 @@ async def _take_lobby(mm: Matchmaker, lease: LeaderLease) -> None:
                 break
             await _step(lease, s.lease_ms / 1000)  # (leading: renews)
             if not lease.leading:
-                taking.cancel()
-                await asyncio.gather(taking, return_exceptions=True)
                 raise LeaseLost()
     finally:
-        if not taking.done():  # (this one cancelled: the replica stops)
+        if not taking.done():  # the lease lost, or this one cancelled (the replica stops)
             taking.cancel()
             await asyncio.gather(taking, return_exceptions=True)
     taking.result()

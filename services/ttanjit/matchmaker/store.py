@@ -196,16 +196,14 @@ class LobbyStore:
             # leader under way meanwhile (it writes them in GROUPS order) is
             # seen as a commit cut off half way, never later groups without
             # the earlier ones (a match's tickets dropped, not its seats)
-            keys = [(g, i) for g in GROUPS for i in range(stored)]
-            read_by_key: dict[tuple[str, int], JSON | None] = {}
+            read: dict[tuple[str, int], JSON | None] = {}
             for group in reversed(GROUPS):
-                mine = [k for k in keys if k[0] == group]
+                mine = [(group, i) for i in range(stored)]
                 docs = [self.parts.get(k) or _Doc(f"{self.key}.{k[0]}.{k[1]}") for k in mine]
-                read_by_key.update(zip(mine, await asyncio.gather(*(self._get(d) for d in docs)),
-                                       strict=True))
-            read = [read_by_key[k] for k in keys]
+                read.update(zip(mine, await asyncio.gather(*(self._get(d) for d in docs)),
+                                strict=True))
             by_player: dict[str, Any] = {}  # seats kept by player in parts (never released)
-            for (group, i), part in zip(keys, read, strict=True):
+            for (group, i), part in read.items():
                 for name in GROUPS[group]:
                     items = ((part or {}).get(name) or {}).items()
                     if name in in_head:
