@@ -759,3 +759,30 @@ async def test_a_take_over_longer_than_the_lease_keeps_it(
     finally:
         stop.set()
         await asyncio.gather(*(t for _, _, t in replicas), return_exceptions=True)
+
+
+async def test_a_leader_that_cannot_renew_stops_leading_when_its_lease_runs_out(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """The leader's renewals fail (NATS away from it, or its writes time
+    out) while the other replica still sees the bucket: the lease there
+    runs out and the other takes it. The leader must stop leading by then.
+    Before, each failed renewal had moved its own expiry on before the
+    write was sent, so it led on for as long as its renewals kept
+    failing: two leaders."""
+    _, kv_lobby = kvs
+    a = LeaderLease(kv_lobby, lobby, "a", "a", 1000, 100)
+    b = LeaderLease(kv_lobby, lobby, "b", "b", 1000, 100)
+    assert await a.step() and a.leading
+    a.kv = _Failing(kv_lobby, "leader.")  # type: ignore[assignment]
+    held = orjson.loads((await kv_lobby.get(f"leader.{lobby}")).value)["expires_ms"]
+    took_at = 0
+    for _ in range(30):  # 3 s
+        await asyncio.sleep(0.1)
+        await a.step()
+        if not took_at and await b.step():
+            took_at = now_ms()
+        if took_at:
+            break
+        assert a.leading or now_ms() >= held
+    assert took_at >= held and b.leading and b.epoch == 2
+    assert not a.leading  # it stopped at its own expiry, before b took over

@@ -441,18 +441,24 @@ class LeaderLease:
         self.leader_addr = ""  # the current leader's gRPC address as last seen
         self.leader_id = ""
 
-    def _doc(self, epoch: int) -> bytes:
+    def _doc(self, epoch: int) -> tuple[bytes, int]:
+        """The lease as written now, and the expiry it holds: this replica's
+        own lease runs to it only once the write is in (a write that failed
+        or hangs moved nothing: it kept leading past the expiry the bucket
+        held, which another replica had taken by then)."""
         now = now_ms()
-        self.expires_ms = now + self.lease_ms
+        expires = now + self.lease_ms
         return orjson.dumps({"id": self.id, "grpc": self.grpc, "epoch": epoch,
-                             "renewed_ms": now, "expires_ms": self.expires_ms})
+                             "renewed_ms": now, "expires_ms": expires}), expires
 
     async def step(self) -> bool:
         """One round: renew (leader) or look and maybe take over (follower).
         True when this replica has just become the leader."""
         if self.leading:
+            doc, expires = self._doc(self.epoch)
             try:
-                self.rev = await self.kv.update(self.key, self._doc(self.epoch), last=self.rev)
+                self.rev = await self.kv.update(self.key, doc, last=self.rev)
+                self.expires_ms = expires
             except KeyWrongLastSequenceError:
                 log.error("leader lease lost to another replica")
                 self.leading = False
@@ -466,24 +472,26 @@ class LeaderLease:
         except NotFoundError:
             entry = None
         if entry is None or not entry.value:
+            doc, expires = self._doc(1)
             try:
-                rev = await self.kv.create(self.key, self._doc(1))
+                rev = await self.kv.create(self.key, doc)
             except Exception:  # noqa: BLE001 - another replica created it first
                 return False
-            return self._won(rev, 1)
+            return self._won(rev, 1, expires)
         doc = orjson.loads(entry.value)
         self.leader_id, self.leader_addr = str(doc.get("id", "")), str(doc.get("grpc", ""))
         if int(doc.get("expires_ms", 0)) > now_ms():
             return False
         epoch = int(doc.get("epoch", 0)) + 1
+        value, expires = self._doc(epoch)
         try:
-            rev = await self.kv.update(self.key, self._doc(epoch), last=entry.revision)
+            rev = await self.kv.update(self.key, value, last=entry.revision)
         except KeyWrongLastSequenceError:
             return False
-        return self._won(rev, epoch)
+        return self._won(rev, epoch, expires)
 
-    def _won(self, rev: int, epoch: int) -> bool:
-        self.rev, self.epoch, self.leading = rev, epoch, True
+    def _won(self, rev: int, epoch: int, expires: int) -> bool:
+        self.rev, self.epoch, self.leading, self.expires_ms = rev, epoch, True, expires
         self.leader_id, self.leader_addr = self.id, self.grpc
         log.info("leader of the lobby", extra={"epoch": epoch})
         return True
