@@ -82,7 +82,7 @@ def test_matchmaker_runs_replicated_behind_a_headless_service(rendered: Rendered
     """Matchmaker replicas (leader through a JetStream KV lease, followers
     forward): 2 by default, rolled one at a time, at least one kept through
     disruptions, spread like the others; the gateways dial every replica
-    through the headless Service (gRPC dns:/// + round_robin)."""
+    through the headless Service (gRPC dns:///, a channel per replica)."""
     manifests = rendered("default")
     mm = by_kind(manifests, "Deployment")["ttanjit-matchmaker"]
     assert mm["spec"]["replicas"] == 2

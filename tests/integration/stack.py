@@ -54,7 +54,7 @@ class Stack:
         return g
 
     def matchmaker_addr(self) -> str:
-        """Every matchmaker replica, for the gateways' round-robin channel."""
+        """Every matchmaker replica, for the gateways' channels (one each)."""
         return "ipv4:" + ",".join(f"127.0.0.1:{p.ports['grpc']}" for p in self.matchmakers)
 
     def http(self, i: int = 0) -> str:

@@ -447,7 +447,7 @@ async def test_a_lobby_call_retried_after_its_deadline_is_carried_out_once(
     bot for one press of 봇 넣기 (and a start's retry answered
     room_started, its players never told). Every attempt carries the call's
     request id; the leader carries the call out once and answers each."""
-    from ttanjit.common.grpcutil import Retrying, aio_server
+    from ttanjit.common.grpcutil import Replicas, Retrying, aio_server
     from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 
     a, _ = shards
@@ -462,8 +462,9 @@ async def test_a_lobby_call_retried_after_its_deadline_is_carried_out_once(
         await real()
 
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
-            stub = Retrying(matchmaker_pb2_grpc.MatchmakerStub(ch), attempt_s=0.25)  # type: ignore[no-untyped-call]
+        replicas = Replicas(f"127.0.0.1:{port}")
+        try:
+            stub = Retrying(matchmaker_pb2_grpc.MatchmakerStub, replicas, attempt_s=0.25)
             host = player_id("host")
             ref = matchmaker_pb2.PlayerRef(player=host, nickname="방장")
             rep = await stub.CreateRoom(matchmaker_pb2.CreateRoomRequest(
@@ -479,6 +480,8 @@ async def test_a_lobby_call_retried_after_its_deadline_is_carried_out_once(
             rep = await stub.StartRoom(matchmaker_pb2.RoomRequest(player=host), timeout=10)
             assert not rep.error_code and rep.game_id, rep  # not room_started
             assert await games_of(nc, host) == [rep.game_id]
+        finally:
+            await replicas.close()
     finally:
         mm.commit = real  # type: ignore[method-assign]
         await server.stop(0)

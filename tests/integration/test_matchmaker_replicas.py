@@ -10,6 +10,7 @@ import asyncio
 import os
 import signal
 import time
+import urllib.request
 from collections.abc import Iterator
 
 import orjson
@@ -142,3 +143,33 @@ async def test_frozen_leader_is_fenced_and_steps_down(st: Stack) -> None:
         (await guest.wait_type("matched", 20))["game_id"]
     for cl in (host, guest):
         await cl.close()
+
+
+def retries(st: Stack) -> float:
+    """The gateway's lobby-call attempts that went on to another replica."""
+    with urllib.request.urlopen(st.metrics() + "/metrics", timeout=5) as r:
+        text = r.read().decode()
+    return sum(float(ln.split()[-1]) for ln in text.splitlines()
+               if ln.startswith("ttanjit_gateway_matchmaker_retries_total{"))
+
+
+async def test_a_frozen_follower_costs_the_gateway_one_attempt_not_one_a_call(st: Stack) -> None:
+    """A follower frozen (SIGSTOP: it answers nothing, its connections stay
+    up). The gateway sent the first attempt of every lobby call to it in
+    turn (round robin), each waiting 2.5 s: two players met 8.4 s after
+    빠른 대전 in a trial. Now at most one of eight calls in a row goes to it
+    first; the others go to the replica that answered."""
+    host = await WSClient.signed_in(st.http(), "얼음손님")
+    follower = next(p for p in st.matchmakers if p is not leader(st))
+    before = retries(st)
+    os.kill(follower.pid, signal.SIGSTOP)
+    try:
+        for _ in range(4):
+            await host.send({"type": "room_create", "game": "onecard", "seats": 2})
+            code = (await host.wait_type("room", 15))["room"]["code"]
+            await host.send({"type": "room_leave"})
+            assert (await host.wait_type("room_left", 15))["code"] == code
+        assert retries(st) - before <= 1
+    finally:
+        os.kill(follower.pid, signal.SIGCONT)
+    await host.close()

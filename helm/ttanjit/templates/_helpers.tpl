@@ -23,7 +23,7 @@
 {{- end }}
 
 {{/* The matchmaker's headless Service: one DNS record per ready replica, for
-     the gateways' gRPC round_robin channel (dns:///<name>:<port>). */}}
+     the gateways' gRPC channel to each replica (dns:///<name>:<port>). */}}
 {{- define "ttanjit.matchmakerHeadless" -}}
 {{- printf "%s-headless" (include "ttanjit.componentName" (dict "root" .root "component" "matchmaker")) | trunc 63 | trimSuffix "-" }}
 {{- end }}

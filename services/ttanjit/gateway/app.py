@@ -40,7 +40,7 @@ from pydantic import BaseModel
 from websockets.protocol import State
 
 from ttanjit.common.config import Settings
-from ttanjit.common.grpcutil import Retrying, replicated_channel
+from ttanjit.common.grpcutil import Replicas, Retrying
 from ttanjit.common.nats import (
     GAMES_BUCKET,
     IDENTITY_BUCKET,
@@ -135,7 +135,7 @@ class Gateway:
         self.ids: Identities = None  # type: ignore[assignment]  # nicknames as last set
         self.games: KeyValue = None  # type: ignore[assignment]  # the game directory
         self.mm: matchmaker_pb2_grpc.MatchmakerStub = None  # type: ignore[assignment]
-        self.channel: grpc.aio.Channel | None = None
+        self.replicas: Replicas | None = None  # the matchmaker's
         self.by_player: dict[str, Connection] = {}
         self.conns: set[Connection] = set()
         self.ready = False
@@ -158,8 +158,9 @@ class Gateway:
         self.ids = Identities(buckets[IDENTITY_BUCKET], self.nc.jetstream())
         self.games = buckets[GAMES_BUCKET]
         self.owners = buckets[OWNERS_BUCKET]  # the live games (the 관전 list)
-        self.channel = replicated_channel(self.s.matchmaker_addr)  # every replica
-        self.mm = Retrying(matchmaker_pb2_grpc.MatchmakerStub(self.channel))  # type: ignore[assignment]
+        self.replicas = Replicas(self.s.matchmaker_addr)  # every replica
+        self.mm = Retrying(matchmaker_pb2_grpc.MatchmakerStub, self.replicas,  # type: ignore[assignment]
+                           on_retry=m.matchmaker_retry)
         self._sweeper = asyncio.create_task(self.sweep())
         m.zero(HANDLERS, MESSAGES)  # every frame type registered by now (관전's too)
         self.ready = True
@@ -188,8 +189,8 @@ class Gateway:
             task.cancel()
         await self.going_away()
         self.links.close()
-        if self.channel:
-            await self.channel.close()
+        if self.replicas:
+            await self.replicas.close()
         if self.nc:
             try:
                 if self.nc.is_connected:

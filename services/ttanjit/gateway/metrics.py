@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import grpc
 from prometheus_client import Counter, Gauge, Histogram
 
 CONNECTIONS = Gauge("ttanjit_gateway_connections", "Open WebSockets")
@@ -20,6 +21,13 @@ SHARD_PATH = Counter("ttanjit_gateway_shard_commands_total",
                      "Game commands sent to shards, by path", ["path"])
 VIA_LINK = SHARD_PATH.labels("link")
 VIA_NATS = SHARD_PATH.labels("nats")
+# a lobby call's attempt that one matchmaker replica did not answer in time
+# (``deadline``: frozen, partitioned, slow) or refused (``unavailable``: gone,
+# no leader yet), so it went on to the next (grpcutil.Retrying)
+MM_RETRIES = Counter("ttanjit_gateway_matchmaker_retries_total",
+                     "Matchmaker call attempts that went on to another replica", ["code"])
+_MM_CODES = {grpc.StatusCode.DEADLINE_EXCEEDED: MM_RETRIES.labels("deadline"),
+             grpc.StatusCode.UNAVAILABLE: MM_RETRIES.labels("unavailable")}
 REJECTIONS = Counter("ttanjit_gateway_rejections_total", "Frames refused", ["code"])
 
 for _r in ("gapless", "resync", "failed"):
@@ -49,6 +57,10 @@ def zero(frame_types: Iterable[str], codes: Iterable[str]) -> None:
         _in.setdefault(kind, FRAMES_IN.labels(kind))
     for code in codes:
         REJECTIONS.labels(code)
+
+
+def matchmaker_retry(code: grpc.StatusCode) -> None:
+    _MM_CODES[code].inc()
 
 
 def frame_out(kind: str) -> None:
