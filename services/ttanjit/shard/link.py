@@ -34,6 +34,17 @@ if TYPE_CHECKING:
 log = logging.getLogger("ttanjit.shard")
 
 MAX_FRAME = 4 * 1024 * 1024
+# Backpressure: the other end that reads nothing (frozen, cut off, its event
+# loop stuck) would have every frame for it pile up here without end. A link
+# whose unsent bytes stay above WRITE_LOW for STALL_S, or pass MAX_BACKLOG
+# (read, but slower than written), is dropped: its gateway goes back to
+# NATS for commands (it dials again when a reply names the link), its
+# bursts go over NATS, and a burst lost with the link is a gap the gateway
+# fills from the shard (docs/protocol.md 1.1, 2).
+WRITE_HIGH = 1024 * 1024  # the transport asks to pause above this ...
+WRITE_LOW = 256 * 1024  # ... and to resume below this
+STALL_S = 10.0
+MAX_BACKLOG = 32 * 1024 * 1024
 HELLO, COMMAND, REPLY, NOT_HERE, BURST = b"H"[0], b"C"[0], b"R"[0], b"N"[0], b"B"[0]
 _LEN = struct.Struct("!I")
 
@@ -64,12 +75,34 @@ class Framed(asyncio.Protocol):
         self.buf = bytearray()
         self.transport: asyncio.Transport | None = None
         self.held: list[bytes] | None = None
+        self._stall: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's is no subclass
+        self.transport.set_write_buffer_limits(WRITE_HIGH, WRITE_LOW)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
+        self.resume_writing()
+
+    def pause_writing(self) -> None:
+        """More than WRITE_HIGH unsent: the other end has STALL_S to read
+        it down to WRITE_LOW."""
+        if self._stall is None:
+            self._stall = asyncio.get_running_loop().call_later(STALL_S, self._drop,
+                                                                "reads nothing")
+
+    def resume_writing(self) -> None:
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+
+    def _drop(self, why: str) -> None:
+        self._stall = None
+        if self.transport is not None and not self.transport.is_closing():
+            log.warning("link: the other end %s (%d bytes unsent); dropping the link", why,
+                        self.transport.get_write_buffer_size())
+            self.transport.abort()
 
     @property
     def open(self) -> bool:
@@ -112,6 +145,8 @@ class Framed(asyncio.Protocol):
         held, self.held = self.held, None
         if held and self.transport is not None and not self.transport.is_closing():
             self.transport.write(b"".join(held))
+            if self.transport.get_write_buffer_size() > MAX_BACKLOG:
+                self._drop("reads slower than it is written to")
 
 
 class LinkConn(Framed):
