@@ -786,3 +786,65 @@ async def test_a_leader_that_cannot_renew_stops_leading_when_its_lease_runs_out(
         assert a.leading or now_ms() >= held
     assert took_at >= held and b.leading and b.epoch == 2
     assert not a.leading  # it stopped at its own expiry, before b took over
+
+
+class _Unanswered:
+    """A lobby bucket whose next lease update is written but its answer
+    lost (a timeout after the write), or that hangs unwritten."""
+
+    def __init__(self, kv: KeyValue, mode: str) -> None:
+        self.kv, self.mode = kv, mode
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.kv, name)
+
+    async def update(self, key: str, value: bytes, last: int | None = None) -> int:
+        if self.mode == "hangs":
+            await asyncio.sleep(30)
+        rev = await self.kv.update(key, value, last=last)
+        if self.mode == "lost":
+            self.mode = ""
+            raise TimeoutError()
+        return rev
+
+
+async def test_a_renewal_written_but_unanswered_keeps_the_lease(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """A renewal was written, but its answer was lost: the next renewal is
+    refused on the revision. The lease is still this replica's (its id and
+    epoch): it keeps leading (before, it let the lobby go for nothing, and
+    nobody led until the lease ran out; audit)."""
+    _, kv_lobby = kvs
+    a = LeaderLease(kv_lobby, lobby, "a", "a", 2000, 100)
+    assert await a.step()
+    a.kv = _Unanswered(kv_lobby, "lost")  # type: ignore[assignment]
+    await a.step()  # written; its answer lost
+    assert a.leading
+    await a.step()  # refused on the revision: still ours
+    assert a.leading and a.epoch == 1
+    await a.step()
+    stored = orjson.loads((await kv_lobby.get(f"leader.{lobby}")).value)
+    assert a.leading and stored["id"] == "a" and stored["expires_ms"] == a.expires_ms
+    b = LeaderLease(kv_lobby, lobby, "b", "b", 2000, 100)
+    assert not await b.step()
+
+
+async def test_a_renewal_that_hangs_ends_the_leading_at_the_leases_expiry(
+        nc: Client, kvs: tuple[KeyValue, KeyValue], lobby: str) -> None:
+    """A leader's renewal hangs (NATS unreachable): its round ends at the
+    expiry the bucket holds, and it stops leading then (before, the round
+    waited a whole lease from when it began, ~2 s past that expiry with
+    the defaults, while another replica could lead; audit)."""
+    from ttanjit.matchmaker.service import _step
+
+    _, kv_lobby = kvs
+    a = LeaderLease(kv_lobby, lobby, "a", "a", 3000, 500)
+    assert await a.step()
+    await asyncio.sleep(2.0)  # ~1 s of the lease left
+    a.kv = _Unanswered(kv_lobby, "hangs")  # type: ignore[assignment]
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    await _step(a, 3.0)  # (lead_loop's timeout: the lease)
+    assert not a.leading
+    assert loop.time() - start < 2.0
+    assert now_ms() >= a.expires_ms

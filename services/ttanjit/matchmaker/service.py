@@ -892,9 +892,14 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
             elif self.lease is not None and self.lease.leader_addr \
                     and self.lease.leader_id != self.lease.id:
                 left = deadline - loop.time()
+                caller = ctx.time_remaining()  # the caller's attempt: not past it
+                if caller is not None:
+                    if caller <= 0.01:
+                        await ctx.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline passed")
+                    left = min(left, caller)
                 try:
                     rep = await getattr(self._stub(self.lease.leader_addr), name)(
-                        req, timeout=max(0.5, min(2.5, left)),
+                        req, timeout=max(0.01, min(2.5, left)),
                         metadata=((FORWARDED, "1"),) + (((REQUEST_MD, rid),) if rid else ()))
                     m.FORWARDED.inc()
                     return rep
@@ -1129,7 +1134,11 @@ class LeaseLost(Exception):
 
 
 async def _step(lease: LeaderLease, timeout_s: float) -> bool:
-    """One round of the lease (LeaderLease.step): True when just won."""
+    """One round of the lease (LeaderLease.step): True when just won. A
+    leader's round waits no longer than its own lease lasts: a renewal that
+    hangs past it ends the leading then, not up to ``timeout_s`` later."""
+    if lease.leading:
+        timeout_s = max(0.0, min(timeout_s, (lease.expires_ms - now_ms()) / 1000))
     try:
         return await asyncio.wait_for(lease.step(), timeout_s)
     except Exception as exc:  # noqa: BLE001 - NATS away: keep trying

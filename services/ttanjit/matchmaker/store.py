@@ -460,12 +460,18 @@ class LeaderLease:
                 self.rev = await self.kv.update(self.key, doc, last=self.rev)
                 self.expires_ms = expires
             except KeyWrongLastSequenceError:
-                log.error("leader lease lost to another replica")
-                self.leading = False
+                if not await self._still_ours():
+                    log.error("leader lease lost to another replica")
+                    self.leading = False
             except Exception as exc:  # noqa: BLE001 - NATS away: lead until our own expiry
                 if now_ms() >= self.expires_ms:
                     log.error("leader lease expired unrenewed: %r", exc)
                     self.leading = False
+            if self.leading and now_ms() >= self.expires_ms:
+                # written, but answered after the expiry it wrote: another
+                # replica may take it now
+                log.error("leader lease renewed too late")
+                self.leading = False
             return False
         try:
             entry = await self.kv.get(self.key)
@@ -489,6 +495,23 @@ class LeaderLease:
         except KeyWrongLastSequenceError:
             return False
         return self._won(rev, epoch, expires)
+
+    async def _still_ours(self) -> bool:
+        """A renewal refused on the revision: is the lease still this
+        replica's, with its epoch? So it is when an earlier renewal was
+        written but its answer lost (a timeout): the revision is taken from
+        the bucket and the lease kept, rather than let go for nothing."""
+        try:
+            entry = await self.kv.get(self.key)
+            doc = orjson.loads(entry.value or b"{}")
+        except Exception:  # noqa: BLE001 - unreadable: as lost
+            return False
+        if doc.get("id") != self.id or doc.get("epoch") != self.epoch:
+            return False
+        self.rev = entry.revision or self.rev
+        self.expires_ms = int(doc.get("expires_ms", 0))  # (the renewal written)
+        log.warning("leader lease: a renewal's answer was lost; it was written")
+        return True
 
     def _won(self, rev: int, epoch: int, expires: int) -> bool:
         self.rev, self.epoch, self.leading, self.expires_ms = rev, epoch, True, expires
