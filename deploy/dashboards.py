@@ -166,12 +166,14 @@ def overview() -> Board:
          "(alert TtanjitLobbyDocumentLarge at 768 KiB).",
          [(f"max by (document) ({q('ttanjit_mm_lobby_document_bytes')})", "{{document}}")],
          unit="bytes")
-    b.ts("Lobby calls passed to another replica",
+    b.ts("Lobby call attempts not answered",
          "Attempts of the gateways' lobby calls that a matchmaker replica did not answer in "
-         "2.5 s (deadline: frozen, partitioned, slow) or refused (unavailable: gone, no leader "
-         "yet); each went on to the next replica, and the gateway's later calls go there. "
-         "A burst in a failover is normal; a steady rate means replicas keep failing.",
-         [(f"sum by (code) ({rate('ttanjit_gateway_matchmaker_retries_total')})", "{{code}}")],
+         "2.5 s (deadline: frozen, partitioned, slow, or waiting for a new leader) or could "
+         "not be sent to (unavailable: gone, refusing connections); the call went on to the "
+         "next replica, and the gateway's later calls go there. A burst in a failover is "
+         "normal; a steady rate means replicas keep failing.",
+         [(f"sum by (code) ({rate('ttanjit_gateway_matchmaker_attempts_failed_total')})",
+           "{{code}}")],
          unit="ops")
     return b
 

@@ -150,7 +150,7 @@ def retries(st: Stack) -> float:
     with urllib.request.urlopen(st.metrics() + "/metrics", timeout=5) as r:
         text = r.read().decode()
     return sum(float(ln.split()[-1]) for ln in text.splitlines()
-               if ln.startswith("ttanjit_gateway_matchmaker_retries_total{"))
+               if ln.startswith("ttanjit_gateway_matchmaker_attempts_failed_total{"))
 
 
 async def test_a_frozen_follower_costs_the_gateway_one_attempt_not_one_a_call(st: Stack) -> None:

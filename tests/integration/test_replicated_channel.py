@@ -30,9 +30,14 @@ SERVER = """
 import asyncio, sys
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+class Servicer(health.aio.HealthServicer):
+    async def Check(self, request, context):
+        if request.service == "slow":  # a call slow for its own reasons
+            await asyncio.sleep(30)
+        return await super().Check(request, context)
 async def main():
     server = grpc.aio.server()
-    servicer = health.aio.HealthServicer()
+    servicer = Servicer()
     await servicer.set("up", health_pb2.HealthCheckResponse.SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
@@ -83,7 +88,7 @@ async def test_a_frozen_replica_costs_the_calls_under_way_one_attempt_each(
     retries: list[grpc.StatusCode] = []
     reps = Replicas(target(replicas))
     try:
-        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=2.0, on_retry=retries.append)
+        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=2.0, on_failed=retries.append)
         for _ in range(4):
             assert (await stub.Check(CHECK, timeout=5)).status == \
                 health_pb2.HealthCheckResponse.SERVING
@@ -108,7 +113,7 @@ async def test_a_replica_that_is_gone_hands_calls_on_and_is_called_again_when_ba
     retries: list[grpc.StatusCode] = []
     reps = Replicas(target(replicas))
     try:
-        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=2.0, on_retry=retries.append)
+        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=2.0, on_failed=retries.append)
         await stub.Check(CHECK, timeout=5)
         first = stub.good
         (p, port), = [(p, port) for p, port in replicas if f"127.0.0.1:{port}" == first]
@@ -163,7 +168,7 @@ async def test_an_error_of_the_call_itself_is_not_tried_again(replicas: list[Rep
     retries: list[grpc.StatusCode] = []
     reps = Replicas(target(replicas))
     try:
-        stub = Retrying(health_pb2_grpc.HealthStub, reps, on_retry=retries.append)
+        stub = Retrying(health_pb2_grpc.HealthStub, reps, on_failed=retries.append)
         await stub.Check(CHECK, timeout=5)
         good = stub.good
         with pytest.raises(grpc.aio.AioRpcError) as err:
@@ -182,7 +187,7 @@ async def test_a_dns_name_is_every_address_it_resolves_to(replicas: list[Replica
     _, port = replicas[0]
     reps = Replicas(f"dns:///localhost:{port}")
     try:
-        addrs = await reps.current()
+        addrs = await reps.current(5.0)
         assert f"127.0.0.1:{port}" in addrs
         assert all(a.endswith(f":{port}") for a in addrs)
         stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=2.0)
@@ -204,10 +209,10 @@ async def test_a_dns_name_is_every_address_it_resolves_to(replicas: list[Replica
 
         loop.getaddrinfo = answer  # type: ignore[method-assign, assignment]
         try:
-            await reps.refresh(0.0)
+            await reps.refresh(0.0)  # (the lookup every 5 s, now)
         finally:
             loop.getaddrinfo = real  # type: ignore[method-assign]
-        assert await reps.current() == [f"127.0.0.2:{port}"]
+        assert await reps.current(5.0) == [f"127.0.0.2:{port}"]
         os.kill(replicas[0][0].pid, signal.SIGSTOP)  # the old one would not answer
         await stub.Check(CHECK, timeout=1.5)
         assert stub.good == f"127.0.0.2:{port}"
@@ -218,8 +223,146 @@ async def test_a_dns_name_is_every_address_it_resolves_to(replicas: list[Replica
 def test_targets_are_read_as_grpc_names_them() -> None:
     assert Replicas("ipv4:127.0.0.1:7200,127.0.0.1:7201").addresses == [
         "127.0.0.1:7200", "127.0.0.1:7201"]
+    assert Replicas("ipv6:[::1]:7200,[::1]:7201").addresses == ["[::1]:7200", "[::1]:7201"]
     assert Replicas("10.0.0.7:7200").addresses == ["10.0.0.7:7200"]
     assert Replicas("[::1]:7200").addresses == ["[::1]:7200"]
-    assert Replicas("dns:///mm-headless:7200").addresses == []  # looked up when called
-    with pytest.raises(ValueError):
-        Replicas("dns:///mm-headless")
+    for name in ("dns:///mm-headless:7200", "dns:mm-headless:7200", "mm-headless:7200"):
+        assert Replicas(name).addresses == []  # looked up when called
+    for bad in ("dns:///mm-headless", "dns://10.0.0.10/mm-headless:7200", "unix:/run/mm.sock",
+                "ipv4:mm:7200", "ipv6:::1:7200", "mm-headless", "::1:7200"):
+        with pytest.raises(ValueError):
+            Replicas(bad)
+
+
+async def test_a_failure_older_than_an_answer_moves_no_call(replicas: list[Replica]) -> None:
+    """The calls went to the other replica when theirs froze; there, an
+    attempt slow for its own reasons (a follower forwarding to the frozen
+    leader, a slow CreateGame) runs out while other calls are answered.
+    That failure says nothing new: the calls stay (before, it moved them
+    back to the frozen replica, 2.5 s each, audit)."""
+    failures: list[grpc.StatusCode] = []
+    reps = Replicas(target(replicas))
+    try:
+        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=1.0,
+                        on_failed=failures.append)
+        await stub.Check(CHECK, timeout=5)
+        frozen = stub.good
+        os.kill(pid_of(replicas, frozen), signal.SIGSTOP)
+        await stub.Check(CHECK, timeout=5)  # one attempt on the frozen one
+        answering = stub.good
+        assert answering != frozen and len(failures) == 1
+        slow = asyncio.ensure_future(stub.Check(health_pb2.HealthCheckRequest(service="slow"),
+                                                timeout=1.5))
+        while not slow.done():
+            await stub.Check(CHECK, timeout=5)
+            assert stub.good == answering
+            await asyncio.sleep(0.05)
+        with pytest.raises(grpc.aio.AioRpcError):
+            await slow
+        for _ in range(5):
+            await stub.Check(CHECK, timeout=5)
+        assert stub.good == answering
+        # the slow call's own two (its replica, then the frozen one with the
+        # time it had left); none of the calls around it failed
+        assert len(failures) == 1 + 2, failures
+    finally:
+        await reps.close()
+
+
+async def test_a_late_answer_does_not_pull_the_calls_back(replicas: list[Replica]) -> None:
+    """A call sent to a replica before the calls moved off it (it froze)
+    is answered after all (it thawed): the calls stay where they moved
+    (before, the late answer pulled them back to a replica that had just
+    failed them, audit)."""
+    reps = Replicas(target(replicas))
+    try:
+        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=3.0)
+        await stub.Check(CHECK, timeout=5)
+        stuck = stub.good
+        os.kill(pid_of(replicas, stuck), signal.SIGSTOP)
+        first = asyncio.ensure_future(stub.Check(CHECK, timeout=8))
+        await asyncio.sleep(1.0)
+        late = asyncio.ensure_future(stub.Check(CHECK, timeout=8))  # to the stuck one too
+        await first  # went on to the other after 3 s
+        moved = stub.good
+        assert moved != stuck
+        os.kill(pid_of(replicas, stuck), signal.SIGCONT)
+        await late  # answered by the one that thawed
+        assert stub.good == moved
+    finally:
+        await reps.close()
+
+
+async def test_a_call_shorter_than_an_attempt_still_moves_the_calls(
+        replicas: list[Replica]) -> None:
+    """A call whose whole timeout is shorter than an attempt (the gateway's
+    Away, 2 s) fails on a frozen replica: the calls after it go to the
+    other one (before, only a failure with time left moved them, audit)."""
+    failures: list[grpc.StatusCode] = []
+    reps = Replicas(target(replicas))
+    try:
+        stub = Retrying(health_pb2_grpc.HealthStub, reps, on_failed=failures.append)
+        await stub.Check(CHECK, timeout=5)
+        frozen = stub.good
+        os.kill(pid_of(replicas, frozen), signal.SIGSTOP)
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await stub.Check(CHECK, timeout=0.5)
+        assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        assert failures == [grpc.StatusCode.DEADLINE_EXCEEDED] and stub.good != frozen
+        await stub.Check(CHECK, timeout=0.5)
+        assert len(failures) == 1
+    finally:
+        await reps.close()
+
+
+async def test_with_every_replica_gone_a_call_backs_off_and_a_closed_client_calls_none(
+        replicas: list[Replica]) -> None:
+    """Every replica gone (connections refused at once): a call tries them
+    in turn, pausing longer after each round (0.05 s doubled up to 0.8 s),
+    not every 0.05 s for its whole timeout (200 attempts in 10 s, audit).
+    After ``close`` a call fails at once and opens no channel."""
+    failures: list[grpc.StatusCode] = []
+    reps = Replicas(target(replicas))
+    stub = Retrying(health_pb2_grpc.HealthStub, reps, on_failed=failures.append)
+    await stub.Check(CHECK, timeout=5)
+    for p, _ in replicas:
+        p.kill()
+        p.wait()
+    with pytest.raises(grpc.aio.AioRpcError):
+        await stub.Check(CHECK, timeout=4)
+    assert 4 <= len(failures) <= 20, len(failures)
+    assert set(failures) == {grpc.StatusCode.UNAVAILABLE}
+    await reps.close()
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await stub.Check(CHECK, timeout=4)
+    assert err.value.code() == grpc.StatusCode.UNAVAILABLE and "closed" in str(err.value.details())
+    assert not reps._channels
+
+
+async def test_a_lookup_that_hangs_costs_a_call_no_more_than_its_timeout() -> None:
+    """The name's lookup hangs (a DNS server that does not answer; the
+    test's resolver here): a call fails when its own timeout runs out, not
+    when the lookup gives up."""
+    reps = Replicas("dns:///mm-headless:7200")
+    loop = asyncio.get_running_loop()
+    real = loop.getaddrinfo
+    looked_up = 0
+
+    async def hangs(*a: Any, **kw: Any) -> Any:
+        nonlocal looked_up
+        looked_up += 1
+        await asyncio.sleep(30)
+
+    loop.getaddrinfo = hangs  # type: ignore[method-assign, assignment]
+    try:
+        stub = Retrying(health_pb2_grpc.HealthStub, reps)
+        start = loop.time()
+        calls = [stub.Check(CHECK, timeout=1.0) for _ in range(3)]
+        for got in await asyncio.gather(*calls, return_exceptions=True):
+            assert isinstance(got, grpc.aio.AioRpcError)
+            assert got.code() == grpc.StatusCode.UNAVAILABLE
+        assert loop.time() - start < 3.0
+        assert looked_up == 1  # one lookup at a time
+    finally:
+        loop.getaddrinfo = real  # type: ignore[method-assign]
+        await reps.close()

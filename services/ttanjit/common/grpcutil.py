@@ -68,60 +68,105 @@ RETIRE_S = 30.0  # a replica's channel stays this long after it left the answer
 
 
 class Replicas:
-    """The replicas behind ``target``, a channel for each: ``ipv4:h:p1,h:p2``
-    (fixed), ``dns:///name:port`` (a headless Service: every address the
-    name resolves to, looked up again every :data:`RESOLVE_S`), or
-    ``host:port``."""
+    """The replicas behind ``target``, a channel for each. Targets as gRPC
+    names them: ``ipv4:h:p1,h:p2`` and ``ipv6:[a]:p1,[b]:p2`` (fixed),
+    ``dns:///name:port`` (a headless Service: every address the name
+    resolves to, looked up again every :data:`RESOLVE_S`; an authority,
+    ``dns://server/name:port``, is not supported), or ``host:port``."""
 
     def __init__(self, target: str) -> None:
         self._channels: dict[str, grpc.aio.Channel] = {}
-        self._retiring: set[asyncio.Task[None]] = set()
-        self._resolving: asyncio.Task[None] | None = None
+        self._retiring: dict[asyncio.Task[None], grpc.aio.Channel] = {}
+        self._lookup: asyncio.Task[None] | None = None
         self._resolved_at = float("-inf")
+        self.closed = False
         self.addresses: list[str] = []
         self._name: tuple[str, str] | None = None
-        if target.startswith("ipv4:"):
-            self.addresses = [a for a in target.removeprefix("ipv4:").split(",") if a]
+        scheme, sep, rest = target.partition(":")
+        if sep and scheme in ("ipv4", "ipv6"):
+            self.addresses = [a for a in rest.split(",") if a]
+            if not self.addresses or not all(self._literal(a) for a in self.addresses):
+                raise ValueError(f"not a list of {scheme} addresses with ports: {target!r}")
             return
-        name = target.removeprefix("dns:///").removeprefix("dns:")
-        host, _, port = name.rpartition(":")
-        host = host.strip("[]")
-        try:
-            ipaddress.ip_address(host)
-            self.addresses = [name]
-        except ValueError:
-            self._name = (host, port)
+        if target.startswith("dns:"):
+            if target.startswith("dns://") and not target.startswith("dns:///"):
+                raise ValueError(f"a dns target with an authority is not supported: {target!r}")
+            target = target.removeprefix("dns:///").removeprefix("dns:")
+        elif "/" in target or (sep and not rest[:1].isdigit() and not target.startswith("[")):
+            raise ValueError(f"not a gRPC target this client reads: {target!r}")
+        if self._literal(target):
+            self.addresses = [target]
+            return
+        host, _, port = target.rpartition(":")
         if not host or not port.isdigit():
             raise ValueError(f"not a gRPC target of host:port: {target!r}")
+        self._name = (host, port)
 
-    async def current(self) -> list[str]:
-        """The replicas' addresses; a dns target is looked up when it is time
-        (in the background once there is an answer to go on with)."""
+    @staticmethod
+    def _literal(addr: str) -> bool:
+        """``ip:port`` or ``[ipv6]:port``."""
+        host, _, port = addr.rpartition(":")
+        if not port.isdigit():
+            return False
+        try:
+            ipaddress.ip_address(host[1:-1] if host.startswith("[") and host.endswith("]")
+                                 else host)
+        except ValueError:
+            return False
+        return ":" not in host or host.startswith("[")
+
+    async def current(self, timeout: float) -> list[str]:
+        """The replicas' addresses (waiting at most ``timeout`` for the first
+        answer of a dns target); a dns target is looked up again in the
+        background when it is time."""
         if self._name is not None:
-            stale = asyncio.get_running_loop().time() - self._resolved_at >= RESOLVE_S
             if not self.addresses:
-                await self.refresh(RESOLVE_MIN_S)
-            elif stale and self._resolving is None:
-                self._resolving = asyncio.create_task(self.refresh(0.0))
+                try:
+                    await asyncio.wait_for(asyncio.shield(self._look_up(RESOLVE_MIN_S)),
+                                           max(0.0, timeout))
+                except TimeoutError:
+                    pass
+            elif asyncio.get_running_loop().time() - self._resolved_at >= RESOLVE_S:
+                self._look_up(0.0)
         return self.addresses
 
-    async def refresh(self, min_s: float = RESOLVE_MIN_S) -> None:
-        """Look a dns target up again (not sooner than ``min_s`` after the
-        last time). A failed lookup keeps the addresses known."""
+    def refresh(self, min_s: float = RESOLVE_MIN_S) -> asyncio.Future[None]:
+        """Look a dns target up again (every replica failed a call: are they
+        still there?), not sooner than ``min_s`` after the last lookup
+        began; done when it is (await it or not)."""
+        return self._look_up(min_s)
+
+    def _look_up(self, min_s: float) -> asyncio.Future[None]:
+        """The lookup under way, or a new one if ``min_s`` has passed since
+        the last began (one at a time, so answers land in order)."""
         loop = asyncio.get_running_loop()
-        if self._name is None or loop.time() - self._resolved_at < min_s:
-            return
-        self._resolved_at = loop.time()
+        if self._lookup is None and self._name is not None and not self.closed \
+                and loop.time() - self._resolved_at >= min_s:
+            self._resolved_at = loop.time()
+            self._lookup = asyncio.create_task(self._resolve())
+        if self._lookup is None:
+            done: asyncio.Future[None] = loop.create_future()
+            done.set_result(None)
+            return done
+        return self._lookup
+
+    async def _resolve(self) -> None:
+        """A failed lookup, or one that found nothing, keeps the addresses
+        known (a Service whose replicas are all unready for a moment)."""
+        assert self._name is not None
         host, port = self._name
         try:
-            infos = await loop.getaddrinfo(host, int(port), type=socket.SOCK_STREAM)
+            infos = await asyncio.get_running_loop().getaddrinfo(host, int(port),
+                                                                 type=socket.SOCK_STREAM)
+            found = sorted({(f"[{i[4][0]}]:{port}" if i[0] == socket.AF_INET6
+                             else f"{i[4][0]}:{port}") for i in infos})
+            if not found:
+                raise OSError("no address")
         except OSError as exc:
             log.warning("cannot look up %s: %s", host, exc)
             return
         finally:
-            self._resolving = None
-        found = sorted({(f"[{i[4][0]}]:{port}" if i[0] == socket.AF_INET6
-                         else f"{i[4][0]}:{port}") for i in infos})
+            self._lookup = None
         for gone in set(self._channels) - set(found):
             self._retire(gone)
         self.addresses = found
@@ -133,24 +178,31 @@ class Replicas:
         async def later() -> None:
             await asyncio.sleep(RETIRE_S)
             await ch.close()
+
         task = asyncio.create_task(later())
-        self._retiring.add(task)
-        task.add_done_callback(self._retiring.discard)
+        self._retiring[task] = ch
+        task.add_done_callback(lambda t: self._retiring.pop(t, None))
 
     def channel(self, addr: str) -> grpc.aio.Channel:
+        if self.closed:
+            raise grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(),
+                                       grpc.aio.Metadata(), details="the client is closed")
         ch = self._channels.get(addr)
         if ch is None:
             ch = self._channels[addr] = grpc.aio.insecure_channel(addr, options=_CHANNEL_OPTIONS)
         return ch
 
     async def close(self) -> None:
+        self.closed = True
+        if self._lookup is not None:
+            self._lookup.cancel()
+            await asyncio.gather(self._lookup, return_exceptions=True)
+        channels = [*self._channels.values(), *self._retiring.values()]
         for task in list(self._retiring):
             task.cancel()
-        if self._resolving is not None:
-            self._resolving.cancel()
-        for ch in list(self._channels.values()):
-            await ch.close()
         self._channels.clear()
+        for ch in channels:
+            await ch.close()
 
 
 # Every attempt of one Retrying call carries the same request id: the
@@ -158,6 +210,8 @@ class Replicas:
 # (docs/protocol.md 4.1)
 REQUEST_MD = "ttanjit-request"
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+PAUSE_S = 0.05  # between attempts; doubled (to PAUSE_MAX_S) while every replica fails
+PAUSE_MAX_S = 0.8
 
 
 class Retrying:
@@ -170,16 +224,25 @@ class Retrying:
     too, until ``timeout`` runs out. Every attempt carries the call's
     request id (:data:`REQUEST_MD`), so a retried call is carried out once:
     the leader answers an attempt with the outcome of the first one.
-    ``on_retry(code)`` is told of each attempt that failed over."""
+    ``on_failed(code)`` is told of each attempt that failed so.
+
+    Only news moves the calls: a failure moves them off a replica only if
+    its attempt was sent after that replica last answered and after the
+    calls last moved to it (an attempt that waited out a failover, or a
+    call slow for its own reasons, ends long after), and a success moves
+    them to its replica only if its attempt was sent after they last moved
+    (a slow replica's late answers do not pull them back)."""
 
     def __init__(self, stub_class: Callable[[grpc.aio.Channel], Any], replicas: Replicas,
                  attempt_s: float = 2.5,
-                 on_retry: Callable[[grpc.StatusCode], None] | None = None) -> None:
+                 on_failed: Callable[[grpc.StatusCode], None] | None = None) -> None:
         self._stub_class = stub_class
         self._replicas = replicas
         self._attempt_s = attempt_s
-        self._on_retry = on_retry
+        self._on_failed = on_failed
         self._stubs: dict[tuple[str, grpc.aio.Channel], Any] = {}
+        self._answered: dict[str, float] = {}  # replica -> loop time it last answered
+        self._moved = float("-inf")  # loop time ``good`` last changed
         self.good: str | None = None  # the replica calls go to first
 
     def _stub(self, addr: str) -> Any:
@@ -191,28 +254,38 @@ class Retrying:
             stub = self._stubs[(addr, ch)] = self._stub_class(ch)
         return stub
 
-    def _pick(self, addrs: list[str], failed: str | None) -> str:
-        """The replica for an attempt: the good one, or, right after a
-        failure on it, the next in turn."""
-        if self.good not in addrs:
-            self.good = random.choice(addrs)
-        if failed is None or failed != self.good:
-            return self.good
-        return addrs[(addrs.index(failed) + 1) % len(addrs)] if failed in addrs else self.good
+    def _move(self, addr: str, now: float) -> None:
+        if self.good != addr:
+            self.good, self._moved = addr, now
 
-    def _failed(self, addr: str, addrs: list[str]) -> None:
-        if self.good == addr and addr in addrs:  # (not moved on by another call already)
-            self.good = addrs[(addrs.index(addr) + 1) % len(addrs)]
+    def _pick(self, addrs: list[str], failed: str | None, now: float) -> str:
+        """The replica for an attempt: the good one, or, right after this
+        call failed on it, the next in turn."""
+        if self.good not in addrs:
+            self._move(random.choice(addrs), now)
+        assert self.good is not None
+        if failed is None or failed != self.good or failed not in addrs:
+            return self.good
+        return addrs[(addrs.index(failed) + 1) % len(addrs)]
+
+    def _failed(self, addr: str, addrs: list[str], sent: float, now: float) -> None:
+        if self.good == addr and addr in addrs \
+                and sent >= max(self._answered.get(addr, float("-inf")), self._moved):
+            self._move(addrs[(addrs.index(addr) + 1) % len(addrs)], now)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
         async def call(request: Any, timeout: float = 10.0, **kw: Any) -> Any:
             loop = asyncio.get_running_loop()
             end = loop.time() + timeout
             metadata = (*kw.pop("metadata", ()), (REQUEST_MD, secrets.token_hex(8)))
             failed: str | None = None
-            failures = 0
+            in_a_row = 0  # attempts failed since each replica was tried
+            pause = PAUSE_S
             while True:
-                addrs = await self._replicas.current()
+                addrs = await self._replicas.current(end - loop.time() - 0.05)
                 if not addrs:  # a dns name that does not resolve (yet)
                     if end - loop.time() <= 0.25:
                         raise grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE,
@@ -220,24 +293,33 @@ class Retrying:
                                                    details="no replica's address is known")
                     await asyncio.sleep(0.2)
                     continue
-                addr = self._pick(addrs, failed)
-                left = end - loop.time()
+                sent = loop.time()
+                addr = self._pick(addrs, failed, sent)
                 try:
                     rep = await getattr(self._stub(addr), name)(
-                        request, timeout=max(0.05, min(self._attempt_s, left)),
+                        request, timeout=max(0.05, min(self._attempt_s, end - sent)),
                         metadata=metadata, **kw)
                 except grpc.aio.AioRpcError as exc:
-                    if exc.code() not in RETRYABLE or end - loop.time() <= 0.05:
+                    now = loop.time()
+                    if exc.code() not in RETRYABLE:
+                        self._answered[addr] = now  # (an answer: the call's own error)
                         raise
-                    self._failed(addr, addrs)
-                    failed, failures = addr, failures + 1
-                    if self._on_retry is not None:
-                        self._on_retry(exc.code())
-                    if failures >= len(addrs):  # every replica failed: are they still there?
-                        await self._replicas.refresh()
-                    await asyncio.sleep(0.05)
+                    self._failed(addr, addrs, sent, now)
+                    if self._on_failed is not None:
+                        self._on_failed(exc.code())
+                    if end - now <= 0.05:
+                        raise
+                    failed, in_a_row = addr, in_a_row + 1
+                    if in_a_row >= len(addrs):  # every replica failed: still there?
+                        self._replicas.refresh()
+                        in_a_row = 0
+                        pause = min(2 * pause, PAUSE_MAX_S)
+                    await asyncio.sleep(min(pause, max(0.0, end - loop.time() - 0.05)))
                     continue
-                self.good = addr
+                now = loop.time()
+                self._answered[addr] = now
+                if sent >= self._moved:
+                    self._move(addr, now)
                 return rep
 
         return call

@@ -21,13 +21,15 @@ SHARD_PATH = Counter("ttanjit_gateway_shard_commands_total",
                      "Game commands sent to shards, by path", ["path"])
 VIA_LINK = SHARD_PATH.labels("link")
 VIA_NATS = SHARD_PATH.labels("nats")
-# a lobby call's attempt that one matchmaker replica did not answer in time
-# (``deadline``: frozen, partitioned, slow) or refused (``unavailable``: gone,
-# no leader yet), so it went on to the next (grpcutil.Retrying)
-MM_RETRIES = Counter("ttanjit_gateway_matchmaker_retries_total",
-                     "Matchmaker call attempts that went on to another replica", ["code"])
-_MM_CODES = {grpc.StatusCode.DEADLINE_EXCEEDED: MM_RETRIES.labels("deadline"),
-             grpc.StatusCode.UNAVAILABLE: MM_RETRIES.labels("unavailable")}
+# a lobby call's attempt that a matchmaker replica did not answer in 2.5 s
+# (``deadline``: frozen, partitioned, slow, or waiting for a new leader in a
+# failover) or could not be sent to (``unavailable``: the replica is gone or
+# refuses connections); the call went on to the next replica, if it had time
+# left (grpcutil.Retrying)
+MM_FAILED = Counter("ttanjit_gateway_matchmaker_attempts_failed_total",
+                    "Matchmaker call attempts a replica did not answer", ["code"])
+_MM_CODES = {grpc.StatusCode.DEADLINE_EXCEEDED: MM_FAILED.labels("deadline"),
+             grpc.StatusCode.UNAVAILABLE: MM_FAILED.labels("unavailable")}
 REJECTIONS = Counter("ttanjit_gateway_rejections_total", "Frames refused", ["code"])
 
 for _r in ("gapless", "resync", "failed"):
@@ -59,7 +61,7 @@ def zero(frame_types: Iterable[str], codes: Iterable[str]) -> None:
         REJECTIONS.labels(code)
 
 
-def matchmaker_retry(code: grpc.StatusCode) -> None:
+def matchmaker_attempt_failed(code: grpc.StatusCode) -> None:
     _MM_CODES[code].inc()
 
 
