@@ -30,17 +30,23 @@ SERVER = """
 import asyncio, sys
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+PORT = 0
 class Servicer(health.aio.HealthServicer):
     async def Check(self, request, context):
         if request.service == "slow":  # a call slow for its own reasons
             await asyncio.sleep(30)
+        if request.service.startswith("only-"):  # one replica answers it
+            if request.service != f"only-{PORT}":
+                await asyncio.sleep(30)
+            request = health_pb2.HealthCheckRequest(service="up")
         return await super().Check(request, context)
 async def main():
     server = grpc.aio.server()
     servicer = Servicer()
     await servicer.set("up", health_pb2.HealthCheckResponse.SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
-    port = server.add_insecure_port("127.0.0.1:0")
+    global PORT
+    port = PORT = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     print(port, flush=True)
     await server.wait_for_termination()
@@ -229,7 +235,8 @@ def test_targets_are_read_as_grpc_names_them() -> None:
     for name in ("dns:///mm-headless:7200", "dns:mm-headless:7200", "mm-headless:7200"):
         assert Replicas(name).addresses == []  # looked up when called
     for bad in ("dns:///mm-headless", "dns://10.0.0.10/mm-headless:7200", "unix:/run/mm.sock",
-                "ipv4:mm:7200", "ipv6:::1:7200", "mm-headless", "::1:7200"):
+                "ipv4:mm:7200", "ipv6:::1:7200", "mm-headless", "::1:7200",
+                "ipv4:[::1]:7200", "ipv6:127.0.0.1:7200"):
         with pytest.raises(ValueError):
             Replicas(bad)
 
@@ -366,3 +373,34 @@ async def test_a_lookup_that_hangs_costs_a_call_no_more_than_its_timeout() -> No
     finally:
         loop.getaddrinfo = real  # type: ignore[method-assign]
         await reps.close()
+
+
+async def test_a_call_tries_every_replica_in_turn() -> None:
+    """Three replicas. A call's attempt fails on the one the calls go to
+    while it answers other calls (so they stay there); the call goes on
+    to the next, frozen, and then to the third, which answers it. Before,
+    it went back to the first after the second and never tried the third
+    (audit)."""
+    procs = [start_replica() for _ in range(3)]
+    reps = Replicas(target(procs))
+    try:
+        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=1.0)
+        await stub.Check(CHECK, timeout=5)
+        good = stub.good
+        addrs = reps.addresses
+        i = addrs.index(good)  # type: ignore[arg-type]
+        after, third = addrs[(i + 1) % 3], addrs[(i + 2) % 3]
+        os.kill(pid_of(procs, after), signal.SIGSTOP)
+        only = health_pb2.HealthCheckRequest(service=f"only-{third.rpartition(':')[2]}")
+        call = asyncio.ensure_future(stub.Check(only, timeout=6))
+        while not call.done():  # the first replica answers all along
+            await stub.Check(CHECK, timeout=5)
+            await asyncio.sleep(0.05)
+        assert (await call).status == health_pb2.HealthCheckResponse.SERVING
+        assert stub.good == third  # (it answered: news)
+    finally:
+        await reps.close()
+        for p, _ in procs:
+            os.kill(p.pid, signal.SIGCONT)
+            p.kill()
+            p.wait()

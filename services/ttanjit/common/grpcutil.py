@@ -85,7 +85,8 @@ class Replicas:
         scheme, sep, rest = target.partition(":")
         if sep and scheme in ("ipv4", "ipv6"):
             self.addresses = [a for a in rest.split(",") if a]
-            if not self.addresses or not all(self._literal(a) for a in self.addresses):
+            if not self.addresses or not all(self._literal(a) and a.startswith("[") == (
+                    scheme == "ipv6") for a in self.addresses):
                 raise ValueError(f"not a list of {scheme} addresses with ports: {target!r}")
             return
         if target.startswith("dns:"):
@@ -162,7 +163,7 @@ class Replicas:
                              else f"{i[4][0]}:{port}") for i in infos})
             if not found:
                 raise OSError("no address")
-        except OSError as exc:
+        except (OSError, UnicodeError) as exc:  # (a name no lookup takes: UnicodeError)
             log.warning("cannot look up %s: %s", host, exc)
             return
         finally:
@@ -258,15 +259,21 @@ class Retrying:
         if self.good != addr:
             self.good, self._moved = addr, now
 
-    def _pick(self, addrs: list[str], failed: str | None, now: float) -> str:
-        """The replica for an attempt: the good one, or, right after this
-        call failed on it, the next in turn."""
+    def _pick(self, addrs: list[str], tried: set[str], last: str | None, now: float) -> str:
+        """The replica for an attempt: the good one, unless this call just
+        failed on it or tried it this round; then the next in turn after
+        the one it failed on last that it has not tried this round."""
         if self.good not in addrs:
             self._move(random.choice(addrs), now)
         assert self.good is not None
-        if failed is None or failed != self.good or failed not in addrs:
+        if self.good != last and self.good not in tried:
             return self.good
-        return addrs[(addrs.index(failed) + 1) % len(addrs)]
+        i = addrs.index(last) if last in addrs else -1
+        for k in range(1, len(addrs) + 1):
+            addr = addrs[(i + k) % len(addrs)]
+            if addr not in tried and addr != last:
+                return addr
+        return addrs[(i + 1) % len(addrs)]
 
     def _failed(self, addr: str, addrs: list[str], sent: float, now: float) -> None:
         if self.good == addr and addr in addrs \
@@ -281,8 +288,8 @@ class Retrying:
             loop = asyncio.get_running_loop()
             end = loop.time() + timeout
             metadata = (*kw.pop("metadata", ()), (REQUEST_MD, secrets.token_hex(8)))
-            failed: str | None = None
-            in_a_row = 0  # attempts failed since each replica was tried
+            tried: set[str] = set()  # replicas failed this round (a round: every replica)
+            last: str | None = None  # the one failed last
             pause = PAUSE_S
             while True:
                 addrs = await self._replicas.current(end - loop.time() - 0.05)
@@ -294,7 +301,7 @@ class Retrying:
                     await asyncio.sleep(0.2)
                     continue
                 sent = loop.time()
-                addr = self._pick(addrs, failed, sent)
+                addr = self._pick(addrs, tried, last, sent)
                 try:
                     rep = await getattr(self._stub(addr), name)(
                         request, timeout=max(0.05, min(self._attempt_s, end - sent)),
@@ -309,10 +316,11 @@ class Retrying:
                         self._on_failed(exc.code())
                     if end - now <= 0.05:
                         raise
-                    failed, in_a_row = addr, in_a_row + 1
-                    if in_a_row >= len(addrs):  # every replica failed: still there?
+                    tried.add(addr)
+                    last = addr
+                    if tried >= set(addrs):  # every replica failed: still there?
                         self._replicas.refresh()
-                        in_a_row = 0
+                        tried = set()  # (the next round goes on after the last)
                         pause = min(2 * pause, PAUSE_MAX_S)
                     await asyncio.sleep(min(pause, max(0.0, end - loop.time() - 0.05)))
                     continue
