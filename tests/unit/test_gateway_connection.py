@@ -903,3 +903,67 @@ async def test_an_action_in_a_game_its_shard_released_is_game_finished_at_once()
     assert (last["code"], last["cmd_id"]) == ("game_finished", "c9")
     assert last["message"] == "이미 끝난 게임이에요."
     assert len(gw.commands) == sent
+
+
+async def test_a_game_whose_link_was_lost_catches_up_though_no_part_follows() -> None:
+    """Its shard link closed with the game's last burst on it (the game
+    over): no part follows that would show the gap, so the player sat on
+    a game that looked unfinished (audit). ``catch_up`` (the gateway's
+    answer to a lost link) asks the shard for what came after the last
+    part sent, in turn with the parts, and the player gets it."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 1}
+    gw.sync_reply = {"seq": 1, "view": {"seat": 1}, "game": "g1"}
+    await hello(c, gw, t)
+    on_msg = gw.subs[0].cb
+    await on_msg(Msg("ttanjit.v1.player.p1.events",
+                     burst("g1", 2, [{"type": "played", "seat": 0}], {"seat": 1, "turn": 1})))
+    # the game's end went down the link that closed: lost
+    gw.sync_reply = {"game": "g1", "seq": 4, "view": {"seat": 1, "finished": True}, "events": [
+        {"game_seq": 3, "t": 11, "event": {"type": "played", "seat": 1}},
+        {"game_seq": 4, "t": 12, "event": {"type": "game_ended"}}]}
+    c.catch_up("g1")
+    c.catch_up("other")  # (not this player's game: nothing)
+    while c._pump is not None:
+        await asyncio.sleep(0.01)
+    assert gw.syncs[-1] == ("g1", 2)
+    ups = [f for f in t.frames() if f["type"] == "update"]
+    assert [[e["game_seq"] for e in f["events"]] for f in ups] == [[2], [3, 4]]
+    assert ups[-1]["replayed"] is True and ups[-1]["view"]["finished"] is True
+    assert c.finished_game and c.session is not None and c.session.game_seq == 4
+    # nothing lost after all: the player gets the view again, no event twice
+    c.catch_up("g1")
+    while c._pump is not None:
+        await asyncio.sleep(0.01)
+    ups = [f for f in t.frames() if f["type"] == "update"]
+    assert len(ups) == 3 and [e["game_seq"] for e in ups[-1]["events"]] == []
+
+
+async def test_a_lost_link_catches_up_the_players_whose_game_may_be_on_that_shard() -> None:
+    """``Gateway.on_link_lost``: the players in a game routed to that link,
+    or to no known link (a shard sends a gateway's bursts down its link for
+    all that gateway's players there), catch up; those routed to another
+    shard's link, or whose game is over, do not."""
+    from types import SimpleNamespace
+
+    from ttanjit.gateway.app import Gateway
+    from ttanjit.gateway.link import Links
+
+    gw = FakeGateway()
+    conns = []
+    for gid in ("here", "elsewhere", "unknown", "over"):
+        c = Connection(_link(gw), FakeTransport(), False)
+        gw.state = {"ratings": [], "game_id": gid, "seat": 0}
+        gw.sync_reply = {"seq": 1, "view": {"seat": 0}, "game": gid}
+        await c.on_frame(orjson.dumps({"type": "hello", "token": token(gw, f"p-{gid}")}).decode())
+        conns.append(c)
+    conns[3].finished_game = True
+    links = Links("gw1", lambda b: None)
+    links.routes.update(here="10.0.0.1:7300", elsewhere="10.0.0.2:7300", over="10.0.0.1:7300")
+    gw.syncs.clear()
+    Gateway.on_link_lost(SimpleNamespace(links=links, conns=set(conns)),  # type: ignore[arg-type]
+                         "10.0.0.1:7300")
+    for c in conns:
+        while c._pump is not None:
+            await asyncio.sleep(0.01)
+    assert sorted(g for g, _ in gw.syncs) == ["here", "unknown"]

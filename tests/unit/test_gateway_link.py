@@ -80,3 +80,37 @@ async def test_an_unreachable_link_is_not_tried_again_for_a_while() -> None:
     assert await links.command("g1", b"{}", 0.3) is None
     links.learn("g1", addr)  # NATS names it again: not taken up
     assert "g1" not in links.routes
+
+
+async def test_a_link_the_shard_closes_is_told_and_not_dialled_again_at_once() -> None:
+    """The shard drops the link (this gateway read too little, or it
+    stopped): the gateway is told (bursts may have gone with it: its
+    players catch up) and asks over NATS for a while rather than dial
+    again at once, into the same trouble (audit). Its own close tells
+    nothing."""
+    server, addr, seen = await fake_shard("reply")
+    lost: list[str] = []
+    links = Links("gw1", lambda b: None, lost.append)
+    links.learn("g1", addr)
+    assert await links.command("g1", b'{"cmd_id":"c1"}', 1.0) is not None
+    client = links.conns[addr]
+    assert client.transport is not None
+    server.close()
+    client.transport.abort()  # the connection gone under it (as a reset from the shard)
+    for _ in range(100):
+        if lost:
+            break
+        await asyncio.sleep(0.01)
+    assert lost == [addr] and addr not in links.conns
+    dials = sum(1 for s in seen if s[0] == HELLO)
+    links.learn("g2", addr)  # a route named again meanwhile: not taken up
+    assert "g2" not in links.routes
+    assert await links.command("g1", b'{"cmd_id":"c2"}', 0.3) is None  # NATS
+    assert sum(1 for s in seen if s[0] == HELLO) == dials  # not dialled
+    server2, addr2, _ = await fake_shard("reply")
+    links.learn("g3", addr2)
+    assert await links.command("g3", b'{"cmd_id":"c3"}', 1.0) is not None
+    links.close()
+    await asyncio.sleep(0.05)
+    assert lost == [addr]  # its own close: not told
+    server2.close()

@@ -55,19 +55,30 @@ def unsent(server: LinkServer, gw: str) -> int:
     return conn.transport.get_write_buffer_size() if conn and conn.transport else 0
 
 
+def small_send_buffer(server: LinkServer, gw: str) -> None:
+    """The shard's socket buffers little (the kernel's would take MiBs
+    before the link holds any unsent bytes, more on some hosts)."""
+    conn = server.by_gw[gw]
+    assert conn.transport is not None
+    conn.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF,
+                                                       16 * 1024)
+
+
 async def a_gateway_that_reads_nothing_loses_its_link() -> None:
+    shard_link.MAX_BACKLOG = 1 << 40  # (dropped by the stall alone)
     server, sock = await a_link("gw-frozen")
+    small_send_buffer(server, "gw-frozen")
     small = BURST[:16 * 1024]
     try:
         loop = asyncio.get_running_loop()
-        end = loop.time() + 10 * shard_link.STALL_S
+        end = loop.time() + 60
         most = 0
         while server.burst("gw-frozen", small):  # 16 KiB every 10 ms
             most = max(most, unsent(server, "gw-frozen"))
             assert loop.time() < end, "the link was never dropped"
             await asyncio.sleep(0.01)
-        # dropped STALL_S after more than WRITE_HIGH waited, before MAX_BACKLOG
-        assert shard_link.WRITE_HIGH < most < shard_link.MAX_BACKLOG
+        # dropped STALL_S after more than WRITE_HIGH waited
+        assert most > shard_link.WRITE_HIGH
         await asyncio.sleep(0.05)
         assert "gw-frozen" not in server.by_gw and not server.conns
     finally:
@@ -76,19 +87,21 @@ async def a_gateway_that_reads_nothing_loses_its_link() -> None:
 
 
 async def a_gateway_that_reads_too_slowly_loses_its_link_at_the_cap() -> None:
+    shard_link.STALL_S = 3600.0  # (dropped by the cap alone)
     server, sock = await a_link("gw-slow")
     loop = asyncio.get_running_loop()
-    start = loop.time()
+    end = loop.time() + 60
     try:
-        read = 0
+        read = most = 0
         while server.burst("gw-slow", BURST * 8):  # 512 KiB a turn
+            most = max(most, unsent(server, "gw-slow"))
             try:
                 read += len(sock.recv(64 * 1024))  # some of it, every turn
             except BlockingIOError:
                 pass
-            assert loop.time() - start < shard_link.STALL_S, "not dropped at the cap"
+            assert loop.time() < end, "not dropped at the cap"
             await asyncio.sleep(0.001)
-        assert read > 0
+        assert read > 0 and most <= shard_link.MAX_BACKLOG
         await asyncio.sleep(0.05)
         assert "gw-slow" not in server.by_gw
     finally:
@@ -129,9 +142,66 @@ async def a_gateway_that_reads_keeps_its_link() -> None:
         server.close()
 
 
+async def a_busy_gateway_that_reads_in_spells_keeps_its_link() -> None:
+    """It stops reading for 0.2 s at a time (a busy event loop) while bursts
+    keep coming: the link holds more than WRITE_HIGH, asks to pause, and
+    resumes when the gateway reads it down; never dropped."""
+    shard_link.STALL_S = 2.0
+    server, sock = await a_link("gw-busy")
+    small_send_buffer(server, "gw-busy")
+    conn = server.by_gw["gw-busy"]
+    loop = asyncio.get_running_loop()
+    got = total = 0
+    try:
+        for _ in range(4):
+            while conn._stall is None:  # not reading: until the link asks to pause
+                assert server.burst("gw-busy", BURST)
+                total += len(BURST)
+                await asyncio.sleep(0.005)
+            spell = loop.time() + 0.2
+            while loop.time() < spell:  # and a while longer
+                assert server.burst("gw-busy", BURST)
+                total += len(BURST)
+                await asyncio.sleep(0.01)
+            while got < total:  # then reading it all
+                try:
+                    got += len(sock.recv(1024 * 1024))
+                except BlockingIOError:
+                    await asyncio.sleep(0.001)
+            assert conn._stall is None  # resumed
+        await asyncio.sleep(shard_link.STALL_S + 0.5)  # no stall left to fire
+        assert "gw-busy" in server.by_gw and conn.open
+    finally:
+        sock.close()
+        server.close()
+
+
+async def a_link_closed_while_its_peer_reads_nothing_is_dropped_all_the_same() -> None:
+    """A link closed (the shard stops) waits for its unsent bytes; a peer
+    that reads nothing never takes them, so the stall drops it."""
+    shard_link.MAX_BACKLOG = 1 << 40
+    server, sock = await a_link("gw-gone")
+    small_send_buffer(server, "gw-gone")
+    conn = server.by_gw["gw-gone"]
+    loop = asyncio.get_running_loop()
+    try:
+        while conn._stall is None:
+            assert server.burst("gw-gone", BURST)
+            await asyncio.sleep(0.005)
+        server.close()
+        end = loop.time() + 60
+        while conn.transport is not None:
+            assert loop.time() < end, "the closed link never let go"
+            await asyncio.sleep(0.05)
+    finally:
+        sock.close()
+
+
 SCENARIOS = [a_gateway_that_reads_nothing_loses_its_link,
              a_gateway_that_reads_too_slowly_loses_its_link_at_the_cap,
-             a_gateway_that_reads_keeps_its_link]
+             a_gateway_that_reads_keeps_its_link,
+             a_busy_gateway_that_reads_in_spells_keeps_its_link,
+             a_link_closed_while_its_peer_reads_nothing_is_dropped_all_the_same]
 
 
 @pytest.mark.parametrize("run", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
@@ -140,5 +210,5 @@ def test_link_backpressure(run: Callable[[Coroutine[Any, Any, None]], None],
                            scenario: Callable[[], Coroutine[Any, Any, None]],
                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shard_link, "STALL_S", 0.5)
-    monkeypatch.setattr(shard_link, "MAX_BACKLOG", 4 * 1024 * 1024)
+    monkeypatch.setattr(shard_link, "MAX_BACKLOG", 4 * 1024 * 1024)  # (scenarios change them)
     run(scenario())

@@ -124,7 +124,8 @@ class Gateway:
         # this process's name in the shards' routes: its players' parts of
         # every game burst come in one message on its own subject (issue 13)
         self.id = secrets.token_hex(8)
-        self.links = Links(self.id, self.on_burst)  # direct links to owner shards
+        # direct links to owner shards
+        self.links = Links(self.id, self.on_burst, self.on_link_lost)
         self.tokens = Tokens(settings.token_secret)
         self.limits = limits_json(settings.ws_idle_ms, settings.ws_hello_ms)  # the welcome's
         # TTANJIT_RECORD_SAMPLE / TTANJIT_RECORD_DIR: a sample of sessions to a capture file
@@ -299,6 +300,18 @@ class Gateway:
                     conn.on_part(*part)
         except Exception:  # noqa: BLE001 - a malformed message costs that message only
             log.exception("bad game burst")
+
+    def on_link_lost(self, addr: str) -> None:
+        """A shard link closed: bursts sent down it may be lost with it
+        (docs/protocol.md 1.1). Every player here in a live game that may
+        be that shard's (its route is that link, or not known: bursts come
+        down a gateway's link for all its players' games there) catches up."""
+        routes = self.links.routes
+        for conn in list(self.conns):
+            s = conn.session
+            if s is not None and s.game_id and not conn.finished_game \
+                    and routes.get(s.game_id, addr) == addr:
+                conn.catch_up(s.game_id)
 
     # -- shard and matchmaker calls ------------------------------------------------
     async def command(self, game_id: str, player: str, cmd_id: str, action: dict[str, Any],

@@ -50,6 +50,9 @@ F_GAME_OVER, F_SEAT_AWAY, F_SEAT_BOT = 1, 2, 4
 # a game burst part: (game id, first game_seq, last game_seq, flags, body)
 PartT = tuple[str, int, int, int, bytes]
 OWN_PART = "_part"  # a command reply's key for the player's own view-only part
+# an inbox entry's ``first`` (no part has one below 1): ask the shard for what
+# the player lacks, in turn with the parts (Connection.catch_up)
+CATCH_UP = -1
 
 
 def burst_parts(data: bytes) -> list[tuple[str | None, PartT]]:
@@ -484,6 +487,13 @@ class Connection:
             self._spawn(self.gw.command(gid, s.player, "gw-" + secrets.token_hex(6),
                                         {"type": "reconnect"}))
 
+    def catch_up(self, gid: str) -> None:
+        """Parts of the game may have been lost on the way (the shard link
+        they took closed, docs/protocol.md 1.1), and the game may have no
+        part coming that would show the gap (its end was the last): ask its
+        shard for what the player lacks, in turn with the parts."""
+        self.on_part(gid, CATCH_UP, CATCH_UP, 0, b"")
+
     async def deliver_part(self, gid: str, first: int, last: int, flags: int,
                            body: bytes) -> None:
         """The slow path of :meth:`on_part`: a game we have not heard of yet
@@ -491,6 +501,12 @@ class Connection:
         part lost on the way: a sync fills it)."""
         s = self.session
         if s is None or self.closed:
+            return
+        if first == CATCH_UP:
+            if gid == s.game_id:
+                reply = await self.gw.sync(s, s.game_seq)
+                if reply is not None and s is self.session and gid == s.game_id:
+                    await self.deliver_catch_up(reply)
             return
         if gid == s.left and gid != s.game_id:
             return  # left by choice (나가기) in another tab: not taken up here

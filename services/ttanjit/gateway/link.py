@@ -22,6 +22,7 @@ log = logging.getLogger("ttanjit.gateway")
 ROUTES_MAX = 50_000  # games whose owner's link is remembered
 CONNECT_S = 0.5
 UNREACHABLE_S = 30.0  # a link that could not be dialled is not tried again this long
+DROPPED_S = 5.0  # a link that was lost is not dialled again this long
 _RID = struct.Struct("!I")
 
 
@@ -45,6 +46,8 @@ class LinkClient(Framed):
         for fut in pending.values():  # asked again over NATS
             if not fut.done():
                 fut.set_result(None)
+        if not self.links.closing:
+            self.links.lost(self.addr)
 
     def on_frame(self, kind: int, body: bytes) -> None:
         if kind == BURST:
@@ -67,9 +70,12 @@ class LinkClient(Framed):
 class Links:
     """The links of one gateway, and which shard's link serves which game."""
 
-    def __init__(self, gw_id: str, on_burst: Callable[[bytes], None]) -> None:
+    def __init__(self, gw_id: str, on_burst: Callable[[bytes], None],
+                 on_lost: Callable[[str], None] | None = None) -> None:
         self.gw_id = gw_id
         self.on_burst = on_burst
+        self.on_lost = on_lost
+        self.closing = False
         self.routes: OrderedDict[str, str] = OrderedDict()  # game id -> link address
         self.conns: dict[str, LinkClient] = {}
         self.dialing: dict[str, asyncio.Task[LinkClient | None]] = {}
@@ -109,7 +115,19 @@ class Links:
             self.forget(game_id)
         return out
 
+    def lost(self, addr: str) -> None:
+        """A link closed under us (the shard dropped it: this gateway read
+        too little, or it stopped; or the connection broke): not dialled
+        again for DROPPED_S, and ``on_lost`` told, for bursts it may have
+        taken with it."""
+        self.unreachable[addr] = asyncio.get_running_loop().time() + DROPPED_S
+        if self.on_lost is not None:
+            self.on_lost(addr)
+
     async def _dial(self, addr: str) -> LinkClient | None:
+        bad = self.unreachable.get(addr)
+        if bad is not None and asyncio.get_running_loop().time() < bad:
+            return None
         task = self.dialing.get(addr)
         if task is None:
             task = asyncio.ensure_future(self._connect(addr))
@@ -130,6 +148,7 @@ class Links:
         return client
 
     def close(self) -> None:
+        self.closing = True
         for client in list(self.conns.values()):
             if client.transport is not None:
                 client.transport.close()

@@ -98,8 +98,10 @@ class Framed(asyncio.Protocol):
             self._stall = None
 
     def _drop(self, why: str) -> None:
-        self._stall = None
-        if self.transport is not None and not self.transport.is_closing():
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
+        if self.transport is not None:  # (closing too: a close waits for the unsent)
             log.warning("link: the other end %s (%d bytes unsent); dropping the link", why,
                         self.transport.get_write_buffer_size())
             self.transport.abort()
