@@ -9,12 +9,13 @@ service) in their own processes."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import grpc
@@ -84,6 +85,20 @@ def pid_of(procs: list[Replica], addr: str | None) -> int:
 CHECK = health_pb2.HealthCheckRequest(service="up")
 
 
+@contextlib.asynccontextmanager
+async def calling(target_: str, attempt_s: float = 2.5
+                  ) -> AsyncIterator[tuple[Retrying, list[grpc.StatusCode], Replicas]]:
+    """The health service over ``Replicas(target_)`` through ``Retrying``,
+    the codes of its failed attempts, and the replicas (closed after)."""
+    failures: list[grpc.StatusCode] = []
+    reps = Replicas(target_)
+    try:
+        yield (Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=attempt_s,
+                        on_failed=failures.append), failures, reps)
+    finally:
+        await reps.close()
+
+
 async def test_a_frozen_replica_costs_the_calls_under_way_one_attempt_each(
         replicas: list[Replica]) -> None:
     """The replica calls go to is frozen while 5 calls wait for it: each
@@ -91,10 +106,7 @@ async def test_a_frozen_replica_costs_the_calls_under_way_one_attempt_each(
     them go there at once. Before (round robin over one channel) the first
     attempt of every call went to the frozen replica in turn (trial: two
     players met 8.4 s after 빠른 대전)."""
-    retries: list[grpc.StatusCode] = []
-    reps = Replicas(target(replicas))
-    try:
-        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=2.0, on_failed=retries.append)
+    async with calling(target(replicas), attempt_s=2.0) as (stub, retries, reps):
         for _ in range(4):
             assert (await stub.Check(CHECK, timeout=5)).status == \
                 health_pb2.HealthCheckResponse.SERVING
@@ -107,8 +119,6 @@ async def test_a_frozen_replica_costs_the_calls_under_way_one_attempt_each(
         for _ in range(20):
             await stub.Check(CHECK, timeout=8)
         assert len(retries) == 5
-    finally:
-        await reps.close()
 
 
 async def test_a_replica_that_is_gone_hands_calls_on_and_is_called_again_when_back(
@@ -116,10 +126,7 @@ async def test_a_replica_that_is_gone_hands_calls_on_and_is_called_again_when_ba
     """A replica killed: the call made to it fails at once (UNAVAILABLE) and
     goes to the other; when that one is gone too and the first is back on
     its port, calls go to it again (nobody is left out)."""
-    retries: list[grpc.StatusCode] = []
-    reps = Replicas(target(replicas))
-    try:
-        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=2.0, on_failed=retries.append)
+    async with calling(target(replicas), attempt_s=2.0) as (stub, retries, reps):
         await stub.Check(CHECK, timeout=5)
         first = stub.good
         (p, port), = [(p, port) for p, port in replicas if f"127.0.0.1:{port}" == first]
@@ -140,8 +147,6 @@ async def test_a_replica_that_is_gone_hands_calls_on_and_is_called_again_when_ba
         assert (await stub.Check(CHECK, timeout=8)).status == \
             health_pb2.HealthCheckResponse.SERVING
         assert stub.good == first
-    finally:
-        await reps.close()
 
 
 async def test_while_every_replica_fails_none_is_left_out(replicas: list[Replica]) -> None:
@@ -150,9 +155,7 @@ async def test_while_every_replica_fails_none_is_left_out(replicas: list[Replica
     turn and is answered by whichever comes back first, even the one whose
     attempts failed last (gRPC's outlier detection, tried before, ejected
     it: calls failed after their whole 10 s)."""
-    reps = Replicas(target(replicas))
-    try:
-        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=0.4)
+    async with calling(target(replicas), attempt_s=0.4) as (stub, _, reps):
         await stub.Check(CHECK, timeout=5)
         for p, _ in replicas:
             os.kill(p.pid, signal.SIGSTOP)
@@ -163,26 +166,19 @@ async def test_while_every_replica_fails_none_is_left_out(replicas: list[Replica
         os.kill(comes_back.pid, signal.SIGCONT)
         assert (await call).status == health_pb2.HealthCheckResponse.SERVING
         assert stub.good == f"127.0.0.1:{replicas[1][1]}"
-    finally:
-        await reps.close()
 
 
 async def test_an_error_of_the_call_itself_is_not_tried_again(replicas: list[Replica]) -> None:
     """Only a replica that does not answer or is gone is passed over: an
     answer that is an error (here NOT_FOUND, a service the health server
     does not know) is the call's, at once, and the replica stays."""
-    retries: list[grpc.StatusCode] = []
-    reps = Replicas(target(replicas))
-    try:
-        stub = Retrying(health_pb2_grpc.HealthStub, reps, on_failed=retries.append)
+    async with calling(target(replicas)) as (stub, retries, reps):
         await stub.Check(CHECK, timeout=5)
         good = stub.good
         with pytest.raises(grpc.aio.AioRpcError) as err:
             await stub.Check(health_pb2.HealthCheckRequest(service="nope"), timeout=5)
         assert err.value.code() == grpc.StatusCode.NOT_FOUND
         assert not retries and stub.good == good
-    finally:
-        await reps.close()
 
 
 async def test_a_dns_name_is_every_address_it_resolves_to(replicas: list[Replica]) -> None:
@@ -191,12 +187,10 @@ async def test_a_dns_name_is_every_address_it_resolves_to(replicas: list[Replica
     name is looked up again after a while, and a replica that left the
     answer is no longer called."""
     _, port = replicas[0]
-    reps = Replicas(f"dns:///localhost:{port}")
-    try:
+    async with calling(f"dns:///localhost:{port}") as (stub, _, reps):
         addrs = await reps.current(5.0)
         assert f"127.0.0.1:{port}" in addrs
         assert all(a.endswith(f":{port}") for a in addrs)
-        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=2.0)
         assert (await stub.Check(CHECK, timeout=8)).status == \
             health_pb2.HealthCheckResponse.SERVING  # (over ::1 too, if it came first)
         # the Service's answer changes (a Pod replaced: another address, the
@@ -222,8 +216,6 @@ async def test_a_dns_name_is_every_address_it_resolves_to(replicas: list[Replica
         os.kill(replicas[0][0].pid, signal.SIGSTOP)  # the old one would not answer
         await stub.Check(CHECK, timeout=1.5)
         assert stub.good == f"127.0.0.2:{port}"
-    finally:
-        await reps.close()
 
 
 def test_targets_are_read_as_grpc_names_them() -> None:
@@ -247,11 +239,7 @@ async def test_a_failure_older_than_an_answer_moves_no_call(replicas: list[Repli
     leader, a slow CreateGame) runs out while other calls are answered.
     That failure says nothing new: the calls stay (before, it moved them
     back to the frozen replica, 2.5 s each, audit)."""
-    failures: list[grpc.StatusCode] = []
-    reps = Replicas(target(replicas))
-    try:
-        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=1.0,
-                        on_failed=failures.append)
+    async with calling(target(replicas), attempt_s=1.0) as (stub, failures, reps):
         await stub.Check(CHECK, timeout=5)
         frozen = stub.good
         os.kill(pid_of(replicas, frozen), signal.SIGSTOP)
@@ -272,8 +260,6 @@ async def test_a_failure_older_than_an_answer_moves_no_call(replicas: list[Repli
         # the slow call's own two (its replica, then the frozen one with the
         # time it had left); none of the calls around it failed
         assert len(failures) == 1 + 2, failures
-    finally:
-        await reps.close()
 
 
 async def test_a_late_answer_does_not_pull_the_calls_back(replicas: list[Replica]) -> None:
@@ -281,9 +267,7 @@ async def test_a_late_answer_does_not_pull_the_calls_back(replicas: list[Replica
     is answered after all (it thawed): the calls stay where they moved
     (before, the late answer pulled them back to a replica that had just
     failed them, audit)."""
-    reps = Replicas(target(replicas))
-    try:
-        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=3.0)
+    async with calling(target(replicas), attempt_s=3.0) as (stub, _, reps):
         await stub.Check(CHECK, timeout=5)
         stuck = stub.good
         os.kill(pid_of(replicas, stuck), signal.SIGSTOP)
@@ -296,8 +280,6 @@ async def test_a_late_answer_does_not_pull_the_calls_back(replicas: list[Replica
         os.kill(pid_of(replicas, stuck), signal.SIGCONT)
         await late  # answered by the one that thawed
         assert stub.good == moved
-    finally:
-        await reps.close()
 
 
 async def test_a_call_shorter_than_an_attempt_still_moves_the_calls(
@@ -305,10 +287,7 @@ async def test_a_call_shorter_than_an_attempt_still_moves_the_calls(
     """A call whose whole timeout is shorter than an attempt (the gateway's
     Away, 2 s) fails on a frozen replica: the calls after it go to the
     other one (before, only a failure with time left moved them, audit)."""
-    failures: list[grpc.StatusCode] = []
-    reps = Replicas(target(replicas))
-    try:
-        stub = Retrying(health_pb2_grpc.HealthStub, reps, on_failed=failures.append)
+    async with calling(target(replicas)) as (stub, failures, reps):
         await stub.Check(CHECK, timeout=5)
         frozen = stub.good
         os.kill(pid_of(replicas, frozen), signal.SIGSTOP)
@@ -318,8 +297,6 @@ async def test_a_call_shorter_than_an_attempt_still_moves_the_calls(
         assert failures == [grpc.StatusCode.DEADLINE_EXCEEDED] and stub.good != frozen
         await stub.Check(CHECK, timeout=0.5)
         assert len(failures) == 1
-    finally:
-        await reps.close()
 
 
 async def test_with_every_replica_gone_a_call_backs_off_and_a_closed_client_calls_none(
@@ -328,29 +305,26 @@ async def test_with_every_replica_gone_a_call_backs_off_and_a_closed_client_call
     in turn, pausing longer after each round (0.05 s doubled up to 0.8 s),
     not every 0.05 s for its whole timeout (200 attempts in 10 s, audit).
     After ``close`` a call fails at once and opens no channel."""
-    failures: list[grpc.StatusCode] = []
-    reps = Replicas(target(replicas))
-    stub = Retrying(health_pb2_grpc.HealthStub, reps, on_failed=failures.append)
-    await stub.Check(CHECK, timeout=5)
-    for p, _ in replicas:
-        p.kill()
-        p.wait()
-    with pytest.raises(grpc.aio.AioRpcError):
-        await stub.Check(CHECK, timeout=4)
-    assert 4 <= len(failures) <= 20, len(failures)
-    assert set(failures) == {grpc.StatusCode.UNAVAILABLE}
-    await reps.close()
-    with pytest.raises(grpc.aio.AioRpcError) as err:
-        await stub.Check(CHECK, timeout=4)
-    assert err.value.code() == grpc.StatusCode.UNAVAILABLE and "closed" in str(err.value.details())
-    assert not reps._channels
+    async with calling(target(replicas)) as (stub, failures, reps):
+        await stub.Check(CHECK, timeout=5)
+        for p, _ in replicas:
+            p.kill()
+            p.wait()
+        with pytest.raises(grpc.aio.AioRpcError):
+            await stub.Check(CHECK, timeout=4)
+        assert 4 <= len(failures) <= 20, len(failures)
+        assert set(failures) == {grpc.StatusCode.UNAVAILABLE}
+        await reps.close()
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            await stub.Check(CHECK, timeout=4)
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "closed" in str(err.value.details()) and not reps._channels
 
 
 async def test_a_lookup_that_hangs_costs_a_call_no_more_than_its_timeout() -> None:
     """The name's lookup hangs (a DNS server that does not answer; the
     test's resolver here): a call fails when its own timeout runs out, not
     when the lookup gives up."""
-    reps = Replicas("dns:///mm-headless:7200")
     loop = asyncio.get_running_loop()
     real = loop.getaddrinfo
     looked_up = 0
@@ -362,17 +336,16 @@ async def test_a_lookup_that_hangs_costs_a_call_no_more_than_its_timeout() -> No
 
     loop.getaddrinfo = hangs  # type: ignore[method-assign, assignment]
     try:
-        stub = Retrying(health_pb2_grpc.HealthStub, reps)
-        start = loop.time()
-        calls = [stub.Check(CHECK, timeout=1.0) for _ in range(3)]
-        for got in await asyncio.gather(*calls, return_exceptions=True):
-            assert isinstance(got, grpc.aio.AioRpcError)
-            assert got.code() == grpc.StatusCode.UNAVAILABLE
-        assert loop.time() - start < 3.0
-        assert looked_up == 1  # one lookup at a time
+        async with calling("dns:///mm-headless:7200") as (stub, _, _reps):
+            start = loop.time()
+            calls = [stub.Check(CHECK, timeout=1.0) for _ in range(3)]
+            for got in await asyncio.gather(*calls, return_exceptions=True):
+                assert isinstance(got, grpc.aio.AioRpcError)
+                assert got.code() == grpc.StatusCode.UNAVAILABLE
+            assert loop.time() - start < 3.0
+            assert looked_up == 1  # one lookup at a time
     finally:
         loop.getaddrinfo = real  # type: ignore[method-assign]
-        await reps.close()
 
 
 async def test_a_call_tries_every_replica_in_turn() -> None:
@@ -382,9 +355,7 @@ async def test_a_call_tries_every_replica_in_turn() -> None:
     it went back to the first after the second and never tried the third
     (audit)."""
     procs = [start_replica() for _ in range(3)]
-    reps = Replicas(target(procs))
-    try:
-        stub = Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=1.0)
+    async with calling(target(procs), attempt_s=1.0) as (stub, _, reps):
         await stub.Check(CHECK, timeout=5)
         good = stub.good
         addrs = reps.addresses
@@ -398,8 +369,6 @@ async def test_a_call_tries_every_replica_in_turn() -> None:
             await asyncio.sleep(0.05)
         assert (await call).status == health_pb2.HealthCheckResponse.SERVING
         assert stub.good == third  # (it answered: news)
-    finally:
-        await reps.close()
         for p, _ in procs:
             os.kill(p.pid, signal.SIGCONT)
             p.kill()
