@@ -942,16 +942,17 @@ async def test_a_game_whose_link_was_lost_catches_up_though_no_part_follows() ->
 async def test_a_lost_link_catches_up_the_players_whose_game_may_be_on_that_shard() -> None:
     """``Gateway.on_link_lost``: the players in a game routed to that link,
     or to no known link (a shard sends a gateway's bursts down its link for
-    all that gateway's players there), catch up; those routed to another
-    shard's link, or whose game is over, do not."""
+    all that gateway's players there), or to a link not open (the game may
+    have moved since: audit), catch up; those routed to another shard's
+    open link, or whose game is over, do not."""
     from types import SimpleNamespace
 
     from ttanjit.gateway.app import Gateway
-    from ttanjit.gateway.link import Links
+    from ttanjit.gateway.link import LinkClient, Links
 
     gw = FakeGateway()
     conns = []
-    for gid in ("here", "elsewhere", "unknown", "over"):
+    for gid in ("here", "elsewhere", "unknown", "over", "moved"):
         c = Connection(_link(gw), FakeTransport(), False)
         gw.state = {"ratings": [], "game_id": gid, "seat": 0}
         gw.sync_reply = {"seq": 1, "view": {"seat": 0}, "game": gid}
@@ -959,11 +960,44 @@ async def test_a_lost_link_catches_up_the_players_whose_game_may_be_on_that_shar
         conns.append(c)
     conns[3].finished_game = True
     links = Links("gw1", lambda b: None)
-    links.routes.update(here="10.0.0.1:7300", elsewhere="10.0.0.2:7300", over="10.0.0.1:7300")
+    links.routes.update(here="10.0.0.1:7300", elsewhere="10.0.0.2:7300", over="10.0.0.1:7300",
+                        moved="10.0.0.3:7300")  # (a shard that drained: no link)
+    links.conns["10.0.0.2:7300"] = LinkClient(links, "10.0.0.2:7300")  # open
     gw.syncs.clear()
     Gateway.on_link_lost(SimpleNamespace(links=links, conns=set(conns)),  # type: ignore[arg-type]
                          "10.0.0.1:7300")
     for c in conns:
         while c._pump is not None:
             await asyncio.sleep(0.01)
-    assert sorted(g for g, _ in gw.syncs) == ["here", "unknown"]
+    assert sorted(g for g, _ in gw.syncs) == ["here", "moved", "unknown"]
+
+
+async def test_a_catch_up_no_shard_answers_brings_how_the_game_ended() -> None:
+    """The link's loss took the game's end with it, and by the catch-up the
+    game is finalized and gone from every shard (no sync answer): the
+    player gets how it ended from the directory, as for a sync of theirs,
+    rather than sit on a game that looks unfinished (audit)."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 1}
+    gw.sync_reply = {"seq": 3, "view": {"seat": 1}, "game": "g1"}
+    await hello(c, gw, t)
+    gw.sync_reply = None
+    gw.finals["g1"] = {"type": "game_over", "game_id": "g1", "seat": 1, "winners": [0]}
+    c.catch_up("g1")
+    while c._pump is not None:
+        await asyncio.sleep(0.01)
+    assert t.frames()[-1]["type"] == "game_over" and c.finished_game
+
+
+async def test_a_sync_answer_older_than_what_was_sent_is_dropped() -> None:
+    """A sync answered from an owner that fell behind (one that thawed)
+    would move the session back and send events again: dropped (audit)."""
+    c, t, gw = make()
+    gw.state = {"ratings": [], "game_id": "g1", "seat": 1}
+    gw.sync_reply = {"seq": 4, "view": {"seat": 1, "turn": 4}, "game": "g1"}
+    await hello(c, gw, t)
+    assert c.session is not None and c.session.game_seq == 4
+    sent = len(t.sent)
+    await c.deliver_catch_up({"game": "g1", "seq": 2, "view": {"seat": 1, "turn": 2},
+                              "events": [{"game_seq": 2, "t": 1, "event": {"type": "drew"}}]})
+    assert len(t.sent) == sent and c.session.game_seq == 4

@@ -306,11 +306,16 @@ class Gateway:
         (docs/protocol.md 1.1). Every player here in a live game that may
         be that shard's (its route is that link, or not known: bursts come
         down a gateway's link for all its players' games there) catches up."""
-        routes = self.links.routes
+        routes, open_links = self.links.routes, self.links.conns
         for conn in list(self.conns):
             s = conn.session
-            if s is not None and s.game_id and not conn.finished_game \
-                    and routes.get(s.game_id, addr) == addr:
+            if s is None or not s.game_id or conn.finished_game:
+                continue
+            # a route to a link not open is as good as none: the game may
+            # have moved since (a handover), and a sync tells its new owner
+            # to send this gateway's bursts down its own link
+            route = routes.get(s.game_id)
+            if route is None or route == addr or route not in open_links:
                 conn.catch_up(s.game_id)
 
     # -- shard and matchmaker calls ------------------------------------------------

@@ -366,6 +366,9 @@ class Connection:
         s = self.session
         assert s is not None
         gid = reply.get("game") or s.game_id
+        gs = int(reply.get("seq", 0))
+        if gid == s.game_id and gs < s.game_seq:
+            return  # older than what was sent (an owner that thawed): nothing new
         view = reply.get("view") or {}
         if isinstance(view.get("seat"), int):
             s.seat = view["seat"]
@@ -373,7 +376,6 @@ class Connection:
             s.substituted = True
         if view.get("finished"):
             self.finished_game = True
-        gs = int(reply.get("seq", 0))
         if "events" in reply:
             events = [e for e in reply["events"] if int(e.get("game_seq", 0)) > s.game_seq]
             frame: dict[str, Any] = {"type": "update", "game_id": gid, "game_seq": gs,
@@ -505,8 +507,17 @@ class Connection:
         if first == CATCH_UP:
             if gid == s.game_id:
                 reply = await self.gw.sync(s, s.game_seq)
-                if reply is not None and s is self.session and gid == s.game_id:
+                if s is not self.session or gid != s.game_id:
+                    return
+                if reply is not None:
                     await self.deliver_catch_up(reply)
+                elif not self.finished_game:
+                    # no shard serves it: over (finalized, forgotten) is how
+                    # it ended, from the directory (as a player's sync)
+                    final = await self.gw.final_frame(gid, s.player)
+                    if final is not None and s is self.session and gid == s.game_id:
+                        self.finished_game = True
+                        await self.send(final)
             return
         if gid == s.left and gid != s.game_id:
             return  # left by choice (나가기) in another tab: not taken up here
