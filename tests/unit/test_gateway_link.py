@@ -12,7 +12,7 @@ import struct
 import pytest
 
 from ttanjit.gateway.link import Links
-from ttanjit.shard.link import BURST, COMMAND, HELLO, NOT_HERE, REPLY, frame
+from ttanjit.shard.link import BURST, BYE, COMMAND, HELLO, NOT_HERE, REPLY, frame
 
 
 async def fake_shard(answer: str) -> tuple[asyncio.Server, str, list[bytes]]:
@@ -114,3 +114,28 @@ async def test_a_link_the_shard_closes_is_told_and_not_dialled_again_at_once() -
     await asyncio.sleep(0.05)
     assert lost == [addr]  # its own close: not told
     server2.close()
+
+
+async def test_a_link_the_shard_closes_with_a_bye_lost_nothing() -> None:
+    """A shard that stops closes its links after a bye (everything before
+    it sent): the gateway is not told of a loss, so its players are not
+    synced for nothing at every shard drain."""
+    async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        await r.readexactly(5 + len("gw1"))  # the hello
+        w.write(frame(BYE, b""))
+        await w.drain()
+        w.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    addr = f"127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    lost: list[str] = []
+    links = Links("gw1", lambda b: None, lost.append)
+    links.learn("g1", addr)
+    assert await links.command("g1", b'{"cmd_id":"c1"}', 0.5) is None  # (closed: NATS)
+    for _ in range(50):
+        if addr not in links.conns:
+            break
+        await asyncio.sleep(0.01)
+    assert addr not in links.conns and lost == []
+    links.close()
+    server.close()

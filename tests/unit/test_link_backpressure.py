@@ -197,11 +197,34 @@ async def a_link_closed_while_its_peer_reads_nothing_is_dropped_all_the_same() -
         sock.close()
 
 
+async def a_link_closed_by_its_shard_ends_with_a_bye_after_everything() -> None:
+    """A shard that stops closes each link after what it holds (a burst
+    queued in this very turn too) and a bye: the gateway knows no burst
+    was lost with it."""
+    server, sock = await a_link("gw-bye")
+    sock.setblocking(True)
+    sock.settimeout(5)
+    assert server.burst("gw-bye", b'{"g":"g1","p":[]}')  # held to the end of the turn
+    server.close()
+    data = b""
+    loop = asyncio.get_running_loop()
+    while chunk := await loop.run_in_executor(None, sock.recv, 65536):
+        data += chunk
+    sock.close()
+    kinds = []
+    while data:
+        n = int.from_bytes(data[:4], "big")
+        kinds.append(data[4])
+        data = data[4 + n:]
+    assert kinds == [shard_link.BURST, shard_link.BYE]
+
+
 SCENARIOS = [a_gateway_that_reads_nothing_loses_its_link,
              a_gateway_that_reads_too_slowly_loses_its_link_at_the_cap,
              a_gateway_that_reads_keeps_its_link,
              a_busy_gateway_that_reads_in_spells_keeps_its_link,
-             a_link_closed_while_its_peer_reads_nothing_is_dropped_all_the_same]
+             a_link_closed_while_its_peer_reads_nothing_is_dropped_all_the_same,
+             a_link_closed_by_its_shard_ends_with_a_bye_after_everything]
 
 
 @pytest.mark.parametrize("run", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])

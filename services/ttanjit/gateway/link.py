@@ -15,7 +15,7 @@ import struct
 from collections import OrderedDict
 from collections.abc import Callable
 
-from ttanjit.shard.link import BURST, COMMAND, HELLO, REPLY, Framed, frame
+from ttanjit.shard.link import BURST, BYE, COMMAND, HELLO, REPLY, Framed, frame
 
 log = logging.getLogger("ttanjit.gateway")
 
@@ -33,6 +33,7 @@ class LinkClient(Framed):
         self.addr = addr
         self.pending: dict[int, asyncio.Future[bytes | None]] = {}
         self.next_id = 0
+        self.bye = False  # the shard closed it with nothing lost
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -46,12 +47,15 @@ class LinkClient(Framed):
         for fut in pending.values():  # asked again over NATS
             if not fut.done():
                 fut.set_result(None)
-        if not self.links.closing:
+        if not self.links.closing and not self.bye:
             self.links.lost(self.addr)
 
     def on_frame(self, kind: int, body: bytes) -> None:
         if kind == BURST:
             self.links.on_burst(body)
+            return
+        if kind == BYE:
+            self.bye = True
             return
         fut = self.pending.pop(_RID.unpack_from(body)[0], None)
         if fut is not None and not fut.done():

@@ -17,7 +17,8 @@ body. Gateway → shard: ``H`` hello (body: the gateway id, as in the ``gw``
 of its commands), ``C`` command (4-byte request id, 1-byte game id length,
 game id, the command request JSON of docs/protocol.md 1). Shard → gateway:
 ``R`` reply (request id, the reply bytes of docs/protocol.md 1), ``N`` not
-here (request id), ``B`` burst (the message of docs/protocol.md 2). The
+here (request id), ``B`` burst (the message of docs/protocol.md 2), ``Z``
+bye (empty: the shard closes the link, everything before it sent). The
 frames of one turn of the event loop leave in one write.
 """
 
@@ -45,7 +46,8 @@ WRITE_HIGH = 1024 * 1024  # the transport asks to pause above this ...
 WRITE_LOW = 256 * 1024  # ... and to resume below this
 STALL_S = 10.0
 MAX_BACKLOG = 32 * 1024 * 1024
-HELLO, COMMAND, REPLY, NOT_HERE, BURST = b"H"[0], b"C"[0], b"R"[0], b"N"[0], b"B"[0]
+HELLO, COMMAND, REPLY, NOT_HERE, BURST, BYE = (b"H"[0], b"C"[0], b"R"[0], b"N"[0], b"B"[0],
+                                              b"Z"[0])
 _LEN = struct.Struct("!I")
 
 
@@ -190,13 +192,17 @@ class LinkServer:
         self.addr = f"{advertise}:{bound}"
 
     def close(self) -> None:
-        """Stop taking links and drop the open ones (their gateways go back
-        to NATS at once)."""
+        """Stop taking links and close the open ones (their gateways go back
+        to NATS at once), each after what it holds and a bye: its gateway
+        knows no burst was lost with it (a link lost without one costs a
+        sync of every player of that gateway's in this shard's games)."""
         if self.server is not None:
             self.server.close()
         for conn in list(self.conns):
-            if conn.transport is not None:
-                conn.transport.close()
+            if conn.transport is not None and not conn.transport.is_closing():
+                conn._write_held()
+                conn.transport.write(frame(BYE, b""))
+                conn.transport.close()  # (after the unsent; the stall drops a peer that reads none)
         self.addr = ""
 
     def on_frame(self, conn: LinkConn, kind: int, body: bytes) -> None:
