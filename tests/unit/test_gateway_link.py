@@ -89,8 +89,8 @@ async def test_a_link_the_shard_closes_is_told_and_not_dialled_again_at_once() -
     again at once, into the same trouble (audit). Its own close tells
     nothing."""
     server, addr, seen = await fake_shard("reply")
-    lost: list[str] = []
-    links = Links("gw1", lambda b: None, lost.append)
+    lost: list[tuple[str, bool]] = []
+    links = Links("gw1", lambda b: None, lambda a, bye: lost.append((a, bye)))
     links.learn("g1", addr)
     assert await links.command("g1", b'{"cmd_id":"c1"}', 1.0) is not None
     client = links.conns[addr]
@@ -101,7 +101,7 @@ async def test_a_link_the_shard_closes_is_told_and_not_dialled_again_at_once() -
         if lost:
             break
         await asyncio.sleep(0.01)
-    assert lost == [addr] and addr not in links.conns
+    assert lost == [(addr, False)] and addr not in links.conns
     dials = sum(1 for s in seen if s[0] == HELLO)
     links.learn("g2", addr)  # a route named again meanwhile: not taken up
     assert "g2" not in links.routes
@@ -112,14 +112,14 @@ async def test_a_link_the_shard_closes_is_told_and_not_dialled_again_at_once() -
     assert await links.command("g3", b'{"cmd_id":"c3"}', 1.0) is not None
     links.close()
     await asyncio.sleep(0.05)
-    assert lost == [addr]  # its own close: not told
+    assert lost == [(addr, False)]  # its own close: not told
     server2.close()
 
 
 async def test_a_link_the_shard_closes_with_a_bye_lost_nothing() -> None:
     """A shard that stops closes its links after a bye (everything before
-    it sent): the gateway is not told of a loss, so its players are not
-    synced for nothing at every shard drain."""
+    it sent): the gateway is told it closed with a bye, so its players are
+    not synced for nothing at every shard drain."""
     async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
         await r.readexactly(5 + len("gw1"))  # the hello
         w.write(frame(BYE, b""))
@@ -128,14 +128,14 @@ async def test_a_link_the_shard_closes_with_a_bye_lost_nothing() -> None:
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
     addr = f"127.0.0.1:{server.sockets[0].getsockname()[1]}"
-    lost: list[str] = []
-    links = Links("gw1", lambda b: None, lost.append)
+    lost: list[tuple[str, bool]] = []
+    links = Links("gw1", lambda b: None, lambda a, bye: lost.append((a, bye)))
     links.learn("g1", addr)
     assert await links.command("g1", b'{"cmd_id":"c1"}', 0.5) is None  # (closed: NATS)
     for _ in range(50):
         if addr not in links.conns:
             break
         await asyncio.sleep(0.01)
-    assert addr not in links.conns and lost == []
+    assert addr not in links.conns and lost == [(addr, True)]
     links.close()
     server.close()

@@ -301,11 +301,15 @@ class Gateway:
         except Exception:  # noqa: BLE001 - a malformed message costs that message only
             log.exception("bad game burst")
 
-    def on_link_lost(self, addr: str) -> None:
-        """A shard link closed: bursts sent down it may be lost with it
-        (docs/protocol.md 1.1). Every player here in a live game that may
-        be that shard's (its route is that link, or not known: bursts come
-        down a gateway's link for all its players' games there) catches up."""
+    def on_link_lost(self, addr: str, bye: bool) -> None:
+        """A shard link closed. Without a bye, bursts sent down it may be
+        lost with it (docs/protocol.md 1.1): every player here in a live
+        game that may be that shard's (its route is that link, or not known:
+        bursts come down a gateway's link for all its players' games there)
+        catches up."""
+        (m.LINKS_CLOSED_BYE if bye else m.LINKS_LOST).inc()
+        if bye:
+            return
         routes, open_links = self.links.routes, self.links.conns
         for conn in list(self.conns):
             s = conn.session

@@ -47,8 +47,8 @@ class LinkClient(Framed):
         for fut in pending.values():  # asked again over NATS
             if not fut.done():
                 fut.set_result(None)
-        if not self.links.closing and not self.bye:
-            self.links.lost(self.addr)
+        if not self.links.closing:
+            self.links.lost(self.addr, self.bye)
 
     def on_frame(self, kind: int, body: bytes) -> None:
         if kind == BURST:
@@ -75,7 +75,7 @@ class Links:
     """The links of one gateway, and which shard's link serves which game."""
 
     def __init__(self, gw_id: str, on_burst: Callable[[bytes], None],
-                 on_lost: Callable[[str], None] | None = None) -> None:
+                 on_lost: Callable[[str, bool], None] | None = None) -> None:
         self.gw_id = gw_id
         self.on_burst = on_burst
         self.on_lost = on_lost
@@ -119,14 +119,14 @@ class Links:
             self.forget(game_id)
         return out
 
-    def lost(self, addr: str) -> None:
-        """A link closed under us (the shard dropped it: this gateway read
-        too little, or it stopped; or the connection broke): not dialled
-        again for DROPPED_S, and ``on_lost`` told, for bursts it may have
-        taken with it."""
+    def lost(self, addr: str, bye: bool) -> None:
+        """A link closed under us: the shard stopped (``bye``: nothing was
+        lost with it), or dropped it (this gateway read too little), or the
+        connection broke. Not dialled again for DROPPED_S; ``on_lost`` is
+        told (without a bye, bursts may have gone with it)."""
         self.unreachable[addr] = asyncio.get_running_loop().time() + DROPPED_S
         if self.on_lost is not None:
-            self.on_lost(addr)
+            self.on_lost(addr, bye)
 
     async def _dial(self, addr: str) -> LinkClient | None:
         bad = self.unreachable.get(addr)

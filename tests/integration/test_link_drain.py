@@ -1,0 +1,83 @@
+"""The shard link's end (docs/protocol.md 1.1) against a real stack: a
+shard that drains closes its gateways' links with a bye, after everything
+it held, so the gateway syncs no one (it would sync every player of the
+shard's games); a shard killed (no bye) makes the gateway sync its players
+there, and the game goes on for them on the shard that claims it."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import urllib.request
+from collections.abc import Iterator
+
+import nats
+import orjson
+import pytest
+from stack import Stack, stack
+from test_drain_cli import prestop_command
+from test_gateway_games import play_some, view_of
+from wsclient import WSClient
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def st(nats_url: str) -> Iterator[Stack]:
+    with stack(nats_url, shards=3, gateways=1, bot_wait_ms=300) as s:
+        yield s
+
+
+def links_closed(st: Stack) -> dict[str, float]:
+    with urllib.request.urlopen(f"{st.metrics()}/metrics", timeout=5) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("ttanjit_gateway_shard_links_closed_total{"):
+            out[line.split('how="')[1].split('"')[0]] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+async def owner_of(st: Stack, gid: str) -> str:
+    nc = await nats.connect(st.services.nats_url)
+    try:
+        owners = await nc.jetstream().key_value("ttanjit_owners")
+        return str(orjson.loads((await owners.get(gid)).value)["shard"])
+    finally:
+        await nc.close()
+
+
+async def test_a_drain_says_bye_and_a_kill_makes_the_gateway_sync(st: Stack) -> None:
+    c = await WSClient.signed_in(st.http(), "링크끝")
+    await c.send({"type": "queue", "game": "onecard", "seats": 2})
+    gid = (await c.wait_type("matched", 20))["game_id"]
+    # the first command finds the owner over NATS, the next go down its link
+    assert await play_some(c, "onecard", gid, 2) == 2
+    owner = await owner_of(st, gid)
+    first = next(p for p in st.shards if p.name == owner)
+    before = links_closed(st)
+    done = await asyncio.to_thread(subprocess.run, prestop_command(), env={**first.env},
+                                   capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    await asyncio.to_thread(first.terminate, 20)
+    for _ in range(50):
+        if links_closed(st)["bye"] > before["bye"]:
+            break
+        await asyncio.sleep(0.1)
+    after = links_closed(st)
+    assert (after["bye"], after["lost"]) == (before["bye"] + 1, before["lost"])
+    # the game goes on, on the shard it was handed to, over that one's link
+    assert await play_some(c, "onecard", gid, 2) == 2
+    owner = await owner_of(st, gid)
+    second = next(p for p in st.shards if p.name == owner)
+    assert second is not first
+    second.kill()  # no bye: the link is lost with whatever it held
+    for _ in range(50):
+        if links_closed(st)["lost"] > after["lost"]:
+            break
+        await asyncio.sleep(0.1)
+    assert links_closed(st)["lost"] == after["lost"] + 1
+    # the last shard claims the game (its lease ran out) and it goes on
+    assert await play_some(c, "onecard", gid, 1, limit_s=60) == 1
+    assert (await view_of(c, gid)).get("seat") is not None
+    await c.close()
