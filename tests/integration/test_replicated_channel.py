@@ -315,8 +315,11 @@ async def test_with_every_replica_gone_a_call_backs_off_and_a_closed_client_call
         assert 4 <= len(failures) <= 20, len(failures)
         assert set(failures) == {grpc.StatusCode.UNAVAILABLE}
         await reps.close()
+        loop = asyncio.get_running_loop()
+        start = loop.time()
         with pytest.raises(grpc.aio.AioRpcError) as err:
             await stub.Check(CHECK, timeout=4)
+        assert loop.time() - start < 1.0  # at once, not at the call's timeout
         assert err.value.code() == grpc.StatusCode.UNAVAILABLE
         assert "closed" in str(err.value.details()) and not reps._channels
 

@@ -292,6 +292,10 @@ class Retrying:
             last: str | None = None  # the one failed last
             pause = PAUSE_S
             while True:
+                if self._replicas.closed:  # (the client stopped: no attempt to make)
+                    raise grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE,
+                                               grpc.aio.Metadata(), grpc.aio.Metadata(),
+                                               details="the client is closed")
                 addrs = await self._replicas.current(end - loop.time() - 0.05)
                 if not addrs:  # a dns name that does not resolve (yet)
                     if end - loop.time() <= 0.25:
