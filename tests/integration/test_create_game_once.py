@@ -462,9 +462,9 @@ async def test_a_lobby_call_retried_after_its_deadline_is_carried_out_once(
         await real()
 
     try:
-        replicas = Replicas(f"127.0.0.1:{port}")
+        replicas = Replicas(f"127.0.0.1:{port}", matchmaker_pb2_grpc.MatchmakerStub)
         try:
-            stub = Retrying(matchmaker_pb2_grpc.MatchmakerStub, replicas, attempt_s=0.25)
+            stub = Retrying(replicas, attempt_s=0.25)
             host = player_id("host")
             ref = matchmaker_pb2.PlayerRef(player=host, nickname="방장")
             rep = await stub.CreateRoom(matchmaker_pb2.CreateRoomRequest(

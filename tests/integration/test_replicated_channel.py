@@ -88,13 +88,12 @@ CHECK = health_pb2.HealthCheckRequest(service="up")
 @contextlib.asynccontextmanager
 async def calling(target_: str, attempt_s: float = 2.5
                   ) -> AsyncIterator[tuple[Retrying, list[grpc.StatusCode], Replicas]]:
-    """The health service over ``Replicas(target_)`` through ``Retrying``,
+    """The health service over ``Replicas(target_, …)`` through ``Retrying``,
     the codes of its failed attempts, and the replicas (closed after)."""
     failures: list[grpc.StatusCode] = []
-    reps = Replicas(target_)
+    reps = Replicas(target_, health_pb2_grpc.HealthStub)
     try:
-        yield (Retrying(health_pb2_grpc.HealthStub, reps, attempt_s=attempt_s,
-                        on_failed=failures.append), failures, reps)
+        yield (Retrying(reps, attempt_s=attempt_s, on_failed=failures.append), failures, reps)
     finally:
         await reps.close()
 
@@ -219,18 +218,21 @@ async def test_a_dns_name_is_every_address_it_resolves_to(replicas: list[Replica
 
 
 def test_targets_are_read_as_grpc_names_them() -> None:
-    assert Replicas("ipv4:127.0.0.1:7200,127.0.0.1:7201").addresses == [
+    def addresses(target_: str) -> list[str]:
+        return Replicas(target_, health_pb2_grpc.HealthStub).addresses
+
+    assert addresses("ipv4:127.0.0.1:7200,127.0.0.1:7201") == [
         "127.0.0.1:7200", "127.0.0.1:7201"]
-    assert Replicas("ipv6:[::1]:7200,[::1]:7201").addresses == ["[::1]:7200", "[::1]:7201"]
-    assert Replicas("10.0.0.7:7200").addresses == ["10.0.0.7:7200"]
-    assert Replicas("[::1]:7200").addresses == ["[::1]:7200"]
+    assert addresses("ipv6:[::1]:7200,[::1]:7201") == ["[::1]:7200", "[::1]:7201"]
+    assert addresses("10.0.0.7:7200") == ["10.0.0.7:7200"]
+    assert addresses("[::1]:7200") == ["[::1]:7200"]
     for name in ("dns:///mm-headless:7200", "dns:mm-headless:7200", "mm-headless:7200"):
-        assert Replicas(name).addresses == []  # looked up when called
+        assert addresses(name) == []  # looked up when called
     for bad in ("dns:///mm-headless", "dns://10.0.0.10/mm-headless:7200", "unix:/run/mm.sock",
                 "ipv4:mm:7200", "ipv6:::1:7200", "mm-headless", "::1:7200",
                 "ipv4:[::1]:7200", "ipv6:127.0.0.1:7200"):
         with pytest.raises(ValueError):
-            Replicas(bad)
+            addresses(bad)
 
 
 async def test_a_failure_older_than_an_answer_moves_no_call(replicas: list[Replica]) -> None:

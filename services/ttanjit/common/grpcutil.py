@@ -67,15 +67,23 @@ RESOLVE_MIN_S = 1.0  # ... and, when every replica failed a call, at most this o
 RETIRE_S = 30.0  # a replica's channel stays this long after it left the answer
 
 
+def _unavailable(details: str) -> grpc.aio.AioRpcError:
+    """A call's failure with no replica to try (as gRPC's own)."""
+    return grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(),
+                                grpc.aio.Metadata(), details=details)
+
+
 class Replicas:
-    """The replicas behind ``target``, a channel for each. Targets as gRPC
-    names them: ``ipv4:h:p1,h:p2`` and ``ipv6:[a]:p1,[b]:p2`` (fixed),
+    """The replicas behind ``target``, a channel and a ``stub_class`` stub
+    for each. Targets as gRPC names them: ``ipv4:h:p1,h:p2`` and ``ipv6:[a]:p1,[b]:p2`` (fixed),
     ``dns:///name:port`` (a headless Service: every address the name
     resolves to, looked up again every :data:`RESOLVE_S`; an authority,
     ``dns://server/name:port``, is not supported), or ``host:port``."""
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, stub_class: Callable[[grpc.aio.Channel], Any]) -> None:
+        self._stub_class = stub_class
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._stubs: dict[str, Any] = {}
         self._retiring: dict[asyncio.Task[None], grpc.aio.Channel] = {}
         self._lookup: asyncio.Task[None] | None = None
         self._resolved_at = float("-inf")
@@ -123,23 +131,18 @@ class Replicas:
         if self._name is not None:
             if not self.addresses:
                 try:
-                    await asyncio.wait_for(asyncio.shield(self._look_up(RESOLVE_MIN_S)),
-                                           max(0.0, timeout))
+                    await asyncio.wait_for(asyncio.shield(self.refresh()), max(0.0, timeout))
                 except TimeoutError:
                     pass
             elif asyncio.get_running_loop().time() - self._resolved_at >= RESOLVE_S:
-                self._look_up(0.0)
+                self.refresh(0.0)
         return self.addresses
 
     def refresh(self, min_s: float = RESOLVE_MIN_S) -> asyncio.Future[None]:
-        """Look a dns target up again (every replica failed a call: are they
-        still there?), not sooner than ``min_s`` after the last lookup
-        began; done when it is (await it or not)."""
-        return self._look_up(min_s)
-
-    def _look_up(self, min_s: float) -> asyncio.Future[None]:
-        """The lookup under way, or a new one if ``min_s`` has passed since
-        the last began (one at a time, so answers land in order)."""
+        """Look a dns target up again (it is time, or every replica failed a
+        call: are they still there?): the lookup under way, or a new one if
+        ``min_s`` has passed since the last began (one at a time, so answers
+        land in order); done when it is (await it or not)."""
         loop = asyncio.get_running_loop()
         if self._lookup is None and self._name is not None and not self.closed \
                 and loop.time() - self._resolved_at >= min_s:
@@ -175,6 +178,7 @@ class Replicas:
     def _retire(self, addr: str) -> None:
         """Close a channel of a replica that is gone, once its calls are over."""
         ch = self._channels.pop(addr)
+        self._stubs.pop(addr, None)
 
         async def later() -> None:
             await asyncio.sleep(RETIRE_S)
@@ -184,14 +188,15 @@ class Replicas:
         self._retiring[task] = ch
         task.add_done_callback(lambda t: self._retiring.pop(t, None))
 
-    def channel(self, addr: str) -> grpc.aio.Channel:
+    def stub(self, addr: str) -> Any:
+        """The replica's stub, over its channel (both made when first asked)."""
         if self.closed:
-            raise grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(),
-                                       grpc.aio.Metadata(), details="the client is closed")
-        ch = self._channels.get(addr)
-        if ch is None:
+            raise _unavailable("the client is closed")
+        stub = self._stubs.get(addr)
+        if stub is None:
             ch = self._channels[addr] = grpc.aio.insecure_channel(addr, options=_CHANNEL_OPTIONS)
-        return ch
+            stub = self._stubs[addr] = self._stub_class(ch)
+        return stub
 
     async def close(self) -> None:
         self.closed = True
@@ -202,6 +207,7 @@ class Replicas:
         for task in list(self._retiring):
             task.cancel()
         self._channels.clear()
+        self._stubs.clear()
         for ch in channels:
             await ch.close()
 
@@ -216,7 +222,7 @@ PAUSE_MAX_S = 0.8
 
 
 class Retrying:
-    """Calls (by ``stub_class``'s method names) to :class:`Replicas`, each to
+    """Calls (by the replicas' stub's method names) to :class:`Replicas`, each to
     the replica that answered last (one picked at random at first, so
     gateways spread). A replica that does not answer an attempt in
     ``attempt_s`` (a frozen or partitioned replica holds a call without
@@ -234,26 +240,14 @@ class Retrying:
     them to its replica only if its attempt was sent after they last moved
     (a slow replica's late answers do not pull them back)."""
 
-    def __init__(self, stub_class: Callable[[grpc.aio.Channel], Any], replicas: Replicas,
-                 attempt_s: float = 2.5,
+    def __init__(self, replicas: Replicas, attempt_s: float = 2.5,
                  on_failed: Callable[[grpc.StatusCode], None] | None = None) -> None:
-        self._stub_class = stub_class
         self._replicas = replicas
         self._attempt_s = attempt_s
         self._on_failed = on_failed
-        self._stubs: dict[tuple[str, grpc.aio.Channel], Any] = {}
         self._answered: dict[str, float] = {}  # replica -> loop time it last answered
         self._moved = float("-inf")  # loop time ``good`` last changed
         self.good: str | None = None  # the replica calls go to first
-
-    def _stub(self, addr: str) -> Any:
-        ch = self._replicas.channel(addr)
-        stub = self._stubs.get((addr, ch))
-        if stub is None:
-            if len(self._stubs) > 4 * len(self._replicas.addresses) + 8:
-                self._stubs.clear()  # (channels of replicas gone)
-            stub = self._stubs[(addr, ch)] = self._stub_class(ch)
-        return stub
 
     def _move(self, addr: str, now: float) -> None:
         if self.good != addr:
@@ -293,21 +287,17 @@ class Retrying:
             pause = PAUSE_S
             while True:
                 if self._replicas.closed:  # (the client stopped: no attempt to make)
-                    raise grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE,
-                                               grpc.aio.Metadata(), grpc.aio.Metadata(),
-                                               details="the client is closed")
+                    raise _unavailable("the client is closed")
                 addrs = await self._replicas.current(end - loop.time() - 0.05)
                 if not addrs:  # a dns name that does not resolve (yet)
                     if end - loop.time() <= 0.25:
-                        raise grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE,
-                                                   grpc.aio.Metadata(), grpc.aio.Metadata(),
-                                                   details="no replica's address is known")
+                        raise _unavailable("no replica's address is known")
                     await asyncio.sleep(0.2)
                     continue
                 sent = loop.time()
                 addr = self._pick(addrs, tried, last, sent)
                 try:
-                    rep = await getattr(self._stub(addr), name)(
+                    rep = await getattr(self._replicas.stub(addr), name)(
                         request, timeout=max(0.05, min(self._attempt_s, end - sent)),
                         metadata=metadata, **kw)
                 except grpc.aio.AioRpcError as exc:

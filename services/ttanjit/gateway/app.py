@@ -159,8 +159,9 @@ class Gateway:
         self.ids = Identities(buckets[IDENTITY_BUCKET], self.nc.jetstream())
         self.games = buckets[GAMES_BUCKET]
         self.owners = buckets[OWNERS_BUCKET]  # the live games (the 관전 list)
-        self.replicas = Replicas(self.s.matchmaker_addr)  # every replica
-        self.mm = Retrying(matchmaker_pb2_grpc.MatchmakerStub, self.replicas,  # type: ignore[assignment]
+        # every replica
+        self.replicas = Replicas(self.s.matchmaker_addr, matchmaker_pb2_grpc.MatchmakerStub)
+        self.mm = Retrying(self.replicas,  # type: ignore[assignment]
                            on_failed=m.matchmaker_attempt_failed)
         self._sweeper = asyncio.create_task(self.sweep())
         m.zero(HANDLERS, MESSAGES)  # every frame type registered by now (관전's too)

@@ -511,13 +511,8 @@ class Connection:
                     return
                 if reply is not None:
                     await self.deliver_catch_up(reply)
-                elif not self.finished_game:
-                    # no shard serves it: over (finalized, forgotten) is how
-                    # it ended, from the directory (as a player's sync)
-                    final = await self.gw.final_frame(gid, s.player)
-                    if final is not None and s is self.session and gid == s.game_id:
-                        self.finished_game = True
-                        await self.send(final)
+                elif not self.finished_game:  # no shard serves it: over (as a player's sync)
+                    await self._ended(gid)
             return
         if gid == s.left and gid != s.game_id:
             return  # left by choice (나가기) in another tab: not taken up here
@@ -882,11 +877,20 @@ class Connection:
             raise FrameError("not_in_game")
         if await self._caught_up(None):
             return
-        final = await self.gw.final_frame(gid, s.player)
-        if final is None:
+        if not await self._ended(gid):
             raise FrameError("game_unavailable")
-        self.finished_game = True  # gone from its shard: finished
+
+    async def _ended(self, gid: str) -> bool:
+        """The game is gone from its shard: how it ended (the directory's
+        final frame) sent, and it counts as finished. False: none to send."""
+        s = self.session
+        assert s is not None
+        final = await self.gw.final_frame(gid, s.player)
+        if final is None or s is not self.session or gid != s.game_id:
+            return False
+        self.finished_game = True
         await self.send(final)
+        return True
 
 
 def _update(body: bytes) -> dict[str, Any]:

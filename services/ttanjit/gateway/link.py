@@ -85,12 +85,19 @@ class Links:
         self.dialing: dict[str, asyncio.Task[LinkClient | None]] = {}
         self.unreachable: dict[str, float] = {}  # link address -> loop time to try again
 
-    def learn(self, game_id: str, addr: str) -> None:
+    def _barred(self, addr: str) -> bool:
+        """Not to be dialled now (it could not be, or was lost, lately)."""
         bad = self.unreachable.get(addr)
-        if bad is not None:
-            if asyncio.get_running_loop().time() < bad:
-                return  # e.g. a port this gateway cannot reach: NATS it is
-            del self.unreachable[addr]
+        if bad is None:
+            return False
+        if asyncio.get_running_loop().time() < bad:
+            return True
+        del self.unreachable[addr]
+        return False
+
+    def learn(self, game_id: str, addr: str) -> None:
+        if self._barred(addr):
+            return  # e.g. a port this gateway cannot reach: NATS it is
         if self.routes.get(game_id) != addr:
             self.routes[game_id] = addr
             if len(self.routes) > ROUTES_MAX:
@@ -129,8 +136,7 @@ class Links:
             self.on_lost(addr, bye)
 
     async def _dial(self, addr: str) -> LinkClient | None:
-        bad = self.unreachable.get(addr)
-        if bad is not None and asyncio.get_running_loop().time() < bad:
+        if self._barred(addr):
             return None
         task = self.dialing.get(addr)
         if task is None:

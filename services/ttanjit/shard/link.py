@@ -152,6 +152,14 @@ class Framed(asyncio.Protocol):
             if self.transport.get_write_buffer_size() > MAX_BACKLOG:
                 self._drop("reads slower than it is written to")
 
+    def close_after(self, last: bytes) -> None:
+        """Close after what is held and ``last`` are sent (the stall drops
+        a peer that reads none of it)."""
+        if self.transport is not None and not self.transport.is_closing():
+            self._write_held()
+            self.transport.write(last)
+            self.transport.close()
+
 
 class LinkConn(Framed):
     """One gateway's connection."""
@@ -199,10 +207,7 @@ class LinkServer:
         if self.server is not None:
             self.server.close()
         for conn in list(self.conns):
-            if conn.transport is not None and not conn.transport.is_closing():
-                conn._write_held()
-                conn.transport.write(frame(BYE, b""))
-                conn.transport.close()  # (after the unsent; the stall drops a peer that reads none)
+            conn.close_after(frame(BYE, b""))
         self.addr = ""
 
     def on_frame(self, conn: LinkConn, kind: int, body: bytes) -> None:
