@@ -208,11 +208,14 @@ def shards() -> Board:
           (f"sum by (direction) ({rate('ttanjit_shard_handovers_total')})", "handover {{direction}}"),
           (f"sum({rate('ttanjit_shard_ownership_losses_total')})", "leases lost")], unit="ops")
     b.ts("Shard links closed",
-         "Gateways' direct links to shards closed by the shard or the network: bye = a shard "
-         "stopped (a drain) and said so, nothing lost; lost = dropped (the gateway read too "
-         "little: frozen or overloaded) or broken (a shard killed), and the gateway synced its "
-         "players in that shard's games.",
-         [(f"sum by (how) ({rate('ttanjit_gateway_shard_links_closed_total')})", "{{how}}")],
+         "Gateways' direct links to shards, as their gateways saw them close: bye = a shard "
+         "stopped (a drain) and said so, nothing lost; lost = dropped by the shard or broken "
+         "(a shard killed); dropped = the gateway dropped it (the shard said nothing for 6 s: "
+         "frozen or cut off). Unless bye, the gateway synced its players in that shard's games. "
+         "Shard side: the links shards dropped, by why (silent gateway, stalled = it read "
+         "nothing, backlog = it read too slowly).",
+         [(f"sum by (how) ({rate('ttanjit_gateway_shard_links_closed_total')})", "{{how}}"),
+          (f"sum by (why) ({rate('ttanjit_shard_links_dropped_total')})", "shard dropped: {{why}}")],
          unit="ops")
     b.ts("Draining shards", "1 while a shard drains (scale-down, upgrade, node drain).",
          [(f"max by (pod) ({q('ttanjit_shard_draining')})", "{{pod}}")])

@@ -1,12 +1,16 @@
 """The shard link's end (docs/protocol.md 1.1) against a real stack: a
 shard that drains closes its gateways' links with a bye, after everything
 it held, so the gateway syncs no one (it would sync every player of the
-shard's games); a shard killed (no bye) makes the gateway sync its players
-there, and the game goes on for them on the shard that claims it."""
+shard's games); a shard frozen (SIGSTOP: its kernel still takes the bytes)
+is found by its silence and its link dropped, a shard killed (no bye)
+loses its link: both make the gateway sync its players there, and the game
+goes on for them on the shard that claims it."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import subprocess
 import urllib.request
 from collections.abc import Iterator
@@ -47,7 +51,7 @@ async def owner_of(st: Stack, gid: str) -> str:
         await nc.close()
 
 
-async def test_a_drain_says_bye_and_a_kill_makes_the_gateway_sync(st: Stack) -> None:
+async def test_a_drain_says_bye_a_freeze_or_a_kill_makes_the_gateway_sync(st: Stack) -> None:
     c = await WSClient.signed_in(st.http(), "링크끝")
     await c.send({"type": "queue", "game": "onecard", "seats": 2})
     gid = (await c.wait_type("matched", 20))["game_id"]
@@ -71,13 +75,32 @@ async def test_a_drain_says_bye_and_a_kill_makes_the_gateway_sync(st: Stack) -> 
     owner = await owner_of(st, gid)
     second = next(p for p in st.shards if p.name == owner)
     assert second is not first
-    second.kill()  # no bye: the link is lost with whatever it held
+    third = next(p for p in st.shards if p is not first and p is not second)
+    # frozen: its kernel still takes the link's bytes, so only its silence
+    # tells; the gateway drops the link (and syncs its players there)
+    os.kill(second.proc.pid, signal.SIGSTOP)
+    try:
+        for _ in range(200):
+            if links_closed(st)["dropped"] > after["dropped"]:
+                break
+            await asyncio.sleep(0.1)
+        frozen = links_closed(st)
+        assert frozen["dropped"] == after["dropped"] + 1, frozen
+        assert (frozen["lost"], frozen["bye"]) == (after["lost"], after["bye"])
+        # the third shard claims the game (the frozen one's lease ran out);
+        # the first move finds it over NATS, the next goes down its link
+        assert await play_some(c, "onecard", gid, 2, limit_s=60) == 2
+        assert await owner_of(st, gid) == third.name
+    finally:
+        os.kill(second.proc.pid, signal.SIGCONT)
+    third.kill()  # no bye: the link is lost with whatever it held
     for _ in range(50):
-        if links_closed(st)["lost"] > after["lost"]:
+        if links_closed(st)["lost"] > frozen["lost"]:
             break
         await asyncio.sleep(0.1)
-    assert links_closed(st)["lost"] == after["lost"] + 1
-    # the last shard claims the game (its lease ran out) and it goes on
+    assert links_closed(st)["lost"] == frozen["lost"] + 1
+    # the thawed shard claims the game (the third's lease ran out) and it goes on
     assert await play_some(c, "onecard", gid, 1, limit_s=60) == 1
+    assert await owner_of(st, gid) == second.name
     assert (await view_of(c, gid)).get("seat") is not None
     await c.close()

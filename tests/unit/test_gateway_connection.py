@@ -965,10 +965,10 @@ async def test_a_lost_link_catches_up_the_players_whose_game_may_be_on_that_shar
     links.conns["10.0.0.2:7300"] = LinkClient(links, "10.0.0.2:7300")  # open
     gw.syncs.clear()
     fake = SimpleNamespace(links=links, conns=set(conns))
-    Gateway.on_link_lost(fake, "10.0.0.1:7300", True)  # type: ignore[arg-type]
+    Gateway.on_link_lost(fake, "10.0.0.1:7300", "bye")  # type: ignore[arg-type]
     await asyncio.sleep(0.05)
     assert not gw.syncs  # a bye: nothing lost
-    Gateway.on_link_lost(fake, "10.0.0.1:7300", False)  # type: ignore[arg-type]
+    Gateway.on_link_lost(fake, "10.0.0.1:7300", "dropped")  # type: ignore[arg-type]
     for c in conns:
         while c._pump is not None:
             await asyncio.sleep(0.01)

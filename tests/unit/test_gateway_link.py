@@ -12,7 +12,7 @@ import struct
 import pytest
 
 from ttanjit.gateway.link import Links
-from ttanjit.shard.link import BURST, BYE, COMMAND, HELLO, NOT_HERE, REPLY, frame
+from ttanjit.shard.link import BURST, BYE, COMMAND, HELLO, NOT_HERE, PING, REPLY, frame
 
 
 async def fake_shard(answer: str) -> tuple[asyncio.Server, str, list[bytes]]:
@@ -53,8 +53,8 @@ async def test_a_reply_comes_back_by_its_id_and_bursts_are_handed_on() -> None:
     out = await links.command("g1", b'{"cmd_id":"c1"}', 1.0)
     assert out == b'{"ok":true,"cmd_id":"c1","seq":3}'
     assert bursts == [b'{"g":"g1","p":[]}']
-    assert seen[0] == bytes((HELLO,)) + b"gw1"
-    assert seen[1][0] == COMMAND and seen[1].endswith(b"\x02g1" + b'{"cmd_id":"c1"}')
+    assert seen[:2] == [bytes((HELLO,)) + b"gw1", bytes((PING,))]  # hello, and a ping at once
+    assert seen[2][0] == COMMAND and seen[2].endswith(b"\x02g1" + b'{"cmd_id":"c1"}')
     links.close()
     server.close()
 
@@ -89,8 +89,8 @@ async def test_a_link_the_shard_closes_is_told_and_not_dialled_again_at_once() -
     again at once, into the same trouble (audit). Its own close tells
     nothing."""
     server, addr, seen = await fake_shard("reply")
-    lost: list[tuple[str, bool]] = []
-    links = Links("gw1", lambda b: None, lambda a, bye: lost.append((a, bye)))
+    lost: list[tuple[str, str]] = []
+    links = Links("gw1", lambda b: None, lambda a, how: lost.append((a, how)))
     links.learn("g1", addr)
     assert await links.command("g1", b'{"cmd_id":"c1"}', 1.0) is not None
     client = links.conns[addr]
@@ -101,7 +101,7 @@ async def test_a_link_the_shard_closes_is_told_and_not_dialled_again_at_once() -
         if lost:
             break
         await asyncio.sleep(0.01)
-    assert lost == [(addr, False)] and addr not in links.conns
+    assert lost == [(addr, "lost")] and addr not in links.conns
     dials = sum(1 for s in seen if s[0] == HELLO)
     links.learn("g2", addr)  # a route named again meanwhile: not taken up
     assert "g2" not in links.routes
@@ -112,7 +112,7 @@ async def test_a_link_the_shard_closes_is_told_and_not_dialled_again_at_once() -
     assert await links.command("g3", b'{"cmd_id":"c3"}', 1.0) is not None
     links.close()
     await asyncio.sleep(0.05)
-    assert lost == [(addr, False)]  # its own close: not told
+    assert lost == [(addr, "lost")]  # its own close: not told
     server2.close()
 
 
@@ -121,21 +121,21 @@ async def test_a_link_the_shard_closes_with_a_bye_lost_nothing() -> None:
     it sent): the gateway is told it closed with a bye, so its players are
     not synced for nothing at every shard drain."""
     async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-        await r.readexactly(5 + len("gw1"))  # the hello
+        await r.readexactly(5 + len("gw1") + 5)  # the hello and a ping
         w.write(frame(BYE, b""))
         await w.drain()
         w.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
     addr = f"127.0.0.1:{server.sockets[0].getsockname()[1]}"
-    lost: list[tuple[str, bool]] = []
-    links = Links("gw1", lambda b: None, lambda a, bye: lost.append((a, bye)))
+    lost: list[tuple[str, str]] = []
+    links = Links("gw1", lambda b: None, lambda a, how: lost.append((a, how)))
     links.learn("g1", addr)
     assert await links.command("g1", b'{"cmd_id":"c1"}', 0.5) is None  # (closed: NATS)
     for _ in range(50):
         if addr not in links.conns:
             break
         await asyncio.sleep(0.01)
-    assert addr not in links.conns and lost == [(addr, True)]
+    assert addr not in links.conns and lost == [(addr, "bye")]
     links.close()
     server.close()

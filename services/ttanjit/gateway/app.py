@@ -302,14 +302,14 @@ class Gateway:
         except Exception:  # noqa: BLE001 - a malformed message costs that message only
             log.exception("bad game burst")
 
-    def on_link_lost(self, addr: str, bye: bool) -> None:
-        """A shard link closed. Without a bye, bursts sent down it may be
-        lost with it (docs/protocol.md 1.1): every player here in a live
-        game that may be that shard's (its route is that link, or not known:
-        bursts come down a gateway's link for all its players' games there)
-        catches up."""
-        (m.LINKS_CLOSED_BYE if bye else m.LINKS_LOST).inc()
-        if bye:
+    def on_link_lost(self, addr: str, how: str) -> None:
+        """A shard link closed (``how``: see :meth:`Links.lost`). Without a
+        bye, bursts sent down it may be lost with it (docs/protocol.md 1.1):
+        every player here in a live game that may be that shard's (its route
+        is that link, or not known: bursts come down a gateway's link for
+        all its players' games there) catches up."""
+        m.LINKS_CLOSED.labels(how).inc()
+        if how == "bye":
             return
         routes, open_links = self.links.routes, self.links.conns
         for conn in list(self.conns):

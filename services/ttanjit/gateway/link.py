@@ -15,7 +15,7 @@ import struct
 from collections import OrderedDict
 from collections.abc import Callable
 
-from ttanjit.shard.link import BURST, BYE, COMMAND, HELLO, REPLY, Framed, frame
+from ttanjit.shard.link import BURST, BYE, COMMAND, HELLO, PING, PING_FRAME, REPLY, Framed, frame
 
 log = logging.getLogger("ttanjit.gateway")
 
@@ -33,11 +33,21 @@ class LinkClient(Framed):
         self.addr = addr
         self.pending: dict[int, asyncio.Future[bytes | None]] = {}
         self.next_id = 0
-        self.bye = False  # the shard closed it with nothing lost
+        # how it ended: "lost" (broken, or dropped by the shard), "bye" (the
+        # shard closed it with nothing lost), "dropped" (by this end)
+        self.how = "lost"
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
-        transport.write(frame(HELLO, self.links.gw_id.encode()))  # type: ignore[attr-defined]
+        # a ping at once: a shard that answers it is one whose silence counts
+        transport.write(frame(HELLO, self.links.gw_id.encode())  # type: ignore[attr-defined]
+                        + PING_FRAME)
+
+    def ping(self) -> None:
+        self.write(PING_FRAME)
+
+    def dropped(self, why: str) -> None:
+        self.how = "dropped"
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
@@ -48,14 +58,17 @@ class LinkClient(Framed):
             if not fut.done():
                 fut.set_result(None)
         if not self.links.closing:
-            self.links.lost(self.addr, self.bye)
+            self.links.lost(self.addr, self.how)
 
     def on_frame(self, kind: int, body: bytes) -> None:
         if kind == BURST:
             self.links.on_burst(body)
             return
         if kind == BYE:
-            self.bye = True
+            self.how = "bye"
+            return
+        if kind == PING:
+            self.pinged = True
             return
         fut = self.pending.pop(_RID.unpack_from(body)[0], None)
         if fut is not None and not fut.done():
@@ -75,7 +88,7 @@ class Links:
     """The links of one gateway, and which shard's link serves which game."""
 
     def __init__(self, gw_id: str, on_burst: Callable[[bytes], None],
-                 on_lost: Callable[[str, bool], None] | None = None) -> None:
+                 on_lost: Callable[[str, str], None] | None = None) -> None:
         self.gw_id = gw_id
         self.on_burst = on_burst
         self.on_lost = on_lost
@@ -126,14 +139,16 @@ class Links:
             self.forget(game_id)
         return out
 
-    def lost(self, addr: str, bye: bool) -> None:
-        """A link closed under us: the shard stopped (``bye``: nothing was
-        lost with it), or dropped it (this gateway read too little), or the
-        connection broke. Not dialled again for DROPPED_S; ``on_lost`` is
-        told (without a bye, bursts may have gone with it)."""
+    def lost(self, addr: str, how: str) -> None:
+        """A link closed: the shard stopped (``bye``: nothing was lost with
+        it), the shard dropped it (this gateway read too little) or the
+        connection broke (``lost``), or this end dropped it (``dropped``:
+        the shard said nothing for SILENT_S, or read too little). Not
+        dialled again for DROPPED_S; ``on_lost`` is told (without a bye,
+        bursts may have gone with it)."""
         self.unreachable[addr] = asyncio.get_running_loop().time() + DROPPED_S
         if self.on_lost is not None:
-            self.on_lost(addr, bye)
+            self.on_lost(addr, how)
 
     async def _dial(self, addr: str) -> LinkClient | None:
         if self._barred(addr):

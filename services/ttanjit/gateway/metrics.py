@@ -30,17 +30,18 @@ MM_FAILED = Counter("ttanjit_gateway_matchmaker_attempts_failed_total",
                     "Matchmaker call attempts a replica did not answer", ["code"])
 _MM_CODES = {grpc.StatusCode.DEADLINE_EXCEEDED: MM_FAILED.labels("deadline"),
              grpc.StatusCode.UNAVAILABLE: MM_FAILED.labels("unavailable")}
-# shard links closed under the gateway (docs/protocol.md 1.1): ``bye`` (the
-# shard stopped, nothing lost) or ``lost`` (dropped or broken: the players
-# in that shard's games are synced)
+# shard links closed (docs/protocol.md 1.1; gateway.link.Links.lost): ``bye``
+# (the shard stopped, nothing lost), ``lost`` (dropped by the shard, or
+# broken) or ``dropped`` (by the gateway: the shard went silent); but for a
+# bye the players in that shard's games are synced
 LINKS_CLOSED = Counter("ttanjit_gateway_shard_links_closed_total",
-                       "Shard links closed by the shard or the network", ["how"])
-LINKS_CLOSED_BYE = LINKS_CLOSED.labels("bye")
-LINKS_LOST = LINKS_CLOSED.labels("lost")
+                       "Shard links closed, by how", ["how"])
 REJECTIONS = Counter("ttanjit_gateway_rejections_total", "Frames refused", ["code"])
 
 for _r in ("gapless", "resync", "failed"):
     RESUMES.labels(_r)
+for _how in ("bye", "lost", "dropped"):
+    LINKS_CLOSED.labels(_how)
 
 # Label children cached: .labels() costs more than .inc() on the hot path.
 _in: dict[str, Counter] = {}

@@ -18,8 +18,10 @@ of its commands), ``C`` command (4-byte request id, 1-byte game id length,
 game id, the command request JSON of docs/protocol.md 1). Shard → gateway:
 ``R`` reply (request id, the reply bytes of docs/protocol.md 1), ``N`` not
 here (request id), ``B`` burst (the message of docs/protocol.md 2), ``Z``
-bye (empty: the shard closes the link, everything before it sent). The
-frames of one turn of the event loop leave in one write.
+bye (empty: the shard closes the link, everything before it sent). Both
+ways: ``P`` ping (empty; the gateway's end sends one at once and whenever it
+wrote nothing for PING_S, the shard's answers each). The frames of one turn
+of the event loop leave in one write.
 """
 
 from __future__ import annotations
@@ -46,13 +48,28 @@ WRITE_HIGH = 1024 * 1024  # the transport asks to pause above this ...
 WRITE_LOW = 256 * 1024  # ... and to resume below this
 STALL_S = 10.0
 MAX_BACKLOG = 32 * 1024 * 1024
-HELLO, COMMAND, REPLY, NOT_HERE, BURST, BYE = (b"H"[0], b"C"[0], b"R"[0], b"N"[0], b"B"[0],
-                                              b"Z"[0])
+# Liveness: a peer whose host vanished or whose network was cut sends no FIN,
+# and one that is frozen (SIGSTOP, a VM pause) still has its kernel take the
+# bytes: TCP alone notices neither for many minutes, or ever on a quiet link.
+# The gateway's end pings whenever it wrote nothing for PING_S, the shard's
+# answers each ping, and an end that has heard a ping (the other end is new
+# enough to send them) drops the link after SILENT_S with nothing heard.
+# A shard's lease is 2 s: a shard this silent has lost its games anyway.
+PING_S = 2.0
+SILENT_S = 6.0
+HELLO, COMMAND, REPLY, NOT_HERE, BURST, BYE, PING = (b"H"[0], b"C"[0], b"R"[0], b"N"[0],
+                                                    b"B"[0], b"Z"[0], b"P"[0])
 _LEN = struct.Struct("!I")
+# why a link end dropped its link, for the logs
+DROPPED = {"stalled": "reads nothing", "backlog": "reads slower than it is written to",
+           "silent": "said nothing"}
 
 
 def frame(kind: int, body: bytes) -> bytes:
     return _LEN.pack(len(body) + 1) + bytes((kind,)) + body
+
+
+PING_FRAME = frame(PING, b"")
 
 
 class LinkMsg:
@@ -71,28 +88,58 @@ class LinkMsg:
 class Framed(asyncio.Protocol):
     """Frames over a TCP connection, both ends of the link: incoming frames
     to :meth:`on_frame`, outgoing ones held until the end of the event
-    loop's turn and written together (:meth:`write`)."""
+    loop's turn and written together (:meth:`write`). Every PING_S it looks
+    at what came and went since (:meth:`_tick`)."""
 
     def __init__(self) -> None:
         self.buf = bytearray()
         self.transport: asyncio.Transport | None = None
         self.held: list[bytes] | None = None
         self._stall: asyncio.TimerHandle | None = None
+        self._ticker: asyncio.TimerHandle | None = None
+        self.heard = False  # something came since the last tick
+        self.said = False  # something was written since the last tick
+        self.pinged = False  # the other end pings: its silence means it is gone
+        self.quiet = 0.0  # how long nothing came (s, in whole ticks)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's is no subclass
         self.transport.set_write_buffer_limits(WRITE_HIGH, WRITE_LOW)
+        self._ticker = asyncio.get_running_loop().call_later(PING_S, self._tick)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
         self.resume_writing()
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
+
+    def _tick(self) -> None:
+        self._ticker = None
+        if self.transport is None:
+            return
+        self.quiet = 0.0 if self.heard else self.quiet + PING_S
+        self.heard = False
+        if self.pinged and self.quiet >= SILENT_S:
+            self._drop("silent")
+            return
+        if not self.said:
+            self.ping()
+        self.said = False
+        self._ticker = asyncio.get_running_loop().call_later(PING_S, self._tick)
+
+    def ping(self) -> None:
+        """Nothing was written for PING_S (the gateway's end pings)."""
+
+    def dropped(self, why: str) -> None:
+        """This end drops the link (a key of DROPPED)."""
 
     def pause_writing(self) -> None:
         """More than WRITE_HIGH unsent: the other end has STALL_S to read
         it down to WRITE_LOW."""
         if self._stall is None:
             self._stall = asyncio.get_running_loop().call_later(STALL_S, self._drop,
-                                                                "reads nothing")
+                                                                "stalled")
 
     def resume_writing(self) -> None:
         if self._stall is not None:
@@ -104,8 +151,10 @@ class Framed(asyncio.Protocol):
             self._stall.cancel()
             self._stall = None
         if self.transport is not None:  # (closing too: a close waits for the unsent)
-            log.warning("link: the other end %s (%d bytes unsent); dropping the link", why,
+            log.warning("link: the other end (%s) %s (%d bytes unsent); dropping the link",
+                        self.transport.get_extra_info("peername"), DROPPED[why],
                         self.transport.get_write_buffer_size())
+            self.dropped(why)
             self.transport.abort()
 
     @property
@@ -116,6 +165,7 @@ class Framed(asyncio.Protocol):
         raise NotImplementedError
 
     def data_received(self, data: bytes) -> None:
+        self.heard = True
         buf = self.buf
         buf += data
         while len(buf) >= 5:
@@ -149,8 +199,9 @@ class Framed(asyncio.Protocol):
         held, self.held = self.held, None
         if held and self.transport is not None and not self.transport.is_closing():
             self.transport.write(b"".join(held))
+            self.said = True
             if self.transport.get_write_buffer_size() > MAX_BACKLOG:
-                self._drop("reads slower than it is written to")
+                self._drop("backlog")
 
     def close_after(self, last: bytes) -> None:
         """Close after what is held and ``last`` are sent (the stall drops
@@ -181,6 +232,11 @@ class LinkConn(Framed):
 
     def on_frame(self, kind: int, body: bytes) -> None:
         self.server.on_frame(self, kind, body)
+
+    def dropped(self, why: str) -> None:
+        from ttanjit.shard import metrics  # (here: the gateway imports this module too)
+
+        metrics.links_dropped.labels(why).inc()
 
     def answer(self, rid: bytes, data: bytes) -> None:
         self.write(frame(REPLY, rid + data))
@@ -219,6 +275,9 @@ class LinkServer:
                 conn.write(frame(NOT_HERE, rid))
                 return
             room.on_command(LinkMsg(conn, rid, body[5 + glen:]))  # type: ignore[arg-type]
+        elif kind == PING:
+            conn.pinged = True
+            conn.write(PING_FRAME)
         elif kind == HELLO:
             conn.gw = body.decode("ascii", "replace")
             self.by_gw[conn.gw] = conn

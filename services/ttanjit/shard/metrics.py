@@ -31,10 +31,14 @@ bot_request = Histogram("ttanjit_shard_bot_request_seconds", "Bot decision round
 bot_timeouts = Counter("ttanjit_shard_bot_request_timeouts_total",
                        "Bot requests without a timely answer", ["game"])
 draining = Gauge("ttanjit_shard_draining", "1 while draining")
+links_dropped = Counter("ttanjit_shard_links_dropped_total",
+                        "Gateway links this shard dropped (shard/link.py)", ["why"])
 games_abandoned = Counter("ttanjit_shard_games_abandoned_total",
                           "Games ended as abandoned: every human away 10 min (RULES.md 4)",
                           ["game"])
 
+for _why in ("stalled", "backlog", "silent"):
+    links_dropped.labels(_why)
 for _reason in ("create", "failover", "handover"):
     claims.labels(_reason)
 for _d in ("out", "in"):
