@@ -44,7 +44,8 @@ class LinkClient(Framed):
                         + PING_FRAME)
 
     def ping(self) -> None:
-        self.write(PING_FRAME)
+        if self.open:  # (not held: a ping alone is no sign of life to count as said)
+            self.transport.write(PING_FRAME)  # type: ignore[union-attr]
 
     def dropped(self, why: str) -> None:
         self.how = "dropped"

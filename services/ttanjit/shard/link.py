@@ -19,9 +19,9 @@ game id, the command request JSON of docs/protocol.md 1). Shard → gateway:
 ``R`` reply (request id, the reply bytes of docs/protocol.md 1), ``N`` not
 here (request id), ``B`` burst (the message of docs/protocol.md 2), ``Z``
 bye (empty: the shard closes the link, everything before it sent). Both
-ways: ``P`` ping (empty; the gateway's end sends one at once and whenever it
-wrote nothing for PING_S, the shard's answers each). The frames of one turn
-of the event loop leave in one write.
+ways: ``P`` ping (empty; the gateway's end sends one at once and every
+PING_S in which it heard or wrote nothing, the shard's answers each). The
+frames of one turn of the event loop leave in one write.
 """
 
 from __future__ import annotations
@@ -51,9 +51,10 @@ MAX_BACKLOG = 32 * 1024 * 1024
 # Liveness: a peer whose host vanished or whose network was cut sends no FIN,
 # and one that is frozen (SIGSTOP, a VM pause) still has its kernel take the
 # bytes: TCP alone notices neither for many minutes, or ever on a quiet link.
-# The gateway's end pings whenever it wrote nothing for PING_S, the shard's
-# answers each ping, and an end that has heard a ping (the other end is new
-# enough to send them) drops the link after SILENT_S with nothing heard.
+# The gateway's end pings every PING_S in which it heard nothing or wrote
+# nothing, the shard's answers each ping, and an end that has heard a ping
+# (the other end is new enough to send them) drops the link after SILENT_S
+# with nothing heard.
 # A shard's lease is 2 s: a shard this silent has lost its games anyway.
 PING_S = 2.0
 SILENT_S = 6.0
@@ -101,6 +102,7 @@ class Framed(asyncio.Protocol):
         self.said = False  # something was written since the last tick
         self.pinged = False  # the other end pings: its silence means it is gone
         self.quiet = 0.0  # how long nothing came (s, in whole ticks)
+        self.dropping = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's is no subclass
@@ -118,18 +120,20 @@ class Framed(asyncio.Protocol):
         self._ticker = None
         if self.transport is None:
             return
-        self.quiet = 0.0 if self.heard else self.quiet + PING_S
-        self.heard = False
+        heard, said = self.heard, self.said
+        self.heard = self.said = False
+        self.quiet = 0.0 if heard else self.quiet + PING_S
         if self.pinged and self.quiet >= SILENT_S:
             self._drop("silent")
             return
-        if not self.said:
+        if not (heard and said):
             self.ping()
-        self.said = False
         self._ticker = asyncio.get_running_loop().call_later(PING_S, self._tick)
 
     def ping(self) -> None:
-        """Nothing was written for PING_S (the gateway's end pings)."""
+        """Nothing came, or nothing was written, for PING_S (the gateway's
+        end pings: a busy gateway hears nothing while its commands wait on
+        their writes, and a shard hears nothing from an idle one)."""
 
     def dropped(self, why: str) -> None:
         """This end drops the link (a key of DROPPED)."""
@@ -147,10 +151,12 @@ class Framed(asyncio.Protocol):
             self._stall = None
 
     def _drop(self, why: str) -> None:
-        if self._stall is not None:
-            self._stall.cancel()
-            self._stall = None
-        if self.transport is not None:  # (closing too: a close waits for the unsent)
+        for timer in (self._stall, self._ticker):
+            if timer is not None:
+                timer.cancel()
+        self._stall = self._ticker = None
+        if self.transport is not None and not self.dropping:  # (closing too: a close waits
+            self.dropping = True  # for the unsent; and once: both timers may be due at once)
             log.warning("link: the other end (%s) %s (%d bytes unsent); dropping the link",
                         self.transport.get_extra_info("peername"), DROPPED[why],
                         self.transport.get_write_buffer_size())
