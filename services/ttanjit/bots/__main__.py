@@ -12,13 +12,11 @@ from __future__ import annotations
 import asyncio
 import signal
 
-import nats
-
 from ttanjit.bots.worker import BotWorker
 from ttanjit.common import log as logsetup
 from ttanjit.common import metrics_http
 from ttanjit.common.config import Settings
-from ttanjit.common.nats import server_urls
+from ttanjit.common.nats import connect
 
 
 async def main(cfg: Settings) -> int:
@@ -28,8 +26,7 @@ async def main(cfg: Settings) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    nc = await nats.connect(server_urls(cfg.nats_url), name="ttanjit-bots", max_reconnect_attempts=-1,
-                            reconnect_time_wait=0.5)
+    nc = await connect(cfg.nats_url, "ttanjit-bots")
     worker = BotWorker(nc, cfg.prefix, capacity)
     await worker.start()
     if cfg.metrics_port:

@@ -134,6 +134,18 @@ def server_urls(url: str) -> list[str]:
 _LOST: weakref.WeakKeyDictionary[Client, asyncio.Event] = weakref.WeakKeyDictionary()
 
 
+# A server that goes silent (its host gone without a FIN, its network cut,
+# the process frozen: the kernel still takes the bytes) is noticed by pings
+# alone. nats-py's default (one every 120 s, stale after 2 unanswered) left a
+# shard or bot worker on such a node idle for 4-6 minutes while its games
+# stalled; here the connection is stale 2-3 s after the server went silent,
+# and the client moves to another server of the list or that the cluster
+# announced (tests/integration/test_nats_cluster.py). A ping a second per
+# connection costs a cluster nothing.
+PING_INTERVAL_S = 1
+MAX_OUTSTANDING_PINGS = 2
+
+
 async def connect(url: str, name: str, *,
                   disconnected_cb: Callable[[], Awaitable[None]] | None = None,
                   reconnected_cb: Callable[[], Awaitable[None]] | None = None,
@@ -166,6 +178,7 @@ async def connect(url: str, name: str, *,
         servers=server_urls(url), name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
         connect_timeout=2, error_cb=_err, disconnected_cb=_disc, reconnected_cb=_recon,
         allow_reconnect=True, pending_size=64 * 1024 * 1024,
+        ping_interval=PING_INTERVAL_S, max_outstanding_pings=MAX_OUTSTANDING_PINGS,
     )
     opts.update(kwargs)
     for attempt in range(60):
