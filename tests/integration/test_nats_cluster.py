@@ -18,6 +18,7 @@ owners bucket), and the rolling restart (SIGTERM makes a leader hand over).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -67,12 +68,19 @@ async def play_through(nats: NatsCluster, svc: ClusterServices,
     """Two shards and a bot worker on the cluster, GAMES live games; ``fault``
     (given the test's NATS client, may be async) runs 3 s into play.
     ``first_on``: shard-a and the bot worker are given that node's URL alone
-    (they learn the others from it, as from a Kubernetes Service's name)."""
-    env = {"TTANJIT_NATS_URL": first_on.url} if first_on is not None else None
+    (they learn the others from it, as from a Kubernetes Service's name),
+    shard-b and the test's own client the other nodes' (the fault there is
+    theirs alone)."""
+    env = others = None
+    url = nats.url
+    if first_on is not None:
+        env = {"TTANJIT_NATS_URL": first_on.url}
+        url = ",".join(n.url for n in nats.nodes if n is not first_on)
+        others = {"TTANJIT_NATS_URL": url}
     a = svc.start("shard", name="shard-a", env=env)
-    b = svc.start("shard", name="shard-b")
+    b = svc.start("shard", name="shard-b", env=others)
     svc.start("bots", ready="ready", env=env)
-    nc = await connect(nats.url, "cluster-test")
+    nc = await connect(url, "cluster-test")
     tables = Tables(nc, [a.ports["grpc"], b.ports["grpc"]], seed=5)
     stop = asyncio.Event()
     try:
@@ -203,13 +211,45 @@ async def test_the_clients_of_a_frozen_node_move_to_another_in_seconds(
         node.signal(signal.SIGCONT)
     print("moved after", moved_after)
     assert not v.lost, v.lost
-    # stale after 2-3 s, then a reconnect (2 s more when it tries the frozen
+    # stale after 3-4 s, then a reconnect (2 s more when it tries the frozen
     # node first)
     assert moved_after[0] < 10.0
-    # the games move again once their shard and the bots are back on NATS
-    # (seen here: 3.3-10.2 s of no input, the longest where a bot's decision
-    # was asked again; before: the whole freeze), well before the node thaws
-    assert v.longest_gap_s < frozen_s - 4, v.stalls
+    # the games move again once their shard and the bots are back on NATS,
+    # well before the node thaws (it stays frozen moved_after + frozen_s;
+    # seen here: 3.3-14.5 s of no input, the longest where a bot's decision
+    # was asked again; before: the whole freeze)
+    assert v.longest_gap_s < frozen_s, v.stalls
+
+
+async def test_a_client_with_much_unsent_leaves_a_frozen_node_all_the_same(
+        cluster: tuple[NatsCluster, ClusterServices]) -> None:
+    """A busy client (a shard or gateway at load) has more unsent than the
+    kernel's buffers hold when its server freezes. nats-py then waited for
+    the stale connection to close, which asyncio does once the unsent bytes
+    are sent: to a frozen or vanished server never (until TCP gives up,
+    ~15 min; nats-io/nats.py#671), so it stayed on the silent server (audit:
+    at 5 MB/s, still there after 30 s). The wait is bounded now
+    (common.nats.CLOSE_WAIT_S), and it moves as an idle client does."""
+    nats, _ = cluster
+    node = nats.nodes[0]
+    nc = await connect(node.url, "busy-client")  # (it learns the other nodes from this one)
+    assert nc.connected_url is not None and nc.connected_url.port == node.port
+    payload = b"x" * 64 * 1024
+    loop = asyncio.get_running_loop()
+    node.signal(signal.SIGSTOP)
+    try:
+        t0 = loop.time()
+        while not nc.is_connected or nc.connected_url is None or nc.connected_url.port == node.port:
+            assert loop.time() - t0 < 20, "the busy client stayed on the frozen node"
+            with contextlib.suppress(Exception):  # (a full outbound buffer meanwhile)
+                await nc.publish("busy.x", payload)  # ~6 MB/s
+            await asyncio.sleep(0.01)
+        moved = loop.time() - t0
+    finally:
+        node.signal(signal.SIGCONT)
+        await nc.close()
+    print("moved after", moved)
+    assert moved < 12  # stale after 3-4 s, 1 s to give the connection up, then a reconnect
 
 
 async def test_rolling_restart_of_every_node_under_load(

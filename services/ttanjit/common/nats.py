@@ -138,12 +138,50 @@ _LOST: weakref.WeakKeyDictionary[Client, asyncio.Event] = weakref.WeakKeyDiction
 # the process frozen: the kernel still takes the bytes) is noticed by pings
 # alone. nats-py's default (one every 120 s, stale after 2 unanswered) left a
 # shard or bot worker on such a node idle for 4-6 minutes while its games
-# stalled; here the connection is stale 2-3 s after the server went silent,
+# stalled; here the connection is stale 3-4 s after the server went silent
+# (a ping unanswered for 3 s: a loaded server or network gets that long),
 # and the client moves to another server of the list or that the cluster
 # announced (tests/integration/test_nats_cluster.py). A ping a second per
 # connection costs a cluster nothing.
 PING_INTERVAL_S = 1
-MAX_OUTSTANDING_PINGS = 2
+MAX_OUTSTANDING_PINGS = 3
+# Before it reconnects, nats-py closes the stale connection and waits until
+# it is closed, which asyncio does once the unsent bytes are sent: to a silent
+# server never (until TCP gives up, ~15 min), so a client that had more
+# unsent than the kernel's buffers hold (a busy shard or gateway) stayed on
+# the silent server (nats-io/nats.py#671). The wait is cut short here: after
+# CLOSE_WAIT_S the connection is aborted, its unsent bytes dropped (a request
+# among them times out and is asked again, as for any reconnect).
+CLOSE_WAIT_S = 1.0
+
+
+def _bounded_close_wait() -> None:
+    from nats.aio.transport import TcpTransport
+
+    if getattr(TcpTransport.wait_closed, "_ttanjit", False):
+        return
+
+    async def wait_closed(self: TcpTransport) -> None:
+        writer = self._io_writer
+        if writer is None:
+            return
+        closed = asyncio.ensure_future(writer.wait_closed())
+        done, _ = await asyncio.wait({closed}, timeout=CLOSE_WAIT_S)
+        if not done:
+            log.warning("nats: the connection did not close in %.0f s (its server takes "
+                        "nothing); aborting it", CLOSE_WAIT_S)
+            writer.transport.abort()
+            await asyncio.wait({closed}, timeout=CLOSE_WAIT_S)
+        if closed.done() and not closed.cancelled():
+            closed.exception()  # (retrieved: a reset is no news here)
+        else:
+            closed.cancel()
+
+    wait_closed._ttanjit = True  # type: ignore[attr-defined]
+    TcpTransport.wait_closed = wait_closed  # type: ignore[method-assign]
+
+
+_bounded_close_wait()
 
 
 async def connect(url: str, name: str, *,
