@@ -46,11 +46,18 @@ class Faltering:
             raise NatsTimeout
         return await self.kv.get(key)
 
-    async def put(self, key: str, value: bytes) -> int:
+    def _write(self) -> None:
         if self.fail_puts_after is not None and self.puts >= self.fail_puts_after:
             raise NatsTimeout
         self.puts += 1
-        return int(await self.kv.put(key, value))
+
+    async def update(self, key: str, value: bytes, last: int) -> int:
+        self._write()
+        return int(await self.kv.update(key, value, last=last))
+
+    async def create(self, key: str, value: bytes) -> int:
+        self._write()
+        return int(await self.kv.create(key, value))
 
 
 def result(gid: str, a: str, b: str) -> dict[str, Any]:
@@ -146,6 +153,25 @@ async def test_a_result_applied_half_way_is_not_applied_twice(js_env: Any) -> No
         assert [g["game_id"] for g in games] == ["gamebbbbbbbb"]
     mine = (await standings.read_history(history, "penalty_rows", a))[0]
     assert mine["delta"] == first.change["delta"]  # type: ignore[index]
+
+
+async def test_a_rating_that_moved_since_it_was_read_is_not_written_over(js_env: Any) -> None:
+    """The leader has a player's rating in memory (a new player's); the
+    stored one moves meanwhile: a write of the leader's that a frozen NATS
+    server held and applied late (the leader had moved to another server
+    and gone on), or a replica that led before. A result is rated from
+    what is stored, on its revision: it was written over, and the late
+    write could take a rating back."""
+    nc, kv, history = js_env
+    a, b = f"p_{uuid.uuid4().hex[:8]}", f"p_{uuid.uuid4().hex[:8]}"
+    mm = Matchmaker(nc, kv, Settings())
+    assert (await mm.rating("penalty_rows", a)).games == 0  # kept in memory
+    await kv.put(f"penalty_rows.{a}", orjson.dumps(Rating(30.0, 2.0, 20).to_json()))
+    await mm.on_result(result("gamecccccccc", a, b))
+    r = await stored(kv, a)
+    assert r.games == 21 and r.mu > 30.0 and r.last == "gamecccccccc"
+    # the next write goes on the revision this one made
+    assert (await mm.rating("penalty_rows", a)).rev == (await kv.get(f"penalty_rows.{a}")).revision
 
 
 class HistoryAway:

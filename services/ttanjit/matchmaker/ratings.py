@@ -15,7 +15,7 @@ every human away 10 min; unrated).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from openskill.models import PlackettLuce
@@ -40,6 +40,9 @@ class Rating:
     games: int = 0
     last: str = ""
     change: dict[str, Any] | None = None
+    # the bucket's revision it was read or written at (0: none stored), for a
+    # write that must not land on a newer one (not stored in the entry)
+    rev: int = field(default=0, compare=False)
 
     @property
     def ordinal(self) -> float:

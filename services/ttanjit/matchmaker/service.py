@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import grpc
 import orjson
 from nats.aio.client import Client
-from nats.js.errors import KeyNotFoundError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from ttanjit.common.config import Settings
@@ -79,6 +79,7 @@ FINISHING_S = 1.5
 # and where, and the old table never starts a second game.
 STARTED_KEEP_MS = 10 * 60_000
 RATINGS_KEPT = 100_000  # ratings the leader keeps in memory (the least recently used go)
+RATE_ATTEMPTS = 3  # a result rated again this often when a rating moved since it was read
 
 # ttanjit_mm_placement_failures_total's reasons, as the log says them
 WHY = {"no_shard": "no shard heard from in the last 5 s",
@@ -327,6 +328,7 @@ class Matchmaker:
             try:
                 entry = await self.kv.get(f"{game}.{player}")
                 r = Rating.from_json(orjson.loads(entry.value or b"{}"))
+                r.rev = int(entry.revision or 0)
             except KeyNotFoundError:
                 r = Rating()
             except Exception:
@@ -361,6 +363,28 @@ class Matchmaker:
         gid = str(result.get("game_id"))
         if self.unseat(gid, seat_players(result).values()):
             await self.commit()
+        for attempt in range(RATE_ATTEMPTS):
+            try:
+                changes = await self._rate(game, gid, result)
+                break
+            except KeyWrongLastSequenceError:
+                # a rating moved in the bucket since it was read: a write of
+                # ours a frozen NATS server held and applied late, or a
+                # replica that led before this one. Read again and rate from
+                # what is stored (never over it)
+                for pid in seat_players(result).values():
+                    self.ratings.pop((game, pid), None)
+                log.warning("a rating moved since it was read: rated again",
+                            extra={"game_id": gid})
+                if attempt == RATE_ATTEMPTS - 1:
+                    raise
+        await self._history(result, changes)
+
+    async def _rate(self, game: str, gid: str, result: dict[str, Any]
+                    ) -> dict[str, dict[str, Any]]:
+        """Write the new ratings of a result's players, each on the stored
+        revision it was computed from (a write held up somewhere and applied
+        late then fails rather than take a rating back), and tell them."""
         current = {pid: await self.rating(game, pid, strict=True)
                    for pid in seat_players(result).values()}
         new = rate_result(result, current)
@@ -375,11 +399,15 @@ class Matchmaker:
                                             current[pid].ordinal, r.ordinal, r.games,
                                             standings.others_left(result, seat))
             r.last, r.change = gid, changes[pid]
-            await self.kv.put(f"{game}.{pid}", orjson.dumps(r.to_json()))
+            key, doc = f"{game}.{pid}", orjson.dumps(r.to_json())
+            if current[pid].rev:
+                r.rev = int(await self.kv.update(key, doc, last=current[pid].rev))
+            else:
+                r.rev = int(await self.kv.create(key, doc))
             self._keep_rating((game, pid), r)
             await self.notify(pid, {"type": "ratings", "ratings": await self.ratings_of(pid),
                                     "change": changes[pid]})
-        await self._history(result, changes)
+        return changes
 
     async def _history(self, result: dict[str, Any], changes: dict[str, dict[str, Any]]) -> None:
         """Every human's "내 기록" entry of a finished game (issue 15)."""
