@@ -15,7 +15,7 @@ import nats
 import orjson
 import pytest
 from nats.errors import TimeoutError as NatsTimeout
-from nats.js.errors import KeyNotFoundError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 
 from ttanjit.common.config import Settings
 from ttanjit.common.nats import (
@@ -172,6 +172,54 @@ async def test_a_rating_that_moved_since_it_was_read_is_not_written_over(js_env:
     assert r.games == 21 and r.mu > 30.0 and r.last == "gamecccccccc"
     # the next write goes on the revision this one made
     assert (await mm.rating("penalty_rows", a)).rev == (await kv.get(f"penalty_rows.{a}")).revision
+
+
+class Moving:
+    """The real ratings bucket, whose writes are refused on a moved
+    revision while ``moving`` (another writer keeps getting in first)."""
+
+    def __init__(self, kv: Any) -> None:
+        self.kv, self.moving, self.refused = kv, True, 0
+
+    async def get(self, key: str) -> Any:
+        return await self.kv.get(key)
+
+    async def update(self, key: str, value: bytes, last: int) -> int:
+        return await self._write(self.kv.update(key, value, last=last))
+
+    async def create(self, key: str, value: bytes) -> int:
+        return await self._write(self.kv.create(key, value))
+
+    async def _write(self, aw: Any) -> int:
+        if self.moving:
+            aw.close()
+            self.refused += 1
+            raise KeyWrongLastSequenceError
+        return int(await aw)
+
+
+async def test_a_result_whose_ratings_keep_moving_comes_again_later(js_env: Any) -> None:
+    """Rated again at once, then again later from the results stream: never
+    acknowledged with nobody rated (audit: it was taken for a bad message)."""
+    nc, kv, history = js_env
+    a, b = f"p_{uuid.uuid4().hex[:8]}", f"p_{uuid.uuid4().hex[:8]}"
+    bucket = Moving(kv)
+    mm = Matchmaker(nc, bucket, Settings())  # type: ignore[arg-type]
+    stop = asyncio.Event()
+    loop = asyncio.create_task(run_results(mm, nc.jetstream(), stop))
+    try:
+        await nc.jetstream().publish("ttanjit.v1.result.penalty_rows",
+                                     orjson.dumps(result("gamedddddddd", a, b)))
+        for _ in range(100):
+            if bucket.refused > 3:  # the attempts at once, and the result again
+                break
+            await asyncio.sleep(0.1)
+        assert bucket.refused > 3
+        bucket.moving = False
+        assert (await rated(kv, a)).games == 1 and (await rated(kv, b)).games == 1
+    finally:
+        stop.set()
+        await loop
 
 
 class HistoryAway:

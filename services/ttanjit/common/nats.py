@@ -149,9 +149,11 @@ MAX_OUTSTANDING_PINGS = 3
 # it is closed, which asyncio does once the unsent bytes are sent: to a silent
 # server never (until TCP gives up, ~15 min), so a client that had more
 # unsent than the kernel's buffers hold (a busy shard or gateway) stayed on
-# the silent server (nats-io/nats.py#671). The wait is cut short here: after
-# CLOSE_WAIT_S the connection is aborted, its unsent bytes dropped (a request
-# among them times out and is asked again, as for any reconnect).
+# the silent server (nats-io/nats.py#671). The wait is cut short here: when
+# no unsent byte went out for CLOSE_WAIT_S the connection is aborted, its
+# unsent bytes dropped (a request among them times out and is asked again,
+# as for any reconnect). A close whose bytes are still moving (a slow link)
+# waits for them as before.
 CLOSE_WAIT_S = 1.0
 
 
@@ -161,21 +163,31 @@ def _bounded_close_wait() -> None:
     if getattr(TcpTransport.wait_closed, "_ttanjit", False):
         return
 
+    def _retrieved(fut: asyncio.Future[None]) -> None:
+        if not fut.cancelled():
+            fut.exception()  # (a reset is no news to a connection given up)
+
     async def wait_closed(self: TcpTransport) -> None:
         writer = self._io_writer
         if writer is None:
             return
         closed = asyncio.ensure_future(writer.wait_closed())
-        done, _ = await asyncio.wait({closed}, timeout=CLOSE_WAIT_S)
-        if not done:
-            log.warning("nats: the connection did not close in %.0f s (its server takes "
-                        "nothing); aborting it", CLOSE_WAIT_S)
+        closed.add_done_callback(_retrieved)
+        try:
+            unsent = writer.transport.get_write_buffer_size()
+            while not (await asyncio.wait({closed}, timeout=CLOSE_WAIT_S))[0]:
+                left = writer.transport.get_write_buffer_size()
+                if left and left < unsent:
+                    unsent = left  # going out: wait on
+                    continue
+                log.warning("nats: %d bytes not taken in %.0f s (the server takes "
+                            "nothing); aborting the connection", left, CLOSE_WAIT_S)
+                writer.transport.abort()
+                await asyncio.wait({closed}, timeout=CLOSE_WAIT_S)
+                break
+        except BaseException:  # cancelled meanwhile (a close during a reconnect)
             writer.transport.abort()
-            await asyncio.wait({closed}, timeout=CLOSE_WAIT_S)
-        if closed.done() and not closed.cancelled():
-            closed.exception()  # (retrieved: a reset is no news here)
-        else:
-            closed.cancel()
+            raise
 
     wait_closed._ttanjit = True  # type: ignore[attr-defined]
     TcpTransport.wait_closed = wait_closed  # type: ignore[method-assign]

@@ -199,9 +199,9 @@ class Gateway:
                     await asyncio.wait_for(self.nc.drain(), 2.0)
             except Exception:  # NATS went away meanwhile
                 pass
-            try:
-                await self.nc.close()
-            except Exception as exc:  # noqa: BLE001 - its connection was already torn down
+            try:  # (bounded: a frozen server takes nothing it is sent)
+                await asyncio.wait_for(self.nc.close(), 2.0)
+            except Exception as exc:  # noqa: BLE001 - torn down already, or a frozen server
                 log.warning("nats close at shutdown: %r", exc)
 
     # -- connections ---------------------------------------------------------------

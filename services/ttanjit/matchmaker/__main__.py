@@ -33,7 +33,10 @@ async def main() -> None:
                 await asyncio.wait_for(nc.drain(), 2.0)
         except Exception:  # NATS went away meanwhile (it stops with us under make run)
             pass
-        await nc.close()
+        try:  # (bounded: a frozen server takes nothing it is sent)
+            await asyncio.wait_for(nc.close(), 2.0)
+        except Exception:  # noqa: BLE001 - exiting either way
+            pass
 
 
 if __name__ == "__main__":

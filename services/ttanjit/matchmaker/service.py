@@ -79,7 +79,7 @@ FINISHING_S = 1.5
 # and where, and the old table never starts a second game.
 STARTED_KEEP_MS = 10 * 60_000
 RATINGS_KEPT = 100_000  # ratings the leader keeps in memory (the least recently used go)
-RATE_ATTEMPTS = 3  # a result rated again this often when a rating moved since it was read
+RATE_ATTEMPTS = 3  # rated again at once this often when a rating moved since it was read (then later)
 
 # ttanjit_mm_placement_failures_total's reasons, as the log says them
 WHY = {"no_shard": "no shard heard from in the last 5 s",
@@ -1136,7 +1136,8 @@ async def _results_loop(mm: Matchmaker, sub: Any, stop: asyncio.Event) -> None:
             try:
                 await mm.on_result(orjson.loads(msg.data))
             except Exception as exc:
-                if not isinstance(exc, Fenced) and not passing(exc):
+                # (a rating that kept moving while rated: rated again later)
+                if not isinstance(exc, Fenced | KeyWrongLastSequenceError) and not passing(exc):
                     log.exception("bad result message")  # a bug or a result no retry rates
                     await msg.ack()
                     continue
