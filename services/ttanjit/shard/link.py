@@ -111,10 +111,13 @@ class Framed(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.transport = None
-        self.resume_writing()
-        if self._ticker is not None:
-            self._ticker.cancel()
-            self._ticker = None
+        self._stop_timers()
+
+    def _stop_timers(self) -> None:
+        for timer in (self._stall, self._ticker):
+            if timer is not None:
+                timer.cancel()
+        self._stall = self._ticker = None
 
     def _tick(self) -> None:
         self._ticker = None
@@ -151,10 +154,7 @@ class Framed(asyncio.Protocol):
             self._stall = None
 
     def _drop(self, why: str) -> None:
-        for timer in (self._stall, self._ticker):
-            if timer is not None:
-                timer.cancel()
-        self._stall = self._ticker = None
+        self._stop_timers()
         if self.transport is not None and not self.dropping:  # (closing too: a close waits
             self.dropping = True  # for the unsent; and once: both timers may be due at once)
             log.warning("link: the other end (%s) %s (%d bytes unsent); dropping the link",
