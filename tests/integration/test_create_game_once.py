@@ -107,17 +107,24 @@ async def refused(r: Running, req: shard_pb2.CreateGameRequest) -> grpc.aio.AioR
 
 async def games_of(nc: Client, player: str) -> list[str]:
     """Every game with an owner entry (made, or begun and never undone)
-    whose record seats ``player``."""
-    owners = await nc.jetstream().key_value("ttanjit_owners")
-    try:
-        keys = await owners.keys()
-    except nats.js.errors.NoKeysError:
-        return []
+    whose record seats ``player``. The keys come from the stream's own
+    subject list: nats-py's ``KeyValue.keys()`` can end before the keys it
+    was sent (its watcher's end marker races the server's first deliveries:
+    a CI run read none, under load)."""
+    js = nc.jetstream()
+    owners = await js.key_value("ttanjit_owners")
+    prefix = "$KV.ttanjit_owners."
+    info = await js.stream_info("KV_ttanjit_owners", subjects_filter=f"{prefix}>")
     out = []
-    for gid in keys:
+    for subject in sorted((info.state.subjects or {}) if info.state else {}):
+        gid = subject[len(prefix):]
         if gid.startswith("shard."):  # shards' leases
             continue
-        rec = await records.read(nc.jetstream(), SUBJ.record(gid))
+        try:
+            await owners.get(gid)
+        except nats.js.errors.KeyNotFoundError:  # (removed: deleted or purged)
+            continue
+        rec = await records.read(js, SUBJ.record(gid))
         if rec is not None and player in rec.header.get("players", {}):
             out.append(gid)
     return out
