@@ -48,7 +48,7 @@ from podkit import ROOT, Chart, Cluster, Pod, free_port
 
 from ttanjit.chaos import audit
 from ttanjit.chaos.drill import DrillPlayer, Ledger
-from ttanjit.common.nats import GAMES_BUCKET, Subjects, connect
+from ttanjit.common.nats import GAMES_BUCKET, Subjects, connect, kv_keys
 from ttanjit.loadtest.player import PlayConfig
 from ttanjit.loadtest.stats import Stats
 
@@ -160,8 +160,8 @@ class Load:
         kv = await self.nc.jetstream().key_value("ttanjit_owners")
         out: dict[str, str] = {}
         try:
-            keys = await kv.keys()
-        except Exception:  # noqa: BLE001 - no keys yet
+            keys = await kv_keys(kv)
+        except Exception:  # noqa: BLE001 - NATS away
             return out
         for key in keys:
             if key.startswith("shard.") or key not in self.ledger.games:

@@ -24,7 +24,7 @@ import orjson
 
 from ttanjit.chaos import audit
 from ttanjit.chaos.stack import ChaosStack
-from ttanjit.common.nats import RECORDS_STREAM, connect
+from ttanjit.common.nats import RECORDS_STREAM, connect, kv_keys
 from ttanjit.loadtest.player import PlayConfig, Player
 from ttanjit.loadtest.stats import Stats
 
@@ -155,7 +155,7 @@ async def _busiest_shard(nc: Any, stack: ChaosStack, default: str) -> str:
     try:
         kv = await nc.jetstream().key_value("ttanjit_owners")
         counts: dict[str, int] = {}
-        for key in await kv.keys():
+        for key in await kv_keys(kv):
             if key.startswith("shard."):
                 continue
             entry = await kv.get(key)

@@ -245,6 +245,29 @@ async def connect(url: str, name: str, *,
     raise RuntimeError("unreachable")
 
 
+# nats-py's KeyValue.keys() leaves its consumer on the server for 5 minutes
+# (the watch's inactive threshold): a stream takes 1,000 consumers, so 1,000
+# listings in 5 minutes (the 관전 list, 2 s per gateway) and no shard could
+# start its owners watch. Here the consumer goes 2 s after the listing ends.
+KEYS_INACTIVE_S = 2.0
+
+
+async def kv_keys(kv: KeyValue) -> list[str]:
+    """The bucket's keys, deleted and purged ones left out, in the order of
+    their last writes ([] for none)."""
+    watcher = await kv.watchall(ignore_deletes=True, meta_only=True,
+                                inactive_threshold=KEYS_INACTIVE_S)
+    keys: list[str] = []
+    try:
+        async for entry in watcher:
+            if not entry:  # (the end of what was there)
+                break
+            keys.append(entry.key)
+    finally:
+        await watcher.stop()
+    return keys
+
+
 # What NATS raises while it is away or not answering yet (a restart, a
 # JetStream leader election, a full outbound buffer while reconnecting):
 # worth trying again, never a sign that the data is absent.

@@ -31,6 +31,7 @@ from ttanjit.common.nats import (
     IDENTITY_BUCKET,
     RATINGS_BUCKET,
     Subjects,
+    kv_keys,
 )
 from ttanjit.games import GAMES
 from ttanjit.games.record import RecordError
@@ -548,7 +549,7 @@ async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, A
         return hit[1]
     kv = gw.games
     try:  # in the order their shards took them (created, or moved after a failure)
-        keys = [k for k in await gw.owners.keys() if codec.is_game_id(k)]
+        keys = [k for k in await kv_keys(gw.owners) if codec.is_game_id(k)]
     except Exception:  # noqa: BLE001 - no keys at all (no game live), or NATS away
         keys = []
     found = []

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from ttanjit.common.nats import WATCHERS_BUCKET, Subjects
+from ttanjit.common.nats import WATCHERS_BUCKET, Subjects, kv_keys
 
 log = logging.getLogger("ttanjit.gateway")
 
@@ -233,7 +233,7 @@ async def counts(gw: Any) -> dict[str, int]:
     """Spectators per game over every gateway (the 관전 list)."""
     try:
         kv = await of(gw).bucket()
-        keys = await kv.keys()
+        keys = await kv_keys(kv)
     except Exception:  # noqa: BLE001 - no keys at all
         return {}
     fresh = now_ms() - FRESH_MS

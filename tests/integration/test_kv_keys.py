@@ -1,0 +1,53 @@
+"""Listing a bucket's keys (``common.nats.kv_keys``) on a real nats-server.
+nats-py's ``KeyValue.keys()`` leaves its consumer on the server for 5
+minutes, and a stream takes 1,000 consumers: 1,000 listings within 5
+minutes (the 관전 list lists the owners bucket, up to every 2 s per gateway)
+and the stream refused every new consumer — a shard starting its owners
+watch among them ("maximum consumers limit reached", seen here at the
+1,000th call). ``kv_keys`` lists the same keys and its consumer goes 2 s
+after the listing."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import nats
+import pytest_asyncio
+
+from ttanjit.common.nats import kv_keys
+from ttanjit.common.natsserver import NatsServer
+
+
+@pytest_asyncio.fixture
+async def kv() -> AsyncIterator[Any]:
+    with NatsServer() as server:
+        nc = await nats.connect(server.url)
+        try:
+            yield await nc.jetstream().create_key_value(bucket="listing")
+        finally:
+            await nc.close()
+
+
+async def test_the_keys_are_listed_without_the_removed_ones_in_write_order(kv: Any) -> None:
+    assert await kv_keys(kv) == []
+    for k in ("a", "b", "c", "d"):
+        await kv.put(k, b"1")
+    await kv.delete("b")
+    await kv.purge("c")
+    await kv.put("a", b"2")  # written last now
+    assert await kv_keys(kv) == ["d", "a"]
+
+
+async def test_a_listing_leaves_no_consumer_behind(kv: Any) -> None:
+    await kv.put("k", b"1")
+    js = kv._js
+    for _ in range(30):
+        assert await kv_keys(kv) == ["k"]
+    # each listing's consumer goes 2 s after it (keys(): 30 left for 5 min)
+    for _ in range(100):
+        if (await js.stream_info("KV_listing")).state.consumer_count == 0:
+            break
+        await asyncio.sleep(0.1)
+    assert (await js.stream_info("KV_listing")).state.consumer_count == 0
