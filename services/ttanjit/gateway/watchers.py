@@ -234,7 +234,7 @@ async def counts(gw: Any) -> dict[str, int]:
     try:
         kv = await of(gw).bucket()
         keys = await kv_keys(kv)
-    except Exception:  # noqa: BLE001 - no keys at all
+    except Exception:  # noqa: BLE001 - NATS away
         return {}
     fresh = now_ms() - FRESH_MS
     out: dict[str, int] = {}
