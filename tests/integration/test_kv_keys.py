@@ -5,7 +5,9 @@ minutes (the 관전 list lists the owners bucket, up to every 2 s per gateway)
 and the stream refused every new consumer — a shard starting its owners
 watch among them ("maximum consumers limit reached", seen here at the
 1,000th call). ``kv_keys`` lists the same keys and its consumer goes 2 s
-after the listing."""
+after the listing. And nats-py's listing could end before its entries (its
+"all in" marker raced the server's deliveries): on a cluster about one
+listing in 100 came back empty (audit)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,10 @@ from typing import Any
 
 import nats
 import pytest_asyncio
+from nats.js.api import KeyValueConfig
 
 from ttanjit.common.nats import kv_keys
+from ttanjit.common.natscluster import NatsCluster
 from ttanjit.common.natsserver import NatsServer
 
 
@@ -51,3 +55,21 @@ async def test_a_listing_leaves_no_consumer_behind(kv: Any) -> None:
             break
         await asyncio.sleep(0.1)
     assert (await js.stream_info("KV_listing")).state.consumer_count == 0
+
+
+async def test_a_listing_on_a_cluster_never_comes_back_short(tmp_path: Any) -> None:
+    cluster = NatsCluster(3, base_dir=str(tmp_path / "nats")).start()
+    try:
+        await asyncio.to_thread(cluster.wait_healthy, 60)
+        nc = await nats.connect(cluster.urls[2])
+        try:
+            kv = await nc.jetstream().create_key_value(
+                KeyValueConfig(bucket="listing3", replicas=3, history=1))
+            for i in range(20):
+                await kv.put(f"k{i}", b"1")
+            lengths = [len(await kv_keys(kv)) for _ in range(300)]
+            assert set(lengths) == {20}, sorted(set(lengths))
+        finally:
+            await nc.close()
+    finally:
+        cluster.stop()

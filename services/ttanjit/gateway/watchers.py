@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from ttanjit.common.nats import WATCHERS_BUCKET, Subjects, kv_keys
+from ttanjit.common.nats import WATCHERS_BUCKET, Subjects, kv_entries, kv_keys
 
 log = logging.getLogger("ttanjit.gateway")
 
@@ -168,16 +168,10 @@ class Watchers:
                     pass
 
     async def _load(self, gid: str, g: _Game) -> None:
-        try:  # the game's keys only (KeyValue.keys filters by substring, client side)
+        try:  # the game's keys only
             kv = await self.bucket()
-            watcher = await kv.watch(f"{gid}.*", ignore_deletes=True)
-            try:
-                async for entry in watcher:
-                    if entry is None:  # the current values are all in
-                        break
-                    self._merge(g, orjson.loads(entry.value or b"{}"))
-            finally:
-                await watcher.stop()
+            for entry in await kv_entries(kv, f"{gid}.*"):
+                self._merge(g, orjson.loads(entry.value or b"{}"))
         except Exception as exc:  # noqa: BLE001 - JetStream away: the subject still tells
             log.warning("watchers bucket: %r", exc, extra={"game": gid})
         g.total = self._sum(g)
