@@ -53,10 +53,12 @@ async def owner_of(st: Stack, gid: str) -> str:
 
 async def test_a_drain_says_bye_a_freeze_or_a_kill_makes_the_gateway_sync(st: Stack) -> None:
     c = await WSClient.signed_in(st.http(), "링크끝")
-    await c.send({"type": "queue", "game": "onecard", "seats": 2})
+    # 줄줄이 벌점: a round is 10 turns (RULES.md 2.3), so the game outlasts the
+    # test's 7 moves (a One Card game against a bot could end after 3: CI)
+    await c.send({"type": "queue", "game": "penalty_rows", "seats": 3})
     gid = (await c.wait_type("matched", 20))["game_id"]
     # the first command finds the owner over NATS, the next go down its link
-    assert await play_some(c, "onecard", gid, 2) == 2
+    assert await play_some(c, "penalty_rows", gid, 2) == 2
     owner = await owner_of(st, gid)
     first = next(p for p in st.shards if p.name == owner)
     before = links_closed(st)
@@ -71,7 +73,7 @@ async def test_a_drain_says_bye_a_freeze_or_a_kill_makes_the_gateway_sync(st: St
     after = links_closed(st)
     assert (after["bye"], after["lost"]) == (before["bye"] + 1, before["lost"])
     # the game goes on, on the shard it was handed to, over that one's link
-    assert await play_some(c, "onecard", gid, 2) == 2
+    assert await play_some(c, "penalty_rows", gid, 2) == 2
     owner = await owner_of(st, gid)
     second = next(p for p in st.shards if p.name == owner)
     assert second is not first
@@ -89,7 +91,7 @@ async def test_a_drain_says_bye_a_freeze_or_a_kill_makes_the_gateway_sync(st: St
         assert (frozen["lost"], frozen["bye"]) == (after["lost"], after["bye"])
         # the third shard claims the game (the frozen one's lease ran out);
         # the first move finds it over NATS, the next goes down its link
-        assert await play_some(c, "onecard", gid, 2, limit_s=60) == 2
+        assert await play_some(c, "penalty_rows", gid, 2, limit_s=60) == 2
         assert await owner_of(st, gid) == third.name
     finally:
         os.kill(second.proc.pid, signal.SIGCONT)
@@ -100,7 +102,7 @@ async def test_a_drain_says_bye_a_freeze_or_a_kill_makes_the_gateway_sync(st: St
         await asyncio.sleep(0.1)
     assert links_closed(st)["lost"] == frozen["lost"] + 1
     # the thawed shard claims the game (the third's lease ran out) and it goes on
-    assert await play_some(c, "onecard", gid, 1, limit_s=60) == 1
+    assert await play_some(c, "penalty_rows", gid, 1, limit_s=60) == 1
     assert await owner_of(st, gid) == second.name
     assert (await view_of(c, gid)).get("seat") is not None
     await c.close()
