@@ -34,7 +34,7 @@ from shardkit import SUBJ, player_id
 from ttanjit.common.config import Settings
 from ttanjit.common.grpcutil import OWNER_MD
 from ttanjit.common.ids import new_game_id
-from ttanjit.common.nats import RECORDS_STREAM
+from ttanjit.common.nats import RECORDS_STREAM, kv_keys
 from ttanjit.matchmaker import service as mm_service
 from ttanjit.matchmaker.rooms import Seat
 from ttanjit.matchmaker.service import Matchmaker, now_ms
@@ -107,22 +107,13 @@ async def refused(r: Running, req: shard_pb2.CreateGameRequest) -> grpc.aio.AioR
 
 async def games_of(nc: Client, player: str) -> list[str]:
     """Every game with an owner entry (made, or begun and never undone)
-    whose record seats ``player``. The keys come from the stream's own
-    subject list: nats-py's ``KeyValue.keys()`` can end before the keys it
-    was sent (its watcher's end marker races the server's first deliveries:
-    a CI run read none, under load)."""
+    whose record seats ``player`` (listed by ``common.nats.kv_keys``:
+    nats-py's ``KeyValue.keys()`` could end before its keys, and a CI run
+    read none)."""
     js = nc.jetstream()
-    owners = await js.key_value("ttanjit_owners")
-    prefix = "$KV.ttanjit_owners."
-    info = await js.stream_info("KV_ttanjit_owners", subjects_filter=f"{prefix}>")
     out = []
-    for subject in sorted((info.state.subjects or {}) if info.state else {}):
-        gid = subject[len(prefix):]
+    for gid in await kv_keys(await js.key_value("ttanjit_owners")):
         if gid.startswith("shard."):  # shards' leases
-            continue
-        try:
-            await owners.get(gid)
-        except nats.js.errors.KeyNotFoundError:  # (removed: deleted or purged)
             continue
         rec = await records.read(js, SUBJ.record(gid))
         if rec is not None and player in rec.header.get("players", {}):
