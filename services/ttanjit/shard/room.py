@@ -689,7 +689,13 @@ class Room:
             self.bots[seat] = self.shard.spawn(self.bot_turn(seat))
 
     def _has_bot_action(self, seat: int) -> bool:
-        acts = self.hosted.engine.legal_actions(seat)
+        eng = self.hosted.engine
+        if eng.presence.paused_since is not None:
+            # every human is away (RULES.md 4): the game waits for them, its
+            # bots too, in all three games (One Card's engine refuses a
+            # paused game's actions; the other two would take them)
+            return False
+        acts = eng.legal_actions(seat)
         return any(a.get("type") not in SKIP_FOR_BOTS for a in acts)
 
     def _bot_must_act(self, seat: int) -> bool:
