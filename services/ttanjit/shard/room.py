@@ -169,6 +169,7 @@ class Room:
         self.timer_due = 0.0
         self.bots: dict[int, asyncio.Task[None]] = {}
         self.windows: dict[int, asyncio.TimerHandle] = {}  # bot presses
+        self.paused = False  # every human away at the last change (RULES.md 4)
         self.forget: asyncio.TimerHandle | None = None  # a finished game leaves
         self.subs: list[Subscription] = []
         # player -> the gateway that serves them (from their commands and
@@ -203,10 +204,13 @@ class Room:
     def resume(self, reason: str) -> None:
         """Start the clock and the bots of a game just hosted here."""
         if reason != "create":  # a One Card window still open: bots may press
-            window = self.hosted.engine.view(None).get("window")
-            if isinstance(window, dict):
-                self.schedule_presses(window)
+            self.press_open_window()
         self.after_change()
+
+    def press_open_window(self) -> None:
+        window = self.hosted.engine.view(None).get("window")
+        if isinstance(window, dict):
+            self.schedule_presses(window)
 
     def charged_t(self, mono: float) -> int:
         """The game time its clocks ran to here, for a reclaim from the
@@ -633,6 +637,12 @@ class Room:
     def after_change(self) -> None:
         if self.gone:
             return
+        paused = self.hosted.engine.presence.paused_since is not None
+        if self.paused and not paused:
+            # a human is back: a One Card window the pause held open is
+            # pressed now (the presses due meanwhile were not made: press)
+            self.press_open_window()
+        self.paused = paused
         self.schedule_bots()
         self.arm()
 
@@ -878,6 +888,8 @@ class Room:
         hosted = self.hosted
         if self.gone or self.frozen or hosted.finished:
             return
+        if hosted.engine.presence.paused_since is not None:
+            return  # every human away: pressed when one is back (after_change)
         now = hosted.engine.view(seat).get("window")
         if not isinstance(now, dict) or now.get("holder") != window.get("holder") or now.get(
                 "closes_at") != window.get("closes_at"):
