@@ -19,6 +19,7 @@ from browserkit import (
     engine_view,
     hakka_act,
     hakka_my_turn,
+    new_engine,
     onecard_my_turn,
     onecard_play_turn,
     penalty_can_pick,
@@ -949,6 +950,59 @@ def test_solo_hakka_against_three_hard_bots(new_page: Any) -> None:
     assert [p.get("level") for p in players if p["kind"] == "bot"] == ["hard"] * 3
     page.on("dialog", lambda d: d.accept())
     page.get_by_role("button", name="나가기").click()
+
+
+@pytest.mark.parametrize(("file", "game", "n"), [("onecard", "onecard", 3),
+                                                 ("penalty", "penalty_rows", 3),
+                                                 ("hakka", "hakka", 4)])
+def test_a_paused_game_says_so_to_its_players_and_spectators(new_page: Any, file: str,
+                                                             game: str, n: int) -> None:
+    """Audit finding: only One Card's table said "모두 연결이 끊겨 멈춤"
+    (RULES.md 4: every player away, the clocks stand still); a 관전 of a
+    줄줄이 벌점 or Hakka game the lobby listed as 멈춤 showed a table whose
+    timer had gone, with no word why. The table's header says it in all
+    three games, to the players (a tab left open) and to spectators."""
+    page = new_page(width=390, height=844)
+    e = new_engine(game, n)
+    assert e.apply(100, 0, {"type": "disconnect"}).ok  # the only human: paused
+    v = dict(e.view(0))
+    assert v["paused"] is True
+    render(page, file, game, v)
+    badge = page.locator(".game-head .paused")
+    assert badge.inner_text() == "모두 연결이 끊겨 멈춤"
+    assert page.locator(".game-head .paused").count() == 1
+    page.evaluate("""v => { const c = window.__ctl; c.spectator = true; c.seat = () => null;
+      c.view = v; c.render(); }""", dict(e.view(None)))
+    assert badge.inner_text() == "모두 연결이 끊겨 멈춤"
+    assert e.apply(200, 0, {"type": "reconnect"}).ok
+    page.evaluate("v => { window.__ctl.view = v; window.__ctl.render(); }", dict(e.view(None)))
+    assert badge.count() == 0
+
+
+def test_a_one_card_window_held_open_by_a_pause_comes_back_with_its_time(new_page: Any) -> None:
+    """Audit finding: a pause (every player away, RULES.md 4) holds a
+    [원카드!] window open and moves its close time on by the pause's
+    length, which only the view says (the resume's event is
+    `reconnected`). The tab kept the close time of the window's event: a
+    player back after the 3 s got no [원카드!] prompt, while the bots
+    pressed (RULES.md 1.7: the holder draws 2)."""
+    page = new_page(width=390, height=844)
+    v = engine_view("onecard", 2)
+    v.update(turn=1, pending=0, hand=["5S"], hand_counts=[1, 5], window=None)
+    render(page, "onecard", "onecard", v)
+    now = page.evaluate("""() => { window.__ctl.at = (t) => t;  // game t = server ms here
+      return Date.now(); }""")
+    page.evaluate("""([now]) => window.__mod.onEvent(window.__ctl,
+      {type: 'one_card_window', holder: 0, closes_at: now + 400}, {game_seq: 5})""", [now])
+    page.wait_for_selector("#onecard-float:not([hidden])")
+    # everyone away: the window is held open; the tab's 3 s run out
+    page.wait_for_selector("#onecard-float", state="hidden", timeout=3_000)
+    # a player is back: the view's window closes 2.6 s from now
+    page.evaluate("""([v, now]) => { const c = window.__ctl;
+      window.__mod.onEvent(c, {type: 'reconnected', seat: 0, paused: false}, {game_seq: 6});
+      c.view = {...v, window: {holder: 0, closes_at: Date.now() + 2600}}; c.render(); }""", [v, now])
+    page.wait_for_selector('#onecard-float:not([hidden]) [data-act="one_card_float"]', timeout=1_000)
+    assert "내가 한 장 남았어요" in page.locator("#onecard-float").inner_text()
 
 
 def test_a_reload_that_missed_nothing_adds_no_gap_to_the_log(new_page: Any) -> None:

@@ -425,6 +425,10 @@ export function gameHeader(ctl, extra = []) {
   return h("div.game-head", {},
     h("h1", {}, meta.name),
     extra,
+    // every player away (RULES.md 4): the clocks stand still, for all
+    // three games (and whoever watches: 관전 followed 멈춤 from the lobby)
+    ctl.view?.paused && !ctl.view.finished
+      ? h("span.badge.away.paused", { dataset: { say: "paused" } }, "모두 연결이 끊겨 멈춤") : null,
     h("span.watchers.badge", { title: "이 게임을 보고 있는 사람", hidden: !ctl.watchers,
       dataset: { count: String(ctl.watchers || 0) } }, `관전 ${ctl.watchers || 0}명`),
     // the controls stay together at the right: on a narrow screen they

@@ -86,8 +86,7 @@ export function render(ctl, root) {
         : myTurn ? (v.pending ? `공격을 받았어요! 공격 카드로 넘기거나 ${v.pending}장을 받아요.` : "내 차례예요.")
           : gone && v.turn === me ? "봇이 내 자리에서 하는 차례예요."
             : v.turn !== null ? `${seatName(ctl, v.turn)}의 차례예요.` : "",
-    myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null,
-    v.paused ? h("span.badge.away", {}, "모두 연결이 끊겨 멈춤") : null);
+    myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null);
 
   const sel = st.sel;
   const effect = h("p.effect", { dataset: { say: "effect" } }, sel.length ? effectText(sel, v) : (myTurn ? "낼 카드를 눌러 골라요. 같은 숫자는 여러 장 함께 고를 수 있어요." : ""));
@@ -321,6 +320,11 @@ function updateFloat(ctl) {
     // after a reload: the view says a window is open
     const until = ctl.at(v.window.closes_at);
     if (until) st.window = { holder: v.window.holder, until };
+  } else if (st.window && v?.window && v.window.holder === st.window.holder) {
+    // the view's close time wins: a pause (every player away, RULES.md 4)
+    // holds the window open and moves its close time on, and no event says so
+    const until = ctl.at(v.window.closes_at);
+    if (until) st.window.until = until;
   }
   const w = st.window;
   const open = w && clock.serverNow() < w.until && !v?.finished && me !== null && !(v.eliminated || []).includes(me)
