@@ -140,3 +140,16 @@ def test_abandon_ms_option_checked(game: str, bad: object) -> None:
     """``abandon_ms`` (test deployments only) is an integer >= 1000."""
     with pytest.raises(ValueError):
         make(game, humans_of(game), abandon_ms=bad)
+
+
+@pytest.mark.parametrize("game", list(GAMES))
+def test_an_abandoned_games_length_is_its_game_time(game: str) -> None:
+    """RULES.md 4: the pause stops the game's clocks, so the 10 minutes of
+    every human away are not game time: the result's ``length_ms`` (the
+    result screen's 게임 시간, 내 기록) is the time played. Hakka's said
+    601,000 ms after one second of play (audit finding)."""
+    eng, rec = make(game, humans_of(game))
+    put(eng, rec, 1000, 0, {"type": "disconnect"})
+    put(eng, rec, 1000, 1, {"type": "disconnect"})
+    assert_abandoned(eng, put(eng, rec, 1000 + ABANDON_MS))
+    assert eng.result()["length_ms"] == 1000

@@ -306,3 +306,18 @@ def test_no_input_crashes_or_changes_state_when_refused(inputs: list, dealer: in
             assert res.code and res.message
             assert g.state() == before
         assert sum(g.scores) == 0
+
+
+def test_a_capped_games_length_leaves_out_its_pauses() -> None:
+    """RULES.md 3.9 and 4: the 45-minute cap is game time, which a pause
+    (every human away) stops; so is the result's ``length_ms``: a game
+    paused 5 minutes is capped 50 minutes after its start, 45 minutes long
+    (it said 50 minutes: audit finding)."""
+    g = Hakka(Setup("hakka", {"seats": 4}, [SeatSpec("human")] + [SeatSpec("bot", "normal")] * 3, 5))
+    assert g.apply(1000, 0, {"type": "disconnect"}).ok
+    assert g.apply(1000 + 300_000, 0, {"type": "reconnect"}).ok
+    g.apply(45 * 60_000 + 299_999)
+    assert not g.finished
+    g.apply(45 * 60_000 + 300_000)
+    r = g.result()
+    assert r["ended_by"] == "time_cap" and r["length_ms"] == 45 * 60_000

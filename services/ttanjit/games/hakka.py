@@ -171,7 +171,7 @@ class Hakka(OneDeadline):
         self.autopilot = [False] * SEATS
         self.winners: list[int] = []
         self.ended_by: str | None = None
-        self.end_t: int | None = None
+        self.end_gt: int | None = None  # game time at the end: paused time excluded
         self.last_hand: JSON | None = None
         self.counters = {"hands": 0, "deals": 0, "void_deals": 0, "claims": 0,
                          "five_tigers": 0, "no_winner_hands": 0, "dreamer_paid": 0,
@@ -471,8 +471,7 @@ class Hakka(OneDeadline):
         self.deadline_gt = None
         self.ended_by = ended_by
         self.winners = winners
-        rt = self.presence.real_time(gt)
-        self.end_t = rt if rt is not None else self.now
+        self.end_gt = gt
         events.append(Event("game_ended", {"ended_by": ended_by, "winners": list(winners),
                                            "scores": list(self.scores)}))
 
@@ -511,7 +510,6 @@ class Hakka(OneDeadline):
     def _end_abandoned(self, t: int, events: list[Event]) -> None:
         """RULES.md 4 (abandonment): ended, no winner."""
         self._finish(self.presence.game_time(t), ABANDONED, [], events)
-        self.end_t = t  # paused: game time has no real time of its own
 
     def _bot_takes_seat(self, t: int, seat: int, reason: str) -> Event:
         ev = super()._bot_takes_seat(t, seat, reason)
@@ -610,7 +608,8 @@ class Hakka(OneDeadline):
             "ended_by": self.ended_by,
             "scores": list(self.scores),
             "substituted": list(self.presence.substituted),
-            "length_ms": self.end_t if self.end_t is not None else self.now,
+            "length_ms": self.end_gt if self.end_gt is not None
+            else self.presence.game_time(self.now),
             "counters": dict(self.counters),
         }
 
