@@ -469,3 +469,24 @@ def test_plays_match_an_independent_oracle(seed: int) -> None:
             assert g.state() == before
         else:
             assert tuple(res.info["order"]) == expect
+
+
+def test_a_game_is_not_paused_for_an_eliminated_player_alone() -> None:
+    """RULES 1.8 and 4: an eliminated player may watch; while they do, the
+    game is not paused. Once every human is away and none is still in the
+    game, there is nobody to wait for: the game plays on to its end (it was
+    paused and, 10 minutes later, abandoned and unrated: a player who closed
+    the tab once eliminated made their loss vanish; audit finding). A
+    player still in the game who is away pauses it as before."""
+    nineteen = [c for c in DECK if SUIT[c] == "C"][:13] + ["2D", "3D", "4D", "6D", "7D", "8D"]
+    for kinds, paused in ((["human", "bot", "bot"], False), (["human", "human", "bot"], True)):
+        g = game(kinds, first=1)
+        g = rig(g, {0: nineteen, 1: ["9H", "4S"], 2: ["8H", "6S"]}, "5H")
+        assert "eliminated" in names(ok(g, 10, 0, {"type": "one_card"}))  # a false call: 20 cards
+        if kinds[1] == "human":
+            ok(g, 20, 1, {"type": "disconnect"})
+            assert not g.presence.paused  # the eliminated player watches
+        res = ok(g, 30, 0, {"type": "disconnect"})
+        assert res.events[0].data["paused"] is paused and g.presence.paused is paused, kinds
+        if not paused:  # seat 1's turn timer runs; no abandonment
+            assert g.next_deadline() == 30_000 and g.presence.abandon_at() is None

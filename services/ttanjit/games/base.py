@@ -261,6 +261,9 @@ class Presence:
         self.human = [s.kind == "human" for s in seats]
         self.connected = list(self.human)
         self.substituted = [False] * len(seats)
+        # seats out of the game (One Card's eliminated, who may watch): a
+        # game is not paused for them alone (nobody waits for their move)
+        self.out = [False] * len(seats)
         self.away_since_gt: list[int | None] = [None] * len(seats)
         self.paused_total = 0  # real ms spent paused so far
         self.paused_since: int | None = None  # real t when the pause began
@@ -305,7 +308,9 @@ class Presence:
         return any(self.is_active_human(s) for s in range(len(self.human)))
 
     def _update_pause(self, t: int) -> None:
-        should_pause = self.has_active_humans() and not self.any_human_present()
+        # every human away, and one of them still in the game to wait for
+        should_pause = not self.any_human_present() and any(
+            self.is_active_human(s) and not self.out[s] for s in range(len(self.human)))
         if should_pause and self.paused_since is None:
             self.paused_since = t
         elif not should_pause and self.paused_since is not None:
@@ -364,6 +369,7 @@ class Presence:
             "human": list(self.human),
             "connected": list(self.connected),
             "substituted": list(self.substituted),
+            "out": list(self.out),
             "away_since_gt": list(self.away_since_gt),
             "paused_total": self.paused_total,
             "paused_since": self.paused_since,
@@ -377,6 +383,7 @@ class Presence:
         p.human = list(obj["human"])
         p.connected = list(obj["connected"])
         p.substituted = list(obj["substituted"])
+        p.out = list(obj.get("out", [False] * len(p.human)))
         p.away_since_gt = list(obj["away_since_gt"])
         p.paused_total = obj["paused_total"]
         p.paused_since = obj["paused_since"]

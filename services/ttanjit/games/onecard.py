@@ -24,8 +24,13 @@ Decisions beyond RULES.md (documented here, tested in the scenarios):
 - ``resume`` takes effect when the seat's next turn starts (K turns count).
 - A ``suit`` sent with a play that names none (no 7 or joker, or a 7 that
   empties the hand) is ignored.
-- An eliminated human who watches still counts as a human seat for the
-  every-human-away pause (RULES 4 speaks of human seats).
+- An eliminated human who watches still counts as a connected human seat
+  (RULES 4 speaks of human seats): while they watch, the game is not
+  paused and its bots keep a person's pace. But a game is not paused for
+  them alone: when every human is away and none of them is still in the
+  game, it plays on to its end (it was paused and, 10 minutes later,
+  abandoned unrated: a player who closed the tab once eliminated made
+  their loss vanish).
 
 Views, events and replies: :mod:`ttanjit.games.onecard_view`.
 """
@@ -111,6 +116,7 @@ class OneCard(Engine):
         deck = deck_for(setup, self.rng)
         self.dealt = [s.kind != "empty" for s in setup.seats]
         self.alive = list(self.dealt)
+        self.presence.out = [not a for a in self.alive]
         self.bot = [s.kind == "bot" for s in setup.seats]
         players = [s for s in range(n) if self.dealt[s]]
         self.hands, self.pile, top = deal(deck, players, n)
@@ -160,6 +166,7 @@ class OneCard(Engine):
         e.dealt = list(view["dealt"])
         e.alive = [view["dealt"][s] and s not in view["eliminated"] for s in range(n)]
         e.eliminated = list(view["eliminated"])
+        e.presence.out = [not a for a in e.alive]
         e.discard = list(view["discard"])
         e.suit = view["suit"]
         e.pending = view["pending"]
@@ -484,6 +491,7 @@ class OneCard(Engine):
         if len(hand) < ELIMINATE_AT:
             return False
         self.alive[seat] = False
+        self.presence.out[seat] = True  # may watch; the game no longer waits for them (RULES 4)
         self.eliminated.append(seat)
         self.counters["eliminations"] += 1
         self.pile.extend(hand)
