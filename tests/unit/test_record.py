@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
+from ttanjit.games.base import RULES_REVISION, SeatSpec, Setup
 from ttanjit.games.record import (
     FORMAT,
     Input,
+    Record,
     RecordError,
     input_from_json,
     record_from_json,
@@ -36,6 +38,21 @@ def test_round_trip() -> None:
     assert rec.setup.seats[1].level == "hard"
 
 
+def test_a_record_keeps_the_rules_revision_it_was_played_under() -> None:
+    """A game live across an upgrade that changed a rule replays under the
+    rules it was played by: a new game's record says ``rules`` (the
+    current revision); a record without it is revision 1; a newer
+    release's revision is refused (tests/scenarios/onecard/rules1_*)."""
+    new = record_from_json(doc())
+    assert new.setup.rules == 1 and "rules" not in new.to_json()
+    now = Record(Setup("onecard", {"seats": 2}, [SeatSpec("human")] * 2, 5))
+    assert now.setup.rules == RULES_REVISION == 2
+    assert now.to_json()["rules"] == 2 and now.header_json()["rules"] == 2
+    assert record_from_json(now.to_json()).setup.rules == 2
+    with pytest.raises(RecordError, match="newer release"):
+        record_from_json(doc(rules=RULES_REVISION + 1))
+
+
 def test_seats_default_from_options() -> None:
     rec = record_from_json({"game": "onecard", "options": {"seats": 2}})
     assert [s.kind for s in rec.setup.seats] == ["human", "human"] and rec.inputs == []
@@ -46,6 +63,7 @@ def test_seats_default_from_options() -> None:
     {"seats": [{"kind": "bot", "level": "god"}] * 3}, {"options": {"seats": 4}}, {"seed": "1"},
     {"decks": "AS"}, {"decks": [[1.5]]}, {"first_player": True}, {"inputs": {}},
     {"inputs": [{"t": 5}, {"t": 1}]}, {"inputs": [{"t": 5, "action": {"type": "draw"}}]}, {"inputs": [3]},
+    {"rules": 0}, {"rules": "2"}, {"rules": RULES_REVISION + 1},
 ])
 def test_invalid_records(over: dict[str, Any]) -> None:
     with pytest.raises(RecordError):

@@ -101,6 +101,13 @@ ABSENCE_MS = 60_000
 # time) ends the game, no winner, unrated. ``options.abandon_ms`` may shorten
 # it for tests only, like ``absence_ms``.
 ABANDON_MS = 600_000
+# The rules revision a game is played under (``Setup.rules``, the record's
+# ``rules``): a record replays under the rules it was played by, so a game
+# live across an upgrade that changed a rule replays as it was played.
+# 1: a record without ``rules`` (the first rules);
+# 2: One Card's eliminated players do not hold a game paused
+#    (``onecard.OneCard``; RULES.md 1.8 and 4).
+RULES_REVISION = 2
 ABANDONED = "abandoned"  # the result's ``ended_by``
 
 # Deadline kinds in firing order at the same game time (module docstring).
@@ -239,6 +246,7 @@ class Setup:
     decks: list[list[str]] | None = None
     first_player: int | None = None
     dealer: int | None = None
+    rules: int = RULES_REVISION  # a record without ``rules``: 1
 
 
 class Presence:

@@ -30,7 +30,8 @@ Decisions beyond RULES.md (documented here, tested in the scenarios):
   them alone: when every human is away and none of them is still in the
   game, it plays on to its end (it was paused and, 10 minutes later,
   abandoned unrated: a player who closed the tab once eliminated made
-  their loss vanish).
+  their loss vanish). Rules revision 2 (``games.base.RULES_REVISION``): a
+  record without ``rules`` replays with the pause of revision 1.
 
 Views, events and replies: :mod:`ttanjit.games.onecard_view`.
 """
@@ -116,7 +117,9 @@ class OneCard(Engine):
         deck = deck_for(setup, self.rng)
         self.dealt = [s.kind != "empty" for s in setup.seats]
         self.alive = list(self.dealt)
-        self.presence.out = [not a for a in self.alive]
+        # rules 2 on: an eliminated player does not hold the game paused
+        self.out_counts = setup.rules >= 2
+        self.presence.out = [self.out_counts and not a for a in self.alive]
         self.bot = [s.kind == "bot" for s in setup.seats]
         players = [s for s in range(n) if self.dealt[s]]
         self.hands, self.pile, top = deal(deck, players, n)
@@ -166,7 +169,7 @@ class OneCard(Engine):
         e.dealt = list(view["dealt"])
         e.alive = [view["dealt"][s] and s not in view["eliminated"] for s in range(n)]
         e.eliminated = list(view["eliminated"])
-        e.presence.out = [not a for a in e.alive]
+        e.presence.out = [e.out_counts and not a for a in e.alive]
         e.discard = list(view["discard"])
         e.suit = view["suit"]
         e.pending = view["pending"]
@@ -491,7 +494,8 @@ class OneCard(Engine):
         if len(hand) < ELIMINATE_AT:
             return False
         self.alive[seat] = False
-        self.presence.out[seat] = True  # may watch; the game no longer waits for them (RULES 4)
+        # may watch; the game no longer waits for them (RULES 4; rules 2 on)
+        self.presence.out[seat] = self.out_counts
         self.eliminated.append(seat)
         self.counters["eliminations"] += 1
         self.pile.extend(hand)

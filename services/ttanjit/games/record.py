@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ttanjit.games.base import JSON, Engine, SeatSpec, Setup
+from ttanjit.games.base import JSON, RULES_REVISION, Engine, SeatSpec, Setup
 
 FORMAT = "ttanjit.record/1"
 
@@ -55,6 +55,8 @@ class Record:
             out["first_player"] = s.first_player
         if s.dealer is not None:
             out["dealer"] = s.dealer
+        if s.rules != 1:
+            out["rules"] = s.rules
         out["inputs"] = [i.to_json() for i in self.inputs]
         return out
 
@@ -113,7 +115,13 @@ def setup_from_json(doc: Any) -> Setup:
     dealer = doc.get("dealer")
     if dealer is not None:
         dealer = _int(dealer, "dealer")
-    return Setup(game, dict(options), seats, seed, decks, fp, dealer)
+    rules = _int(doc.get("rules", 1), "rules")
+    if not 1 <= rules <= RULES_REVISION:
+        # a newer release's record: replayed by this one's rules it could
+        # refuse its own inputs (the game waits for a shard of that release)
+        raise RecordError(f"rules must be 1 to {RULES_REVISION} (a newer release's record), "
+                          f"not {rules}")
+    return Setup(game, dict(options), seats, seed, decks, fp, dealer, rules)
 
 
 def input_from_json(obj: Any, i: int = 0) -> Input:
