@@ -628,6 +628,9 @@ class Room:
 
         async def resub() -> None:
             await self.subscribe()
+            # a One Card window still open: the bots' presses due while the
+            # game was frozen were not made (press)
+            self.press_open_window()
             self.after_change()
         self.shard.spawn(resub())
 
