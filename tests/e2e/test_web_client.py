@@ -185,6 +185,34 @@ def test_onecard_table_at_360px(new_page: Any) -> None:
     assert "폰원카드가 1장을 받아요" in page.locator('.toast:has-text("헛원카드")').first.inner_text()
 
 
+def test_a_double_tap_makes_one_move_and_no_refusal(new_page: Any) -> None:
+    """Trial finding: a double tap on [1장 뽑기] drew once (right) but its
+    second tap, answered after the turn had moved on, put "내 차례가
+    아니에요." on the table for 5 s, under "내 차례예요" once the turn came
+    back. A tap while the one before it is on its way is not said refused."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "두번탭")
+    game_id = quick_match(page, "onecard", seats=2)
+    page.wait_for_function("() => { const v = window.ttanjit.game.view; return v && v.turn === v.seat; }",
+                           timeout=30_000)
+    cards = len(view(page)["hand"])
+    pending = view(page).get("pending") or 0
+    page.locator(".oc-actions button").first.dblclick()  # [1장 뽑기] (or 공격 받기, 넘기기)
+    page.wait_for_function(f"""() => window.__frames.filter((f) => f.dir === 'in' && f.cmd_id
+      && (f.type === 'result' || f.type === 'error')).length >= 2""", timeout=10_000)
+    sent = [f for f in frames(page) if f["dir"] == "out" and f["type"] == "action"]
+    answers = {f["cmd_id"]: f for f in frames(page) if f["dir"] == "in" and f["cmd_id"]}
+    assert len(sent) == 2, sent  # both taps went out; the server made one move
+    kinds = sorted((answers[f["cmd_id"]]["type"], answers[f["cmd_id"]]["code"]) for f in sent)
+    assert kinds == [("error", "not_your_turn"), ("result", None)], kinds
+    page.wait_for_timeout(300)
+    assert page.locator("#refusal:not([hidden])").count() == 0, page.locator("#refusal").inner_text()
+    assert not page.locator('.toast.error:has-text("내 차례가 아니에요")').count()
+    assert page.evaluate("() => window.ttanjit.game.id") == game_id
+    if not pending:  # one card drawn (or none, passing), not two
+        assert len(view(page)["hand"]) in (cards, cards + 1)
+
+
 def test_penalty_rows_round(new_page: Any) -> None:
     """A 줄줄이 벌점 round (10 turns) of a quick game: pick a card and a row,
     read the preview, confirm, watch the reveal; then the round summary with

@@ -315,9 +315,19 @@ export class GameController {
 
   /** Send a game action; a refusal is shown with its Korean message. */
   async act(action) {
-    const f = await net.action(this.id, action);
+    // a second tap while the first is on its way: the first made the move
+    // and the turn moved on, so the second is "not your turn" — shown
+    // under "내 차례예요" once the turn came back (trial finding); not said
+    const overlapping = this.inflight > 0;
+    this.inflight = (this.inflight || 0) + 1;
+    let f;
+    try {
+      f = await net.action(this.id, action);
+    } finally {
+      this.inflight -= 1;
+    }
     if (f.type === "error") {
-      this.refused(f);
+      if (!(overlapping && f.code === "not_your_turn")) this.refused(f);
       return null;
     }
     this.clearRefusal(); // an earlier refusal no longer stands (its update already drew the table)
