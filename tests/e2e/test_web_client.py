@@ -198,7 +198,7 @@ def test_a_double_tap_makes_one_move_and_no_refusal(new_page: Any) -> None:
     cards = len(view(page)["hand"])
     pending = view(page).get("pending") or 0
     page.locator(".oc-actions button").first.dblclick()  # [1장 뽑기] (or 공격 받기, 넘기기)
-    page.wait_for_function(f"""() => window.__frames.filter((f) => f.dir === 'in' && f.cmd_id
+    page.wait_for_function("""() => window.__frames.filter((f) => f.dir === 'in' && f.cmd_id
       && (f.type === 'result' || f.type === 'error')).length >= 2""", timeout=10_000)
     sent = [f for f in frames(page) if f["dir"] == "out" and f["type"] == "action"]
     answers = {f["cmd_id"]: f for f in frames(page) if f["dir"] == "in" and f["cmd_id"]}
