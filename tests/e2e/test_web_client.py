@@ -84,6 +84,28 @@ def test_lobby_rules_and_360px_layout(new_page: Any) -> None:
             shot(page, "rules-onecard-360")
 
 
+def test_the_one_card_rules_have_their_attack_table_and_lead_to_the_lobby(new_page: Any) -> None:
+    """Trial findings: the One Card rules say "아래 표의 카드로 공격을 다음
+    사람에게 넘기거나" and no table followed (the seed's table is missing:
+    RULES.md 1.5 settles it); and "← 로비로" went back in the browser's
+    history, out of the app when the page was opened from elsewhere."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "규칙읽기")
+    base = page.url.split("#")[0]
+    page.goto(base + "healthz")  # another page first, as a link from elsewhere
+    page.goto(base + "#/rules/onecard")
+    page.wait_for_selector(".rules h2")  # the text fetched and laid out
+    rows = page.locator(".rules li").all_inner_texts()
+    table = {r.split(" — ")[0]: r for r in rows if " — " in r and "장 · " in r}
+    assert list(table) == ["2", "A(♠A 말고)", "♠A", "흑백 조커", "컬러 조커"], rows
+    assert table["♠A"].startswith("♠A — 5장 · 흑백 조커, 컬러 조커로만")
+    assert "넘길 수 있는 카드가 없어요" in table["컬러 조커"]
+    assert no_horizontal_scroll(page)
+    page.get_by_role("button", name="← 로비로").click()
+    page.wait_for_selector(".game-card")
+    assert page.url.startswith(base)
+
+
 def signed(n: int) -> str:
     """A score change as the client writes it (state.js ``signed``)."""
     return f"+{n}" if n > 0 else f"\u2212{-n}" if n < 0 else "\u00b10"

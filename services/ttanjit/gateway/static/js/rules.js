@@ -1,6 +1,7 @@
 // The rules page of each game: the seed's text, kept verbatim in rules/*.txt
-// (Hakka's cleaned up, with RULES.md 3's decisions), laid out as headings,
-// paragraphs and lists.
+// (Hakka's cleaned up, with RULES.md 3's decisions; One Card's with the
+// attack table its text names and lacks, from RULES.md 1.5), laid out as
+// headings, paragraphs and lists.
 import { h, mount, button } from "./ui.js";
 import { GAMES } from "./state.js";
 
@@ -14,7 +15,9 @@ export async function showRules(root, gameName) {
     h("a", { href: `#/rules/${g}`, class: g === gameName ? "active" : "", "aria-current": g === gameName ? "page" : null }, m.name)));
   const body = h("article.rules", { lang: "ko" }, h("p.loading", {}, "불러오는 중…"));
   mount(root, h("section.page", {}, h("h1.visually-hidden", {}, `${meta.name} 규칙`), tabs, body,
-    h("p", {}, button("← 로비로", () => history.length > 1 ? history.back() : (location.hash = "#/")))));
+    // to the lobby, as it says: going back in the history left the app when
+    // the rules page was opened from elsewhere (trial finding)
+    h("p", {}, button("← 로비로", () => { location.hash = "#/"; }))));
   const res = await fetch(`rules/${gameName}.txt`);
   const text = await res.text();
   mount(body, ...renderRules(text));
