@@ -1005,6 +1005,27 @@ def test_a_one_card_window_held_open_by_a_pause_comes_back_with_its_time(new_pag
     assert "내가 한 장 남았어요" in page.locator("#onecard-float").inner_text()
 
 
+def test_a_reload_that_missed_nothing_shows_the_last_play_whole(new_page: Any) -> None:
+    """Trial finding: a play of ♣2 ♦2 showed on the pile as both cards,
+    numbered; after a reload only ♦2 (a new tab showed both). The whole
+    view's last events bring the last play back whether or not the tab's
+    log missed anything."""
+    page = new_page(width=390, height=844)
+    v = engine_view("onecard", 2)
+    v.update(top="2D", suit="D")
+    render(page, "onecard", "onecard", v)
+    played = {"type": "played", "seat": 1, "cards": ["2C", "2D"]}
+    page.evaluate("""([v, ev]) => { const c = window.__ctl;
+      window.__mod.onEvent(c, ev, {game_seq: 7}); c.render(); }""", [v, played])
+    assert page.locator(".top-cards .card").count() == 2
+    page.evaluate("""([v, ev]) => { const c = window.__ctl;
+      c.tableState = {};  // the reload: what the tab kept is in sessionStorage
+      window.__mod.onWholeView(c, {view: v, game_seq: 7, resync: true,
+        recent: [{game_seq: 7, t: 7000, event: ev}]});
+      c.render(); }""", [v, played])
+    assert page.locator(".top-cards .card").count() == 2
+
+
 def test_a_reload_that_missed_nothing_adds_no_gap_to_the_log(new_page: Any) -> None:
     """Trial finding: after any reload the One Card log said "… 이 창에서
     보지 못한 진행은 건너뛰었어요." though nothing had been missed. The tab

@@ -240,11 +240,15 @@ export function onWholeView(ctl, f) {
   const st = ctl.tableState;
   if (!st.log) st.log = logSoFar(ctl);
   const seq = typeof f.game_seq === "number" ? f.game_seq : null;
+  const upTo = (f.recent || []).filter((e) => seq === null || e.game_seq <= seq);
+  // the pile shows the last play whole, after any reload (one that missed
+  // nothing returned before this: only its top card showed; trial finding)
+  st.lastPlay = lastPlayIn(upTo.map((e) => e.event).filter(Boolean)) || st.lastPlay;
   const had = store.get(`logseq.${ctl.id}`, -1); // the last event this tab logged (-1: none)
   // a reload that missed nothing: the log already ends at the view's last event
   if (seq !== null && had >= seq) return;
   if (seq !== null) store.set(`logseq.${ctl.id}`, seq);
-  const recent = (f.recent || []).filter((e) => e.game_seq > had && (seq === null || e.game_seq <= seq));
+  const recent = upTo.filter((e) => e.game_seq > had);
   // missed: what lies between the log's end and the first event brought (a
   // new game's first event is game_seq 1)
   const from = recent.length ? recent[0].game_seq : (seq ?? Infinity) + 1;
@@ -254,7 +258,6 @@ export function onWholeView(ctl, f) {
   }
   const events = recent.map((e) => e.event).filter(Boolean);
   for (const line of linesOf(ctl, events)) addLog(ctl, line.text, line.kind);
-  st.lastPlay = lastPlayIn(events) || st.lastPlay; // the pile shows the last play whole
 }
 
 /** Log lines of events as the seat shown got them. */
