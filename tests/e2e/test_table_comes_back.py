@@ -35,6 +35,11 @@ from browserkit import (
 
 pytestmark = pytest.mark.e2e
 
+def no_horizontal_scroll(page: Any) -> bool:
+    return bool(page.evaluate(
+        "() => document.documentElement.scrollWidth <= window.innerWidth + 1"))
+
+
 def boxes_overlap(a: dict[str, float], b: dict[str, float]) -> bool:
     return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
                 or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
@@ -1024,6 +1029,24 @@ def test_a_reload_that_missed_nothing_shows_the_last_play_whole(new_page: Any) -
         recent: [{game_seq: 7, t: 7000, event: ev}]});
       c.render(); }""", [v, played])
     assert page.locator(".top-cards .card").count() == 2
+
+
+def test_on_a_phone_the_seat_whose_turn_it_is_is_in_view(new_page: Any) -> None:
+    """Trial finding: at 390 px a One Card table of 6 showed three
+    opponents; the strip scrolls sideways, but "봇6 (어려움)의 차례예요."
+    named a seat off-screen, its 차례 badge and timer with it. The strip
+    scrolls to the seat whose turn it is, at every turn."""
+    page = new_page(width=390, height=844)
+    v = engine_view("onecard", 6)
+    for turn in (5, 1, 4):
+        v.update(turn=turn)
+        if turn == 5:
+            render(page, "onecard", "onecard", v)
+        else:
+            page.evaluate("v => { window.__ctl.view = v; window.__ctl.render(); }", v)
+        box = page.locator(f'.oc-opponents .opp.turn[data-seat="{turn}"]').bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390, (turn, box)
+    assert no_horizontal_scroll(page)
 
 
 def test_a_reload_that_missed_nothing_adds_no_gap_to_the_log(new_page: Any) -> None:

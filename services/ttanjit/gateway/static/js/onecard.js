@@ -142,6 +142,7 @@ export function render(ctl, root) {
       h("div.my-row", { dataset: { seat: me } }, h("span.name", {}, `${seatName(ctl, me)}${meMark(ctl, me)} · ${(v.hand || []).length}장`),
         me !== null ? seatBadges(ctl, me) : null, oneCardBtn),
       hand)));
+  showTurnSeat(opp);
   if (ctl.focusNext) { // the suit picker's first suit, or back from it
     root.querySelector(ctl.focusNext)?.focus({ preventScroll: true });
     ctl.focusNext = null;
@@ -152,6 +153,18 @@ export function render(ctl, root) {
 }
 
 /** A seat dealt in (a One Card table may have empty seats). */
+/** On a phone the opponents are one strip that scrolls sideways (app.css):
+ * the seat whose turn it is is scrolled into it (seats past the third were
+ * off-screen, their 차례 badge and timer with them: trial finding). */
+function showTurnSeat(strip) {
+  const el = strip.querySelector(".opp.turn");
+  if (!el || strip.scrollWidth <= strip.clientWidth + 1) return;
+  const s = strip.getBoundingClientRect();
+  const e = el.getBoundingClientRect();
+  if (e.left < s.left) strip.scrollLeft -= s.left - e.left;
+  else if (e.right > s.right) strip.scrollLeft += e.right - s.right;
+}
+
 function inGame(v, s) {
   return seatPlays(v, s) && (!Array.isArray(v.dealt) || v.dealt[s]);
 }
