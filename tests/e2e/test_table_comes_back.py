@@ -1049,6 +1049,26 @@ def test_on_a_phone_the_seat_whose_turn_it_is_is_in_view(new_page: Any) -> None:
     assert no_horizontal_scroll(page)
 
 
+@pytest.mark.parametrize("n", [3, 10])
+def test_two_digit_penalties_stay_inside_their_seat_box(new_page: Any, n: int) -> None:
+    """Trial finding: on a desktop, once penalties reached two digits,
+    "이번 판 13 (7장) 누적 13" ran past its seat box, under the next box
+    ("누적 11" read as "누적 1"). The two parts go on two lines when one
+    is too narrow."""
+    for width, height in ((1280, 800), (390, 844)):
+        page = new_page(width=width, height=height)
+        v = engine_view("penalty_rows", n, seed=4)
+        v.update(round_penalties=[13] * n, penalties=[113] * n, taken=[list(range(1, 8))] * n)
+        render(page, "penalty", "penalty_rows", v)
+        for i in range(n):
+            seat = page.locator(".pr-player").nth(i)
+            box, pen = seat.bounding_box(), seat.locator(".pen").bounding_box()
+            assert box and pen and pen["x"] + pen["width"] <= box["x"] + box["width"] + 0.5, (width, i, box, pen)
+            for part in (".round-pen", ".total-pen"):
+                b = seat.locator(part).bounding_box()
+                assert b and b["x"] + b["width"] <= box["x"] + box["width"] + 0.5, (width, i, part, box, b)
+
+
 def test_a_reload_that_missed_nothing_adds_no_gap_to_the_log(new_page: Any) -> None:
     """Trial finding: after any reload the One Card log said "… 이 창에서
     보지 못한 진행은 건너뛰었어요." though nothing had been missed. The tab
