@@ -106,6 +106,22 @@ def test_the_one_card_rules_have_their_attack_table_and_lead_to_the_lobby(new_pa
     assert page.url.startswith(base)
 
 
+def test_the_rules_from_a_room_lead_back_to_it(new_page: Any) -> None:
+    """Review finding: the room screen's rules link opens in the same tab,
+    and "← 로비로" left a player waiting in a room in the lobby, which shows
+    no room (빠른 대전 then said "이미 방에 들어가 있어요."). From a room it
+    is "← 방으로"."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "방규칙")
+    page.locator('.game-card[data-game="penalty_rows"] [data-act="create"]').click()
+    code = page.locator("#room-code").inner_text()
+    page.locator("a.rules-link").click()
+    page.wait_for_selector(".rules h2")
+    assert page.get_by_role("button", name="← 로비로").count() == 0
+    page.get_by_role("button", name="← 방으로").click()
+    assert page.locator("#room-code").inner_text() == code
+
+
 def signed(n: int) -> str:
     """A score change as the client writes it (state.js ``signed``)."""
     return f"+{n}" if n > 0 else f"\u2212{-n}" if n < 0 else "\u00b10"
@@ -233,6 +249,38 @@ def test_a_double_tap_makes_one_move_and_no_refusal(new_page: Any) -> None:
     assert page.evaluate("() => window.ttanjit.game.id") == game_id
     if not pending:  # one card drawn (or none, passing), not two
         assert len(view(page)["hand"]) in (cards, cards + 1)
+
+
+def test_an_action_never_answered_does_not_silence_later_refusals(new_page: Any) -> None:
+    """Review finding on the double-tap fix: an action the gateway's rate
+    limit refused is never answered (its refusal carries no cmd_id), and a
+    count of actions awaiting answers stayed up for good: every later "내
+    차례가 아니에요." was silent, in that game and the next. Only the same
+    action again within a moment is taken for a double tap."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "연타")
+    quick_match(page, "onecard", seats=3)
+    page.wait_for_function("() => window.ttanjit.game.view && window.ttanjit.game.view.hand")
+    # 60 frames at once: the rate limit (20/s, a burst of 40) refuses the action
+    page.evaluate("""() => { for (let i = 0; i < 60; i++) window.ttanjit.net.send({type: 'ping', client_ms: i});
+      window.ttanjit.game.act({type: 'take'}); }""")
+    page.wait_for_function("() => window.__frames.some((f) => f.dir === 'in' && f.code === 'rate_limited')")
+    page.wait_for_timeout(3000)  # the limit's bucket fills again
+    for _ in range(5):  # off my turn, a pass is "not your turn" (on it, another refusal)
+        page.evaluate("""() => { const g = window.ttanjit.game, v = g.view;  // my turn: end it
+          if (v.turn === v.seat) g.act({type: v.pending ? 'take' : 'draw'}); }""")
+        page.wait_for_function("() => { const v = window.ttanjit.game.view; return v.turn !== v.seat; }",
+                               timeout=30_000)
+        page.evaluate("() => window.ttanjit.game.act({type: 'pass'})")
+        page.wait_for_function("() => window.__frames.filter((f) => f.dir === 'in' && f.type === 'error'"
+                               " && f.cmd_id).length > 0", timeout=10_000)
+        got = [f for f in frames(page) if f["dir"] == "in" and f["type"] == "error" and f["cmd_id"]]
+        if got[-1]["code"] == "not_your_turn":
+            break
+        page.evaluate("() => window.__frames.splice(0)")
+    else:
+        raise AssertionError("never off my turn")
+    page.wait_for_selector('#refusal:not([hidden])[data-code="not_your_turn"]', timeout=2_000)
 
 
 def test_penalty_rows_round(new_page: Any) -> None:

@@ -25,6 +25,8 @@ import { botTookOver, isAway, onAutopilot, playedByBot } from "./seats.js";
 // on every device (colour emoji are missing from many, e.g. Debian's chromium).
 export const EMOTES = { thumbs: "최고!", laugh: "ㅋㅋㅋ", wow: "헉!", cry: "ㅠㅠ", nice: "잘했어요" };
 const EMOTE_MS = 2500;
+// a second press of the same action within this long is a double tap (act)
+const DOUBLE_TAP_MS = 1000;
 
 const TABLES = { onecard, penalty_rows: penalty, hakka };
 // After `matched` the gateway sends the new game's `view` at once: a screen
@@ -315,19 +317,18 @@ export class GameController {
 
   /** Send a game action; a refusal is shown with its Korean message. */
   async act(action) {
-    // a second tap while the first is on its way: the first made the move
-    // and the turn moved on, so the second is "not your turn" — shown
-    // under "내 차례예요" once the turn came back (trial finding); not said
-    const overlapping = this.inflight > 0;
-    this.inflight = (this.inflight || 0) + 1;
-    let f;
-    try {
-      f = await net.action(this.id, action);
-    } finally {
-      this.inflight -= 1;
-    }
+    // a double tap: the same action again within a moment. The first made
+    // the move and the turn moved on, so the second is "not your turn" —
+    // shown under "내 차례예요" once the turn came back (trial finding); not
+    // said. (No count of answers awaited: an action the rate limit refused
+    // is never answered, and a count would stay up for good: review.)
+    const at = Date.now();
+    const prev = this.lastAct;
+    this.lastAct = { game: this.id, type: action.type, at };
+    const again = prev && prev.game === this.id && prev.type === action.type && at - prev.at < DOUBLE_TAP_MS;
+    const f = await net.action(this.id, action);
     if (f.type === "error") {
-      if (!(overlapping && f.code === "not_your_turn")) this.refused(f);
+      if (!(again && f.code === "not_your_turn")) this.refused(f);
       return null;
     }
     this.clearRefusal(); // an earlier refusal no longer stands (its update already drew the table)

@@ -152,7 +152,6 @@ export function render(ctl, root) {
   updateFloat(ctl);
 }
 
-/** A seat dealt in (a One Card table may have empty seats). */
 /** On a phone the opponents are one strip that scrolls sideways (app.css):
  * the seat whose turn it is is scrolled into it (seats past the third were
  * off-screen, their 차례 badge and timer with them: trial finding). */
@@ -165,6 +164,7 @@ function showTurnSeat(strip) {
   else if (e.right > s.right) strip.scrollLeft += e.right - s.right;
 }
 
+/** A seat dealt in (a One Card table may have empty seats). */
 function inGame(v, s) {
   return seatPlays(v, s) && (!Array.isArray(v.dealt) || v.dealt[s]);
 }

@@ -3,7 +3,7 @@
 // attack table its text names and lacks, from RULES.md 1.5), laid out as
 // headings, paragraphs and lists.
 import { h, mount, button } from "./ui.js";
-import { GAMES } from "./state.js";
+import { GAMES, state } from "./state.js";
 
 export async function showRules(root, gameName) {
   const meta = GAMES[gameName];
@@ -15,9 +15,11 @@ export async function showRules(root, gameName) {
     h("a", { href: `#/rules/${g}`, class: g === gameName ? "active" : "", "aria-current": g === gameName ? "page" : null }, m.name)));
   const body = h("article.rules", { lang: "ko" }, h("p.loading", {}, "불러오는 중…"));
   mount(root, h("section.page", {}, h("h1.visually-hidden", {}, `${meta.name} 규칙`), tabs, body,
-    // to the lobby, as it says: going back in the history left the app when
-    // the rules page was opened from elsewhere (trial finding)
-    h("p", {}, button("← 로비로", () => { location.hash = "#/"; }))));
+    // where it says: going back in the history left the app when the rules
+    // page was opened from elsewhere (trial finding); a player waiting in a
+    // room goes back to it (the lobby shows no room: review)
+    h("p", {}, state.room ? button("← 방으로", () => { location.hash = "#/room"; })
+      : button("← 로비로", () => { location.hash = "#/"; }))));
   const res = await fetch(`rules/${gameName}.txt`);
   const text = await res.text();
   mount(body, ...renderRules(text));
