@@ -47,7 +47,7 @@ def _integration_helpers() -> Any:
 class Stack:
     """nats-server + shard + bots + matchmaker + gateway on free loopback ports."""
 
-    def __init__(self, logdir: Path) -> None:
+    def __init__(self, logdir: Path, mm_env: dict[str, str] | None = None) -> None:
         it = _integration_helpers()
         self.nats = NatsServer().start()
         self.svc = it.Services(self.nats.url, logdir)
@@ -60,7 +60,7 @@ class Stack:
                                      # room option `seed` (a deal the test knows), and
                                      # a short 한 판 더 window (issue 14)
                                      "TTANJIT_TEST_OPTIONS": "1",
-                                     "TTANJIT_REMATCH_MS": "8000"})
+                                     "TTANJIT_REMATCH_MS": "8000", **(mm_env or {})})
             gw = self.svc.start("gateway", name="gateway-e2e", ready="gateway ready", env={
                 "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{mm.ports['grpc']}",
                 "TTANJIT_HTTP_HOST": "127.0.0.1"})
@@ -96,11 +96,13 @@ class Stack:
 # running in the main thread while it is open, which would break every
 # asyncio test collected after tests/e2e in the same pytest run.
 @pytest.fixture(scope="module")
-def stack() -> Iterator[Stack]:
+def stack(request: pytest.FixtureRequest) -> Iterator[Stack]:
+    """The module's stack; a module's ``MATCHMAKER_ENV`` adds to the
+    matchmaker's environment (e.g. a short room-seat wait)."""
     if not (ROOT / "services/ttanjit/gateway/static/fonts/fonts.css").exists():
         pytest.fail("the web font is missing: run `make web` (make test does)")
     with tempfile.TemporaryDirectory(prefix="ttanjit-e2e-") as tmp:
-        s = Stack(Path(tmp))
+        s = Stack(Path(tmp), getattr(request.module, "MATCHMAKER_ENV", None))
         try:
             yield s
         finally:

@@ -339,6 +339,8 @@ class Connection:
                 welcome["finished"] = True  # over: its end follows; no screen is taken for it
             if sess.match:  # who sits where, for a tab or device that never saw `matched`
                 welcome.update(sess.match)
+        if state is not None:  # room? and queued? are the matchmaker's word
+            welcome["lobby_known"] = True
         if state and state.get("room"):
             welcome["room"] = codec.whole_numbers(state["room"])
         if state and state.get("queued_game"):  # e.g. queued in the tab this one replaced

@@ -80,6 +80,13 @@ net.on("welcome", (f) => {
   }
   state.ratings = f.ratings || [];
   if (f.room) state.room = f.room;
+  else if (state.room && f.lobby_known && !f.game_id) {
+    // away longer than a room seat waits (RULES.md 4's 60 s): the room let
+    // us go. The room screen showed it as it was, 시작 said "이미 시작한
+    // 방이에요." and 방 나가기 "방에 들어가 있지 않아요." (trial finding)
+    state.room = null;
+    toast("연결이 끊긴 사이에 방에서 나왔어요.");
+  }
   requeue(f);
   updateHeader();
   const [, screen, arg] = (location.hash || "#/").split("/");

@@ -1,0 +1,38 @@
+"""A player away from a waiting room longer than a room seat waits (RULES.md
+4's 60 s; 2 s on this module's stack) comes back to the lobby, told so.
+A module of its own: its stack's rooms let an away player go after 2 s,
+which no other browser test should meet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from browserkit import sign_in
+
+pytestmark = pytest.mark.e2e
+
+MATCHMAKER_ENV = {"TTANJIT_ROOM_AWAY_MS": "2000"}
+
+
+def test_a_player_the_room_let_go_while_away_is_back_in_the_lobby(new_page: Any) -> None:
+    """Trial finding: back after 70 s offline, the room screen showed the
+    room as it was (even 방장 with 시작); 시작 said "이미 시작한 방이에요."
+    and 방 나가기 "방에 들어가 있지 않아요.", until a reload."""
+    host = new_page(width=390, height=844)
+    sign_in(host, "방지기")
+    host.locator('.game-card[data-game="penalty_rows"] [data-act="create"]').click()
+    code = host.locator("#room-code").inner_text()
+    guest = new_page(width=390, height=844)
+    sign_in(guest, "잠깐손님")
+    guest.fill('input[name="code"]', code)
+    guest.get_by_role("button", name="입장").click()
+    guest.wait_for_selector("#room-code")
+    host.wait_for_selector('.seat:has-text("잠깐손님")')
+    guest.context.set_offline(True)
+    host.wait_for_function("() => !document.body.innerText.includes('잠깐손님')", timeout=20_000)
+    guest.context.set_offline(False)
+    guest.wait_for_selector('.toast:has-text("연결이 끊긴 사이에 방에서 나왔어요.")', timeout=30_000)
+    guest.wait_for_selector(".game-card")
+    assert guest.locator("#room-code").count() == 0
+    assert host.locator("#room-code").inner_text() == code  # the host's room goes on
