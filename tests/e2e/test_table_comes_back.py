@@ -1069,6 +1069,25 @@ def test_two_digit_penalties_stay_inside_their_seat_box(new_page: Any, n: int) -
                 assert b and b["x"] + b["width"] <= box["x"] + box["width"] + 0.5, (width, i, part, box, b)
 
 
+@pytest.mark.parametrize(("file", "game", "n"), [("penalty", "penalty_rows", 3), ("hakka", "hakka", 4)])
+def test_the_results_mark_a_seat_a_bot_finished(new_page: Any, file: str, game: str, n: int) -> None:
+    """Trial finding, RULES.md 4 ("results mark the seat as bot
+    substituted"): a 줄줄이 벌점 or Hakka game a person left, won by the
+    bot that took their seat, ended "우승: 민지" with nothing on her row;
+    only One Card's results said 봇이 대신함."""
+    page = new_page(width=390, height=844)
+    e = new_engine(game, n, humans=2)
+    assert e.apply(100, 0, {"type": "leave"}).ok  # a bot takes seat 0 (RULES.md 4)
+    v = dict(e.view(1))
+    v.update(finished=True, winners=[0], ended_by="rounds" if game == "penalty_rows" else "hands")
+    render(page, file, game, v, seat=1, humans=2)
+    title = page.locator(".result-title").inner_text()
+    assert title.startswith("우승: ") and title.endswith("(봇이 대신함)"), title
+    rows = page.locator("table.scores tbody tr")
+    marked = [i for i in range(rows.count()) if "봇이 대신함" in rows.nth(i).inner_text()]
+    assert len(marked) == 1 and "봇이 대신함" not in page.locator("table.scores tr.me").inner_text()
+
+
 def test_a_reload_that_missed_nothing_adds_no_gap_to_the_log(new_page: Any) -> None:
     """Trial finding: after any reload the One Card log said "… 이 창에서
     보지 못한 진행은 건너뛰었어요." though nothing had been missed. The tab

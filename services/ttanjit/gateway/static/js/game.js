@@ -620,6 +620,17 @@ export function turnIsMine(ctl) {
   return v.turn === me && !(v.eliminated || []).includes(me);
 }
 
+/** A results row's mark for a person's seat a bot finished (RULES.md 4:
+ * "results mark the seat as bot substituted"; only One Card's said so:
+ * trial finding), and a title's name of such a winner. */
+export function tookOverMark(v, s) {
+  return botTookOver(v, s) ? h("span.badge.bot", {}, "봇이 대신함") : null;
+}
+
+export function winnerName(v, s, name) {
+  return botTookOver(v, s) ? `${name} (봇이 대신함)` : name;
+}
+
 /** A seat's presence badges, the same at every table: 자동 (autopilot after
  * three timeouts), 봇이 대신함 (a bot took over a person's seat), 연결 끊김. */
 export function seatBadges(ctl, s) {

@@ -7,7 +7,8 @@
 import { josa } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { prCard, prPenalty } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark } from "./game.js";
+import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark,
+  tookOverMark, winnerName } from "./game.js";
 import { animMs } from "./anim.js";
 import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
 
@@ -220,7 +221,7 @@ function penaltyTable(ctl, names) {
       const win = v.finished ? (v.winners || []).includes(s) : v.penalties[s] === low;
       const me = meMark(ctl, s); // my row stands out (trial nitpick)
       return h("tr", { class: [win ? "win" : "", me ? "me" : ""].join(" ") }, h("td", {}, `${rank}위`),
-        h("td", {}, names[s] || `${s + 1}번`, me),
+        h("td", {}, names[s] || `${s + 1}번`, me, v.finished ? tookOverMark(v, s) : null),
         h("td.num", {}, String(v.round_penalties?.[s] ?? 0)), h("td.num", {}, String(v.penalties[s])));
     })));
 }
@@ -229,8 +230,8 @@ function results(ctl, names) {
   const v = ctl.view;
   const w = v.winners || [];
   const title = v.ended_by === "time_cap" ? "45분이 지나 승자 없이 끝났어요" :
-    w.length > 1 ? `공동 우승: ${w.map((s) => names[s] || `${s + 1}번`).join(", ")}` :
-      w.length === 1 ? `우승: ${names[w[0]] || `${w[0] + 1}번`}` : "게임 결과";
+    w.length > 1 ? `공동 우승: ${w.map((s) => winnerName(v, s, names[s] || `${s + 1}번`)).join(", ")}` :
+      w.length === 1 ? `우승: ${winnerName(v, w[0], names[w[0]] || `${w[0] + 1}번`)}` : "게임 결과";
   return resultsPanel(ctl, [h("p.result-title", {}, title), penaltyTable(ctl, names)], "게임 결과");
 }
 
