@@ -1088,6 +1088,22 @@ def test_the_results_mark_a_seat_a_bot_finished(new_page: Any, file: str, game: 
     assert len(marked) == 1 and "봇이 대신함" not in page.locator("table.scores tr.me").inner_text()
 
 
+@pytest.mark.parametrize(("file", "game", "n", "strip"), [("onecard", "onecard", 3, ".oc-opponents"),
+                                                          ("penalty", "penalty_rows", 6, ".pr-players")])
+def test_an_emote_over_a_phones_seat_strip_is_whole(new_page: Any, file: str, game: str, n: int,
+                                                    strip: str) -> None:
+    """Trial finding: on a phone the opponents are a strip that scrolls
+    sideways, which clips what sticks out of it: a seat's "ㅋㅋㅋ" showed
+    only its lower half."""
+    page = new_page(width=390, height=844)
+    render(page, file, game, engine_view(game, n))
+    page.evaluate("""async () => { const g = await import('./js/game.js'); const c = window.__ctl;
+      c.emotes = {1: {emote: 'laugh', until: Date.now() + 60000}}; g.showEmotes(c); }""")
+    bubble = page.locator(f'{strip} [data-seat="1"] .emote-bubble')
+    b, box = bubble.bounding_box(), page.locator(strip).bounding_box()
+    assert b and box and b["y"] >= box["y"] and b["y"] + b["height"] <= box["y"] + box["height"], (b, box)
+
+
 def test_a_reload_that_missed_nothing_adds_no_gap_to_the_log(new_page: Any) -> None:
     """Trial finding: after any reload the One Card log said "… 이 창에서
     보지 못한 진행은 건너뛰었어요." though nothing had been missed. The tab
