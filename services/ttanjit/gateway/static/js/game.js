@@ -140,6 +140,10 @@ export class GameController {
   onRematch(f) {
     if (f.game_id !== this.id) return;
     this.rematch = f.rematch;
+    if (rematchOver(this)) {
+      this.render(); // its 한 판 더 button goes (pressed, it did nothing: trial finding)
+      return;
+    }
     const box = document.getElementById("rematch");
     if (box) mount(box, rematchStatus(this));
     clock.refreshTimers();
@@ -523,8 +527,15 @@ export function resultsPanel(ctl, rows, title = "게임 결과") {
     ctl.spectator || ctl.replay ? null : h("div#rematch.rematch", { role: "status" }, rematchStatus(ctl)),
     h("div.row.actions", {},
       button(ctl.replay ? "내 기록으로" : "로비로", () => ctl.done(), { dataset: { act: "lobby" } }),
-      canRematch && ctl.final?.info?.ended_by !== "abandoned"
+      canRematch && ctl.final?.info?.ended_by !== "abandoned" && !rematchOver(ctl)
         ? button("한 판 더", () => ctl.askRematch(), { class: "primary", dataset: { act: "rematch" } }) : null));
+}
+
+/** The table's 한 판 더 is over for this player: it started without them
+ * (they did not agree in time), or nobody chose it. */
+function rematchOver(ctl) {
+  const r = ctl.rematch;
+  return !!r && (r.state === "expired" || (r.state === "started" && !(r.agreed || []).includes(ctl.seat())));
 }
 
 function rematchStatus(ctl) {
