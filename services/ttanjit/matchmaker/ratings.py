@@ -131,6 +131,13 @@ def rate_result(result: dict[str, Any], current: dict[str, Rating]) -> dict[str,
     if len(teams) < 2:
         return {}
     ranks = [len(ranks) + 1 if r == LAST else r for r in ranks]
+    if len(set(ranks)) == 1:
+        # nobody placed above anybody (every person left a game with no
+        # bot seat: all counted last): no result to rate. As a draw it
+        # raised every conservative rating (uncertainty shrinks): two
+        # friends leaving a 2-seat room at once gained ~30 each, every
+        # game ("나감 +32": trial finding)
+        return {}
     rated = MODEL.rate(teams, ranks=ranks)
     out: dict[str, Rating] = {}
     for pid, team in zip(who, rated, strict=True):

@@ -76,8 +76,12 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
         head = f"이겨서 {signed(delta)}점."
         why = "강한 상대(봇은 난이도별 고정 점수)를 이길수록 더 올라요."
     elif kind == "left":
-        head = f"자리를 비워 봇이 대신해서 꼴찌로 계산했어요 ({signed(delta)}점)."
-        why = ""
+        # up although counted last (a new player's first games: the
+        # conservative rating rises as its uncertainty shrinks): said why,
+        # as for a loss ("나감 +32" read as a reward for leaving: trial)
+        head = f"자리를 비워 봇이 대신해서 꼴찌로 계산했어요 ({signed(delta)}점)." if delta <= 0 else \
+            f"자리를 비워 봇이 대신해서 꼴찌로 계산했지만 {signed(delta)}점."
+        why = "" if delta <= 0 else "처음 몇 판은 실력을 재는 중이라 점수의 불확실성이 줄며 오를 수 있어요."
     else:
         head = f"져서 {signed(delta)}점." if delta < 0 else f"졌지만 {signed(delta)}점."
         # not "약한 상대에게 질수록 더 내려가요." alone: two new players of

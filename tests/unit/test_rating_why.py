@@ -1,0 +1,40 @@
+"""Ratings of games people left (RULES.md 4: a seat a bot took over counts
+last). Trial finding: two people who both left a 2-seat One Card room got
+"나감 +32" each, "자리를 비워 봇이 대신해서 꼴찌로 계산했어요 (+32점)":
+tied last with nobody above them, rated as a draw, whose shrinking
+uncertainty raised both conservative ratings — every such game."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ttanjit.matchmaker import standings
+from ttanjit.matchmaker.ratings import Rating, rate_result
+
+
+def result(seats: list[dict[str, Any]], substituted: list[bool], winners: list[int]) -> dict[str, Any]:
+    return {"game_id": "g1", "game": "onecard", "players": {"p_a": 0, "p_b": 1}, "seats": seats,
+            "winners": winners, "substituted": substituted, "ended_by": "win"}
+
+
+H, BOT = {"kind": "human"}, {"kind": "bot", "level": "normal"}
+
+
+def test_a_game_every_person_left_with_nobody_above_them_is_not_rated() -> None:
+    for winners in ([0], [1]):  # a bot finished one of their seats first
+        assert rate_result(result([H, H], [True, True], winners), {}) == {}
+
+
+def test_people_who_left_still_lose_to_the_bots_and_the_people_who_stayed() -> None:
+    cur = {"p_a": Rating(), "p_b": Rating()}
+    both = rate_result(result([H, H, BOT], [True, True, False], [2]), cur)
+    assert all(both[p].ordinal < cur[p].ordinal for p in ("p_a", "p_b"))
+    one = rate_result(result([H, H], [True, False], [1]), cur)
+    assert one["p_a"].ordinal < cur["p_a"].ordinal < one["p_b"].ordinal
+
+
+def test_a_rise_after_leaving_is_said_why() -> None:
+    up = standings.explain("left", 12, 3)
+    assert up.startswith("자리를 비워 봇이 대신해서 꼴찌로 계산했지만 +12점.")
+    assert "불확실성이 줄며 오를 수 있어요" in up
+    assert standings.explain("left", -12, 20) == "자리를 비워 봇이 대신해서 꼴찌로 계산했어요 (−12점)."
