@@ -2,8 +2,9 @@
 worker, matchmaker, gateway serving the web client) and Debian's chromium
 driven by Playwright. Nothing is mocked.
 
-The stack is started once for the e2e session (the tests use fresh guest
-players, so they never meet); each test gets its own browser context.
+The stack is started once per test module (the tests use fresh guest
+players, so they never meet; a module's ``MATCHMAKER_ENV`` adds to the
+matchmaker's settings); each test gets its own browser context.
 Screenshots go to a scratch folder (``browserkit.SHOTS``); ``make
 screenshots`` writes them to docs/screenshots/ for the README.
 """

@@ -1,5 +1,6 @@
 """A player away from a waiting room longer than a room seat waits (RULES.md
-4's 60 s; 2 s on this module's stack) comes back to the lobby, told so.
+4's 60 s; 2 s on this module's stack) comes back to the lobby, told they
+are in no room now.
 A module of its own: its stack's rooms let an away player go after 2 s,
 which no other browser test should meet."""
 
@@ -32,7 +33,8 @@ def test_a_player_the_room_let_go_while_away_is_back_in_the_lobby(new_page: Any)
     guest.context.set_offline(True)
     host.wait_for_function("() => !document.body.innerText.includes('잠깐손님')", timeout=20_000)
     guest.context.set_offline(False)
-    guest.wait_for_selector('.toast:has-text("연결이 끊긴 사이에 방에서 나왔어요.")', timeout=30_000)
+    guest.wait_for_selector('.toast:has-text("이제 방에 들어가 있지 않아요.")', timeout=30_000)
     guest.wait_for_selector(".game-card")
     assert guest.locator("#room-code").count() == 0
+    assert guest.evaluate("() => location.hash") == "#/"  # the lobby's address, not the room's
     assert host.locator("#room-code").inner_text() == code  # the host's room goes on

@@ -1107,8 +1107,9 @@ def test_an_emote_over_a_phones_seat_strip_is_whole(new_page: Any, file: str, ga
 def test_a_rematch_that_started_without_me_takes_its_button_away(new_page: Any) -> None:
     """Trial finding: 서연 was still on the results when "민지가 한 판 더
     시작했어요." came; her 한 판 더 stayed, and pressing it did nothing.
-    Once the table's 한 판 더 started without the player (or nobody chose
-    it), the button goes; while it waits for them, it stays."""
+    Once the table's 한 판 더 started without the player, the button goes;
+    while it waits for them, or after it expired (asking again opens a new
+    offer: review), it stays."""
     page = new_page(width=390, height=844)
     v = engine_view("onecard", 3, humans=3)
     v.update(finished=True, winners=[1], ended_by="win")
@@ -1116,7 +1117,7 @@ def test_a_rematch_that_started_without_me_takes_its_button_away(new_page: Any) 
     assert page.locator('[data-act="rematch"]').count() == 1
     for rematch, button in (({"state": "open", "agreed": [1], "waiting": [0, 2]}, 1),
                             ({"state": "started", "agreed": [1, 2]}, 0),
-                            ({"state": "expired"}, 0)):
+                            ({"state": "expired"}, 1)):
         page.evaluate("r => { window.__ctl.rematch = r; window.__ctl.render(); }", rematch)
         assert page.locator('[data-act="rematch"]').count() == button, rematch
     page.evaluate("r => { window.__ctl.rematch = r; window.__ctl.render(); }",

@@ -25,6 +25,13 @@ def test_a_game_every_person_left_with_nobody_above_them_is_not_rated() -> None:
         assert rate_result(result([H, H], [True, True], winners), {}) == {}
 
 
+def test_a_real_tie_is_still_rated() -> None:
+    """Review finding: every seat a winner (줄줄이 벌점 or Hakka ties) is a
+    result, rated as before."""
+    tie = {**result([H, H], [False, False], [0, 1]), "game": "penalty_rows", "scores": [3, 3]}
+    assert set(rate_result(tie, {})) == {"p_a", "p_b"}
+
+
 def test_people_who_left_still_lose_to_the_bots_and_the_people_who_stayed() -> None:
     cur = {"p_a": Rating(), "p_b": Rating()}
     both = rate_result(result([H, H, BOT], [True, True, False], [2]), cur)

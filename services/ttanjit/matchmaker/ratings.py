@@ -131,12 +131,13 @@ def rate_result(result: dict[str, Any], current: dict[str, Rating]) -> dict[str,
     if len(teams) < 2:
         return {}
     ranks = [len(ranks) + 1 if r == LAST else r for r in ranks]
-    if len(set(ranks)) == 1:
-        # nobody placed above anybody (every person left a game with no
+    if len(set(ranks)) == 1 and all(
+            seat < len(substituted) and substituted[seat] for seat in humans):
+        # every person left and nobody placed above anybody (a game with no
         # bot seat: all counted last): no result to rate. As a draw it
         # raised every conservative rating (uncertainty shrinks): two
         # friends leaving a 2-seat room at once gained ~30 each, every
-        # game ("나감 +32": trial finding)
+        # game ("나감 +32": trial finding). A real tie is still rated.
         return {}
     rated = MODEL.rate(teams, ranks=ranks)
     out: dict[str, Rating] = {}

@@ -531,11 +531,11 @@ export function resultsPanel(ctl, rows, title = "게임 결과") {
         ? button("한 판 더", () => ctl.askRematch(), { class: "primary", dataset: { act: "rematch" } }) : null));
 }
 
-/** The table's 한 판 더 is over for this player: it started without them
- * (they did not agree in time), or nobody chose it. */
+/** The table's 한 판 더 started without this player (they did not agree
+ * in time). An expired offer is not over: asking again opens a new one. */
 function rematchOver(ctl) {
   const r = ctl.rematch;
-  return !!r && (r.state === "expired" || (r.state === "started" && !(r.agreed || []).includes(ctl.seat())));
+  return !!r && r.state === "started" && !(r.agreed || []).includes(ctl.seat());
 }
 
 function rematchStatus(ctl) {
@@ -576,8 +576,10 @@ function finalPanel(ctl) {
   const nameOf = (s) => `${nameOnly(s)}${s === me ? " (나)" : ""}`;
   const game = ctl.final?.game;
   // as the live result says it: One Card "철수가 이겼어요.", the others "우승: 철수"
-  const theirs = winners.length > 1 ? `공동 우승: ${winners.map(nameOnly).join(", ")}`
-    : game === "onecard" ? `${josa(nameOnly(winners[0]), "이/가")} 이겼어요.` : `우승: ${nameOnly(winners[0])}`;
+  // a seat a bot finished is marked, as the live 줄줄이 벌점 and Hakka results do
+  const winner = (s) => (subst[s] ? `${nameOnly(s)} (봇이 대신함)` : nameOnly(s));
+  const theirs = winners.length > 1 ? `공동 우승: ${winners.map(winner).join(", ")}`
+    : game === "onecard" ? `${josa(nameOnly(winners[0]), "이/가")} 이겼어요.` : `우승: ${winner(winners[0])}`;
   const title = ENDED_BY[info.ended_by]
     || (winners.includes(me) && subst[me] ? "내 자리를 이어받은 봇이 이겼어요."
       : winners.includes(me) ? "이겼어요!"

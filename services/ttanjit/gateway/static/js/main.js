@@ -79,17 +79,22 @@ net.on("welcome", (f) => {
     store.rememberNickname(f.nickname);
   }
   state.ratings = f.ratings || [];
+  const [, screen, arg] = (location.hash || "#/").split("/");
+  let told = "";
   if (f.room) state.room = f.room;
-  else if (state.room && f.lobby_known && !f.game_id) {
-    // away longer than a room seat waits (RULES.md 4's 60 s): the room let
-    // us go. The room screen showed it as it was, 시작 said "이미 시작한
-    // 방이에요." and 방 나가기 "방에 들어가 있지 않아요." (trial finding)
+  else if (state.room && f.lobby_known) {
+    // in no room now: e.g. away longer than a room seat waits (RULES.md 4's
+    // 60 s), or left in another tab; a room screen showed the room as it
+    // was, 시작 said "이미 시작한 방이에요." and 방 나가기 "방에 들어가 있지
+    // 않아요." (trial finding). Another screen's is a started room's: gone
     state.room = null;
-    toast("연결이 끊긴 사이에 방에서 나왔어요.");
+    if (screen === "room" && !f.game_id) {
+      told = "이제 방에 들어가 있지 않아요."; // said on the lobby (a new screen drops toasts)
+      location.hash = "#/";
+    }
   }
   requeue(f);
   updateHeader();
-  const [, screen, arg] = (location.hash || "#/").split("/");
   const left = f.game_id && store.get(`left.${f.game_id}`, false); // results seen, or left
   // a game that is over takes only the lobby, as `game_result` does: not a
   // screen the player chose (내 기록, rules, a replay)
@@ -104,6 +109,7 @@ net.on("welcome", (f) => {
   } else {
     route();
   }
+  if (told) toast(told);
 });
 
 /** The queue this tab waits in, kept across a reload (the page's memory
