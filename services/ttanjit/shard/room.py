@@ -640,7 +640,7 @@ class Room:
     def after_change(self) -> None:
         if self.gone:
             return
-        paused = self.hosted.engine.presence.paused_since is not None
+        paused = self.hosted.engine.presence.paused
         if self.paused and not paused:
             # a human is back: a One Card window the pause held open is
             # pressed now (the presses due meanwhile were not made: press)
@@ -703,7 +703,7 @@ class Room:
 
     def _has_bot_action(self, seat: int) -> bool:
         eng = self.hosted.engine
-        if eng.presence.paused_since is not None:
+        if eng.presence.paused:
             # every human is away (RULES.md 4): the game waits for them, its
             # bots too, in all three games (One Card's engine refuses a
             # paused game's actions; the other two would take them)
@@ -891,7 +891,7 @@ class Room:
         hosted = self.hosted
         if self.gone or self.frozen or hosted.finished:
             return
-        if hosted.engine.presence.paused_since is not None:
+        if hosted.engine.presence.paused:
             return  # every human away: pressed when one is back (after_change)
         now = hosted.engine.view(seat).get("window")
         if not isinstance(now, dict) or now.get("holder") != window.get("holder") or now.get(

@@ -577,7 +577,7 @@ function finalPanel(ctl) {
   const game = ctl.final?.game;
   // as the live result says it: One Card "철수가 이겼어요.", the others "우승: 철수"
   // a seat a bot finished is marked, as the live 줄줄이 벌점 and Hakka results do
-  const winner = (s) => (subst[s] ? `${nameOnly(s)} (봇이 대신함)` : nameOnly(s));
+  const winner = (s) => botMarked(nameOnly(s), subst[s]);
   const theirs = winners.length > 1 ? `공동 우승: ${winners.map(winner).join(", ")}`
     : game === "onecard" ? `${josa(nameOnly(winners[0]), "이/가")} 이겼어요.` : `우승: ${winner(winners[0])}`;
   const title = ENDED_BY[info.ended_by]
@@ -600,7 +600,7 @@ function finalPanel(ctl) {
       return counts && typeof counts[s] === "number" ? `${counts[s]}장 남음` : "";
     };
     rows.push(h("table.scores.final-scores", {}, h("tbody", {}, order.map((s) => h("tr", { class: winners.includes(s) ? "win" : "", dataset: { seat: s } },
-      h("td", {}, nameOf(s), subst[s] ? [" ", h("span.badge.bot", { title: "나가거나 1분 넘게 돌아오지 않아 봇이 이어서 했어요" }, "봇이 대신함")] : null),
+      h("td", {}, nameOf(s), subst[s] ? [" ", tookOverBadge()] : null),
       h("td.num", {}, standing(s)))))));
   }
   if (typeof info.length_ms === "number") {
@@ -637,11 +637,19 @@ export function turnIsMine(ctl) {
  * "results mark the seat as bot substituted"; only One Card's said so:
  * trial finding), and a title's name of such a winner. */
 export function tookOverMark(v, s) {
-  return botTookOver(v, s) ? h("span.badge.bot", {}, "봇이 대신함") : null;
+  return botTookOver(v, s) ? tookOverBadge() : null;
 }
 
 export function winnerName(v, s, name) {
-  return botTookOver(v, s) ? `${name} (봇이 대신함)` : name;
+  return botMarked(name, botTookOver(v, s));
+}
+
+function tookOverBadge() {
+  return h("span.badge.bot", { title: "나가거나 1분 넘게 돌아오지 않아 봇이 이어서 했어요" }, "봇이 대신함");
+}
+
+function botMarked(name, tookOver) {
+  return tookOver ? `${name} (봇이 대신함)` : name;
 }
 
 /** A seat's presence badges, the same at every table: 자동 (autopilot after
