@@ -261,6 +261,33 @@ async def test_flooding_is_rate_limited(gw: Stack) -> None:
     await c.close()
 
 
+@pytest.mark.parametrize("proto", [False, True], ids=["json", "proto"])
+async def test_every_action_the_rate_limit_drops_is_answered(gw: Stack, proto: bool) -> None:
+    """docs/websocket.md 5: an ``action`` the rate limit drops is answered,
+    each one, with ``rate_limited`` and its ``cmd_id`` (its sender waited
+    for an answer that never came, and sent it again, same ``cmd_id``, on
+    a later reconnect, where a stale move could land on a later turn);
+    other frames get at most one ``rate_limited`` a second. Nothing is done."""
+    c = await WSClient.signed_in(gw.http(), "연타", proto=proto)
+    for i in range(60):  # the burst (40) and then some
+        await c.send({"type": "ping", "client_ms": i})
+    for i in range(3):
+        await c.send({"type": "action", "game_id": "g-nope", "cmd_id": f"flood{i}",
+                      "action": {"type": "draw"}})
+    got = [await c.wait_for(lambda f, i=i: f.get("cmd_id") == f"flood{i}") for i in range(3)]
+    assert [(f["type"], f["code"], f.get("ref")) for f in got] == [("error", "rate_limited", "action")] * 3
+    assert got[0]["message"] == "너무 빨리 보내고 있어요. 잠시 후 다시 해 주세요."
+    await asyncio.sleep(0.5)
+    while True:
+        try:
+            await c.recv(0.3)
+        except TimeoutError:
+            break
+    warned = [f for f in c.frames if f["type"] == "error" and "cmd_id" not in f]
+    assert [f["code"] for f in warned] == ["rate_limited"]  # the pings: one warning
+    await c.close()
+
+
 async def test_idle_and_silent_connections_are_closed(gw: Stack) -> None:
     """docs/websocket.md 5, with the limits shortened on a second gateway."""
     short = gw.add_gateway(TTANJIT_WS_IDLE_MS="1500", TTANJIT_WS_HELLO_MS="1500")

@@ -126,6 +126,32 @@ def decode_json(data: str | bytes) -> dict[str, Any]:
     return _checked(obj)
 
 
+def dropped_action(data: str | bytes, proto: bool) -> str | None:
+    """The ``cmd_id`` of an ``action`` frame the rate limit drops, so it can
+    be answered (its sender would wait for it, and send it again, same
+    ``cmd_id``, on a later reconnect: a stale [1장 뽑기] landed on a later
+    turn); None for any other frame. Reads only ``type`` and ``cmd_id``."""
+    if proto:
+        if isinstance(data, str):
+            return None
+        try:
+            msg = ClientFrame.FromString(data)
+        except (DecodeError, RuntimeError, ValueError):
+            return None
+        kind, cmd_id = msg.type, msg.cmd_id
+    else:
+        if ("cmd_id" if isinstance(data, str) else b"cmd_id") not in data:
+            return None
+        try:
+            obj = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return None
+        if type(obj) is not dict:
+            return None
+        kind, cmd_id = obj.get("type"), obj.get("cmd_id")
+    return cmd_id if kind == "action" and is_cmd_id(cmd_id) else None
+
+
 def whole_numbers(obj: Any) -> Any:
     """Struct numbers are doubles: 58.0 -> 58 (cards, rows, seats). One
     beyond a double's exact integers stays a double (as JSON's reader

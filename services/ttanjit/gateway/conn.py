@@ -220,7 +220,10 @@ class Connection:
             return
         if not self.bucket.allow(now):
             m.frame_in("rate_limited")
-            if self.bucket.should_warn(now):
+            cmd_id = codec.dropped_action(data, self.proto)
+            if cmd_id is not None:  # every dropped action is answered
+                await self.reject("rate_limited", "action", cmd_id)
+            elif self.bucket.should_warn(now):
                 await self.reject("rate_limited")
             else:
                 m.REJECTIONS.labels("rate_limited").inc()

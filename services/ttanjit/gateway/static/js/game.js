@@ -324,8 +324,8 @@ export class GameController {
     // a double tap: the same action again within a moment. The first made
     // the move and the turn moved on, so the second is "not your turn" —
     // shown under "내 차례예요" once the turn came back (trial finding); not
-    // said. (No count of answers awaited: an action the rate limit refused
-    // is never answered, and a count would stay up for good: review.)
+    // said. (No count of answers awaited: one that went unanswered, as an
+    // action the rate limit dropped once was, would stay up for good: review.)
     const at = Date.now();
     const prev = this.lastAct;
     this.lastAct = { game: this.id, type: action.type, at };
