@@ -674,6 +674,9 @@ def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> 
     page.on("dialog", lambda d: d.accept())
     page.get_by_role("button", name="나가기").click()  # a bot plays it out at once
     page.wait_for_selector(".game-card")
+    # the lobby keeps the 인원 last chosen, as it keeps the level (trial: it
+    # went back to 4명 after every game)
+    assert page.locator('select[name="seats-onecard"]').input_value() == "2"
     page.locator(level).select_option("hard")
     new = quick_match(page, "onecard", seats=2)  # a newer game: the session's own now
     assert new != old

@@ -119,8 +119,10 @@ function queueBanner() {
 
 function gameCard(g) {
   const meta = GAMES[g];
-  const seatSel = h("select", { "aria-label": "인원", name: `seats-${g}` },
-    meta.seats.map((n) => h("option", { value: n, selected: n === meta.defaultSeats }, `${n}명`)));
+  const chosen = store.lastSeats(g, meta.seats, meta.defaultSeats);
+  const seatSel = h("select", { "aria-label": "인원", name: `seats-${g}`,
+    onchange: () => store.rememberSeats(g, Number(seatSel.value)) },
+  meta.seats.map((n) => h("option", { value: n, selected: n === chosen }, `${n}명`)));
   const saved = store.lastBotLevel(g);
   const levelSel = h("select", { "aria-label": "봇 난이도", name: `level-${g}`, title: "빈자리를 채울 봇의 난이도",
     onchange: () => store.rememberBotLevel(g, levelSel.value) },

@@ -47,3 +47,17 @@ export function lastBotLevel(game) {
 export function rememberBotLevel(game, level) {
   try { localStorage.setItem(`${PREFIX}level.${game}`, level); } catch { /* ignore */ }
 }
+
+/** The seat count last chosen per game, remembered as the bot level is
+ * (trial: the lobby kept the level and forgot the 인원); `fallback` when
+ * none was or it is not one of `allowed`. */
+export function lastSeats(game, allowed, fallback) {
+  try {
+    const n = Number(localStorage.getItem(`${PREFIX}seats.${game}`));
+    return allowed.includes(n) ? n : fallback;
+  } catch { return fallback; }
+}
+
+export function rememberSeats(game, seats) {
+  try { localStorage.setItem(`${PREFIX}seats.${game}`, String(seats)); } catch { /* ignore */ }
+}
