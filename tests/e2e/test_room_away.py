@@ -38,3 +38,29 @@ def test_a_player_the_room_let_go_while_away_is_back_in_the_lobby(new_page: Any)
     assert guest.locator("#room-code").count() == 0
     assert guest.evaluate("() => location.hash") == "#/"  # the lobby's address, not the room's
     assert host.locator("#room-code").inner_text() == code  # the host's room goes on
+
+
+def test_the_lobbys_late_word_and_a_let_go_seat_are_said(new_page: Any) -> None:
+    """The gateway asks the lobby again when it did not answer ``hello`` (a
+    leader change) and says its late word (``lobby``); a seat let go while
+    the lobby could not hear the player was back is said (``room_left``
+    ``away``): the room screen stayed as it was, with no word, before.
+    The frames are handed to the tab as they come from the gateway (the
+    failover itself: tests/integration/test_matchmaker_replicas.py)."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "늦은소식")
+    page.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
+    code = page.locator("#room-code").inner_text()
+    room = page.evaluate("() => window.ttanjit.state.room")
+    give = "(f) => window.ttanjit.net.onFrame(JSON.stringify(f))"
+    page.evaluate(give, {"type": "lobby"})  # in no room now
+    page.wait_for_selector('.toast:has-text("이제 방에 들어가 있지 않아요.")')
+    page.wait_for_selector(".game-card")
+    assert page.evaluate("() => location.hash") == "#/"
+    page.evaluate(give, {"type": "lobby", "room": room})  # in the room after all: back to it
+    page.wait_for_selector("#room-code")
+    page.evaluate(give, {"type": "room_left", "code": code, "reason": "away",
+                         "message": "연결이 끊겨 있는 동안 방에서 나왔어요."})
+    page.wait_for_selector('.toast:has-text("연결이 끊겨 있는 동안 방에서 나왔어요.")')
+    page.wait_for_selector(".game-card")
+    assert page.locator("#room-code").count() == 0

@@ -25,7 +25,7 @@ class Stack:
 
     def start(self, shards: int = 1, gateways: int = 1, bots: bool = True,
               bot_wait_ms: int = 300, absence_ms: int = 0, matchmakers: int = 1,
-              rematch_ms: int = 20_000) -> Stack:
+              rematch_ms: int = 20_000, room_away_ms: int = 3000) -> Stack:
         s = self.services
         for i in range(shards):
             env = {"TTANJIT_ABSENCE_MS": str(absence_ms)} if absence_ms else {}
@@ -35,7 +35,8 @@ class Stack:
         for i in range(matchmakers):
             self.matchmakers.append(s.start("matchmaker", name=f"matchmaker-{i}", env={
                 "TTANJIT_BOT_WAIT_MS": str(bot_wait_ms), "TTANJIT_TEST_OPTIONS": "1",
-                "TTANJIT_ROOM_AWAY_MS": "3000", "TTANJIT_REMATCH_MS": str(rematch_ms)}))
+                "TTANJIT_ROOM_AWAY_MS": str(room_away_ms),
+                "TTANJIT_REMATCH_MS": str(rematch_ms)}))
         self.matchmaker = self.matchmakers[0]
         for _ in range(gateways):
             self.add_gateway()

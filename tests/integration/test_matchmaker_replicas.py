@@ -12,6 +12,7 @@ import signal
 import time
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import orjson
 import pytest
@@ -173,3 +174,89 @@ async def test_a_frozen_follower_costs_the_gateway_one_attempt_not_one_a_call(st
     finally:
         os.kill(follower.pid, signal.SIGCONT)
     await host.close()
+
+
+AWAY_S = 8.0  # a room seat's wait (RULES.md 4's 60 s) on the st_away stack
+
+
+@pytest.fixture
+def st_away(nats_url: str) -> Iterator[Stack]:
+    with stack(nats_url, shards=1, gateways=1, bot_wait_ms=60_000, matchmakers=2,
+               room_away_ms=int(AWAY_S * 1000)) as s:
+        yield s
+
+
+def humans(f: dict[str, Any]) -> list[str]:
+    return [m.get("player", "") for m in f["room"]["members"] if m["kind"] == "human"]
+
+
+async def a_room_with_a_guest_gone(st: Stack, names: tuple[str, str]
+                                   ) -> tuple[WSClient, dict[str, Any], str]:
+    """A host and a guest in a 3-seat room, the guest's connection closed
+    (the lobby marks them away); the host, the guest's identity, the code."""
+    host, guest = [await WSClient.signed_in(st.http(), n) for n in names]
+    await host.send({"type": "room_create", "game": "onecard", "seats": 3})
+    code = (await host.wait_type("room"))["room"]["code"]
+    await guest.send({"type": "room_join", "code": code})
+    await host.wait_for(lambda f: f.get("type") == "room" and len(humans(f)) == 2)
+    await guest.close()
+    await asyncio.sleep(0.3)
+    return host, guest.ident, code
+
+
+async def test_a_hello_the_lobby_missed_is_asked_again(st_away: Stack) -> None:
+    """Audit finding: a player back in their room's seat while the lobby
+    changed leaders: ``hello``'s GetPlayer failed, so the away mark (their
+    drop) stayed, and the new leader let them go when the seat's wait ran
+    out, connected, without a word. The gateway asks again until the lobby
+    answers (the player's "back"), and says the room then (``lobby``)."""
+    st = st_away
+    l1 = leader(st)
+    pinned = st.add_gateway(TTANJIT_MATCHMAKER_ADDR=f"ipv4:127.0.0.1:{l1.ports['grpc']}")
+    pinned.wait_log('"msg":"gateway ready"')
+    host, ident, code = await a_room_with_a_guest_gone(st, ("돌아온방장", "돌아온손님"))
+    gone_at, seen = time.monotonic(), len(host.frames)
+    os.kill(l1.pid, signal.SIGSTOP)  # hello's GetPlayer goes unanswered; the follower takes over
+    try:
+        back = WSClient(st.http(1), ident)
+        await back.connect()
+        welcome = await back.hello()
+    finally:
+        os.kill(l1.pid, signal.SIGCONT)
+    assert "lobby_known" not in welcome and "room" not in welcome
+    lobby = await back.wait_type("lobby", 15)
+    assert lobby["room"]["code"] == code and ident["player"] in humans(lobby)
+    await asyncio.sleep(max(0.0, gone_at + AWAY_S + 2 - time.monotonic()))
+    assert not [f for f in host.frames[seen:]
+                if f["type"] == "room" and ident["player"] not in humans(f)]
+    await back.send({"type": "room_leave"})  # still in it
+    assert (await back.wait_for(lambda f: f["type"] in ("room_left", "error")))["type"] == "room_left"
+    for cl in (host, back):
+        await cl.close()
+
+
+async def test_a_player_let_go_while_back_unnoticed_is_told(st_away: Stack) -> None:
+    """When the lobby cannot hear the player is back (every replica their
+    gateway reaches is frozen), the seat's wait runs out as if they were
+    away; they were let go without a word (their room screen stayed: 시작
+    "이미 시작한 방이에요."). Now they are told (``room_left`` ``away``)."""
+    st = st_away
+    follower = next(p for p in st.matchmakers if p is not leader(st))
+    pinned = st.add_gateway(TTANJIT_MATCHMAKER_ADDR=f"ipv4:127.0.0.1:{follower.ports['grpc']}")
+    pinned.wait_log('"msg":"gateway ready"')
+    host, ident, code = await a_room_with_a_guest_gone(st, ("기다린방장", "모르는손님"))
+    os.kill(follower.pid, signal.SIGSTOP)
+    try:
+        back = WSClient(st.http(1), ident)
+        await back.connect()
+        welcome = await back.hello()
+        assert "lobby_known" not in welcome
+        left = await back.wait_type("room_left", AWAY_S + 10)
+    finally:
+        os.kill(follower.pid, signal.SIGCONT)
+    assert (left["code"], left["reason"], left["message"]) == (
+        code, "away", "연결이 끊겨 있는 동안 방에서 나왔어요.")
+    assert ident["player"] not in humans(await host.wait_for(
+        lambda f: f["type"] == "room" and ident["player"] not in humans(f)))
+    for cl in (host, back):
+        await cl.close()

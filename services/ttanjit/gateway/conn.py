@@ -69,6 +69,22 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+# ``hello`` found the matchmaker unanswered: asked again after these waits
+# (about a minute in all: a room seat waits 60 s, RULES.md 4)
+LOBBY_LATER_S = (0.5, 1.0, 2.0) + (3.0,) * 19
+
+
+def lobby_part(state: dict[str, Any]) -> dict[str, Any]:
+    """``room?`` and ``queued?`` of a matchmaker ``GetPlayer`` answer
+    (``welcome``, ``lobby``)."""
+    out: dict[str, Any] = {}
+    if state.get("room"):
+        out["room"] = codec.whole_numbers(state["room"])
+    if state.get("queued_game"):  # e.g. queued in the tab this one replaced
+        out["queued"] = {"game": state["queued_game"], "seats": int(state.get("queued_seats") or 0)}
+    return out
+
+
 class Transport(Protocol):
     """``write_now`` (optional): write one frame at once, without awaiting;
     False when it cannot (then ``send_text``/``send_bytes``)."""
@@ -344,11 +360,7 @@ class Connection:
                 welcome.update(sess.match)
         if state is not None:  # room? and queued? are the matchmaker's word
             welcome["lobby_known"] = True
-        if state and state.get("room"):
-            welcome["room"] = codec.whole_numbers(state["room"])
-        if state and state.get("queued_game"):  # e.g. queued in the tab this one replaced
-            welcome["queued"] = {"game": state["queued_game"],
-                                 "seats": int(state.get("queued_seats") or 0)}
+            welcome.update(lobby_part(state))
         await self.send(welcome)
         if catch_up is not None:
             await self.deliver_catch_up(catch_up)
@@ -363,6 +375,34 @@ class Connection:
             await self.gw.command(sess.game_id, sess.player, "gw-" + secrets.token_hex(6),
                                   {"type": "reconnect"})
         await self.gw.save(sess)
+        if state is None:
+            self._spawn(self.lobby_later(ident.player))
+
+    async def lobby_later(self, player: str, waits: tuple[float, ...] = LOBBY_LATER_S) -> None:
+        """The matchmaker did not answer ``hello`` (a leader change, up to
+        a few seconds): ask again until it does. Its answer is the player's
+        "back" (it ends the away mark that would let them go from their room
+        60 s after they dropped, connected, without a word: audit finding),
+        and the client gets its room and queue as they are now (``lobby``).
+        Seated in a game meanwhile (a room started while away), the
+        connection is closed for the client to resume: its ``hello`` takes
+        the game up."""
+        for wait in waits:
+            await asyncio.sleep(wait)
+            s = self.session
+            if self.closed or self.superseded or s is None:
+                return
+            state = await self.gw.player_state(player)
+            if state is None:
+                continue
+            if self.closed or self.superseded:
+                return
+            if state.get("game_id") and state["game_id"] not in (s.game_id, s.left):
+                await self.close(1012, "seated in a game")
+                return
+            await self.send({"type": "lobby", **lobby_part(state)})
+            return
+        log.warning("matchmaker unanswered since hello: %s", player)
 
     async def deliver_catch_up(self, reply: dict[str, Any], resync: bool = True) -> None:
         """A shard's sync answer: the events the client lacks with the

@@ -161,6 +161,10 @@ async def finished_entry(kv: KeyValue, game_id: str, wait_s: float) -> dict[str,
         await asyncio.sleep(0.05)
 
 
+# ``room_left`` ``reason: "away"``: a room seat waited its 60 s (RULES.md 4)
+AWAY_LEFT_MESSAGE = "연결이 끊겨 있는 동안 방에서 나왔어요."
+
+
 class Matchmaker:
     def __init__(self, nc: Client, kv_ratings: KeyValue, settings: Settings,
                  kv_lobby: KeyValue | None = None) -> None:
@@ -644,6 +648,7 @@ class Matchmaker:
         if not gone:
             return
         changed: list[Room] = []
+        let_go: list[tuple[str, str]] = []
         for player in gone:
             if getattr(self.rooms.room_of(player), "state", "") == "starting":
                 continue  # seated in the game being made (or, if it fails, away still)
@@ -651,11 +656,17 @@ class Matchmaker:
             if self.rooms.room_of(player) is not None:
                 room = self.rooms.leave(player)
                 room.ratings.pop(player, None)
+                let_go.append((player, room.code))
                 if room.state != "closed":
                     changed.append(room)
         await self.commit()
         for room in changed:
             await self.notify_room(room)
+        # and the player, should they be back unnoticed (their "back" did not
+        # reach the lobby: it was changing leaders): they were let go silently
+        for player, code in let_go:
+            await self.notify(player, {"type": "room_left", "code": code, "reason": "away",
+                                       "message": AWAY_LEFT_MESSAGE})
 
     async def tick(self) -> None:
         if not self.leading:

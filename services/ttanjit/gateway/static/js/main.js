@@ -80,19 +80,7 @@ net.on("welcome", (f) => {
   }
   state.ratings = f.ratings || [];
   const [, screen, arg] = (location.hash || "#/").split("/");
-  let told = "";
-  if (f.room) state.room = f.room;
-  else if (state.room && f.lobby_known) {
-    // in no room now: e.g. away longer than a room seat waits (RULES.md 4's
-    // 60 s), or left in another tab; a room screen showed the room as it
-    // was, 시작 said "이미 시작한 방이에요." and 방 나가기 "방에 들어가 있지
-    // 않아요." (trial finding). Another screen's is a started room's: gone
-    state.room = null;
-    if (screen === "room" && !f.game_id) {
-      told = "이제 방에 들어가 있지 않아요."; // said on the lobby (a new screen drops toasts)
-      location.hash = "#/";
-    }
-  }
+  const told = f.room || f.lobby_known ? roomNow(f, screen) : "";
   requeue(f);
   updateHeader();
   const left = f.game_id && store.get(`left.${f.game_id}`, false); // results seen, or left
@@ -144,6 +132,39 @@ function forgetQueue() {
  * waiting in it from another tab, this one shows it; dropped from it
  * because this connection was lost (the matchmaker does not match a player
  * who is away), this tab queues again for the same game. */
+/** The room the matchmaker says the player is in (`welcome` with
+ * `lobby_known`, `lobby`); what to tell them, if anything. */
+function roomNow(f, screen) {
+  if (f.room) {
+    state.room = f.room;
+    return "";
+  }
+  if (!state.room) return "";
+  // in no room now: e.g. away longer than a room seat waits (RULES.md 4's
+  // 60 s), or left in another tab; a room screen showed the room as it
+  // was, 시작 said "이미 시작한 방이에요." and 방 나가기 "방에 들어가 있지
+  // 않아요." (trial finding). Another screen's is a started room's: gone
+  state.room = null;
+  if (screen !== "room" || f.game_id) return "";
+  location.hash = "#/";
+  return "이제 방에 들어가 있지 않아요."; // said on the lobby (a new screen drops toasts)
+}
+
+// The matchmaker's word, late: it did not answer `hello` (a leader change),
+// so `welcome` had no `lobby_known` (its queue: asked again then, requeue)
+net.on("lobby", (f) => {
+  const [, screen] = (location.hash || "#/").split("/");
+  const told = roomNow(f, screen);
+  if (told) {
+    route();
+    toast(told);
+  } else if (f.room && screen !== "room" && screen !== "game") {
+    go("#/room");
+  } else {
+    state.emit("room");
+  }
+});
+
 function requeue(f) {
   if (f.queued) {
     state.queue = { ...(state.queue || {}), ...f.queued, player: f.player };
@@ -166,8 +187,11 @@ net.on("room", (f) => {
 
 net.on("room_left", (f) => {
   state.room = null;
-  if (f.reason) toast(f.reason);
-  if (location.hash.startsWith("#/room")) go("#/");
+  if (location.hash.startsWith("#/room")) {
+    location.hash = "#/";
+    route(); // now: a toast goes with the screen it was shown on
+  }
+  if (f.message) toast(f.message); // a room seat waited its 60 s (`reason` away)
 });
 
 net.on("matched", (f) => {
