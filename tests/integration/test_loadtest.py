@@ -156,6 +156,27 @@ async def test_an_unseeded_capture_replays_without_waiting_out_its_timeout(
     assert not [d for d in report["divergences"] if d["got"].startswith("waited_for_event")]
 
 
+async def test_a_quick_match_capture_fanned_out_keeps_its_pace(st: Stack, tmp_path: Path) -> None:
+    """Ops trial: a quick-match capture replayed with ``--fanout 5`` stalled
+    for half a minute at a time, and some players were then cut off by the
+    gateway's idle timeout. The copies' players meet at the same tables,
+    dealt at random: the capture's events say nothing of those games, yet
+    their players waited for them (a copy stopped waiting only once one of
+    its own answers differed) until a turn timer moved the game on. An
+    unseeded game's moves keep the capture's pace alone now."""
+    path = str(tmp_path / "quick.capture.jsonl")
+    cfg = PlayConfig(game="onecard", seats=2, mode="quick", think_ms=FAST, games=1)
+    recorded = await play(st.http(), 4, cfg, duration_s=90, capture=path, progress=0)
+    assert recorded["games_finished"] == 2 and recorded["failures"] == []
+    timeout_s = 60.0
+    t0 = time.monotonic()
+    report = await replay(st.http(), path, speed=5, fanout=4, progress=0, timeout_s=timeout_s)
+    took = time.monotonic() - t0
+    assert report["failures"] == [] and report["counts"].get("connections_lost", 0) == 0
+    assert not [d for d in report["divergences"] if d["got"].startswith("waited_for_event")]
+    assert took < 20, f"{took:.0f} s"
+
+
 async def test_gateway_sample_capture_replays(st: Stack, tmp_path: Path) -> None:
     """A gateway with TTANJIT_RECORD_SAMPLE=1 records every session; its
     capture replays against the stack with the same outcomes."""

@@ -27,12 +27,13 @@ session) and sends the captured client frames with their recorded pauses
 
 Quick-match captures replay too, but the matchmaker then seats players of
 different copies together and deals at random, so their moves diverge:
-capture room games with a seed when the outcomes must reproduce. Once a
-copy's game has diverged (an answer differed), its events no longer follow
-the capture's: its players stop waiting for them (a wait under way ends
-within :data:`POLL_S`) and the capture's pace alone orders their moves;
-a game seen ending ends every wait for it too. So an unseeded capture
-replays at its pace instead of stalling ``--timeout`` once per player.
+capture room games with a seed when the outcomes must reproduce. A game
+dealt at random (its ``matched`` options have no ``seed``), or one whose
+answers differed from the capture's, does not follow the capture's events:
+its players do not wait for them (a wait under way ends within
+:data:`POLL_S`) and the capture's pace alone orders their moves; a game
+seen ending ends every wait for it too. So an unseeded capture replays at
+its pace instead of stalling until a turn timer or ``--timeout`` moves it on.
 
 A seeded room that the server refuses with ``bad_option`` (a server not
 started with ``TTANJIT_TEST_OPTIONS=1``) ends the whole replay at once
@@ -227,12 +228,14 @@ class Copy:
     """What the players of one copy share: the lobby turn and the maps from
     captured room codes and game ids to this copy's."""
 
-    def __init__(self, k: int, lobby_frames: int) -> None:
+    def __init__(self, k: int, lobby_frames: int, diverged: set[str]) -> None:
         self.k = k
         self.lobby_done = [asyncio.Event() for _ in range(lobby_frames)]
         self.codes: dict[str, str] = {}
         self.acted: dict[tuple[str, int], asyncio.Event] = {}
-        self.diverged: set[str] = set()  # this copy's game ids whose answers differed
+        # the games (ids of this replay's) that do not follow the capture,
+        # shared by every copy: a quick match seats copies together
+        self.diverged = diverged
 
     def act_done(self, key: tuple[str, int]) -> asyncio.Event:
         return self.acted.setdefault(key, asyncio.Event())
@@ -325,6 +328,10 @@ class ReplayPlayer:
             gid = str(f["game_id"])
             if gid not in self.games:
                 self.games.append(gid)
+            if kind == "matched" and (f.get("options") or {}).get("seed") is None:
+                # dealt at random (a quick match, a room without a seed):
+                # the capture's events say nothing of it, only its pace
+                self.copy.diverged.add(gid)
         if kind in SEQ_FRAMES:
             gid = str(f.get("game_id") or (self.games[-1] if self.games else ""))
             self.progress.see(gid, f)
@@ -529,8 +536,9 @@ async def replay(base: str, capture_path: str, speed: float = 1.0, fanout: int =
         t0 = time.monotonic() + 0.5
         tasks = []
         players: list[ReplayPlayer] = []
+        diverged: set[str] = set()
         for k in range(fanout):
-            copy = Copy(k, n_lobby)
+            copy = Copy(k, n_lobby, diverged)
             start = t0 + (ramp_s * k / fanout if fanout > 1 else 0.0)
             for pp in plans:
                 players.append(ReplayPlayer(pp, copy, base, stats, div, http, start, t_first,
