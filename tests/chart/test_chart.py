@@ -53,6 +53,8 @@ def test_notes_render(helm: Path, values: str) -> None:
     assert done.returncode == 0, done.stderr
     notes = done.stdout.split("NOTES:", 1)[1]
     assert "ttanjit-shard-0" in notes and "shard.replicas=N" in notes
+    # the upgrade line works as pasted: helm upgrade looks in the current namespace
+    assert "--namespace games --reuse-values --set shard.replicas=N" in notes
     assert "<no value>" not in notes
 
 
@@ -158,6 +160,64 @@ def test_shard_count_and_grace_follow_values(template: Callable[..., Any]) -> No
     sts = by_kind([d for d in yaml.safe_load_all(done.stdout) if d], "StatefulSet")["ttanjit-shard"]
     assert sts["spec"]["replicas"] == 7
     assert sts["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 90
+
+
+def test_shard_capacity_is_a_value(template: Callable[..., Any], tmp_path: Path) -> None:
+    """``shard.capacity``: the live games a shard takes (TTANJIT_CAPACITY,
+    docs/capacity.md §3; the runbook's "raise the capacity"), rendered as the
+    string Kubernetes wants, also for a number a values file gives (a float
+    to helm); unset, no env and the shard's own default (2000) applies."""
+    def shard_env(*args: str) -> dict[str, Any]:
+        done = template(*args, "--show-only", "templates/shard.yaml")
+        assert done.returncode == 0, done.stderr
+        sts = by_kind([d for d in yaml.safe_load_all(done.stdout) if d], "StatefulSet")
+        (c,) = sts["ttanjit-shard"]["spec"]["template"]["spec"]["containers"]
+        return {e["name"]: e for e in c["env"]}
+
+    assert shard_env("--set", "shard.capacity=3000")["TTANJIT_CAPACITY"] == {
+        "name": "TTANJIT_CAPACITY", "value": "3000"}
+    assert "TTANJIT_CAPACITY" not in shard_env()
+    values = tmp_path / "capacity.yaml"
+    values.write_text("shard:\n  capacity: 1000000\n")
+    assert shard_env("-f", str(values))["TTANJIT_CAPACITY"]["value"] == "1000000"
+    # the way before shard.capacity (extraEnv) would come after it and win
+    done = template("--set", "shard.capacity=3000",
+                    "--set", "shard.extraEnv[0].name=TTANJIT_CAPACITY",
+                    "--set-string", "shard.extraEnv[0].value=2500")
+    assert done.returncode != 0, "shard.capacity and extraEnv TTANJIT_CAPACITY rendered"
+    assert "both set TTANJIT_CAPACITY" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("component", ["gateway", "matchmaker", "shard", "bots"])
+def test_extra_env_values_must_be_strings(
+        helm: Path, template: Callable[..., Any], component: str) -> None:
+    """Kubernetes takes only strings as env values: ``--set
+    <component>.extraEnv[0].value=3000`` (a number to helm) is refused by the
+    schema at lint and template time, not by the API server at install;
+    ``--set-string`` (or a quoted "3000" in a values file) renders, and so
+    does ``valueFrom``."""
+    name = f"{component}.extraEnv[0].name=TTANJIT_CAPACITY"
+    number = f"{component}.extraEnv[0].value=3000"
+    complaint = f"at '/{component}/extraEnv/0/value': got number, want string"
+    done = template("--set", name, "--set", number)
+    assert done.returncode != 0, f"{number} rendered"
+    assert complaint in done.stderr, done.stderr
+    done = run_helm(helm, "lint", "--strict", str(CHART), "--set", name, "--set", number)
+    assert done.returncode != 0, f"{number} linted"
+    assert complaint in done.stdout + done.stderr, done.stdout + done.stderr
+
+    def env(*sets: str) -> dict[str, Any]:
+        done = template("--set", name, *sets)
+        assert done.returncode == 0, done.stderr
+        docs = [d for d in yaml.safe_load_all(done.stdout) if d]
+        kind = "StatefulSet" if component == "shard" else "Deployment"
+        (c,) = pod_specs(docs)[f"{kind}/ttanjit-{component}"]["containers"]
+        return {e["name"]: e for e in c["env"]}
+
+    assert env("--set-string", number)["TTANJIT_CAPACITY"]["value"] == "3000"
+    field = f"{component}.extraEnv[0].valueFrom.fieldRef.fieldPath=metadata.name"
+    assert env("--set", field)["TTANJIT_CAPACITY"]["valueFrom"] == {
+        "fieldRef": {"fieldPath": "metadata.name"}}
 
 
 @pytest.mark.parametrize("values", ALL_VALUES)
@@ -400,6 +460,9 @@ BAD_VALUES = [
     ("shard.replicas=0", "/shard/replicas"),
     ("shard.terminationGracePeriodSeconds=5", "/shard/terminationGracePeriodSeconds"),
     ("shard.replicas=three", "/shard/replicas"),
+    ("shard.capacity=0", "/shard/capacity"),
+    ("shard.capacity=lots", "/shard/capacity"),
+    ("shard.extraEnv[0].name=A,shard.extraEnv[0].vaule=1", "/shard/extraEnv/0"),
     ("securityContext.allowPrivilegeEscalation=true", "/securityContext/allowPrivilegeEscalation"),
     ("securityContext.runAsNonRoot=false", "/securityContext/runAsNonRoot"),
     ("podSecurityContext.runAsNonRoot=false", "/podSecurityContext/runAsNonRoot"),
