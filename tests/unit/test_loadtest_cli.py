@@ -60,6 +60,34 @@ def test_a_url_where_no_gateway_answers_is_one_line_and_exit_2() -> None:
         assert out.stdout == ""
 
 
+def test_a_url_of_a_metrics_port_or_the_websocket_says_which_address_to_give() -> None:
+    """Ops trial: ``--url`` at the gateway's metrics port (``make run``
+    prints it too) passed the look at ``/healthz``, which that port answers
+    as well; then every player failed with an HTML page dumped on the
+    screen, exit 1. And ``…/ws`` said only "HTTP 404"."""
+    from ttanjit.common.metrics_http import serve
+
+    port = free_port()
+    server = serve(port, host="127.0.0.1")  # the real metrics endpoint of every service
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for given, hint in ((url, "not its metrics port"), (url + "/ws", "drop /ws")):
+            out = loadtest("play", "-n", "5", "--url", given, "--duration", "5")
+            assert out.returncode == 2, out
+            assert out.stderr.startswith(f"ttanjit loadtest play: {given} is not a ttanjit "
+                                         "gateway: GET /readyz answered HTTP 404"), out.stderr
+            assert hint in out.stderr and len(out.stderr.splitlines()) == 1, out.stderr
+    finally:
+        server.shutdown()
+    # a --push address where nothing answers: said before the run (it was
+    # found after the whole run), though the gateway is not there either
+    gone = f"http://127.0.0.1:{free_port()}"
+    out = loadtest("play", "-n", "5", "--url", url, "--push", gone, "--duration", "5")
+    assert out.returncode == 2 and out.stderr == (
+        f"ttanjit loadtest play: no Pushgateway answers at {gone}: Connection refused "
+        "(--push)\n"), out.stderr
+
+
 def test_input_it_cannot_use_is_one_line_and_exit_2(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"
     (tmp_path / "cut.json").write_text('{"counts": {', encoding="utf-8")
@@ -82,10 +110,15 @@ def test_a_run_whose_connections_were_lost_for_good_exits_1(tmp_path: Path) -> N
     """The gateway went away under a run (a replay's ``connections_lost``, a
     player's ``reconnect_failures``): the report is printed, the exit is 1."""
     report = {"elapsed_s": 5.0, "throughput": {"frames_per_s": 1.0, "commands_per_s": 1.0},
-              "rtt": {}, "counts": {"reconnect_failures": 1, "connections_lost": 2},
+              "rtt": {}, "counts": {"reconnect_failures": 1, "connections_lost": 2,
+                                    "connections_lost_4002": 1, "connections_lost_1006": 1},
               "errors": {}, "disconnects": 3, "resumes": {}}
     (tmp_path / "r.json").write_text(json.dumps(report))
     out = loadtest("report", str(tmp_path / "r.json"))
     assert out.returncode == 1, out
     assert "3 connection(s) lost for good" in out.stderr
     assert "connections_lost 2" in out.stdout
+    # why, by close code (ops trial: nine players the gateway closed for
+    # being idle were said lost "because the gateway went away")
+    assert "closed with 4002 (idle_timeout: nothing sent for the gateway's idle time (60 s)): 1" \
+        in out.stderr and "closed with 1006 (dropped: the gateway went away): 1" in out.stderr

@@ -139,6 +139,19 @@ class Capture:
         return list(groups.values())
 
 
+def _what_else(raw_lines: list[bytes]) -> str:
+    """What a file given for a capture is instead, when it can tell (ops
+    trial: a load-test report given to ``replay``)."""
+    try:
+        whole = orjson.loads(b"\n".join(raw_lines))
+    except orjson.JSONDecodeError:
+        return ""
+    if isinstance(whole, dict) and "counts" in whole and "rtt" in whole:
+        return (" (a load-test report: replay takes the capture that `record --out` or "
+                "a gateway's TTANJIT_RECORD_DIR wrote)")
+    return ""
+
+
 def load(path: str | Path) -> Capture:
     """A capture file, read whole. A last line cut short (the writer was
     killed mid-line: it writes whole lines, with no newline until the end)
@@ -152,18 +165,18 @@ def load(path: str | Path) -> Capture:
         raise CaptureError(f"{path}: {exc.strerror or exc}") from None
     if not any(ln.strip() for ln in raw_lines):
         raise CaptureError(f"{path}: the file is empty")
+    try:  # the header first: a file that is no capture is said so, and only that
+        header = orjson.loads(raw_lines[0])
+    except orjson.JSONDecodeError:
+        header = None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise CaptureError(f"{path}: not a {FORMAT} file{_what_else(raw_lines)}")
     if len(raw_lines) > 1 and raw_lines[-1].strip():  # no newline after it: cut short
         try:
             orjson.loads(raw_lines[-1])
         except orjson.JSONDecodeError:
             log.warning("%s: its last line is cut short; replaying the lines before it", path)
             raw_lines.pop()
-    try:
-        header = orjson.loads(raw_lines[0])
-    except orjson.JSONDecodeError:
-        raise CaptureError(f"{path}: line 1 is not JSON") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise CaptureError(f"{path}: not a {FORMAT} file")
     conns: dict[str, ConnCapture] = {}
     for no, raw in enumerate(raw_lines[1:], start=2):
         if not raw.strip():

@@ -10,6 +10,7 @@ import asyncio
 import json
 import re
 import sys
+import time
 from contextlib import ExitStack
 from typing import Any
 
@@ -137,6 +138,17 @@ def _cfg(args: argparse.Namespace) -> Any:
                       options=args.options)
 
 
+# WebSocket close codes a replayed connection may meet (docs/websocket.md)
+CLOSES = {
+    1001: "the gateway stopped",
+    1006: "dropped: the gateway went away",
+    1012: "the gateway asked for a reconnect",
+    4001: "replaced: the same player connected again",
+    4002: "idle_timeout: nothing sent for the gateway's idle time (60 s)",
+    4003: "hello_timeout",
+}
+
+
 def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
     if report.get("failures"):  # Python reprs (``Refused('…')``) as their messages
         report["failures"] = collapse(list(report["failures"]))
@@ -161,10 +173,15 @@ def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
         print(f"{failed} player(s) failed:", file=sys.stderr)
         for line in report.get("failures") or []:
             print(f"  {line}", file=sys.stderr)
-    if cut:  # the gateway went away under them: neither
-        print(f"{cut} connection(s) lost for good (the gateway went away): "
-              f"reconnect_failures {counts.get('reconnect_failures', 0)}, "
-              f"connections_lost {counts.get('connections_lost', 0)}", file=sys.stderr)
+    if cut:  # the gateway went away under them, or closed them: neither
+        print(f"{cut} connection(s) lost for good: "
+              f"reconnect_failures {counts.get('reconnect_failures', 0)} (the gateway "
+              f"went away), connections_lost {counts.get('connections_lost', 0)}",
+              file=sys.stderr)
+        for key in sorted(k for k in counts if k.startswith("connections_lost_")):
+            code = int(key.rsplit("_", 1)[1])
+            print(f"  closed with {code} ({CLOSES.get(code, 'see docs/websocket.md')}): "
+                  f"{counts[key]}", file=sys.stderr)
     # a server bug, not a refusal a real player gets too (not_your_turn after
     # a double tap, a race with the turn timer): the run fails
     bugs = int((report.get("errors") or {}).get("internal_error") or 0)
@@ -197,16 +214,47 @@ def _check_gateway(url: str) -> None:
     is one line (exit 2), not one failure per player."""
     import httpx
 
+    end = time.monotonic() + 10
+    while True:
+        try:
+            r = httpx.get(f"{url}/readyz", timeout=10)
+        except httpx.HTTPError as exc:
+            raise CliError(f"no gateway answers at {url}: {http_why(exc)} "
+                           "(--url, or --local)") from None
+        try:
+            body = r.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or "connections" not in body:
+            # e.g. the gateway's metrics port (its /healthz answers too), or
+            # the WebSocket's address
+            hint = ("drop /ws: --url is the gateway's HTTP address" if url.endswith("/ws")
+                    else "--url is the gateway's HTTP address, the web client's, not its "
+                    "metrics port; or --local")
+            raise CliError(f"{url} is not a ttanjit gateway: GET /readyz answered "
+                           f"HTTP {r.status_code} ({hint})")
+        if r.status_code == 200:
+            return
+        if time.monotonic() >= end:  # starting, or without NATS
+            raise CliError(f"the gateway at {url} is not ready after 10 s: "
+                           f"/readyz says {body.get('status')!r}")
+        time.sleep(0.5)
+
+
+def _check_push(url: str) -> None:
+    """A ``--push`` address where no Pushgateway answers is said before the
+    run, not after it (ops trial: found after a 33 s run, exit 2)."""
+    import httpx
+
     try:
-        r = httpx.get(f"{url}/healthz", timeout=10)
+        httpx.get(f"{url.rstrip('/')}/-/ready", timeout=5)
     except httpx.HTTPError as exc:
-        raise CliError(f"no gateway answers at {url}: {http_why(exc)} (--url, or --local)") from None
-    if r.status_code != 200:
-        raise CliError(f"{url} is not a ttanjit gateway: GET /healthz answered "
-                       f"HTTP {r.status_code} (--url, or --local)")
+        raise CliError(f"no Pushgateway answers at {url}: {http_why(exc)} (--push)") from None
 
 
 def _url(args: argparse.Namespace, stack: ExitStack) -> str:
+    if getattr(args, "push", None):
+        _check_push(args.push)
     if not args.local:
         url = str(args.url).rstrip("/")
         _check_gateway(url)

@@ -405,6 +405,8 @@ class ReplayPlayer:
             watcher.cancel()
             if cut:  # the capture's later connections would resume what is not there
                 self.stats.count["connections_lost"] += 1
+                # why, by the close code (an idle timeout is not a gateway gone)
+                self.stats.count[f"connections_lost_{conn.close_code or 1006}"] += 1
                 return
             t, code, by = pp.closes[ci]
             await self.sleep_until(t)

@@ -103,10 +103,14 @@ def table(report: dict[str, Any]) -> str:
     """The report as a terminal table."""
     lines = [f"elapsed {report['elapsed_s']} s   frames/s {report['throughput']['frames_per_s']}"
              f"   commands/s {report['throughput']['commands_per_s']}"]
-    for key in ("players", "games_finished", "divergences"):
+    for key in ("players", "games_finished"):
         if key in report:
-            val = report[key]
-            lines.append(f"{key}: {len(val) if isinstance(val, list) else val}")
+            lines.append(f"{key}: {report[key]}")
+    if "divergences" in report:  # of the answers compared with the capture's (ops trial)
+        checked = report.get("checked")
+        lines.append(f"divergences: {len(report['divergences'])}"
+                     + (f" (answers compared {checked}, the same {report.get('same', 0)})"
+                        if checked is not None else ""))
     lines.append("")
     lines.append(f"{'message':<16}{'count':>8}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}"
                  f"{'max ms':>10}")
@@ -115,7 +119,9 @@ def table(report: dict[str, Any]) -> str:
                      f"{s['p99_ms']:>10.1f}{s['max_ms']:>10.1f}")
     lines.append("")
     counts = ", ".join(f"{k} {v}" for k, v in report["counts"].items())
-    lines.append(f"counts: {counts or '-'}")
+    # frames_out: sent by the simulated players (the gateway's frames_in)
+    lines.append(f"counts (frames_out: sent by the players, frames_in: received): "
+                 f"{counts or '-'}")
     errors = ", ".join(f"{k} {v}" for k, v in report["errors"].items())
     lines.append(f"errors: {errors or '-'}")
     lines.append(f"disconnects: {report['disconnects']}   resumes: "
