@@ -9,9 +9,13 @@ gateway's ``/readyz``, the matchmaker's gRPC health, the bot worker's
 ``ttanjit.v1.Matchmaker.Placement``). Ctrl-C (or SIGTERM) stops all of it.
 
 Ports: the gateway on ``TTANJIT_HTTP_PORT`` (default 8080) and NATS on
-4222 when free, else any free port; the internal ports are picked free, and
-printed with the address: NATS's URL, every process's ``/metrics`` and
-the shards' gRPC addresses (for ``ttanjit drain --addr``).
+4222 when free, else any free port; the internal ports are picked free
+(or, each when free, as given: ``TTANJIT_GW_METRICS_PORT``,
+``TTANJIT_SHARD1_PORT``, …, the names in :func:`stack_env`), and printed
+with the address: NATS's URL, every process's ``/metrics`` and the shards'
+gRPC addresses (for ``ttanjit drain --addr``). The ``/metrics`` addresses
+are also written to ``var/prometheus-targets.json`` for a local
+Prometheus's ``file_sd_configs``.
 ``TTANJIT_VAR_DIR`` moves ``./var`` (NATS's data and the gateway's token
 secret, ``var/token_secret``, both kept across runs); one ``make run`` at a
 time uses a var folder (``var/run.lock``). Each process is kept by
@@ -21,6 +25,7 @@ time uses a var folder (``var/run.lock``). Each process is kept by
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import signal
 import socket
@@ -30,7 +35,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -116,7 +121,11 @@ def stack_env(var: Path | None = None) -> dict[str, str]:
     })
     for name in ("MM_METRICS", "MM2_METRICS", "SHARD1", "SHARD1_METRICS", "SHARD2", "SHARD2_METRICS",
                  "BOTS_METRICS", "GW_METRICS"):
-        env[f"TTANJIT_{name}_PORT"] = str(free_port())
+        key = f"TTANJIT_{name}_PORT"  # given (e.g. a local Prometheus's config), or picked
+        wanted = int(os.environ.get(key) or 0)
+        env[key] = str(port_or_free(wanted) if wanted else free_port())
+        if wanted:
+            moved(key, wanted, int(env[key]))
     if "TTANJIT_TOKEN_SECRET" not in env:
         env["TTANJIT_TOKEN_SECRET"] = token_secret(var)
     return env
@@ -184,9 +193,20 @@ def endpoints(env: dict[str, str]) -> str:
     lines = [f"    NATS      {env['TTANJIT_NATS_URL']}", "    metrics"]
     lines += [f"      {name:<13}http://127.0.0.1:{env[f'TTANJIT_{key}_METRICS_PORT']}/metrics"
               for name, key in METRICS]
+    lines.append("      (a local Prometheus: file_sd_configs with var/prometheus-targets.json)")
     lines.append("    shard gRPC (ttanjit drain --addr …)")
     lines += [f"      {name:<13}127.0.0.1:{env[f'TTANJIT_{key}_PORT']}" for name, key in SHARDS]
     return "\n".join(lines)
+
+
+def prometheus_targets(env: dict[str, str]) -> list[dict[str, Any]]:
+    """Every process's ``/metrics`` as a Prometheus ``file_sd_configs``
+    file (``var/prometheus-targets.json``, written at each start): a local
+    Prometheus follows the ports a run picked without a config change."""
+    return [{"targets": [f"127.0.0.1:{env[f'TTANJIT_{key}_METRICS_PORT']}"],
+             "labels": {"job": "ttanjit", "instance": name,
+                        "service": name.split("-")[0]}}
+            for name, key in METRICS]
 
 
 def announce_when_ready(env: dict[str, str], proc: subprocess.Popen[bytes],
@@ -219,6 +239,8 @@ def main() -> int:
               file=sys.stderr, flush=True)
         return 1
     env = stack_env(var)
+    targets = var / "prometheus-targets.json"
+    targets.write_text(json.dumps(prometheus_targets(env), indent=2) + "\n", encoding="utf-8")
     cmd = [sys.executable, "-m", "honcho", "-f", str(PROCFILE), "-d", str(ROOT), "start"]
     proc = subprocess.Popen(cmd, env=env)
     threading.Thread(target=announce_when_ready, args=(env, proc), daemon=True).start()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import signal
@@ -106,7 +107,8 @@ async def room_started_at_once(url: str) -> None:
 async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TTANJIT_")}
     env.update(TTANJIT_VAR_DIR=str(tmp_path / "var"), TTANJIT_HTTP_PORT=str(free_port()),
-               TTANJIT_NATS_PORT=str(free_port()), TTANJIT_BOT_WAIT_MS="200")
+               TTANJIT_NATS_PORT=str(free_port()), TTANJIT_BOT_WAIT_MS="200",
+               TTANJIT_GW_METRICS_PORT=str(free_port()))  # pinned (ops trial)
     proc = subprocess.Popen([sys.executable, "-m", "ttanjit.run"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)  # its own group, as a terminal gives it
@@ -144,6 +146,14 @@ async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) ->
         assert sorted(scraped) == ["bots", "gateway", "matchmaker-1", "matchmaker-2",
                                    "shard-1", "shard-2"], "".join(out[-30:])
         assert "ttanjit_gateway_" in scraped["gateway"] and "ttanjit_shard_" in scraped["shard-2"]
+        # a metrics port given is kept (a local Prometheus's config need not
+        # change each run: ops trial), and every one picked is in a file a
+        # Prometheus's file_sd_configs follows
+        printed = dict(re.findall(r"^\s+(\S+)\s+http://(127\.0\.0\.1:\d+)/metrics$",
+                                  "".join(out), re.M))
+        assert printed["gateway"] == f"127.0.0.1:{env['TTANJIT_GW_METRICS_PORT']}"
+        sd = json.loads((tmp_path / "var" / "prometheus-targets.json").read_text())
+        assert {t["labels"]["instance"]: t["targets"][0] for t in sd} == printed
         assert f"NATS      nats://127.0.0.1:{env['TTANJIT_NATS_PORT']}" in "".join(out)
         assert "ttanjit drain --addr" in "".join(out)
         grpc_addrs = dict(shard_line.findall("".join(out)))
