@@ -239,6 +239,75 @@ async def test_a_frame_too_large_is_refused_unread() -> None:
     assert t.frames()[0]["code"] == "frame_too_large"
 
 
+async def test_dropped_actions_are_answered_only_as_fast_as_frames_are_taken() -> None:
+    """docs/websocket.md 5 (review finding): every dropped action was
+    answered, so a flood that never reads made the gateway write, and hold,
+    an answer per frame (+66 MB for two sockets that had not even said
+    hello). Before ``hello`` nothing is answered but the warning; after it,
+    at most the rate of frames itself (20/s, a burst of 40); an action too
+    large to read cheaply is not read for its cmd_id."""
+    c, t, gw = make()
+    for i in range(500):
+        await send(c, {"type": "action", "game_id": "g", "cmd_id": f"x{i}", "action": {}})
+    limited = [f for f in t.frames() if f.get("code") == "rate_limited"]
+    assert len(limited) == 1 and "cmd_id" not in limited[0]  # the warning alone
+    c, t, gw = make()
+    await hello(c, gw, t)
+    for i in range(60):  # the frame bucket's burst, spent
+        await send(c, {"type": "ping"})
+    t.sent.clear()
+    for i in range(500):
+        await send(c, {"type": "action", "game_id": "g", "cmd_id": f"x{i}", "action": {}})
+    answered = [f for f in t.frames() if f.get("cmd_id")]
+    # the answers' own burst (40, less the pings dropped before), not 500
+    assert 10 <= len(answered) <= 45, len(answered)
+    assert {(f["code"], f["ref"]) for f in answered} == {("rate_limited", "action")}
+    c, t, gw = make()
+    await hello(c, gw, t)
+    for i in range(60):
+        await send(c, {"type": "ping"})
+    t.sent.clear()
+    await send(c, {"type": "action", "game_id": "g", "cmd_id": "big", "action": {"x": "y" * 2000}})
+    await send(c, {"type": "action", "game_id": "g", "cmd_id": "c" * 100, "action": {}})
+    assert [f.get("cmd_id") for f in t.frames() if f.get("cmd_id")] == ["c" * 100]
+
+
+class StuckTransport(FakeTransport):
+    """A client that does not read: a frame's write never ends."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.aborted = False
+
+    async def send_text(self, data: str) -> None:
+        await asyncio.Event().wait()
+
+    async def close(self, code: int, reason: str) -> None:
+        await asyncio.Event().wait()  # a graceful close waits for the buffer too
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
+async def test_a_close_behind_a_write_that_never_ends_drops_the_socket(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review finding: a close waited for the write in progress, which a
+    client that never reads never ends: its idle and hello timeouts never
+    closed it, and the gateway's sweep started another close every second."""
+    from ttanjit.gateway import conn as conn_mod
+
+    monkeypatch.setattr(conn_mod, "CLOSE_WAIT_S", 0.2)
+    gw, t = FakeGateway(), StuckTransport()
+    c = Connection(_link(gw), t, False)
+    c._write_now = None  # the slow path: a write under the lock
+    writing = asyncio.create_task(c.send({"type": "pong"}))
+    await asyncio.sleep(0)
+    assert c.lock.locked()
+    await asyncio.wait_for(c.close(4002, "idle_timeout"), 2)
+    assert t.aborted and c.closed
+    writing.cancel()
+
+
 async def test_hello_welcomes_registers_and_subscribes() -> None:
     c, t, gw = make()
     welcome = await hello(c, gw, t)

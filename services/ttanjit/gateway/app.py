@@ -526,6 +526,12 @@ class AsgiTransport:
         self._write_held()
         await self._send({"type": "websocket.close", "code": code, "reason": reason})
 
+    def abort(self) -> None:
+        """Drop the socket at once, unsent bytes and all (a client that does
+        not read: Connection.close)."""
+        if self._proto is not None:  # a graceful close would wait for the buffer
+            self._proto.transport.abort()
+
 
 async def websocket(gw: Gateway, scope: dict[str, Any], receive: Any, send: Any) -> None:
     if gw.recorder is not None:

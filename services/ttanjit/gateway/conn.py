@@ -40,6 +40,8 @@ from ttanjit.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 
 # a lobby call rides out a matchmaker failover (a new leader in ~2.5 s)
 LOBBY_TIMEOUT_S = 10
+# a close waits this long for a frame being written (Connection.close)
+CLOSE_WAIT_S = 2.0
 
 log = logging.getLogger("ttanjit.gateway")
 
@@ -92,6 +94,7 @@ class Transport(Protocol):
     async def send_text(self, data: str) -> None: ...
     async def send_bytes(self, data: bytes) -> None: ...
     async def close(self, code: int, reason: str) -> None: ...
+    # optional: ``abort()`` drops the socket at once (a client that does not read)
 
 
 class GatewayLink(Protocol):
@@ -146,6 +149,7 @@ class Connection:
         self.finished_game = False
         now = time.monotonic()
         self.bucket = TokenBucket(last=now)
+        self.answers = TokenBucket(last=now)  # answers to dropped actions
         self.emotes = TokenBucket(EMOTE_RATE, EMOTE_BURST, EMOTE_BURST, now)
         self._table: tuple[str, list[str]] = ("", [])  # (game id, its players) for emotes
         self.opened = now
@@ -236,8 +240,12 @@ class Connection:
             return
         if not self.bucket.allow(now):
             m.frame_in("rate_limited")
-            cmd_id = codec.dropped_action(data, self.proto)
-            if cmd_id is not None:  # every dropped action is answered
+            # a dropped action is answered (its sender waits for it), up to
+            # the rate of frames itself: a flood that never reads must not
+            # make the gateway write (and hold) an answer per frame
+            cmd_id = codec.dropped_action(data, self.proto) \
+                if self.session is not None and self.answers.allow(now) else None
+            if cmd_id is not None:
                 await self.reject("rate_limited", "action", cmd_id)
             elif self.bucket.should_warn(now):
                 await self.reject("rate_limited")
@@ -665,12 +673,24 @@ class Connection:
 
     # -- closing -------------------------------------------------------------------
     async def close(self, code: int, reason: str) -> None:
-        async with self.lock:
-            if self.closed:
-                return
-            self.closed = True
+        """Send the close frame after any frame being written; a client that
+        does not read (its socket full, a write waiting under the lock) is
+        dropped after :data:`CLOSE_WAIT_S` instead: its idle or hello
+        timeout never finished, and held its unsent frames for good."""
+        if self.closed:
+            return
+        self.closed = True  # no frame after this one
+
+        async def in_turn() -> None:
+            async with self.lock:
+                await self.t.close(code, reason)
+
         try:
-            await self.t.close(code, reason)
+            await asyncio.wait_for(in_turn(), CLOSE_WAIT_S)
+        except TimeoutError:
+            abort = getattr(self.t, "abort", None)
+            if abort is not None:
+                abort()
         except Exception:
             pass
 
