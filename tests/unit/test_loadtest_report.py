@@ -287,3 +287,36 @@ def test_replay_plan_orders_game_frames_by_update_game_seq(tmp_path: Path) -> No
     act = plans[0].steps[1]
     assert act.line.frame["type"] == "action" and act.need_seq == 5 and act.game_no == 0
     assert act.answer is not None and act.answer["type"] == "result"
+
+
+async def test_a_captured_action_the_rate_limit_dropped_is_not_replayed(tmp_path: Path) -> None:
+    """Review finding: a capture's action the gateway dropped unread (now
+    answered ``rate_limited``) was sent again by the paced replay, done,
+    and counted a divergence that made its game stop following the
+    capture. It is left out, and the turn passes to the next command."""
+    from ttanjit.loadtest.replay import Copy, Divergences, ReplayPlayer
+
+    path = tmp_path / "r.jsonl"
+    w = CaptureWriter(path, "loadtest", game="onecard")
+    w.open_conn("p0", nickname="하나")
+    w.frame("p0", CLIENT, {"type": "action", "game_id": "g1", "cmd_id": "c1",
+                           "action": {"type": "draw"}})
+    w.frame("p0", SERVER, {"type": "error", "seq": 1, "code": "rate_limited", "ref": "action",
+                           "cmd_id": "c1", "message": "너무 빨리 보내고 있어요."})
+    w.close_conn("p0", 1000, "client")
+    w.close()
+    plans, t_first = plan(load(path))
+    step = plans[0].steps[0]
+    assert step.answer is not None and step.answer["code"] == "rate_limited"
+
+    class Unsendable:
+        async def send(self, frame: object) -> None:
+            raise AssertionError(f"sent: {frame}")
+
+    copy, div = Copy(0, 0, set()), Divergences()
+    rp = ReplayPlayer(plans[0], copy, "http://x", Stats(), div, None,  # type: ignore[arg-type]
+                      0.0, t_first, 1.0, 1.0, False)
+    rp.conn = Unsendable()  # type: ignore[assignment]
+    await rp.step(step, {"token": "t"}, None)
+    assert div.checked == 0 and div.items == []
+    assert step.act is not None and copy.act_done(step.act).is_set()
