@@ -253,7 +253,7 @@ async def test_dropped_actions_are_answered_only_as_fast_as_frames_are_taken() -
     assert len(limited) == 1 and "cmd_id" not in limited[0]  # the warning alone
     c, t, gw = make()
     await hello(c, gw, t)
-    for i in range(60):  # the frame bucket's burst, spent
+    for _ in range(60):  # the frame bucket's burst, spent
         await send(c, {"type": "ping"})
     t.sent.clear()
     for i in range(500):
@@ -264,7 +264,7 @@ async def test_dropped_actions_are_answered_only_as_fast_as_frames_are_taken() -
     assert {(f["code"], f["ref"]) for f in answered} == {("rate_limited", "action")}
     c, t, gw = make()
     await hello(c, gw, t)
-    for i in range(60):
+    for _ in range(60):
         await send(c, {"type": "ping"})
     t.sent.clear()
     await send(c, {"type": "action", "game_id": "g", "cmd_id": "big", "action": {"x": "y" * 2000}})
