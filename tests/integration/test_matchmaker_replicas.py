@@ -200,7 +200,7 @@ async def a_room_with_a_guest_gone(st: Stack, names: tuple[str, str]
     await guest.send({"type": "room_join", "code": code})
     await host.wait_for(lambda f: f.get("type") == "room" and len(humans(f)) == 2)
     await guest.close()
-    await asyncio.sleep(0.3)
+    await asyncio.sleep(1.0)  # its gateway has told the lobby (the away mark is set)
     return host, guest.ident, code
 
 

@@ -308,6 +308,47 @@ async def test_a_close_behind_a_write_that_never_ends_drops_the_socket(
     writing.cancel()
 
 
+async def test_the_lobbys_late_word_gives_way_to_newer_frames_and_a_later_drop() -> None:
+    """``hello`` found the matchmaker unanswered (a leader change): the
+    gateway asks again (``lobby_later``). Review findings: an answer that
+    comes after the player's own lobby frames (a room left meanwhile) put
+    the left room back on the client's screen; and one that came after the
+    connection's end took the away mark that end had set (the room kept a
+    ghost member)."""
+    c, t, gw = make()
+    gw.state = None
+    welcome = await hello(c, gw, t)
+    assert "lobby_known" not in welcome
+    for task in list(c._tasks):  # the one hello started: driven by hand here
+        task.cancel()
+    release = asyncio.Event()
+    room = {"code": "ABCD", "game": "onecard", "seats": 3, "members": []}
+
+    async def late_state(player: str) -> dict[str, Any] | None:
+        await release.wait()
+        return {"ratings": [], "game_id": "", "room": room}
+
+    gw.player_state = late_state  # type: ignore[method-assign]
+    later = asyncio.create_task(c.lobby_later("p1", waits=(0.0,)))
+    await asyncio.sleep(0.01)
+    await gw.subs[0].cb(Msg("lobby", orjson.dumps({"type": "room_left", "code": "ABCD"})))
+    release.set()
+    await later
+    assert [f["type"] for f in t.frames()][-1] == "room_left"  # no stale `lobby` after it
+    # undisturbed, the late word is said
+    await c.lobby_later("p1", waits=(0.0,))
+    assert t.frames()[-1] == {**t.frames()[-1], "type": "lobby", "room": room}
+    # the connection's end while the lobby was being asked: its away mark again, after
+    release.clear()
+    later = asyncio.create_task(c.lobby_later("p1", waits=(0.0,)))
+    await asyncio.sleep(0.01)
+    await c.finish()
+    aways = [n for n, _ in gw.mm.calls].count("Away")
+    release.set()
+    await later
+    assert [n for n, _ in gw.mm.calls].count("Away") == aways + 1
+
+
 async def test_hello_welcomes_registers_and_subscribes() -> None:
     c, t, gw = make()
     welcome = await hello(c, gw, t)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import secrets
 import time
 from collections import deque
@@ -74,6 +75,11 @@ def now_ms() -> int:
 # ``hello`` found the matchmaker unanswered: asked again after these waits
 # (about a minute in all: a room seat waits 60 s, RULES.md 4)
 LOBBY_LATER_S = (0.5, 1.0, 2.0) + (3.0,) * 19
+# a game the lobby says the player sits in: its ``matched`` may be on its way
+MATCHED_WAIT_S = 2.0
+# the player's own lobby requests (Connection.lobby_changes)
+LOBBY_REQUESTS = frozenset({"queue", "cancel_queue", "room_create", "room_join", "room_leave",
+                            "room_options", "room_add_bot", "room_remove_bot", "room_start"})
 
 
 def lobby_part(state: dict[str, Any]) -> dict[str, Any]:
@@ -150,6 +156,9 @@ class Connection:
         now = time.monotonic()
         self.bucket = TokenBucket(last=now)
         self.answers = TokenBucket(last=now)  # answers to dropped actions
+        # lobby requests made and lobby frames heard: a late ``lobby`` (lobby_later)
+        # from an answer older than one of them is not sent
+        self.lobby_changes = 0
         self.emotes = TokenBucket(EMOTE_RATE, EMOTE_BURST, EMOTE_BURST, now)
         self._table: tuple[str, list[str]] = ("", [])  # (game id, its players) for emotes
         self.opened = now
@@ -264,6 +273,8 @@ class Connection:
             await self.reject(e.code, e.ref, e.cmd_id)
             return
         kind = frame["type"]
+        if kind in LOBBY_REQUESTS:
+            self.lobby_changes += 1
         handler = HANDLERS.get(kind)
         m.frame_in(kind if handler is not None else "unknown")
         try:
@@ -396,19 +407,32 @@ class Connection:
         connection is closed for the client to resume: its ``hello`` takes
         the game up."""
         for wait in waits:
-            await asyncio.sleep(wait)
+            await asyncio.sleep(wait * random.uniform(0.8, 1.2))  # not all sockets at once
             s = self.session
             if self.closed or self.superseded or s is None:
                 return
+            changes = self.lobby_changes
             state = await self.gw.player_state(player)
             if state is None:
                 continue
-            if self.closed or self.superseded:
+            if self.closed:
+                if not self.replaced:
+                    # it was this connection's end meanwhile: its away mark,
+                    # which the answer may have taken, again, after it
+                    await self.away(player)
                 return
-            if state.get("game_id") and state["game_id"] not in (s.game_id, s.left):
-                await self.close(1012, "seated in a game")
+            if self.superseded:
                 return
-            await self.send({"type": "lobby", **lobby_part(state)})
+            gid = state.get("game_id")
+            if gid and gid not in (s.game_id, s.left):
+                # seated in a game: its `matched` may be on its way (the
+                # lobby seats before it tells); if not, resume to find it
+                await asyncio.sleep(MATCHED_WAIT_S)
+                if not self.closed and gid not in (s.game_id, s.left):
+                    await self.close(1012, "seated in a game")
+                return
+            if changes == self.lobby_changes:  # else newer lobby frames said it
+                await self.send({"type": "lobby", **lobby_part(state)})
             return
         log.warning("matchmaker unanswered since hello: %s", player)
 
@@ -601,6 +625,7 @@ class Connection:
         s = self.session
         if s is None:
             return
+        self.lobby_changes += 1
         if frame.get("type") != "matched":
             await self.send(frame)
             return
@@ -720,17 +745,21 @@ class Connection:
                 if s.game_id and not self.finished_game:
                     await self.gw.command(s.game_id, s.player, "gw-" + secrets.token_hex(6),
                                           {"type": "disconnect"}, total_s=1.0)
-                try:  # leaves the quick-match queue; a room seat waits 60 s
-                    await self.gw.mm.Away(matchmaker_pb2.PlayerRequest(player=s.player),
-                                          timeout=2)
-                except grpc.aio.AioRpcError:
-                    pass
+                await self.away(s.player)
             if not self.superseded:
                 await self.gw.save(s)
         finally:
             self._finishing.set_result(None)
 
     # -- lobby -----------------------------------------------------------------------
+    async def away(self, player: str) -> None:
+        """Tell the lobby the player is gone: it leaves the quick-match
+        queue; a room seat waits 60 s (RULES.md 4)."""
+        try:
+            await self.gw.mm.Away(matchmaker_pb2.PlayerRequest(player=player), timeout=2)
+        except grpc.aio.AioRpcError:
+            pass
+
     def _player_ref(self) -> matchmaker_pb2.PlayerRef:
         s = self.session
         assert s is not None

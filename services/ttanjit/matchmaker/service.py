@@ -1103,14 +1103,16 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         if self.mm.away.pop(req.player, None) is not None:  # asked by a connected player: back
             await self.mm.commit()
         out = matchmaker_pb2.PlayerState()
+        # the ratings first (reading them may wait for JetStream): the
+        # lobby as it is once they are read, not as it was before
+        for r in await self.mm.ratings_of(req.player):
+            out.ratings.add(**r)
         room = self.mm.rooms.room_of(req.player)
         if room is not None:
             out.room.CopyFrom(_pb_room(room))
         t = self.mm.queue.by_player.get(req.player)
         if t is not None:
             out.queued_game, out.queued_seats = t.game, t.seats
-        for r in await self.mm.ratings_of(req.player):
-            out.ratings.add(**r)
         if req.player in self.mm.seated:
             out.game_id, out.seat = self.mm.seated[req.player]
         return out

@@ -186,6 +186,7 @@ net.on("room", (f) => {
 });
 
 net.on("room_left", (f) => {
+  if (state.room && f.code && state.room.code !== f.code) return; // an older room's, late
   state.room = null;
   if (location.hash.startsWith("#/room")) {
     location.hash = "#/";
@@ -233,7 +234,9 @@ net.on("error", (f) => {
   toast(f.message || f.code, "error");
 });
 
-window.addEventListener("hashchange", route);
+// an address set and drawn at once (location.hash then route(): a toast
+// goes with it) is not drawn again (showLobby twice sent `ratings` twice)
+window.addEventListener("hashchange", () => { if (location.hash !== routed) route(); });
 window.addEventListener("DOMContentLoaded", () => {
   updateHeader();
   route();
