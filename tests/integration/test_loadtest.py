@@ -165,16 +165,18 @@ async def test_a_quick_match_capture_fanned_out_keeps_its_pace(st: Stack, tmp_pa
     its own answers differed) until a turn timer moved the game on. An
     unseeded game's moves keep the capture's pace alone now."""
     path = str(tmp_path / "quick.capture.jsonl")
-    cfg = PlayConfig(game="onecard", seats=2, mode="quick", think_ms=FAST, games=1)
+    # two games a player: replayed faster, a player's re-queue can meet its
+    # first game still running (in_game), and its second game never comes
+    cfg = PlayConfig(game="onecard", seats=2, mode="quick", think_ms=FAST, games=2)
     recorded = await play(st.http(), 4, cfg, duration_s=90, capture=path, progress=0)
-    assert recorded["games_finished"] == 2 and recorded["failures"] == []
+    assert recorded["games_finished"] >= 4 and recorded["failures"] == []
     timeout_s = 60.0
     t0 = time.monotonic()
     report = await replay(st.http(), path, speed=5, fanout=4, progress=0, timeout_s=timeout_s)
     took = time.monotonic() - t0
     assert report["failures"] == [] and report["counts"].get("connections_lost", 0) == 0
     assert not [d for d in report["divergences"] if d["got"].startswith("waited_for_event")]
-    assert took < 20, f"{took:.0f} s"
+    assert took < 35, f"{took:.0f} s"  # a wait run out is the 60 s timeout
 
 
 async def test_gateway_sample_capture_replays(st: Stack, tmp_path: Path) -> None:

@@ -110,8 +110,8 @@ def test_a_run_whose_connections_were_lost_for_good_exits_1(tmp_path: Path) -> N
     """The gateway went away under a run (a replay's ``connections_lost``, a
     player's ``reconnect_failures``): the report is printed, the exit is 1."""
     report = {"elapsed_s": 5.0, "throughput": {"frames_per_s": 1.0, "commands_per_s": 1.0},
-              "rtt": {}, "counts": {"reconnect_failures": 1, "connections_lost": 2,
-                                    "connections_lost_4002": 1, "connections_lost_1006": 1},
+              "rtt": {}, "counts": {"reconnect_failures": 1, "connections_lost": 2},
+              "connections_lost_by_code": {"4002": 1, "1006": 1},
               "errors": {}, "disconnects": 3, "resumes": {}}
     (tmp_path / "r.json").write_text(json.dumps(report))
     out = loadtest("report", str(tmp_path / "r.json"))
@@ -120,5 +120,5 @@ def test_a_run_whose_connections_were_lost_for_good_exits_1(tmp_path: Path) -> N
     assert "connections_lost 2" in out.stdout
     # why, by close code (ops trial: nine players the gateway closed for
     # being idle were said lost "because the gateway went away")
-    assert "closed with 4002 (idle_timeout: nothing sent for the gateway's idle time (60 s)): 1" \
-        in out.stderr and "closed with 1006 (dropped: the gateway went away): 1" in out.stderr
+    assert "closed with 4002 (idle_timeout: nothing sent for the gateway's idle time" \
+        in out.stderr and "closed with 1006 (dropped: the gateway went away" in out.stderr

@@ -38,6 +38,7 @@ def _report() -> dict:
     s.count.update(frames_in=10, frames_out=6, games_finished=1)
     s.errors["not_your_turn"] += 2
     s.resumes["gapless"] += 1
+    s.lost[4002] += 1
     return s.report(players=2, divergences=[{"copy": 0}])
 
 
@@ -53,6 +54,12 @@ def test_report_table_and_prometheus_text() -> None:
     errors = {s.labels["code"]: s.value for s in fams["ttanjit_loadtest_errors"].samples}
     assert errors == {"not_your_turn": 2}
     assert fams["ttanjit_loadtest_divergences"].samples[0].value == 1
+    # lost connections by close code, on their own (review: as counts they
+    # counted each loss twice in a sum of ttanjit_loadtest_count)
+    assert [(s.labels["code"], s.value) for s in
+            fams["ttanjit_loadtest_connections_lost"].samples] == [("4002", 1)]
+    assert not [s for s in fams["ttanjit_loadtest_count"].samples
+                if s.labels["what"].startswith("connections_lost_")]
     assert all(s.labels["run"] == "r1" for f in fams.values() for s in f.samples)
 
 

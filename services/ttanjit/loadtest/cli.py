@@ -141,10 +141,12 @@ def _cfg(args: argparse.Namespace) -> Any:
 # WebSocket close codes a replayed connection may meet (docs/websocket.md)
 CLOSES = {
     1001: "the gateway stopped",
-    1006: "dropped: the gateway went away",
+    1006: "dropped: the gateway went away, or the network or a proxy cut it",
+    1009: "a frame over the gateway's hard cap",
+    1011: "the gateway failed",
     1012: "the gateway asked for a reconnect",
     4001: "replaced: the same player connected again",
-    4002: "idle_timeout: nothing sent for the gateway's idle time (60 s)",
+    4002: "idle_timeout: nothing sent for the gateway's idle time (welcome's limits.idle_ms)",
     4003: "hello_timeout",
 }
 
@@ -174,14 +176,13 @@ def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
         for line in report.get("failures") or []:
             print(f"  {line}", file=sys.stderr)
     if cut:  # the gateway went away under them, or closed them: neither
-        print(f"{cut} connection(s) lost for good: "
-              f"reconnect_failures {counts.get('reconnect_failures', 0)} (the gateway "
-              f"went away), connections_lost {counts.get('connections_lost', 0)}",
-              file=sys.stderr)
-        for key in sorted(k for k in counts if k.startswith("connections_lost_")):
-            code = int(key.rsplit("_", 1)[1])
-            print(f"  closed with {code} ({CLOSES.get(code, 'see docs/websocket.md')}): "
-                  f"{counts[key]}", file=sys.stderr)
+        parts = [f"{k} {counts[k]}" + (" (no gateway took the resume)"
+                                       if k == "reconnect_failures" else "")
+                 for k in ("reconnect_failures", "connections_lost") if counts.get(k)]
+        print(f"{cut} connection(s) lost for good: {', '.join(parts)}", file=sys.stderr)
+        for code, n in (report.get("connections_lost_by_code") or {}).items():
+            why = CLOSES.get(int(code), "see docs/websocket.md") if str(code).isdigit() else "?"
+            print(f"  closed with {code} ({why}): {n}", file=sys.stderr)
     # a server bug, not a refusal a real player gets too (not_your_turn after
     # a double tap, a race with the turn timer): the run fails
     bugs = int((report.get("errors") or {}).get("internal_error") or 0)
@@ -217,7 +218,7 @@ def _check_gateway(url: str) -> None:
     end = time.monotonic() + 10
     while True:
         try:
-            r = httpx.get(f"{url}/readyz", timeout=10)
+            r = httpx.get(f"{url}/readyz", timeout=max(1.0, end - time.monotonic()))
         except httpx.HTTPError as exc:
             raise CliError(f"no gateway answers at {url}: {http_why(exc)} "
                            "(--url, or --local)") from None
@@ -225,6 +226,9 @@ def _check_gateway(url: str) -> None:
             body = r.json()
         except ValueError:
             body = None
+        if body is None and r.status_code >= 500 and time.monotonic() < end:
+            time.sleep(0.5)  # a proxy with no ready gateway behind it yet (a rollout)
+            continue
         if not isinstance(body, dict) or "connections" not in body:
             # e.g. the gateway's metrics port (its /healthz answers too), or
             # the WebSocket's address
@@ -236,8 +240,8 @@ def _check_gateway(url: str) -> None:
         if r.status_code == 200:
             return
         if time.monotonic() >= end:  # starting, or without NATS
-            raise CliError(f"the gateway at {url} is not ready after 10 s: "
-                           f"/readyz says {body.get('status')!r}")
+            raise CliError(f"the gateway at {url} is not ready after 10 s: /readyz says "
+                           f"{body.get('status')!r} (it has no NATS yet? its log says why)")
         time.sleep(0.5)
 
 
@@ -247,9 +251,12 @@ def _check_push(url: str) -> None:
     import httpx
 
     try:
-        httpx.get(f"{url.rstrip('/')}/-/ready", timeout=5)
+        r = httpx.get(f"{url.rstrip('/')}/-/ready", timeout=5)
     except httpx.HTTPError as exc:
         raise CliError(f"no Pushgateway answers at {url}: {http_why(exc)} (--push)") from None
+    if r.status_code != 200:
+        raise CliError(f"{url} is not a Pushgateway's base address: GET /-/ready answered "
+                       f"HTTP {r.status_code} (--push)")
 
 
 def _url(args: argparse.Namespace, stack: ExitStack) -> str:

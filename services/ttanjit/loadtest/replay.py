@@ -60,6 +60,8 @@ from ttanjit.loadtest.stats import ANSWERS, Stats
 LOBBY = frozenset({"queue", "cancel_queue", "room_create", "room_join", "room_leave",
                    "room_options", "room_add_bot", "room_remove_bot", "room_start"})
 GAME = frozenset({"action", "sync"})
+# lobby frames that lead to a game (a refusal: the capture's next game is not coming)
+SEATING = frozenset({"queue", "room_create", "room_join", "room_start"})
 # server frames that say how far the player's game has gone (its game_seq):
 # ``update`` (issue 13: a burst's events and the view after them; its
 # game_seq is the last event's), ``view``, ``result``, and ``event`` of
@@ -312,6 +314,7 @@ class ReplayPlayer:
         self.stalled = False
         self.lost = False  # the gateway closed a connection the capture kept open
         self.over: set[str] = set()  # this copy's games seen ending
+        self.no_game_coming = False  # a request that seated the capture's player was refused
         self.pacer = Pacer()
 
     def at(self, t: float) -> float:
@@ -403,7 +406,7 @@ class ReplayPlayer:
             if cut:  # the capture's later connections would resume what is not there
                 self.stats.count["connections_lost"] += 1
                 # why, by the close code (an idle timeout is not a gateway gone)
-                self.stats.count[f"connections_lost_{conn.close_code or 1006}"] += 1
+                self.stats.lost[conn.close_code or 1006] += 1
                 return
             t, code, by = pp.closes[ci]
             await self.sleep_until(t)
@@ -445,7 +448,8 @@ class ReplayPlayer:
             f["code"] = self.copy.codes.get(str(f["code"]), f["code"])
         gid = ""
         if kind in GAME:
-            ok = await self.wait_for(lambda: 0 <= step.game_no < len(self.games))
+            ok = await self.wait_for(lambda: 0 <= step.game_no < len(self.games),
+                                     give_up=lambda: self.no_game_coming)
             if not ok:
                 self.div.stalled(self.copy.k, self.label, step, "no_game")
                 self.stalled = True
@@ -466,7 +470,8 @@ class ReplayPlayer:
                     self.div.stalled(self.copy.k, self.label, step,
                                      f"game_over_before_event_{step.need_seq}")
                     self.copy.diverged.add(gid)
-        if step.act is not None and step.act[1] > 0 and not self.stalled:
+        if step.act is not None and step.act[1] > 0 and not self.stalled \
+                and gid not in self.copy.diverged:  # a random deal: the pace alone
             # the game's previous command (any player's) was answered first
             prev_act = self.copy.act_done((step.act[0], step.act[1] - 1))
             try:
@@ -502,6 +507,11 @@ class ReplayPlayer:
             if kind == "room_start" and got.get("type") == "matched":
                 await self.wait_for(lambda: len(self.games) > 0)
             seen = len(self.div.items)
+            if kind in SEATING and got.get("type") == "error" and step.answer is not None \
+                    and step.answer.get("type") != "error":
+                # e.g. a re-queue while this replay's faster game still runs
+                # (in_game): the game it led to in the capture is not coming
+                self.no_game_coming = True
             self.div.compare(self.copy.k, self.label, step, got)
             if len(self.div.items) > seen and gid:  # the game no longer follows the capture
                 self.copy.diverged.add(gid)

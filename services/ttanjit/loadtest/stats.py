@@ -52,6 +52,7 @@ class Stats:
         self.count: Counter[str] = Counter()  # frames_in, frames_out, games_finished, …
         self.errors: Counter[str] = Counter()  # error frames by code
         self.resumes: Counter[str] = Counter()  # by resume_result (and "failed")
+        self.lost: Counter[int] = Counter()  # connections lost for good, by close code
         self.connected = 0  # players with an open, welcomed connection
         self.in_game = 0  # players seated in a live game
         self._window: list[float] = []  # command round trips since the last tick
@@ -95,6 +96,8 @@ class Stats:
             "disconnects": self.count["disconnects"],
             "resumes": dict(sorted(self.resumes.items())),
         }
+        if self.lost:
+            out["connections_lost_by_code"] = {str(k): v for k, v in sorted(self.lost.items())}
         out.update(extra)
         return out
 
@@ -106,10 +109,13 @@ def table(report: dict[str, Any]) -> str:
     for key in ("players", "games_finished"):
         if key in report:
             lines.append(f"{key}: {report[key]}")
-    if "divergences" in report:  # of the answers compared with the capture's (ops trial)
+    if "divergences" in report:  # with what they are of (ops trial)
+        items = report["divergences"]
+        unsent = sum(1 for d in items if d.get("expected") == "sent")
         checked = report.get("checked")
-        lines.append(f"divergences: {len(report['divergences'])}"
-                     + (f" (answers compared {checked}, the same {report.get('same', 0)})"
+        lines.append(f"divergences: {len(items)}"
+                     + (f" (answers compared {checked}: the same {report.get('same', 0)}, "
+                        f"differing {len(items) - unsent}; steps not sent {unsent})"
                         if checked is not None else ""))
     lines.append("")
     lines.append(f"{'message':<16}{'count':>8}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}"
@@ -119,9 +125,9 @@ def table(report: dict[str, Any]) -> str:
                      f"{s['p99_ms']:>10.1f}{s['max_ms']:>10.1f}")
     lines.append("")
     counts = ", ".join(f"{k} {v}" for k, v in report["counts"].items())
-    # frames_out: sent by the simulated players (the gateway's frames_in)
-    lines.append(f"counts (frames_out: sent by the players, frames_in: received): "
-                 f"{counts or '-'}")
+    lines.append(f"counts: {counts or '-'}")
+    # the players' side: what the gateway counts as frames_in, they send (ops trial)
+    lines.append("  (frames_out: sent by the simulated players, frames_in: received by them)")
     errors = ", ".join(f"{k} {v}" for k, v in report["errors"].items())
     lines.append(f"errors: {errors or '-'}")
     lines.append(f"disconnects: {report['disconnects']}   resumes: "
@@ -160,6 +166,10 @@ def prometheus_text(report: dict[str, Any], run: str = "") -> str:
     out.append("# TYPE ttanjit_loadtest_resumes gauge")
     for result, v in report["resumes"].items():
         out.append(f"ttanjit_loadtest_resumes{labels(result=result)} {v}")
+    if report.get("connections_lost_by_code"):
+        out.append("# TYPE ttanjit_loadtest_connections_lost gauge")
+        for code, v in report["connections_lost_by_code"].items():
+            out.append(f"ttanjit_loadtest_connections_lost{labels(code=code)} {v}")
     out.append("# TYPE ttanjit_loadtest_frames_per_second gauge")
     out.append(f"ttanjit_loadtest_frames_per_second{labels()} "
                f"{report['throughput']['frames_per_s']}")
