@@ -57,6 +57,22 @@ async def test_a_listing_leaves_no_consumer_behind(kv: Any) -> None:
     assert (await js.stream_info("KV_listing")).state.consumer_count == 0
 
 
+async def put_once_led(kv: Any, key: str) -> None:
+    """A put to a bucket just made on a cluster: its stream's replicas may
+    still be electing a leader (no responders), for a few seconds on a
+    busy machine (it failed a CI run so)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 20
+    while True:
+        try:
+            await kv.put(key, b"1")
+            return
+        except (nats.js.errors.NoStreamResponseError, nats.errors.TimeoutError):
+            if loop.time() >= end:
+                raise
+            await asyncio.sleep(0.2)
+
+
 async def test_a_listing_on_a_cluster_never_comes_back_short(tmp_path: Any) -> None:
     cluster = NatsCluster(3, base_dir=str(tmp_path / "nats")).start()
     try:
@@ -66,7 +82,7 @@ async def test_a_listing_on_a_cluster_never_comes_back_short(tmp_path: Any) -> N
             kv = await nc.jetstream().create_key_value(
                 KeyValueConfig(bucket="listing3", replicas=3, history=1))
             for i in range(20):
-                await kv.put(f"k{i}", b"1")
+                await put_once_led(kv, f"k{i}")
             lengths = [len(await kv_keys(kv)) for _ in range(300)]
             assert set(lengths) == {20}, sorted(set(lengths))
         finally:
