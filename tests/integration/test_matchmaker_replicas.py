@@ -179,8 +179,10 @@ async def test_a_frozen_follower_costs_the_gateway_one_attempt_not_one_a_call(st
 AWAY_S = 8.0  # a room seat's wait (RULES.md 4's 60 s) on the st_away stack
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def st_away(nats_url: str) -> Iterator[Stack]:
+    """One stack for both tests below (the second freezes whichever replica
+    follows then: the first leaves the thawed old leader following)."""
     with stack(nats_url, shards=1, gateways=1, bot_wait_ms=60_000, matchmakers=2,
                room_away_ms=int(AWAY_S * 1000)) as s:
         yield s
@@ -218,7 +220,7 @@ async def test_a_hello_the_lobby_missed_is_asked_again(st_away: Stack) -> None:
     gone_at, seen = time.monotonic(), len(host.frames)
     os.kill(l1.pid, signal.SIGSTOP)  # hello's GetPlayer goes unanswered; the follower takes over
     try:
-        back = WSClient(st.http(1), ident)
+        back = WSClient(f"http://127.0.0.1:{pinned.ports['http']}", ident)
         await back.connect()
         welcome = await back.hello()
     finally:
@@ -247,7 +249,7 @@ async def test_a_player_let_go_while_back_unnoticed_is_told(st_away: Stack) -> N
     host, ident, code = await a_room_with_a_guest_gone(st, ("기다린방장", "모르는손님"))
     os.kill(follower.pid, signal.SIGSTOP)
     try:
-        back = WSClient(st.http(1), ident)
+        back = WSClient(f"http://127.0.0.1:{pinned.ports['http']}", ident)
         await back.connect()
         welcome = await back.hello()
         assert "lobby_known" not in welcome
