@@ -671,8 +671,12 @@ def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> 
     level = 'select[name="level-onecard"]'
     page.locator(level).select_option("easy")
     old = quick_match(page, "onecard", seats=2)
-    page.on("dialog", lambda d: d.accept())
+    asked: list[str] = []
+    page.on("dialog", lambda d: (asked.append(d.message), d.accept()))
     page.get_by_role("button", name="나가기").click()  # a bot plays it out at once
+    # what leaving costs is said before (trial: −57 to −142, no word why)
+    assert asked == ["게임을 나가면 봇이 내 자리를 이어받고, 레이팅은 내가 꼴찌인 것으로 계산해요. "
+                     "나갈까요?"], asked
     page.wait_for_selector(".game-card")
     # the lobby keeps the 인원 last chosen, as it keeps the level (trial: it
     # went back to 4명 after every game)
@@ -769,7 +773,58 @@ def test_a_game_my_seats_bot_won_is_not_my_win(new_page: Any) -> None:
     assert title == "내 자리를 이어받은 봇이 이겼어요.", title
     # nor does my row say a plain "승리" (the new-user trial: green 승리 beside −70)
     rows = page.locator("section.results tr").all_inner_texts()
-    assert any("승리 (봇이 대신함)" in r for r in rows), rows
+    assert any("봇이 대신함" in r and "승리" in r for r in rows), rows
+
+
+def test_one_card_results_mark_a_seat_a_bot_finished_whatever_its_end(new_page: Any) -> None:
+    """Trial finding: One Card's results marked a bot-finished seat only when
+    it won ("승리 (봇이 대신함)"); the seat of a player who left and lost read
+    "14장 남음" with no mark, where 줄줄이 벌점's and Hakka's mark it."""
+    page = new_page(width=390, height=844)
+    v = engine_view("onecard", 3, humans=2, leave=(0,))
+    v.update(finished=True, winners=[1], ended_by="last_player", hand_counts=[5, 0, 3],
+             eliminated=[])
+    render(page, "onecard", "onecard", v, seat=1, humans=2)
+    rows = page.locator("table.scores tbody tr").all_inner_texts()
+    assert "봇이 대신함" in rows[0] and "5장 남음" in rows[0], rows
+    assert not [r for r in rows[1:] if "봇이 대신함" in r], rows
+
+
+def test_a_hakka_replay_offers_no_moves(new_page: Any) -> None:
+    """Trial finding: a 하카 카드 replay at a step where it was the seat's
+    turn showed live 패스/콜 (or 엎어서 버리기/꺾기) buttons and pickable
+    cards, and said what to do; pressing one said only "다시 보기에서는 카드를
+    낼 수 없어요." One Card's and 줄줄이 벌점's replays are read-only."""
+    page = new_page(width=390, height=844)
+    v = engine_view("hakka", 4, seed=1)  # my turn to call
+    assert v["turn"] == 0 and v["phase"] == "calling"
+    render(page, "hakka", "hakka", v)
+    assert page.locator('.hk-actions [data-act="call"]').count() == 1  # live: my call
+    page.evaluate("() => { window.__ctl.replay = true; window.__ctl.render(); }")
+    assert page.locator(".hk-actions button").count() == 0
+    assert page.locator(".hk-hand .card:not([disabled])").count() == 0
+    assert "골라요" not in page.locator(".oc-status").inner_text()
+
+
+@pytest.mark.parametrize(("file", "game", "n"), [("onecard", "onecard", 2),
+                                                 ("penalty", "penalty_rows", 3),
+                                                 ("hakka", "hakka", 4)])
+def test_an_abandoned_games_end_says_why_on_the_table(new_page: Any, file: str, game: str,
+                                                      n: int) -> None:
+    """Trial finding: back to a game that ended abandoned (RULES.md 4: every
+    person away 10 minutes), the table said only "게임이 끝났어요.", the
+    player's own seat "연결 끊김", and offered 한 판 더, then refused it."""
+    page = new_page(width=390, height=844)
+    v = engine_view(game, n)
+    v.update(finished=True, winners=[], ended_by="abandoned")
+    for s in v["seats"]:
+        if s.get("kind") == "human":
+            s["connected"] = False
+    render(page, file, game, v)
+    said = page.locator("section.results").inner_text()
+    assert "모두 10분 넘게 연결이 끊겨 승자 없이 끝났고, 레이팅은 바뀌지 않아요." in said, said
+    assert page.locator('section.results [data-act="rematch"]').count() == 0
+    assert page.locator(".badge.away").count() == 0
 
 
 # -- the your-turn alert and the log across a reload -----------------------------

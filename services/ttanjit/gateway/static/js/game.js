@@ -366,7 +366,8 @@ export class GameController {
   leave() {
     if (this.view?.finished || this.final) net.send({ type: "rematch_decline", game_id: this.id });
     if (this.view && !this.view.finished && this.mySeatIsHuman()) {
-      if (!confirm("게임을 나가면 봇이 내 자리를 이어받아요. 나갈까요?")) return;
+      // what leaving costs, said before (trial: −57 to −142 with no word why)
+      if (!confirm(LEAVE_QUESTION)) return;
       net.action(this.id, { type: "leave" });
     }
     this.done();
@@ -519,15 +520,20 @@ export function showPanel(ctl, root) {
 
 export function resultsPanel(ctl, rows, title = "게임 결과") {
   const canRematch = ctl.mySeatIsHuman() || !!ctl.final;
+  // the live table's end says it as the directory's final panel does (a
+  // player back to an abandoned game read only "게임이 끝났어요.", and was
+  // offered 한 판 더, refused: trial finding)
+  const abandoned = (ctl.final?.info?.ended_by || ctl.view?.ended_by) === "abandoned";
   return h("section.results", { role: "region", "aria-label": title },
     h("h2", { tabindex: -1 }, title),
     rows,
+    abandoned && !ctl.final ? h("p.muted", { dataset: { endedBy: "abandoned" } }, ABANDONED_NOTE) : null,
     ratingChangeEl(ctl),
     // none for a spectator or a replay: its empty line left a gap above 로비로 (trial nitpick)
     ctl.spectator || ctl.replay ? null : h("div#rematch.rematch", { role: "status" }, rematchStatus(ctl)),
     h("div.row.actions", {},
       button(ctl.replay ? "내 기록으로" : "로비로", () => ctl.done(), { dataset: { act: "lobby" } }),
-      canRematch && ctl.final?.info?.ended_by !== "abandoned" && !rematchOver(ctl)
+      canRematch && !abandoned && !rematchOver(ctl)
         ? button("한 판 더", () => ctl.askRematch(), { class: "primary", dataset: { act: "rematch" } }) : null));
 }
 
@@ -557,6 +563,9 @@ function rematchStatus(ctl) {
     r.until_ms ? [" ", h("span.timer", { dataset: { deadline: String(r.until_ms) } }, h("span.secs"), "초")] : null);
 }
 
+const LEAVE_QUESTION = "게임을 나가면 봇이 내 자리를 이어받고, 레이팅은 내가 꼴찌인 것으로 계산해요. 나갈까요?";
+const ABANDONED_NOTE = "모두 10분 넘게 연결이 끊겨 승자 없이 끝났고, 레이팅은 바뀌지 않아요.";
+
 const ENDED_BY = {
   abandoned: "아무도 돌아오지 않아 게임이 끝났어요.",
   time_cap: "시간이 다 되어 승자 없이 끝났어요.",
@@ -585,7 +594,7 @@ function finalPanel(ctl) {
       : winners.includes(me) ? "이겼어요!"
         : winners.length ? theirs : "게임이 끝났어요.");
   const rows = [h("p.result-title", { dataset: { endedBy: info.ended_by || "" } }, title)];
-  if (info.ended_by === "abandoned") rows.push(h("p.muted", {}, "모두 10분 넘게 연결이 끊겨 승자 없이 끝났고, 레이팅은 바뀌지 않아요."));
+  if (info.ended_by === "abandoned") rows.push(h("p.muted", {}, ABANDONED_NOTE));
   const scores = Array.isArray(info.scores) ? info.scores : null;
   const counts = Array.isArray(info.hand_counts) ? info.hand_counts : null; // One Card, in seat order as live
   const out = info.eliminated || [];
@@ -659,7 +668,8 @@ export function seatBadges(ctl, s) {
   return [
     onAutopilot(v, s) && !botTookOver(v, s) ? h("span.badge.auto", {}, "자동") : null,
     botTookOver(v, s) ? h("span.badge.bot", { title: "나가거나 1분 넘게 돌아오지 않아 봇이 이어서 해요" }, "봇이 대신함") : null,
-    isAway(v, s) ? h("span.badge.away", {}, "연결 끊김") : null,
+    // not once it is over (an abandoned game's end said it of a player back at it)
+    isAway(v, s) && !v.finished ? h("span.badge.away", {}, "연결 끊김") : null,
   ];
 }
 

@@ -58,7 +58,9 @@ export function render(ctl, root) {
   st.sel = st.sel.filter((c) => hand.includes(c));
   const me = ctl.seat();
   const elders = new Set(v.elders || []);
-  const myTurn = !v.finished && v.turn === me && me !== null && !botTookOver(v, me); // not once a bot plays my seat
+  // not once a bot plays my seat; a replay is read-only (it showed live
+  // buttons and "…꺾거나 엎어서 버려요": trial finding)
+  const myTurn = !ctl.replay && !v.finished && v.turn === me && me !== null && !botTookOver(v, me);
   const leading = v.phase === "playing" && (v.table || []).length === 0;
 
   const head = gameHeader(ctl, [
@@ -140,7 +142,7 @@ export function render(ctl, root) {
   }
 
   const handEl = h("div.hand.hk-hand", { role: "group", "aria-label": "내 손패", dataset: { focusHome: "" } }, hkSort(hand).map((c) => hkCard(c, elders.has(c), {
-    class: st.sel.includes(c) ? "selected" : "", "aria-pressed": String(st.sel.includes(c)), disabled: v.finished,
+    class: st.sel.includes(c) ? "selected" : "", "aria-pressed": String(st.sel.includes(c)), disabled: v.finished || ctl.replay,
     onclick: () => { const i = st.sel.indexOf(c); if (i >= 0) st.sel.splice(i, 1); else st.sel.push(c); ctl.render(); } })));
 
   const discards = (v.my_discards || []).length

@@ -9,7 +9,8 @@
 import { josa } from "./state.js";
 import { h, mount, button, announce as say, focusHome } from "./ui.js";
 import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack, selectionAfter } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar, meMark, isMine } from "./game.js";
+import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar, meMark, isMine,
+  tookOverMark } from "./game.js";
 import * as clock from "./clock.js";
 import * as store from "./store.js";
 import { effectText } from "./onecard_text.js";
@@ -317,8 +318,10 @@ function results(ctl) {
   for (let s = 0; s < seatCount(v); s++) {
     if (!inGame(v, s)) continue;
     rows.push(h("tr", { class: [isWinner(v, s) ? "win" : "", isMine(ctl, s) ? "me" : ""].join(" ").trim() },
-      h("td", {}, seatName(ctl, s), meMark(ctl, s)), // my row stands out, as 줄줄이 벌점's
-      h("td", {}, isWinner(v, s) ? (botTookOver(v, s) ? "승리 (봇이 대신함)" : "승리")
+      // my row stands out, and a seat a bot finished is marked whatever its
+      // end, as 줄줄이 벌점's and Hakka's (only a bot's win was: trial finding)
+      h("td", {}, seatName(ctl, s), meMark(ctl, s), tookOverMark(v, s)),
+      h("td", {}, isWinner(v, s) ? "승리"
         : (v.eliminated || []).includes(s) ? "탈락" : `${handCount(v, s)}장 남음`)));
   }
   return resultsPanel(ctl, [h("p.result-title", {}, title),
