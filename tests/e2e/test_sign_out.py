@@ -48,5 +48,13 @@ def test_signing_out_revokes_the_credential_or_says_it_could_not(stack: Any,
     page.locator('[data-act="signout"]').click()
     page.wait_for_selector("#nickname")  # the sign-in screen
     assert page.evaluate("() => localStorage.getItem('ttanjit.id.refresh')") is None
+    # which says a new start is a new account, and fills in no nickname
+    # (trial: "나가볼게요" filled in, 손님으로 시작하기 made a new empty
+    # account of the same name)
+    assert page.locator("#nickname").input_value() == ""
+    note = page.locator(".signed-out").inner_text()
+    assert "새 계정" in note and "코드" in note, note
+    sign_in(page, "새로왔어요")  # a new start: said no more
+    assert page.evaluate("() => localStorage.getItem('ttanjit.signedout')") is None
     status, body = refresh_with(stack, cred)
     assert (status, body.get("code")) == (401, "bad_refresh"), body

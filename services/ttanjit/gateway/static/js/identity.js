@@ -14,6 +14,7 @@ function keep(body) {
   store.set("expires_ms", body.expires_ms);
   if (body.refresh) store.set("refresh", body.refresh);
   store.rememberNickname(body.nickname);
+  store.markSignedOut(false);
 }
 
 async function post(path, body, auth = false) {
@@ -102,5 +103,6 @@ export async function signOut() {
     if (!r.ok) return r.body.message || "로그아웃하지 못했어요. 잠시 후 다시 해 주세요.";
   }
   store.clearAuth();
+  store.markSignedOut(true);
   return null;
 }

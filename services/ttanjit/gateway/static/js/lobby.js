@@ -50,8 +50,9 @@ export function showLobby(root) {
 }
 
 function signIn() {
+  const out = store.signedOut();
   const input = h("input#nickname", { name: "nickname", maxlength: 16, autocomplete: "nickname",
-    placeholder: "닉네임 (1~16자)", value: store.lastNickname() });
+    placeholder: "닉네임 (1~16자)", value: out ? "" : store.lastNickname() });
   const msg = h("p.form-error", { role: "alert" });
   const submit = async (ev) => {
     ev.preventDefault();
@@ -85,6 +86,8 @@ function signIn() {
   return h("section.page.signin", {},
     h("h1", {}, "시작하기"), // the top bar already says 딴짓
     h("p.lead", {}, "원카드 · 줄줄이 벌점 · 하카 카드를 친구나 봇과 함께해요."),
+    out ? h("p.note.signed-out", { role: "status" }, "로그아웃했어요. 여기서 새로 시작하면 기록과 레이팅이 없는 ",
+      h("strong", {}, "새 계정"), "이에요. 이전 계정은 아래에 다른 기기에서 받은 코드를 넣어야 이어서 할 수 있어요.") : null,
     h("form.card-box", { onsubmit: submit, novalidate: true },
       h("label", { for: "nickname" }, "닉네임"),
       input,

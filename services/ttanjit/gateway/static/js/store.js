@@ -35,6 +35,20 @@ export function lastNickname() {
   try { return localStorage.getItem(PREFIX + "nickname") || ""; } catch { return ""; }
 }
 
+/** This browser signed its player out (로그아웃): the sign-in screen then
+ * says a new start is a new account, and fills in no nickname (trial: the
+ * old one, filled in, made a new empty account of the same name). */
+export function signedOut() {
+  try { return localStorage.getItem(PREFIX + "signedout") === "1"; } catch { return false; }
+}
+
+export function markSignedOut(yes) {
+  try {
+    if (yes) localStorage.setItem(PREFIX + "signedout", "1");
+    else localStorage.removeItem(PREFIX + "signedout");
+  } catch { /* ignore */ }
+}
+
 export function rememberNickname(name) {
   try { localStorage.setItem(PREFIX + "nickname", name); } catch { /* ignore */ }
 }
