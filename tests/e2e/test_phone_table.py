@@ -165,3 +165,25 @@ def test_the_tables_end_badge_says_what_the_room_said(new_page: Any) -> None:
     assert b["bottom"] - b["top"] <= max(line, 20) * 1.6, (b, line)
     assert b["right"] <= PHONE["width"], b
     shot(page, "penalty-badge-360")
+
+
+@pytest.mark.parametrize("n", [4, 8])
+def test_the_reveal_of_every_pick_is_not_under_the_hand_on_a_phone(new_page: Any, n: int) -> None:
+    """Trial finding: at 390×844, during 줄줄이 벌점's "모두의 카드 공개" three
+    of four lines (who played which card on which row) were under the
+    docked hand, which nothing could be played from then."""
+    page = new_page(width=390, height=844)
+    v = engine_view("penalty_rows", n, seed=5)
+    render(page, "penalty", "penalty_rows", v)
+    assert page.locator(".pr-dock .pr-hand .card").count() == 10  # docked, as while picking
+    picks = [{"seat": s, "card": 100 + s, "row": 1 + s % 4} for s in range(n)]
+    page.evaluate("""(ev) => { const c = window.__ctl; c.hold = () => {}; c.release = () => {};
+      window.__mod.onEvent(c, ev); }""",
+                  {"type": "revealed", "round": v["round"], "turn": v["turn_no"], "picks": picks})
+    lines = page.locator(".reveal li")
+    assert lines.count() == n
+    dock = page.locator(".pr-dock").bounding_box()
+    assert dock is not None
+    for i in range(n):
+        b = lines.nth(i).bounding_box()
+        assert b and b["y"] >= 0 and b["y"] + b["height"] <= dock["y"] + 0.5, (i, b, dock)

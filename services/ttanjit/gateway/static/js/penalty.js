@@ -287,6 +287,18 @@ function showReveal(picks, names) {
     h("ul.picks", {}, picks.map((p) => h("li", { dataset: { card: p.card } },
       prCard(p.card, { shown: true }), h("span", {}, `${names[p.seat] || `${p.seat + 1}번`} → ${p.row}번 줄`),
       p.timeout ? h("span.badge.auto", {}, "시간 초과") : null)))));
+  // the hand (nothing in it can be played now) leaves the dock while the
+  // picks go in, and the list is brought above the dock: on a phone three
+  // of four lines were under the hand (trial finding). The next draw of the
+  // table brings the hand back.
+  log.closest("section.table")?.classList.add("revealing");
+  const dock = document.querySelector(".pr-dock");
+  const list = log.querySelector(".reveal");
+  if (dock && list) {
+    const below = list.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
+    const room = list.getBoundingClientRect().top - (document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0);
+    if (below > 0) window.scrollBy(0, Math.min(below, Math.max(0, room)));
+  }
 }
 
 function animatePlacement(ctl, ev, names) {
