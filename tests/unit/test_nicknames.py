@@ -24,3 +24,18 @@ def test_blank_looking_overlong_or_malformed_names_are_refused(raw: object) -> N
     with pytest.raises(FrameError) as err:
         clean_nickname(raw)
     assert err.value.code == "bad_nickname"
+
+
+@pytest.mark.parametrize("raw", ["봇2 (보통)", "봇1 (쉬움)", "봇10(어려움)", " 봇 3 (보통) "])
+def test_a_bot_seats_name_is_refused(raw: str) -> None:
+    """Trial finding: a person named "봇2 (보통)" could not be told from the
+    bot of that seat at a table or in 내 기록 (the tables name a bot's seat
+    so, state.js botName)."""
+    with pytest.raises(FrameError) as err:
+        clean_nickname(raw)
+    assert err.value.code == "bot_nickname" and "봇의 이름" in err.value.message
+
+
+@pytest.mark.parametrize("raw", ["봇", "봇2", "봇2 (최강)", "로봇2 (보통)", "봇짱 (보통)"])
+def test_names_near_a_bots_are_taken(raw: str) -> None:
+    assert clean_nickname(raw) == raw

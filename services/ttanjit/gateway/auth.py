@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import secrets
 import unicodedata
 from dataclasses import dataclass
@@ -33,6 +34,10 @@ def new_player_id() -> str:
     return "p_" + secrets.token_hex(8)
 
 
+# a bot seat's name on every table: 봇2 (보통) (spaces left out)
+BOT_NAME = re.compile(r"봇\d+\((쉬움|보통|어려움)\)")
+
+
 def clean_nickname(raw: object) -> str:
     if not isinstance(raw, str):
         raise FrameError("bad_nickname")
@@ -47,6 +52,10 @@ def clean_nickname(raw: object) -> str:
                for c in nick)
     if not seen or marks > seen:
         raise FrameError("bad_nickname")
+    if BOT_NAME.fullmatch(nick.replace(" ", "")):
+        # the tables name a bot's seat so (state.js botName): a person
+        # named so could not be told from the bot (trial finding)
+        raise FrameError("bot_nickname")
     return nick
 
 
