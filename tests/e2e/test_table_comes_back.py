@@ -685,6 +685,11 @@ def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> 
     new = quick_match(page, "onecard", seats=2)  # a newer game: the session's own now
     assert new != old
     wait_in_history(page, "onecard", old)  # the old one has ended
+    # its row says who won, how long it took, and why the rating moved so
+    # (trial: "패 +26" alone; Hakka's "−6점 −142" read as two scores)
+    row = page.locator(f'.history-item[data-game-id="{old}"]').inner_text()
+    assert "우승: " in row and "게임 시간 " in row and "레이팅 " in row, row
+    assert "꼴찌" in page.locator(f'.history-item[data-game-id="{old}"] .why').inner_text()
     page.evaluate(f"() => {{ location.hash = '#/game/{old}'; }}")
     page.wait_for_selector("section.results", timeout=30_000)
     said = page.locator("section.results").inner_text()

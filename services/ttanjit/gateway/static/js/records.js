@@ -169,6 +169,12 @@ export async function showBoard(root, game) {
 }
 
 // -- 내 기록 ----------------------------------------------------------------------------
+/** 12분 5초, 45초 */
+function duration(ms) {
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}분 ${s % 60}초` : `${s}초`;
+}
+
 function seatName(s, i) {
   if (s.kind === "bot") return botName(i, s.level);
   return s.nickname || `${i + 1}번`;
@@ -186,10 +192,19 @@ export async function showHistory(root, game, page = 0) {
     h("span.when", {}, new Date(g.ended_ms).toLocaleString("ko-KR", { dateStyle: "short", timeStyle: "short" })),
     h("span.outcome", { class: g.outcome }, OUTCOME[g.outcome] || g.outcome,
       placeText(g) ? h("small.place", {}, ` ${placeText(g)}`) : null),
-    h("span.delta", {}, typeof g.delta === "number" ? signed(g.delta) : "—"),
+    // labelled: Hakka's "−6점 −142" read as two scores (trial finding)
+    h("span.delta", { title: g.why || "" }, typeof g.delta === "number" ? `레이팅 ${signed(g.delta)}` : "—"),
     h("span.seats", {}, g.seats.map((s, i) => (i === g.seat ? h("strong", {}, seatName(s, i)) : seatName(s, i)))
       .flatMap((x, i) => (i ? [", ", x] : [x]))),
-    h("a.replay-link", { href: `#/replay/${g.game_id}`, dataset: { act: "replay" } }, "다시 보기")));
+    h("a.replay-link", { href: `#/replay/${g.game_id}`, dataset: { act: "replay" } }, "다시 보기"),
+    // who won and how long it took (games of one minute could not be told
+    // apart), and why the rating moved so, as the result screen said it
+    // (a loss with +26 and nothing more: trial finding)
+    h("span.detail", {}, [
+      (g.winners || []).length ? `우승: ${g.winners.map((w) => (g.seats[w] ? seatName(g.seats[w], w) : `${w + 1}번`)).join(", ")}` : null,
+      typeof g.length_ms === "number" ? `게임 시간 ${duration(g.length_ms)}` : null,
+    ].filter(Boolean).join(" · ")),
+    g.why ? h("small.why", {}, g.why) : null));
   const pages = Math.ceil(b.total / size);
   mount(root, h("section.page.history", {},
     h("h1", {}, "내 기록"), tabs("history", game),
