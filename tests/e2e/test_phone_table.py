@@ -187,3 +187,18 @@ def test_the_reveal_of_every_pick_is_not_under_the_hand_on_a_phone(new_page: Any
     for i in range(n):
         b = lines.nth(i).bounding_box()
         assert b and b["y"] >= 0 and b["y"] + b["height"] <= dock["y"] + 0.5, (i, b, dock)
+
+
+def test_a_new_rounds_first_turn_shows_no_reveal_of_the_round_before(new_page: Any) -> None:
+    """Trial finding: at a 줄줄이 벌점 round's first turn, "지난 회차 공개"
+    showed the round before's last turn, on rows dealt away since (the
+    replay's 2판 pointed at rows that were no longer there)."""
+    page = new_page(width=390, height=844)
+    v = engine_view("penalty_rows", 3, seed=5)
+    v["last_reveal"] = [{"seat": 0, "card": 9, "row": 1, "outcome": "append"}]
+    assert v["phase"] == "select" and v["turn_no"] == 1
+    render(page, "penalty", "penalty_rows", v)
+    assert page.locator(".reveal-summary").count() == 0
+    v["turn_no"] = 2  # a later turn of the round: its last reveal is said
+    render(page, "penalty", "penalty_rows", v)
+    assert "9 → 1번 줄에 이어 놓음" in page.locator(".reveal-summary").inner_text()

@@ -188,8 +188,12 @@ async function confirmPick(ctl) {
 }
 
 function lastReveal(ctl, names) {
-  const picks = ctl.view.last_reveal || [];
-  if (!picks.length) return null;
+  const v = ctl.view;
+  const picks = v.last_reveal || [];
+  // a new round's first turn: the last reveal was the round before's, on
+  // rows dealt away since (its replay pointed at rows no longer there, the
+  // live table kept an empty strip: trial finding)
+  if (!picks.length || (v.phase === "select" && v.turn_no === 1)) return null;
   return h("div.reveal-summary", {}, h("h3", {}, "지난 회차 공개"),
     h("ul", {}, picks.map((p) => h("li", {}, placementLine(p, names)))));
 }
