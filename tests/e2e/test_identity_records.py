@@ -302,3 +302,16 @@ def test_the_code_box_matches_the_nickname_box(new_page: Any) -> None:
         assert form and claim and field and go
         assert abs(form["width"] - claim["width"]) < 2, (width, form, claim)
         assert abs(field["y"] - go["y"]) < 2 and go["x"] > field["x"] + field["width"], (width, field, go)
+
+
+def test_a_transfer_code_is_shown_where_the_player_looks_on_a_phone(new_page: Any) -> None:
+    """Trial finding: on a phone, 다른 기기에서 계속하기's code came below the
+    fold, the button pressed and nothing seen to happen."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "코드보기")
+    page.locator('[data-act="transfer"]').click()
+    code = page.locator(".account .code")
+    code.wait_for()
+    page.wait_for_timeout(300)  # a smooth scroll, if any, has ended
+    box = code.bounding_box()
+    assert box and 0 <= box["y"] and box["y"] + box["height"] <= 844, box

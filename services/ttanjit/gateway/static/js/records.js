@@ -94,6 +94,7 @@ export function accountBox(rerender) {
     if (!r.ok) { toast(r.body.message || "코드를 만들 수 없어요.", "error"); return; }
     mount(out, h("p", {}, "다른 기기의 첫 화면에서 이 코드를 넣으세요 (10분, 한 번만): ",
       h("strong.code", { dataset: { code: r.body.code } }, `${r.body.code.slice(0, 4)}-${r.body.code.slice(4)}`)));
+    out.scrollIntoView({ block: "nearest" }); // on a phone it came below the fold (trial)
   };
   return h("section.card-box.account", {},
     h("h2", {}, "내 계정"),
