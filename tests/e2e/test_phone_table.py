@@ -111,7 +111,10 @@ def test_who_played_what_is_right_under_the_rows(new_page: Any) -> None:
     right after the rows, above the dock (after the dock it was below the
     fold on a phone while the cards went in)."""
     page = new_page(**PHONE)
-    render(page, "penalty", "penalty_rows", engine_view("penalty_rows", 3, seed=5))
+    v = engine_view("penalty_rows", 3, seed=5)
+    # a later turn, whose last reveal is said (an empty log takes no room)
+    v.update(turn_no=2, last_reveal=[{"seat": 0, "card": 9, "row": 1, "outcome": "append"}])
+    render(page, "penalty", "penalty_rows", v)
     dock, rows, log = box(page, ".pr-dock"), box(page, ".pr-rows"), box(page, "#pr-log")
     assert rows["bottom"] <= log["top"] < dock["top"], (rows, log, dock)
 

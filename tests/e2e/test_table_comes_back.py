@@ -689,6 +689,14 @@ def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> 
     # (trial: "패 +26" alone; Hakka's "−6점 −142" read as two scores)
     row = page.locator(f'.history-item[data-game-id="{old}"]').inner_text()
     assert "우승: " in row and "게임 시간 " in row and "레이팅 " in row, row
+    # a winner a bot stood in for is marked (review: my seat's bot's win read
+    # "우승: 옛게임"): my seat is the bot's since I left
+    entry = page.evaluate(f"""async () => (await (await fetch('api/history/onecard?offset=0&limit=10',
+      {{headers: {{authorization: 'Bearer ' + JSON.parse(localStorage.getItem('ttanjit.id.token'))}}}}))
+      .json()).games.find((g) => g.game_id === '{old}')""")
+    assert entry["substituted"][entry["seat"]], entry
+    detail = page.locator(f'.history-item[data-game-id="{old}"] .detail').inner_text()
+    assert ("봇이 대신함" in detail) == any(entry["substituted"][w] for w in entry["winners"]), detail
     assert "꼴찌" in page.locator(f'.history-item[data-game-id="{old}"] .why').inner_text()
     page.evaluate(f"() => {{ location.hash = '#/game/{old}'; }}")
     page.wait_for_selector("section.results", timeout=30_000)
@@ -828,6 +836,8 @@ def test_an_abandoned_games_end_says_why_on_the_table(new_page: Any, file: str, 
     render(page, file, game, v)
     said = page.locator("section.results").inner_text()
     assert "모두 10분 넘게 연결이 끊겨 승자 없이 끝났고, 레이팅은 바뀌지 않아요." in said, said
+    # its title says so too (줄줄이 벌점's and Hakka's said "게임 결과" twice: review)
+    assert page.locator(".result-title").inner_text() == "아무도 돌아오지 않아 게임이 끝났어요."
     assert page.locator('section.results [data-act="rematch"]').count() == 0
     assert page.locator(".badge.away").count() == 0
 
@@ -1217,3 +1227,19 @@ def test_a_reload_that_missed_nothing_adds_no_gap_to_the_log(new_page: Any) -> N
       window.__mod.onWholeView(window.__ctl, {view: v, game_seq: 12, resync: true,
         recent: [{game_seq: 12, t: 1, event: {type: 'passed', seat: 1}}]}); }""", v)
     assert page.evaluate(texts) == before + ["봇2 (어려움): 카드가 없어 넘겼어요."]  # reaches back: no gap
+
+
+def test_a_finished_games_away_badge_is_on_the_others_seats_only(new_page: Any) -> None:
+    """Review finding: once a game is over, a person away is still worth
+    saying (a 한 판 더 waits on them), but not of my own seat (a player back
+    at a finished game read "연결 끊김" on themselves)."""
+    page = new_page(width=390, height=844)
+    v = engine_view("onecard", 3, humans=2)
+    v.update(finished=True, winners=[0], ended_by="win", hand_counts=[0, 5, 3])
+    for s in v["seats"]:
+        if s.get("kind") == "human":
+            s["connected"] = False
+    render(page, "onecard", "onecard", v, humans=2)
+    away = page.locator(".badge.away")
+    assert away.count() == 1
+    assert page.locator('[data-seat="1"] .badge.away').count() == 1

@@ -39,3 +39,13 @@ def test_a_bot_seats_name_is_refused(raw: str) -> None:
 @pytest.mark.parametrize("raw", ["봇", "봇2", "봇2 (최강)", "로봇2 (보통)", "봇짱 (보통)"])
 def test_names_near_a_bots_are_taken(raw: str) -> None:
     assert clean_nickname(raw) == raw
+
+
+@pytest.mark.parametrize("raw", ["봇2\u00a0(보통)", "봇2\u3000(보통)", "봇2\u3164(보통)", "봇2（보통）",
+                                 "봇２ (보통)"])
+def test_a_bot_seats_name_in_other_spaces_or_full_width_is_refused(raw: str) -> None:
+    """Review finding: a no-break or ideographic space, a Hangul filler or
+    full-width brackets made a name that looked the bot's exactly."""
+    with pytest.raises(FrameError) as err:
+        clean_nickname(raw)
+    assert err.value.code == "bot_nickname"

@@ -34,7 +34,8 @@ def new_player_id() -> str:
     return "p_" + secrets.token_hex(8)
 
 
-# a bot seat's name on every table: 봇2 (보통) (spaces left out)
+# a bot seat's name on every table: 봇2 (보통) (read with spaces and blanks
+# left out, full-width forms as their plain ones: 봇２（보통）)
 BOT_NAME = re.compile(r"봇\d+\((쉬움|보통|어려움)\)")
 
 
@@ -52,7 +53,8 @@ def clean_nickname(raw: object) -> str:
                for c in nick)
     if not seen or marks > seen:
         raise FrameError("bad_nickname")
-    if BOT_NAME.fullmatch(nick.replace(" ", "")):
+    if BOT_NAME.fullmatch("".join(c for c in unicodedata.normalize("NFKC", nick)
+                                  if not c.isspace() and c not in BLANKS)):
         # the tables name a bot's seat so (state.js botName): a person
         # named so could not be told from the bot (trial finding)
         raise FrameError("bot_nickname")

@@ -123,7 +123,9 @@ def history_entry(result: dict[str, Any], seat: int, rated: dict[str, Any] | Non
     out = {"game_id": result.get("game_id"), "game": result.get("game"), "ended_ms": now_ms,
            "seat": seat, "seats": seats, "winners": result.get("winners") or [],
            "scores": result.get("scores"), "ended_by": result.get("ended_by"),
-           "length_ms": result.get("length_ms"), "outcome": outcome(result, seat)}
+           "length_ms": result.get("length_ms"), "outcome": outcome(result, seat),
+           # the seats a bot finished (내 기록 marks a winner a bot stood in for)
+           "substituted": list(result.get("substituted") or [])}
     if rated:  # the rating change, as the result screen shows it (a tab that missed `ratings`)
         out.update({k: rated[k] for k in ("before", "after", "delta", "provisional", "why")
                     if k in rated})

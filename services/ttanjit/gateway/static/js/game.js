@@ -566,6 +566,12 @@ function rematchStatus(ctl) {
 const LEAVE_QUESTION = "게임을 나가면 봇이 내 자리를 이어받고, 레이팅은 내가 꼴찌인 것으로 계산해요. 나갈까요?";
 const ABANDONED_NOTE = "모두 10분 넘게 연결이 끊겨 승자 없이 끝났고, 레이팅은 바뀌지 않아요.";
 
+/** A live result's title when nobody won: an abandoned game says why
+ * (줄줄이 벌점's and Hakka's said "게임 결과" under the panel's "게임 결과"). */
+export function noWinnerTitle(v) {
+  return v.ended_by === "abandoned" ? ENDED_BY.abandoned : "게임이 끝났어요.";
+}
+
 const ENDED_BY = {
   abandoned: "아무도 돌아오지 않아 게임이 끝났어요.",
   time_cap: "시간이 다 되어 승자 없이 끝났어요.",
@@ -613,7 +619,7 @@ function finalPanel(ctl) {
       h("td.num", {}, standing(s)))))));
   }
   if (typeof info.length_ms === "number") {
-    rows.push(h("p.muted", {}, info.length_ms < 60000 ? "게임 시간 1분 미만" : `게임 시간 ${Math.round(info.length_ms / 60000)}분`));
+    rows.push(h("p.muted", {}, `게임 시간 ${duration(info.length_ms)}`));
   }
   return resultsPanel(ctl, rows, "게임 결과");
 }
@@ -653,11 +659,17 @@ export function winnerName(v, s, name) {
   return botMarked(name, botTookOver(v, s));
 }
 
+/** A game's length as 내 기록 and the final result say it: 12분 5초, 45초. */
+export function duration(ms) {
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)}분 ${s % 60}초` : `${s}초`;
+}
+
 function tookOverBadge() {
   return h("span.badge.bot", { title: "나가거나 1분 넘게 돌아오지 않아 봇이 이어서 했어요" }, "봇이 대신함");
 }
 
-function botMarked(name, tookOver) {
+export function botMarked(name, tookOver) {
   return tookOver ? `${name} (봇이 대신함)` : name;
 }
 
@@ -668,8 +680,10 @@ export function seatBadges(ctl, s) {
   return [
     onAutopilot(v, s) && !botTookOver(v, s) ? h("span.badge.auto", {}, "자동") : null,
     botTookOver(v, s) ? h("span.badge.bot", { title: "나가거나 1분 넘게 돌아오지 않아 봇이 이어서 해요" }, "봇이 대신함") : null,
-    // not once it is over (an abandoned game's end said it of a player back at it)
-    isAway(v, s) && !v.finished ? h("span.badge.away", {}, "연결 끊김") : null,
+    // not of an abandoned game's end, nor of my own seat once it is over (it
+    // said so of a player back at it); a 한 판 더 waits on the others' seats
+    isAway(v, s) && !(v.finished && (v.ended_by === "abandoned" || isMine(ctl, s)))
+      ? h("span.badge.away", {}, "연결 끊김") : null,
   ];
 }
 

@@ -56,6 +56,7 @@ async function refresh() {
     // another tab may have rotated it just now: only a credential nobody changed is dead
     if (store.get("refresh", null) !== cred) return ensureToken(true);
     store.clearAuth();
+    store.markSignedOut(true); // as after 로그아웃: a new start is a new account (review)
     return null;
   }
   return store.get("token", null);

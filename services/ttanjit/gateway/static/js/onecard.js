@@ -10,7 +10,7 @@ import { josa } from "./state.js";
 import { h, mount, button, announce as say, focusHome } from "./ui.js";
 import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack, selectionAfter } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar, meMark, isMine,
-  tookOverMark } from "./game.js";
+  tookOverMark, noWinnerTitle } from "./game.js";
 import * as clock from "./clock.js";
 import * as store from "./store.js";
 import { effectText } from "./onecard_text.js";
@@ -313,7 +313,7 @@ function results(ctl) {
     title = "내 자리를 이어받은 봇이 이겼어요."; // not my win: I left (a loss for my rating)
   } else if (isMine(ctl, winner)) title = "이겼어요!";
   else if (winner !== null) title = `${josa(seatName(ctl, winner), "이/가")} 이겼어요.`;
-  else title = "게임이 끝났어요.";
+  else title = noWinnerTitle(v);
   const rows = [];
   for (let s = 0; s < seatCount(v); s++) {
     if (!inGame(v, s)) continue;

@@ -8,7 +8,7 @@ import { josa } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { prCard, prPenalty } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark,
-  tookOverMark, winnerName } from "./game.js";
+  tookOverMark, winnerName, noWinnerTitle } from "./game.js";
 import { animMs } from "./anim.js";
 import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
 
@@ -235,7 +235,7 @@ function results(ctl, names) {
   const w = v.winners || [];
   const title = v.ended_by === "time_cap" ? "45분이 지나 승자 없이 끝났어요" :
     w.length > 1 ? `공동 우승: ${w.map((s) => winnerName(v, s, names[s] || `${s + 1}번`)).join(", ")}` :
-      w.length === 1 ? `우승: ${winnerName(v, w[0], names[w[0]] || `${w[0] + 1}번`)}` : "게임 결과";
+      w.length === 1 ? `우승: ${winnerName(v, w[0], names[w[0]] || `${w[0] + 1}번`)}` : noWinnerTitle(v);
   return resultsPanel(ctl, [h("p.result-title", {}, title), penaltyTable(ctl, names)], "게임 결과");
 }
 

@@ -11,7 +11,7 @@ import * as identity from "./identity.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
 import * as hakka from "./hakka.js";
-import { sayChanges } from "./game.js";
+import { sayChanges, botMarked, duration } from "./game.js";
 
 const TABLES = { onecard, penalty_rows: penalty, hakka };
 const OUTCOME = { win: "승", loss: "패", left: "나감", none: "무효" };
@@ -170,12 +170,6 @@ export async function showBoard(root, game) {
 }
 
 // -- 내 기록 ----------------------------------------------------------------------------
-/** 12분 5초, 45초 */
-function duration(ms) {
-  const s = Math.round(ms / 1000);
-  return s >= 60 ? `${Math.floor(s / 60)}분 ${s % 60}초` : `${s}초`;
-}
-
 function seatName(s, i) {
   if (s.kind === "bot") return botName(i, s.level);
   return s.nickname || `${i + 1}번`;
@@ -202,7 +196,10 @@ export async function showHistory(root, game, page = 0) {
     // apart), and why the rating moved so, as the result screen said it
     // (a loss with +26 and nothing more: trial finding)
     h("span.detail", {}, [
-      (g.winners || []).length ? `우승: ${g.winners.map((w) => (g.seats[w] ? seatName(g.seats[w], w) : `${w + 1}번`)).join(", ")}` : null,
+      // a winner a bot stood in for is marked, as the results say it (a
+      // player whose seat's bot won read "우승: 나": review)
+      (g.winners || []).length ? `우승: ${g.winners.map((w) => botMarked(g.seats[w] ? seatName(g.seats[w], w) : `${w + 1}번`,
+        !!(g.substituted || [])[w])).join(", ")}` : null,
       typeof g.length_ms === "number" ? `게임 시간 ${duration(g.length_ms)}` : null,
     ].filter(Boolean).join(" · ")),
     g.why ? h("small.why", {}, g.why) : null));
