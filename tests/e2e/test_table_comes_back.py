@@ -702,6 +702,8 @@ def test_an_older_games_address_shows_its_end_or_says_why_not(new_page: Any) -> 
     page.wait_for_selector("section.results", timeout=30_000)
     said = page.locator("section.results").inner_text()
     assert "봇이 대신함" in said
+    # left, so no 한 판 더 for me (as on the live table once a bot took my seat)
+    assert page.locator('section.results [data-act="rematch"]').count() == 0
     # its own seats' names, not those of the game this tab played since
     # (confirm trial: "우승: 봇2 (어려움)" for a game against 봇2 (쉬움))
     assert "봇2 (쉬움)" in said and "어려움" not in said, said

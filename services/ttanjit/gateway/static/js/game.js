@@ -519,7 +519,9 @@ export function showPanel(ctl, root) {
 }
 
 export function resultsPanel(ctl, rows, title = "게임 결과") {
-  const canRematch = ctl.mySeatIsHuman() || !!ctl.final;
+  // not a player whose seat a bot finished, live or from the directory's
+  // final result (an older game left, opened by its address, offered it: review)
+  const canRematch = ctl.final ? !(ctl.final.info?.substituted || [])[ctl.final.seat] : ctl.mySeatIsHuman();
   // the live table's end says it as the directory's final panel does (a
   // player back to an abandoned game read only "게임이 끝났어요.", and was
   // offered 한 판 더, refused: trial finding)
