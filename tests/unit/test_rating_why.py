@@ -45,3 +45,12 @@ def test_a_rise_after_leaving_is_said_why() -> None:
     assert up.startswith("자리를 비워 봇이 대신해서 꼴찌로 계산했지만 +12점.")
     assert "불확실성이 줄며 오를 수 있어요" in up
     assert standings.explain("left", -12, 20) == "자리를 비워 봇이 대신해서 꼴찌로 계산했어요 (−12점)."
+
+
+def test_a_win_over_people_alone_does_not_say_how_bots_are_rated() -> None:
+    """Trial nitpick: a win against another person said "강한 상대(봇은
+    난이도별 고정 점수)를 이길수록 더 올라요." with no bot at the table."""
+    people = standings.explain("win", 20, 20, bots=False)
+    assert "봇" not in people and "강한 상대를 이길수록 더 올라요." in people
+    assert "봇은 난이도별 고정 점수" in standings.explain("win", 20, 20, bots=True)
+    assert "봇" not in standings.change("g1", "onecard", "win", 0.0, 1.0, 20, bots=False)["why"]

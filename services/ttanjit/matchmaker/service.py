@@ -401,7 +401,9 @@ class Matchmaker:
             seat = next(s for s, p in seat_players(result).items() if p == pid)
             changes[pid] = standings.change(gid, game, standings.outcome(result, seat),
                                             current[pid].ordinal, r.ordinal, r.games,
-                                            standings.others_left(result, seat))
+                                            standings.others_left(result, seat),
+                                            any((s or {}).get("kind") == "bot"
+                                                for s in result.get("seats") or []))
             r.last, r.change = gid, changes[pid]
             key, doc = f"{game}.{pid}", orjson.dumps(r.to_json())
             if current[pid].rev:

@@ -66,15 +66,17 @@ def signed(n: int) -> str:
 
 
 def explain(kind: str, delta: int, games: int, by_score: bool = False,
-            others_left: bool = False) -> str:
+            others_left: bool = False, bots: bool = True) -> str:
     """The one line under a rating change (Korean, the result screen).
     ``by_score``: the game places those who did not win by score (ratings);
     ``others_left``: another seat's player left (a bot took it), and counts
-    last whatever its score."""
+    last whatever its score; ``bots``: the game had bot seats (a win over
+    people alone said how bots are rated: trial nitpick)."""
     prov = games < PROVISIONAL_GAMES
     if kind == "win":
         head = f"이겨서 {signed(delta)}점."
-        why = "강한 상대(봇은 난이도별 고정 점수)를 이길수록 더 올라요."
+        why = "강한 상대(봇은 난이도별 고정 점수)를 이길수록 더 올라요." if bots else \
+            "강한 상대를 이길수록 더 올라요."
     elif kind == "left":
         # up although counted last (a new player's first games: the
         # conservative rating rises as its uncertainty shrinks): said why,
@@ -97,11 +99,11 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
 
 
 def change(game_id: str, game: str, kind: str, before_ordinal: float, after_ordinal: float,
-           games: int, others_left: bool = False) -> dict[str, Any]:
+           games: int, others_left: bool = False, bots: bool = True) -> dict[str, Any]:
     before, after = display(before_ordinal), display(after_ordinal)
     return {"game_id": game_id, "game": game, "outcome": kind, "before": before, "after": after,
             "delta": after - before, "games": games, "provisional": games < PROVISIONAL_GAMES,
-            "why": explain(kind, after - before, games, game in SCORED, others_left)}
+            "why": explain(kind, after - before, games, game in SCORED, others_left, bots)}
 
 
 def others_left(result: dict[str, Any], seat: int) -> bool:
