@@ -192,7 +192,7 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     item = page.locator(f'.history-item[data-game-id="{gid}"]')
     item.wait_for()
     assert item.locator(".outcome").inner_text() == "나감"
-    assert item.locator(".delta").inner_text().startswith("−")  # as the result screen, not "-"
+    assert item.locator(".delta").inner_text().startswith("레이팅 −")  # as the result screen, not "-"
     # who sat at the table reads as one line ("기록보기, 봇2 (보통)"), not a name per row
     lines = item.locator(".seats").evaluate(
         "e => e.getBoundingClientRect().height / parseFloat(getComputedStyle(e).fontSize)")
