@@ -128,10 +128,6 @@ function forgetQueue() {
   state.emit("queue");
 }
 
-/** The quick-match queue across a reconnect (docs/websocket.md welcome):
- * waiting in it from another tab, this one shows it; dropped from it
- * because this connection was lost (the matchmaker does not match a player
- * who is away), this tab queues again for the same game. */
 /** The room the matchmaker says the player is in (`welcome` with
  * `lobby_known`, `lobby`); what to tell them, if anything. */
 function roomNow(f, screen) {
@@ -165,6 +161,10 @@ net.on("lobby", (f) => {
   }
 });
 
+/** The quick-match queue across a reconnect (docs/websocket.md welcome):
+ * waiting in it from another tab, this one shows it; dropped from it
+ * because this connection was lost (the matchmaker does not match a player
+ * who is away), this tab queues again for the same game. */
 function requeue(f) {
   if (f.queued) {
     state.queue = { ...(state.queue || {}), ...f.queued, player: f.player };
