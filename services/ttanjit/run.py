@@ -90,13 +90,21 @@ def moved(what: str, wanted: int, got: int) -> None:
         print(f"  port {wanted} is in use: {what} listens on {got} instead", flush=True)
 
 
+def port_from_env(key: str, default: int = 0, what: str = "") -> int:
+    """The port ``key`` gives (else ``default``) when free, else any free
+    one (said); with neither, any free one."""
+    wanted = int(os.environ.get(key) or default)
+    if not wanted:
+        return free_port()
+    got = port_or_free(wanted)
+    moved(what or key, wanted, got)
+    return got
+
+
 def stack_env(var: Path | None = None) -> dict[str, str]:
     var = var or var_dir()
-    wanted_nats = int(os.environ.get("TTANJIT_NATS_PORT", "4222"))
-    wanted_http = int(os.environ.get("TTANJIT_HTTP_PORT", "8080"))
-    nats_port, http_port = port_or_free(wanted_nats), port_or_free(wanted_http)
-    moved("NATS", wanted_nats, nats_port)
-    moved("the gateway", wanted_http, http_port)
+    nats_port = port_from_env("TTANJIT_NATS_PORT", 4222, "NATS")
+    http_port = port_from_env("TTANJIT_HTTP_PORT", 8080, "the gateway")
     mm_port, mm2_port = free_port(), free_port()  # two matchmaker replicas
     env = dict(os.environ)
     env.update({
@@ -121,11 +129,8 @@ def stack_env(var: Path | None = None) -> dict[str, str]:
     })
     for name in ("MM_METRICS", "MM2_METRICS", "SHARD1", "SHARD1_METRICS", "SHARD2", "SHARD2_METRICS",
                  "BOTS_METRICS", "GW_METRICS"):
-        key = f"TTANJIT_{name}_PORT"  # given (e.g. a local Prometheus's config), or picked
-        wanted = int(os.environ.get(key) or 0)
-        env[key] = str(port_or_free(wanted) if wanted else free_port())
-        if wanted:
-            moved(key, wanted, int(env[key]))
+        # given (e.g. a local Prometheus's config), or picked
+        env[f"TTANJIT_{name}_PORT"] = str(port_from_env(f"TTANJIT_{name}_PORT"))
     if "TTANJIT_TOKEN_SECRET" not in env:
         env["TTANJIT_TOKEN_SECRET"] = token_secret(var)
     return env

@@ -65,6 +65,10 @@ def signed(n: int) -> str:
     return f"+{n}" if n > 0 else f"−{-n}" if n < 0 else "±0"
 
 
+# a rise after a loss or a leave, in a new player's first games
+PROVISIONAL_RISE = "처음 몇 판은 실력을 재는 중이라 점수의 불확실성이 줄며 오를 수 있어요."
+
+
 def explain(kind: str, delta: int, games: int, by_score: bool = False,
             others_left: bool = False, bots: bool = True) -> str:
     """The one line under a rating change (Korean, the result screen).
@@ -83,14 +87,14 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
         # as for a loss ("나감 +32" read as a reward for leaving: trial)
         head = f"자리를 비워 봇이 대신해서 꼴찌로 계산했어요 ({signed(delta)}점)." if delta <= 0 else \
             f"자리를 비워 봇이 대신해서 꼴찌로 계산했지만 {signed(delta)}점."
-        why = "" if delta <= 0 else "처음 몇 판은 실력을 재는 중이라 점수의 불확실성이 줄며 오를 수 있어요."
+        why = "" if delta <= 0 else PROVISIONAL_RISE
     else:
         head = f"져서 {signed(delta)}점." if delta < 0 else f"졌지만 {signed(delta)}점."
         # not "약한 상대에게 질수록 더 내려가요." alone: two new players of
         # equal rating read it as "my opponent was weak" (trial nitpick)
         why = "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." if delta < 0 else \
             "우승은 못 했어도 점수로 앞선 상대가 있으면 순위만큼 올라요." if by_score else \
-            "처음 몇 판은 실력을 재는 중이라 점수의 불확실성이 줄며 오를 수 있어요."
+            PROVISIONAL_RISE
     # 5th of 5 by score and still up: the seat that left ranked below
     # (nothing on the screen said so: trial nitpick)
     left = "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." if others_left and kind != "left" else ""

@@ -574,6 +574,13 @@ export function noWinnerTitle(v) {
   return v.ended_by === "abandoned" ? ENDED_BY.abandoned : "게임이 끝났어요.";
 }
 
+/** 줄줄이 벌점's and Hakka's live result title: "우승: 철수", "공동 우승: …"
+ * (a winner a bot stood in for marked), or why nobody won. */
+export function winnersTitle(v, nameOf) {
+  const w = (v.winners || []).map((s) => winnerName(v, s, nameOf(s)));
+  return w.length > 1 ? `공동 우승: ${w.join(", ")}` : w.length ? `우승: ${w[0]}` : noWinnerTitle(v);
+}
+
 const ENDED_BY = {
   abandoned: "아무도 돌아오지 않아 게임이 끝났어요.",
   time_cap: "시간이 다 되어 승자 없이 끝났어요.",
@@ -667,8 +674,10 @@ export function duration(ms) {
   return s >= 60 ? `${Math.floor(s / 60)}분 ${s % 60}초` : `${s}초`;
 }
 
-function tookOverBadge() {
-  return h("span.badge.bot", { title: "나가거나 1분 넘게 돌아오지 않아 봇이 이어서 했어요" }, "봇이 대신함");
+/** 봇이 대신함: at a table still played (`live`: "이어서 해요") or in a result. */
+function tookOverBadge(live = false) {
+  return h("span.badge.bot", { title: `나가거나 1분 넘게 돌아오지 않아 봇이 이어서 ${live ? "해요" : "했어요"}` },
+    "봇이 대신함");
 }
 
 export function botMarked(name, tookOver) {
@@ -681,7 +690,7 @@ export function seatBadges(ctl, s) {
   const v = ctl.view;
   return [
     onAutopilot(v, s) && !botTookOver(v, s) ? h("span.badge.auto", {}, "자동") : null,
-    botTookOver(v, s) ? h("span.badge.bot", { title: "나가거나 1분 넘게 돌아오지 않아 봇이 이어서 해요" }, "봇이 대신함") : null,
+    botTookOver(v, s) ? tookOverBadge(true) : null,
     // not of an abandoned game's end, nor of my own seat once it is over (it
     // said so of a player back at it); a 한 판 더 waits on the others' seats
     isAway(v, s) && !(v.finished && (v.ended_by === "abandoned" || isMine(ctl, s)))

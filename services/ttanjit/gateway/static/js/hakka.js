@@ -6,7 +6,7 @@ import { josa, num, signed, scoreText } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { hkCard, hkName, hkParse, hkSort, cardBack, selectionAfter } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark, isMine,
-  tookOverMark, winnerName, noWinnerTitle } from "./game.js";
+  tookOverMark, winnersTitle } from "./game.js";
 import { seatCount, onAutopilot, handCount, botTookOver } from "./seats.js";
 
 const KIND = { single: "한 장", run: "런", set: "세트", discard: "엎어 버림" };
@@ -217,9 +217,7 @@ function trickNote(ctl, lh) {
 function results(ctl) {
   const v = ctl.view;
   const w = v.winners || [];
-  const title = v.ended_by === "time_cap" ? "45분이 지나 승자 없이 끝났어요." :
-    w.length > 1 ? `공동 우승: ${w.map((s) => winnerName(v, s, name(ctl, s))).join(", ")}`
-      : w.length ? `우승: ${winnerName(v, w[0], name(ctl, w[0]))}` : noWinnerTitle(v);
+  const title = v.ended_by === "time_cap" ? "45분이 지나 승자 없이 끝났어요." : winnersTitle(v, (s) => name(ctl, s));
   const order = [0, 1, 2, 3].sort((a, b) => v.scores[b] - v.scores[a]);
   return resultsPanel(ctl, [h("p.result-title", {}, title),
     h("table.scores", {}, h("tbody", {}, order.map((s) => h("tr", { class: [w.includes(s) ? "win" : "", isMine(ctl, s) ? "me" : ""].join(" ").trim() },

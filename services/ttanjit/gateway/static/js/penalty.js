@@ -8,7 +8,7 @@ import { josa } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { prCard, prPenalty } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark,
-  tookOverMark, winnerName, noWinnerTitle } from "./game.js";
+  tookOverMark, winnersTitle } from "./game.js";
 import { animMs } from "./anim.js";
 import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
 
@@ -152,12 +152,18 @@ export function render(ctl, root) {
   if (swiped) players.scrollLeft = swiped;
   // a row or card the keyboard moves to is scrolled to above the sticky
   // dock, not under it (at 200 % zoom the dock is 40 % of the screen: a11y trial)
-  rows.addEventListener("focusin", (e) => {
-    const dock = root.querySelector(".pr-dock");
-    if (!dock) return;
-    const below = e.target.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
-    if (below > 0) window.scrollBy(0, below);
-  });
+  rows.addEventListener("focusin", (e) => aboveDock(e.target));
+}
+
+/** Scroll so `el` ends above the sticky dock (if there is one); `keepTop`:
+ * not so far that its top goes under the top bar. */
+function aboveDock(el, keepTop = false) {
+  const dock = document.querySelector(".pr-dock");
+  if (!dock) return;
+  const below = el.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
+  const room = keepTop ? el.getBoundingClientRect().top - (document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0)
+    : Infinity;
+  if (below > 0) window.scrollBy(0, Math.min(below, Math.max(0, room)));
 }
 
 async function choose(ctl, card, row) {
@@ -232,10 +238,8 @@ function penaltyTable(ctl, names) {
 
 function results(ctl, names) {
   const v = ctl.view;
-  const w = v.winners || [];
-  const title = v.ended_by === "time_cap" ? "45분이 지나 승자 없이 끝났어요" :
-    w.length > 1 ? `공동 우승: ${w.map((s) => winnerName(v, s, names[s] || `${s + 1}번`)).join(", ")}` :
-      w.length === 1 ? `우승: ${winnerName(v, w[0], names[w[0]] || `${w[0] + 1}번`)}` : noWinnerTitle(v);
+  const title = v.ended_by === "time_cap" ? "45분이 지나 승자 없이 끝났어요"
+    : winnersTitle(v, (s) => names[s] || `${s + 1}번`);
   return resultsPanel(ctl, [h("p.result-title", {}, title), penaltyTable(ctl, names)], "게임 결과");
 }
 
@@ -296,13 +300,7 @@ function showReveal(picks, names) {
   // of four lines were under the hand (trial finding). The next draw of the
   // table brings the hand back.
   log.closest("section.table")?.classList.add("revealing");
-  const dock = document.querySelector(".pr-dock");
-  const list = log.querySelector(".reveal");
-  if (dock && list) {
-    const below = list.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
-    const room = list.getBoundingClientRect().top - (document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0);
-    if (below > 0) window.scrollBy(0, Math.min(below, Math.max(0, room)));
-  }
+  aboveDock(log.querySelector(".reveal"), true);
 }
 
 function animatePlacement(ctl, ev, names) {

@@ -31,47 +31,55 @@ export function clearAuth() {
   for (const k of ["token", "player", "nickname", "refresh", "expires_ms", "session", "last_seq", "queue"]) del(k);
 }
 
+// This browser's choices (raw strings under PREFIX, every tab): null when
+// none was made or storage is not there (private mode); `value` null forgets.
+function remembered(key) {
+  try { return localStorage.getItem(PREFIX + key); } catch { return null; }
+}
+
+function remember(key, value) {
+  try {
+    if (value === null) localStorage.removeItem(PREFIX + key);
+    else localStorage.setItem(PREFIX + key, value);
+  } catch { /* ignore */ }
+}
+
 export function lastNickname() {
-  try { return localStorage.getItem(PREFIX + "nickname") || ""; } catch { return ""; }
+  return remembered("nickname") || "";
 }
 
 /** This browser signed its player out (로그아웃): the sign-in screen then
  * says a new start is a new account, and fills in no nickname (trial: the
  * old one, filled in, made a new empty account of the same name). */
 export function signedOut() {
-  try { return localStorage.getItem(PREFIX + "signedout") === "1"; } catch { return false; }
+  return remembered("signedout") === "1";
 }
 
 export function markSignedOut(yes) {
-  try {
-    if (yes) localStorage.setItem(PREFIX + "signedout", "1");
-    else localStorage.removeItem(PREFIX + "signedout");
-  } catch { /* ignore */ }
+  remember("signedout", yes ? "1" : null);
 }
 
 export function rememberNickname(name) {
-  try { localStorage.setItem(PREFIX + "nickname", name); } catch { /* ignore */ }
+  remember("nickname", name);
 }
 
 /** Quick match's bot level per game (issue 14), remembered across tabs. */
 export function lastBotLevel(game) {
-  try { return localStorage.getItem(`${PREFIX}level.${game}`) || "normal"; } catch { return "normal"; }
+  return remembered(`level.${game}`) || "normal";
 }
 
 export function rememberBotLevel(game, level) {
-  try { localStorage.setItem(`${PREFIX}level.${game}`, level); } catch { /* ignore */ }
+  remember(`level.${game}`, level);
 }
 
 /** The seat count last chosen per game, remembered as the bot level is
  * (trial: the lobby kept the level and forgot the 인원); `fallback` when
  * none was or it is not one of `allowed`. */
 export function lastSeats(game, allowed, fallback) {
-  try {
-    const n = Number(localStorage.getItem(`${PREFIX}seats.${game}`));
-    return allowed.includes(n) ? n : fallback;
-  } catch { return fallback; }
+  const n = Number(remembered(`seats.${game}`));
+  return allowed.includes(n) ? n : fallback;
 }
 
 export function rememberSeats(game, seats) {
-  try { localStorage.setItem(`${PREFIX}seats.${game}`, String(seats)); } catch { /* ignore */ }
+  remember(`seats.${game}`, String(seats));
 }
