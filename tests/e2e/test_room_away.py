@@ -64,3 +64,21 @@ def test_the_lobbys_late_word_and_a_let_go_seat_are_said(new_page: Any) -> None:
     page.wait_for_selector('.toast:has-text("연결이 끊겨 있는 동안 방에서 나왔어요.")')
     page.wait_for_selector(".game-card")
     assert page.locator("#room-code").count() == 0
+
+
+def test_a_queue_the_lobby_let_go_while_away_is_said(new_page: Any) -> None:
+    """A drop the lobby heard late (a leader change) may take the ticket of
+    a player who is back (docs/protocol.md 4.1): the matchmaker says so
+    (``queue_cancelled`` ``away``) and the tab stops waiting, saying why,
+    rather than search for a match for good. The frames are handed to the
+    tab as they come from the gateway."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "늦은대기")
+    give = "(f) => window.ttanjit.net.onFrame(JSON.stringify(f))"
+    page.evaluate(give, {"type": "queued", "game": "onecard", "seats": 2, "ticket": "t-1"})
+    page.wait_for_selector('.banner.queue:has-text("상대를 찾고 있어요")')
+    page.evaluate(give, {"type": "queue_cancelled", "game": "onecard", "reason": "away",
+                         "message": "연결이 끊겨 있는 동안 빠른 대전 대기가 취소됐어요."})
+    page.wait_for_selector('.toast:has-text("연결이 끊겨 있는 동안 빠른 대전 대기가 취소됐어요.")')
+    page.wait_for_selector(".banner.queue", state="detached")
+    assert page.evaluate("() => window.ttanjit.state.queue") is None

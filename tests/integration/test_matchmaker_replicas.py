@@ -262,3 +262,51 @@ async def test_a_player_let_go_while_back_unnoticed_is_told(st_away: Stack) -> N
         lambda f: f["type"] == "room" and ident["player"] not in humans(f)))
     for cl in (host, back):
         await cl.close()
+
+
+async def test_a_drop_the_lobby_missed_is_told_again(st_away: Stack) -> None:
+    """Audit finding (left alone before): a connection that closed while
+    the lobby changed leaders — its gateway's Away had one 2 s try — left
+    the player in their room for good (and a queued ticket until matched).
+    The gateway tells it again until the lobby answers; a player back
+    meanwhile on another gateway stays (the late Away is older than their
+    "back")."""
+    st = st_away
+    l1 = leader(st)
+    pinned = st.add_gateway(TTANJIT_MATCHMAKER_ADDR=f"ipv4:127.0.0.1:{l1.ports['grpc']}")
+    pinned.wait_log('"msg":"gateway ready"')
+    at_pinned = f"http://127.0.0.1:{pinned.ports['http']}"
+    host = await WSClient.signed_in(st.http(), "다시방장")
+    gone, back = [await WSClient.signed_in(at_pinned, n) for n in ("떠난손님", "온손님")]
+    await host.send({"type": "room_create", "game": "onecard", "seats": 3})
+    code = (await host.wait_type("room"))["room"]["code"]
+    for g in (gone, back):
+        await g.send({"type": "room_join", "code": code})
+    await host.wait_for(lambda f: f.get("type") == "room" and len(humans(f)) == 3)
+    seen = len(host.frames)
+    os.kill(l1.pid, signal.SIGSTOP)  # the pinned gateway's Aways go unanswered
+    frozen = time.monotonic()
+    try:
+        for g in (gone, back):
+            await g.close()
+        again = WSClient(st.http(), back.ident)  # back at once, on the other gateway
+        await again.connect()
+        if "lobby_known" not in await again.hello():
+            await again.wait_type("lobby", 15)  # the new leader heard them back
+        await asyncio.sleep(max(0.0, 2.5 - (time.monotonic() - frozen)))  # (first tries over)
+    finally:
+        os.kill(l1.pid, signal.SIGCONT)  # fenced: it passes calls on to the new leader
+    # the drops' Aways, told again, reach the new leader only now (through
+    # the thawed replica): one seat is let go when its wait (from the drop)
+    # runs out; the player heard back since keeps theirs
+    left = await host.wait_for(lambda f: f["type"] == "room" and gone.ident["player"]
+                               not in humans(f), AWAY_S + 15)
+    assert back.ident["player"] in humans(left)
+    await asyncio.sleep(2.0)  # (every Away told again has come by now)
+    assert not [f for f in host.frames[seen:]
+                if f["type"] == "room" and back.ident["player"] not in humans(f)]
+    await again.send({"type": "room_leave"})  # still in it, never let go
+    left = await again.wait_for(lambda f: f["type"] in ("room_left", "error"))
+    assert left["type"] == "room_left" and "reason" not in left, left
+    for cl in (host, again):
+        await cl.close()

@@ -14,10 +14,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
 import orjson
 import pytest
 
 from ttanjit.gateway import codec
+from ttanjit.gateway import conn as conn_mod
 from ttanjit.gateway.auth import Tokens
 from ttanjit.gateway.conn import Connection, GatewayLink, Superseded
 from ttanjit.gateway.limits import MAX_FRAME, limits_json
@@ -347,6 +349,63 @@ async def test_the_lobbys_late_word_gives_way_to_newer_frames_and_a_later_drop()
     release.set()
     await later
     assert [n for n, _ in gw.mm.calls].count("Away") == aways + 1
+
+
+async def test_an_away_the_lobby_did_not_answer_is_told_again_with_its_age(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Audit finding: the connection's end was told to the lobby once (2 s):
+    during a leader change it was lost, and the player's room kept their
+    seat for good. It is told again until answered, saying how long ago the
+    connection closed (the lobby ignores it if the player was back since)."""
+    monkeypatch.setattr(conn_mod, "AWAY_LATER_S", (0.0,) * 5)
+    c, t, gw = make()
+    await hello(c, gw, t)
+    calls: list[Any] = []
+
+    async def away(req: Any, timeout: float) -> Any:
+        calls.append(req)
+        if len(calls) < 3:
+            await asyncio.sleep(0.05)  # (a try that runs out)
+            raise grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(),
+                                       grpc.aio.Metadata(), "no lobby leader")
+        return matchmaker_pb2.PlayerState()
+
+    gw.mm.Away = away
+    await c.close(1001, "bye")
+    await c.finish()
+    await asyncio.gather(*c._tasks)
+    assert [r.player for r in calls] == ["p1"] * 3
+    ages = [r.away_ms for r in calls]
+    assert ages[0] == 0  # the first: the lobby's "now"
+    assert 50 <= ages[1] < ages[2] - 40 and ages[2] < 2000
+    await asyncio.sleep(0.01)
+    assert len(calls) == 3  # answered: no more
+
+
+async def test_a_drop_while_the_lobby_was_asked_unanswered_is_told_again() -> None:
+    """Audit finding: ``hello``'s lobby call asked again timed out at the
+    gateway though the lobby carried it out (the player back: their away
+    mark gone); the connection's end meanwhile was told before it, so the
+    room kept the seat for good. The end is told again after any ask."""
+    c, t, gw = make()
+    gw.state = None
+    await hello(c, gw, t)
+    for task in list(c._tasks):
+        task.cancel()
+    asked = asyncio.Event()
+
+    async def unanswered(player: str) -> dict[str, Any] | None:
+        asked.set()
+        await asyncio.sleep(0.05)
+        return None
+
+    gw.player_state = unanswered  # type: ignore[method-assign]
+    later = asyncio.create_task(c.lobby_later("p1", waits=(0.0, 0.0)))
+    await asyncio.wait_for(asked.wait(), 5)
+    await c.finish()
+    assert [n for n, _ in gw.mm.calls] == ["Away"]
+    await later
+    assert [n for n, _ in gw.mm.calls] == ["Away", "Away"]
 
 
 async def test_hello_welcomes_registers_and_subscribes() -> None:

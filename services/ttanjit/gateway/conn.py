@@ -75,6 +75,8 @@ def now_ms() -> int:
 # ``hello`` found the matchmaker unanswered: asked again after these waits
 # (about a minute in all: a room seat waits 60 s, RULES.md 4)
 LOBBY_LATER_S = (0.5, 1.0, 2.0) + (3.0,) * 19
+# an ``Away`` the matchmaker did not answer: told again after these waits
+AWAY_LATER_S = LOBBY_LATER_S
 # a game the lobby says the player sits in: its ``matched`` may be on its way
 MATCHED_WAIT_S = 2.0
 # the player's own lobby requests (Connection.lobby_changes)
@@ -406,23 +408,19 @@ class Connection:
         Seated in a game meanwhile (a room started while away), the
         connection is closed for the client to resume: its ``hello`` takes
         the game up."""
+        asked = False
         for wait in waits:
             await asyncio.sleep(wait * random.uniform(0.8, 1.2))  # not all sockets at once
             s = self.session
             if self.closed or self.superseded or s is None:
-                return
+                break
             changes = self.lobby_changes
+            asked = True
             state = await self.gw.player_state(player)
+            if self.closed or self.superseded:
+                break
             if state is None:
                 continue
-            if self.closed:
-                if not self.replaced:
-                    # it was this connection's end meanwhile: its away mark,
-                    # which the answer may have taken, again, after it
-                    await self.away(player)
-                return
-            if self.superseded:
-                return
             gid = state.get("game_id")
             if gid and gid not in (s.game_id, s.left):
                 # seated in a game: its `matched` may be on its way (the
@@ -434,7 +432,13 @@ class Connection:
             if changes == self.lobby_changes:  # else newer lobby frames said it
                 await self.send({"type": "lobby", **lobby_part(state)})
             return
-        log.warning("matchmaker unanswered since hello: %s", player)
+        else:
+            log.warning("matchmaker unanswered since hello: %s", player)
+        if self.closed and asked and not (self.replaced or self.superseded):
+            # this connection's end came meanwhile: its away mark, which an
+            # ask (answered or not: it may have been carried out) may have
+            # taken, again, after it
+            await self.away(player)
 
     async def deliver_catch_up(self, reply: dict[str, Any], resync: bool = True) -> None:
         """A shard's sync answer: the events the client lacks with the
@@ -740,25 +744,48 @@ class Connection:
                 await hook(self)
             self.gw.unregister(self)
             if not self.replaced:
-                s.closed_ms = now_ms()
+                s.closed_ms, closed = now_ms(), time.monotonic()
                 # the game first: a quick resume's `reconnect` must come after
                 if s.game_id and not self.finished_game:
                     await self.gw.command(s.game_id, s.player, "gw-" + secrets.token_hex(6),
                                           {"type": "disconnect"}, total_s=1.0)
-                await self.away(s.player)
+                await self.away(s.player, closed)
             if not self.superseded:
                 await self.gw.save(s)
         finally:
             self._finishing.set_result(None)
 
     # -- lobby -----------------------------------------------------------------------
-    async def away(self, player: str) -> None:
-        """Tell the lobby the player is gone: it leaves the quick-match
-        queue; a room seat waits 60 s (RULES.md 4)."""
+    async def away(self, player: str, since: float | None = None) -> None:
+        """Tell the lobby the player is gone (since ``since``, a
+        ``time.monotonic()``; None: now): it leaves the quick-match queue; a
+        room seat waits 60 s (RULES.md 4). Unanswered (the lobby changing
+        leaders), it is told again (:meth:`away_later`)."""
+        since = time.monotonic() if since is None else since
         try:
+            # the first try: "now" on the lobby's clock, like every call
             await self.gw.mm.Away(matchmaker_pb2.PlayerRequest(player=player), timeout=2)
         except grpc.aio.AioRpcError:
-            pass
+            self._spawn(self.away_later(player, since))
+
+    async def away_later(self, player: str, since: float) -> None:
+        """An ``Away`` the lobby did not answer, again until it does (about
+        a minute; audit finding: lost, a queued ticket stayed until matched,
+        its seat then played by a bot, and a room kept the seat for good).
+        Each try says how long ago the connection closed (``away_ms``: no
+        two hosts' clocks compared); the lobby ignores it if it heard from
+        the player since (a ``hello``, a lobby request: back, on this
+        gateway or another)."""
+        for wait in AWAY_LATER_S:
+            await asyncio.sleep(wait * random.uniform(0.8, 1.2))
+            age = max(1, int((time.monotonic() - since) * 1000))
+            try:
+                await self.gw.mm.Away(matchmaker_pb2.PlayerRequest(
+                    player=player, away_ms=age), timeout=2)
+                return
+            except grpc.aio.AioRpcError:
+                continue
+        log.warning("matchmaker unanswered since a drop: %s", player)
 
     def _player_ref(self) -> matchmaker_pb2.PlayerRef:
         s = self.session

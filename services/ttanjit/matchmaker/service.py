@@ -139,6 +139,12 @@ def _table(_: str, t: Any) -> dict[str, Any]:
             "seats": {str(p): int(i) for p, i in t["seats"].items()}}
 
 
+def _asker(req: Any) -> str:
+    """The player a lobby call is for (``player``: an id or a PlayerRef)."""
+    p = req.player
+    return p if isinstance(p, str) else p.player
+
+
 def _options(raw: str) -> Any:
     if not raw:
         return None
@@ -163,6 +169,12 @@ async def finished_entry(kv: KeyValue, game_id: str, wait_s: float) -> dict[str,
 
 # ``room_left`` ``reason: "away"``: a room seat waited its 60 s (RULES.md 4)
 AWAY_LEFT_MESSAGE = "연결이 끊겨 있는 동안 방에서 나왔어요."
+# ``queue_cancelled`` ``reason: "away"``: a drop the lobby heard late took the ticket
+AWAY_UNQUEUED = "연결이 끊겨 있는 동안 빠른 대전 대기가 취소됐어요."
+# how long a player's last "back" is kept (Matchmaker.back): longer than a
+# gateway tells an unanswered Away again (conn.AWAY_LATER_S: at most about
+# two minutes with its tries' timeouts)
+BACK_KEPT_MS = 5 * 60_000
 
 
 class Matchmaker:
@@ -188,6 +200,12 @@ class Matchmaker:
         self.seated_games: Parted[dict[str, Any]] = Parted()
         # room members without a connection, since ms
         self.away: Parted[int] = Parted()
+        # player -> ms of the last call for them but Away (a ``hello``'s
+        # GetPlayer, a lobby request: connected then), oldest first, kept
+        # BACK_KEPT_MS: an Away the gateway told again after a leader change
+        # is ignored if older (this replica's memory only: a second leader
+        # change meanwhile lets such an Away through)
+        self.back: dict[str, int] = {}
         self.placing: Parted[QuickMatch] = Parted()  # quick matches being placed, by id
         self.rematches: Parted[Rematch] = Parted()  # open 한 판 더 offers, by the old game id
         # 한 판 더 offers that started, by the old game id: being placed (no
@@ -670,6 +688,19 @@ class Matchmaker:
             await self.notify(player, {"type": "room_left", "code": code, "reason": "away",
                                        "message": AWAY_LEFT_MESSAGE})
 
+    def heard(self, player: str, now: int) -> None:
+        """A call for the player, not Away: they are connected (:attr:`back`)."""
+        self.back.pop(player, None)
+        self.back[player] = now
+        while True:  # forget the oldest (a gateway tells again within ~70 s)
+            first, at = next(iter(self.back.items()))
+            if now - at < BACK_KEPT_MS:
+                break
+            del self.back[first]
+
+    def back_since(self, player: str, since: int) -> bool:
+        return self.back.get(player, -1) > since
+
     async def tick(self) -> None:
         if not self.leading:
             return
@@ -922,6 +953,8 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         deadline = loop.time() + FORWARD_WAIT_S
         while True:
             if self.mm.leading:
+                if name != "Away":
+                    self.mm.heard(_asker(req), now_ms())
                 try:
                     return await self._once(rid, lambda: local(req))
                 except Fenced:
@@ -1090,12 +1123,21 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         return await self._serve("Away", req, ctx, self._away)
 
     async def _away(self, req: Any) -> Any:
+        since = now_ms() - max(0, req.away_ms)  # this replica's clock
+        if self.mm.back_since(req.player, since):
+            return matchmaker_pb2.PlayerState()  # told again, late: the player is back
+        ticket = self.mm.queue.by_player.get(req.player)
         changed = self.mm.queue.drop(req.player)
         if self.mm.rooms.room_of(req.player) is not None:
-            self.mm.away[req.player] = now_ms()
+            self.mm.away[req.player] = since
             changed = True
         if changed:
             await self.mm.commit()
+        if ticket is not None and req.away_ms:
+            # told late, it may find the player back unheard (a second leader
+            # change meanwhile): their 빠른 대전 must not wait on for nothing
+            await self.mm.notify(req.player, {"type": "queue_cancelled", "game": ticket.game,
+                                              "reason": "away", "message": AWAY_UNQUEUED})
         return matchmaker_pb2.PlayerState()
 
     async def GetPlayer(self, req: Any, ctx: Any) -> Any:

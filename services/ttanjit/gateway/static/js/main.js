@@ -215,7 +215,10 @@ net.on("rematch", (f) => game.onRematch(f));
 net.on("emote", (f) => game.onEmote(f));
 
 net.on("queued", (f) => { state.queue = { ...f, player: state.player, ms: state.queue?.ms || Date.now() }; state.emit("queue"); });
-net.on("queue_cancelled", forgetQueue);
+net.on("queue_cancelled", (f) => {
+  forgetQueue();
+  if (f.message) toast(f.message); // a drop the lobby heard late (`reason` away)
+});
 net.on("ratings", (f) => { state.ratings = f.ratings || []; state.emit("ratings"); });
 net.on("signed_out", () => { forgetQueue(); toast("로그인 정보가 만료됐어요. 다시 시작해 주세요.", "error"); go("#/"); });
 
