@@ -1,7 +1,7 @@
-"""An ``Away`` the gateway tells the lobby again (its first try went
-unanswered: the lobby was changing leaders) carries the drop's time; the
-lobby takes it unless the player was heard since — a ``hello``'s
-GetPlayer or a lobby request, on any gateway (docs/protocol.md 4.1).
+"""A connection's ``Away`` names the connection (when it opened) and, told
+again after its first try went unanswered (the lobby changing leaders),
+how long ago it closed; the lobby ignores it when a connection of the
+player opened later said ``hello`` — on any gateway (docs/protocol.md 4.1).
 
 The matchmaker runs in this test's process on the session's nats-server,
 served over a real gRPC server and called through the gateway's stub."""
@@ -59,63 +59,88 @@ async def test_an_away_told_again_is_ignored_once_the_player_was_back(
     """Audit finding: a drop while the lobby changed leaders went unheard
     (one 2 s try): a queued ticket stayed until matched, its seat then
     played by a bot, and a room kept the seat for good. Told again, it
-    must not undo what the player did since they came back."""
+    must not undo the player's return on a newer connection."""
     mm, stub = lobby
     host, guest, queued = (f"p-{n}-{secrets.token_hex(3)}" for n in ("host", "guest", "queued"))
+    first = now_ms() - 60_000  # the connections the two came with
+    for p in (guest, queued):
+        await stub.GetPlayer(pb.PlayerRequest(player=p, opened_ms=first))  # their hello
     code = (await stub.CreateRoom(pb.CreateRoomRequest(player=ref(host), game="onecard",
                                                        seats=3))).room.code
     assert not (await stub.JoinRoom(pb.JoinRoomRequest(player=ref(guest), code=code))).error_code
+    assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(queued), game="onecard",
+                                                     seats=4))).error_code
 
-    dropped = time.monotonic()  # both drop here; their Away goes unanswered
-    await asyncio.sleep(0.02)
-    await stub.GetPlayer(pb.PlayerRequest(player=guest))  # back, on another gateway
-    rep = await stub.Enqueue(pb.EnqueueRequest(player=ref(queued), game="onecard", seats=4))
-    assert not rep.error_code  # back too: it queues
-    for p in (guest, queued):  # the drop's Away, told again
-        await stub.Away(pb.PlayerRequest(player=p, away_ms=age(dropped)))
+    dropped = time.monotonic()  # both connections drop: their Aways go unanswered
+    for p in (guest, queued):  # back on new connections (another gateway)
+        await stub.GetPlayer(pb.PlayerRequest(player=p, opened_ms=now_ms()))
+    for p in (guest, queued):  # the drops' Aways, told again
+        await stub.Away(pb.PlayerRequest(player=p, opened_ms=first, away_ms=age(dropped)))
     assert guest not in mm.away and mm.rooms.room_of(guest) is not None
     assert queued in mm.queue.by_player
 
-    # a drop after the player was back is taken, from when it was
-    dropped = time.monotonic()
+    # the newer connections drop: taken, the seat's 60 s from the close
     sub = await nc.subscribe(mm.subjects.player_lobby(queued))
+    dropped = time.monotonic()
     await asyncio.sleep(0.3)
     before = now_ms()
-    await stub.Away(pb.PlayerRequest(player=guest, away_ms=age(dropped)))
-    await stub.Away(pb.PlayerRequest(player=queued, away_ms=age(dropped)))
+    for p in (guest, queued):
+        await stub.Away(pb.PlayerRequest(player=p, opened_ms=mm.back[p][0], away_ms=age(dropped)))
     since = mm.away[guest]
-    assert before - 2000 < since < before - 150  # (the drop, 300 ms before)
-    assert queued not in mm.queue.by_player
-    # the queued player is told: had a second leader change kept their
-    # back from this leader, their 빠른 대전 would wait on for nothing
+    assert before - 2000 < since < before - 150  # (the close, 300 ms before)
+    assert queued not in mm.queue.by_player and queued not in mm.back
+    # the queued player is told (to any connection of theirs whose hello the
+    # lobby missed: their 빠른 대전 would wait on for nothing)
     told = orjson.loads((await sub.next_msg(timeout=5)).data)
     assert told == {"type": "queue_cancelled", "game": "onecard", "reason": "away",
                     "message": "연결이 끊겨 있는 동안 빠른 대전 대기가 취소됐어요."}
     await sub.unsubscribe()
-    # the room seat waits 60 s from the drop (RULES.md 4), not from the telling
     await mm.expire_away(since + 59_999)
     assert mm.rooms.room_of(guest) is not None
     await mm.expire_away(since + 60_000)
     assert mm.rooms.room_of(guest) is None and mm.rooms.room_of(host) is not None
 
-    # the first try carries no age (the lobby's "now"): taken though the
-    # player's last lobby request came just before
-    assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(queued), game="onecard",
+
+async def test_an_older_connections_end_leaves_a_newer_ones_player_queued(
+        lobby: tuple[Matchmaker, matchmaker_pb2_grpc.MatchmakerStub]) -> None:
+    """An older connection's end told after a newer one's ``hello`` (a
+    socket given up whose end its gateway saw late, docs/websocket.md 4)
+    is not the player's going: it took them out of the queue the newer one
+    waits in. The newer one's end is."""
+    mm, stub = lobby
+    p = f"p-tabs-{secrets.token_hex(3)}"
+    older, newer = now_ms() - 5000, now_ms()
+    for opened in (newer, older):  # (heard in any order)
+        await stub.GetPlayer(pb.PlayerRequest(player=p, opened_ms=opened))
+    assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(p), game="onecard",
                                                      seats=4))).error_code
-    await stub.Away(pb.PlayerRequest(player=queued))
-    assert queued not in mm.queue.by_player
+    await stub.Away(pb.PlayerRequest(player=p, opened_ms=older))
+    assert p in mm.queue.by_player
+    await stub.Away(pb.PlayerRequest(player=p, opened_ms=newer))
+    assert p not in mm.queue.by_player and p not in mm.back
+    # an Away that names no connection (a gateway before this) is taken as ever
+    assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(p), game="onecard",
+                                                     seats=4))).error_code
+    await stub.GetPlayer(pb.PlayerRequest(player=p, opened_ms=now_ms()))
+    await stub.Away(pb.PlayerRequest(player=p))
+    assert p not in mm.queue.by_player
 
 
-def test_the_lobby_forgets_who_was_back_long_ago() -> None:
+def test_the_lobby_forgets_connections_heard_long_ago() -> None:
     """:attr:`Matchmaker.back` keeps what an Away told again may need
-    (``BACK_KEPT_MS``), not every player ever heard."""
+    (``BACK_KEPT_MS``), not every player ever heard; a player's latest
+    connection is the latest opened, whatever order the hellos came in."""
     mm = Matchmaker.__new__(Matchmaker)
     mm.back = {}
     t = 1_000_000
-    mm.heard("a", t)
-    mm.heard("b", t + 1000)
-    mm.heard("a", t + 2000)  # heard again: the newest
-    mm.heard("c", t + 1000 + mm_service.BACK_KEPT_MS)
+    mm.heard("a", 500, t)
+    mm.heard("b", 600, t + 1000)
+    mm.heard("a", 400, t + 2000)  # an older connection's hello, heard late
+    assert mm.back["a"] == (500, t + 2000)
+    mm.heard("c", 700, t + 1000 + mm_service.BACK_KEPT_MS)
     assert list(mm.back) == ["a", "c"]
-    assert mm.back_since("a", t + 1999) and not mm.back_since("a", t + 2000)
-    assert not mm.back_since("b", 0)
+    assert mm.outlived("a", 499) and not mm.outlived("a", 500) and not mm.outlived("b", 0)
+    mm.gone("a", 499)  # an older connection's end: the newer one stays
+    assert "a" in mm.back
+    mm.gone("a", 500)
+    assert "a" not in mm.back

@@ -264,6 +264,14 @@ async def test_a_player_let_go_while_back_unnoticed_is_told(st_away: Stack) -> N
         await cl.close()
 
 
+def open_sockets(gw: Proc) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{gw.ports['metrics']}/metrics",
+                                timeout=5) as r:
+        text = r.read().decode()
+    return sum(float(ln.split()[-1]) for ln in text.splitlines()
+               if ln.startswith("ttanjit_gateway_connections "))
+
+
 async def test_a_drop_the_lobby_missed_is_told_again(st_away: Stack) -> None:
     """Audit finding (left alone before): a connection that closed while
     the lobby changed leaders — its gateway's Away had one 2 s try — left
@@ -289,6 +297,12 @@ async def test_a_drop_the_lobby_missed_is_told_again(st_away: Stack) -> None:
     try:
         for g in (gone, back):
             await g.close()
+        # their ends under way there (the sockets gone, the Aways being
+        # tried): a hello now no longer closes one as replaced, untold
+        end = time.monotonic() + 10
+        while open_sockets(pinned) and time.monotonic() < end:
+            await asyncio.sleep(0.05)
+        assert not open_sockets(pinned)
         again = WSClient(st.http(), back.ident)  # back at once, on the other gateway
         await again.connect()
         if "lobby_known" not in await again.hello():
@@ -296,13 +310,16 @@ async def test_a_drop_the_lobby_missed_is_told_again(st_away: Stack) -> None:
         await asyncio.sleep(max(0.0, 2.5 - (time.monotonic() - frozen)))  # (first tries over)
     finally:
         os.kill(l1.pid, signal.SIGCONT)  # fenced: it passes calls on to the new leader
+        thawed = time.monotonic()
     # the drops' Aways, told again, reach the new leader only now (through
     # the thawed replica): one seat is let go when its wait (from the drop)
     # runs out; the player heard back since keeps theirs
     left = await host.wait_for(lambda f: f["type"] == "room" and gone.ident["player"]
                                not in humans(f), AWAY_S + 15)
     assert back.ident["player"] in humans(left)
-    await asyncio.sleep(2.0)  # (every Away told again has come by now)
+    # the other Away came by thaw + about 4 s (its waits): had it been
+    # taken, its seat's wait would have run out by now
+    await asyncio.sleep(max(0.0, thawed + 4 + AWAY_S + 1 - time.monotonic()))
     assert not [f for f in host.frames[seen:]
                 if f["type"] == "room" and back.ident["player"] not in humans(f)]
     await again.send({"type": "room_leave"})  # still in it, never let go

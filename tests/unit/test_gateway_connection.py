@@ -114,6 +114,7 @@ class FakeGateway:
         self.nicknames: dict[str, str] = {}  # as last set (ttanjit_identity)
         self.announced: list[tuple[str, dict[str, Any]]] = []
         self.superseded = False  # the kick's answer: a later-opened connection stays
+        self.asked: list[int] = []  # each GetPlayer's opened_ms
 
     def register(self, conn: Connection) -> None:
         self.registered.append(conn)
@@ -141,7 +142,8 @@ class FakeGateway:
         self.syncs.append((s.game_id, last_seq))
         return self.sync_reply
 
-    async def player_state(self, player: str) -> dict[str, Any] | None:
+    async def player_state(self, player: str, opened_ms: int = 0) -> dict[str, Any] | None:
+        self.asked.append(opened_ms)
         return self.state
 
     async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None:
@@ -326,7 +328,7 @@ async def test_the_lobbys_late_word_gives_way_to_newer_frames_and_a_later_drop()
     release = asyncio.Event()
     room = {"code": "ABCD", "game": "onecard", "seats": 3, "members": []}
 
-    async def late_state(player: str) -> dict[str, Any] | None:
+    async def late_state(player: str, opened_ms: int = 0) -> dict[str, Any] | None:
         await release.wait()
         return {"ratings": [], "game_id": "", "room": room}
 
@@ -374,9 +376,11 @@ async def test_an_away_the_lobby_did_not_answer_is_told_again_with_its_age(
     await c.close(1001, "bye")
     await c.finish()
     await asyncio.gather(*c._tasks)
-    assert [r.player for r in calls] == ["p1"] * 3
+    opened = c.opened_at[0]
+    assert gw.asked == [opened]  # hello's GetPlayer names the connection too
+    assert [(r.player, r.opened_ms) for r in calls] == [("p1", opened)] * 3
     ages = [r.away_ms for r in calls]
-    assert ages[0] == 0  # the first: the lobby's "now"
+    assert ages[0] == 0  # the first: just now
     assert 50 <= ages[1] < ages[2] - 40 and ages[2] < 2000
     await asyncio.sleep(0.01)
     assert len(calls) == 3  # answered: no more
@@ -394,7 +398,7 @@ async def test_a_drop_while_the_lobby_was_asked_unanswered_is_told_again() -> No
         task.cancel()
     asked = asyncio.Event()
 
-    async def unanswered(player: str) -> dict[str, Any] | None:
+    async def unanswered(player: str, opened_ms: int = 0) -> dict[str, Any] | None:
         asked.set()
         await asyncio.sleep(0.05)
         return None
@@ -406,6 +410,28 @@ async def test_a_drop_while_the_lobby_was_asked_unanswered_is_told_again() -> No
     assert [n for n, _ in gw.mm.calls] == ["Away"]
     await later
     assert [n for n, _ in gw.mm.calls] == ["Away", "Away"]
+    assert gw.mm.calls[1][1].opened_ms == c.opened_at[0]
+
+    # review finding: a close after an ask had ended (unanswered) is its
+    # own Away's alone: no second one later, which could come after the
+    # player's return on a newer connection
+    c, t, gw = make()
+    gw.state = None
+    await hello(c, gw, t)
+    for task in list(c._tasks):
+        task.cancel()
+    ended = asyncio.Event()
+
+    async def unanswered_at_once(player: str, opened_ms: int = 0) -> dict[str, Any] | None:
+        ended.set()
+        return None
+
+    gw.player_state = unanswered_at_once  # type: ignore[method-assign]
+    later = asyncio.create_task(c.lobby_later("p1", waits=(0.0, 0.2)))
+    await asyncio.wait_for(ended.wait(), 5)
+    await c.finish()
+    await later
+    assert [n for n, _ in gw.mm.calls] == ["Away"]
 
 
 async def test_hello_welcomes_registers_and_subscribes() -> None:

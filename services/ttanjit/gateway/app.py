@@ -442,9 +442,10 @@ class Gateway:
         """A player's reaction for the game's spectators (spectate.py forwards it)."""
         await self.nc.publish(self.subjects.emotes(game_id), data)
 
-    async def player_state(self, player: str) -> dict[str, Any] | None:
+    async def player_state(self, player: str, opened_ms: int = 0) -> dict[str, Any] | None:
         try:
-            rep = await self.mm.GetPlayer(matchmaker_pb2.PlayerRequest(player=player), timeout=3)
+            rep = await self.mm.GetPlayer(matchmaker_pb2.PlayerRequest(
+                player=player, opened_ms=opened_ms), timeout=3)
         except grpc.aio.AioRpcError:
             return None
         out = json_format.MessageToDict(rep, preserving_proto_field_name=True,

@@ -122,7 +122,7 @@ class GatewayLink(Protocol):
     async def command(self, game_id: str, player: str, cmd_id: str, action: dict[str, Any],
                       total_s: float = 5.0) -> dict[str, Any]: ...
     async def sync(self, s: Session, last_seq: int | None) -> dict[str, Any] | None: ...
-    async def player_state(self, player: str) -> dict[str, Any] | None: ...
+    async def player_state(self, player: str, opened_ms: int = 0) -> dict[str, Any] | None: ...
     async def final_frame(self, game_id: str, player: str) -> dict[str, Any] | None: ...
     async def game_lives(self, game_id: str) -> bool: ...
     async def seated_match(self, game_id: str) -> dict[str, Any] | None: ...
@@ -340,7 +340,7 @@ class Connection:
         # no connection to kick (neither listened yet): say we listen now;
         # of the two, the one opened later stays (on_kick)
         await self.gw.announce_live(ident.player, self._opened_json())
-        state = await self.gw.player_state(ident.player)
+        state = await self.gw.player_state(ident.player, self.opened_at[0])
         if state and state.get("game_id") and state["game_id"] not in (sess.game_id, sess.left):
             # seated while away (e.g. the room started): take up that game,
             # with who sits where from the game directory
@@ -408,17 +408,22 @@ class Connection:
         Seated in a game meanwhile (a room started while away), the
         connection is closed for the client to resume: its ``hello`` takes
         the game up."""
-        asked = False
         for wait in waits:
             await asyncio.sleep(wait * random.uniform(0.8, 1.2))  # not all sockets at once
             s = self.session
             if self.closed or self.superseded or s is None:
-                break
+                return
             changes = self.lobby_changes
-            asked = True
-            state = await self.gw.player_state(player)
-            if self.closed or self.superseded:
-                break
+            state = await self.gw.player_state(player, self.opened_at[0])
+            if self.closed:
+                if not (self.replaced or self.superseded):
+                    # this connection's end came while the lobby was asked
+                    # (answered or not: it may have been carried out, taking
+                    # the away mark that end set): its Away again, after it
+                    await self.away(player)
+                return
+            if self.superseded:
+                return
             if state is None:
                 continue
             gid = state.get("game_id")
@@ -432,13 +437,7 @@ class Connection:
             if changes == self.lobby_changes:  # else newer lobby frames said it
                 await self.send({"type": "lobby", **lobby_part(state)})
             return
-        else:
-            log.warning("matchmaker unanswered since hello: %s", player)
-        if self.closed and asked and not (self.replaced or self.superseded):
-            # this connection's end came meanwhile: its away mark, which an
-            # ask (answered or not: it may have been carried out) may have
-            # taken, again, after it
-            await self.away(player)
+        log.warning("matchmaker unanswered since hello: %s", player)
 
     async def deliver_catch_up(self, reply: dict[str, Any], resync: bool = True) -> None:
         """A shard's sync answer: the events the client lacks with the
@@ -757,14 +756,15 @@ class Connection:
 
     # -- lobby -----------------------------------------------------------------------
     async def away(self, player: str, since: float | None = None) -> None:
-        """Tell the lobby the player is gone (since ``since``, a
-        ``time.monotonic()``; None: now): it leaves the quick-match queue; a
-        room seat waits 60 s (RULES.md 4). Unanswered (the lobby changing
-        leaders), it is told again (:meth:`away_later`)."""
+        """Tell the lobby this connection of the player is gone (since
+        ``since``, a ``time.monotonic()``; None: now): unless a connection
+        of theirs opened later is there, they leave the quick-match queue
+        and a room seat waits 60 s (RULES.md 4). Unanswered (the lobby
+        changing leaders), it is told again (:meth:`away_later`)."""
         since = time.monotonic() if since is None else since
         try:
-            # the first try: "now" on the lobby's clock, like every call
-            await self.gw.mm.Away(matchmaker_pb2.PlayerRequest(player=player), timeout=2)
+            await self.gw.mm.Away(matchmaker_pb2.PlayerRequest(
+                player=player, opened_ms=self.opened_at[0]), timeout=2)
         except grpc.aio.AioRpcError:
             self._spawn(self.away_later(player, since))
 
@@ -772,16 +772,16 @@ class Connection:
         """An ``Away`` the lobby did not answer, again until it does (about
         a minute; audit finding: lost, a queued ticket stayed until matched,
         its seat then played by a bot, and a room kept the seat for good).
-        Each try says how long ago the connection closed (``away_ms``: no
-        two hosts' clocks compared); the lobby ignores it if it heard from
-        the player since (a ``hello``, a lobby request: back, on this
+        Each try says how long ago the connection closed (``away_ms``: the
+        seat's 60 s count from then); the lobby ignores it if a connection of
+        the player opened later said ``hello`` (back meanwhile, on this
         gateway or another)."""
         for wait in AWAY_LATER_S:
             await asyncio.sleep(wait * random.uniform(0.8, 1.2))
             age = max(1, int((time.monotonic() - since) * 1000))
             try:
                 await self.gw.mm.Away(matchmaker_pb2.PlayerRequest(
-                    player=player, away_ms=age), timeout=2)
+                    player=player, opened_ms=self.opened_at[0], away_ms=age), timeout=2)
                 return
             except grpc.aio.AioRpcError:
                 continue
@@ -929,7 +929,7 @@ class Connection:
         await self.gw.publish_emote(gid, frame)  # its spectators
 
     async def h_ratings(self, f: dict[str, Any]) -> None:
-        state = await self.gw.player_state(self._player_ref().player)
+        state = await self.gw.player_state(self._player_ref().player, self.opened_at[0])
         await self.send({"type": "ratings", "ratings": state["ratings"] if state else []})
 
     # -- game ------------------------------------------------------------------------

@@ -139,12 +139,6 @@ def _table(_: str, t: Any) -> dict[str, Any]:
             "seats": {str(p): int(i) for p, i in t["seats"].items()}}
 
 
-def _asker(req: Any) -> str:
-    """The player a lobby call is for (``player``: an id or a PlayerRef)."""
-    p = req.player
-    return p if isinstance(p, str) else p.player
-
-
 def _options(raw: str) -> Any:
     if not raw:
         return None
@@ -171,10 +165,10 @@ async def finished_entry(kv: KeyValue, game_id: str, wait_s: float) -> dict[str,
 AWAY_LEFT_MESSAGE = "연결이 끊겨 있는 동안 방에서 나왔어요."
 # ``queue_cancelled`` ``reason: "away"``: a drop the lobby heard late took the ticket
 AWAY_UNQUEUED = "연결이 끊겨 있는 동안 빠른 대전 대기가 취소됐어요."
-# how long a player's last "back" is kept (Matchmaker.back): longer than a
-# gateway tells an unanswered Away again (conn.AWAY_LATER_S: at most about
-# two minutes with its tries' timeouts)
-BACK_KEPT_MS = 5 * 60_000
+# how long a player's latest connection heard is kept (Matchmaker.back):
+# longer than a gateway tells an unanswered Away again (conn.AWAY_LATER_S:
+# at most about two minutes with its tries' timeouts)
+BACK_KEPT_MS = 10 * 60_000
 
 
 class Matchmaker:
@@ -200,12 +194,15 @@ class Matchmaker:
         self.seated_games: Parted[dict[str, Any]] = Parted()
         # room members without a connection, since ms
         self.away: Parted[int] = Parted()
-        # player -> ms of the last call for them but Away (a ``hello``'s
-        # GetPlayer, a lobby request: connected then), oldest first, kept
-        # BACK_KEPT_MS: an Away the gateway told again after a leader change
-        # is ignored if older (this replica's memory only: a second leader
-        # change meanwhile lets such an Away through)
-        self.back: dict[str, int] = {}
+        # player -> (opened_ms, heard_ms): the latest-opened connection of
+        # the player a GetPlayer came from (``hello``: connected then), oldest
+        # heard first, kept BACK_KEPT_MS. The Away of a connection opened
+        # before it is not the player's going: ignored (a drop the gateway
+        # told again after a leader change, the player back meanwhile on
+        # another connection; an older tab closed while a newer one stays).
+        # This replica's memory only: a second leader change meanwhile lets
+        # such an Away through.
+        self.back: dict[str, tuple[int, int]] = {}
         self.placing: Parted[QuickMatch] = Parted()  # quick matches being placed, by id
         self.rematches: Parted[Rematch] = Parted()  # open 한 판 더 offers, by the old game id
         # 한 판 더 offers that started, by the old game id: being placed (no
@@ -688,18 +685,28 @@ class Matchmaker:
             await self.notify(player, {"type": "room_left", "code": code, "reason": "away",
                                        "message": AWAY_LEFT_MESSAGE})
 
-    def heard(self, player: str, now: int) -> None:
-        """A call for the player, not Away: they are connected (:attr:`back`)."""
-        self.back.pop(player, None)
-        self.back[player] = now
-        while True:  # forget the oldest (a gateway tells again within ~70 s)
-            first, at = next(iter(self.back.items()))
+    def heard(self, player: str, opened_ms: int, now: int) -> None:
+        """A GetPlayer from the player's connection opened at ``opened_ms``
+        (:attr:`back`)."""
+        was = self.back.pop(player, None)
+        self.back[player] = (max(opened_ms, was[0]) if was else opened_ms, now)
+        while True:  # forget the oldest (a gateway tells again within ~2 min)
+            first, (_, at) = next(iter(self.back.items()))
             if now - at < BACK_KEPT_MS:
                 break
             del self.back[first]
 
-    def back_since(self, player: str, since: int) -> bool:
-        return self.back.get(player, -1) > since
+    def outlived(self, player: str, opened_ms: int) -> bool:
+        """A connection of the player opened after ``opened_ms`` was heard:
+        the Away of the one opened then is not the player's going."""
+        was = self.back.get(player)
+        return was is not None and was[0] > opened_ms
+
+    def gone(self, player: str, opened_ms: int) -> None:
+        """The connection heard last went away: nothing outlives it."""
+        was = self.back.get(player)
+        if was is not None and was[0] <= opened_ms:
+            del self.back[player]
 
     async def tick(self) -> None:
         if not self.leading:
@@ -953,8 +960,6 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         deadline = loop.time() + FORWARD_WAIT_S
         while True:
             if self.mm.leading:
-                if name != "Away":
-                    self.mm.heard(_asker(req), now_ms())
                 try:
                     return await self._once(rid, lambda: local(req))
                 except Fenced:
@@ -1123,9 +1128,11 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         return await self._serve("Away", req, ctx, self._away)
 
     async def _away(self, req: Any) -> Any:
-        since = now_ms() - max(0, req.away_ms)  # this replica's clock
-        if self.mm.back_since(req.player, since):
-            return matchmaker_pb2.PlayerState()  # told again, late: the player is back
+        if req.opened_ms:
+            if self.mm.outlived(req.player, req.opened_ms):
+                return matchmaker_pb2.PlayerState()  # the player is here, on a later connection
+            self.mm.gone(req.player, req.opened_ms)
+        since = now_ms() - max(0, req.away_ms)  # the close (told late: away_ms ago)
         ticket = self.mm.queue.by_player.get(req.player)
         changed = self.mm.queue.drop(req.player)
         if self.mm.rooms.room_of(req.player) is not None:
@@ -1133,9 +1140,10 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
             changed = True
         if changed:
             await self.mm.commit()
-        if ticket is not None and req.away_ms:
-            # told late, it may find the player back unheard (a second leader
-            # change meanwhile): their 빠른 대전 must not wait on for nothing
+        if ticket is not None:
+            # said to any connection of theirs the lobby has not heard (one
+            # whose hello it missed in a leader change): their 빠른 대전 must
+            # not wait on for nothing
             await self.mm.notify(req.player, {"type": "queue_cancelled", "game": ticket.game,
                                               "reason": "away", "message": AWAY_UNQUEUED})
         return matchmaker_pb2.PlayerState()
@@ -1144,6 +1152,8 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         return await self._serve("GetPlayer", req, ctx, self._get_player)
 
     async def _get_player(self, req: Any) -> Any:
+        if req.opened_ms:
+            self.mm.heard(req.player, req.opened_ms, now_ms())
         if self.mm.away.pop(req.player, None) is not None:  # asked by a connected player: back
             await self.mm.commit()
         out = matchmaker_pb2.PlayerState()
