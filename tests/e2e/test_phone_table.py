@@ -90,6 +90,22 @@ def test_following_a_lead_in_hakka_fits_a_small_phone(new_page: Any) -> None:
         on_screen(page, sel)
 
 
+@pytest.mark.parametrize("size", [PHONE, {"width": 390, "height": 844}])
+def test_the_turns_timer_is_not_under_the_dock_when_following(new_page: Any,
+                                                               size: dict[str, int]) -> None:
+    """Trial finding: at 390×844, following a lead in Hakka, "테이블의 가장
+    높은 패턴을 꺾거나 3장을 엎어서 버려요." took two lines and its 30초
+    went under the docked hand; the line is brought above the dock, the
+    play to beat kept in view."""
+    page = new_page(**size)
+    render(page, "hakka", "hakka", hakka_following())
+    dock = box(page, ".hk-dock")
+    timer = box(page, ".hk .oc-status .timer")
+    assert timer["bottom"] <= dock["top"] + 1, (timer, dock)
+    best = box(page, ".hk-table .play.best")
+    assert best["top"] >= box(page, ".topbar")["bottom"] - 1, best
+
+
 def test_the_play_to_beat_is_brought_above_the_dock(new_page: Any) -> None:
     """Two plays on the table before mine, the later one the best: on a
     small phone it was under the dock; the table scrolls it into view."""
@@ -190,6 +206,18 @@ def test_the_reveal_of_every_pick_is_not_under_the_hand_on_a_phone(new_page: Any
     for i in range(n):
         b = lines.nth(i).bounding_box()
         assert b and b["y"] >= 0 and b["y"] + b["height"] <= dock["y"] + 0.5, (i, b, dock)
+    # the next draw (the picks placed) puts the page back where it was:
+    # it stayed scrolled, the title and the turn count (and 자동 진행's
+    # [직접 하기]) under the top bar (trial finding)
+    assert page.evaluate("() => window.scrollY") > 0
+    page.evaluate("""(picks) => { const c = window.__ctl;  // the next turn, as it comes
+      c.view = {...c.view, turn_no: c.view.turn_no + 1,
+                last_reveal: picks.map((p) => ({...p, outcome: "append"}))};
+      c.render(); }""", picks)
+    assert page.evaluate("() => window.scrollY") == 0
+    top = page.locator(".topbar").bounding_box()
+    head = page.locator("section.table .badge.end").bounding_box()
+    assert top and head and head["y"] >= top["y"] + top["height"] - 1, (head, top)
 
 
 def test_a_new_rounds_first_turn_shows_no_reveal_of_the_round_before(new_page: Any) -> None:

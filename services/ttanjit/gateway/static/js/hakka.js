@@ -164,16 +164,25 @@ export function render(ctl, root) {
     h("div.table-dock.hk-dock", { class: me !== null && me !== v.dreamer && !botTookOver(v, me) && !v.finished && !ctl.replay && hand.length ? "docked" : "" },
       preview, buttons, handEl),
     discards));
-  // my turn to follow: the play to beat is brought above the dock when it is
-  // under it (on a small phone the table's later plays were), once a turn
+  // my turn to follow: the play to beat, and the line under the table that
+  // says what to do with the turn's time, are brought above the dock when
+  // they are under it (on a small phone the table's later plays were; at
+  // 390×844 the line took two and its 30초 was under the hand: trial
+  // findings), the play to beat not past the top bar; once a turn
   const turnKey = myTurn && v.phase === "playing" && !leading ? `${v.round}:${(v.table || []).length}:${v.best}` : null;
   if (turnKey && st.shownTurn !== turnKey) {
     st.shownTurn = turnKey;
     const best = root.querySelector(".hk-table .play.best");
     const dock = root.querySelector(".hk-dock.docked");
+    const line = root.querySelector(".oc-status");
     if (best && dock) {
-      const under = best.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
-      if (under > 0) window.scrollBy(0, under);
+      const dockTop = dock.getBoundingClientRect().top;
+      const barBottom = document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0;
+      const b = best.getBoundingClientRect();
+      const need = b.bottom + 8 - dockTop; // the play to beat
+      const want = line ? line.getBoundingClientRect().bottom + 8 - dockTop : need;
+      const by = Math.max(need, Math.min(want, b.top - barBottom));
+      if (by > 0) window.scrollBy(0, by);
     }
   }
 }

@@ -14,6 +14,11 @@ import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
 
 // a short phone: app.css's block of the same query tightens the rows there
 const SHORT_PHONE = "(max-width: 719px) and (max-height: 760px)";
+// where the page was before the reveal scrolled its list above the dock,
+// and where that scroll left it: the next draw goes back (trial finding:
+// the page stayed scrolled, the title, the turn count and the 자동 진행
+// banner's [직접 하기] under the top bar, after every reveal on a phone)
+let beforeReveal = null;
 
 /** Where a card would land on a row as it is now (seed: 놓는 규칙). */
 export function preview(rowCards, card) {
@@ -41,6 +46,9 @@ function ts(ctl) {
 }
 
 export function render(ctl, root) {
+  // (decided before the table is drawn again: that may move the scroll)
+  const back = beforeReveal && Math.abs(window.scrollY - beforeReveal.to) < 2 ? beforeReveal.from : null;
+  beforeReveal = null; // (and not if the player scrolled since)
   const v = ctl.view;
   const st = ts(ctl);
   const me = ctl.seat();
@@ -153,6 +161,7 @@ export function render(ctl, root) {
   // a row or card the keyboard moves to is scrolled to above the sticky
   // dock, not under it (at 200 % zoom the dock is 40 % of the screen: a11y trial)
   rows.addEventListener("focusin", (e) => aboveDock(e.target));
+  if (back !== null) window.scrollTo(0, back);
 }
 
 /** Scroll so `el` ends above the sticky dock (if there is one); `keepTop`:
@@ -300,7 +309,9 @@ function showReveal(picks, names) {
   // of four lines were under the hand (trial finding). The next draw of the
   // table brings the hand back.
   log.closest("section.table")?.classList.add("revealing");
+  const from = window.scrollY;
   aboveDock(log.querySelector(".reveal"), true);
+  beforeReveal = window.scrollY !== from ? { from, to: window.scrollY } : null;
 }
 
 function animatePlacement(ctl, ev, names) {
