@@ -60,7 +60,9 @@ export function placeText(g) {
   if (typeof mine !== "number" || !placedByScore(g.game)) return "";
   const low = fewestWin(g.game);
   const better = scores.filter((x) => typeof x === "number" && (low ? x < mine : x > mine)).length;
-  return `${better + 1}위 · ${scoreText(g.game, mine)}`;
+  // the seat the player left: where the bot that took it finished (its
+  // rating counted last: "나감 2위" read as a contradiction, trial finding)
+  return `${g.outcome === "left" ? "봇이 이어서 " : ""}${better + 1}위 · ${scoreText(g.game, mine)}`;
 }
 
 // 받침 of the digits as read in Korean: 영 일 이 삼 사 오 육 칠 팔 구

@@ -66,6 +66,9 @@ test("내 기록 says where I finished: by 벌점 fewest first, by 점수 most f
   assert.equal(placeText({ game: "hakka", seat: 0, scores: [42, 50, 10, 3] }), "2위 · 42점");
   assert.equal(placeText({ game: "onecard", seat: 0, scores: null }), ""); // 승/패 says it
   assert.equal(placeText({ game: "hakka", seat: 3, scores: [1, 2] }), ""); // no score of mine
+  // a seat I left: the bot's place (the rating counts me last)
+  assert.equal(placeText({ game: "penalty_rows", seat: 1, scores: [12, 30, 71], outcome: "left" }),
+    "봇이 이어서 2위 · 벌점 30");
 });
 
 test("particles fit the word they follow (이/가, 은/는, 을/를, 으로/로)", () => {
