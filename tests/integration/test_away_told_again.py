@@ -1,7 +1,8 @@
-"""A connection's ``Away`` names the connection (when it opened) and, told
-again after its first try went unanswered (the lobby changing leaders),
-how long ago it closed; the lobby ignores it when a connection of the
-player opened later said ``hello`` — on any gateway (docs/protocol.md 4.1).
+"""Every lobby call of a player's connection names it (when it opened);
+an ``Away`` told again after its first try went unanswered (the lobby
+changing leaders) says how long ago it closed. The lobby ignores the
+``Away`` of a connection when one of the player opened later called — on
+any gateway (docs/protocol.md 4.1).
 
 The matchmaker runs in this test's process on the session's nats-server,
 served over a real gRPC server and called through the gateway's stub."""
@@ -20,7 +21,7 @@ import pytest_asyncio
 from nats.aio.client import Client
 
 from ttanjit.common.config import Settings
-from ttanjit.common.grpcutil import aio_server
+from ttanjit.common.grpcutil import OPENED_MD, aio_server
 from ttanjit.matchmaker import service as mm_service
 from ttanjit.matchmaker.service import Matchmaker, now_ms
 from ttanjit.v1 import matchmaker_pb2 as pb
@@ -54,30 +55,41 @@ def age(since: float) -> int:
     return int((time.monotonic() - since) * 1000)
 
 
+def on(opened: int) -> tuple[tuple[str, str], ...]:
+    """A call's metadata naming the player's connection opened at ``opened``."""
+    return ((OPENED_MD, str(opened)),)
+
+
 async def test_an_away_told_again_is_ignored_once_the_player_was_back(
         lobby: tuple[Matchmaker, matchmaker_pb2_grpc.MatchmakerStub], nc: Client) -> None:
     """Audit finding: a drop while the lobby changed leaders went unheard
     (one 2 s try): a queued ticket stayed until matched, its seat then
     played by a bot, and a room kept the seat for good. Told again, it
-    must not undo the player's return on a newer connection."""
+    must not undo the player's return on a newer connection: its hello, or
+    (its hello missed too) its first lobby request."""
     mm, stub = lobby
-    host, guest, queued = (f"p-{n}-{secrets.token_hex(3)}" for n in ("host", "guest", "queued"))
-    first = now_ms() - 60_000  # the connections the two came with
-    for p in (guest, queued):
-        await stub.GetPlayer(pb.PlayerRequest(player=p, opened_ms=first))  # their hello
+    host, guest, queued, requeued = (f"p-{n}-{secrets.token_hex(3)}"
+                                     for n in ("host", "guest", "queued", "requeued"))
+    first = now_ms() - 60_000  # the connections the players came with
     code = (await stub.CreateRoom(pb.CreateRoomRequest(player=ref(host), game="onecard",
-                                                       seats=3))).room.code
-    assert not (await stub.JoinRoom(pb.JoinRoomRequest(player=ref(guest), code=code))).error_code
-    assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(queued), game="onecard",
-                                                     seats=4))).error_code
+                                                       seats=3), metadata=on(first))).room.code
+    assert not (await stub.JoinRoom(pb.JoinRoomRequest(player=ref(guest), code=code),
+                                    metadata=on(first))).error_code
+    for p in (queued, requeued):
+        assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(p), game="onecard", seats=4),
+                                       metadata=on(first))).error_code
 
-    dropped = time.monotonic()  # both connections drop: their Aways go unanswered
+    dropped = time.monotonic()  # their connections drop: the Aways go unanswered
     for p in (guest, queued):  # back on new connections (another gateway)
-        await stub.GetPlayer(pb.PlayerRequest(player=p, opened_ms=now_ms()))
-    for p in (guest, queued):  # the drops' Aways, told again
-        await stub.Away(pb.PlayerRequest(player=p, opened_ms=first, away_ms=age(dropped)))
+        await stub.GetPlayer(pb.PlayerRequest(player=p), metadata=on(now_ms()))
+    # one whose hello the lobby missed too: the client queues again at once
+    await stub.Away(pb.PlayerRequest(player=requeued), metadata=on(first))  # (as a first try)
+    assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(requeued), game="onecard",
+                                                     seats=4), metadata=on(now_ms()))).error_code
+    for p in (guest, queued, requeued):  # the drops' Aways, told again
+        await stub.Away(pb.PlayerRequest(player=p, away_ms=age(dropped)), metadata=on(first))
     assert guest not in mm.away and mm.rooms.room_of(guest) is not None
-    assert queued in mm.queue.by_player
+    assert queued in mm.queue.by_player and requeued in mm.queue.by_player
 
     # the newer connections drop: taken, the seat's 60 s from the close
     sub = await nc.subscribe(mm.subjects.player_lobby(queued))
@@ -85,43 +97,56 @@ async def test_an_away_told_again_is_ignored_once_the_player_was_back(
     await asyncio.sleep(0.3)
     before = now_ms()
     for p in (guest, queued):
-        await stub.Away(pb.PlayerRequest(player=p, opened_ms=mm.back[p][0], away_ms=age(dropped)))
+        await stub.Away(pb.PlayerRequest(player=p, away_ms=age(dropped)),
+                        metadata=on(mm.back[p][0]))
     since = mm.away[guest]
     assert before - 2000 < since < before - 150  # (the close, 300 ms before)
     assert queued not in mm.queue.by_player and queued not in mm.back
-    # the queued player is told (to any connection of theirs whose hello the
-    # lobby missed: their 빠른 대전 would wait on for nothing)
+    # told late, the queued player is told (a connection of theirs the
+    # lobby missed would wait for a match for good)
     told = orjson.loads((await sub.next_msg(timeout=5)).data)
     assert told == {"type": "queue_cancelled", "game": "onecard", "reason": "away",
                     "message": "연결이 끊겨 있는 동안 빠른 대전 대기가 취소됐어요."}
-    await sub.unsubscribe()
+    # an older connection's end told later does not bring the seat's wait forward
+    await stub.Away(pb.PlayerRequest(player=guest, away_ms=age(dropped) + 30_000),
+                    metadata=on(first))
+    assert mm.away[guest] == since
     await mm.expire_away(since + 59_999)
     assert mm.rooms.room_of(guest) is not None
     await mm.expire_away(since + 60_000)
     assert mm.rooms.room_of(guest) is None and mm.rooms.room_of(host) is not None
 
+    # a first try takes the ticket without a word (a reload's new tab,
+    # queueing again, would take it for its own)
+    assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(queued), game="onecard",
+                                                     seats=4), metadata=on(now_ms()))).error_code
+    await stub.Away(pb.PlayerRequest(player=queued), metadata=on(mm.back[queued][0]))
+    assert queued not in mm.queue.by_player
+    with pytest.raises(TimeoutError):
+        await sub.next_msg(timeout=0.5)
+    await sub.unsubscribe()
+
 
 async def test_an_older_connections_end_leaves_a_newer_ones_player_queued(
         lobby: tuple[Matchmaker, matchmaker_pb2_grpc.MatchmakerStub]) -> None:
-    """An older connection's end told after a newer one's ``hello`` (a
-    socket given up whose end its gateway saw late, docs/websocket.md 4)
-    is not the player's going: it took them out of the queue the newer one
-    waits in. The newer one's end is."""
+    """An older connection's end told after a newer one's call (a socket
+    given up whose end its gateway saw late, docs/websocket.md 4) is not
+    the player's going: it took them out of the queue the newer one waits
+    in. The newer one's end is."""
     mm, stub = lobby
     p = f"p-tabs-{secrets.token_hex(3)}"
     older, newer = now_ms() - 5000, now_ms()
     for opened in (newer, older):  # (heard in any order)
-        await stub.GetPlayer(pb.PlayerRequest(player=p, opened_ms=opened))
-    assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(p), game="onecard",
-                                                     seats=4))).error_code
-    await stub.Away(pb.PlayerRequest(player=p, opened_ms=older))
+        await stub.GetPlayer(pb.PlayerRequest(player=p), metadata=on(opened))
+    assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(p), game="onecard", seats=4),
+                                   metadata=on(newer))).error_code
+    await stub.Away(pb.PlayerRequest(player=p), metadata=on(older))
     assert p in mm.queue.by_player
-    await stub.Away(pb.PlayerRequest(player=p, opened_ms=newer))
+    await stub.Away(pb.PlayerRequest(player=p), metadata=on(newer))
     assert p not in mm.queue.by_player and p not in mm.back
     # an Away that names no connection (a gateway before this) is taken as ever
-    assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(p), game="onecard",
-                                                     seats=4))).error_code
-    await stub.GetPlayer(pb.PlayerRequest(player=p, opened_ms=now_ms()))
+    assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(p), game="onecard", seats=4),
+                                   metadata=on(now_ms()))).error_code
     await stub.Away(pb.PlayerRequest(player=p))
     assert p not in mm.queue.by_player
 

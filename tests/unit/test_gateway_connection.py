@@ -18,6 +18,7 @@ import grpc
 import orjson
 import pytest
 
+from ttanjit.common.grpcutil import OPENED_MD
 from ttanjit.gateway import codec
 from ttanjit.gateway import conn as conn_mod
 from ttanjit.gateway.auth import Tokens
@@ -57,18 +58,22 @@ class FakeMatchmaker:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
+        self.metadata: list[dict[str, str]] = []  # each call's
         self.enqueue_error = ""
 
-    async def Enqueue(self, req: Any, timeout: float) -> Any:  # noqa: N802 - gRPC names
+    async def Enqueue(self, req: Any, timeout: float, metadata: Any = ()) -> Any:  # noqa: N802 - gRPC names
         self.calls.append(("Enqueue", req))
+        self.metadata.append(dict(metadata))
         return matchmaker_pb2.EnqueueReply(error_code=self.enqueue_error, ticket="t-1")
 
-    async def Away(self, req: Any, timeout: float) -> Any:  # noqa: N802
+    async def Away(self, req: Any, timeout: float, metadata: Any = ()) -> Any:  # noqa: N802
         self.calls.append(("Away", req))
+        self.metadata.append(dict(metadata))
         return matchmaker_pb2.RematchReply()
 
-    async def Rematch(self, req: Any, timeout: float) -> Any:  # noqa: N802
+    async def Rematch(self, req: Any, timeout: float, metadata: Any = ()) -> Any:  # noqa: N802
         self.calls.append(("Rematch", req))
+        self.metadata.append(dict(metadata))
         return matchmaker_pb2.RematchReply()
 
 
@@ -363,9 +368,11 @@ async def test_an_away_the_lobby_did_not_answer_is_told_again_with_its_age(
     c, t, gw = make()
     await hello(c, gw, t)
     calls: list[Any] = []
+    named: list[str | None] = []
 
-    async def away(req: Any, timeout: float) -> Any:
+    async def away(req: Any, timeout: float, metadata: Any = ()) -> Any:
         calls.append(req)
+        named.append(dict(metadata).get(OPENED_MD))
         if len(calls) < 3:
             await asyncio.sleep(0.05)  # (a try that runs out)
             raise grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(),
@@ -378,7 +385,7 @@ async def test_an_away_the_lobby_did_not_answer_is_told_again_with_its_age(
     await asyncio.gather(*c._tasks)
     opened = c.opened_at[0]
     assert gw.asked == [opened]  # hello's GetPlayer names the connection too
-    assert [(r.player, r.opened_ms) for r in calls] == [("p1", opened)] * 3
+    assert [r.player for r in calls] == ["p1"] * 3 and named == [str(opened)] * 3
     ages = [r.away_ms for r in calls]
     assert ages[0] == 0  # the first: just now
     assert 50 <= ages[1] < ages[2] - 40 and ages[2] < 2000
@@ -410,7 +417,7 @@ async def test_a_drop_while_the_lobby_was_asked_unanswered_is_told_again() -> No
     assert [n for n, _ in gw.mm.calls] == ["Away"]
     await later
     assert [n for n, _ in gw.mm.calls] == ["Away", "Away"]
-    assert gw.mm.calls[1][1].opened_ms == c.opened_at[0]
+    assert gw.mm.metadata[1][OPENED_MD] == str(c.opened_at[0])
 
     # review finding: a close after an ask had ended (unanswered) is its
     # own Away's alone: no second one later, which could come after the
@@ -825,6 +832,8 @@ async def test_queue_calls_the_matchmaker() -> None:
     await send(c, {"type": "queue", "game": "onecard", "seats": 3})
     name, req = gw.mm.calls[-1]
     assert (name, req.player.player, req.game, req.seats) == ("Enqueue", "p1", "onecard", 3)
+    # (naming the connection: its player is here on it, docs/protocol.md 4.1)
+    assert gw.mm.metadata[-1][OPENED_MD] == str(c.opened_at[0])
     assert t.frames()[-1] == {**t.frames()[-1], "type": "queued", "game": "onecard",
                               "seats": 3, "ticket": "t-1"}
     gw.mm.enqueue_error = "already_queued"

@@ -216,6 +216,10 @@ class Replicas:
 # matchmaker carries a call out once per id and answers its attempts alike
 # (docs/protocol.md 4.1)
 REQUEST_MD = "ttanjit-request"
+# a lobby call's player connection: when its gateway accepted the socket
+# (ms, Connection.opened_at); the matchmaker orders a player's connections
+# by it (an Away of one opened before another it heard from is ignored)
+OPENED_MD = "ttanjit-opened"
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 PAUSE_S = 0.05  # between attempts; doubled (to PAUSE_MAX_S) while every replica fails
 PAUSE_MAX_S = 0.8

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 import grpc
 import orjson
 
+from ttanjit.common.grpcutil import OPENED_MD
 from ttanjit.games.base import flat_object
 from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
@@ -70,6 +71,20 @@ def burst_parts(data: bytes) -> list[tuple[str | None, PartT]]:
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+class _Named:
+    """A stub whose calls all carry ``md`` (Connection.mm)."""
+
+    def __init__(self, stub: Any, md: tuple[tuple[str, str], ...]) -> None:
+        self._stub, self._md = stub, md
+
+    def __getattr__(self, name: str) -> Any:
+        call = getattr(self._stub, name)
+
+        def named(request: Any, **kw: Any) -> Any:
+            return call(request, metadata=(*kw.pop("metadata", ()), *self._md), **kw)
+        return named
 
 
 # ``hello`` found the matchmaker unanswered: asked again after these waits
@@ -495,6 +510,11 @@ class Connection:
         except Exception:
             log.exception("bad message on %s", msg.subject)
 
+    @property
+    def mm(self) -> Any:
+        """The lobby's stub, every call naming this connection (OPENED_MD)."""
+        return _Named(self.gw.mm, ((OPENED_MD, str(self.opened_at[0])),))
+
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
@@ -763,8 +783,7 @@ class Connection:
         changing leaders), it is told again (:meth:`away_later`)."""
         since = time.monotonic() if since is None else since
         try:
-            await self.gw.mm.Away(matchmaker_pb2.PlayerRequest(
-                player=player, opened_ms=self.opened_at[0]), timeout=2)
+            await self.mm.Away(matchmaker_pb2.PlayerRequest(player=player), timeout=2)
         except grpc.aio.AioRpcError:
             self._spawn(self.away_later(player, since))
 
@@ -780,8 +799,8 @@ class Connection:
             await asyncio.sleep(wait * random.uniform(0.8, 1.2))
             age = max(1, int((time.monotonic() - since) * 1000))
             try:
-                await self.gw.mm.Away(matchmaker_pb2.PlayerRequest(
-                    player=player, opened_ms=self.opened_at[0], away_ms=age), timeout=2)
+                await self.mm.Away(matchmaker_pb2.PlayerRequest(
+                    player=player, away_ms=age), timeout=2)
                 return
             except grpc.aio.AioRpcError:
                 continue
@@ -808,7 +827,7 @@ class Connection:
         if not f.get("game"):
             raise FrameError("missing_field")
         self._not_in_game()
-        rep = await self.gw.mm.Enqueue(matchmaker_pb2.EnqueueRequest(
+        rep = await self.mm.Enqueue(matchmaker_pb2.EnqueueRequest(
             player=self._player_ref(), game=f["game"], seats=f.get("seats") or 0,
             bot_level=f.get("level") or ""), timeout=LOBBY_TIMEOUT_S)
         _check(rep)
@@ -816,7 +835,7 @@ class Connection:
                          "seats": check_seats(f["game"], f.get("seats")), "ticket": rep.ticket})
 
     async def h_cancel_queue(self, f: dict[str, Any]) -> None:
-        rep = await self.gw.mm.Cancel(matchmaker_pb2.CancelRequest(
+        rep = await self.mm.Cancel(matchmaker_pb2.CancelRequest(
             player=self._player_ref().player), timeout=LOBBY_TIMEOUT_S)
         _check(rep)
         await self.send({"type": "queue_cancelled", "game": rep.game})
@@ -826,7 +845,7 @@ class Connection:
             raise FrameError("missing_field")
         self._flat_options(f)
         self._not_in_game()
-        rep = await self.gw.mm.CreateRoom(matchmaker_pb2.CreateRoomRequest(
+        rep = await self.mm.CreateRoom(matchmaker_pb2.CreateRoomRequest(
             player=self._player_ref(), game=f["game"], seats=f.get("seats") or 0,
             options_json=orjson.dumps(f["options"]).decode() if "options" in f else ""),
             timeout=LOBBY_TIMEOUT_S)
@@ -836,12 +855,12 @@ class Connection:
         if not f.get("code"):
             raise FrameError("missing_field")
         self._not_in_game()
-        rep = await self.gw.mm.JoinRoom(matchmaker_pb2.JoinRoomRequest(
+        rep = await self.mm.JoinRoom(matchmaker_pb2.JoinRoomRequest(
             player=self._player_ref(), code=f["code"]), timeout=LOBBY_TIMEOUT_S)
         _check(rep)
 
     async def h_room_leave(self, f: dict[str, Any]) -> None:
-        rep = await self.gw.mm.LeaveRoom(self._room_req(), timeout=LOBBY_TIMEOUT_S)
+        rep = await self.mm.LeaveRoom(self._room_req(), timeout=LOBBY_TIMEOUT_S)
         _check(rep)
         await self.send({"type": "room_left", "code": rep.room.code})
 
@@ -859,25 +878,25 @@ class Connection:
         if "options" not in f and "seats" not in f:
             raise FrameError("missing_field")
         self._flat_options(f)
-        rep = await self.gw.mm.SetRoomOptions(self._room_req(
+        rep = await self.mm.SetRoomOptions(self._room_req(
             seats=f.get("seats") or 0,
             options_json=orjson.dumps(f["options"]).decode() if "options" in f else ""),
             timeout=LOBBY_TIMEOUT_S)
         _check(rep)
 
     async def h_room_add_bot(self, f: dict[str, Any]) -> None:
-        rep = await self.gw.mm.AddBot(self._room_req(level=f.get("level") or "normal"),
+        rep = await self.mm.AddBot(self._room_req(level=f.get("level") or "normal"),
                                       timeout=LOBBY_TIMEOUT_S)
         _check(rep)
 
     async def h_room_remove_bot(self, f: dict[str, Any]) -> None:
         if "seat" not in f:
             raise FrameError("missing_field")
-        rep = await self.gw.mm.RemoveBot(self._room_req(seat=f["seat"]), timeout=LOBBY_TIMEOUT_S)
+        rep = await self.mm.RemoveBot(self._room_req(seat=f["seat"]), timeout=LOBBY_TIMEOUT_S)
         _check(rep)
 
     async def h_room_start(self, f: dict[str, Any]) -> None:
-        rep = await self.gw.mm.StartRoom(self._room_req(), timeout=LOBBY_TIMEOUT_S + 10)
+        rep = await self.mm.StartRoom(self._room_req(), timeout=LOBBY_TIMEOUT_S + 10)
         _check(rep)
 
     async def _rematch(self, f: dict[str, Any], accept: bool) -> None:
@@ -892,7 +911,7 @@ class Connection:
             # later hello on another tab or device does not bring it back
             s.walked_out()
             self._spawn(self.gw.save(s))
-        rep = await self.gw.mm.Rematch(matchmaker_pb2.RematchRequest(
+        rep = await self.mm.Rematch(matchmaker_pb2.RematchRequest(
             player=self._player_ref(), game_id=gid, accept=accept), timeout=LOBBY_TIMEOUT_S)
         _check(rep)  # the offer's state comes as a ``rematch`` lobby frame
 

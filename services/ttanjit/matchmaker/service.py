@@ -27,7 +27,7 @@ from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from ttanjit.common.config import Settings
-from ttanjit.common.grpcutil import OWNER_MD, REQUEST_MD, HealthServer, aio_server
+from ttanjit.common.grpcutil import OPENED_MD, OWNER_MD, REQUEST_MD, HealthServer, aio_server
 from ttanjit.common.ids import new_game_id
 from ttanjit.common.nats import (
     GAMES_BUCKET,
@@ -139,6 +139,20 @@ def _table(_: str, t: Any) -> dict[str, Any]:
             "seats": {str(p): int(i) for p, i in t["seats"].items()}}
 
 
+def _asker(req: Any) -> str:
+    """The player a lobby call is for (``player``: an id or a PlayerRef)."""
+    p = req.player
+    return p if isinstance(p, str) else p.player
+
+
+def _opened(raw: Any) -> int:
+    """OPENED_MD's value (0: not said, or not a number)."""
+    try:
+        return max(0, int(raw or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
 def _options(raw: str) -> Any:
     if not raw:
         return None
@@ -195,8 +209,8 @@ class Matchmaker:
         # room members without a connection, since ms
         self.away: Parted[int] = Parted()
         # player -> (opened_ms, heard_ms): the latest-opened connection of
-        # the player a GetPlayer came from (``hello``: connected then), oldest
-        # heard first, kept BACK_KEPT_MS. The Away of a connection opened
+        # the player a call came from (OPENED_MD: a ``hello``'s GetPlayer, a
+        # lobby request), oldest heard first, kept BACK_KEPT_MS. The Away of a connection opened
         # before it is not the player's going: ignored (a drop the gateway
         # told again after a leader change, the player back meanwhile on
         # another connection; an older tab closed while a newer one stays).
@@ -686,7 +700,7 @@ class Matchmaker:
                                        "message": AWAY_LEFT_MESSAGE})
 
     def heard(self, player: str, opened_ms: int, now: int) -> None:
-        """A GetPlayer from the player's connection opened at ``opened_ms``
+        """A call from the player's connection opened at ``opened_ms``
         (:attr:`back`)."""
         was = self.back.pop(player, None)
         self.back[player] = (max(opened_ms, was[0]) if was else opened_ms, now)
@@ -956,10 +970,19 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         md = dict(ctx.invocation_metadata() or ())
         forwarded = FORWARDED in md
         rid = str(md.get(REQUEST_MD) or "")
+        opened = _opened(md.get(OPENED_MD))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + FORWARD_WAIT_S
         while True:
             if self.mm.leading:
+                if opened:  # a call of a player's connection (docs/protocol.md 4.1)
+                    player = _asker(req)
+                    if name != "Away":
+                        self.mm.heard(player, opened, now_ms())
+                    elif self.mm.outlived(player, opened):
+                        return matchmaker_pb2.PlayerState()  # here on a later connection
+                    else:
+                        self.mm.gone(player, opened)
                 try:
                     return await self._once(rid, lambda: local(req))
                 except Fenced:
@@ -979,7 +1002,8 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
                 try:
                     rep = await getattr(self._stub(self.lease.leader_addr), name)(
                         req, timeout=max(0.01, min(2.5, left)),
-                        metadata=((FORWARDED, "1"),) + (((REQUEST_MD, rid),) if rid else ()))
+                        metadata=((FORWARDED, "1"),) + (((REQUEST_MD, rid),) if rid else ())
+                        + (((OPENED_MD, str(opened)),) if opened else ()))
                     m.FORWARDED.inc()
                     return rep
                 except grpc.aio.AioRpcError as exc:
@@ -1128,22 +1152,22 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         return await self._serve("Away", req, ctx, self._away)
 
     async def _away(self, req: Any) -> Any:
-        if req.opened_ms:
-            if self.mm.outlived(req.player, req.opened_ms):
-                return matchmaker_pb2.PlayerState()  # the player is here, on a later connection
-            self.mm.gone(req.player, req.opened_ms)
+        # (an Away of a connection older than one heard from: _serve)
         since = now_ms() - max(0, req.away_ms)  # the close (told late: away_ms ago)
         ticket = self.mm.queue.by_player.get(req.player)
         changed = self.mm.queue.drop(req.player)
         if self.mm.rooms.room_of(req.player) is not None:
-            self.mm.away[req.player] = since
+            # an older connection's end told late does not bring the seat's
+            # 60 s forward
+            self.mm.away[req.player] = max(since, self.mm.away.get(req.player, since))
             changed = True
         if changed:
             await self.mm.commit()
-        if ticket is not None:
-            # said to any connection of theirs the lobby has not heard (one
-            # whose hello it missed in a leader change): their 빠른 대전 must
-            # not wait on for nothing
+        if ticket is not None and req.away_ms:
+            # told late: a connection of theirs whose calls the leader missed
+            # (a second leader change) may be there; its 빠른 대전 must not
+            # wait on for nothing (not said for a first try: a reload's
+            # new tab, queueing again, would read it as its own)
             await self.mm.notify(req.player, {"type": "queue_cancelled", "game": ticket.game,
                                               "reason": "away", "message": AWAY_UNQUEUED})
         return matchmaker_pb2.PlayerState()
@@ -1152,8 +1176,6 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         return await self._serve("GetPlayer", req, ctx, self._get_player)
 
     async def _get_player(self, req: Any) -> Any:
-        if req.opened_ms:
-            self.mm.heard(req.player, req.opened_ms, now_ms())
         if self.mm.away.pop(req.player, None) is not None:  # asked by a connected player: back
             await self.mm.commit()
         out = matchmaker_pb2.PlayerState()
