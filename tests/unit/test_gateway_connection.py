@@ -393,11 +393,10 @@ async def test_an_away_the_lobby_did_not_answer_is_told_again_with_its_age(
     assert len(calls) == 3  # answered: no more
 
 
-async def test_a_drop_while_the_lobby_was_asked_unanswered_is_told_again() -> None:
-    """Audit finding: ``hello``'s lobby call asked again timed out at the
-    gateway though the lobby carried it out (the player back: their away
-    mark gone); the connection's end meanwhile was told before it, so the
-    room kept the seat for good. The end is told again after any ask."""
+async def unanswered_hello(wait_s: float) -> tuple[Connection, FakeGateway, asyncio.Event]:
+    """A connection whose ``hello`` the lobby did not answer, its asking
+    again driven by hand: every ask unanswered after ``wait_s``; the event
+    is set at the first."""
     c, t, gw = make()
     gw.state = None
     await hello(c, gw, t)
@@ -407,10 +406,19 @@ async def test_a_drop_while_the_lobby_was_asked_unanswered_is_told_again() -> No
 
     async def unanswered(player: str, opened_ms: int = 0) -> dict[str, Any] | None:
         asked.set()
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(wait_s)
         return None
 
     gw.player_state = unanswered  # type: ignore[method-assign]
+    return c, gw, asked
+
+
+async def test_a_drop_while_the_lobby_was_asked_unanswered_is_told_again() -> None:
+    """Audit finding: ``hello``'s lobby call asked again timed out at the
+    gateway though the lobby carried it out (the player back: their away
+    mark gone); the connection's end meanwhile was told before it, so the
+    room kept the seat for good. The end is told again after that ask."""
+    c, gw, asked = await unanswered_hello(0.05)
     later = asyncio.create_task(c.lobby_later("p1", waits=(0.0, 0.0)))
     await asyncio.wait_for(asked.wait(), 5)
     await c.finish()
@@ -422,20 +430,9 @@ async def test_a_drop_while_the_lobby_was_asked_unanswered_is_told_again() -> No
     # review finding: a close after an ask had ended (unanswered) is its
     # own Away's alone: no second one later, which could come after the
     # player's return on a newer connection
-    c, t, gw = make()
-    gw.state = None
-    await hello(c, gw, t)
-    for task in list(c._tasks):
-        task.cancel()
-    ended = asyncio.Event()
-
-    async def unanswered_at_once(player: str, opened_ms: int = 0) -> dict[str, Any] | None:
-        ended.set()
-        return None
-
-    gw.player_state = unanswered_at_once  # type: ignore[method-assign]
+    c, gw, asked = await unanswered_hello(0.0)
     later = asyncio.create_task(c.lobby_later("p1", waits=(0.0, 0.2)))
-    await asyncio.wait_for(ended.wait(), 5)
+    await asyncio.wait_for(asked.wait(), 5)
     await c.finish()
     await later
     assert [n for n, _ in gw.mm.calls] == ["Away"]

@@ -793,8 +793,8 @@ class Connection:
         its seat then played by a bot, and a room kept the seat for good).
         Each try says how long ago the connection closed (``away_ms``: the
         seat's 60 s count from then); the lobby ignores it if a connection of
-        the player opened later said ``hello`` (back meanwhile, on this
-        gateway or another)."""
+        the player opened later called it (``hello``, a lobby request: back
+        meanwhile, on this gateway or another)."""
         for wait in AWAY_LATER_S:
             await asyncio.sleep(wait * random.uniform(0.8, 1.2))
             age = max(1, int((time.monotonic() - since) * 1000))
@@ -886,7 +886,7 @@ class Connection:
 
     async def h_room_add_bot(self, f: dict[str, Any]) -> None:
         rep = await self.mm.AddBot(self._room_req(level=f.get("level") or "normal"),
-                                      timeout=LOBBY_TIMEOUT_S)
+                                   timeout=LOBBY_TIMEOUT_S)
         _check(rep)
 
     async def h_room_remove_bot(self, f: dict[str, Any]) -> None:

@@ -210,12 +210,12 @@ class Matchmaker:
         self.away: Parted[int] = Parted()
         # player -> (opened_ms, heard_ms): the latest-opened connection of
         # the player a call came from (OPENED_MD: a ``hello``'s GetPlayer, a
-        # lobby request), oldest heard first, kept BACK_KEPT_MS. The Away of a connection opened
-        # before it is not the player's going: ignored (a drop the gateway
-        # told again after a leader change, the player back meanwhile on
-        # another connection; an older tab closed while a newer one stays).
-        # This replica's memory only: a second leader change meanwhile lets
-        # such an Away through.
+        # lobby request), oldest heard first, kept BACK_KEPT_MS. The Away of
+        # a connection opened before it is not the player's going: ignored
+        # (a drop the gateway told again after a leader change, the player
+        # back meanwhile on another connection; a socket given up whose end
+        # its gateway saw late). This replica's memory only: a second leader
+        # change meanwhile lets such an Away through.
         self.back: dict[str, tuple[int, int]] = {}
         self.placing: Parted[QuickMatch] = Parted()  # quick matches being placed, by id
         self.rematches: Parted[Rematch] = Parted()  # open 한 판 더 offers, by the old game id
