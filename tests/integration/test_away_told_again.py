@@ -21,7 +21,7 @@ import pytest_asyncio
 from nats.aio.client import Client
 
 from ttanjit.common.config import Settings
-from ttanjit.common.grpcutil import OPENED_MD, aio_server
+from ttanjit.common.grpcutil import aio_server, opened_md
 from ttanjit.matchmaker import service as mm_service
 from ttanjit.matchmaker.service import Matchmaker, now_ms
 from ttanjit.v1 import matchmaker_pb2 as pb
@@ -55,11 +55,6 @@ def age(since: float) -> int:
     return int((time.monotonic() - since) * 1000)
 
 
-def on(opened: int) -> tuple[tuple[str, str], ...]:
-    """A call's metadata naming the player's connection opened at ``opened``."""
-    return ((OPENED_MD, str(opened)),)
-
-
 async def test_an_away_told_again_is_ignored_once_the_player_was_back(
         lobby: tuple[Matchmaker, matchmaker_pb2_grpc.MatchmakerStub], nc: Client) -> None:
     """Audit finding: a drop while the lobby changed leaders went unheard
@@ -72,22 +67,22 @@ async def test_an_away_told_again_is_ignored_once_the_player_was_back(
                                      for n in ("host", "guest", "queued", "requeued"))
     first = now_ms() - 60_000  # the connections the players came with
     code = (await stub.CreateRoom(pb.CreateRoomRequest(player=ref(host), game="onecard",
-                                                       seats=3), metadata=on(first))).room.code
+                                                       seats=3), metadata=opened_md(first))).room.code
     assert not (await stub.JoinRoom(pb.JoinRoomRequest(player=ref(guest), code=code),
-                                    metadata=on(first))).error_code
+                                    metadata=opened_md(first))).error_code
     for p in (queued, requeued):
         assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(p), game="onecard", seats=4),
-                                       metadata=on(first))).error_code
+                                       metadata=opened_md(first))).error_code
 
     dropped = time.monotonic()  # their connections drop: the Aways go unanswered
     for p in (guest, queued):  # back on new connections (another gateway)
-        await stub.GetPlayer(pb.PlayerRequest(player=p), metadata=on(now_ms()))
+        await stub.GetPlayer(pb.PlayerRequest(player=p), metadata=opened_md(now_ms()))
     # one whose hello the lobby missed too: the client queues again at once
-    await stub.Away(pb.PlayerRequest(player=requeued), metadata=on(first))  # (as a first try)
+    await stub.Away(pb.PlayerRequest(player=requeued), metadata=opened_md(first))  # (as a first try)
     assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(requeued), game="onecard",
-                                                     seats=4), metadata=on(now_ms()))).error_code
+                                                     seats=4), metadata=opened_md(now_ms()))).error_code
     for p in (guest, queued, requeued):  # the drops' Aways, told again
-        await stub.Away(pb.PlayerRequest(player=p, away_ms=age(dropped)), metadata=on(first))
+        await stub.Away(pb.PlayerRequest(player=p, away_ms=age(dropped)), metadata=opened_md(first))
     assert guest not in mm.away and mm.rooms.room_of(guest) is not None
     assert queued in mm.queue.by_player and requeued in mm.queue.by_player
 
@@ -98,7 +93,7 @@ async def test_an_away_told_again_is_ignored_once_the_player_was_back(
     before = now_ms()
     for p in (guest, queued):
         await stub.Away(pb.PlayerRequest(player=p, away_ms=age(dropped)),
-                        metadata=on(mm.back[p][0]))
+                        metadata=opened_md(mm.back[p][0]))
     since = mm.away[guest]
     assert before - 2000 < since < before - 150  # (the close, 300 ms before)
     assert queued not in mm.queue.by_player and queued not in mm.back
@@ -109,7 +104,7 @@ async def test_an_away_told_again_is_ignored_once_the_player_was_back(
                     "message": "연결이 끊겨 있는 동안 빠른 대전 대기가 취소됐어요."}
     # an older connection's end told later does not bring the seat's wait forward
     await stub.Away(pb.PlayerRequest(player=guest, away_ms=age(dropped) + 30_000),
-                    metadata=on(first))
+                    metadata=opened_md(first))
     assert mm.away[guest] == since
     await mm.expire_away(since + 59_999)
     assert mm.rooms.room_of(guest) is not None
@@ -119,8 +114,8 @@ async def test_an_away_told_again_is_ignored_once_the_player_was_back(
     # a first try takes the ticket without a word (a reload's new tab,
     # queueing again, would take it for its own)
     assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(queued), game="onecard",
-                                                     seats=4), metadata=on(now_ms()))).error_code
-    await stub.Away(pb.PlayerRequest(player=queued), metadata=on(mm.back[queued][0]))
+                                                     seats=4), metadata=opened_md(now_ms()))).error_code
+    await stub.Away(pb.PlayerRequest(player=queued), metadata=opened_md(mm.back[queued][0]))
     assert queued not in mm.queue.by_player
     with pytest.raises(TimeoutError):
         await sub.next_msg(timeout=0.5)
@@ -137,16 +132,16 @@ async def test_an_older_connections_end_leaves_a_newer_ones_player_queued(
     p = f"p-tabs-{secrets.token_hex(3)}"
     older, newer = now_ms() - 5000, now_ms()
     for opened in (newer, older):  # (heard in any order)
-        await stub.GetPlayer(pb.PlayerRequest(player=p), metadata=on(opened))
+        await stub.GetPlayer(pb.PlayerRequest(player=p), metadata=opened_md(opened))
     assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(p), game="onecard", seats=4),
-                                   metadata=on(newer))).error_code
-    await stub.Away(pb.PlayerRequest(player=p), metadata=on(older))
+                                   metadata=opened_md(newer))).error_code
+    await stub.Away(pb.PlayerRequest(player=p), metadata=opened_md(older))
     assert p in mm.queue.by_player
-    await stub.Away(pb.PlayerRequest(player=p), metadata=on(newer))
+    await stub.Away(pb.PlayerRequest(player=p), metadata=opened_md(newer))
     assert p not in mm.queue.by_player and p not in mm.back
     # an Away that names no connection (a gateway before this) is taken as ever
     assert not (await stub.Enqueue(pb.EnqueueRequest(player=ref(p), game="onecard", seats=4),
-                                   metadata=on(now_ms()))).error_code
+                                   metadata=opened_md(now_ms()))).error_code
     await stub.Away(pb.PlayerRequest(player=p))
     assert p not in mm.queue.by_player
 

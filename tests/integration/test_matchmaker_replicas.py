@@ -146,12 +146,16 @@ async def test_frozen_leader_is_fenced_and_steps_down(st: Stack) -> None:
         await cl.close()
 
 
+def metric_sum(metrics: str, prefix: str) -> float:
+    """The sum of a gateway's series starting with ``prefix`` (its metrics URL)."""
+    with urllib.request.urlopen(metrics + "/metrics", timeout=5) as r:
+        text = r.read().decode()
+    return sum(float(ln.split()[-1]) for ln in text.splitlines() if ln.startswith(prefix))
+
+
 def retries(st: Stack) -> float:
     """The gateway's lobby-call attempts that went on to another replica."""
-    with urllib.request.urlopen(st.metrics() + "/metrics", timeout=5) as r:
-        text = r.read().decode()
-    return sum(float(ln.split()[-1]) for ln in text.splitlines()
-               if ln.startswith("ttanjit_gateway_matchmaker_attempts_failed_total{"))
+    return metric_sum(st.metrics(), "ttanjit_gateway_matchmaker_attempts_failed_total{")
 
 
 async def test_a_frozen_follower_costs_the_gateway_one_attempt_not_one_a_call(st: Stack) -> None:
@@ -265,11 +269,7 @@ async def test_a_player_let_go_while_back_unnoticed_is_told(st_away: Stack) -> N
 
 
 def open_sockets(gw: Proc) -> float:
-    with urllib.request.urlopen(f"http://127.0.0.1:{gw.ports['metrics']}/metrics",
-                                timeout=5) as r:
-        text = r.read().decode()
-    return sum(float(ln.split()[-1]) for ln in text.splitlines()
-               if ln.startswith("ttanjit_gateway_connections "))
+    return metric_sum(f"http://127.0.0.1:{gw.ports['metrics']}", "ttanjit_gateway_connections ")
 
 
 async def test_a_drop_the_lobby_missed_is_told_again(st_away: Stack) -> None:

@@ -220,6 +220,11 @@ REQUEST_MD = "ttanjit-request"
 # (ms, Connection.opened_at); the matchmaker orders a player's connections
 # by it (an Away of one opened before another it heard from is ignored)
 OPENED_MD = "ttanjit-opened"
+
+
+def opened_md(opened_ms: int) -> tuple[tuple[str, str], ...]:
+    """A call's metadata naming the player connection opened at ``opened_ms``."""
+    return ((OPENED_MD, str(opened_ms)),)
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 PAUSE_S = 0.05  # between attempts; doubled (to PAUSE_MAX_S) while every replica fails
 PAUSE_MAX_S = 0.8

@@ -40,7 +40,7 @@ from pydantic import BaseModel
 from websockets.protocol import State
 
 from ttanjit.common.config import Settings
-from ttanjit.common.grpcutil import OPENED_MD, Replicas, Retrying
+from ttanjit.common.grpcutil import Replicas, Retrying, opened_md
 from ttanjit.common.nats import (
     GAMES_BUCKET,
     IDENTITY_BUCKET,
@@ -446,7 +446,7 @@ class Gateway:
         try:
             rep = await self.mm.GetPlayer(
                 matchmaker_pb2.PlayerRequest(player=player), timeout=3,
-                metadata=((OPENED_MD, str(opened_ms)),) if opened_ms else ())
+                metadata=opened_md(opened_ms) if opened_ms else ())
         except grpc.aio.AioRpcError:
             return None
         out = json_format.MessageToDict(rep, preserving_proto_field_name=True,

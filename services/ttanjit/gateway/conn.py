@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import grpc
 import orjson
 
-from ttanjit.common.grpcutil import OPENED_MD
+from ttanjit.common.grpcutil import opened_md
 from ttanjit.games.base import flat_object
 from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
@@ -512,8 +512,8 @@ class Connection:
 
     @property
     def mm(self) -> Any:
-        """The lobby's stub, every call naming this connection (OPENED_MD)."""
-        return _Named(self.gw.mm, ((OPENED_MD, str(self.opened_at[0])),))
+        """The lobby's stub, every call naming this connection (opened_md)."""
+        return _Named(self.gw.mm, opened_md(self.opened_at[0]))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)

@@ -27,7 +27,14 @@ from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from ttanjit.common.config import Settings
-from ttanjit.common.grpcutil import OPENED_MD, OWNER_MD, REQUEST_MD, HealthServer, aio_server
+from ttanjit.common.grpcutil import (
+    OPENED_MD,
+    OWNER_MD,
+    REQUEST_MD,
+    HealthServer,
+    aio_server,
+    opened_md,
+)
 from ttanjit.common.ids import new_game_id
 from ttanjit.common.nats import (
     GAMES_BUCKET,
@@ -699,6 +706,18 @@ class Matchmaker:
             await self.notify(player, {"type": "room_left", "code": code, "reason": "away",
                                        "message": AWAY_LEFT_MESSAGE})
 
+    def called(self, name: str, player: str, opened_ms: int, now: int) -> bool:
+        """A call of the player's connection opened at ``opened_ms``
+        (docs/protocol.md 4.1): False for an Away to ignore, as a later
+        connection of theirs called."""
+        if name != "Away":
+            self.heard(player, opened_ms, now)
+        elif self.outlived(player, opened_ms):
+            return False
+        else:
+            self.gone(player, opened_ms)
+        return True
+
     def heard(self, player: str, opened_ms: int, now: int) -> None:
         """A call from the player's connection opened at ``opened_ms``
         (:attr:`back`)."""
@@ -975,14 +994,8 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         deadline = loop.time() + FORWARD_WAIT_S
         while True:
             if self.mm.leading:
-                if opened:  # a call of a player's connection (docs/protocol.md 4.1)
-                    player = _asker(req)
-                    if name != "Away":
-                        self.mm.heard(player, opened, now_ms())
-                    elif self.mm.outlived(player, opened):
-                        return matchmaker_pb2.PlayerState()  # here on a later connection
-                    else:
-                        self.mm.gone(player, opened)
+                if opened and not self.mm.called(name, _asker(req), opened, now_ms()):
+                    return matchmaker_pb2.PlayerState()  # an Away outlived: nothing to do
                 try:
                     return await self._once(rid, lambda: local(req))
                 except Fenced:
@@ -1003,7 +1016,7 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
                     rep = await getattr(self._stub(self.lease.leader_addr), name)(
                         req, timeout=max(0.01, min(2.5, left)),
                         metadata=((FORWARDED, "1"),) + (((REQUEST_MD, rid),) if rid else ())
-                        + (((OPENED_MD, str(opened)),) if opened else ()))
+                        + (opened_md(opened) if opened else ()))
                     m.FORWARDED.inc()
                     return rep
                 except grpc.aio.AioRpcError as exc:

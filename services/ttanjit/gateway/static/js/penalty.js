@@ -14,11 +14,6 @@ import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
 
 // a short phone: app.css's block of the same query tightens the rows there
 const SHORT_PHONE = "(max-width: 719px) and (max-height: 760px)";
-// where the page was before the reveal scrolled its list above the dock,
-// and where that scroll left it: the next draw goes back (trial finding:
-// the page stayed scrolled, the title, the turn count and the 자동 진행
-// banner's [직접 하기] under the top bar, after every reveal on a phone)
-let beforeReveal = null;
 
 /** Where a card would land on a row as it is now (seed: 놓는 규칙). */
 export function preview(rowCards, card) {
@@ -39,18 +34,28 @@ export function previewText(card, row, p, end) {
 function ts(ctl) {
   const v = ctl.view;
   const key = `${v.round}.${v.turn_no}`; // turn_no: the turn of the round (`turn` is nobody's)
-  if (ctl.tableState.key !== key) ctl.tableState = { key, card: null, row: null, anim: ctl.tableState.anim, sent: null };
+  // (a reveal's animation and scroll outlast its turn: the next one's draw ends them)
+  if (ctl.tableState.key !== key) {
+    const { anim, beforeReveal } = ctl.tableState;
+    ctl.tableState = { key, card: null, row: null, anim, beforeReveal, sent: null };
+  }
   const sel = v.selection;
   if (sel && ctl.tableState.card === null) { ctl.tableState.card = sel.card; ctl.tableState.row = sel.row; }
   return ctl.tableState;
 }
 
 export function render(ctl, root) {
-  // (decided before the table is drawn again: that may move the scroll)
-  const back = beforeReveal && Math.abs(window.scrollY - beforeReveal.to) < 2 ? beforeReveal.from : null;
-  beforeReveal = null; // (and not if the player scrolled since)
   const v = ctl.view;
   const st = ts(ctl);
+  // where the page was before the reveal scrolled its list above the dock
+  // (showReveal): this draw goes back (trial finding: the page stayed
+  // scrolled, the title, the turn count and the 자동 진행 banner's [직접
+  // 하기] under the top bar, after every reveal on a phone), unless the
+  // player scrolled since; decided before the table is drawn again (that
+  // may move the scroll)
+  const b = st.beforeReveal;
+  const back = b && Math.abs(window.scrollY - b.to) < 2 ? b.from : null;
+  st.beforeReveal = null;
   const me = ctl.seat();
   const names = ctl.names();
   const confirmedMine = me !== null && v.confirmed?.[me];
@@ -277,7 +282,7 @@ export function onEvent(ctl, ev) {
     // never let a lost event hold the table: the screen moves on regardless
     anim.guard = setTimeout(anim.finish, animMs(450) * ev.picks.length + 3000);
     st.anim = anim;
-    showReveal(ev.picks, names);
+    showReveal(st, ev.picks, names);
     if (!ev.picks.length) anim.finish();
   } else if (ev.type === "placed") {
     const a = st.anim;
@@ -289,7 +294,7 @@ export function onEvent(ctl, ev) {
   }
 }
 
-function showReveal(picks, names) {
+function showReveal(st, picks, names) {
   // the turn is over: nothing of it can be clicked while the picks are placed
   for (const b of document.querySelectorAll('.pr-hand .card, .pr [data-act="confirm"]')) b.disabled = true;
   for (const r of document.querySelectorAll(".pr-row")) r.classList.remove("chosen");
@@ -311,7 +316,7 @@ function showReveal(picks, names) {
   log.closest("section.table")?.classList.add("revealing");
   const from = window.scrollY;
   aboveDock(log.querySelector(".reveal"), true);
-  beforeReveal = window.scrollY !== from ? { from, to: window.scrollY } : null;
+  st.beforeReveal = window.scrollY !== from ? { from, to: window.scrollY } : null;
 }
 
 function animatePlacement(ctl, ev, names) {
