@@ -48,8 +48,8 @@ run: install
 
 # The web client's node unit tests (node --test, gateway/web/test) run inside
 # pytest: tests/unit/test_web_client_js.py.
-test: install browser pushgateway
-	$(BIN)/python -m pytest -q
+test: install browser pushgateway tools
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # The README's screenshots, from the browser tests (make test writes them to a
 # scratch folder only).

@@ -28,6 +28,8 @@ and the containers get lower ulimits (``ULIMITS``).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import fnmatch
 import hashlib
 import os
@@ -37,6 +39,7 @@ import sys
 import tempfile
 import time
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,6 +47,7 @@ HERE = Path(__file__).resolve().parent
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 REPOSITORY = "ttanjit/ttanjit"
 LABEL = "io.ttanjit.source-hash"
+LOCK = Path(tempfile.gettempdir()) / "ttanjit-image-build.lock"
 RUNTIME = ["--runtime", "runc"]
 ULIMITS = ["--ulimit", "nofile=16384:16384", "--ulimit", "nproc=16384:16384"]
 NO_RUNTIME = 3  # exit code of --check (and of a build) where no container can run
@@ -215,7 +219,25 @@ def make_base(name: str) -> str:
     return ref
 
 
+@contextlib.contextmanager
+def one_build_at_a_time() -> Iterator[None]:
+    """Builds on one machine wait for each other (images, base images and the
+    apt-get that installs podman are the machine's): the second one then
+    finds the image up to date instead of building it again beside the first."""
+    with open(LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def build(force: bool = False) -> str:
+    with one_build_at_a_time():
+        return _build(force)
+
+
+def _build(force: bool) -> str:
     ensure_packages()
     ref, digest = tag(), source_hash()
     if not force and image_label(ref, LABEL) == digest:
@@ -264,8 +286,9 @@ def main() -> int:
         print(tag(), source_hash())
         return 0
     if args.check:
-        ensure_packages()
-        return 0 if runtime_works(make_base("python")) else NO_RUNTIME
+        with one_build_at_a_time():
+            ensure_packages()
+            return 0 if runtime_works(make_base("python")) else NO_RUNTIME
     build(force=args.force)
     print(tag())
     return 0
