@@ -6,6 +6,7 @@ which no other browser test should meet."""
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
 import pytest
@@ -64,6 +65,9 @@ def test_the_lobbys_late_word_and_a_let_go_seat_are_said(new_page: Any) -> None:
     page.wait_for_selector('.toast:has-text("연결이 끊겨 있는 동안 방에서 나왔어요.")')
     page.wait_for_selector(".game-card")
     assert page.locator("#room-code").count() == 0
+    # in the queue after all (its ticket kept while a re-queue went unanswered)
+    page.evaluate(give, {"type": "lobby", "queued": {"game": "onecard", "seats": 2}})
+    page.wait_for_selector('.banner.queue:has-text("상대를 찾고 있어요")')
 
 
 def test_a_queue_the_lobby_let_go_while_away_is_said(new_page: Any) -> None:
@@ -82,3 +86,28 @@ def test_a_queue_the_lobby_let_go_while_away_is_said(new_page: Any) -> None:
     page.wait_for_selector('.toast:has-text("연결이 끊겨 있는 동안 빠른 대전 대기가 취소됐어요.")')
     page.wait_for_selector(".banner.queue", state="detached")
     assert page.evaluate("() => window.ttanjit.state.queue") is None
+
+
+def test_a_requeue_the_lobby_did_not_answer_is_asked_again(stack: Any, new_page: Any) -> None:
+    """A tab back from a lost connection queues again for its game; with
+    the matchmaker not answering (a leader change: here it is stopped), that
+    ask failed with "매칭 서버에 잠시 연결할 수 없어요." and the queue was
+    lost — while a lobby that kept the ticket matched the player later from
+    a lobby screen that showed no queue. It is asked again until the lobby
+    answers (docs/websocket.md ``welcome``)."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "다시줄서기")
+    page.evaluate("""() => sessionStorage.setItem('ttanjit.queue', JSON.stringify({
+        game: 'onecard', seats: 2, level: 'easy', ms: Date.now(),
+        player: JSON.parse(localStorage.getItem('ttanjit.id.player'))}))""")
+    mm = next(p for p in stack.svc.procs if p.name == "matchmaker-e2e")
+    mm.proc.send_signal(signal.SIGSTOP)
+    try:
+        page.reload()  # the page's memory gone, its queue kept for the player (main.js)
+        page.wait_for_function("""() => (window.__frames || []).some(
+            (f) => f.dir === 'in' && f.code === 'matchmaker_unavailable')""", timeout=30_000)
+    finally:
+        mm.proc.send_signal(signal.SIGCONT)
+    # asked again: queued, then matched with a bot (300 ms on this stack)
+    page.wait_for_function("() => location.hash.startsWith('#/game/')", timeout=30_000)
+    assert page.locator('.toast:has-text("매칭 서버")').count() == 0

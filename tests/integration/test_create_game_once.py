@@ -508,8 +508,11 @@ async def test_a_player_whose_match_is_being_placed_is_neither_queued_nor_free(
         assert (err.value.code, err.value.message) == ("match_found",
                                                        "상대를 찾았어요. 곧 게임이 시작돼요.")
         with pytest.raises(LobbyError) as err:
-            await mm.enqueue(players[0], "줄선이", "onecard", 2)
+            await mm.enqueue(players[0], "줄선이", "penalty_rows", 2)
         assert err.value.code == "already_queued"
+        # its queue asked again (a re-queue after a reconnect): the matched ticket
+        assert (await mm.enqueue(players[0], "줄선이", "onecard", 2)).id in {
+            t.id for t in next(iter(mm.placing.values())).tickets}
         with pytest.raises(LobbyError) as err:
             mm._free(players[1])  # (a room of one's own)
         assert err.value.code == "already_queued"

@@ -57,7 +57,11 @@ async def test_matchmaker_places_retries_and_rates(services: Services, nc: objec
     again = await stub.Enqueue(matchmaker_pb2.EnqueueRequest(
         player=matchmaker_pb2.PlayerRef(player=player, nickname="혼자"), game="onecard",
         seats=3))
-    assert again.error_code == "already_queued" and again.error_message
+    assert (again.ticket, again.error_code) == (r.ticket, "")  # the same queue: as it is
+    other = await stub.Enqueue(matchmaker_pb2.EnqueueRequest(
+        player=matchmaker_pb2.PlayerRef(player=player, nickname="혼자"), game="onecard",
+        seats=4))
+    assert other.error_code == "already_queued" and other.error_message
     msg = await lobby.next_msg(timeout=10)
     matched = orjson.loads(msg.data)
     assert matched["type"] == "matched" and matched["kind"] == "quick"

@@ -787,8 +787,13 @@ class Matchmaker:
         queue, not yet seated, and not free either."""
         return any(t.player == player for mt in self.placing.values() for t in mt.tickets)
 
+    def _ticket(self, player: str) -> Ticket | None:
+        """The player's ticket: waiting in the queue or matched, its game being placed."""
+        return self.queue.by_player.get(player) or next(
+            (t for mt in self.placing.values() for t in mt.tickets if t.player == player), None)
+
     def _free(self, player: str) -> None:
-        if player in self.queue.by_player or self._matching(player):
+        if self._ticket(player) is not None:
             raise LobbyError("already_queued")
         if self.rooms.room_of(player) is not None:
             raise LobbyError("in_room")
@@ -798,6 +803,13 @@ class Matchmaker:
         n = check_seats(game, seats)
         if bot_level and bot_level not in BOT_LEVELS:
             raise LobbyError("bad_level")
+        held = self._ticket(player)
+        if held is not None and (held.game, held.seats, held.bot_level) == (game, n, bot_level):
+            # the same queue asked again: a tab's re-queue after a reconnect
+            # the lobby did not hear (a leader change), its ticket kept
+            # meanwhile — the ticket as it is, its wait not begun again (or
+            # matched: ``matched`` follows)
+            return held
         self._free(player)
         r = await self.rating(game, player)
         ticket = self.queue.add(Ticket(player, nickname, game, n, r.ordinal, now_ms(),

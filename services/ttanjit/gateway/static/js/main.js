@@ -151,6 +151,10 @@ function roomNow(f, screen) {
 net.on("lobby", (f) => {
   const [, screen] = (location.hash || "#/").split("/");
   const told = roomNow(f, screen);
+  if (f.queued) { // e.g. its ticket kept while this tab's re-queue went unanswered
+    state.queue = { ...(state.queue || {}), ...f.queued, player: state.player };
+    state.emit("queue");
+  }
   if (told) {
     route();
     toast(told);
@@ -166,6 +170,7 @@ net.on("lobby", (f) => {
  * because this connection was lost (the matchmaker does not match a player
  * who is away), this tab queues again for the same game. */
 function requeue(f) {
+  queueAgainRun += 1; // a re-queue of an earlier connection's ends
   if (f.queued) {
     state.queue = { ...(state.queue || {}), ...f.queued, player: f.player };
     state.emit("queue");
@@ -176,7 +181,33 @@ function requeue(f) {
   forgetQueue();
   if (f.game_id || f.room || !q.game) return; // seated meanwhile: nothing to wait for
   if (q.player !== f.player) return; // another player's (signed in since)
-  net.ask({ type: "queue", game: q.game, seats: q.seats, level: state.queueLevel }, ["queued", "matched"], toast);
+  queueAgain({ type: "queue", game: q.game, seats: q.seats, level: state.queueLevel }, f.player);
+}
+
+/** The re-queue after a reconnect, asked again while the matchmaker does
+ * not answer (a leader change: a few seconds; the gateway asks for `hello`
+ * the same way), its misses unsaid: a reconnect then lost the queue with
+ * "매칭 서버에 잠시 연결할 수 없어요." while the lobby, answering soon
+ * after, may have kept the player's ticket — matched later from a lobby
+ * that showed no queue. Another welcome, a queue, a room or a game since
+ * ends it. */
+const QUEUE_AGAIN_MS = [500, 1000, 2000, ...Array(19).fill(3000)];
+let queueAgainRun = 0;
+async function queueAgain(frame, player) {
+  const run = queueAgainRun;
+  for (let i = 0; ; i += 1) {
+    // no answer is the lobby's too (the gateway gives it 10 s, as this tab
+    // does); asked again, the same queue is answered with its ticket
+    const f = await net.request(frame, ["queued", "matched"]).catch(() => ({
+      type: "error", code: "matchmaker_unavailable", message: "서버가 응답하지 않아요. 잠시 후 다시 해 주세요." }));
+    if (f.type !== "error") return; // queued or matched: said by their frames
+    if (f.code !== "matchmaker_unavailable" || i >= QUEUE_AGAIN_MS.length) {
+      if (run === queueAgainRun) toast(f.message || f.code, "error");
+      return;
+    }
+    await new Promise((r) => setTimeout(r, QUEUE_AGAIN_MS[i] * (0.8 + 0.4 * Math.random())));
+    if (run !== queueAgainRun || state.player !== player || state.queue || state.room) return;
+  }
 }
 
 net.on("room", (f) => {
@@ -196,6 +227,7 @@ net.on("room_left", (f) => {
 });
 
 net.on("matched", (f) => {
+  queueAgainRun += 1; // seated: nothing to queue for
   state.queue = null;
   state.emit("queue");
   state.room = null;
