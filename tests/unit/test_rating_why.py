@@ -54,3 +54,23 @@ def test_a_win_over_people_alone_does_not_say_how_bots_are_rated() -> None:
     assert "봇" not in people and "강한 상대를 이길수록 더 올라요." in people
     assert "봇은 난이도별 고정 점수" in standings.explain("win", 20, 20, bots=True)
     assert "봇" not in standings.change("g1", "onecard", "win", 0.0, 1.0, 20, bots=False)["why"]
+
+
+def test_a_loss_says_what_moved_it_most() -> None:
+    """Trial nitpick: One Card −3 losing to three 보통 bots beside −32
+    losing to one 어려움 bot, both under "상대가 약할수록 더 내려가고,
+    강할수록 덜 내려가요." At a table of more than two with no score,
+    everybody but the winner shares 2nd place (ratings.place): the loss
+    says so; where those who did not win place by score, the place counts."""
+    four = {**result([H, BOT, BOT, BOT], [False] * 4, [1]), "players": {"p_a": 0}}
+    new = rate_result(four, {"p_a": Rating()})["p_a"]
+    shared = standings.change("g1", "onecard", "loss", Rating().ordinal, new.ordinal, new.games,
+                              seats=standings.table_seats(four))
+    assert shared["delta"] < 0
+    assert "우승자 말고는 모두 공동 2위로 계산해서, 여럿이 한 판은 1대1보다 덜 내려가요." in shared["why"]
+    duel = standings.explain("loss", -32, 3, seats=2)
+    assert "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." in duel and "공동" not in duel
+    scored = standings.explain("loss", -40, 20, by_score=True, seats=5)
+    assert "점수 순위가 낮을수록, 상대가 약할수록 더 내려가요." in scored and "공동" not in scored
+    room = {"seats": [H, {"kind": "empty"}, BOT, {"kind": "empty"}]}  # a room's empty seats
+    assert standings.table_seats(room) == 2

@@ -439,7 +439,8 @@ class Matchmaker:
                                             current[pid].ordinal, r.ordinal, r.games,
                                             standings.others_left(result, seat),
                                             any((s or {}).get("kind") == "bot"
-                                                for s in result.get("seats") or []))
+                                                for s in result.get("seats") or []),
+                                            standings.table_seats(result))
             r.last, r.change = gid, changes[pid]
             key, doc = f"{game}.{pid}", orjson.dumps(r.to_json())
             if current[pid].rev:

@@ -69,13 +69,24 @@ def signed(n: int) -> str:
 PROVISIONAL_RISE = "처음 몇 판은 실력을 재는 중이라 점수의 불확실성이 줄며 오를 수 있어요."
 
 
+# a loss where those who did not win place by score (ratings.place)
+LOSS_BY_SCORE = "점수 순위가 낮을수록, 상대가 약할수록 더 내려가요."
+# a loss at a table of three or more with no score (One Card: everybody
+# but the winner shares 2nd place, ratings.place): −3 losing to three 보통
+# bots beside −32 losing to one 어려움 bot, both under "상대가 약할수록 더
+# 내려가고, 강할수록 덜 내려가요." (trial nitpick)
+LOSS_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 여럿이 한 판은 1대1보다 덜 내려가요. " \
+    "상대가 약할수록 더 내려가요."
+
+
 def explain(kind: str, delta: int, games: int, by_score: bool = False,
-            others_left: bool = False, bots: bool = True) -> str:
+            others_left: bool = False, bots: bool = True, seats: int = 2) -> str:
     """The one line under a rating change (Korean, the result screen).
     ``by_score``: the game places those who did not win by score (ratings);
     ``others_left``: another seat's player left (a bot took it), and counts
     last whatever its score; ``bots``: the game had bot seats (a win over
-    people alone said how bots are rated: trial nitpick)."""
+    people alone said how bots are rated: trial nitpick); ``seats``: the
+    table's seats."""
     prov = games < PROVISIONAL_GAMES
     if kind == "win":
         head = f"이겨서 {signed(delta)}점."
@@ -92,7 +103,9 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
         head = f"져서 {signed(delta)}점." if delta < 0 else f"졌지만 {signed(delta)}점."
         # not "약한 상대에게 질수록 더 내려가요." alone: two new players of
         # equal rating read it as "my opponent was weak" (trial nitpick)
-        why = "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." if delta < 0 else \
+        why = LOSS_BY_SCORE if delta < 0 and by_score else \
+            LOSS_SHARED if delta < 0 and seats > 2 else \
+            "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." if delta < 0 else \
             "우승은 못 했어도 점수로 앞선 상대가 있으면 순위만큼 올라요." if by_score else \
             PROVISIONAL_RISE
     # 5th of 5 by score and still up: the seat that left ranked below
@@ -103,11 +116,20 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
 
 
 def change(game_id: str, game: str, kind: str, before_ordinal: float, after_ordinal: float,
-           games: int, others_left: bool = False, bots: bool = True) -> dict[str, Any]:
+           games: int, others_left: bool = False, bots: bool = True,
+           seats: int = 2) -> dict[str, Any]:
     before, after = display(before_ordinal), display(after_ordinal)
     return {"game_id": game_id, "game": game, "outcome": kind, "before": before, "after": after,
             "delta": after - before, "games": games, "provisional": games < PROVISIONAL_GAMES,
-            "why": explain(kind, after - before, games, game in SCORED, others_left, bots)}
+            "why": explain(kind, after - before, games, game in SCORED, others_left, bots,
+                           seats)}
+
+
+def table_seats(result: dict[str, Any]) -> int:
+    """The seats of the game's table (people and bots; a room's empty seat
+    is none, as ratings.rate_result counts)."""
+    return sum(isinstance(s, dict) and s.get("kind") != "empty"
+               for s in result.get("seats") or [])
 
 
 def others_left(result: dict[str, Any], seat: int) -> bool:
