@@ -164,11 +164,12 @@ def test_the_dock_is_not_in_the_way_once_the_game_is_over(new_page: Any) -> None
     v = engine_view("onecard", 4, seed=5)
     v["finished"] = True
     render(page, "onecard", "onecard", v)
+    # not sticky (relative: a refusal shows above it)
     assert page.evaluate("() => getComputedStyle(document.querySelector('.oc-dock')).position") \
-        == "static"
+        == "relative"
     render(page, "hakka", "hakka", hakka_following(), seat=None)  # type: ignore[arg-type]
     assert page.evaluate("() => getComputedStyle(document.querySelector('.hk-dock')).position") \
-        == "static"
+        == "relative"
 
 
 def test_the_tables_end_badge_says_what_the_room_said(new_page: Any) -> None:
@@ -233,3 +234,33 @@ def test_a_new_rounds_first_turn_shows_no_reveal_of_the_round_before(new_page: A
     v["turn_no"] = 2  # a later turn of the round: its last reveal is said
     render(page, "penalty", "penalty_rows", v)
     assert "9 → 1번 줄에 이어 놓음" in page.locator(".reveal-summary").inner_text()
+
+
+DOCKS = {"onecard": ".oc-dock", "hakka": ".hk-dock", "penalty_rows": ".pr-dock"}
+REFUSED = """async () => { const g = await import('./js/game.js');
+  g.game.refused({code: 'not_your_turn', message: '지금은 내 차례가 아니에요.'}); }"""
+
+
+@pytest.mark.parametrize("game,file,seats", [("onecard", "onecard", 4), ("hakka", "hakka", 4),
+                                             ("penalty_rows", "penalty", 5)])
+@pytest.mark.parametrize("size", [{"width": 390, "height": 844}, {"width": 360, "height": 640}])
+def test_a_refusal_shows_above_the_dock_and_moves_nothing(new_page: Any, game: str, file: str,
+                                                          seats: int, size: dict[str, int]) -> None:
+    """Trial finding: a refusal's line sat in the page before the dock: on a
+    page shorter than the screen (390×844) it moved One Card's [1장 뽑기]
+    and [카드 내기] 50 px down, under the thumb that pressed them; on a
+    longer one (360×640) it was under the docked hand, unseen. It shows over
+    the table right above the dock."""
+    page = new_page(**size)
+    render(page, file, game, engine_view(game, seats, seed=5))
+    page.evaluate("() => document.fonts.ready.then(() => true)")
+    dock = DOCKS[game]
+    before = box(page, dock)
+    page.evaluate(REFUSED)
+    page.wait_for_selector("#refusal:not([hidden])")
+    assert box(page, dock) == before  # nothing in the dock moved
+    r = box(page, "#refusal")
+    assert box(page, ".topbar")["bottom"] - 1 <= r["top"] and r["bottom"] <= before["top"] + 1, (r, before)
+    assert page.evaluate("""() => { const e = document.getElementById('refusal');
+      const r = e.getBoundingClientRect();
+      return e.contains(document.elementFromPoint(r.left + r.width / 2, (r.top + r.bottom) / 2)); }""")

@@ -156,13 +156,13 @@ export function render(ctl, root) {
     // for sayChanges only (aria-hidden: the table above shows the same to a reader who looks)
     h("p.visually-hidden", { dataset: { say: "log" }, "aria-hidden": "true" }, lastLine(ctl, v)),
     h("p.oc-status", { dataset: { say: "status" } }, status, myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null),
-    refusalBox(),
     // the call's explanation above; the buttons and the hand stay at the
     // bottom of the screen while the table scrolls (on a 360×740 phone they
-    // were below the fold when following a lead: trial finding)
+    // were below the fold when following a lead: trial finding); a refusal
+    // shows over the table right above them (app.css)
     hint,
     h("div.table-dock.hk-dock", { class: me !== null && me !== v.dreamer && !botTookOver(v, me) && !v.finished && !ctl.replay && hand.length ? "docked" : "" },
-      preview, buttons, handEl),
+      refusalBox(), preview, buttons, handEl),
     discards));
   // my turn to follow: the play to beat, and the line under the table that
   // says what to do with the turn's time, are brought above the dock when

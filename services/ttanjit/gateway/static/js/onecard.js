@@ -134,12 +134,13 @@ export function render(ctl, root) {
     autoOn ? h("div.banner.autopilot", { dataset: { say: "banner" } },
       v.resume_pending?.[me] ? "다음 내 차례부터 직접 해요." : "시간이 세 번 지나 자동 진행 중이에요.",
       v.resume_pending?.[me] ? null : button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } })) : null,
-    opp, center, status, log, refusalBox(),
+    opp, center, status, log,
     // the preview, the buttons, 원카드! and the hand stay at the bottom of the
     // screen while the table scrolls, as 줄줄이 벌점's dock (on a 360×740
-    // phone the hand was below the fold on every turn: trial finding)
+    // phone the hand was below the fold on every turn: trial finding); a
+    // refusal shows over the table right above them (app.css)
     h("div.table-dock.oc-dock", { class: me !== null && !out && !gone && !v.finished && !ctl.replay ? "docked" : "" },
-      effect, actions, picker,
+      refusalBox(), effect, actions, picker,
       h("div.my-row", { dataset: { seat: me } }, h("span.name", {}, `${seatName(ctl, me)}${meMark(ctl, me)} · ${(v.hand || []).length}장`),
         me !== null ? seatBadges(ctl, me) : null, oneCardBtn),
       hand)));

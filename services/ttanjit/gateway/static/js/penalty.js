@@ -148,10 +148,11 @@ export function render(ctl, root) {
   // the seat strip stays where it was swiped to: every update redraws it
   // (it went back to the start at each 확정: trial finding)
   const swiped = root.querySelector(".pr-players")?.scrollLeft || 0;
+  const docked = !v.finished && (mine || dockTimer || action);
   mount(root, h("section.table.pr", { dataset: { game: "penalty_rows", phase: v.phase } },
     head, v.finished ? results(ctl, names) : null,
     v.phase === "intermission" && !v.finished ? roundSummary(ctl, names, false) : null,
-    takenOverBar(ctl), autopilotBar(ctl, myAuto), players, rows, refusalBox(),
+    takenOverBar(ctl), autopilotBar(ctl, myAuto), players, rows, docked ? null : refusalBox(),
     // who played which card on which row, right under the rows (after the
     // dock it was below the fold on a phone while the cards went in)
     log,
@@ -159,9 +160,10 @@ export function render(ctl, root) {
     // screen while the rows scroll (no scrolling down to the hand and back)
     // (only while it holds something: an empty dock would cover the rows,
     // e.g. once the game is over, or a spectator's, who has no hand)
-    // (in a replay nothing is picked: it stays in the page, off the rows)
-    v.finished || (!mine && !dockTimer && !action) ? null : h("div.pr-dock", { class: ctl.replay ? "still" : "" },
-      dockTimer, action, mine ? [h("h2.visually-hidden", {}, "내 손패"), hand] : null)));
+    // (in a replay nothing is picked: it stays in the page, off the rows);
+    // a refusal shows over the rows right above it (app.css)
+    docked ? h("div.pr-dock", { class: ctl.replay ? "still" : "" },
+      refusalBox(), dockTimer, action, mine ? [h("h2.visually-hidden", {}, "내 손패"), hand] : null) : null));
   if (swiped) players.scrollLeft = swiped;
   // a row or card the keyboard moves to is scrolled to above the sticky
   // dock, not under it (at 200 % zoom the dock is 40 % of the screen: a11y trial)
