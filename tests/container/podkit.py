@@ -82,12 +82,12 @@ def _alive(pid: str) -> bool:
     return True
 
 
-def remove_orphans() -> list[str]:
+def remove_orphans(key: str = OWNER_KEY) -> list[str]:
     """Remove the containers, then the networks, of earlier runs whose test
-    process is gone; their names."""
+    process is gone (their label ``key``); their names."""
     gone: list[str] = []
     for what in (["ps", "-a"], ["network", "ls"]):
-        listed = podman(*what, "--filter", f"label={OWNER_KEY}", "--format", "json", check=False)
+        listed = podman(*what, "--filter", f"label={key}", "--format", "json", check=False)
         try:
             items = json.loads(listed.stdout or "[]") or []
         except json.JSONDecodeError:
@@ -95,7 +95,7 @@ def remove_orphans() -> list[str]:
         for it in items:  # (containers' keys are capitalised, networks' are not)
             name = (it.get("Names") or [""])[0] if what[0] == "ps" else it.get("name", "")
             labels = it.get("Labels") or it.get("labels") or {}
-            if not name or _alive(str(labels.get(OWNER_KEY, ""))):
+            if not name or _alive(str(labels.get(key, ""))):
                 continue
             if what[0] == "ps":
                 podman("rm", "-f", "--time", "0", name, check=False)

@@ -12,6 +12,10 @@ import sys
 
 from podkit import OWNER_KEY, RUN_FLAGS, podman, remove_orphans
 
+# its own label: a cluster another test worker starts meanwhile removes the
+# orphans of OWNER_KEY, this test's dead one among them, before this test does
+KEY = OWNER_KEY + ".orphans-test"
+
 
 def _dead_pid() -> int:
     p = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -30,11 +34,11 @@ def test_a_killed_runs_containers_and_network_are_removed_by_the_next(image: str
     try:
         for tag, pid in (("dead", dead), ("live", live.pid)):
             name = f"ttctorphan-{tag}-{pid}"
-            podman("network", "create", "--label", f"{OWNER_KEY}={pid}", name)
-            podman("run", "-d", "--name", name, "--label", f"{OWNER_KEY}={pid}", *RUN_FLAGS,
+            podman("network", "create", "--label", f"{KEY}={pid}", name)
+            podman("run", "-d", "--name", name, "--label", f"{KEY}={pid}", *RUN_FLAGS,
                    "--network", name, "--entrypoint", '["sleep", "60"]', image)
             made.append((tag, name))
-        gone = remove_orphans()
+        gone = remove_orphans(KEY)
         dead_name, live_name = made[0][1], made[1][1]
         assert gone.count(dead_name) == 2, gone  # its container, then its network
         assert live_name not in gone

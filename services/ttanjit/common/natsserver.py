@@ -38,14 +38,30 @@ def _ephemeral_range() -> tuple[int, int]:
 _GIVEN: set[int] = set()
 
 
+def _worker_share(first: int, last: int) -> tuple[int, int]:
+    """Parallel test workers (pytest-xdist, ``make test``) each pick from a
+    share of their own (the processes they start inherit it): a port one of
+    them frees for a moment, to start a server again on it, is never another
+    worker's pick."""
+    try:
+        worker = int(os.environ.get("PYTEST_XDIST_WORKER", "").removeprefix("gw"))
+        count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", ""))
+    except ValueError:
+        return first, last
+    if not 0 <= worker < count:
+        return first, last
+    size = (last - first + 1) // count
+    return first + worker * size, first + (worker + 1) * size - 1
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A port free now on every address, taken from below the kernel's
     ephemeral range: a port from inside it may be handed to some process's
     outgoing connection before our server binds it (seen as "Address already
     in use" under load), one from below never is. Never the same port twice
-    in one process."""
+    in one process, nor one of another test worker's share."""
     lo, _ = _ephemeral_range()
-    first, last = (10_000, lo - 1) if lo > 12_000 else (lo, 65_535)
+    first, last = _worker_share(*((10_000, lo - 1) if lo > 12_000 else (lo, 65_535)))
     for _ in range(200):
         port = random.randint(first, last)
         if port in _GIVEN:
