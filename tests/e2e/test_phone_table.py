@@ -57,13 +57,16 @@ def hakka_following(plays: int = 1, seed: int = 7) -> dict[str, Any]:
     raise AssertionError("seat 0 never followed a lead")
 
 
+LONG_HAND = ["AS", "2H", "3D", "4C", "5S", "6H", "7D", "8C", "9S", "10H", "JD", "QC", "KS", "BJ",
+             "CJ", "7S", "7H", "9D", "9C"]
+
+
 @pytest.mark.parametrize("seats,hand", [(4, None), (6, 19)])
 def test_a_one_card_turn_fits_a_small_phone(new_page: Any, seats: int, hand: int | None) -> None:
     page = new_page(**PHONE)
     v = engine_view("onecard", seats, seed=5)
     if hand:  # a long hand after taking attacks: it scrolls inside the dock
-        v["hand"] = ["AS", "2H", "3D", "4C", "5S", "6H", "7D", "8C", "9S", "10H", "JD", "QC",
-                     "KS", "BJ", "CJ", "7S", "7H", "9D", "9C"][:hand]
+        v["hand"] = LONG_HAND[:hand]
     v["turn"] = 0
     render(page, "onecard", "onecard", v)
     shot(page, f"phone-onecard-{seats}")
@@ -237,6 +240,19 @@ def test_a_new_rounds_first_turn_shows_no_reveal_of_the_round_before(new_page: A
 
 
 DOCKS = {"onecard": ".oc-dock", "hakka": ".hk-dock", "penalty_rows": ".pr-dock"}
+
+
+def settled(page: Any, selector: str) -> dict[str, float]:
+    """``selector``'s box once the page's layout settled (the opponents'
+    strip takes its full height a moment after the first draw)."""
+    last = box(page, selector)
+    for _ in range(20):
+        page.wait_for_timeout(200)
+        now = box(page, selector)
+        if now == last:
+            return now
+        last = now
+    raise AssertionError(f"{selector} never settled: {last}")
 REFUSED = """async () => { const g = await import('./js/game.js');
   g.game.refused({code: 'not_your_turn', message: '지금은 내 차례가 아니에요.'}); }"""
 
@@ -253,9 +269,8 @@ def test_a_refusal_shows_above_the_dock_and_moves_nothing(new_page: Any, game: s
     the table right above the dock."""
     page = new_page(**size)
     render(page, file, game, engine_view(game, seats, seed=5))
-    page.evaluate("() => document.fonts.ready.then(() => true)")
     dock = DOCKS[game]
-    before = box(page, dock)
+    before = settled(page, dock)
     page.evaluate(REFUSED)
     page.wait_for_selector("#refusal:not([hidden])")
     assert box(page, dock) == before  # nothing in the dock moved
@@ -264,3 +279,19 @@ def test_a_refusal_shows_above_the_dock_and_moves_nothing(new_page: Any, game: s
     assert page.evaluate("""() => { const e = document.getElementById('refusal');
       const r = e.getBoundingClientRect();
       return e.contains(document.elementFromPoint(r.left + r.width / 2, (r.top + r.bottom) / 2)); }""")
+
+
+def test_a_refusal_a_tall_dock_leaves_no_room_for_is_a_toast(new_page: Any) -> None:
+    """Review finding: a phone on its side (640×360) with a long hand has a
+    dock almost the screen's height; the line above it was under the top
+    bar. A toast says the refusal instead."""
+    page = new_page(width=640, height=360)
+    v = engine_view("onecard", 4, seed=5)
+    v["hand"], v["turn"] = LONG_HAND, 0
+    render(page, "onecard", "onecard", v)
+    settled(page, ".oc-dock")
+    page.evaluate(REFUSED)
+    page.wait_for_selector('.toast:has-text("지금은 내 차례가 아니에요.")')
+    assert page.locator("#refusal").is_hidden()
+    page.evaluate("() => window.__ctl.render()")  # a redraw within its 5 s: not shown there either
+    assert page.locator("#refusal").is_hidden()

@@ -101,11 +101,17 @@ def test_a_requeue_the_lobby_did_not_answer_is_asked_again(stack: Any, new_page:
         game: 'onecard', seats: 2, level: 'easy', ms: Date.now(),
         player: JSON.parse(localStorage.getItem('ttanjit.id.player'))}))""")
     mm = next(p for p in stack.svc.procs if p.name == "matchmaker-e2e")
+    unanswered = """() => (window.__frames || []).some(
+        (f) => f.dir === 'in' && f.code === 'matchmaker_unavailable')"""
     mm.proc.send_signal(signal.SIGSTOP)
     try:
         page.reload()  # the page's memory gone, its queue kept for the player (main.js)
-        page.wait_for_function("""() => (window.__frames || []).some(
-            (f) => f.dir === 'in' && f.code === 'matchmaker_unavailable')""", timeout=30_000)
+        page.wait_for_function(unanswered, timeout=30_000)
+        # still shown as waiting meanwhile; a connection lost then asks again
+        # (review finding: the queue was forgotten before it was asked again)
+        page.wait_for_selector('.banner.queue:has-text("상대를 찾고 있어요")')
+        page.evaluate("() => { window.__frames.length = 0; window.ttanjit.net.drop(); }")
+        page.wait_for_function(unanswered, timeout=30_000)
     finally:
         mm.proc.send_signal(signal.SIGCONT)
     # asked again: queued, then matched with a bot (300 ms on this stack)

@@ -56,7 +56,7 @@ async def test_matchmaker_places_retries_and_rates(services: Services, nc: objec
     assert r.ticket and not r.error_code
     again = await stub.Enqueue(matchmaker_pb2.EnqueueRequest(
         player=matchmaker_pb2.PlayerRef(player=player, nickname="혼자"), game="onecard",
-        seats=3))
+        seats=3, bot_level="hard"))  # (a tab shown another tab's queue knows no level)
     assert (again.ticket, again.error_code) == (r.ticket, "")  # the same queue: as it is
     other = await stub.Enqueue(matchmaker_pb2.EnqueueRequest(
         player=matchmaker_pb2.PlayerRef(player=player, nickname="혼자"), game="onecard",

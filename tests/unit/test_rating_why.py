@@ -18,6 +18,7 @@ def result(seats: list[dict[str, Any]], substituted: list[bool], winners: list[i
 
 
 H, BOT = {"kind": "human"}, {"kind": "bot", "level": "normal"}
+HARD = {"kind": "bot", "level": "hard"}
 
 
 def test_a_game_every_person_left_with_nobody_above_them_is_not_rated() -> None:
@@ -67,10 +68,22 @@ def test_a_loss_says_what_moved_it_most() -> None:
     shared = standings.change("g1", "onecard", "loss", Rating().ordinal, new.ordinal, new.games,
                               seats=standings.table_seats(four))
     assert shared["delta"] < 0
-    assert "우승자 말고는 모두 공동 2위로 계산해서, 여럿이 한 판은 1대1보다 덜 내려가요." in shared["why"]
+    assert "우승자 말고는 모두 공동 2위로 계산해서, 여럿이 한 판은 대개 1대1보다 덜 내려가요." \
+        in shared["why"]
     duel = standings.explain("loss", -32, 3, seats=2)
     assert "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." in duel and "공동" not in duel
     scored = standings.explain("loss", -40, 20, by_score=True, seats=5)
     assert "점수 순위가 낮을수록, 상대가 약할수록 더 내려가요." in scored and "공동" not in scored
+    # at a table of two the loser is 2nd whatever the scores
+    assert "점수 순위" not in standings.explain("loss", -40, 20, by_score=True, seats=2)
+    # up though lost, long after the first games: sharing 2nd with stronger
+    # seats (review finding: "처음 몇 판은 …" said to a player of 80 games)
+    hard = {**result([H, HARD, HARD, HARD], [False] * 4, [1]), "players": {"p_a": 0}}
+    settled = Rating(20.0, 2.0, 80)
+    up = rate_result(hard, {"p_a": settled})["p_a"]
+    rise = standings.change("g1", "onecard", "loss", settled.ordinal, up.ordinal, up.games,
+                            seats=standings.table_seats(hard))
+    assert rise["delta"] > 0 and "처음 몇 판" not in rise["why"]
+    assert "나보다 강한 상대와 같은 순위면 졌어도 오를 수 있어요." in rise["why"]
     room = {"seats": [H, {"kind": "empty"}, BOT, {"kind": "empty"}]}  # a room's empty seats
     assert standings.table_seats(room) == 2

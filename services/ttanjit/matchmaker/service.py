@@ -789,7 +789,7 @@ class Matchmaker:
         return any(t.player == player for mt in self.placing.values() for t in mt.tickets)
 
     def _ticket(self, player: str) -> Ticket | None:
-        """The player's ticket: waiting in the queue or matched, its game being placed."""
+        """The player's ticket: waiting in the queue, or matched (its game being placed)."""
         return self.queue.by_player.get(player) or next(
             (t for mt in self.placing.values() for t in mt.tickets if t.player == player), None)
 
@@ -805,11 +805,15 @@ class Matchmaker:
         if bot_level and bot_level not in BOT_LEVELS:
             raise LobbyError("bad_level")
         held = self._ticket(player)
-        if held is not None and (held.game, held.seats, held.bot_level) == (game, n, bot_level):
+        if held is not None and (held.game, held.seats) == (game, n):
             # the same queue asked again: a tab's re-queue after a reconnect
             # the lobby did not hear (a leader change), its ticket kept
-            # meanwhile — the ticket as it is, its wait not begun again (or
-            # matched: ``matched`` follows)
+            # meanwhile — the ticket as it is, its wait not begun again (its
+            # bot level too: a tab shown another tab's queue does not know
+            # it); matched, ``matched`` follows (a ``queued`` could come
+            # after it: the two go different ways)
+            if player not in self.queue.by_player:
+                raise LobbyError("match_found")
             return held
         self._free(player)
         r = await self.rating(game, player)

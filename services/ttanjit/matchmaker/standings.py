@@ -75,8 +75,12 @@ LOSS_BY_SCORE = "점수 순위가 낮을수록, 상대가 약할수록 더 내�
 # but the winner shares 2nd place, ratings.place): −3 losing to three 보통
 # bots beside −32 losing to one 어려움 bot, both under "상대가 약할수록 더
 # 내려가고, 강할수록 덜 내려가요." (trial nitpick)
-LOSS_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 여럿이 한 판은 1대1보다 덜 내려가요. " \
-    "상대가 약할수록 더 내려가요."
+LOSS_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 여럿이 한 판은 대개 1대1보다 덜 " \
+    "내려가요. 상대가 약할수록 더 내려가요."
+# ... and up: sharing it with stronger seats (not only in a new player's
+# first games, as PROVISIONAL_RISE said: review finding)
+RISE_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 나보다 강한 상대와 같은 순위면 " \
+    "졌어도 오를 수 있어요."
 
 
 def explain(kind: str, delta: int, games: int, by_score: bool = False,
@@ -103,10 +107,13 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
         head = f"져서 {signed(delta)}점." if delta < 0 else f"졌지만 {signed(delta)}점."
         # not "약한 상대에게 질수록 더 내려가요." alone: two new players of
         # equal rating read it as "my opponent was weak" (trial nitpick)
-        why = LOSS_BY_SCORE if delta < 0 and by_score else \
-            LOSS_SHARED if delta < 0 and seats > 2 else \
+        # (at a table of two the loser is 2nd whatever the scores)
+        shared, placed = seats > 2 and not by_score, seats > 2 and by_score
+        why = LOSS_BY_SCORE if delta < 0 and placed else \
+            LOSS_SHARED if delta < 0 and shared else \
             "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." if delta < 0 else \
-            "우승은 못 했어도 점수로 앞선 상대가 있으면 순위만큼 올라요." if by_score else \
+            "우승은 못 했어도 점수로 앞선 상대가 있으면 순위만큼 올라요." if placed else \
+            RISE_SHARED if shared else \
             PROVISIONAL_RISE
     # 5th of 5 by score and still up: the seat that left ranked below
     # (nothing on the screen said so: trial nitpick)

@@ -355,8 +355,15 @@ export class GameController {
       box.textContent = this.refusal.message;
       box.dataset.code = f.code;
       box.hidden = false;
+    }
+    if (box && !underTopBar(box)) {
       announce(this.refusal.message, true);
     } else {
+      // a dock almost the screen's height (a phone on its side, a long
+      // hand) puts the line above it under the top bar: a toast says it
+      // (review finding)
+      if (box) box.hidden = true;
+      this.refusal.toasted = true;
       toast(this.refusal.message, "error");
     }
     clearTimeout(this.refusalTimer);
@@ -486,8 +493,14 @@ export function sayChanges(ctl, quiet = false) { // quiet: only note what is sho
   if (changed.length && !quiet) announce(changed.join(" "));
 }
 
+/** Whether `el`'s top is under the sticky top bar. */
+function underTopBar(el) {
+  const bar = document.querySelector(".topbar");
+  return !!bar && el.getBoundingClientRect().top < bar.getBoundingClientRect().bottom - 1;
+}
+
 export function refusalBox() {
-  const r = game.refusal && game.refusal.until > Date.now() ? game.refusal : null;
+  const r = game.refusal && game.refusal.until > Date.now() && !game.refusal.toasted ? game.refusal : null;
   // said once by refused(), not at each redraw of its 5 s (a11y trial)
   return h("p#refusal.refusal", { hidden: !r, dataset: r ? { code: r.code } : {} },
     r ? r.message : "");

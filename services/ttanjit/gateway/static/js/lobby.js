@@ -117,7 +117,13 @@ function queueBanner() {
   return h("div.banner.queue", { role: "status" },
     h("span.spinner", { "aria-hidden": "true" }),
     `${name} ${state.queue.seats}인 상대를 찾고 있어요…`,
-    button("취소", () => net.ask({ type: "cancel_queue" }, ["queue_cancelled"], toast)));
+    button("취소", async () => {
+      const f = await net.ask({ type: "cancel_queue" }, ["queue_cancelled"], toast);
+      if (f?.code === "not_queued" && state.queue) { // e.g. shown while asked again (main.js queueAgain)
+        state.queue = null;
+        state.emit("queue");
+      }
+    }));
 }
 
 function gameCard(g) {

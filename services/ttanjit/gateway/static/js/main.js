@@ -178,35 +178,43 @@ function requeue(f) {
   }
   const q = state.queue;
   if (!q) return;
-  forgetQueue();
-  if (f.game_id || f.room || !q.game) return; // seated meanwhile: nothing to wait for
-  if (q.player !== f.player) return; // another player's (signed in since)
+  // seated meanwhile (nothing to wait for), or another player's (signed in since)
+  if (f.game_id || f.room || !q.game || q.player !== f.player) {
+    forgetQueue();
+    return;
+  }
   queueAgain({ type: "queue", game: q.game, seats: q.seats, level: state.queueLevel }, f.player);
 }
 
 /** The re-queue after a reconnect, asked again while the matchmaker does
- * not answer (a leader change: a few seconds; the gateway asks for `hello`
- * the same way), its misses unsaid: a reconnect then lost the queue with
- * "매칭 서버에 잠시 연결할 수 없어요." while the lobby, answering soon
- * after, may have kept the player's ticket — matched later from a lobby
- * that showed no queue. Another welcome, a queue, a room or a game since
- * ends it. */
-const QUEUE_AGAIN_MS = [500, 1000, 2000, ...Array(19).fill(3000)];
+ * not answer, for about a minute (a leader change: a few seconds; the
+ * gateway asks for `hello` the same way), its misses unsaid: a reconnect
+ * then lost the queue with "매칭 서버에 잠시 연결할 수 없어요." while the
+ * lobby, answering soon after, may have kept the player's ticket — matched
+ * later from a lobby that showed no queue. The queue stays shown (and kept
+ * across a reload) meanwhile: a drop or a reload asks again. Another
+ * welcome, 취소, a room, a game, another tab or signing out ends it. */
+const QUEUE_AGAIN_MS = [500, 1000, 2000, 3000]; // then every 3 s
+const QUEUE_AGAIN_FOR_MS = 60_000;
+const NO_ANSWER = { type: "error", code: "matchmaker_unavailable", message: "서버가 응답하지 않아요. 잠시 후 다시 해 주세요." };
 let queueAgainRun = 0;
 async function queueAgain(frame, player) {
   const run = queueAgainRun;
+  const until = Date.now() + QUEUE_AGAIN_FOR_MS;
+  const going = () => run === queueAgainRun && state.player === player && state.queue && !state.room;
   for (let i = 0; ; i += 1) {
     // no answer is the lobby's too (the gateway gives it 10 s, as this tab
     // does); asked again, the same queue is answered with its ticket
-    const f = await net.request(frame, ["queued", "matched"]).catch(() => ({
-      type: "error", code: "matchmaker_unavailable", message: "서버가 응답하지 않아요. 잠시 후 다시 해 주세요." }));
-    if (f.type !== "error") return; // queued or matched: said by their frames
-    if (f.code !== "matchmaker_unavailable" || i >= QUEUE_AGAIN_MS.length) {
-      if (run === queueAgainRun) toast(f.message || f.code, "error");
+    const f = await net.request(frame, ["queued", "matched"]).catch(() => NO_ANSWER);
+    // queued, or matched (`matched` follows `match_found`): said by their frames
+    if (f.type !== "error" || f.code === "match_found" || !going()) return;
+    if (f.code !== "matchmaker_unavailable" || Date.now() > until) {
+      forgetQueue();
+      toast(f.message || f.code, "error");
       return;
     }
-    await new Promise((r) => setTimeout(r, QUEUE_AGAIN_MS[i] * (0.8 + 0.4 * Math.random())));
-    if (run !== queueAgainRun || state.player !== player || state.queue || state.room) return;
+    await new Promise((r) => setTimeout(r, QUEUE_AGAIN_MS[Math.min(i, 3)] * (0.8 + 0.4 * Math.random())));
+    if (!going()) return;
   }
 }
 

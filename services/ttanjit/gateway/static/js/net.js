@@ -189,15 +189,17 @@ export class Session extends EventTarget {
     if (this.state === "replaced") return Promise.resolve(this.replacedError());
     return new Promise((resolve, reject) => {
       const w = { types, ref: frame.type, resolve, reject, timer: null };
+      let again = null;
       w.timer = setTimeout(() => {
         const i = this.waiters.indexOf(w);
         if (i >= 0) this.waiters.splice(i, 1);
+        if (again) this.removeEventListener("welcome", again); // not sent: not later either
         reject(new Error("timeout"));
       }, timeoutMs);
       this.waiters.push(w);
       if (!this.raw(frame)) {
         // not connected: try once the session is back
-        const again = () => { this.removeEventListener("welcome", again); this.raw(frame); };
+        again = () => { this.removeEventListener("welcome", again); this.raw(frame); };
         this.addEventListener("welcome", again);
       }
     });
