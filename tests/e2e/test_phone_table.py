@@ -295,3 +295,31 @@ def test_a_refusal_a_tall_dock_leaves_no_room_for_is_a_toast(new_page: Any) -> N
     assert page.locator("#refusal").is_hidden()
     page.evaluate("() => window.__ctl.render()")  # a redraw within its 5 s: not shown there either
     assert page.locator("#refusal").is_hidden()
+
+
+def test_a_card_that_cannot_go_is_said_and_sent_without_asking_a_suit(new_page: Any) -> None:
+    """Trial findings (RULES.md 1.5, 1.3): facing 공격 2장!, a 7 opened "다음
+    무늬를 골라요" and its refusal came only after a suit was picked; the
+    preview promised a J's "다음 사람을 건너뛰어요". The preview says the card
+    cannot go, and 카드 내기 sends the 7 as it is, for the server's refusal."""
+    page = new_page(**PHONE)
+    v = engine_view("onecard", 4, seed=5)
+    v.update(turn=0, top="2H", suit="H", pending=2, twos_only=True, hand=["7H", "JH", "5C", "AH"],
+             attack={"AH": 3})
+    render(page, "onecard", "onecard", v)
+    page.evaluate("() => { window.__acts = []; window.__ctl.act = async (a) => {"
+                  " window.__acts.push(a); return null; }; }")
+    page.locator('.oc-hand [data-card="JH"]').click()
+    assert page.locator(".effect").inner_text() == \
+        "♥J: 낼 수 없어요 — 공격을 받는 중이라 공격 카드로 넘기거나 받아야 해요"
+    page.locator('.oc-hand [data-card="JH"]').click()  # unpicked
+    page.locator('.oc-hand [data-card="7H"]').click()
+    page.locator('[data-act="play"]').click()
+    page.wait_for_function("() => window.__acts.length === 1")
+    assert page.evaluate("() => window.__acts") == [{"type": "play", "cards": ["7H"]}]
+    assert page.locator(".suit-picker").count() == 0
+    # a 7 that can go asks for the suit it names, as before
+    page.evaluate("() => { const v = window.__ctl.view; v.pending = 0; v.top = '9H';"
+                  " window.__ctl.render(); }")
+    page.locator('[data-act="play"]').click()
+    page.wait_for_selector(".suit-picker")

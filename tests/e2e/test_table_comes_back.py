@@ -101,7 +101,8 @@ def test_onecard_elimination_toast_and_phone_toasts(new_page: Any) -> None:
     picker's 취소 and the [원카드!] button."""
     page = new_page(width=360, height=740)
     v = engine_view("onecard", 3)
-    v.update(turn=0, pending=0, hand=["7H", "5S", "9C", "KD"], hand_counts=[4, 7, 7])
+    v.update(turn=0, pending=0, hand=["7H", "5S", "9C", "KD"], hand_counts=[4, 7, 7], top="9H",
+             suit="H")  # (a 7 that can go: its suit is asked)
     render(page, "onecard", "onecard", v)
     page.evaluate("""() => { window.__mod.onEvent(window.__ctl, {type: 'eliminated', seat: 0, cards: 20});
       window.__mod.onEvent(window.__ctl, {type: 'false_call', seat: 1}); }""")

@@ -114,7 +114,8 @@ def test_as_on_bj_named_spade_then_weaker() -> None:
         res = g.apply(20, 1, {"type": "play", "cards": ["AS"]})
         assert res.ok is expect and g.pending == (10 if expect else 5)
         if not expect:
-            assert res.code == "does_not_match" and g.hands[1] == ["AS", "9S", "9H"]
+            # (on a joker only the suit it named matches: said so)
+            assert res.code == "joker_named_suit" and g.hands[1] == ["AS", "9S", "9H"]
 
 
 # -- 1.5 defence: 3s only against 2-only chains --------------------------------

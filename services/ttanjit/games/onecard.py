@@ -81,6 +81,8 @@ AUTOPILOT_AFTER = 3  # RULES 1.9
 MESSAGES: dict[str, str] = {
     "card_not_in_hand": "손에 없는 카드예요.",
     "does_not_match": "맨 위 카드와 무늬나 숫자가 맞지 않아요.",
+    "named_suit": "무늬가 바뀌었어요. 바뀐 무늬나 맨 위 카드와 같은 숫자만 낼 수 있어요.",
+    "joker_named_suit": "조커 위에는 조커가 정한 무늬의 카드나 조커만 낼 수 있어요.",
     "weaker_attack": "지금 공격보다 약한 카드로는 넘길 수 없어요.",
     "last_card_forbidden": "마지막 카드로는 2·A·조커를 낼 수 없어요. 1장 뽑아요.",
     "under_attack": "공격을 받는 중이에요. 공격 카드로 넘기거나 받아야 해요.",

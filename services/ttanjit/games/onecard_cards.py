@@ -71,17 +71,27 @@ def refusal(card: str, top: str, suit: str, pending: int, twos_only: bool) -> st
                 return "under_attack"
             if not twos_only:
                 return "cannot_defend"
-            return None if SUIT[card] == suit else "does_not_match"
+            return None if SUIT[card] == suit else mismatch(top, suit)
         if strength < STRENGTH[top]:
             return "weaker_attack"
         if rank == JOKER or SUIT[card] == suit or rank == RANK[top]:
             return None
-        return "does_not_match"
+        return mismatch(top, suit)
     if rank == JOKER:
         return None
     if SUIT[card] == suit or rank == RANK[top]:  # a joker top has no rank to match
         return None
-    return "does_not_match"
+    return mismatch(top, suit)
+
+
+def mismatch(top: str, suit: str) -> str:
+    """The refusal of a card of neither the current suit nor the top's rank:
+    ``does_not_match``, or, when a 7 or a joker named the suit (1.2), that
+    one (the top's own suit, plain on screen, said it did not match: trial
+    finding)."""
+    if is_joker(top):
+        return "joker_named_suit"
+    return "named_suit" if SUIT[top] != suit else "does_not_match"
 
 
 def _fits(card: str, top: str, suit: str, pending: int, twos_only: bool) -> bool:

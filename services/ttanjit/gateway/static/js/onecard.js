@@ -13,7 +13,7 @@ import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar
   tookOverMark, noWinnerTitle } from "./game.js";
 import * as clock from "./clock.js";
 import * as store from "./store.js";
-import { effectText } from "./onecard_text.js";
+import { effectText, notPlayable } from "./onecard_text.js";
 import { seatCount, seatPlays, onAutopilot, botTookOver, isWinner, handCount } from "./seats.js";
 
 export { effectText }; // the preview, pure (onecard_text.js)
@@ -222,7 +222,10 @@ async function play(ctl, suit) {
   if (!sel.length) return;
   const c = ocParse(sel[0]);
   const emptying = sel.length === (ctl.view.hand || []).length;
-  if ((c.joker || c.rank === "7") && !suit && !emptying) {
+  // a card that cannot go is sent as it is, for the server's refusal: no
+  // suit asked first (under attack a 7 opened the picker, and its refusal
+  // came after a suit was picked: trial finding)
+  if ((c.joker || c.rank === "7") && !suit && !emptying && !notPlayable(sel, ctl.view)) {
     st.picker = true;
     ctl.focusNext = ".suit-picker [data-suit]";
     ctl.render();

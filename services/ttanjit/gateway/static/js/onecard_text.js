@@ -1,7 +1,7 @@
 // One Card's play preview, pure (no DOM, no state): what the selected cards
 // would do, from the seat's view alone. Unit-tested with `node --test`
 // (gateway/web/test).
-import { ocName, ocParse } from "./cards.js";
+import { ocName, ocParse, SUIT_NAME, SUIT_SYMBOL } from "./cards.js";
 
 /** What the selected cards would do (the seed: "고른 카드의 효과를 확인하고").
  * Attack strengths come from the view (`attack`: {card: strength} for the
@@ -12,6 +12,10 @@ export function effectText(sel, view) {
   const k = sel.length;
   const atk = sel.reduce((s, x) => s + (view.attack?.[x] || 0), 0);
   const names = sel.map(ocName).join(" · ");
+  // not what a card that cannot go would do (under attack a J promised "다음
+  // 사람을 건너뛰어요": trial finding)
+  const why = notPlayable(sel, view);
+  if (why) return `${names}: 낼 수 없어요 — ${why}`;
   const emptying = k === (view.hand || []).length;
   let what;
   if (c.joker) what = `공격 ${atk}장${view.pending ? ` (쌓인 공격 ${view.pending + atk}장을 다음 사람에게 넘겨요)` : ""} · 다음 무늬를 골라요`;
@@ -24,4 +28,27 @@ export function effectText(sel, view) {
   else what = "효과 없음";
   if (emptying && !atk && !c.joker) what = "마지막 카드 — 내면 이겨요";
   return `${names}: ${what}`;
+}
+
+/** Why none of the selected cards may go first now, from the view alone
+ * (RULES.md 1.2 and 1.5, as the engine's onecard_cards.refusal; an attack
+ * weaker than the top's is left to the server), or "": e.g. on a 7 that
+ * named ♠, "바뀐 무늬 ♠ 스페이드 또는 같은 숫자(7)만 낼 수 있어요". */
+export function notPlayable(sel, view) {
+  if (!sel.length || !view.top || !view.suit) return "";
+  const top = ocParse(view.top);
+  const fits = (x) => {
+    const c = ocParse(x);
+    if (view.pending && !view.attack?.[x]) return c.rank === "3" && !!view.twos_only && c.suit === view.suit;
+    return c.joker || c.suit === view.suit || (!top.joker && c.rank === top.rank);
+  };
+  if (sel.some(fits)) return "";
+  const c = ocParse(sel[0]);
+  if (view.pending && !sel.some((x) => view.attack?.[x])) {
+    if (c.rank !== "3") return "공격을 받는 중이라 공격 카드로 넘기거나 받아야 해요";
+    if (!view.twos_only) return "3으로는 2만 이어진 공격만 막을 수 있어요";
+  }
+  const suit = `${SUIT_SYMBOL[view.suit]} ${SUIT_NAME[view.suit]}`;
+  if (top.joker) return `조커 위에는 바뀐 무늬 ${suit} 또는 조커만 낼 수 있어요`;
+  return `${view.suit !== top.suit ? "바뀐 무늬 " : ""}${suit} 또는 같은 숫자(${top.rank})만 낼 수 있어요`;
 }

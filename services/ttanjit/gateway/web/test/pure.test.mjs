@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { effectText } from "../../static/js/onecard_text.js";
+import { effectText, notPlayable } from "../../static/js/onecard_text.js";
 import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter } from "../../static/js/cards.js";
 import { placeText, josa, num, signed, scoreText, progressText, boardLine } from "../../static/js/state.js";
 
@@ -27,6 +27,29 @@ test("One Card preview of cards without attack", () => {
   assert.equal(effectText(["5C"], calm), "♣5: 효과 없음");
   assert.equal(effectText(["5C"], { hand: ["5C"], pending: 0 }), "♣5: 마지막 카드 — 내면 이겨요");
   assert.equal(effectText([], calm), "");
+});
+
+test("One Card preview says a card that cannot go now, not its effect (RULES.md 1.2, 1.5)", () => {
+  // trial finding: on ♦7 that named ♠, ♦5 was refused "맨 위 카드와 무늬나
+  // 숫자가 맞지 않아요." though it matched the top's suit on screen
+  const named = { hand: ["5D", "9S", "7C", "JH"], top: "7D", suit: "S", pending: 0, attack: {} };
+  assert.equal(effectText(["5D"], named), "♦5: 낼 수 없어요 — 바뀐 무늬 ♠ 스페이드 또는 같은 숫자(7)만 낼 수 있어요");
+  assert.equal(notPlayable(["9S"], named), "");
+  assert.equal(notPlayable(["7C"], named), ""); // the top's rank
+  const plain = { ...named, top: "9D", suit: "D" };
+  assert.equal(notPlayable(["JH"], plain), "♦ 다이아몬드 또는 같은 숫자(9)만 낼 수 있어요");
+  const joker = { ...named, top: "BJ", suit: "H" };
+  assert.equal(notPlayable(["9S"], joker), "조커 위에는 바뀐 무늬 ♥ 하트 또는 조커만 낼 수 있어요");
+  assert.equal(notPlayable(["JH"], joker), "");
+  // under attack: a J promised "다음 사람을 건너뛰어요", a 7 asked for a suit (trial finding)
+  const attacked = { hand: ["JH", "7H", "3H", "AH"], top: "2H", suit: "H", pending: 2, twos_only: true,
+    attack: { AH: 3 } };
+  assert.equal(effectText(["JH"], attacked), "♥J: 낼 수 없어요 — 공격을 받는 중이라 공격 카드로 넘기거나 받아야 해요");
+  assert.match(effectText(["7H"], attacked), /낼 수 없어요/);
+  assert.equal(notPlayable(["3H"], attacked), "");
+  assert.equal(notPlayable(["AH"], attacked), "");
+  assert.equal(notPlayable(["3H"], { ...attacked, twos_only: false }), "3으로는 2만 이어진 공격만 막을 수 있어요");
+  assert.equal(notPlayable(["3C", "3H"], attacked), ""); // a group goes by its best first card
 });
 
 test("One Card card codes", () => {
