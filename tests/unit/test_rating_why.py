@@ -87,3 +87,16 @@ def test_a_loss_says_what_moved_it_most() -> None:
     assert "나보다 강한 상대와 같은 순위면 졌어도 오를 수 있어요." in rise["why"]
     room = {"seats": [H, {"kind": "empty"}, BOT, {"kind": "empty"}]}  # a room's empty seats
     assert standings.table_seats(room) == 2
+
+
+def test_a_rise_after_a_loss_because_another_left_says_so_first() -> None:
+    """Trial finding: a private room whose other person left, a bot winning
+    their seat: "졌지만 +51점. 처음 몇 판은 실력을 재는 중이라 … 자리를 비운
+    사람은 점수와 관계없이 꼴찌로 계산해요." — the rise's reason came last,
+    after one that was not it."""
+    why = standings.explain("loss", 51, 2, others_left=True)
+    assert why.startswith("졌지만 +51점. 자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, "
+                          "졌어도 그보다 앞선 순위예요.")
+    assert "처음 몇 판" not in why
+    down = standings.explain("loss", -5, 20, others_left=True)  # down all the same: both said
+    assert "상대가 약할수록" in down and "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." in down

@@ -118,6 +118,10 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
     # 5th of 5 by score and still up: the seat that left ranked below
     # (nothing on the screen said so: trial nitpick)
     left = "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." if others_left and kind != "left" else ""
+    if left and kind == "loss" and delta >= 0:
+        # that is the rise's reason: said first, not after "처음 몇 판은 …"
+        # (a room whose other person left: trial finding)
+        why, left = "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, 졌어도 그보다 앞선 순위예요.", ""
     tail = f" {games}/{PROVISIONAL_GAMES}판 — 10판까지는 잠정 점수라 크게 움직여요." if prov else ""
     return " ".join(x for x in (head, why, left) if x) + tail
 
