@@ -258,6 +258,25 @@ def test_a_double_tap_makes_one_move_and_no_refusal(new_page: Any) -> None:
         assert len(view(page)["hand"]) in (cards, cards + 1)
 
 
+def test_a_move_pressed_offline_is_said_to_go_once_connected(new_page: Any) -> None:
+    """Trial finding: offline on my turn, [1장 뽑기] did nothing to see; about
+    10 s later, connected again, the card was drawn. The tab says the move
+    is kept until the connection is back, and sends it then."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "끊긴손")
+    quick_match(page, "onecard", seats=2)
+    page.wait_for_function("() => { const v = window.ttanjit.game.view; return v && v.turn === v.seat; }",
+                           timeout=30_000)
+    page.context.set_offline(True)
+    page.evaluate("() => window.ttanjit.net.drop()")  # the socket's end, as a phone notices it
+    page.wait_for_function("() => window.ttanjit.net.state !== 'open'")
+    page.locator(".oc-actions button").first.click()  # [1장 뽑기] (or 공격 받기, 넘기기)
+    page.wait_for_selector('.toast:has-text("연결이 끊겨 있어요. 다시 연결되면 보내요.")')
+    page.context.set_offline(False)
+    page.wait_for_function("""() => window.__frames.some((f) => f.dir === 'in' && f.cmd_id
+      && (f.type === 'result' || f.type === 'error'))""", timeout=30_000)
+
+
 def test_an_action_the_rate_limit_drops_is_said_and_later_refusals_too(new_page: Any) -> None:
     """An action the gateway's rate limit dropped was never answered: the
     tab kept it to send again on its next reconnect, where a stale move

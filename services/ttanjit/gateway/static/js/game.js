@@ -26,6 +26,7 @@ import { botTookOver, isAway, onAutopilot, playedByBot } from "./seats.js";
 export const EMOTES = { thumbs: "최고!", laugh: "ㅋㅋㅋ", wow: "헉!", cry: "ㅠㅠ", nice: "잘했어요" };
 const EMOTE_MS = 2500;
 // a second press of the same action within this long is a double tap (act)
+const HELD_OFFLINE = "연결이 끊겨 있어요. 다시 연결되면 보내요.";
 const DOUBLE_TAP_MS = 1000;
 
 const TABLES = { onecard, penalty_rows: penalty, hakka };
@@ -330,6 +331,9 @@ export class GameController {
     const prev = this.lastAct;
     this.lastAct = { game: this.id, type: action.type, at };
     const again = prev && prev.game === this.id && prev.type === action.type && at - prev.at < DOUBLE_TAP_MS;
+    // off the network it is kept and sent once the connection is back: said
+    // (a 1장 뽑기 pressed offline did nothing, then went 10 s later: trial finding)
+    if ((net.state === "closed" || net.state === "connecting") && !again) toast(HELD_OFFLINE);
     const f = await net.action(this.id, action);
     if (f.type === "error") {
       if (!(again && f.code === "not_your_turn")) this.refused(f);
