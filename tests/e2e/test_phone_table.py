@@ -323,3 +323,20 @@ def test_a_card_that_cannot_go_is_said_and_sent_without_asking_a_suit(new_page: 
                   " window.__ctl.render(); }")
     page.locator('[data-act="play"]').click()
     page.wait_for_selector(".suit-picker")
+
+
+def test_the_buttons_stay_under_the_thumb_turn_after_turn(new_page: Any) -> None:
+    """Trial finding (390×844): [카드 내기] and [1장 뽑기] sat at y 469 on one
+    turn and 503 on another, with the length of the status line and the log
+    above them (mis-taps). On a phone the dock sits at the screen's bottom
+    even when the table is shorter than the screen."""
+    size = {"width": 390, "height": 844}
+    page = new_page(**size)
+    v = engine_view("onecard", 4, seed=5)
+    v["turn"] = 0
+    render(page, "onecard", "onecard", v)
+    before = settled(page, '[data-act="play"]')
+    page.evaluate("""() => { const c = window.__ctl; c.view = {...c.view, pending: 4};
+      c.tableState.log = [1, 2, 3, 4].map((i) => ({text: `봇${i}: ♥${i}을 냈어요.`})); c.render(); }""")
+    assert box(page, '[data-act="play"]') == before
+    assert abs(box(page, ".oc-dock")["bottom"] - size["height"]) <= 12  # main's padding below
