@@ -244,7 +244,7 @@ def test_a_hakka_table_says_what_was_called_and_played(new_page: Any) -> None:
             assert said[-1].endswith(f"{NAMES[now['turn']]}의 차례예요."), said
     kinds = " ".join(said)
     assert ": 패스" in kinds and ": 콜" in kinds and ": 리드 한 장" in kinds and "트릭을 가져갔어요" in kinds, said
-    assert "엎어 버림" in kinds or "엎음" in kinds, said
+    assert "엎어서 버림" in kinds or "엎음" in kinds, said
 
 
 def test_a_new_screen_says_what_it_is(new_page: Any) -> None:

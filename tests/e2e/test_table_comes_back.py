@@ -133,7 +133,9 @@ def test_a_refused_7_closes_the_suit_picker(new_page: Any) -> None:
     stayed open and pressing a suit again sent the same play."""
     page = new_page(width=390, height=844)
     v = engine_view("onecard", 2)
-    v.update(turn=0, pending=0, hand=["7D", "5S"], hand_counts=[2, 7])
+    # (a 7 that can go, as far as the table can tell: one that cannot is
+    # sent for its refusal with no suit asked)
+    v.update(turn=0, pending=0, hand=["7D", "5S"], hand_counts=[2, 7], top="9D", suit="D")
     render(page, "onecard", "onecard", v)
     page.evaluate("() => { window.__sent = 0; window.__ctl.act = async () => "
                   "{ window.__sent += 1; return null; }; }")  # refused, as the table's act says

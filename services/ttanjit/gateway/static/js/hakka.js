@@ -9,7 +9,7 @@ import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges
   tookOverMark, winnersTitle } from "./game.js";
 import { seatCount, onAutopilot, handCount, botTookOver } from "./seats.js";
 
-const KIND = { single: "한 장", run: "런", set: "세트", discard: "엎어 버림" };
+const KIND = { single: "한 장", run: "런", set: "세트", discard: "엎어서 버림" };
 
 /** Local shape check for the preview only; the server decides. */
 export function classify(cards) {
@@ -39,7 +39,7 @@ function lastLine(ctl, v) {
   if (v.phase === "scoring" || v.finished) return "";
   if (t.length) {
     const p = t[t.length - 1];
-    return p.kind === "discard" ? `${name(ctl, p.seat)}: ${p.count}장 엎어 버림`
+    return p.kind === "discard" ? `${name(ctl, p.seat)}: ${p.count}장 엎어서 버림`
       : `${name(ctl, p.seat)}: ${t.length === 1 ? "리드 " : ""}${KIND[p.kind] || p.kind} ${p.cards.map(hkName).join("·")}`;
   }
   if (v.last_trick) {
@@ -120,7 +120,7 @@ export function render(ctl, root) {
   const kind = classify(st.sel);
   // (always there while I may pick: a line that came with the first card
   // moved the buttons and the hand under the finger)
-  const preview = st.sel.length ? h("p.effect", {}, `${st.sel.map(hkName).join(" · ")} — ${kind ? KIND[kind] + (kind === "single" ? "" : ` ${st.sel.length}장`) : "패턴이 아니에요 (엎어 버리기만 돼요)"}`)
+  const preview = st.sel.length ? h("p.effect", {}, `${st.sel.map(hkName).join(" · ")} — ${kind ? KIND[kind] + (kind === "single" ? "" : ` ${st.sel.length}장`) : "패턴이 아니에요 (엎어서 버리기만 돼요)"}`)
     : myTurn && v.phase === "playing" ? h("p.effect", { "aria-hidden": "true" }) : null;
 
   let hint = null;
@@ -146,7 +146,7 @@ export function render(ctl, root) {
     onclick: () => { const i = st.sel.indexOf(c); if (i >= 0) st.sel.splice(i, 1); else st.sel.push(c); ctl.render(); } })));
 
   const discards = (v.my_discards || []).length
-    ? h("p.muted.my-discards", {}, `내가 엎어 버린 카드: ${v.my_discards.map(hkName).join(", ")}`) : null;
+    ? h("p.muted.my-discards", {}, `내가 엎어서 버린 카드: ${v.my_discards.map(hkName).join(", ")}`) : null;
 
   mount(root, h("section.table.hk", { dataset: { game: "hakka", phase: v.phase } },
     head, v.finished ? results(ctl) : null,
