@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from browserkit import engine_view, new_engine, render, shot
 
+from ttanjit.games.onecard_cards import refusal
+
 pytestmark = pytest.mark.e2e
 
 PHONE = {"width": 360, "height": 740}
@@ -304,8 +306,9 @@ def test_a_card_that_cannot_go_is_said_and_sent_without_asking_a_suit(new_page: 
     cannot go, and 카드 내기 sends the 7 as it is, for the server's refusal."""
     page = new_page(**PHONE)
     v = engine_view("onecard", 4, seed=5)
-    v.update(turn=0, top="2H", suit="H", pending=2, twos_only=True, hand=["7H", "JH", "5C", "AH"],
-             attack={"AH": 3})
+    hand = ["7H", "JH", "5C", "AH"]
+    v.update(turn=0, top="2H", suit="H", pending=2, twos_only=True, hand=hand, attack={"AH": 3},
+             cannot={c: why for c in hand if (why := refusal(c, "2H", "H", 2, True))})
     render(page, "onecard", "onecard", v)
     page.evaluate("() => { window.__acts = []; window.__ctl.act = async (a) => {"
                   " window.__acts.push(a); return null; }; }")
@@ -319,7 +322,7 @@ def test_a_card_that_cannot_go_is_said_and_sent_without_asking_a_suit(new_page: 
     assert page.evaluate("() => window.__acts") == [{"type": "play", "cards": ["7H"]}]
     assert page.locator(".suit-picker").count() == 0
     # a 7 that can go asks for the suit it names, as before
-    page.evaluate("() => { const v = window.__ctl.view; v.pending = 0; v.top = '9H';"
+    page.evaluate("() => { const v = window.__ctl.view; v.pending = 0; v.top = '9H'; v.cannot = {};"
                   " window.__ctl.render(); }")
     page.locator('[data-act="play"]').click()
     page.wait_for_selector(".suit-picker")
@@ -340,3 +343,9 @@ def test_the_buttons_stay_under_the_thumb_turn_after_turn(new_page: Any) -> None
       c.tableState.log = [1, 2, 3, 4].map((i) => ({text: `봇${i}: ♥${i}을 냈어요.`})); c.render(); }""")
     assert box(page, '[data-act="play"]') == before
     assert abs(box(page, ".oc-dock")["bottom"] - size["height"]) <= 12  # main's padding below
+    # what the table adds after the dock (the reactions; Hakka's discards)
+    # goes above it (review finding: the reactions sat under it)
+    page.evaluate("""() => { const bar = document.createElement('div'); bar.className = 'emote-bar';
+      bar.textContent = '최고!'; document.querySelector('section.table').append(bar); }""")
+    assert box(page, '[data-act="play"]') == before
+    assert box(page, ".emote-bar")["bottom"] <= box(page, ".oc-dock")["top"]

@@ -272,9 +272,16 @@ def test_a_move_pressed_offline_is_said_to_go_once_connected(new_page: Any) -> N
     page.wait_for_function("() => window.ttanjit.net.state !== 'open'")
     page.locator(".oc-actions button").first.click()  # [1장 뽑기] (or 공격 받기, 넘기기)
     page.wait_for_selector('.toast:has-text("연결이 끊겨 있어요. 다시 연결되면 보내요.")')
+    # 원카드! is not kept: its 3 s would be over, a false call (review finding)
+    page.locator('.my-row [data-act="one_card"]').click()
+    page.wait_for_selector('.toast:has-text("연결이 끊겨 있어 원카드!를 보내지 못했어요.")')
     page.context.set_offline(False)
     page.wait_for_function("""() => window.__frames.some((f) => f.dir === 'in' && f.cmd_id
       && (f.type === 'result' || f.type === 'error'))""", timeout=30_000)
+    page.wait_for_timeout(500)
+    assert page.evaluate("() => window.ttanjit.net.pending.size") == 0
+    sent = [f for f in frames(page) if f["dir"] == "out" and f["type"] == "action"]
+    assert len(sent) == 1, sent  # the move, not 원카드!
 
 
 def test_an_action_the_rate_limit_drops_is_said_and_later_refusals_too(new_page: Any) -> None:

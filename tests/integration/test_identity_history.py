@@ -407,7 +407,7 @@ def test_display_math() -> None:
     assert standings.others_left(result, 0) and not standings.others_left(result, 2)
     why = standings.change("g", "penalty_rows", "loss", 5, 5.1, 12, standings.others_left(result, 0),
                            seats=3)["why"]
-    assert "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, 졌어도 그보다 앞선 순위예요." in why, why
+    assert "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." in why, why
     assert "자리를 비운" not in standings.change("g", "penalty_rows", "loss", 5, 5.1, 12, seats=3)["why"]
 
 

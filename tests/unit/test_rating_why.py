@@ -98,5 +98,9 @@ def test_a_rise_after_a_loss_because_another_left_says_so_first() -> None:
     assert why.startswith("졌지만 +51점. 자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, "
                           "졌어도 그보다 앞선 순위예요.")
     assert "처음 몇 판" not in why
+    assert "앞선 순위" not in standings.explain("loss", 0, 20, others_left=True)  # no rise to explain
+    # by score at a table of four: its place is the reason too, both said
+    scored = standings.explain("loss", 12, 20, by_score=True, others_left=True, seats=4)
+    assert "점수로 앞선 상대" in scored and "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." in scored
     down = standings.explain("loss", -5, 20, others_left=True)  # down all the same: both said
     assert "상대가 약할수록" in down and "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." in down

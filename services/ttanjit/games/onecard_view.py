@@ -16,7 +16,11 @@ Contract for consumers (shard, gateway, bots, web client):
   view only): ``seat``, ``hand`` (own cards), ``attack``: ``{card:
   strength}`` for the attack cards in the hand (2 → 2, A → 3, A♠ and the
   black joker → 5, the colour joker → 7; RULES 1.5), so a client shows a
-  play's attack without its own table, and ``false_call_used``.
+  play's attack without its own table; ``cannot``: ``{card: refusal code}``
+  for the cards of the hand that may not go first now (RULES 1.2, 1.5:
+  ``named_suit``, ``under_attack``, ``weaker_attack``, …), so a client says
+  a card cannot go before it is sent (no rules of its own); and
+  ``false_call_used``.
   ``view(None)`` is the public part with ``seat`` None. Bots compute their
   plays from a view with :func:`ttanjit.games.onecard_cards.legal_plays`.
 - Events: ``played`` {seat, cards (order used), reordered, suit, pending,
@@ -41,7 +45,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ttanjit.games.base import JSON, seats_view
-from ttanjit.games.onecard_cards import STRENGTH
+from ttanjit.games.onecard_cards import STRENGTH, refusal
 
 if TYPE_CHECKING:
     from ttanjit.games.onecard import OneCard
@@ -89,6 +93,8 @@ def private(g: OneCard, seat: int) -> JSON:
         "seat": seat,
         "hand": list(hand),
         "attack": {c: STRENGTH[c] for c in hand if STRENGTH[c]},
+        "cannot": {c: why for c in hand if (why := refusal(
+            c, g.discard[-1], g.suit, g.pending, g.twos_only)) is not None},
         "false_call_used": g.false_call_turn[seat] == g.turn_no,
     }
 

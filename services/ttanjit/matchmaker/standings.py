@@ -92,6 +92,8 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
     people alone said how bots are rated: trial nitpick); ``seats``: the
     table's seats."""
     prov = games < PROVISIONAL_GAMES
+    # (at a table of two the loser is 2nd whatever the scores)
+    shared, placed = seats > 2 and not by_score, seats > 2 and by_score
     if kind == "win":
         head = f"이겨서 {signed(delta)}점."
         why = "강한 상대(봇은 난이도별 고정 점수)를 이길수록 더 올라요." if bots else \
@@ -107,8 +109,6 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
         head = f"져서 {signed(delta)}점." if delta < 0 else f"졌지만 {signed(delta)}점."
         # not "약한 상대에게 질수록 더 내려가요." alone: two new players of
         # equal rating read it as "my opponent was weak" (trial nitpick)
-        # (at a table of two the loser is 2nd whatever the scores)
-        shared, placed = seats > 2 and not by_score, seats > 2 and by_score
         why = LOSS_BY_SCORE if delta < 0 and placed else \
             LOSS_SHARED if delta < 0 and shared else \
             "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." if delta < 0 else \
@@ -118,7 +118,7 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
     # 5th of 5 by score and still up: the seat that left ranked below
     # (nothing on the screen said so: trial nitpick)
     left = "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." if others_left and kind != "left" else ""
-    if left and kind == "loss" and delta >= 0:
+    if left and kind == "loss" and delta > 0 and not placed:
         # that is the rise's reason: said first, not after "처음 몇 판은 …"
         # (a room whose other person left: trial finding)
         why, left = "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, 졌어도 그보다 앞선 순위예요.", ""

@@ -26,8 +26,9 @@ import { botTookOver, isAway, onAutopilot, playedByBot } from "./seats.js";
 export const EMOTES = { thumbs: "최고!", laugh: "ㅋㅋㅋ", wow: "헉!", cry: "ㅠㅠ", nice: "잘했어요" };
 const EMOTE_MS = 2500;
 // a second press of the same action within this long is a double tap (act)
-const HELD_OFFLINE = "연결이 끊겨 있어요. 다시 연결되면 보내요.";
 const DOUBLE_TAP_MS = 1000;
+// a move pressed with the connection lost (act): kept and sent once it is back
+const HELD_OFFLINE = "연결이 끊겨 있어요. 다시 연결되면 보내요.";
 
 const TABLES = { onecard, penalty_rows: penalty, hakka };
 // After `matched` the gateway sends the new game's `view` at once: a screen
@@ -332,8 +333,16 @@ export class GameController {
     this.lastAct = { game: this.id, type: action.type, at };
     const again = prev && prev.game === this.id && prev.type === action.type && at - prev.at < DOUBLE_TAP_MS;
     // off the network it is kept and sent once the connection is back: said
-    // (a 1장 뽑기 pressed offline did nothing, then went 10 s later: trial finding)
-    if ((net.state === "closed" || net.state === "connecting") && !again) toast(HELD_OFFLINE);
+    // (a 1장 뽑기 pressed offline did nothing, then went 10 s later: trial
+    // finding) — but not 원카드!, whose 3 s would be over by then: a false
+    // call, one card drawn (review finding)
+    if (net.state === "closed" || net.state === "connecting") {
+      if (action.type === "one_card") {
+        toast("연결이 끊겨 있어 원카드!를 보내지 못했어요.", "error");
+        return null;
+      }
+      if (!again) toast(HELD_OFFLINE);
+    }
     const f = await net.action(this.id, action);
     if (f.type === "error") {
       if (!(again && f.code === "not_your_turn")) this.refused(f);

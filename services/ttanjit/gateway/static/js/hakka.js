@@ -120,7 +120,7 @@ export function render(ctl, root) {
   const kind = classify(st.sel);
   // (always there while I may pick: a line that came with the first card
   // moved the buttons and the hand under the finger)
-  const preview = st.sel.length ? h("p.effect", {}, `${st.sel.map(hkName).join(" · ")} — ${kind ? KIND[kind] + (kind === "single" ? "" : ` ${st.sel.length}장`) : "패턴이 아니에요 (엎어서 버리기만 돼요)"}`)
+  const preview = st.sel.length ? h("p.effect", {}, `${st.sel.map(hkName).join(" · ")} — ${kind ? KIND[kind] + (kind === "single" ? "" : ` ${st.sel.length}장`) : leading ? "패턴이 아니에요" : "패턴이 아니에요 (엎어서 버리기만 돼요)"}`)
     : myTurn && v.phase === "playing" ? h("p.effect", { "aria-hidden": "true" }) : null;
 
   let hint = null;

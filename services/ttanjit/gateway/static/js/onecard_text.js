@@ -30,25 +30,27 @@ export function effectText(sel, view) {
   return `${names}: ${what}`;
 }
 
-/** Why none of the selected cards may go first now, from the view alone
- * (RULES.md 1.2 and 1.5, as the engine's onecard_cards.refusal; an attack
- * weaker than the top's is left to the server), or "": e.g. on a 7 that
- * named ♠, "바뀐 무늬 ♠ 스페이드 또는 같은 숫자(7)만 낼 수 있어요". */
+/** Why none of the selected cards may go first now, on the seat's turn
+ * (the view's `cannot`, {card: the engine's refusal code}: the client keeps
+ * no rules of its own), or "": a group goes if any of its cards may go
+ * first (the server finds the order). E.g. on a 7 that named ♠, "바뀐 무늬
+ * ♠ 스페이드, 같은 숫자(7) 또는 조커만 낼 수 있어요". */
 export function notPlayable(sel, view) {
-  if (!sel.length || !view.top || !view.suit) return "";
+  const cannot = view.cannot;
+  if (!sel.length || !cannot || view.turn !== view.seat || !sel.every((x) => cannot[x])) return "";
   const top = ocParse(view.top);
-  const fits = (x) => {
-    const c = ocParse(x);
-    if (view.pending && !view.attack?.[x]) return c.rank === "3" && !!view.twos_only && c.suit === view.suit;
-    return c.joker || c.suit === view.suit || (!top.joker && c.rank === top.rank);
-  };
-  if (sel.some(fits)) return "";
-  const c = ocParse(sel[0]);
-  if (view.pending && !sel.some((x) => view.attack?.[x])) {
-    if (c.rank !== "3") return "공격을 받는 중이라 공격 카드로 넘기거나 받아야 해요";
-    if (!view.twos_only) return "3으로는 2만 이어진 공격만 막을 수 있어요";
-  }
+  const card = ocParse(sel[0]);
   const suit = `${SUIT_SYMBOL[view.suit]} ${SUIT_NAME[view.suit]}`;
-  if (top.joker) return `조커 위에는 바뀐 무늬 ${suit} 또는 조커만 낼 수 있어요`;
-  return `${view.suit !== top.suit ? "바뀐 무늬 " : ""}${suit} 또는 같은 숫자(${top.rank})만 낼 수 있어요`;
+  switch (cannot[sel[0]]) {
+    case "under_attack": return "공격을 받는 중이라 공격 카드로 넘기거나 받아야 해요";
+    case "cannot_defend": return "3으로는 2만 이어진 공격만 막을 수 있어요";
+    case "weaker_attack": return "지금 공격보다 약한 카드로는 넘길 수 없어요";
+    case "joker_named_suit": return `조커 위에는 바뀐 무늬 ${suit} 또는 조커만 낼 수 있어요`;
+    case "named_suit": return `바뀐 무늬 ${suit}, 같은 숫자(${top.rank}) 또는 조커만 낼 수 있어요`;
+    case "does_not_match":
+      if (view.pending && card.rank === "3") return `${suit} 3으로만 막을 수 있어요`;
+      if (view.pending) return `${suit} 공격 카드, 같은 숫자(${top.rank}) 또는 조커로만 넘길 수 있어요`;
+      return `${suit}, 같은 숫자(${top.rank}) 또는 조커만 낼 수 있어요`;
+    default: return "지금은 낼 수 없어요";
+  }
 }

@@ -31,25 +31,30 @@ test("One Card preview of cards without attack", () => {
 
 test("One Card preview says a card that cannot go now, not its effect (RULES.md 1.2, 1.5)", () => {
   // trial finding: on ♦7 that named ♠, ♦5 was refused "맨 위 카드와 무늬나
-  // 숫자가 맞지 않아요." though it matched the top's suit on screen
-  const named = { hand: ["5D", "9S", "7C", "JH"], top: "7D", suit: "S", pending: 0, attack: {} };
-  assert.equal(effectText(["5D"], named), "♦5: 낼 수 없어요 — 바뀐 무늬 ♠ 스페이드 또는 같은 숫자(7)만 낼 수 있어요");
+  // 숫자가 맞지 않아요." though it matched the top's suit on screen. The
+  // view says which cards cannot go (`cannot`, the engine's codes)
+  const named = { seat: 0, turn: 0, hand: ["5D", "9S", "7C", "JH"], top: "7D", suit: "S", pending: 0,
+    attack: {}, cannot: { "5D": "named_suit", JH: "named_suit" } };
+  assert.equal(effectText(["5D"], named), "♦5: 낼 수 없어요 — 바뀐 무늬 ♠ 스페이드, 같은 숫자(7) 또는 조커만 낼 수 있어요");
   assert.equal(notPlayable(["9S"], named), "");
   assert.equal(notPlayable(["7C"], named), ""); // the top's rank
-  const plain = { ...named, top: "9D", suit: "D" };
-  assert.equal(notPlayable(["JH"], plain), "♦ 다이아몬드 또는 같은 숫자(9)만 낼 수 있어요");
-  const joker = { ...named, top: "BJ", suit: "H" };
+  assert.equal(notPlayable(["5D"], { ...named, turn: 1 }), ""); // picked before my turn: not judged yet
+  const plain = { ...named, top: "9D", suit: "D", cannot: { JH: "does_not_match" } };
+  assert.equal(notPlayable(["JH"], plain), "♦ 다이아몬드, 같은 숫자(9) 또는 조커만 낼 수 있어요");
+  const joker = { ...named, top: "BJ", suit: "H", cannot: { "9S": "joker_named_suit" } };
   assert.equal(notPlayable(["9S"], joker), "조커 위에는 바뀐 무늬 ♥ 하트 또는 조커만 낼 수 있어요");
-  assert.equal(notPlayable(["JH"], joker), "");
   // under attack: a J promised "다음 사람을 건너뛰어요", a 7 asked for a suit (trial finding)
-  const attacked = { hand: ["JH", "7H", "3H", "AH"], top: "2H", suit: "H", pending: 2, twos_only: true,
-    attack: { AH: 3 } };
+  const attacked = { seat: 0, turn: 0, hand: ["JH", "7H", "3H", "3C", "AH", "2C"], top: "2H", suit: "H",
+    pending: 2, twos_only: true, attack: { AH: 3, "2C": 2 },
+    cannot: { JH: "under_attack", "7H": "under_attack", "3C": "does_not_match" } };
   assert.equal(effectText(["JH"], attacked), "♥J: 낼 수 없어요 — 공격을 받는 중이라 공격 카드로 넘기거나 받아야 해요");
   assert.match(effectText(["7H"], attacked), /낼 수 없어요/);
-  assert.equal(notPlayable(["3H"], attacked), "");
-  assert.equal(notPlayable(["AH"], attacked), "");
-  assert.equal(notPlayable(["3H"], { ...attacked, twos_only: false }), "3으로는 2만 이어진 공격만 막을 수 있어요");
+  assert.equal(notPlayable(["3C"], attacked), "♥ 하트 3으로만 막을 수 있어요");
   assert.equal(notPlayable(["3C", "3H"], attacked), ""); // a group goes by its best first card
+  assert.equal(effectText(["AH"], attacked), "♥A: 공격을 넘겨요: 모두 5장");
+  // on the colour joker nothing is strong enough (review finding: it said "♥ 하트")
+  const onCJ = { ...attacked, top: "CJ", pending: 7, cannot: { "2C": "weaker_attack" } };
+  assert.equal(notPlayable(["2C"], onCJ), "지금 공격보다 약한 카드로는 넘길 수 없어요");
 });
 
 test("One Card card codes", () => {
