@@ -151,9 +151,26 @@ def new_page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Iter
     failed = getattr(request.node, "rep_call", None)
     if failed is not None and failed.failed:
         print(stack.logs())
+        for i, ctx in enumerate(contexts):
+            for page in ctx.pages:
+                print(f"===== page {i} =====\n{_page_state(page)}")
     for ctx in contexts:
         ctx.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def _page_state(page: Any) -> str:
+    """What a failed test's page showed and said: its address, connection,
+    toasts and refusal, and its last frames (``FRAME_LOG``) — a failure
+    seen once under load says why."""
+    try:
+        return str(page.evaluate("""() => JSON.stringify({hash: location.hash,
+          net: window.ttanjit?.net?.state,
+          toasts: [...document.querySelectorAll('.toast')].map((t) => t.innerText),
+          refusal: document.querySelector('#refusal:not([hidden])')?.innerText || null,
+          frames: (window.__frames || []).slice(-30)}, null, 1)"""))
+    except Exception as e:  # noqa: BLE001 - a closed or crashed page: say so
+        return f"(no state: {e!r})"
 
 
 @pytest.hookimpl(tryfirst=True, hookwrapper=True)
