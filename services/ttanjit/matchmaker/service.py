@@ -786,12 +786,15 @@ class Matchmaker:
     def _matching(self, player: str) -> bool:
         """Matched, its game being placed (``placing``): no longer in the
         queue, not yet seated, and not free either."""
-        return any(t.player == player for mt in self.placing.values() for t in mt.tickets)
+        return self._placed(player) is not None
+
+    def _placed(self, player: str) -> Ticket | None:
+        return next((t for mt in self.placing.values() for t in mt.tickets if t.player == player),
+                    None)
 
     def _ticket(self, player: str) -> Ticket | None:
         """The player's ticket: waiting in the queue, or matched (its game being placed)."""
-        return self.queue.by_player.get(player) or next(
-            (t for mt in self.placing.values() for t in mt.tickets if t.player == player), None)
+        return self.queue.by_player.get(player) or self._placed(player)
 
     def _free(self, player: str) -> None:
         if self._ticket(player) is not None:

@@ -151,10 +151,7 @@ function roomNow(f, screen) {
 net.on("lobby", (f) => {
   const [, screen] = (location.hash || "#/").split("/");
   const told = roomNow(f, screen);
-  if (f.queued) { // e.g. its ticket kept while this tab's re-queue went unanswered
-    state.queue = { ...(state.queue || {}), ...f.queued, player: state.player };
-    state.emit("queue");
-  }
+  if (f.queued) showQueued(f.queued, state.player); // e.g. its ticket kept while this tab's re-queue went unanswered
   if (told) {
     route();
     toast(told);
@@ -165,6 +162,18 @@ net.on("lobby", (f) => {
   }
 });
 
+// the re-queue after a reconnect (queueAgain)
+const QUEUE_AGAIN_MS = [500, 1000, 2000, 3000]; // then every 3 s
+const QUEUE_AGAIN_FOR_MS = 60_000;
+const NO_ANSWER = { type: "error", code: "matchmaker_unavailable", message: "서버가 응답하지 않아요. 잠시 후 다시 해 주세요." };
+let queueAgainRun = 0;
+
+/** The queue the matchmaker names (`welcome`, `lobby`), shown. */
+function showQueued(queued, player) {
+  state.queue = { ...(state.queue || {}), ...queued, player };
+  state.emit("queue");
+}
+
 /** The quick-match queue across a reconnect (docs/websocket.md welcome):
  * waiting in it from another tab, this one shows it; dropped from it
  * because this connection was lost (the matchmaker does not match a player
@@ -172,8 +181,7 @@ net.on("lobby", (f) => {
 function requeue(f) {
   queueAgainRun += 1; // a re-queue of an earlier connection's ends
   if (f.queued) {
-    state.queue = { ...(state.queue || {}), ...f.queued, player: f.player };
-    state.emit("queue");
+    showQueued(f.queued, f.player);
     return;
   }
   const q = state.queue;
@@ -194,10 +202,6 @@ function requeue(f) {
  * later from a lobby that showed no queue. The queue stays shown (and kept
  * across a reload) meanwhile: a drop or a reload asks again. Another
  * welcome, 취소, a room, a game, another tab or signing out ends it. */
-const QUEUE_AGAIN_MS = [500, 1000, 2000, 3000]; // then every 3 s
-const QUEUE_AGAIN_FOR_MS = 60_000;
-const NO_ANSWER = { type: "error", code: "matchmaker_unavailable", message: "서버가 응답하지 않아요. 잠시 후 다시 해 주세요." };
-let queueAgainRun = 0;
 async function queueAgain(frame, player) {
   const run = queueAgainRun;
   const until = Date.now() + QUEUE_AGAIN_FOR_MS;
