@@ -7,6 +7,7 @@ table are saved (to docs/screenshots/ for the README with `make screenshots`).
 from __future__ import annotations
 
 import re
+import signal
 import time
 from typing import Any
 
@@ -282,6 +283,39 @@ def test_a_move_pressed_offline_is_said_to_go_once_connected(new_page: Any) -> N
     assert page.evaluate("() => window.ttanjit.net.pending.size") == 0
     sent = [f for f in frames(page) if f["dir"] == "out" and f["type"] == "action"]
     assert len(sent) == 1, sent  # the move, not 원카드!
+
+
+def test_a_move_on_a_connection_gone_quiet_is_said_and_sent_once_back(stack: Any,
+                                                                     new_page: Any) -> None:
+    """Review finding: a phone off its network keeps its socket "open" (no
+    `offline` event), so a move pressed then waited up to 15 s (the next
+    ping and its 5 s), unsaid. A move unanswered for 1.5 s has the
+    connection checked at once; found lost, the tab says the move is kept,
+    and sends it once connected again: one move, not two. (Here the gateway
+    is stopped: the socket stays open and silent.)"""
+    page = new_page(width=390, height=844)
+    sign_in(page, "조용한선")
+    quick_match(page, "onecard", seats=2)
+    page.wait_for_function("() => { const v = window.ttanjit.game.view; return v && v.turn === v.seat; }",
+                           timeout=30_000)
+    cards, pending = len(view(page)["hand"]), view(page).get("pending") or 0
+    gw = next(p for p in stack.svc.procs if p.name == "gateway-e2e")
+    gw.proc.send_signal(signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        page.locator(".oc-actions button").first.click()  # [1장 뽑기] (or 공격 받기, 넘기기)
+        page.wait_for_selector('.toast:has-text("연결이 끊겨 있어요. 다시 연결되면 보내요.")',
+                               timeout=15_000)
+        said_after = time.monotonic() - t0
+    finally:
+        gw.proc.send_signal(signal.SIGCONT)
+    assert said_after < 9, said_after  # 1.5 s, then the ping's 5 s (not the next ping's 10 more)
+    page.wait_for_function("""() => window.__frames.some((f) => f.dir === 'in' && f.cmd_id
+      && (f.type === 'result' || f.type === 'error'))""", timeout=30_000)
+    page.wait_for_function("() => window.ttanjit.net.pending.size === 0", timeout=10_000)
+    if not pending:  # one card drawn (or none, passing), not two
+        page.wait_for_timeout(500)
+        assert len(view(page)["hand"]) in (cards, cards + 1)
 
 
 def test_an_action_the_rate_limit_drops_is_said_and_later_refusals_too(new_page: Any) -> None:

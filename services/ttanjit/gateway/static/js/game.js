@@ -30,6 +30,10 @@ const DOUBLE_TAP_MS = 1000;
 // a move pressed with the connection lost (act): kept and sent once it is back
 const HELD_OFFLINE = "연결이 끊겨 있어요. 다시 연결되면 보내요.";
 
+// a connection found lost with a move on its way (net.js: checked when a
+// move goes unanswered): the move is kept, and sent once it is back
+net.on("net", ({ state }) => { if (state === "closed" && net.pending.size) toast(HELD_OFFLINE); });
+
 const TABLES = { onecard, penalty_rows: penalty, hakka };
 // After `matched` the gateway sends the new game's `view` at once: a screen
 // opened before it came asks for it only if it is this late.

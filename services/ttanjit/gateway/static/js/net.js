@@ -11,6 +11,11 @@ const PING_MS = 10_000;
 // gone though the socket says open: a phone off its network keeps it "open"
 // and the page said 연결됨 over a frozen table (trial finding)
 const PONG_WAIT_MS = 5_000;
+// a game action unanswered this long has the connection checked at once (a
+// ping), not at the next one of every 10 s: a phone off its network keeps
+// the socket "open", and a move pressed then waited up to 15 s, unsaid
+// (review finding)
+const ANSWER_WAIT_MS = 1_500;
 export const REPLACED_MESSAGE = "다른 창이나 기기에서 하고 있어요. 위의 '이 창에서 계속하기'를 누르면 여기서 이어서 해요.";
 
 export class Session extends EventTarget {
@@ -160,18 +165,28 @@ export class Session extends EventTarget {
     clearInterval(this.pingTimer);
     clearTimeout(this.deadTimer);
     this.deadTimer = null;
-    const ping = () => {
-      const sent = Date.now();
-      if (!this.raw({ type: "ping", client_ms: sent }) || this.deadTimer) return;
-      this.deadTimer = setTimeout(() => {
-        this.deadTimer = null;
-        if (this.lastHeard < sent) this.lost();
-      }, this.pongWaitMs);
-    };
+    const ping = () => this.ping();
     ping();
     setTimeout(ping, 300);
     setTimeout(ping, 1200);
     this.pingTimer = setInterval(ping, this.pingMs);
+  }
+
+  /** A ping; nothing heard for `pongWaitMs` after it (no pong, nor any
+   * other frame) and the connection is lost. One awaited at a time, unless
+   * the awaited one was answered already: then this one is (a check asked
+   * while an answered ping's wait ran was skipped, and a move waited for
+   * the next ping). */
+  ping() {
+    const sent = Date.now();
+    if (!this.raw({ type: "ping", client_ms: sent })) return;
+    if (this.deadTimer && this.lastHeard < this.deadSent) return;
+    clearTimeout(this.deadTimer);
+    this.deadSent = sent;
+    this.deadTimer = setTimeout(() => {
+      this.deadTimer = null;
+      if (this.lastHeard < sent) this.lost();
+    }, this.pongWaitMs);
   }
 
   raw(frame) {
@@ -232,6 +247,7 @@ export class Session extends EventTarget {
     return new Promise((resolve) => {
       this.pending.set(cmd_id, { frame, resolve });
       this.raw(frame);
+      setTimeout(() => { if (this.pending.has(cmd_id) && this.state === "open") this.ping(); }, ANSWER_WAIT_MS);
     });
   }
 
