@@ -173,14 +173,16 @@ export class Session extends EventTarget {
   }
 
   /** A ping; nothing heard for `pongWaitMs` after it (no pong, nor any
-   * other frame) and the connection is lost. One awaited at a time, unless
-   * the awaited one was answered already: then this one is (a check asked
-   * while an answered ping's wait ran was skipped, and a move waited for
-   * the next ping). */
-  ping() {
+   * other frame) and the connection is lost. One awaited at a time; a
+   * `check` (a move unanswered) is awaited itself when the one awaited was
+   * answered already (it was skipped, and the move waited for the next
+   * ping). The pings of every 10 s are not: the gateway answers a
+   * connection's frames in turn, and a lobby call the matchmaker is slow to
+   * answer (up to 10 s) holds the pongs behind it. */
+  ping(check = false) {
     const sent = Date.now();
     if (!this.raw({ type: "ping", client_ms: sent })) return;
-    if (this.deadTimer && this.lastHeard < this.deadSent) return;
+    if (this.deadTimer && (!check || this.lastHeard < this.deadSent)) return;
     clearTimeout(this.deadTimer);
     this.deadSent = sent;
     this.deadTimer = setTimeout(() => {
@@ -247,7 +249,7 @@ export class Session extends EventTarget {
     return new Promise((resolve) => {
       this.pending.set(cmd_id, { frame, resolve });
       this.raw(frame);
-      setTimeout(() => { if (this.pending.has(cmd_id) && this.state === "open") this.ping(); }, ANSWER_WAIT_MS);
+      setTimeout(() => { if (this.pending.has(cmd_id) && this.state === "open") this.ping(true); }, ANSWER_WAIT_MS);
     });
   }
 
