@@ -43,10 +43,13 @@ def prestop_command() -> list[str]:
     return [sys.executable, *command[1:]]
 
 
-async def test_prestop_drain_hands_games_over_then_sigterm_stops(services: Services) -> None:
+async def test_prestop_drain_hands_games_over_then_sigterm_stops(svc: Services) -> None:
+    """On a JetStream of its own: on the session's, games an earlier test
+    left there (their leases run out) were the first shard's to take over
+    and hand over too, 7 where 3 were made."""
     tag = uuid.uuid4().hex[:6]
-    a = services.start("shard", name=f"drain-a-{tag}")
-    b = services.start("shard", name=f"drain-b-{tag}")
+    a = svc.start("shard", name=f"drain-a-{tag}")
+    b = svc.start("shard", name=f"drain-b-{tag}")
     pids = [player_id("d"), player_id("e")]
     seats = [{"kind": "human", "player_id": p} for p in pids]
     games = [await create_game(a.ports["grpc"], "onecard", seats, seed=7 + i) for i in range(3)]
@@ -60,7 +63,7 @@ async def test_prestop_drain_hands_games_over_then_sigterm_stops(services: Servi
     assert out["handed_over"] == len(games) and out["left"] == 0
     assert a.alive(), "the hook drains; SIGTERM (next) stops the process"
 
-    nc = await nats.connect(services.nats_url)
+    nc = await nats.connect(svc.nats_url)
     try:
         owners = await nc.jetstream().key_value("ttanjit_owners")
         for gid in games:
