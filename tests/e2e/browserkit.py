@@ -20,6 +20,7 @@ from typing import Any
 
 from ttanjit.games import engine_class
 from ttanjit.games.base import SeatSpec, Setup
+from ttanjit.games.onecard_cards import STRENGTH, refusal
 
 ROOT = Path(__file__).resolve().parents[2]
 # Screenshots of every screen the tests reach: to a scratch folder, so `make
@@ -416,6 +417,19 @@ def engine_view(game: str, n: int, seed: int = 3, humans: int = 1,
     for s in leave:
         assert e.apply(100, s, {"type": "leave"}).ok
     return dict(e.view(0))
+
+
+def onecard_hand(v: dict[str, Any], hand: list[str], **public: Any) -> dict[str, Any]:
+    """One Card view ``v`` with ``hand`` and the public fields given (``top``,
+    ``suit``, ``pending``, ``twos_only`` …), its ``attack`` and ``cannot``
+    made again from them with the engine's own tables, as the server's view
+    has them (a view crafted with the dealt hand's ``cannot`` left a 7 that
+    could go unplayable)."""
+    out = {**v, **public, "hand": hand}
+    out["attack"] = {c: STRENGTH[c] for c in hand if STRENGTH[c]}
+    out["cannot"] = {c: why for c in hand if (why := refusal(
+        c, out["top"], out["suit"], out["pending"], bool(out.get("twos_only")))) is not None}
+    return out
 
 
 def render(page: Any, file: str, game: str, v: dict[str, Any], seat: int = 0,

@@ -17,6 +17,7 @@ from browserkit import (
     engine_view,
     listen_said,
     new_engine,
+    onecard_hand,
     onecard_my_turn,
     quick_match,
     render,
@@ -82,7 +83,7 @@ def test_the_suit_picker_is_a_dialog_for_the_keyboard(new_page: Any) -> None:
     page = new_page(width=1100, height=900)
     v = engine_view("onecard", 2)
     # (a 7 that can go: one that cannot is sent for its refusal, no suit asked)
-    v.update(turn=0, pending=0, hand=["7D", "5S"], hand_counts=[2, 7], top="9D", suit="D", cannot={})
+    v = onecard_hand(v, ["7D", "5S"], turn=0, pending=0, hand_counts=[2, 7], top="9D", suit="D")
     render(page, "onecard", "onecard", v)
     page.evaluate("() => { window.__ctl.act = async () => null; }")
     press_on(page, '.oc-hand .card[data-card="7D"]')

@@ -12,9 +12,7 @@ import random
 from typing import Any
 
 import pytest
-from browserkit import engine_view, new_engine, render, shot
-
-from ttanjit.games.onecard_cards import refusal
+from browserkit import engine_view, new_engine, onecard_hand, render, shot
 
 pytestmark = pytest.mark.e2e
 
@@ -306,9 +304,8 @@ def test_a_card_that_cannot_go_is_said_and_sent_without_asking_a_suit(new_page: 
     cannot go, and 카드 내기 sends the 7 as it is, for the server's refusal."""
     page = new_page(**PHONE)
     v = engine_view("onecard", 4, seed=5)
-    hand = ["7H", "JH", "5C", "AH"]
-    v.update(turn=0, top="2H", suit="H", pending=2, twos_only=True, hand=hand, attack={"AH": 3},
-             cannot={c: why for c in hand if (why := refusal(c, "2H", "H", 2, True))})
+    v = onecard_hand(v, ["7H", "JH", "5C", "AH"], turn=0, top="2H", suit="H", pending=2,
+                     twos_only=True)
     render(page, "onecard", "onecard", v)
     page.evaluate("() => { window.__acts = []; window.__ctl.act = async (a) => {"
                   " window.__acts.push(a); return null; }; }")

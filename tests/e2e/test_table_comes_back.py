@@ -20,6 +20,7 @@ from browserkit import (
     hakka_act,
     hakka_my_turn,
     new_engine,
+    onecard_hand,
     onecard_my_turn,
     onecard_play_turn,
     penalty_can_pick,
@@ -101,8 +102,8 @@ def test_onecard_elimination_toast_and_phone_toasts(new_page: Any) -> None:
     picker's 취소 and the [원카드!] button."""
     page = new_page(width=360, height=740)
     v = engine_view("onecard", 3)
-    v.update(turn=0, pending=0, hand=["7H", "5S", "9C", "KD"], hand_counts=[4, 7, 7], top="9H",
-             suit="H", cannot={})  # (a 7 that can go: its suit is asked)
+    v = onecard_hand(v, ["7H", "5S", "9C", "KD"], turn=0, pending=0, hand_counts=[4, 7, 7],
+                     top="9H", suit="H")  # (a 7 that can go: its suit is asked)
     render(page, "onecard", "onecard", v)
     page.evaluate("""() => { window.__mod.onEvent(window.__ctl, {type: 'eliminated', seat: 0, cards: 20});
       window.__mod.onEvent(window.__ctl, {type: 'false_call', seat: 1}); }""")
@@ -135,7 +136,7 @@ def test_a_refused_7_closes_the_suit_picker(new_page: Any) -> None:
     v = engine_view("onecard", 2)
     # (a 7 that can go, as far as the table can tell: one that cannot is
     # sent for its refusal with no suit asked)
-    v.update(turn=0, pending=0, hand=["7D", "5S"], hand_counts=[2, 7], top="9D", suit="D", cannot={})
+    v = onecard_hand(v, ["7D", "5S"], turn=0, pending=0, hand_counts=[2, 7], top="9D", suit="D")
     render(page, "onecard", "onecard", v)
     page.evaluate("() => { window.__sent = 0; window.__ctl.act = async () => "
                   "{ window.__sent += 1; return null; }; }")  # refused, as the table's act says
