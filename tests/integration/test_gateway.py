@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import time
 import urllib.error
 import urllib.request
@@ -339,6 +340,67 @@ async def test_second_connection_replaces_the_first(gw: Stack) -> None:
     await second.send({"type": "ping"})
     await second.wait_type("pong")
     await second.close()
+
+
+async def test_a_slow_matchmaker_holds_neither_pongs_nor_moves(gw: Stack) -> None:
+    """The matchmaker stopped (a leader change: its calls wait up to 10 s,
+    a room's start 20 s): the connection's lobby requests wait their turn,
+    answered in the order sent, while its pings and game moves are answered
+    at once. They waited behind the call, and the web client takes 5 s
+    without a word for a lost connection: a re-queue during a leader change
+    dropped the tab's connection every few seconds (last session's note)."""
+    from wsclient import start_with_bot
+
+    c = await WSClient.signed_in(gw.http(), "기다림")
+    gid = await start_with_bot(c, "onecard")
+    assert gw.matchmaker is not None
+    gw.matchmaker.proc.send_signal(signal.SIGSTOP)
+    try:
+        await c.send({"type": "ratings"})
+        await c.send({"type": "cancel_queue"})
+        await c.send({"type": "ping", "client_ms": 77})
+        pong = await c.wait_type("pong", 3)
+        assert pong["client_ms"] == 77
+        moved = await c.action(gid, {"type": "draw"})  # its answer, legal or not
+        assert moved["cmd_id"] == "c1"
+        waiting = [f["type"] for f in c.frames if f["type"] in ("ratings", "queue_cancelled")
+                   or f.get("ref") in ("ratings", "cancel_queue")]
+        assert waiting == []  # both still with the stopped matchmaker
+    finally:
+        gw.matchmaker.proc.send_signal(signal.SIGCONT)
+    first = await c.wait_for(lambda f: f["type"] in ("ratings", "queue_cancelled")
+                             or f.get("ref") in ("ratings", "cancel_queue"))
+    second = await c.wait_for(lambda f: f["type"] in ("ratings", "queue_cancelled")
+                              or f.get("ref") in ("ratings", "cancel_queue"))
+    assert (first["type"], second.get("ref")) == ("ratings", "cancel_queue")
+    assert second["code"] == "not_queued"
+    await c.action(gid, {"type": "leave"})
+    await c.close()
+
+
+async def test_matchmaker_calls_waiting_their_turn_are_bounded(gw: Stack) -> None:
+    """A flood of lobby requests while the matchmaker does not answer: at
+    most LANE_MAX wait their turn (held in the gateway's memory), the rest
+    refused at once (``rate_limited``, naming the request); each one kept
+    is answered when the matchmaker is back."""
+    from ttanjit.gateway.conn import LANE_MAX
+
+    c = await WSClient.signed_in(gw.http(), "한꺼번에")
+    assert gw.matchmaker is not None
+    gw.matchmaker.proc.send_signal(signal.SIGSTOP)
+    try:
+        for _ in range(LANE_MAX + 4):
+            await c.send({"type": "ratings"})
+        await c.send({"type": "ping"})
+        await c.wait_type("pong", 3)
+    finally:
+        gw.matchmaker.proc.send_signal(signal.SIGCONT)
+    refused = [f for f in c.frames if f["type"] == "error"]
+    assert {(f["code"], f["ref"]) for f in refused} == {("rate_limited", "ratings")}
+    assert len(refused) in (3, 4)  # the first is with the matchmaker, or waits too
+    for _ in range(LANE_MAX + 4 - len(refused)):
+        await c.wait_type("ratings")
+    await c.close()
 
 
 async def test_protobuf_subprotocol_same_messages(gw: Stack) -> None:

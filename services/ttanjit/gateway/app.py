@@ -563,6 +563,7 @@ async def websocket(gw: Gateway, scope: dict[str, Any], receive: Any, send: Any)
     finally:
         m.CONNECTIONS.dec()
         gw.conns.discard(conn)
+        await conn.settle()
         await conn.finish()
 
 

@@ -97,6 +97,17 @@ MATCHED_WAIT_S = 2.0
 # the player's own lobby requests (Connection.lobby_changes)
 LOBBY_REQUESTS = frozenset({"queue", "cancel_queue", "room_create", "room_join", "room_leave",
                             "room_options", "room_add_bot", "room_remove_bot", "room_start"})
+# frames a handler answers by asking the matchmaker: in turn among themselves,
+# beside the connection's other frames (Connection.on_frame). Its calls wait
+# up to 10 s on a leader change (a room's start 20 s), and the web client
+# takes 5 s without a word for a lost connection: they held its pongs (and
+# moves) behind them, and a re-queue then dropped the tab every few seconds.
+# A game frame is handled in place (no task per move): a command gives up
+# within 5.5 s (Gateway.command), the client's ping after it then answered
+MATCHMAKER_CALLS = LOBBY_REQUESTS | {"rematch", "rematch_decline", "ratings"}
+# matchmaker calls waiting their turn at most (a flood meanwhile: rate_limited)
+LANE_MAX = 8
+Handler = Callable[["Connection", dict[str, Any]], Awaitable[None]]
 
 
 def lobby_part(state: dict[str, Any]) -> dict[str, Any]:
@@ -196,6 +207,8 @@ class Connection:
             transport, "write_now", None)
         self.sub: Any = None
         self._finishing: asyncio.Future[None] | None = None
+        self.lane: deque[dict[str, Any]] = deque()  # matchmaker calls waiting their turn
+        self._lane_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- sending ---------------------------------------------------------------
@@ -294,6 +307,34 @@ class Connection:
             self.lobby_changes += 1
         handler = HANDLERS.get(kind)
         m.frame_in(kind if handler is not None else "unknown")
+        if kind in MATCHMAKER_CALLS and self.session is not None:
+            if len(self.lane) >= LANE_MAX:
+                await self.reject("rate_limited", kind)
+                return
+            self.lane.append(frame)
+            if self._lane_task is None:
+                self._lane_task = asyncio.create_task(self._run_lane())
+            return
+        await self._handle(kind, handler, frame)
+
+    async def _run_lane(self) -> None:
+        """The matchmaker calls, one after another in the order they came."""
+        try:
+            while self.lane:
+                frame = self.lane.popleft()
+                await self._handle(frame["type"], HANDLERS[frame["type"]], frame)
+        finally:
+            self._lane_task = None
+
+    async def settle(self) -> None:
+        """Every frame the socket brought handled (its matchmaker calls
+        too), before the connection's end is told: an ``Away`` after the
+        ``queue`` sent before it, as when frames were handled one by one."""
+        while self._lane_task is not None:
+            await asyncio.shield(self._lane_task)
+
+    async def _handle(self, kind: str, handler: Handler | None, frame: dict[str, Any]) -> None:
+        """One frame's handler; whatever it raises costs that frame only."""
         try:
             if handler is None:
                 raise FrameError("unknown_type")
@@ -1060,7 +1101,7 @@ def _check(rep: Any) -> None:
         raise FrameError(rep.error_code)
 
 
-HANDLERS = {
+HANDLERS: dict[str, Handler] = {
     "hello": Connection.h_hello,
     "ping": Connection.h_ping,
     "queue": Connection.h_queue,

@@ -173,16 +173,14 @@ export class Session extends EventTarget {
   }
 
   /** A ping; nothing heard for `pongWaitMs` after it (no pong, nor any
-   * other frame) and the connection is lost. One awaited at a time; a
-   * `check` (a move unanswered) is awaited itself when the one awaited was
-   * answered already (it was skipped, and the move waited for the next
-   * ping). The pings of every 10 s are not: the gateway answers a
-   * connection's frames in turn, and a lobby call the matchmaker is slow to
-   * answer (up to 10 s) holds the pongs behind it. */
-  ping(check = false) {
+   * other frame) and the connection is lost. One awaited at a time, unless
+   * the awaited one was answered already: then this one is (a move's check
+   * skipped so waited for the next ping). The gateway answers a ping at
+   * once, beside a lobby request the matchmaker is slow to answer. */
+  ping() {
     const sent = Date.now();
     if (!this.raw({ type: "ping", client_ms: sent })) return;
-    if (this.deadTimer && (!check || this.lastHeard < this.deadSent)) return;
+    if (this.deadTimer && this.lastHeard < this.deadSent) return;
     clearTimeout(this.deadTimer);
     this.deadSent = sent;
     this.deadTimer = setTimeout(() => {
@@ -249,7 +247,7 @@ export class Session extends EventTarget {
     return new Promise((resolve) => {
       this.pending.set(cmd_id, { frame, resolve });
       this.raw(frame);
-      setTimeout(() => { if (this.pending.has(cmd_id) && this.state === "open") this.ping(true); }, ANSWER_WAIT_MS);
+      setTimeout(() => { if (this.pending.has(cmd_id) && this.state === "open") this.ping(); }, ANSWER_WAIT_MS);
     });
   }
 
