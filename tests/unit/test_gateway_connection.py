@@ -66,6 +66,11 @@ class FakeMatchmaker:
         self.metadata.append(dict(metadata))
         return matchmaker_pb2.EnqueueReply(error_code=self.enqueue_error, ticket="t-1")
 
+    async def Cancel(self, req: Any, timeout: float, metadata: Any = ()) -> Any:  # noqa: N802
+        self.calls.append(("Cancel", req))
+        self.metadata.append(dict(metadata))
+        return matchmaker_pb2.CancelReply(game="onecard")
+
     async def Away(self, req: Any, timeout: float, metadata: Any = ()) -> Any:  # noqa: N802
         self.calls.append(("Away", req))
         self.metadata.append(dict(metadata))
@@ -199,7 +204,10 @@ def token(gw: FakeGateway, player: str = "p1", nick: str = "하나") -> str:
 
 
 async def send(c: Connection, frame: dict[str, Any]) -> None:
+    """The frame sent and handled (a lobby request too: it is handled in
+    turn beside the connection's other frames, Connection.on_frame)."""
     await c.on_frame(orjson.dumps(frame).decode().replace('"\\u0000deep"', DEEP_TEXT))
+    await c.settle()
 
 
 async def hello(c: Connection, gw: FakeGateway, t: FakeTransport) -> dict[str, Any]:
@@ -1205,3 +1213,35 @@ async def test_a_sync_answer_older_than_what_was_sent_is_dropped() -> None:
     await c.deliver_catch_up({"game": "g1", "seq": 2, "view": {"seat": 1, "turn": 2},
                               "events": [{"game_seq": 2, "t": 1, "event": {"type": "drew"}}]})
     assert len(t.sent) == sent and c.session.game_seq == 4
+
+
+async def test_lobby_requests_wait_in_turn_and_are_handled_before_the_end() -> None:
+    """A lobby request the matchmaker is slow to answer (a leader change)
+    holds neither the pong nor the next frames behind it; the next lobby
+    request waits its turn (answered in the order sent); and ``settle``
+    (the socket's end, before ``finish`` tells the lobby the player is
+    away) waits for them, so the ``Away`` comes after the ``queue`` sent
+    before it."""
+    c, t, gw = make()
+    await hello(c, gw, t)
+    release = asyncio.Event()
+    enqueue = gw.mm.Enqueue
+
+    async def slow(req: Any, timeout: float, metadata: Any = ()) -> Any:
+        await release.wait()
+        return await enqueue(req, timeout, metadata)
+
+    gw.mm.Enqueue = slow
+    await c.on_frame(orjson.dumps({"type": "queue", "game": "onecard", "seats": 2}).decode())
+    await c.on_frame(orjson.dumps({"type": "cancel_queue"}).decode())
+    await c.on_frame(orjson.dumps({"type": "ping", "client_ms": 3}).decode())
+    assert [f["type"] for f in t.frames()[1:]] == ["pong"]
+    settled = asyncio.create_task(c.settle())
+    await asyncio.sleep(0.05)
+    assert not settled.done() and gw.mm.calls == []
+    release.set()
+    await asyncio.wait_for(settled, 5)
+    assert [n for n, _ in gw.mm.calls] == ["Enqueue", "Cancel"]
+    assert [f["type"] for f in t.frames()[1:]] == ["pong", "queued", "queue_cancelled"]
+    await c.finish()
+    assert [n for n, _ in gw.mm.calls] == ["Enqueue", "Cancel", "Away"]
