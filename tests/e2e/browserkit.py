@@ -239,7 +239,12 @@ def onecard_play_turn(page: Any) -> str:
     deselected, the next one is tried; with nothing playable, [공격 N장
     받기], [1장 뽑기] or [카드 없음 · 넘기기]. Returns what was done."""
     refused = False
-    for cards in onecard_tries(list(view(page).get("hand") or [])):
+    v = view(page)
+    # the cards the seat's view says cannot go first now are not tried (a
+    # refused try costs a round trip: a long game under load ran out of time)
+    cannot = v.get("cannot") or {}
+    tries = [t for t in onecard_tries(list(v.get("hand") or [])) if not all(c in cannot for c in t)]
+    for cards in tries:
         if not onecard_my_turn(page):
             return "not_my_turn"
         for code in cards:

@@ -297,27 +297,39 @@ def test_a_refusal_a_tall_dock_leaves_no_room_for_is_a_toast(new_page: Any) -> N
     assert page.locator("#refusal").is_hidden()
 
 
-def test_a_card_that_cannot_go_is_said_and_sent_without_asking_a_suit(new_page: Any) -> None:
+def test_a_card_that_cannot_go_is_sent_without_asking_a_suit_and_refused_why(
+        new_page: Any) -> None:
     """Trial findings (RULES.md 1.5, 1.3): facing 공격 2장!, a 7 opened "다음
-    무늬를 골라요" and its refusal came only after a suit was picked; the
-    preview promised a J's "다음 사람을 건너뛰어요". The preview says the card
-    cannot go, and 카드 내기 sends the 7 as it is, for the server's refusal."""
+    무늬를 골라요" and its refusal came only after a suit was picked. 카드
+    내기 sends the 7 as it is, and its refusal says why in the table's words.
+    Selecting a card says what it does, never whether it may go: the seed's
+    "낼 수 있는 카드는 화면이 알려 주지 않으니 직접 찾아요" (a trial found
+    the preview saying "낼 수 없어요" on selection)."""
     page = new_page(**PHONE)
     v = engine_view("onecard", 4, seed=5)
     v = onecard_hand(v, ["7H", "JH", "5C", "AH"], turn=0, top="2H", suit="H", pending=2,
                      twos_only=True)
+    assert v["cannot"]["JH"] == v["cannot"]["7H"] == "under_attack"
     render(page, "onecard", "onecard", v)
-    page.evaluate("() => { window.__acts = []; window.__ctl.act = async (a) => {"
-                  " window.__acts.push(a); return null; }; }")
+    # the server's refusal, with the engine's code, shown as game.act shows
+    # it: in the table's words when it has them (`explain`)
+    page.evaluate("""() => { window.__acts = []; window.__ctl.act = async (a, explain) => {
+        window.__acts.push(a);
+        const f = {type: 'error', code: 'under_attack', message: '공격을 받는 중이에요.'};
+        const g = await import('./js/game.js');
+        g.game.refused({...f, message: (explain && explain(f)) || f.message});
+        return null; }; }""")
     page.locator('.oc-hand [data-card="JH"]').click()
-    assert page.locator(".effect").inner_text() == \
-        "♥J: 낼 수 없어요 — 공격을 받는 중이라 공격 카드로 넘기거나 받아야 해요"
+    assert page.locator(".effect").inner_text() == "♥J: 다음 사람을 건너뛰어요"
     page.locator('.oc-hand [data-card="JH"]').click()  # unpicked
     page.locator('.oc-hand [data-card="7H"]').click()
+    assert page.locator(".effect").inner_text() == "♥7: 다음 무늬를 골라요"
     page.locator('[data-act="play"]').click()
     page.wait_for_function("() => window.__acts.length === 1")
     assert page.evaluate("() => window.__acts") == [{"type": "play", "cards": ["7H"]}]
     assert page.locator(".suit-picker").count() == 0
+    assert page.locator("#refusal").inner_text() == \
+        "♥7: 낼 수 없어요 — 공격을 받는 중이라 공격 카드로 넘기거나 받아야 해요"
     # a 7 that can go asks for the suit it names, as before
     page.evaluate("() => { const v = window.__ctl.view; v.pending = 0; v.top = '9H'; v.cannot = {};"
                   " window.__ctl.render(); }")

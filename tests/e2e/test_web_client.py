@@ -229,6 +229,28 @@ def test_onecard_table_at_360px(new_page: Any) -> None:
     page.wait_for_function(f"() => window.ttanjit.game.view.hand.length === {cards + 1}")
     # the particle fits the name ("폰원카드" ends without 받침: 가, not "이(가)")
     assert "폰원카드가 1장을 받아요" in page.locator('.toast:has-text("헛원카드")').first.inner_text()
+    # a card that cannot go: selecting it says what it does, not that it
+    # cannot go (the seed: "낼 수 있는 카드는 화면이 알려 주지 않으니 직접
+    # 찾아요"); [카드 내기] is refused, in the table's words (RULES.md 1.2)
+    deadline = time.monotonic() + 90
+    while True:
+        assert time.monotonic() < deadline, table_state(page)
+        if onecard_my_turn(page) and page.locator(".suit-picker").count() == 0:
+            cannot = view(page).get("cannot") or {}
+            if cannot:
+                break
+            onecard_play_turn(page)  # everything can go: a turn, then the next
+        page.wait_for_timeout(150)
+    card = sorted(cannot)[0]
+    hand = sorted(view(page)["hand"])
+    page.locator(f'.oc-hand .card[data-card="{card}"]').click()
+    assert "낼 수 없어요" not in page.locator(".effect").inner_text()
+    page.locator('[data-act="play"]').click()
+    page.wait_for_selector("#refusal:not([hidden])")
+    assert page.locator(".suit-picker").count() == 0
+    assert ": 낼 수 없어요 — " in page.locator("#refusal").inner_text()
+    assert page.locator("#refusal").get_attribute("data-code") == cannot[card]
+    assert sorted(view(page)["hand"]) == hand
 
 
 def test_a_double_tap_makes_one_move_and_no_refusal(new_page: Any) -> None:

@@ -325,8 +325,9 @@ export class GameController {
     sayChanges(this);
   }
 
-  /** Send a game action; a refusal is shown with its Korean message. */
-  async act(action) {
+  /** Send a game action; a refusal is shown with its Korean message (or
+   * `explain(error frame)`'s, when it has one: the table's words for it). */
+  async act(action, explain = null) {
     // a double tap: the same action again within a moment. The first made
     // the move and the turn moved on, so the second is "not your turn" —
     // shown under "내 차례예요" once the turn came back (trial finding); not
@@ -349,7 +350,7 @@ export class GameController {
     }
     const f = await net.action(this.id, action);
     if (f.type === "error") {
-      if (!(again && f.code === "not_your_turn")) this.refused(f);
+      if (!(again && f.code === "not_your_turn")) this.refused({ ...f, message: explain?.(f) || f.message });
       return null;
     }
     this.clearRefusal(); // an earlier refusal no longer stands (its update already drew the table)

@@ -13,7 +13,7 @@ import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar
   tookOverMark, noWinnerTitle } from "./game.js";
 import * as clock from "./clock.js";
 import * as store from "./store.js";
-import { effectText, notPlayable } from "./onecard_text.js";
+import { cannotGo, effectText, refusalText } from "./onecard_text.js";
 import { seatCount, seatPlays, onAutopilot, botTookOver, isWinner, handCount } from "./seats.js";
 
 export { effectText }; // the preview, pure (onecard_text.js)
@@ -194,10 +194,10 @@ function toggle(ctl, code) {
   ctl.render();
 }
 
-async function act(ctl, action) {
+async function act(ctl, action, explain = null) {
   const st = ctl.tableState;
   const sent = [...st.sel];
-  const r = await ctl.act(action);
+  const r = await ctl.act(action, explain);
   if (r) {
     st.sel = selectionAfter(sent, st.sel);
     if (!st.sel.length) st.picker = false;
@@ -225,7 +225,7 @@ async function play(ctl, suit) {
   // a card that cannot go is sent as it is, for the server's refusal: no
   // suit asked first (under attack a 7 opened the picker, and its refusal
   // came after a suit was picked: trial finding)
-  if ((c.joker || c.rank === "7") && !suit && !emptying && !notPlayable(sel, ctl.view)) {
+  if ((c.joker || c.rank === "7") && !suit && !emptying && !cannotGo(sel, ctl.view)) {
     st.picker = true;
     ctl.focusNext = ".suit-picker [data-suit]";
     ctl.render();
@@ -234,7 +234,8 @@ async function play(ctl, suit) {
   }
   const action = { type: "play", cards: sel };
   if (suit) action.suit = suit;
-  const r = await act(ctl, action);
+  const view = ctl.view;
+  const r = await act(ctl, action, (f) => refusalText(f.code, sel, view));
   if (r && r.info && r.info.reordered) {
     addLog(ctl, `고른 순서로는 낼 수 없어 ${r.info.order.map(ocName).join(" → ")} 순서로 냈어요.`, "info");
     ctl.render();

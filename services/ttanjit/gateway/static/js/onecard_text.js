@@ -4,18 +4,17 @@
 import { ocName, ocParse, SUIT_NAME, SUIT_SYMBOL } from "./cards.js";
 
 /** What the selected cards would do (the seed: "고른 카드의 효과를 확인하고").
- * Attack strengths come from the view (`attack`: {card: strength} for the
- * attack cards in the hand; games/onecard_view.py), not from a table here. */
+ * Whether they may go now is not said: "낼 수 있는 카드는 화면이 알려 주지
+ * 않으니 직접 찾아요" — the reason comes with [카드 내기]'s refusal
+ * (refusalText). Attack strengths come from the view (`attack`: {card:
+ * strength} for the attack cards in the hand; games/onecard_view.py), not
+ * from a table here. */
 export function effectText(sel, view) {
   if (!sel.length) return "";
   const c = ocParse(sel[0]);
   const k = sel.length;
   const atk = sel.reduce((s, x) => s + (view.attack?.[x] || 0), 0);
   const names = sel.map(ocName).join(" · ");
-  // not what a card that cannot go would do (under attack a J promised "다음
-  // 사람을 건너뛰어요": trial finding)
-  const why = notPlayable(sel, view);
-  if (why) return `${names}: 낼 수 없어요 — ${why}`;
   const emptying = k === (view.hand || []).length;
   let what;
   if (c.joker) what = `공격 ${atk}장${view.pending ? ` (쌓인 공격 ${view.pending + atk}장을 다음 사람에게 넘겨요)` : ""} · 다음 무늬를 골라요`;
@@ -30,18 +29,32 @@ export function effectText(sel, view) {
   return `${names}: ${what}`;
 }
 
-/** Why none of the selected cards may go first now, on the seat's turn
- * (the view's `cannot`, {card: the engine's refusal code}: the client keeps
- * no rules of its own), or "": a group goes if any of its cards may go
- * first (the server finds the order). E.g. on a 7 that named ♠, "바뀐 무늬
- * ♠ 스페이드, 같은 숫자(7) 또는 조커만 낼 수 있어요". */
-export function notPlayable(sel, view) {
+/** Whether none of the selected cards may go first now, on the seat's
+ * turn (the view's `cannot`, {card: the engine's refusal code}: the client
+ * keeps no rules of its own): a group goes if any of its cards may go first
+ * (the server finds the order). Such a 7 or joker is sent as it is, for its
+ * refusal, with no suit asked first. */
+export function cannotGo(sel, view) {
   const cannot = view.cannot;
-  if (!sel.length || !cannot || view.turn !== view.seat || !sel.every((x) => cannot[x])) return "";
+  return !!sel.length && !!cannot && view.turn === view.seat && sel.every((x) => cannot[x]);
+}
+
+/** [카드 내기]'s refusal said with the table in view (the seed: "낼 수 없는
+ * 카드면 까닭을 알려 주고 내지 않아요"): the engine's refusal `code` for the
+ * selected cards, and the view they were sent on, or "" (the server's own
+ * message then). E.g. on a 7 that named ♠, "♦5: 낼 수 없어요 — 바뀐 무늬
+ * ♠ 스페이드, 같은 숫자(7) 또는 조커만 낼 수 있어요". */
+export function refusalText(code, sel, view) {
+  if (!sel.length || !view.top) return "";
+  const why = reason(code, sel, view);
+  return why ? `${sel.map(ocName).join(" · ")}: 낼 수 없어요 — ${why}` : "";
+}
+
+function reason(code, sel, view) {
   const top = ocParse(view.top);
   const card = ocParse(sel[0]);
   const suit = `${SUIT_SYMBOL[view.suit]} ${SUIT_NAME[view.suit]}`;
-  switch (cannot[sel[0]]) {
+  switch (code) {
     case "under_attack": return "공격을 받는 중이라 공격 카드로 넘기거나 받아야 해요";
     case "cannot_defend": return "3으로는 2만 이어진 공격만 막을 수 있어요";
     case "weaker_attack": return "지금 공격보다 약한 카드로는 넘길 수 없어요";
@@ -51,6 +64,6 @@ export function notPlayable(sel, view) {
       if (view.pending && card.rank === "3") return `${suit} 3으로만 막을 수 있어요`;
       if (view.pending) return `${suit} 공격 카드, 같은 숫자(${top.rank}) 또는 조커로만 넘길 수 있어요`;
       return `${suit}, 같은 숫자(${top.rank}) 또는 조커만 낼 수 있어요`;
-    default: return "지금은 낼 수 없어요";
+    default: return "";
   }
 }

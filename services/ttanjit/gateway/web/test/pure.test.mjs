@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { effectText, notPlayable } from "../../static/js/onecard_text.js";
+import { cannotGo, effectText, refusalText } from "../../static/js/onecard_text.js";
 import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter } from "../../static/js/cards.js";
 import { placeText, josa, num, signed, scoreText, progressText, boardLine } from "../../static/js/state.js";
 
@@ -29,32 +29,43 @@ test("One Card preview of cards without attack", () => {
   assert.equal(effectText([], calm), "");
 });
 
-test("One Card preview says a card that cannot go now, not its effect (RULES.md 1.2, 1.5)", () => {
-  // trial finding: on ♦7 that named ♠, ♦5 was refused "맨 위 카드와 무늬나
-  // 숫자가 맞지 않아요." though it matched the top's suit on screen. The
-  // view says which cards cannot go (`cannot`, the engine's codes)
+test("One Card preview says what a card does, never whether it may go (the seed)", () => {
+  // the user's rule page: "낼 수 있는 카드는 화면이 알려 주지 않으니 직접
+  // 찾아요" — a preview that said "낼 수 없어요" on selection told it
+  // (trial finding); the reason comes with [카드 내기]'s refusal
   const named = { seat: 0, turn: 0, hand: ["5D", "9S", "7C", "JH"], top: "7D", suit: "S", pending: 0,
     attack: {}, cannot: { "5D": "named_suit", JH: "named_suit" } };
-  assert.equal(effectText(["5D"], named), "♦5: 낼 수 없어요 — 바뀐 무늬 ♠ 스페이드, 같은 숫자(7) 또는 조커만 낼 수 있어요");
-  assert.equal(notPlayable(["9S"], named), "");
-  assert.equal(notPlayable(["7C"], named), ""); // the top's rank
-  assert.equal(notPlayable(["5D"], { ...named, turn: 1 }), ""); // picked before my turn: not judged yet
-  const plain = { ...named, top: "9D", suit: "D", cannot: { JH: "does_not_match" } };
-  assert.equal(notPlayable(["JH"], plain), "♦ 다이아몬드, 같은 숫자(9) 또는 조커만 낼 수 있어요");
-  const joker = { ...named, top: "BJ", suit: "H", cannot: { "9S": "joker_named_suit" } };
-  assert.equal(notPlayable(["9S"], joker), "조커 위에는 바뀐 무늬 ♥ 하트 또는 조커만 낼 수 있어요");
-  // under attack: a J promised "다음 사람을 건너뛰어요", a 7 asked for a suit (trial finding)
+  assert.equal(effectText(["5D"], named), "♦5: 효과 없음");
+  assert.equal(effectText(["JH"], named), "♥J: 다음 사람을 건너뛰어요");
   const attacked = { seat: 0, turn: 0, hand: ["JH", "7H", "3H", "3C", "AH", "2C"], top: "2H", suit: "H",
     pending: 2, twos_only: true, attack: { AH: 3, "2C": 2 },
     cannot: { JH: "under_attack", "7H": "under_attack", "3C": "does_not_match" } };
-  assert.equal(effectText(["JH"], attacked), "♥J: 낼 수 없어요 — 공격을 받는 중이라 공격 카드로 넘기거나 받아야 해요");
-  assert.match(effectText(["7H"], attacked), /낼 수 없어요/);
-  assert.equal(notPlayable(["3C"], attacked), "♥ 하트 3으로만 막을 수 있어요");
-  assert.equal(notPlayable(["3C", "3H"], attacked), ""); // a group goes by its best first card
+  assert.equal(effectText(["7H"], attacked), "♥7: 다음 무늬를 골라요");
   assert.equal(effectText(["AH"], attacked), "♥A: 공격을 넘겨요: 모두 5장");
+  // a 7 that cannot go is sent for its refusal, no suit asked first
+  assert.equal(cannotGo(["7H"], attacked), true);
+  assert.equal(cannotGo(["3C", "3H"], attacked), false); // a group goes by its best first card
+  assert.equal(cannotGo(["7C"], named), false); // the top's rank
+  assert.equal(cannotGo(["5D"], { ...named, turn: 1 }), false); // picked before my turn: not judged yet
+});
+
+test("One Card refusal says why in the words of the table (RULES.md 1.2, 1.5)", () => {
+  // trial finding: on ♦7 that named ♠, ♦5 was refused "맨 위 카드와 무늬나
+  // 숫자가 맞지 않아요." though it matched the top's suit on screen
+  const named = { seat: 0, turn: 0, hand: ["5D", "9S"], top: "7D", suit: "S", pending: 0 };
+  assert.equal(refusalText("named_suit", ["5D"], named), "♦5: 낼 수 없어요 — 바뀐 무늬 ♠ 스페이드, 같은 숫자(7) 또는 조커만 낼 수 있어요");
+  const plain = { ...named, top: "9D", suit: "D" };
+  assert.equal(refusalText("does_not_match", ["JH"], plain), "♥J: 낼 수 없어요 — ♦ 다이아몬드, 같은 숫자(9) 또는 조커만 낼 수 있어요");
+  const joker = { ...named, top: "BJ", suit: "H" };
+  assert.equal(refusalText("joker_named_suit", ["9S"], joker), "♠9: 낼 수 없어요 — 조커 위에는 바뀐 무늬 ♥ 하트 또는 조커만 낼 수 있어요");
+  const attacked = { seat: 0, turn: 0, top: "2H", suit: "H", pending: 2 };
+  assert.equal(refusalText("under_attack", ["JH"], attacked), "♥J: 낼 수 없어요 — 공격을 받는 중이라 공격 카드로 넘기거나 받아야 해요");
+  assert.equal(refusalText("does_not_match", ["3C"], attacked), "♣3: 낼 수 없어요 — ♥ 하트 3으로만 막을 수 있어요");
   // on the colour joker nothing is strong enough (review finding: it said "♥ 하트")
-  const onCJ = { ...attacked, top: "CJ", pending: 7, cannot: { "2C": "weaker_attack" } };
-  assert.equal(notPlayable(["2C"], onCJ), "지금 공격보다 약한 카드로는 넘길 수 없어요");
+  assert.equal(refusalText("weaker_attack", ["2C"], { ...attacked, top: "CJ", pending: 7 }),
+    "♣2: 낼 수 없어요 — 지금 공격보다 약한 카드로는 넘길 수 없어요");
+  // any other refusal: the server's own message
+  assert.equal(refusalText("not_your_turn", ["5D"], named), "");
 });
 
 test("One Card card codes", () => {
