@@ -174,3 +174,38 @@ def test_the_live_list_fits_a_phone(new_page: Any) -> None:
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
     page.locator(".live").scroll_into_view_if_needed()
     shot(page, "live-list-phone")
+
+
+def test_a_player_who_left_watches_the_game_go_on(new_page: Any) -> None:
+    """RULES.md 4: a player who left may watch but not retake the seat. A
+    trial found 관전 on the game one had left (나가기, a friend still
+    playing) showing only "이미 게임 중이에요." The watch page shows the
+    table, public only, the seat played by its bot."""
+    host = new_page(width=1000, height=800)
+    sign_in(host, "계속하는이")
+    host.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
+    code = host.locator("#room-code").inner_text()
+    guest = new_page(width=1000, height=800)
+    sign_in(guest, "나가는이")
+    guest.fill('input[name="code"]', code)
+    guest.get_by_role("button", name="입장").click()
+    guest.wait_for_selector(f'#room-code:has-text("{code}")')
+    host.wait_for_selector('.seat .name:has-text("나가는이")')
+    host.get_by_role("button", name="봇 넣기").click()
+    host.wait_for_function("() => document.querySelectorAll('.seat.bot').length === 1")
+    host.get_by_role("button", name="시작").click()
+    for p in (host, guest):
+        p.wait_for_selector('section.table[data-game="onecard"]')
+    gid = guest.evaluate("() => window.ttanjit.game.id")
+    guest.once("dialog", lambda d: d.accept())
+    guest.locator('.game-head [data-act="leave"]').click()
+    guest.wait_for_selector(".game-card")
+    row = guest.locator(f'.live tr[data-game-id="{gid}"]')
+    row.wait_for(timeout=30_000)
+    row.locator('[data-act="watch"]').click()
+    guest.wait_for_selector(f'section.page.watch[data-game-id="{gid}"] section.table[data-game="onecard"]')
+    watched = guest.evaluate(f"() => {W}.view")
+    assert watched["seat"] is None and "hand" not in watched
+    assert guest.locator(".page.watch .oc-hand .card").count() == 0
+    assert "이미 게임 중이에요" not in guest.locator("#app").inner_text()
+    shot(guest, "leaver-watches")

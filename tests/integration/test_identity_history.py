@@ -629,6 +629,36 @@ async def test_spectators_see_the_players_reactions(st: Stack) -> None:
     await w.close()
 
 
+async def test_a_player_who_left_may_watch_the_game_go_on(st: Stack) -> None:
+    """RULES.md 4: a player who left "may watch but not retake the seat";
+    the README: a left game can be watched from the lobby's 관전 list. A
+    trial found 관전 on it refused "이미 게임 중이에요." (``in_game``). The
+    watch is a spectator's (the public view: the seat is the bot's now)."""
+    from wsclient import two_in_a_room
+
+    host = await WSClient.signed_in(st.http(0), "남는사람")
+    guest = await WSClient.signed_in(st.http(0), "나간사람")
+    await two_in_a_room(host, guest, "onecard", seats=3)
+    await host.send({"type": "room_add_bot", "level": "easy"})
+    await host.wait_for(lambda f: f.get("type") == "room" and len(f["room"]["members"]) == 3)
+    await host.send({"type": "room_start"})
+    gid = (await guest.wait_type("matched", 20))["game_id"]
+    await guest.send({"type": "spectate", "game_id": gid})  # still seated: its own view
+    assert (await guest.wait_type("error"))["code"] == "in_game"
+    assert (await guest.action(gid, {"type": "leave"}))["type"] == "result"
+    await guest.send({"type": "spectate", "game_id": gid})
+    watched = await guest.wait_type("spectate_view")
+    assert watched["game_id"] == gid and watched["view"].get("seat") is None
+    assert "hand" not in watched["view"]
+    left = next(p for p in watched["players"] if p.get("nickname") == "나간사람")
+    assert watched["view"]["seats"][left["seat"]]["substituted"]
+    await guest.send({"type": "spectate_stop"})
+    await guest.wait_type("spectate_stopped")
+    await host.action(gid, {"type": "leave"})
+    for c in (host, guest):
+        await c.close()
+
+
 async def test_host_turns_spectating_off(st: Stack) -> None:
     c = await WSClient.signed_in(st.http(0), "비공개판")
     await c.send({"type": "room_create", "game": "onecard", "seats": 2})

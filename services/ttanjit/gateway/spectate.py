@@ -12,7 +12,7 @@ where, by nickname or bot level) and ``spectate_update``
 events and the public view after them); a gap in ``game_seq`` or
 another ``spectate`` re-sends the view. ``spectate_stop`` (or a new
 ``spectate``, or closing) ends it. A player cannot watch a game they sit in
-(``in_game``: their own seat's view is theirs), nor a game whose host turned
+(``in_game``: their own seat's view is theirs; one who left it may), nor a game whose host turned
 관전 off (``no_spectating``: the directory entry's ``spectators: false``; the
 shard refuses a spectator sync of it too).
 
@@ -108,7 +108,9 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
         raise FrameError("unknown_game")
     s = c.session
     assert s is not None
-    if s.game_id == gid and not c.finished_game:
+    # its seat's view is the player's own; one who left (나가기: a bot has
+    # the seat) may watch it go on (RULES.md 4), as anyone
+    if s.game_id == gid and not c.finished_game and s.left != gid:
         raise FrameError("in_game")
     w = _watching.get(c.id)
     if w is None or w["game_id"] != gid:
