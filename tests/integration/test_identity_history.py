@@ -399,7 +399,7 @@ def test_display_math() -> None:
     # a loss that still rose: by place where the game has a score, else the
     # provisional rating's shrinking uncertainty
     up = standings.change("g", "penalty_rows", "loss", 5, 5.5, 12, seats=5)["why"]
-    assert up.startswith("졌지만 +20점.") and "점수로 앞선 상대" in up
+    assert up.startswith("졌지만 +20점.") and "내가 점수로 앞선 상대" in up
     assert "불확실성" in standings.change("g", "onecard", "loss", 0, 0.5, 2)["why"]
     # 5th of 5 by score yet up: the seat that left counted below it, and the
     # line says so (nothing on the screen did: trial nitpick)
@@ -407,7 +407,8 @@ def test_display_math() -> None:
     assert standings.others_left(result, 0) and not standings.others_left(result, 2)
     why = standings.change("g", "penalty_rows", "loss", 5, 5.1, 12, standings.others_left(result, 0),
                            seats=3)["why"]
-    assert "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." in why, why
+    assert why.startswith("졌지만 +4점. 자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, 졌어도 "
+                          "그보다 앞선 순위예요."), why
     assert "자리를 비운" not in standings.change("g", "penalty_rows", "loss", 5, 5.1, 12, seats=3)["why"]
 
 

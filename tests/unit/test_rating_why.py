@@ -99,8 +99,11 @@ def test_a_rise_after_a_loss_because_another_left_says_so_first() -> None:
                           "졌어도 그보다 앞선 순위예요.")
     assert "처음 몇 판" not in why
     assert "앞선 순위" not in standings.explain("loss", 0, 20, others_left=True)  # no rise to explain
-    # by score at a table of four: its place is the reason too, both said
+    # by score at a table of four: the leaver first (a trial's player last by
+    # points, up +74 only for the leaver, read "점수로 앞선 상대가 있으면 …"
+    # first), then the place by score, which may be a reason too
     scored = standings.explain("loss", 12, 20, by_score=True, others_left=True, seats=4)
-    assert "점수로 앞선 상대" in scored and "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." in scored
+    assert scored == ("졌지만 +12점. 자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, 졌어도 그보다 "
+                      "앞선 순위예요. 우승은 못 했어도 내가 점수로 앞선 상대가 있으면 그 순위만큼 올라요.")
     down = standings.explain("loss", -5, 20, others_left=True)  # down all the same: both said
     assert "상대가 약할수록" in down and "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." in down

@@ -77,6 +77,11 @@ LOSS_BY_SCORE = "점수 순위가 낮을수록, 상대가 약할수록 더 내�
 # 내려가고, 강할수록 덜 내려가요." (trial nitpick)
 LOSS_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 여럿이 한 판은 대개 1대1보다 덜 " \
     "내려가요. 상대가 약할수록 더 내려가요."
+# a loss that rose where those who did not win place by score: "점수로 앞선
+# 상대" alone read as a rival ahead of me, the opposite (trial finding)
+RISE_BY_SCORE = "우승은 못 했어도 내가 점수로 앞선 상대가 있으면 그 순위만큼 올라요."
+# a loss that rose with another seat's player gone (counted last)
+RISE_LEFT = "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, 졌어도 그보다 앞선 순위예요."
 # ... and up: sharing it with stronger seats (not only in a new player's
 # first games, as PROVISIONAL_RISE said: review finding)
 RISE_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 나보다 강한 상대와 같은 순위면 " \
@@ -112,16 +117,17 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
         why = LOSS_BY_SCORE if delta < 0 and placed else \
             LOSS_SHARED if delta < 0 and shared else \
             "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." if delta < 0 else \
-            "우승은 못 했어도 점수로 앞선 상대가 있으면 순위만큼 올라요." if placed else \
+            RISE_BY_SCORE if placed else \
             RISE_SHARED if shared else \
             PROVISIONAL_RISE
     # 5th of 5 by score and still up: the seat that left ranked below
     # (nothing on the screen said so: trial nitpick)
     left = "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." if others_left and kind != "left" else ""
-    if left and kind == "loss" and delta > 0 and not placed:
-        # that is the rise's reason: said first, not after "처음 몇 판은 …"
-        # (a room whose other person left: trial finding)
-        why, left = "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, 졌어도 그보다 앞선 순위예요.", ""
+    if left and kind == "loss" and delta > 0:
+        # that is the rise's reason (by score, maybe not the only one): said
+        # first, not after "처음 몇 판은 …" (a room whose other person left:
+        # trial finding), nor after a place by score that was last (trial)
+        why, left = f"{RISE_LEFT} {RISE_BY_SCORE}" if placed else RISE_LEFT, ""
     tail = f" {games}/{PROVISIONAL_GAMES}판 — 10판까지는 잠정 점수라 크게 움직여요." if prov else ""
     return " ".join(x for x in (head, why, left) if x) + tail
 
