@@ -1249,3 +1249,36 @@ def test_a_finished_games_away_badge_is_on_the_others_seats_only(new_page: Any) 
     away = page.locator(".badge.away")
     assert away.count() == 1
     assert page.locator('[data-seat="1"] .badge.away').count() == 1
+
+
+def test_results_left_by_the_top_bar_do_not_come_back(new_page: Any) -> None:
+    """Trial finding (seen twice, One Card and 줄줄이 벌점): results left by
+    the top bar's 딴짓 instead of 로비로 came back on every reload, even of
+    the bare address. Leaving them any way is done with them (as 로비로:
+    their 한 판 더 declined)."""
+    page = new_page(width=1000, height=860)
+    sign_in(page, "결과봤음")
+    page.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
+    page.wait_for_selector("#room-code")
+    # a game whose people are all away this long ends (RULES.md 4, shortened)
+    page.evaluate("() => window.ttanjit.net.send({type: 'room_options', options: {abandon_ms: 1500}})")
+    page.wait_for_function("() => window.ttanjit.state.room.options.abandon_ms === 1500")
+    page.get_by_role("button", name="봇 넣기").click()
+    page.wait_for_function("() => document.querySelectorAll('.seat.bot').length === 1")
+    page.get_by_role("button", name="시작").click()
+    page.wait_for_selector('section.table[data-game="onecard"] .oc-hand .card')
+    gid = page.evaluate("() => window.ttanjit.game.id")
+    page.context.set_offline(True)
+    page.wait_for_timeout(4000)
+    page.context.set_offline(False)
+    page.wait_for_selector("section.results", timeout=30_000)
+    assert page.evaluate("() => location.hash") == f"#/game/{gid}"
+    page.locator(".topbar .brand").click()
+    page.wait_for_selector(".game-card")
+    for _ in range(2):
+        page.reload()
+        page.wait_for_function("() => window.ttanjit.net.welcome")
+        page.wait_for_selector(".game-card")
+        page.wait_for_timeout(1000)  # the welcome's screen, if any
+        assert page.evaluate("() => location.hash") in ("", "#/")
+        assert page.locator("section.results").count() == 0

@@ -389,7 +389,6 @@ export class GameController {
   }
 
   leave() {
-    if (this.view?.finished || this.final) net.send({ type: "rematch_decline", game_id: this.id });
     if (this.view && !this.view.finished && this.mySeatIsHuman()) {
       // what leaving costs, said before (trial: −57 to −142 with no word why)
       if (!confirm(LEAVE_QUESTION)) return;
@@ -400,13 +399,24 @@ export class GameController {
 
   /** Back to the lobby for good: a reload no longer brings this game back. */
   done() {
-    if (this.view?.finished || this.final) net.send({ type: "rematch_decline", game_id: this.id });
+    this.doneWith();
+    location.hash = "#/";
+  }
+
+  /** Done with this game, wherever the player goes: a game that is over
+   * declines its 한 판 더, and neither a reload nor another device brings
+   * it back (the gateway's welcome no longer names it). */
+  doneWith() {
+    if (this.isOver() && !store.get(`left.${this.id}`, false)) {
+      net.send({ type: "rematch_decline", game_id: this.id });
+    }
     store.del(`match.${this.id}`);
     store.set(`left.${this.id}`, true);
     this.close();
     alerts.myTurn(false);
-    location.hash = "#/";
   }
+
+  isOver() { return !!(this.view?.finished || this.final); }
 
   /** The player plays the seat (no bot took it over: left, or away too long). */
   mySeatIsHuman() {

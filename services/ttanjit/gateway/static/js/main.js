@@ -23,6 +23,11 @@ function route() {
   // drawn again (a reconnect's welcome) keeps its place, and its toasts
   // (a rename reconnects: its "이제 …로 보여요." was wiped at once)
   const moved = location.hash !== routed;
+  // the results of a game that is over, left another way than 로비로 (the
+  // top bar's 딴짓, the browser's back, 내 기록; not its rules, a look
+  // away): done with it all the same (every reload brought them back:
+  // trial finding)
+  if (moved && screen !== "rules" && game.id && routed === `#/game/${game.id}` && game.isOver()) game.doneWith();
   if (moved) {
     window.scrollTo(0, 0);
     // the tab's title names the screen; its heading takes the focus
