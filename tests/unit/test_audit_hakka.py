@@ -108,10 +108,10 @@ def test_wan_in_sets_and_singles() -> None:
     assert classify(["wan", "sup2", "sup3"]) is None
     wan, sup2, gon9 = (classify([c]) for c in ("wan", "sup2", "gon9"))
     assert wan is not None and sup2 is not None and gon9 is not None
-    assert refusal_to_beat(wan, sup2, True) == "cannot_beat"
-    assert refusal_to_beat(gon9, wan, True) == "cannot_beat"
+    assert refusal_to_beat(wan, sup2, True) == "elder_one_single"
+    assert refusal_to_beat(gon9, wan, True) == "led_elder_one"
     sup1 = classify(["sup1"])
-    assert sup1 is not None and refusal_to_beat(sup1, sup2, True) == "cannot_beat"
+    assert sup1 is not None and refusal_to_beat(sup1, sup2, True) == "elder_one_single"
 
 
 def test_beating_only_same_kind_and_size_over_the_best_so_far() -> None:

@@ -87,8 +87,12 @@ def test_single_comparison_and_elder_ones() -> None:
     sup1, sin1 and wan never beat a single and, led, cannot be beaten."""
     assert refusal_to_beat(pat("gon5"), pat("gon4"), True) is None
     assert refusal_to_beat(pat("gon3"), pat("gon4"), True) == "cannot_beat"
-    assert refusal_to_beat(pat("sup9"), pat("gon4"), True) == "cannot_beat"
-    assert refusal_to_beat(pat("wan"), pat("gon4"), True) == "cannot_beat"
+    assert refusal_to_beat(pat("sup9"), pat("gon4"), True) == "other_suit"
+    assert refusal_to_beat(pat("wan"), pat("gon4"), True) == "elder_one_single"
+    # a starred 섭 1 on 섭 8: refused as the Elder one it is, not as too low
+    # (the star read as strength: trial finding)
+    assert refusal_to_beat(pat("sup1"), pat("sup8"), False) == "elder_one_single"
+    assert refusal_to_beat(pat("sup9"), pat("sin1"), True) == "led_elder_one"
     for led in ("sup1", "sin1", "wan"):
         for c in CARDS:
             if c != led:

@@ -124,12 +124,14 @@ def refusal_to_beat(p: Pattern, best: Pattern, best_led: bool) -> str | None:
     if p.size != best.size:
         return "wrong_size"
     if p.kind == SINGLE:
+        # each said as itself: a starred 섭 1 on 섭 8 was refused "not higher
+        # than the table's best", the star read as strength (trial finding)
         if best_led and best.cards[0] in ALWAYS_ELDER:
-            return "cannot_beat"
-        if SUIT_OF[p.cards[0]] is None or SUIT_OF[p.cards[0]] != SUIT_OF[best.cards[0]]:
-            return "cannot_beat"
+            return "led_elder_one"
         if p.cards[0] in ALWAYS_ELDER:
-            return "cannot_beat"  # never beat another single (they are 1s anyway)
+            return "elder_one_single"  # never beat another single (they are 1s anyway)
+        if SUIT_OF[p.cards[0]] is None or SUIT_OF[p.cards[0]] != SUIT_OF[best.cards[0]]:
+            return "other_suit"
     if p.strength <= best.strength:
         return "cannot_beat"
     return None
