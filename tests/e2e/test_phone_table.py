@@ -359,3 +359,24 @@ def test_the_buttons_stay_under_the_thumb_turn_after_turn(new_page: Any) -> None
     assert box(page, '[data-act="play"]') == before
     gap = box(page, ".oc-dock")["top"] - box(page, ".emote-bar")["bottom"]
     assert 0 <= gap <= 12, gap  # right above it, the table's room above them
+
+
+@pytest.mark.parametrize("game,file,seats", [("onecard", "onecard", 4), ("hakka", "hakka", 4),
+                                             ("penalty_rows", "penalty", 5)])
+def test_the_next_card_picked_ends_a_refusal(new_page: Any, game: str, file: str,
+                                             seats: int) -> None:
+    """Trial finding (360×640): the refusal over the table covered the turn
+    line and its seconds for its 5 s. Picking the next card ends it (the
+    player read it and moved on)."""
+    page = new_page(width=360, height=640)
+    v = hakka_following() if game == "hakka" else engine_view(game, seats, seed=5)
+    if game == "onecard":
+        v["turn"] = 0
+    render(page, file, game, v)
+    settled(page, ".hand .card")
+    page.evaluate(REFUSED)
+    page.wait_for_selector("#refusal:not([hidden])")
+    page.locator(".hand .card").first.click()
+    page.wait_for_selector("#refusal", state="hidden", timeout=1_000)  # not at its 5 s
+    page.evaluate("() => window.__ctl.render()")  # and not back at the next redraw
+    assert page.locator("#refusal").is_hidden()

@@ -34,6 +34,13 @@ const HELD_OFFLINE = "연결이 끊겨 있어요. 다시 연결되면 보내요.
 // move goes unanswered): the move is kept, and sent once it is back
 net.on("net", ({ state }) => { if (state === "closed" && net.pending.size) toast(HELD_OFFLINE); });
 
+// a refusal shows over the table above the dock, on a phone over the turn
+// line and its seconds: the next card picked ends it (it covered the time
+// left for its 5 s: trial finding)
+document.addEventListener("click", (e) => {
+  if (e.target instanceof Element && e.target.closest("section.table .hand .card")) game.clearRefusal();
+}, true);
+
 const TABLES = { onecard, penalty_rows: penalty, hakka };
 // After `matched` the gateway sends the new game's `view` at once: a screen
 // opened before it came asks for it only if it is this late.
