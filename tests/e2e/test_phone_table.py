@@ -380,3 +380,37 @@ def test_the_next_card_picked_ends_a_refusal(new_page: Any, game: str, file: str
     page.wait_for_selector("#refusal", state="hidden", timeout=1_000)  # not at its 5 s
     page.evaluate("() => window.__ctl.render()")  # and not back at the next redraw
     assert page.locator("#refusal").is_hidden()
+
+
+def hakka_scoring(seed: int = 7) -> dict[str, Any]:
+    """Seat 0's view while a hand's result shows (the scoring phase)."""
+    e = new_engine("hakka", 4, seed=seed)
+    rnd, t = random.Random(2), 0
+    for _ in range(5000):
+        v = e.view(0)
+        if v.get("phase") == "scoring" and v.get("last_hand") and (v.get("hand") or []):
+            return dict(v)
+        seat = v.get("turn")
+        t += 100
+        if seat is None:
+            e.apply(t)
+        else:
+            assert e.apply(t, seat, rnd.choice(e.legal_actions(seat))).ok
+    raise AssertionError("no hand was scored")
+
+
+def test_a_hakka_hands_result_is_not_under_the_hand(new_page: Any) -> None:
+    """Trial finding (360×640, seen twice): a hand's result showed its score
+    table (이름 / 이번 판 / 누적) under the docked hand; one row could be
+    seen, for its few seconds. Each row can be seen, the dock below it."""
+    page = new_page(width=360, height=640)
+    render(page, "hakka", "hakka", hakka_scoring())
+    settled(page, ".hand-result")
+    rows = page.locator(".hand-result tr")
+    assert rows.count() >= 4
+    for i in range(rows.count()):
+        rows.nth(i).scroll_into_view_if_needed()
+        seen = page.evaluate("""(i) => { const r = document.querySelectorAll('.hand-result tr')[i]
+            .getBoundingClientRect(); const at = document.elementFromPoint(r.left + r.width / 2,
+            r.top + r.height / 2); return !!at && !at.closest('.table-dock'); }""", i)
+        assert seen, i

@@ -161,7 +161,9 @@ export function render(ctl, root) {
     // were below the fold when following a lead: trial finding); a refusal
     // shows over the table right above them (app.css)
     hint,
-    h("div.table-dock.hk-dock", { class: me !== null && me !== v.dreamer && !botTookOver(v, me) && !v.finished && !ctl.replay && hand.length ? "docked" : "" },
+    // not while a hand's result shows: its score table was under the docked
+    // hand on a phone, for its few seconds (trial finding)
+    h("div.table-dock.hk-dock", { class: me !== null && me !== v.dreamer && !botTookOver(v, me) && !v.finished && !ctl.replay && hand.length && v.phase !== "scoring" ? "docked" : "" },
       refusalBox(), preview, buttons, handEl),
     discards));
   // my turn to follow: the play to beat, and the line under the table that
