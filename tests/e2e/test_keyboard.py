@@ -62,7 +62,7 @@ def test_the_focus_stays_on_its_card_across_redraws(new_page: Any) -> None:
     assert page.evaluate(FOCUSED)["card"] == "5S"
     assert page.locator('.oc-hand .card[data-card="5S"]').get_attribute("aria-pressed") == "true"
     assert page.locator('.oc-hand .card[data-card="5S"]').get_attribute("aria-label") == "스페이드 5"  # not "♠5"
-    page.keyboard.press("Tab")  # on to the next card, as a keyboard user goes on
+    page.keyboard.press("ArrowRight")  # on to the next card, as a keyboard user goes on
     assert page.evaluate(FOCUSED)["card"] not in (None, "5S")
     press_on(page, '.oc-hand .card[data-card="5D"]', "Space")
     assert page.evaluate(FOCUSED)["card"] == "5D"
@@ -289,8 +289,49 @@ def test_text_and_the_focus_ring_can_be_seen(new_page: Any) -> None:
     assert page.evaluate(CONTRAST, [".oc-log li", "html"]) >= 4.5
     assert page.evaluate(CONTRAST, [".badge.turn", ".badge.turn"]) >= 4.5
     page.locator(".oc-hand .card").first.focus()
-    page.keyboard.press("Tab")
+    page.keyboard.press("ArrowRight")  # the next card, by the keyboard (its ring shows)
     ring = page.evaluate("() => getComputedStyle(document.activeElement).outlineColor")
     picked = page.evaluate("() => getComputedStyle(document.documentElement).getPropertyValue('--accent').trim()")
     assert ring == "rgb(11, 63, 179)", ring
     assert picked == "#e0892b"
+
+
+def test_the_hand_is_one_tab_stop_its_cards_one_arrow_apart(new_page: Any) -> None:
+    """Keyboard trial (two whole One Card games): the arrow keys did nothing
+    in the hand, and every card was a Tab stop, so a card played took 8–30
+    Tab and Shift+Tab presses, back past every card to [카드 내기]. The hand
+    is one Tab stop; the arrows, Home and End move in it."""
+    page = new_page(width=1100, height=900)
+    v = engine_view("onecard", 2)
+    v = onecard_hand(v, ["5S", "9S", "KS", "5D", "9H"], turn=0, pending=0, hand_counts=[5, 7],
+                     top="9D", suit="D")
+    render(page, "onecard", "onecard", v)
+    page.evaluate("() => { window.__acts = []; window.__ctl.act = async (a) => {"
+                  " window.__acts.push(a); return null; }; }")
+    cards = page.evaluate("() => [...document.querySelectorAll('.oc-hand .card')].map((e) => e.dataset.card)")
+    page.locator(f'.oc-hand .card[data-card="{cards[0]}"]').focus()
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(FOCUSED)["card"] == cards[1]
+    page.keyboard.press("End")
+    assert page.evaluate(FOCUSED)["card"] == cards[-1]
+    page.keyboard.press("ArrowRight")  # round to the first
+    assert page.evaluate(FOCUSED)["card"] == cards[0]
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate(FOCUSED)["card"] == cards[-1]
+    page.keyboard.press("Home")
+    assert page.evaluate(FOCUSED)["card"] == cards[0]
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")  # picked
+    # out of the hand in one Tab, and [카드 내기] a few Shift+Tabs back
+    page.keyboard.press("Tab")  # (the hand is the page's last stop: out of the page)
+    assert (page.evaluate(FOCUSED) or {}).get("card") is None
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate(FOCUSED)["card"] == cards[1]  # back where it was
+    presses = 0
+    while page.evaluate(FOCUSED)["act"] != "play":
+        page.keyboard.press("Shift+Tab")
+        presses += 1
+        assert presses <= 3, page.evaluate(FOCUSED)
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.__acts.length === 1")
+    assert page.evaluate("() => window.__acts") == [{"type": "play", "cards": [cards[1]]}]
