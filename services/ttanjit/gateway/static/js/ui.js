@@ -94,7 +94,8 @@ function rove(root) {
 }
 
 const ROVE_KEYS = new Set(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End"]);
-document.addEventListener("keydown", (e) => {
+// (in a page: the pure modules' unit tests load this one in Node)
+globalThis.document?.addEventListener("keydown", (e) => {
   if (!ROVE_KEYS.has(e.key) || e.altKey || e.ctrlKey || e.metaKey || !(e.target instanceof Element)) return;
   const group = e.target.closest("[data-focus-home]");
   const cards = group ? [...group.querySelectorAll("button:not([disabled])")] : [];
