@@ -325,3 +325,37 @@ def test_a_capped_games_length_leaves_out_its_pauses() -> None:
     g.apply(45 * 60_000 + 300_000)
     r = g.result()
     assert r["ended_by"] == "time_cap" and r["length_ms"] == 45 * 60_000
+
+
+def test_a_hands_result_names_its_elders() -> None:
+    """RULES.md 3.4, 3.7: the winning cards of a claim end with the Elders
+    held, counted as tricks; with 섭 1, 신 1 and 완신 (Elders always) they
+    are named (``last_hand.elders``) for the result to star them as the
+    hand does (it showed 섭 1 with no ★: trial finding)."""
+    import random
+
+    seen = 0
+    for seed in range(40):
+        g = Hakka(setup(seed=seed))
+        rnd, t = random.Random(seed), 0
+        while not g.finished and t < 2_000_000:
+            seat = g.view(0).get("turn")
+            t += 100
+            if seat is None:
+                g.apply(t)
+                continue
+            res = g.apply(t, seat, rnd.choice(g.legal_actions(seat)))
+            assert res.ok
+            for ev in res.events:
+                if ev.type == "hand_won" and ev.data.get("how") == "claim":
+                    lh = g.last_hand
+                    assert lh is not None
+                    shown = ev.data["shown"]
+                    assert lh["winning_cards"][len(lh["winning_cards"]) - len(shown):] == shown
+                    assert set(shown) <= set(lh["elders"]) <= set(lh["winning_cards"])
+                    always = {"sup1", "sin1", "wan"} & set(lh["winning_cards"])
+                    assert always <= set(lh["elders"])
+                    seen += bool(shown)
+        if seen >= 5:
+            break
+    assert seen >= 5

@@ -68,6 +68,7 @@ from ttanjit.games.base import (
     immutable,
 )
 from ttanjit.games.hakka_patterns import (
+    ALWAYS_ELDER,
     CARD_SET,
     CARDS,
     FIVE_TIGERS,
@@ -437,6 +438,7 @@ class Hakka(OneDeadline):
     def _end_hand(self, gt: int, winner: int | None, count: int, how: str,
                   winning: list[str], events: list[Event]) -> None:
         card = self.hands[self.dreamer][0]
+        el = self.elder_set()
         if winner is None:
             dt, deltas = 0, [0] * SEATS
             self.counters["no_winner_hands"] += 1
@@ -452,6 +454,10 @@ class Hakka(OneDeadline):
             "privileged": self.privileged, "winner": winner, "how": how, "tricks": count,
             "winning_cards": list(winning), "dreamer_card": card, "dreamer_tricks": dt,
             "deltas": deltas, "scores": list(self.scores),
+            # which of them are Elders (shown starred, as in the hand: the
+            # result showed 섭 1 with no ★, trial finding): the held ones
+            # counted at a claim, and 섭 1, 신 1, 완신 always
+            "elders": [c for c in winning if c in ALWAYS_ELDER or c in el],
         }
         events.append(Event("hand_scored", dict(self.last_hand)))
         self.turn = None

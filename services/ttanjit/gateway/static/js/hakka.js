@@ -205,7 +205,7 @@ function handResult(ctl, lh) {
       ? h("p", { dataset: { say: "log" } }, "이번 판은 점수 없이 끝났어요.")
       : h("p.hand-winner", { dataset: { say: "log" } }, `${josa(name(ctl, lh.winner), "이/가")} ${lh.tricks}트릭으로 판을 이겼어요 (${how}).`),
     trickNote(ctl, lh),
-    lh.winning_cards?.length ? h("p.cards-line", {}, "이긴 카드: ", lh.winning_cards.map((c) => hkCard(c, false, { shown: true, class: "small" }))) : null,
+    lh.winning_cards?.length ? h("p.cards-line", {}, "이긴 카드: ", lh.winning_cards.map((c) => hkCard(c, (lh.elders || []).includes(c), { shown: true, class: "small" }))) : null,
     h("p.dreamer-reveal", {}, `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { shown: true, class: "small pop-in" }),
       ` → ${lh.dreamer_tricks}트릭${lh.dreamer_tricks >= 6 ? " (점수를 받아요)" : ""}`),
     lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${josa(name(ctl, lh.privileged), "이/가")} 판을 이기지 못해 혼자 점수를 내요.`) : null,
