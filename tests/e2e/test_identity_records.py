@@ -172,7 +172,7 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
     # the one-line explanation, in plain sight (it took a tap nobody found)
     assert page.locator("#rating-change .why").is_visible()
     assert "-" not in page.locator("#rating-change .why").inner_text()  # "−", as the label
-    assert "10판" in page.locator("#rating-change .why").inner_text()
+    assert "10게임" in page.locator("#rating-change .why").inner_text()
     shot(page, "rating-change")
     # a tab that missed the `ratings` frame (a new tab or device, a
     # reloaded one: the change is kept per tab) finds it in 내 기록

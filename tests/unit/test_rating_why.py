@@ -68,7 +68,7 @@ def test_a_loss_says_what_moved_it_most() -> None:
     shared = standings.change("g1", "onecard", "loss", Rating().ordinal, new.ordinal, new.games,
                               seats=standings.table_seats(four))
     assert shared["delta"] < 0
-    assert "우승자 말고는 모두 공동 2위로 계산해서, 여럿이 한 판은 대개 1대1보다 덜 내려가요." \
+    assert "우승자 말고는 모두 공동 2위로 계산해서, 여럿이 하는 게임은 대개 1대1보다 덜 내려가요." \
         in shared["why"]
     duel = standings.explain("loss", -32, 3, seats=2)
     assert "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." in duel and "공동" not in duel
@@ -83,7 +83,7 @@ def test_a_loss_says_what_moved_it_most() -> None:
     up = rate_result(hard, {"p_a": settled})["p_a"]
     rise = standings.change("g1", "onecard", "loss", settled.ordinal, up.ordinal, up.games,
                             seats=standings.table_seats(hard))
-    assert rise["delta"] > 0 and "처음 몇 판" not in rise["why"]
+    assert rise["delta"] > 0 and "처음 몇 게임" not in rise["why"]
     assert "나보다 강한 상대와 같은 순위면 졌어도 오를 수 있어요." in rise["why"]
     room = {"seats": [H, {"kind": "empty"}, BOT, {"kind": "empty"}]}  # a room's empty seats
     assert standings.table_seats(room) == 2
@@ -97,7 +97,7 @@ def test_a_rise_after_a_loss_because_another_left_says_so_first() -> None:
     why = standings.explain("loss", 51, 2, others_left=True)
     assert why.startswith("졌지만 +51점. 자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, "
                           "졌어도 그보다 앞선 순위예요.")
-    assert "처음 몇 판" not in why
+    assert "처음 몇 게임" not in why
     assert "앞선 순위" not in standings.explain("loss", 0, 20, others_left=True)  # no rise to explain
     # by score at a table of four: the leaver first (a trial's player last by
     # points, up +74 only for the leaver, read "점수로 앞선 상대가 있으면 …"

@@ -66,7 +66,7 @@ def signed(n: int) -> str:
 
 
 # a rise after a loss or a leave, in a new player's first games
-PROVISIONAL_RISE = "처음 몇 판은 실력을 재는 중이라 점수의 불확실성이 줄며 오를 수 있어요."
+PROVISIONAL_RISE = "처음 몇 게임은 실력을 재는 중이라 점수의 불확실성이 줄며 오를 수 있어요."
 
 
 # a loss where those who did not win place by score (ratings.place)
@@ -75,7 +75,7 @@ LOSS_BY_SCORE = "점수 순위가 낮을수록, 상대가 약할수록 더 내�
 # but the winner shares 2nd place, ratings.place): −3 losing to three 보통
 # bots beside −32 losing to one 어려움 bot, both under "상대가 약할수록 더
 # 내려가고, 강할수록 덜 내려가요." (trial nitpick)
-LOSS_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 여럿이 한 판은 대개 1대1보다 덜 " \
+LOSS_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 여럿이 하는 게임은 대개 1대1보다 덜 " \
     "내려가요. 상대가 약할수록 더 내려가요."
 # a loss that rose where those who did not win place by score: "점수로 앞선
 # 상대" alone read as a rival ahead of me, the opposite (trial finding)
@@ -125,10 +125,10 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
     left = "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." if others_left and kind != "left" else ""
     if left and kind == "loss" and delta > 0:
         # that is the rise's reason (by score, maybe not the only one): said
-        # first, not after "처음 몇 판은 …" (a room whose other person left:
+        # first, not after "처음 몇 게임은 …" (a room whose other person left:
         # trial finding), nor after a place by score that was last (trial)
         why, left = f"{RISE_LEFT} {RISE_BY_SCORE}" if placed else RISE_LEFT, ""
-    tail = f" {games}/{PROVISIONAL_GAMES}판 — 10판까지는 잠정 점수라 크게 움직여요." if prov else ""
+    tail = f" {games}/{PROVISIONAL_GAMES}게임 — 10게임까지는 잠정 점수라 크게 움직여요." if prov else ""
     return " ".join(x for x in (head, why, left) if x) + tail
 
 

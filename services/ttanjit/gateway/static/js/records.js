@@ -20,7 +20,7 @@ const OUTCOME = { win: "승", loss: "패", left: "나감", none: "무효" };
 export function ratingLabel(r) {
   const d = r.display ?? Math.round(1500 + 40 * Number(r.ordinal ?? 0));
   const prov = r.provisional ?? (r.games ?? 0) < 10;
-  return h("span.rating", { title: prov ? `10판까지는 잠정 점수예요 (${r.games ?? 0}/10판).` : "1,500점에서 시작하는 표시 레이팅이에요.",
+  return h("span.rating", { title: prov ? `10게임까지는 잠정 점수예요 (${r.games ?? 0}/10게임).` : "1,500점에서 시작하는 표시 레이팅이에요.",
     dataset: { display: String(d) } }, d.toLocaleString("ko-KR"), prov ? h("small.prov", {}, " (잠정)") : null);
 }
 
@@ -158,13 +158,13 @@ export async function showBoard(root, game) {
     h("td.num", {}, String(e.games))));
   const mine = b.me ? (b.me.rank
     ? `내 순위: ${b.me.rank}위 (${b.me.display.toLocaleString("ko-KR")})`
-    : `${b.me.needs}판 더 하면 순위에 올라요 (지금 ${b.me.display.toLocaleString("ko-KR")}).`) : "";
+    : `${b.me.needs}게임 더 하면 순위에 올라요 (지금 ${b.me.display.toLocaleString("ko-KR")}).`) : "";
   const [who, rank] = boardLine(b, mine);
   mount(root, h("section.page.board", {},
     h("h1", {}, "순위"), tabs("board", game),
     h("p.muted.board-note", {}, who, rank ? [" · ", h("strong.my-rank", {}, rank)] : null),
     rows.length ? h("table.board-table", {},
-      h("thead", {}, h("tr", {}, h("th.num", {}, "순위"), h("th", {}, "닉네임"), h("th.num", {}, "레이팅"), h("th.num", {}, "판수"))),
+      h("thead", {}, h("tr", {}, h("th.num", {}, "순위"), h("th", {}, "닉네임"), h("th.num", {}, "레이팅"), h("th.num", {}, "게임 수"))),
       h("tbody", {}, rows)) : h("p.muted", {}, "아직 순위에 오른 사람이 없어요."),
     h("p", {}, h("a", { href: "#/" }, "로비로"))));
 }

@@ -103,7 +103,7 @@ export function progressText(g) {
  * still need). With nobody ranked yet it says how to get on (not "0명의
  * 순위"), and only once: what I still need says it for me. */
 export function boardLine(b, mine) {
-  if (!b.players) return [mine || `${b.min_games}판 이상 하면 순위에 올라요.`];
-  const who = `순위에 오른 사람 ${b.players}명 (${b.min_games}판 이상)`;
+  if (!b.players) return [mine || `${b.min_games}게임 이상 하면 순위에 올라요.`];
+  const who = `순위에 오른 사람 ${b.players}명 (${b.min_games}게임 이상)`;
   return mine ? [who, mine] : [who];
 }

@@ -142,11 +142,11 @@ test("the 관전 list says a game every player left is waiting (RULES.md 4), not
 });
 
 test("순위 says how to get on when nobody is ranked yet (it said \"0명의 순위\")", () => {
-  assert.deepEqual(boardLine({ min_games: 3, players: 0 }, ""), ["3판 이상 하면 순위에 올라요."]);
+  assert.deepEqual(boardLine({ min_games: 3, players: 0 }, ""), ["3게임 이상 하면 순위에 올라요."]);
   // what I still need says it once (it said "순위에 올라요" twice: trial nitpick)
-  assert.deepEqual(boardLine({ min_games: 3, players: 0 }, "2판 더 하면 순위에 올라요 (지금 1,500)."),
-    ["2판 더 하면 순위에 올라요 (지금 1,500)."]);
+  assert.deepEqual(boardLine({ min_games: 3, players: 0 }, "2게임 더 하면 순위에 올라요 (지금 1,500)."),
+    ["2게임 더 하면 순위에 올라요 (지금 1,500)."]);
   assert.deepEqual(boardLine({ min_games: 3, players: 12 }, "내 순위: 4위 (1,612)"),
-    ["순위에 오른 사람 12명 (3판 이상)", "내 순위: 4위 (1,612)"]);
-  assert.deepEqual(boardLine({ min_games: 3, players: 1 }, ""), ["순위에 오른 사람 1명 (3판 이상)"]);
+    ["순위에 오른 사람 12명 (3게임 이상)", "내 순위: 4위 (1,612)"]);
+  assert.deepEqual(boardLine({ min_games: 3, players: 1 }, ""), ["순위에 오른 사람 1명 (3게임 이상)"]);
 });
