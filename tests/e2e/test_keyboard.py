@@ -239,7 +239,8 @@ def test_a_hakka_table_says_what_was_called_and_played(new_page: Any) -> None:
         elif now["table"]:
             assert said[-1].startswith(f"{NAMES[seat]}: "), said
         else:  # the trick is taken: by whom, and what each played
-            winner = NAMES[now["last_trick"]["winner"]]
+            # (mine: "내가", as One Card's "내 차례예요.")
+            winner = "내가" if now["last_trick"]["winner"] == 0 else NAMES[now["last_trick"]["winner"]]
             assert said[-1].startswith(f"{winner}") and "트릭을 가져갔어요: " in said[-1], said
         if now["turn"] not in (None, 0, v["turn"]):  # whose turn, when it changed
             assert said[-1].endswith(f"{NAMES[now['turn']]}의 차례예요."), said

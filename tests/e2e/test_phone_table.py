@@ -414,3 +414,36 @@ def test_a_hakka_hands_result_is_not_under_the_hand(new_page: Any) -> None:
             .getBoundingClientRect(); const at = document.elementFromPoint(r.left + r.width / 2,
             r.top + r.height / 2); return !!at && !at.closest('.table-dock'); }""", i)
         assert seen, i
+
+
+def test_hakka_says_me_as_one_card_does(new_page: Any) -> None:
+    """Trial finding: Hakka named the player by nickname ("민지폰이 리드할
+    차례예요.", "민지폰이 6트릭으로 판을 이겼어요") where One Card says "내
+    차례예요."; the table says "내가"."""
+    lead = scored = None
+    for seed in range(40):
+        if lead and scored:
+            break
+        e, rnd, t = new_engine("hakka", 4, seed=seed), random.Random(seed), 0
+        while not e.finished and not (lead and scored):
+            v = e.view(0)
+            if lead is None and v.get("phase") == "playing" and v.get("leader") == 0 \
+                    and not v.get("table") and v.get("last_trick"):
+                lead = dict(v)
+            if v.get("phase") == "scoring" and (v.get("last_hand") or {}).get("winner") == 0:
+                scored = dict(v)
+            seat = v.get("turn")
+            t += 100
+            if seat is None:
+                e.apply(t)
+            else:
+                assert e.apply(t, seat, rnd.choice(e.legal_actions(seat))).ok
+    assert lead and scored
+    page = new_page(width=1000, height=800)
+    lead["last_trick"] = {**lead["last_trick"], "winner": 0}
+    render(page, "hakka", "hakka", lead)
+    text = page.locator("section.table").inner_text()
+    assert "내가 리드할 차례예요." in text and "지난 트릭: 내가 가져감" in text, text
+    assert "나가 " not in text and "나이 " not in text
+    render(page, "hakka", "hakka", scored)
+    assert page.locator(".hand-winner").inner_text().startswith("내가 ")

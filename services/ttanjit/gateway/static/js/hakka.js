@@ -26,6 +26,10 @@ export function classify(cards) {
 
 function name(ctl, s) { return ctl.names()[s] || `${s + 1}번`; }
 
+/** A seat as the subject: "내가" for my own, as One Card's "내 차례예요."
+ * (the table named me by my nickname: "민지폰이 리드할 차례예요.": trial) */
+function who(ctl, s) { return isMine(ctl, s) ? "내가" : josa(name(ctl, s), "이/가"); }
+
 function playText(ctl, p) {
   return `${name(ctl, p.seat)} ${p.cards ? p.cards.map(hkName).join("·") : `엎음 ${p.discarded}장`}`;
 }
@@ -43,7 +47,7 @@ function lastLine(ctl, v) {
       : `${name(ctl, p.seat)}: ${t.length === 1 ? "리드 " : ""}${KIND[p.kind] || p.kind} ${p.cards.map(hkName).join("·")}`;
   }
   if (v.last_trick) {
-    return `${josa(name(ctl, v.last_trick.winner), "이/가")} 트릭을 가져갔어요: `
+    return `${who(ctl, v.last_trick.winner)} 트릭을 가져갔어요: `
       + (v.last_trick.plays || []).map((p) => playText(ctl, p)).join(", ");
   }
   const c = (v.calls || [])[(v.calls || []).length - 1];
@@ -101,9 +105,9 @@ export function render(ctl, root) {
           ? Array.from({ length: p.count }, () => cardBack())
           : p.cards.map((c) => hkCard(c, false, { shown: true }))),
         v.best === p.seat ? h("span.badge.win", {}, "가장 높음") : null))
-      : h("p.muted", {}, v.phase === "calling" ? "콜하기 중이에요." : v.phase === "playing" ? `${josa(name(ctl, v.leader), "이/가")} 리드할 차례예요.` : ""),
+      : h("p.muted", {}, v.phase === "calling" ? "콜하기 중이에요." : v.phase === "playing" ? `${who(ctl, v.leader)} 리드할 차례예요.` : ""),
     v.last_trick && !(v.table || []).length ? h("p.last-trick", {},
-      `지난 트릭: ${josa(name(ctl, v.last_trick.winner), "이/가")} 가져감 — `,
+      `지난 트릭: ${who(ctl, v.last_trick.winner)} 가져감 — `,
       (v.last_trick.plays || []).map((p) => playText(ctl, p)).join(", ")) : null);
 
   let status;
@@ -203,7 +207,7 @@ function handResult(ctl, lh) {
     // said as the hand's last line (its last trick ends the hand unsaid)
     lh.winner === null || lh.winner === undefined
       ? h("p", { dataset: { say: "log" } }, "이번 판은 점수 없이 끝났어요.")
-      : h("p.hand-winner", { dataset: { say: "log" } }, `${josa(name(ctl, lh.winner), "이/가")} ${lh.tricks}트릭으로 판을 이겼어요 (${how}).`),
+      : h("p.hand-winner", { dataset: { say: "log" } }, `${who(ctl, lh.winner)} ${lh.tricks}트릭으로 판을 이겼어요 (${how}).`),
     trickNote(ctl, lh),
     lh.winning_cards?.length ? h("p.cards-line", {}, "이긴 카드: ", lh.winning_cards.map((c) => hkCard(c, (lh.elders || []).includes(c), { shown: true, class: "small" }))) : null,
     h("p.dreamer-reveal", {}, `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { shown: true, class: "small pop-in" }),
