@@ -319,7 +319,7 @@ export async function showReplay(root, gid, seat = null, at = 0) {
   ctl.draw = draw;
   ctl.i = Math.max(0, Math.min(n - 1, at));
   mount(root, h("section.page.replay", { dataset: { game: doc.game, gameId: gid } },
-    h("p.replay-note", {}, `다시 보기 · ${GAMES[doc.game]?.name || ""} — 기록을 서버의 게임 엔진으로 다시 돌린 화면이에요.`),
+    h("p.replay-note", {}, `다시 보기 · ${GAMES[doc.game]?.name || ""} — 게임 기록대로 한 수씩 다시 보여 줘요.`),
     controls, tableBox));
   draw();
   if (picking) seatSel?.focus({ preventScroll: true });
