@@ -315,3 +315,20 @@ def test_a_transfer_code_is_shown_where_the_player_looks_on_a_phone(new_page: An
     page.wait_for_timeout(300)  # a smooth scroll, if any, has ended
     box = code.bounding_box()
     assert box and 0 <= box["y"] and box["y"] + box["height"] <= 844, box
+
+
+def test_my_ratings_read_on_a_phone(new_page: Any) -> None:
+    """Trial finding (360 px): the lobby's 내 레이팅 broke "줄줄이 / 벌점",
+    its header "판 / 수" and "순위 ·" over "내 기록". Names and headers keep
+    one line each; the two links stack when they must; nothing scrolls
+    sideways."""
+    page = new_page(width=360, height=740)
+    sign_in(page, "레이팅폰")
+    page.wait_for_selector(".ratings tbody tr")
+    lines = page.evaluate("""() => [...document.querySelectorAll('.ratings th, .ratings td:first-child')]
+        .map((e) => { const r = document.createRange(); r.selectNodeContents(e);
+          return [e.textContent, new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size]; })
+        .filter(([t]) => t.trim())""")
+    assert lines and all(n == 1 for _, n in lines), lines
+    assert " · " not in page.locator(".ratings").inner_text()
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 360
