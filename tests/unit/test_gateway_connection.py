@@ -1245,3 +1245,76 @@ async def test_lobby_requests_wait_in_turn_and_are_handled_before_the_end() -> N
     assert [f["type"] for f in t.frames()[1:]] == ["pong", "queued", "queue_cancelled"]
     await c.finish()
     assert [n for n, _ in gw.mm.calls] == ["Enqueue", "Cancel", "Away"]
+
+
+async def test_a_replaced_connections_waiting_lobby_requests_are_dropped() -> None:
+    """Review finding: lobby requests waiting their turn on a connection
+    another one took over ran on after it handed its session over (an old
+    tab's 취소 after the new tab's queue). The one under way finishes; the
+    rest are dropped."""
+    c, t, gw = make()
+    await hello(c, gw, t)
+    release = asyncio.Event()
+    enqueue = gw.mm.Enqueue
+
+    async def slow(req: Any, timeout: float, metadata: Any = ()) -> Any:
+        await release.wait()
+        return await enqueue(req, timeout, metadata)
+
+    gw.mm.Enqueue = slow
+    await c.on_frame(orjson.dumps({"type": "queue", "game": "onecard", "seats": 2}).decode())
+    await c.on_frame(orjson.dumps({"type": "cancel_queue"}).decode())
+    await asyncio.sleep(0.01)
+    c.replaced = True  # another tab's hello took the player over (on_kick)
+    release.set()
+    await asyncio.wait_for(c.settle(), 5)
+    assert [n for n, _ in gw.mm.calls] == ["Enqueue"]
+
+
+async def test_a_socket_ends_its_session_after_its_lobby_requests_even_at_shutdown() -> None:
+    """Review finding: a socket that closed with a lobby request under way
+    left the gateway's connections at once and waited for it there, where
+    a shutdown's going_away did not see it; cancelled then, its session was
+    never saved, nor its game and the lobby told. It stays one of the
+    gateway's connections until its requests are done, and is finished
+    even when cancelled."""
+    from ttanjit.gateway import app
+
+    gw = FakeGateway()
+    gw.recorder = None  # type: ignore[attr-defined]
+    gw.conns = set()  # type: ignore[attr-defined]
+    release = asyncio.Event()
+    enqueue = gw.mm.Enqueue
+
+    async def slow(req: Any, timeout: float, metadata: Any = ()) -> Any:
+        await release.wait()
+        return await enqueue(req, timeout, metadata)
+
+    gw.mm.Enqueue = slow
+    inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    for msg in ({"type": "websocket.connect"},
+                {"type": "websocket.receive", "text": orjson.dumps(
+                    {"type": "hello", "token": token(gw)}).decode()},
+                {"type": "websocket.receive", "text": orjson.dumps(
+                    {"type": "queue", "game": "onecard", "seats": 2}).decode()},
+                {"type": "websocket.disconnect", "code": 1001}):
+        inbox.put_nowait(msg)
+    sent: list[dict[str, Any]] = []
+
+    async def asgi_send(msg: dict[str, Any]) -> None:
+        sent.append(msg)
+
+    task = asyncio.create_task(app.websocket(gw, {"subprotocols": [], "query_string": b""},  # type: ignore[arg-type]
+                                             inbox.get, asgi_send))
+    for _ in range(100):
+        await asyncio.sleep(0.01)
+        if inbox.empty() and gw.conns:
+            break
+    await asyncio.sleep(0.05)
+    assert len(gw.conns) == 1 and not task.done()  # settling, still the gateway's
+    task.cancel()  # the shutdown's grace is over
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not gw.conns
+    assert gw.saved and [n for n, _ in gw.mm.calls][-1] == "Away"  # finished all the same
+    release.set()

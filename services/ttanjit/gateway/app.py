@@ -61,6 +61,7 @@ from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
 from ttanjit.gateway.capture import GatewayRecorder
 from ttanjit.gateway.conn import (
     HANDLERS,
+    LOBBY_TIMEOUT_S,
     OWN_PART,
     Connection,
     Superseded,
@@ -91,6 +92,8 @@ _H64 = struct.Struct("!BBQ").pack
 
 # one NATS request to a game's owner shard before asking again (failover)
 ATTEMPT_S = 0.5
+# how long a closed socket's lobby requests may hold its end (one room's start)
+SETTLE_S = LOBBY_TIMEOUT_S + 11
 # a whole view asks for the seat's last events too, as many as a One Card log
 # shows (docs/protocol.md 2 `recent`)
 RECENT_EVENTS = 30
@@ -561,10 +564,17 @@ async def websocket(gw: Gateway, scope: dict[str, Any], receive: Any, send: Any)
             elif msg["type"] == "websocket.disconnect":
                 break
     finally:
-        m.CONNECTIONS.dec()
-        gw.conns.discard(conn)
-        await conn.settle()
-        await conn.finish()
+        try:
+            # its lobby requests first (an Away after the queue sent before
+            # it), bounded; meanwhile still one of gw.conns, for a shutdown's
+            # going_away to finish it (review finding)
+            await asyncio.wait_for(conn.settle(), SETTLE_S)
+        except TimeoutError:
+            log.warning("lobby requests still unanswered at a socket's end")
+        finally:  # cancelled too (a shutdown): the session saved, the game and lobby told
+            m.CONNECTIONS.dec()
+            gw.conns.discard(conn)
+            await conn.finish()
 
 
 class GuestIn(BaseModel):

@@ -303,14 +303,14 @@ class Connection:
             await self.reject(e.code, e.ref, e.cmd_id)
             return
         kind = frame["type"]
-        if kind in LOBBY_REQUESTS:
-            self.lobby_changes += 1
         handler = HANDLERS.get(kind)
         m.frame_in(kind if handler is not None else "unknown")
         if kind in MATCHMAKER_CALLS and self.session is not None:
             if len(self.lane) >= LANE_MAX:
                 await self.reject("rate_limited", kind)
                 return
+            if kind in LOBBY_REQUESTS:
+                self.lobby_changes += 1
             self.lane.append(frame)
             if self._lane_task is None:
                 self._lane_task = asyncio.create_task(self._run_lane())
@@ -318,10 +318,16 @@ class Connection:
         await self._handle(kind, handler, frame)
 
     async def _run_lane(self) -> None:
-        """The matchmaker calls, one after another in the order they came."""
+        """The matchmaker calls, one after another in the order they came;
+        those of a connection another one took over are dropped (its tab is
+        no longer the player's: an old tab's 취소 after the new one's queue,
+        or a 로비로 saving the session it handed over: review finding)."""
         try:
             while self.lane:
                 frame = self.lane.popleft()
+                if self.replaced or self.superseded:
+                    self.lane.clear()
+                    break
                 await self._handle(frame["type"], HANDLERS[frame["type"]], frame)
         finally:
             self._lane_task = None
