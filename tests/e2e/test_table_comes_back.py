@@ -1282,3 +1282,24 @@ def test_results_left_by_the_top_bar_do_not_come_back(new_page: Any) -> None:
         page.wait_for_timeout(1000)  # the welcome's screen, if any
         assert page.evaluate("() => location.hash") in ("", "#/")
         assert page.locator("section.results").count() == 0
+
+
+def test_leaving_results_declines_again_after_another_yes(new_page: Any) -> None:
+    """Review finding: 한 판 더 pressed, then 내 기록 (declined, done with),
+    then back to the results: the stored yes was sent again, and 로비로 then
+    declined nothing — the player was pulled from the lobby into the next
+    game. Done with a game forgets its yes; a new yes is declined again when
+    the results are left."""
+    page = new_page(width=1000, height=860)
+    sign_in(page, "한판더")
+    page.evaluate("""() => { const g = window.ttanjit.game; g.id = 'zzzzzzzzzzzz';
+        g.view = {game: 'onecard', finished: true, seat: 0, winners: [1]}; }""")
+    outs = """() => (window.__frames || []).filter((f) => f.dir === 'out'
+        && (f.type === 'rematch' || f.type === 'rematch_decline')).map((f) => f.type)"""
+    page.evaluate("() => { window.__frames.length = 0; window.ttanjit.game.askRematch(); }")
+    page.evaluate("() => window.ttanjit.game.doneWith()")  # 내 기록, say
+    assert page.evaluate(outs) == ["rematch", "rematch_decline"]
+    assert page.evaluate("() => sessionStorage.getItem('ttanjit.rematch.zzzzzzzzzzzz')") is None
+    page.evaluate("() => window.ttanjit.game.askRematch()")  # back, and yes again
+    page.evaluate("() => window.ttanjit.game.doneWith()")  # 로비로
+    assert page.evaluate(outs) == ["rematch", "rematch_decline", "rematch", "rematch_decline"]

@@ -164,6 +164,7 @@ export class GameController {
 
   askRematch() {
     store.set(`rematch.${this.id}`, true);
+    store.del(`left.${this.id}`); // back in for this table: leaving it declines again
     net.ask({ type: "rematch", game_id: this.id }, ["rematch", "matched"], toast);
   }
 
@@ -418,6 +419,7 @@ export class GameController {
       net.send({ type: "rematch_decline", game_id: this.id });
     }
     store.del(`match.${this.id}`);
+    store.del(`rematch.${this.id}`); // back to its results, 한 판 더 is not asked again unpressed
     store.set(`left.${this.id}`, true);
     this.close();
     alerts.myTurn(false);
