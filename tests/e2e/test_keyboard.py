@@ -333,6 +333,11 @@ def test_the_hand_is_one_tab_stop_its_cards_one_arrow_apart(new_page: Any) -> No
         page.keyboard.press("Shift+Tab")
         presses += 1
         assert presses <= 3, page.evaluate(FOCUSED)
+    # a redraw (a bot's move) with the focus on [카드 내기] keeps the hand's
+    # stop on the card it left, not the first (review finding)
+    page.evaluate("() => window.__ctl.render()")
+    assert page.evaluate(FOCUSED)["act"] == "play"
+    assert page.evaluate("() => document.querySelector('.oc-hand .card[tabindex=\"0\"]').dataset.card") == cards[1]
     page.keyboard.press("Enter")
     page.wait_for_function("() => window.__acts.length === 1")
     assert page.evaluate("() => window.__acts") == [{"type": "play", "cards": [cards[1]]}]

@@ -107,3 +107,11 @@ def test_a_rise_after_a_loss_because_another_left_says_so_first() -> None:
                       "앞선 순위예요. 우승은 못 했어도 내가 점수로 앞선 상대가 있으면 그 순위만큼 올라요.")
     down = standings.explain("loss", -5, 20, others_left=True)  # down all the same: both said
     assert "상대가 약할수록" in down and "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." in down
+
+
+def test_a_loss_that_moved_nothing_is_not_told_it_could_rise() -> None:
+    """Review finding: a loss of ±0 read "졌지만 ±0점. 처음 몇 게임은 … 오를
+    수 있어요." even after 20 games; it is a loss that did not go down."""
+    for kw in ({}, {"seats": 4}, {"seats": 4, "by_score": True}):
+        why = standings.explain("loss", 0, 20, **kw)
+        assert why.startswith("져서 ±0점.") and "오를" not in why, (kw, why)

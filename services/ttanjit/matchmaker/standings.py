@@ -111,12 +111,14 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
             f"자리를 비워 봇이 대신해서 꼴찌로 계산했지만 {signed(delta)}점."
         why = "" if delta <= 0 else PROVISIONAL_RISE
     else:
-        head = f"져서 {signed(delta)}점." if delta < 0 else f"졌지만 {signed(delta)}점."
+        head = f"져서 {signed(delta)}점." if delta <= 0 else f"졌지만 {signed(delta)}점."
         # not "약한 상대에게 질수록 더 내려가요." alone: two new players of
-        # equal rating read it as "my opponent was weak" (trial nitpick)
-        why = LOSS_BY_SCORE if delta < 0 and placed else \
-            LOSS_SHARED if delta < 0 and shared else \
-            "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." if delta < 0 else \
+        # equal rating read it as "my opponent was weak" (trial nitpick); a
+        # loss that moved nothing is one that did not rise (review finding:
+        # "±0점 … 오를 수 있어요")
+        why = LOSS_BY_SCORE if delta <= 0 and placed else \
+            LOSS_SHARED if delta <= 0 and shared else \
+            "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." if delta <= 0 else \
             RISE_BY_SCORE if placed else \
             RISE_SHARED if shared else \
             PROVISIONAL_RISE

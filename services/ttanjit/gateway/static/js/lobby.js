@@ -182,8 +182,8 @@ function ratingsBox() {
       h("td.num", {}, ratingLabel(r)),
       h("td.num", {}, String(r.games ?? 0)),
       // (on a phone the two links stack, not "순위 ·" over "내 기록": trial)
-      h("td.links", {}, h("a", { href: `#/board/${r.game}`, "aria-label": `순위: ${name}` }, "순위"),
-        h("a", { href: `#/history/${r.game}`, dataset: { act: "history" }, "aria-label": `내 기록: ${name}` }, "내 기록")));
+      h("td", {}, h("span.links", {}, h("a", { href: `#/board/${r.game}`, "aria-label": `순위: ${name}` }, "순위"),
+        h("a", { href: `#/history/${r.game}`, dataset: { act: "history" }, "aria-label": `내 기록: ${name}` }, "내 기록"))));
   });
   return h("section.card-box.ratings", {},
     h("h2", {}, "내 레이팅"),

@@ -84,17 +84,27 @@ export function focusHome(root = document) {
  * focus, else its first; the arrow keys, Home and End move between its
  * cards (a keyboard trial: a card played took 8–30 Tabs, past every card of
  * the hand to [카드 내기] and back). */
+let lastStop = null; // the card the hand's Tab stop was on (data-card), across redraws
+
 function rove(root) {
   for (const group of root.querySelectorAll("[data-focus-home]")) {
     const cards = [...group.querySelectorAll("button")];
+    // (a redraw with the focus on [카드 내기]: Shift+Tab goes back to the
+    // card it left, not to the first: review finding)
     const at = cards.includes(document.activeElement) ? document.activeElement
-      : cards.find((c) => !c.disabled);
+      : cards.find((c) => !c.disabled && c.dataset.card === lastStop) || cards.find((c) => !c.disabled);
     for (const c of cards) c.tabIndex = c === at ? 0 : -1;
   }
 }
 
 const ROVE_KEYS = new Set(["ArrowLeft", "ArrowRight", "ArrowUp", "ArrowDown", "Home", "End"]);
 // (in a page: the pure modules' unit tests load this one in Node)
+globalThis.document?.addEventListener("focusin", (e) => {
+  const group = e.target instanceof Element && e.target.tagName === "BUTTON" && e.target.closest("[data-focus-home]");
+  if (!group) return;
+  lastStop = e.target.dataset.card ?? null;
+  for (const c of group.querySelectorAll("button")) c.tabIndex = c === e.target ? 0 : -1;
+});
 globalThis.document?.addEventListener("keydown", (e) => {
   if (!ROVE_KEYS.has(e.key) || e.altKey || e.ctrlKey || e.metaKey || !(e.target instanceof Element)) return;
   const group = e.target.closest("[data-focus-home]");
