@@ -361,7 +361,7 @@ async def test_rating_change_history_and_leaderboard(st: Stack, nats_url: str) -
     ch = rf["change"]
     assert ch["game_id"] == gid and ch["outcome"] == "left" and ch["games"] == 1
     assert ch["provisional"] and ch["delta"] == ch["after"] - ch["before"] < 0
-    assert ch["before"] == 1500 and "10판" in ch["why"]
+    assert ch["before"] == 1500 and "10게임" in ch["why"]
     one = next(r for r in rf["ratings"] if r["game"] == "onecard")
     assert one["display"] == standings.display(one["ordinal"]) == ch["after"]
     assert one["provisional"] is True
