@@ -200,6 +200,10 @@ def test_a_player_who_left_watches_the_game_go_on(new_page: Any) -> None:
     guest.once("dialog", lambda d: d.accept())
     guest.locator('.game-head [data-act="leave"]').click()
     guest.wait_for_selector(".game-card")
+    # the log this tab kept while it played (a trial: the watch showed it,
+    # the moves since missing, unsaid)
+    guest.evaluate("""gid => sessionStorage.setItem('ttanjit.log.' + gid,
+        JSON.stringify([{text: '그때 남은 로그', kind: ''}]))""", gid)
     row = guest.locator(f'.live tr[data-game-id="{gid}"]')
     row.wait_for(timeout=30_000)
     row.locator('[data-act="watch"]').click()
@@ -208,4 +212,5 @@ def test_a_player_who_left_watches_the_game_go_on(new_page: Any) -> None:
     assert watched["seat"] is None and "hand" not in watched
     assert guest.locator(".page.watch .oc-hand .card").count() == 0
     assert "이미 게임 중이에요" not in guest.locator("#app").inner_text()
+    assert "그때 남은 로그" not in guest.locator("#app").inner_text()
     shot(guest, "leaver-watches")

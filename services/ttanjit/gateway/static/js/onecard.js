@@ -294,9 +294,14 @@ function lastPlayIn(events) {
 /** A live table's log is what this tab saw, kept for a reload; a replay's is
  * read from the record's events up to the step shown (never the live one's). */
 function logSoFar(ctl) {
-  if (!ctl.replay) return store.get(`log.${ctl.id}`, []);
+  if (!ctl.replay) return store.get(logKey(ctl), []);
   return linesOf(ctl, ctl.eventsSoFar()).slice(-30);
 }
+
+/** The tab's log of a game kept apart for watching it: a player who left
+ * and watched it on saw the log of when they played, its later moves
+ * missing, unsaid (trial finding). */
+function logKey(ctl) { return `${ctl.spectator ? "watchlog" : "log"}.${ctl.id}`; }
 
 function addLog(ctl, text, kind = "") {
   if (ctl.replay) return;
@@ -304,7 +309,7 @@ function addLog(ctl, text, kind = "") {
   if (!st.log) st.log = logSoFar(ctl);
   st.log.push({ text, kind });
   if (st.log.length > 30) st.log.shift();
-  store.set(`log.${ctl.id}`, st.log);
+  store.set(logKey(ctl), st.log);
 }
 
 function results(ctl) {

@@ -19,7 +19,8 @@ export function effectText(sel, view) {
   let what;
   if (c.joker) what = `공격 ${atk}장${view.pending ? ` (쌓인 공격 ${view.pending + atk}장을 다음 사람에게 넘겨요)` : ""} · 다음 무늬를 골라요`;
   else if (atk) what = view.pending ? `공격을 넘겨요: 모두 ${view.pending + atk}장` : `다음 사람에게 공격 ${atk}장`;
-  else if (view.pending && c.rank === "3") what = `공격 ${view.pending}장을 막아요`;
+  // a 3 blocks only an attack of 2s (RULES.md 1.5): not "공격 8장을 막아요" on a joker's
+  else if (view.pending && c.rank === "3") what = view.twos_only ? `같은 무늬 2의 공격 ${view.pending}장을 막아요` : "2로만 이어진 공격을 막아요";
   else if (c.rank === "7") what = "다음 무늬를 골라요";
   else if (c.rank === "J") what = k > 1 ? `${k}명을 건너뛰어요` : "다음 사람을 건너뛰어요";
   else if (c.rank === "Q") what = k % 2 ? "순서 방향이 바뀌어요" : "방향이 두 번 바뀌어 그대로예요";

@@ -17,8 +17,10 @@ test("One Card preview adds up the attack strengths the view carries", () => {
 });
 
 test("One Card preview of cards without attack", () => {
-  const view = { hand: ["3H", "7S", "JD", "JC", "QS", "KH", "5C"], pending: 2, attack: {} };
-  assert.equal(effectText(["3H"], view), "♥3: 공격 2장을 막아요");
+  const view = { hand: ["3H", "7S", "JD", "JC", "QS", "KH", "5C"], pending: 2, twos_only: true, attack: {} };
+  assert.equal(effectText(["3H"], view), "♥3: 같은 무늬 2의 공격 2장을 막아요");
+  // a 3 blocks only 2s (RULES.md 1.5): on a joker's 공격 8장 it said "공격 8장을 막아요" (trial finding)
+  assert.equal(effectText(["3S"], { ...view, pending: 8, twos_only: false }), "♠3: 2로만 이어진 공격을 막아요");
   const calm = { ...view, pending: 0 };
   assert.equal(effectText(["7S"], calm), "♠7: 다음 무늬를 골라요");
   assert.equal(effectText(["JD", "JC"], calm), "♦J · ♣J: 2명을 건너뛰어요");
