@@ -9,6 +9,7 @@ Drawn from views the real engines made."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -37,23 +38,30 @@ def on_screen(page: Any, selector: str, above: float | None = None) -> None:
     assert r["left"] >= -1 and r["right"] <= PHONE["width"] + 1, (selector, r)
 
 
-def hakka_following(plays: int = 1, seed: int = 7) -> dict[str, Any]:
-    """Seat 0's view when it must beat (or discard under) what ``plays``
-    plays put on the table, the best of them the last."""
+def hakka_views(seed: int, moves: int = 0) -> Iterator[dict[str, Any]]:
+    """Seat 0's view of a Hakka game after each input, every seat playing a
+    legal move at random (the moves' own seed: ``moves``), to its end."""
     e = new_engine("hakka", 4, seed=seed)
-    rnd, t = random.Random(1), 0
-    for _ in range(2000):
+    rnd, t = random.Random(moves), 0
+    while not e.finished:
         v = e.view(0)
-        table = v.get("table") or []
-        if v.get("phase") == "playing" and v.get("turn") == 0 and len(table) >= plays and (
-                plays == 1 or v.get("best") == table[-1]["seat"]):
-            return dict(v)
+        yield dict(v)
         seat = v.get("turn")
         t += 100
         if seat is None:
             e.apply(t)
         else:
             assert e.apply(t, seat, rnd.choice(e.legal_actions(seat))).ok
+
+
+def hakka_following(plays: int = 1, seed: int = 7) -> dict[str, Any]:
+    """Seat 0's view when it must beat (or discard under) what ``plays``
+    plays put on the table, the best of them the last."""
+    for v in hakka_views(seed, 1):
+        table = v.get("table") or []
+        if v.get("phase") == "playing" and v.get("turn") == 0 and len(table) >= plays and (
+                plays == 1 or v.get("best") == table[-1]["seat"]):
+            return v
     raise AssertionError("seat 0 never followed a lead")
 
 
@@ -384,18 +392,9 @@ def test_the_next_card_picked_ends_a_refusal(new_page: Any, game: str, file: str
 
 def hakka_scoring(seed: int = 7) -> dict[str, Any]:
     """Seat 0's view while a hand's result shows (the scoring phase)."""
-    e = new_engine("hakka", 4, seed=seed)
-    rnd, t = random.Random(2), 0
-    for _ in range(5000):
-        v = e.view(0)
+    for v in hakka_views(seed, 2):
         if v.get("phase") == "scoring" and v.get("last_hand") and (v.get("hand") or []):
-            return dict(v)
-        seat = v.get("turn")
-        t += 100
-        if seat is None:
-            e.apply(t)
-        else:
-            assert e.apply(t, seat, rnd.choice(e.legal_actions(seat))).ok
+            return v
     raise AssertionError("no hand was scored")
 
 
@@ -422,22 +421,16 @@ def test_hakka_says_me_as_one_card_does(new_page: Any) -> None:
     차례예요."; the table says "내가"."""
     lead = scored = None
     for seed in range(40):
-        if lead and scored:
-            break
-        e, rnd, t = new_engine("hakka", 4, seed=seed), random.Random(seed), 0
-        while not e.finished and not (lead and scored):
-            v = e.view(0)
+        for v in hakka_views(seed, seed):
             if lead is None and v.get("phase") == "playing" and v.get("leader") == 0 \
                     and not v.get("table") and v.get("last_trick"):
-                lead = dict(v)
+                lead = v
             if v.get("phase") == "scoring" and (v.get("last_hand") or {}).get("winner") == 0:
-                scored = dict(v)
-            seat = v.get("turn")
-            t += 100
-            if seat is None:
-                e.apply(t)
-            else:
-                assert e.apply(t, seat, rnd.choice(e.legal_actions(seat))).ok
+                scored = v
+            if lead and scored:
+                break
+        if lead and scored:
+            break
     assert lead and scored
     page = new_page(width=1000, height=800)
     lead["last_trick"] = {**lead["last_trick"], "winner": 0}

@@ -1215,6 +1215,19 @@ async def test_a_sync_answer_older_than_what_was_sent_is_dropped() -> None:
     assert len(t.sent) == sent and c.session.game_seq == 4
 
 
+def slow_enqueue(gw: FakeGateway) -> asyncio.Event:
+    """The lobby's ``Enqueue`` answers once the event is set (a leader change)."""
+    release = asyncio.Event()
+    enqueue = gw.mm.Enqueue
+
+    async def slow(req: Any, timeout: float, metadata: Any = ()) -> Any:
+        await release.wait()
+        return await enqueue(req, timeout, metadata)
+
+    gw.mm.Enqueue = slow
+    return release
+
+
 async def test_lobby_requests_wait_in_turn_and_are_handled_before_the_end() -> None:
     """A lobby request the matchmaker is slow to answer (a leader change)
     holds neither the pong nor the next frames behind it; the next lobby
@@ -1224,14 +1237,7 @@ async def test_lobby_requests_wait_in_turn_and_are_handled_before_the_end() -> N
     before it."""
     c, t, gw = make()
     await hello(c, gw, t)
-    release = asyncio.Event()
-    enqueue = gw.mm.Enqueue
-
-    async def slow(req: Any, timeout: float, metadata: Any = ()) -> Any:
-        await release.wait()
-        return await enqueue(req, timeout, metadata)
-
-    gw.mm.Enqueue = slow
+    release = slow_enqueue(gw)
     await c.on_frame(orjson.dumps({"type": "queue", "game": "onecard", "seats": 2}).decode())
     await c.on_frame(orjson.dumps({"type": "cancel_queue"}).decode())
     await c.on_frame(orjson.dumps({"type": "ping", "client_ms": 3}).decode())
@@ -1254,14 +1260,7 @@ async def test_a_replaced_connections_waiting_lobby_requests_are_dropped() -> No
     rest are dropped."""
     c, t, gw = make()
     await hello(c, gw, t)
-    release = asyncio.Event()
-    enqueue = gw.mm.Enqueue
-
-    async def slow(req: Any, timeout: float, metadata: Any = ()) -> Any:
-        await release.wait()
-        return await enqueue(req, timeout, metadata)
-
-    gw.mm.Enqueue = slow
+    release = slow_enqueue(gw)
     await c.on_frame(orjson.dumps({"type": "queue", "game": "onecard", "seats": 2}).decode())
     await c.on_frame(orjson.dumps({"type": "cancel_queue"}).decode())
     await asyncio.sleep(0.01)
@@ -1283,14 +1282,7 @@ async def test_a_socket_ends_its_session_after_its_lobby_requests_even_at_shutdo
     gw = FakeGateway()
     gw.recorder = None  # type: ignore[attr-defined]
     gw.conns = set()  # type: ignore[attr-defined]
-    release = asyncio.Event()
-    enqueue = gw.mm.Enqueue
-
-    async def slow(req: Any, timeout: float, metadata: Any = ()) -> Any:
-        await release.wait()
-        return await enqueue(req, timeout, metadata)
-
-    gw.mm.Enqueue = slow
+    release = slow_enqueue(gw)
     inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     for msg in ({"type": "websocket.connect"},
                 {"type": "websocket.receive", "text": orjson.dumps(
