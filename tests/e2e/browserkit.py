@@ -105,6 +105,37 @@ def sign_in(page: Any, nickname: str) -> None:
     page.wait_for_selector('#net[data-state="open"]')
 
 
+def join_room(guest: Any, code: str) -> None:
+    """``guest`` (signed in) types a friend's room code on the lobby and is
+    in the room."""
+    guest.fill('input[name="code"]', code)
+    guest.get_by_role("button", name="입장").click()
+    guest.wait_for_selector(f'#room-code:has-text("{code}")')
+
+
+def host_and_guest(new_page: Any, game: str, names: tuple[str, str],
+                   size: tuple[int, int]) -> tuple[Any, Any, str]:
+    """Two people (browser contexts of ``size``): the first opens a room of
+    ``game``, the second joins it by its code; once the host sees them.
+    (host, guest, the room's code)"""
+    host = new_page(width=size[0], height=size[1])
+    sign_in(host, names[0])
+    host.locator(f'.game-card[data-game="{game}"] [data-act="create"]').click()
+    code = host.locator("#room-code").inner_text()
+    guest = new_page(width=size[0], height=size[1])
+    sign_in(guest, names[1])
+    join_room(guest, code)
+    host.wait_for_selector(f'.seat .name:has-text("{names[1]}")')
+    return host, guest, code
+
+
+def start_with_a_bot(host: Any) -> None:
+    """The room's host adds one bot (the level chosen on the room screen) and starts."""
+    host.get_by_role("button", name="봇 넣기").click()
+    host.wait_for_function("() => document.querySelectorAll('.seat.bot').length === 1")
+    host.get_by_role("button", name="시작").click()
+
+
 def quick_match(page: Any, game: str, seats: int | None = None) -> str:
     card = page.locator(f'.game-card[data-game="{game}"]')
     seat_select = card.locator(f'select[name="seats-{game}"]')

@@ -10,7 +10,7 @@ import signal
 from typing import Any
 
 import pytest
-from browserkit import sign_in
+from browserkit import host_and_guest, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -21,16 +21,7 @@ def test_a_player_the_room_let_go_while_away_is_back_in_the_lobby(new_page: Any)
     """Trial finding: back after 70 s offline, the room screen showed the
     room as it was (even 방장 with 시작); 시작 said "이미 시작한 방이에요."
     and 방 나가기 "방에 들어가 있지 않아요.", until a reload."""
-    host = new_page(width=390, height=844)
-    sign_in(host, "방지기")
-    host.locator('.game-card[data-game="penalty_rows"] [data-act="create"]').click()
-    code = host.locator("#room-code").inner_text()
-    guest = new_page(width=390, height=844)
-    sign_in(guest, "잠깐손님")
-    guest.fill('input[name="code"]', code)
-    guest.get_by_role("button", name="입장").click()
-    guest.wait_for_selector("#room-code")
-    host.wait_for_selector('.seat:has-text("잠깐손님")')
+    host, guest, code = host_and_guest(new_page, "penalty_rows", ("방지기", "잠깐손님"), (390, 844))
     guest.context.set_offline(True)
     host.wait_for_function("() => !document.body.innerText.includes('잠깐손님')", timeout=20_000)
     guest.context.set_offline(False)

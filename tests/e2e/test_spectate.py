@@ -11,10 +11,12 @@ from typing import Any
 from browserkit import (
     assert_update_frames_only,
     frames,
+    host_and_guest,
     onecard_my_turn,
     onecard_play_turn,
     shot,
     sign_in,
+    start_with_a_bot,
 )
 
 W = "window.ttanjit.watch"
@@ -31,9 +33,7 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
     player.wait_for_function("() => window.ttanjit.state.room.options.spectators === false")
     player.locator('input[name="spectators"]').check()
     player.wait_for_function("() => window.ttanjit.state.room.options.spectators === true")
-    player.get_by_role("button", name="봇 넣기").click()
-    player.wait_for_function("() => document.querySelectorAll('.seat.bot').length === 1")
-    player.get_by_role("button", name="시작").click()
+    start_with_a_bot(player)
     player.wait_for_selector('section.table[data-game="onecard"]')
     gid = player.evaluate("() => window.ttanjit.game.id")
 
@@ -181,19 +181,8 @@ def test_a_player_who_left_watches_the_game_go_on(new_page: Any) -> None:
     trial found 관전 on the game one had left (나가기, a friend still
     playing) showing only "이미 게임 중이에요." The watch page shows the
     table, public only, the seat played by its bot."""
-    host = new_page(width=1000, height=800)
-    sign_in(host, "계속하는이")
-    host.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
-    code = host.locator("#room-code").inner_text()
-    guest = new_page(width=1000, height=800)
-    sign_in(guest, "나가는이")
-    guest.fill('input[name="code"]', code)
-    guest.get_by_role("button", name="입장").click()
-    guest.wait_for_selector(f'#room-code:has-text("{code}")')
-    host.wait_for_selector('.seat .name:has-text("나가는이")')
-    host.get_by_role("button", name="봇 넣기").click()
-    host.wait_for_function("() => document.querySelectorAll('.seat.bot').length === 1")
-    host.get_by_role("button", name="시작").click()
+    host, guest, _ = host_and_guest(new_page, "onecard", ("계속하는이", "나가는이"), (1000, 800))
+    start_with_a_bot(host)
     for p in (host, guest):
         p.wait_for_selector('section.table[data-game="onecard"]')
     gid = guest.evaluate("() => window.ttanjit.game.id")

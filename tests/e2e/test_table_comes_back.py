@@ -19,6 +19,7 @@ from browserkit import (
     engine_view,
     hakka_act,
     hakka_my_turn,
+    join_room,
     new_engine,
     onecard_hand,
     onecard_my_turn,
@@ -29,6 +30,7 @@ from browserkit import (
     render,
     shot,
     sign_in,
+    start_with_a_bot,
     view,
     wait_change,
     wait_in_history,
@@ -912,9 +914,7 @@ def two_in_a_room(new_page: Any) -> tuple[Any, Any]:
     a.wait_for_selector('.badge.end:has-text("1판")')
     b = new_page(width=360, height=740)
     sign_in(b, "나도요")
-    b.fill('input[name="code"]', code)
-    b.get_by_role("button", name="입장").click()
-    b.wait_for_selector(f'#room-code:has-text("{code}")')
+    join_room(b, code)
     a.wait_for_selector('.seat .name:has-text("나도요")')
     a.get_by_role("button", name="시작").click()
     for p in (a, b):
@@ -1263,9 +1263,7 @@ def test_results_left_by_the_top_bar_do_not_come_back(new_page: Any) -> None:
     # a game whose people are all away this long ends (RULES.md 4, shortened)
     page.evaluate("() => window.ttanjit.net.send({type: 'room_options', options: {abandon_ms: 1500}})")
     page.wait_for_function("() => window.ttanjit.state.room.options.abandon_ms === 1500")
-    page.get_by_role("button", name="봇 넣기").click()
-    page.wait_for_function("() => document.querySelectorAll('.seat.bot').length === 1")
-    page.get_by_role("button", name="시작").click()
+    start_with_a_bot(page)
     page.wait_for_selector('section.table[data-game="onecard"] .oc-hand .card')
     gid = page.evaluate("() => window.ttanjit.game.id")
     page.context.set_offline(True)
