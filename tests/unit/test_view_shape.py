@@ -65,6 +65,8 @@ def check_common(e: Engine, view: dict[str, Any], seat: int | None) -> None:
     turn = view["turn"]  # a seat, in every game (None: nobody's, or everyone's at once)
     assert turn is None or (_int(turn) and 0 <= turn < n)
     assert view["deadline"] is None or _int(view["deadline"])
+    # the turn or phase now: its deadline in game time (a move may carry it)
+    assert view["turn_key"] == e.deadline_gt and (view["turn_key"] is None or _int(view["turn_key"]))
     assert isinstance(view["paused"], bool) and view["paused"] == p.paused
     assert isinstance(view["finished"], bool) and view["finished"] == e.finished
     winners = view["winners"]

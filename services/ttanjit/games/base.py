@@ -32,6 +32,13 @@ Contract used by the shard, the bots, the replay CLI and the tests:
   - ``hand_counts`` (cards in each hand, by seat); ``turn`` (seat or None);
   - ``deadline`` (real ``t`` of the pending timer, None while there is none
     or the game is paused); ``paused``;
+  - ``turn_key``: the turn or phase now, as the game time its deadline falls
+    at (``deadline_gt``): a new one each time a turn or phase begins, the
+    same across pauses, None when there is none. A game action may carry it
+    (``{"type": "play", …, "turn_key": K}``): then it is applied only on
+    that turn, and refused ``turn_passed`` on a later one — a move kept
+    while the connection was down, sent once it is back, does not land on a
+    turn the player has not seen (RULES.md 4: the clock runs while away);
   - ``finished``; ``winners`` (list of seats; empty while playing and when
     nobody won); ``ended_by`` (None while playing);
   - ``hand`` (own cards) only in a seat's view.
@@ -130,6 +137,7 @@ COMMON_MESSAGES: dict[str, str] = {
     "not_disconnected": "연결이 끊긴 상태가 아니에요.",
     "not_on_autopilot": "자동 진행 중이 아니에요.",
     "not_allowed_now": "지금은 할 수 없어요.",
+    "turn_passed": "그 수를 고른 차례가 이미 지나가서 내지 않았어요.",
 }
 
 
@@ -416,6 +424,9 @@ class Engine:
     # the code differs by game because recorded games assert it).
     UNKNOWN_ACTION: ClassVar[str] = "unknown_action"
     CAP_MS: ClassVar[int] = 0  # the game-length cap, in game time
+    # the turn or phase timer, in game time (None: none pending); its value
+    # is the views' ``turn_key`` (module docstring)
+    deadline_gt: int | None
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
@@ -554,6 +565,12 @@ class Engine:
             return None
         if kind not in self.ACTIONS:
             raise InvalidAction(f"unknown {self.GAME} action {kind!r}", self.UNKNOWN_ACTION)
+        if "turn_key" in action:  # only on the turn it was chosen on (module docstring)
+            key = action["turn_key"]
+            if not isinstance(key, int) or isinstance(key, bool):
+                raise InvalidAction("turn_key must be an integer")
+            if key != self.deadline_gt:
+                raise IllegalAction("turn_passed")
         return self._act(t, seat, action, events)
 
     # -- the one entry point -----------------------------------------------
@@ -610,8 +627,8 @@ class Engine:
 
 # The fields every view of every game has (module docstring); ``hand`` is
 # in a seat's view only.
-VIEW_FIELDS = ("game", "seat", "n", "seats", "hand_counts", "turn", "deadline", "paused",
-               "finished", "winners", "ended_by")
+VIEW_FIELDS = ("game", "seat", "n", "seats", "hand_counts", "turn", "deadline", "turn_key",
+               "paused", "finished", "winners", "ended_by")
 
 
 def seats_view(seats: list[SeatSpec], presence: Presence, bot: list[bool],
@@ -638,8 +655,6 @@ class OneDeadline(Engine):
     and intermission), and which ends through ``_finish(gt, ended_by,
     winners, events)``: the clock, the game-length cap and abandonment are
     the same for all such games and written once here."""
-
-    deadline_gt: int | None
 
     def _finish(self, gt: int, ended_by: str, winners: list[int], events: list[Event]) -> None:
         raise NotImplementedError

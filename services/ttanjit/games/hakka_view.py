@@ -15,7 +15,7 @@ is the public part with ``seat`` None.
 - The common fields of every game (:mod:`ttanjit.games.base`): ``game``,
   ``seat``, ``n``, ``seats`` (``{seat, kind, bot, substituted, autopilot,
   connected}`` by seat), ``hand_counts``, ``turn``, ``deadline`` (real
-  ``t``), ``paused``, ``finished``, ``winners``, ``ended_by``.
+  ``t``), ``turn_key``, ``paused``, ``finished``, ``winners``, ``ended_by``.
 - Hakka's own public fields: ``phase``, ``round``, ``hands_total``,
   ``deal``, ``dealer``, ``dreamer``, ``privileged``, ``caller``, ``calls``,
   ``leader``, ``turn_ms``, ``table`` (face-up patterns ``{seat, cards,
@@ -55,6 +55,7 @@ def public_view(g: Hakka) -> JSON:
         "turn": g.turn,
         "leader": g.leader,
         "deadline": g._deadline_t(),
+        "turn_key": g.deadline_gt,
         "turn_ms": g.turn_ms,
         "hand_counts": [len(h) for h in g.hands],
         "table": [

@@ -6,7 +6,7 @@ Contract for consumers (shard, gateway, bots, web client):
   fields of every game (:mod:`ttanjit.games.base`): ``game``, ``seat``,
   ``n``, ``seats`` (``{seat, kind, bot, substituted, autopilot,
   connected}`` by seat), ``hand_counts``, ``turn``, ``deadline`` (real
-  ``t``; None while paused), ``paused``, ``finished``, ``winners`` (``[]`` or
+  ``t``; None while paused), ``turn_key``, ``paused``, ``finished``, ``winners`` (``[]`` or
   the one winner), ``ended_by``. One Card's own public fields: ``top``,
   ``suit`` (current suit), ``direction``, ``pending`` (attack total),
   ``twos_only`` (a 3 may defend), ``draw_pile`` (count), ``discard``
@@ -64,6 +64,7 @@ def public(g: OneCard) -> JSON:
         "turn_ms": g.turn_ms,
         "turn": g.turn,
         "deadline": None if g.deadline_gt is None or p.paused else g.deadline_gt + pt,
+        "turn_key": g.deadline_gt,
         "direction": g.direction,
         "top": g.discard[-1],
         "suit": g.suit,

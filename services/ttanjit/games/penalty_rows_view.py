@@ -14,7 +14,7 @@ is the public part with ``seat`` None.
   ``seat``, ``n``, ``seats`` (``{seat, kind, bot, substituted, autopilot,
   connected}`` by seat), ``hand_counts``, ``turn`` (always None: every
   seat chooses at once; the turn of the round is ``turn_no``), ``deadline``
-  (real ``t``), ``paused``, ``finished``, ``winners``, ``ended_by``.
+  (real ``t``), ``turn_key``, ``paused``, ``finished``, ``winners``, ``ended_by``.
 - 줄줄이 벌점's own public fields: ``phase``, ``round``, ``rounds``,
   ``turn_no`` (the turn of the round now chosen, 1–10, as the events' and
   the state's ``turn``), ``turns_per_round``, ``badge``, ``select_ms``, ``rows`` (``{row, cards:
@@ -73,6 +73,7 @@ def public_view(e: PenaltyRows) -> JSON:
         "confirmed": list(e.confirmed),
         "hand_counts": [len(h) for h in e.hands],
         "deadline": deadline,
+        "turn_key": e.deadline_gt,
         "remaining_ms": remaining,
         "paused": p.paused,
         "penalties": list(e.penalties),
