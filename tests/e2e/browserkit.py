@@ -41,14 +41,16 @@ JS_STAMP = """() => { const g = window.ttanjit.game;
 # client's modules load): what the client sends (WebSocket.prototype.send)
 # and what it gets, in the order it handles them (a listener added when the
 # socket is made runs before the client's onmessage). Only type, game_id,
-# game_seq, cmd_id, code and the time (ms) are kept. Issue 13: the client never asks for a `sync` after a
+# game_seq, cmd_id, code, an action's type and turn_key and the time (ms)
+# are kept. Issue 13: the client never asks for a `sync` after a
 # game's first view but right after a reconnect (`welcome`).
 FRAME_LOG = """(() => {
   const log = window.__frames = [];
   const keep = (dir, data) => {
     try { const f = JSON.parse(data); log.push({dir, type: f.type, game_id: f.game_id ?? null,
       game_seq: f.game_seq ?? null, events: Array.isArray(f.events) ? f.events.length : null,
-      cmd_id: f.cmd_id ?? null, code: f.code ?? null, t: Date.now()}); }
+      cmd_id: f.cmd_id ?? null, code: f.code ?? null, act: f.action?.type ?? null,
+      turn_key: f.action?.turn_key ?? null, t: Date.now()}); }
     catch { log.push({dir, type: '?'}); }
   };
   const Real = window.WebSocket;

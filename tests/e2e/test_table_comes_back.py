@@ -17,8 +17,10 @@ from browserkit import (
     JS_STAMP,
     assert_update_frames_only,
     engine_view,
+    frames,
     hakka_act,
     hakka_my_turn,
+    host_and_guest,
     join_room,
     new_engine,
     onecard_hand,
@@ -1301,3 +1303,48 @@ def test_leaving_results_declines_again_after_another_yes(new_page: Any) -> None
     page.evaluate("() => window.ttanjit.game.askRematch()")  # back, and yes again
     page.evaluate("() => window.ttanjit.game.doneWith()")  # 로비로
     assert page.evaluate(outs) == ["rematch", "rematch_decline", "rematch", "rematch_decline"]
+
+
+def test_a_pick_kept_offline_past_its_turn_is_not_made_on_the_next(new_page: Any) -> None:
+    """RULES.md 4: a disconnected player's clock keeps running (another
+    player is connected), and at the deadline the game picks for them
+    (RULES.md 2.5). A pick made offline is kept and sent once the
+    connection is back — by then its turn is over and the next one has
+    begun: it went onto the next turn, chosen against rows the player never
+    saw, and was confirmed there (review finding, left alone twice). It
+    carries the turn it was chosen on now (docs/websocket.md 3) and is
+    refused, and the player is told."""
+    host, guest, _ = host_and_guest(new_page, "penalty_rows", ("켜둔사람", "끊긴사람"), (390, 844))
+    host.get_by_role("button", name="시작").click()
+    for p in (host, guest):
+        p.wait_for_selector('section.table[data-game="penalty_rows"]', timeout=20_000)
+    guest.wait_for_function("""() => { const v = window.ttanjit.game.view;
+      return v && v.phase === 'select' && v.turn_no === 1; }""", timeout=20_000)
+    guest.wait_for_function("() => document.querySelector('.pr-hand .card:not([disabled])')",
+                            timeout=20_000)
+    key = view(guest)["turn_key"]
+    guest.context.set_offline(True)
+    guest.evaluate("() => window.ttanjit.net.drop()")  # the socket's end, as a phone notices it
+    guest.wait_for_function("() => window.ttanjit.net.state !== 'open'")
+    number = guest.eval_on_selector(".pr-hand .card:not([disabled])", "e => e.dataset.card")
+    guest.locator(f'.pr-hand .card[data-card="{number}"]').click()
+    guest.locator('.pr-row[data-row="2"]').click()
+    guest.locator(f'[data-act="confirm"]:has-text("{number} → 2번 줄 확정")').click()
+    guest.wait_for_selector('.toast:has-text("연결이 끊겨 있어요. 다시 연결되면 보내요.")')
+    # the host stays: the 20 s run out, the game picks for both, turn 2 begins
+    host.wait_for_function("() => window.ttanjit.game.view.turn_no === 2", timeout=40_000)
+    guest.context.set_offline(False)
+    guest.wait_for_selector('#refusal:not([hidden])[data-code="turn_passed"]', timeout=20_000)
+    assert "그 수를 고른 차례가 이미 지나가서 내지 않았어요." in guest.locator("#refusal").inner_text()
+    sent = [f for f in frames(guest) if f["dir"] == "out" and f["type"] == "action"]
+    assert sent and {f["act"] for f in sent} == {"select"}, sent  # the kept pick; no confirm
+    assert {f["turn_key"] for f in sent} == {key}
+    answers = [f for f in frames(guest) if f["dir"] == "in" and f["cmd_id"] == sent[-1]["cmd_id"]]
+    assert [(f["type"], f["code"]) for f in answers] == [("error", "turn_passed")]
+    # turn 2 is the player's to choose: nothing picked, nothing confirmed for them
+    guest.wait_for_function("() => window.ttanjit.game.view.turn_no === 2")
+    v = view(guest)
+    assert v["selection"] is None and not v["confirmed"][v["seat"]], v
+    guest.wait_for_function("""() => document.querySelector('.pr [data-act="confirm"]')
+      && document.querySelector('.pr-hand .card:not([disabled])')""", timeout=15_000)
+    assert not guest.locator(".pr-hand .card.selected").count()  # turn 2's hand: nothing chosen

@@ -29,6 +29,8 @@ const EMOTE_MS = 2500;
 const DOUBLE_TAP_MS = 1000;
 // a move pressed with the connection lost (act): kept and sent once it is back
 const HELD_OFFLINE = "연결이 끊겨 있어요. 다시 연결되면 보내요.";
+// actions not tied to a turn: sent without the view's turn_key (act)
+const ANY_TURN = new Set(["one_card", "resume"]);
 
 // a connection found lost with a move on its way (net.js: checked when a
 // move goes unanswered): the move is kept, and sent once it is back
@@ -337,8 +339,8 @@ export class GameController {
    * `explain(error frame)`'s, when it has one: the table's words for it). */
   async act(action, explain = null) {
     // a double tap: the same action again within a moment. The first made
-    // the move and the turn moved on, so the second is "not your turn" —
-    // shown under "내 차례예요" once the turn came back (trial finding); not
+    // the move and the turn moved on, so the second is "not your turn" (or
+    // "turn passed": its turn_key the first's) — shown under "내 차례예요" once the turn came back (trial finding); not
     // said. (No count of answers awaited: one that went unanswered, as an
     // action the rate limit dropped once was, would stay up for good: review.)
     const at = Date.now();
@@ -356,9 +358,19 @@ export class GameController {
       }
       if (!again) toast(HELD_OFFLINE);
     }
+    // applied only on the turn it was chosen on: a move kept while the
+    // connection was down, the turn timed out meanwhile and come round
+    // again, is refused (turn_passed), not played on a table never seen
+    // (docs/websocket.md 3). The view's now, unless the table names the
+    // turn (줄줄이 벌점: a [확정] waits for its pick's answer first).
+    const key = this.view?.turn_key;
+    if (!ANY_TURN.has(action.type) && !("turn_key" in action) && Number.isInteger(key)) {
+      action = { ...action, turn_key: key };
+    }
     const f = await net.action(this.id, action);
     if (f.type === "error") {
-      if (!(again && f.code === "not_your_turn")) this.refused({ ...f, message: explain?.(f) || f.message });
+      const late = f.code === "not_your_turn" || f.code === "turn_passed";
+      if (!(again && late)) this.refused({ ...f, message: explain?.(f) || f.message });
       return null;
     }
     this.clearRefusal(); // an earlier refusal no longer stands (its update already drew the table)

@@ -37,7 +37,7 @@ function ts(ctl) {
   // (a reveal's animation and scroll outlast its turn: the next one's draw ends them)
   if (ctl.tableState.key !== key) {
     const { anim, beforeReveal } = ctl.tableState;
-    ctl.tableState = { key, card: null, row: null, anim, beforeReveal, sent: null };
+    ctl.tableState = { key, turnKey: v.turn_key, card: null, row: null, anim, beforeReveal, sent: null };
   }
   const sel = v.selection;
   if (sel && ctl.tableState.card === null) { ctl.tableState.card = sel.card; ctl.tableState.row = sel.row; }
@@ -190,23 +190,33 @@ async function choose(ctl, card, row) {
   if (card !== null && row !== null) await sendSelect(ctl, st);
 }
 
-/** The server keeps the selection; what it acknowledged is in st.sent. */
+/** The server keeps the selection; what it acknowledged is in st.sent.
+ * A pick is the turn's it was made on (st: that turn's table state; its
+ * turn_key goes with it): once that turn is over — a pick kept while the
+ * connection was down, sent when it was back — nothing more goes (a
+ * [확정] pressed meanwhile sent the pick again on the next turn, and
+ * confirmed it there: the first try at a test of the kept pick). */
 async function sendSelect(ctl, st) {
   while (st.inflight) await st.inflight; // one select at a time
+  if (over(ctl, st)) return false;
   const want = { card: st.card, row: st.row };
   const sent = st.sent || ctl.view.selection;
   if (sent && sent.card === want.card && sent.row === want.row) return true;
-  st.inflight = ctl.act({ type: "select", ...want });
+  st.inflight = ctl.act({ type: "select", ...want, ...onTurn(st) });
   const r = await st.inflight;
   st.inflight = null;
   if (r) st.sent = want;
   return !!r;
 }
 
+const onTurn = (st) => (Number.isInteger(st.turnKey) ? { turn_key: st.turnKey } : {});
+// the turn of the pick `st` is over (the view may be ahead of the drawn table)
+const over = (ctl, st) => ctl.tableState !== st || ctl.view?.turn_key !== st.turnKey;
+
 async function confirmPick(ctl) {
   const st = ctl.tableState;
-  if (!(await sendSelect(ctl, st))) return;
-  await ctl.act({ type: "confirm" });
+  if (!(await sendSelect(ctl, st)) || over(ctl, st)) return;
+  await ctl.act({ type: "confirm", ...onTurn(st) });
 }
 
 function lastReveal(ctl, names) {
