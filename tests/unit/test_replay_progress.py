@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ttanjit.loadtest.replay import Progress
+from ttanjit.loadtest.replay import Progress, copy_turn_key
 
 G = "abcdefghijkl"
 
@@ -56,3 +56,20 @@ def test_a_whole_view_counts_what_it_skipped_as_moves() -> None:
     p.see(G, {"type": "event", "game_id": G, "game_seq": 8, "t": 0,  # before issue 13
               "event": {"type": "disconnected", "seat": 1}})
     assert p.at(G) == 6
+
+
+def test_a_turn_key_is_the_copys_not_the_captures() -> None:
+    """An action's ``turn_key`` is a game time of the captured game: a copy
+    sends one the capture's game refused ``turn_passed`` (a double tap, a
+    move kept while offline) with a key no turn has, so it is refused
+    again; any other without its key, on the turn the causal order gives."""
+    act = {"type": "action", "game_id": G, "cmd_id": "c1",
+           "action": {"type": "play", "cards": ["KS"], "turn_key": 32704}}
+    passed = copy_turn_key(act, {"type": "error", "cmd_id": "c1", "code": "turn_passed"})
+    assert passed["action"] == {"type": "play", "cards": ["KS"], "turn_key": -1}
+    for answer in ({"type": "result", "cmd_id": "c1"}, {"type": "error", "code": "not_your_turn"},
+                   None):
+        assert copy_turn_key(act, answer)["action"] == {"type": "play", "cards": ["KS"]}
+    assert act["action"]["turn_key"] == 32704  # the capture's frame is left as it was
+    sync = {"type": "sync", "game_id": G}
+    assert copy_turn_key(sync, None) is sync

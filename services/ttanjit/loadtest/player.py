@@ -24,6 +24,8 @@ from ttanjit.loadtest.client import Conn, Frame, sign_in
 from ttanjit.loadtest.stats import Stats
 
 GAME_OVER = ("game_ended", "game_over")  # One Card's game_over: before issue 13
+# actions the web client sends without the view's turn_key (not tied to a turn)
+ANY_TURN = frozenset({"one_card", "resume"})
 
 
 @dataclass
@@ -467,6 +469,10 @@ class Player:
         action = bots.decide(self.cfg.game, self.cfg.level, seat, v, self.rng, 20)
         if action is None:
             return
+        if action["type"] not in ANY_TURN and isinstance(v.get("turn_key"), int):
+            # as the web client: applied only on the turn it was chosen on
+            # (docs/websocket.md 3)
+            action = {**action, "turn_key": v["turn_key"]}
         self._acting = True
         try:
             ans = await self._action(action)

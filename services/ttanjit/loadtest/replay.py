@@ -22,6 +22,12 @@ session) and sends the captured client frames with their recorded pauses
   drops, so counting them could let a move go before the one it answers
   (:class:`Progress`) — so moves of different players keep their order at
   any speed;
+- **turn keys**: an action's ``turn_key`` (the turn it was chosen on,
+  docs/websocket.md 3) is a game time of the captured game, not the
+  copy's: an action the capture's game refused ``turn_passed`` (a double
+  tap, a move kept while offline) goes with a key no turn has, refused
+  again; any other goes without its key, so it lands on the turn the
+  causal order puts it on, as the captured one did (:func:`copy_turn_key`);
 - **outcomes**: every answer is compared with the captured one: accepted vs
   refused (and the refusal code); each difference is a divergence.
 
@@ -103,6 +109,18 @@ class Progress:
         """Game events received other than presence events."""
         seq = self.seq.get(gid, 0)
         return seq - sum(1 for n in self.presence.get(gid, ()) if n <= seq)
+
+
+def copy_turn_key(f: Frame, answer: Frame | None) -> Frame:
+    """A captured ``action`` frame as a copy sends it (module docstring,
+    turn keys): its ``turn_key`` -1 (no turn's) when the captured answer was
+    ``turn_passed``, else dropped."""
+    action = f.get("action")
+    if f.get("type") != "action" or not isinstance(action, dict) or "turn_key" not in action:
+        return f
+    if (answer or {}).get("code") == "turn_passed":
+        return {**f, "action": {**action, "turn_key": -1}}
+    return {**f, "action": {k: v for k, v in action.items() if k != "turn_key"}}
 
 
 # -- what the capture says, per client frame (sans-I/O) --------------------------
@@ -479,6 +497,7 @@ class ReplayPlayer:
             except TimeoutError:
                 self.div.stalled(self.copy.k, self.label, step, "previous_command_timeout")
                 self.stalled = True
+        f = copy_turn_key(f, step.answer)
         await self.pacer.take()
         fut = await self.conn.send(f)
         if kind in ANSWERS:
