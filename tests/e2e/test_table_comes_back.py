@@ -972,8 +972,15 @@ def test_two_players_react_and_play_again(new_page: Any) -> None:
     a.locator('[data-act="rematch"]').click()
     b.wait_for_selector('#rematch:has-text("한 판 더: 반가워")')
     shot(b, "rematch-360")
+    # pressed, the button says so (it looked the same pressed or not: trial
+    # finding); a reload too, from the offer; the other's is not pressed
+    pressed = 'section.results [data-act="rematch"][aria-pressed="true"]:has-text("✓ 한 판 더")'
+    a.wait_for_selector(pressed)
+    assert b.locator('[data-act="rematch"]').get_attribute("aria-pressed") == "false"
+    a.reload()
+    a.wait_for_selector(pressed)
     b.reload()  # a reload keeps the offer
-    b.wait_for_selector('[data-act="rematch"]')
+    b.wait_for_selector('[data-act="rematch"][aria-pressed="false"]')
     b.locator('[data-act="rematch"]').click()
     for p in (a, b):
         p.wait_for_function(f"() => window.ttanjit.game.id && window.ttanjit.game.id !== '{old}'")

@@ -103,6 +103,7 @@ export class GameController {
     this.tableState = {};
     this.final = store.get(`final.${id}`, null);
     this.rematch = null;
+    this.rematchAsking = false;
     this.emotes = {};
     this.watchers = 0;
   }
@@ -161,13 +162,21 @@ export class GameController {
     }
     const box = document.getElementById("rematch");
     if (box) mount(box, rematchStatus(this));
+    markRematch(this);
     clock.refreshTimers();
   }
 
-  askRematch() {
+  async askRematch() {
+    if (rematchPressed(this)) return; // pressed already: the offer waits for the others
     store.set(`rematch.${this.id}`, true);
     store.del(`left.${this.id}`); // back in for this table: leaving it declines again
-    net.ask({ type: "rematch", game_id: this.id }, ["rematch", "matched"], toast);
+    const id = this.id;
+    this.rematchAsking = true;
+    markRematch(this);
+    await net.ask({ type: "rematch", game_id: id }, ["rematch", "matched"], toast);
+    if (this.id !== id) return;
+    this.rematchAsking = false; // answered: the offer says whether I am in it (refused: not)
+    markRematch(this);
   }
 
   onEmote(f) {
@@ -598,7 +607,27 @@ export function resultsPanel(ctl, rows, title = "게임 결과") {
     h("div.row.actions", {},
       button(ctl.replay ? "내 기록으로" : "로비로", () => ctl.done(), { dataset: { act: "lobby" } }),
       canRematch && !abandoned && !rematchOver(ctl)
-        ? button("한 판 더", () => ctl.askRematch(), { class: "primary", dataset: { act: "rematch" } }) : null));
+        ? markRematch(ctl, button("한 판 더", () => ctl.askRematch(), { class: "primary", dataset: { act: "rematch" } }))
+        : null));
+}
+
+/** I chose 한 판 더 and the table's offer is open (or my press is on its
+ * way): its button says so (it looked the same pressed or not: trial
+ * finding). An expired or failed offer may be asked again. */
+function rematchPressed(ctl) {
+  const r = ctl.rematch;
+  if (ctl.rematchAsking) return true;
+  return !!r && r.state === "open" && (r.agreed || []).includes(ctl.seat());
+}
+
+/** The 한 판 더 button (`btn`, else the one on the screen) as pressed or not. */
+function markRematch(ctl, btn = document.querySelector('section.results [data-act="rematch"]')) {
+  if (!btn) return btn;
+  const pressed = rematchPressed(ctl);
+  btn.textContent = pressed ? "✓ 한 판 더" : "한 판 더";
+  btn.setAttribute("aria-pressed", String(pressed));
+  btn.classList.toggle("pressed", pressed);
+  return btn;
 }
 
 /** The table's 한 판 더 started without this player (they did not agree
