@@ -195,6 +195,10 @@ def test_a_player_who_left_watches_the_game_go_on(new_page: Any) -> None:
         JSON.stringify([{text: '그때 남은 로그', kind: ''}]))""", gid)
     row = guest.locator(f'.live tr[data-game-id="{gid}"]')
     row.wait_for(timeout=30_000)
+    # the list says a bot plays the seat left, and counts the bots in 명
+    # (it named the leaver as a player, "+ 봇 1" read as a bot named 봇1: trial)
+    row.locator('.live-who:has-text("나가는이 (봇이 대신함)")').wait_for(timeout=15_000)
+    assert row.locator(".live-who").inner_text() == "계속하는이, 나가는이 (봇이 대신함) + 봇 1명"
     row.locator('[data-act="watch"]').click()
     guest.wait_for_selector(f'section.page.watch[data-game-id="{gid}"] section.table[data-game="onecard"]')
     watched = guest.evaluate(f"() => {W}.view")

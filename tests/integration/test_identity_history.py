@@ -464,6 +464,7 @@ async def test_live_games_list(st: Stack) -> None:
     gid = await start_with_bot(c, "penalty_rows")
     row = await live_row(st, c.ident["token"], gid)
     assert row["game"] == "penalty_rows" and row["players"][0]["nickname"] == "관전거리"
+    assert "substituted" not in row["players"][0]  # playing: no bot stands in for them
     assert row["bots"] == [{"seat": 1, "level": "easy"}]  # named as the players see them
     await c.action(gid, {"type": "leave"})
     await asyncio.sleep(0)

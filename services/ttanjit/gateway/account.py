@@ -571,9 +571,13 @@ async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, A
         if view is not None and view.get("finished"):
             continue
         players = doc.get("players") or {}
+        seated = (view or {}).get("seats") or []
+        # a player whose seat a bot took over (left, or away for 60 s): said
+        # so (the list named them as if still playing: trial finding)
+        gone = {x.get("seat") for x in seated if isinstance(x, dict) and x.get("substituted")}
         item: dict[str, Any] = {
             "game_id": k, "game": doc.get("game"),
-            "players": [{"seat": s, "nickname": names[p]}
+            "players": [{"seat": s, "nickname": names[p], **({"substituted": True} if s in gone else {})}
                         for p, s in sorted(players.items(), key=lambda x: x[1])],
             "bots": [{"seat": i, "level": lvl} for i, lvl in bot_levels(doc).items()],
             "spectators": watching.get(k, 0)}

@@ -9,7 +9,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as identity from "./identity.js";
 import { GAMES, progressText } from "./state.js";
-import { GameController, sayChanges, showEmotes, showPanel } from "./game.js";
+import { GameController, botMarked, sayChanges, showEmotes, showPanel } from "./game.js";
 import * as clock from "./clock.js";
 import { seatCount } from "./seats.js";
 
@@ -45,14 +45,16 @@ function liveTable(games) {
     h("thead", {}, h("tr", {}, h("th", {}, "게임"), h("th", {}, "참가자"), h("th.prog-col", {}, "진행"),
       h("th.num", {}, "관전"), h("th", {}, ""))),
     h("tbody", {}, games.map((g) => {
-      const humans = (g.players || []).map((p) => p.nickname || `${p.seat + 1}번`);
+      // a player a bot stands in for says so; the bots are counted in 명
+      // ("나래 + 봇 2" read as a bot named 봇2: trial finding)
+      const humans = (g.players || []).map((p) => botMarked(p.nickname || `${p.seat + 1}번`, p.substituted));
       const bots = typeof g.seats === "number" ? g.seats - humans.length : 0;
       const progress = progressText(g);
       return h("tr", { dataset: { gameId: g.game_id, game: g.game } },
         h("td", {}, GAMES[g.game]?.name || g.game),
         // on a phone the progress rides under the players (app.css): a
         // column of its own ("멈춤 (모두 연결 끊김) · 1/3판") pushed 관전 off-screen
-        h("td", {}, h("span.live-who", {}, humans.join(", "), bots > 0 ? [" ", h("span.bots", {}, `+ 봇 ${bots}`)] : null),
+        h("td", {}, h("span.live-who", {}, humans.join(", "), bots > 0 ? [" ", h("span.bots", {}, `+ 봇 ${bots}명`)] : null),
           h("span.prog.under", {}, progress)),
         h("td.prog-col", {}, progress),
         h("td.num", {}, `${g.spectators || 0}명`),
