@@ -471,6 +471,6 @@ def onecard_hand(v: dict[str, Any], hand: list[str], **public: Any) -> dict[str,
 
 
 def render(page: Any, file: str, game: str, v: dict[str, Any], seat: int = 0,
-           humans: int = 1) -> None:
+           humans: int = 1, names: list[str] | None = None) -> None:
     page.evaluate(RENDER, {"file": file, "game": game, "v": v, "seat": seat,
-                           "names": NAMES[: v["n"]], "humans": humans})
+                           "names": (names or NAMES)[: v["n"]], "humans": humans})

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browserkit import engine_view, new_engine, onecard_hand, render, shot
+from browserkit import NAMES, engine_view, new_engine, onecard_hand, render, shot
 
 pytestmark = pytest.mark.e2e
 
@@ -434,9 +434,14 @@ def test_hakka_says_me_as_one_card_does(new_page: Any) -> None:
     assert lead and scored
     page = new_page(width=1000, height=800)
     lead["last_trick"] = {**lead["last_trick"], "winner": 0}
-    render(page, "hakka", "hakka", lead)
+    render(page, "hakka", "hakka", lead, names=["민지폰", *NAMES[1:]])
     text = page.locator("section.table").inner_text()
     assert "내가 리드할 차례예요." in text and "지난 트릭: 내가 가져감" in text, text
-    assert "나가 " not in text and "나이 " not in text
+    assert "나가 " not in text and "나이 " not in text and "민지폰이 " not in text
+    # my play in the trick is "나", not my nickname right after "내가" (trial)
+    plays = page.locator(".last-trick").inner_text().split(" — ", 1)[1].split(", ")
+    seats = [p["seat"] for p in lead["last_trick"]["plays"]]
+    assert 0 in seats and [x.split(" ")[0] == "나" for x in plays] == [s == 0 for s in seats], plays
+    assert "민지폰" not in page.locator(".last-trick").inner_text()
     render(page, "hakka", "hakka", scored)
     assert page.locator(".hand-winner").inner_text().startswith("내가 ")

@@ -30,8 +30,10 @@ function name(ctl, s) { return ctl.names()[s] || `${s + 1}번`; }
  * (the table named me by my nickname: "민지폰이 리드할 차례예요.": trial) */
 function who(ctl, s) { return isMine(ctl, s) ? "내가" : josa(name(ctl, s), "이/가"); }
 
+/** A trick's play, after "내가 트릭을 가져갔어요:": mine is "나" (it named
+ * me by my nickname right after "내가": trial). */
 function playText(ctl, p) {
-  return `${name(ctl, p.seat)} ${p.cards ? p.cards.map(hkName).join("·") : `엎음 ${p.discarded}장`}`;
+  return `${isMine(ctl, p.seat) ? "나" : name(ctl, p.seat)} ${p.cards ? p.cards.map(hkName).join("·") : `엎음 ${p.discarded}장`}`;
 }
 
 /** What happened last at the table, in words: the newest play of the
