@@ -442,6 +442,7 @@ export class GameController {
     store.del(`match.${this.id}`);
     store.del(`rematch.${this.id}`); // back to its results, 한 판 더 is not asked again unpressed
     store.set(`left.${this.id}`, true);
+    this.rematchAsking = false; // declined: a yes on its way is no longer pressed
     this.close();
     alerts.myTurn(false);
   }
