@@ -450,11 +450,12 @@ def new_engine(game: str, n: int, seed: int = 3, humans: int = 1,
 def engine_view(game: str, n: int, seed: int = 3, humans: int = 1,
                 leave: tuple[int, ...] = ()) -> dict[str, Any]:
     """Seat 0's view of a new game with ``humans`` people (the first seats)
-    and bots; the seats in ``leave`` have left (a bot took each over)."""
+    and bots; the seats in ``leave`` have left (a bot took each over). Seat
+    0 gone too, the spectator's view: what the shard sends its player then."""
     e = new_engine(game, n, seed, humans)
     for s in leave:
         assert e.apply(100, s, {"type": "leave"}).ok
-    return dict(e.view(0))
+    return dict(e.view(None if 0 in leave else 0))
 
 
 def onecard_hand(v: dict[str, Any], hand: list[str], **public: Any) -> dict[str, Any]:

@@ -49,10 +49,14 @@ def test_takeover_badge_from_the_engines_view(new_page: Any, game: str) -> None:
     assert page.locator(".banner.taken-over").count() == 0
 
     v = engine_view(game, n, seed=1, humans=2, leave=(0,))
+    assert v["seat"] is None and "hand" not in v  # the shard sends a spectator's view then
     render(page, file, game, v, humans=2)
     assert page.locator(mine_sel.format(s=0) + " .badge.bot").count() == 1
     assert "봇이 내 자리를 이어받았어요" in page.locator(".banner.taken-over").inner_text()
     assert page.locator(MY_CONTROLS).count() == 0
+    assert page.locator(".hand .card").count() == 0  # the bot's cards are not mine to see
+    if game == "onecard":  # my row counts the cards the bot holds for me
+        assert page.locator(".my-row .name").inner_text().endswith(f" · {v['hand_counts'][0]}장")
     assert page.evaluate("() => window.__ctl.mySeatIsHuman()") is False
     shot(page, f"taken-over-{game}")
 

@@ -14,7 +14,7 @@ import pytest
 
 from ttanjit.games import GAMES, engine_class
 from ttanjit.games.base import SeatSpec, Setup
-from ttanjit.shard.game import GAME_OVER, Applied, HostedGame, Part, coalesce, envelope
+from ttanjit.shard.game import GAME_OVER, SEAT_BOT, Applied, HostedGame, Part, coalesce, envelope
 from ttanjit.shard.ownership import OwnerBook, rendezvous
 
 
@@ -264,3 +264,53 @@ def test_a_finished_games_directory_entry_says_where_each_seat_stood(game: str) 
         assert isinstance(result["scores"], list)
         assert not {"hand_counts", "eliminated", "dealt"} & set(result)
     assert orjson.loads(orjson.dumps(result)) == result
+
+
+@pytest.mark.parametrize("game", _games())
+def test_a_player_whose_seat_a_bot_took_watches_as_a_spectator(game: str) -> None:
+    """RULES.md 4: a player who left (or stayed away 60 s) may watch but
+    not retake the seat; the bot plays it. From then on their parts are a
+    spectator's — ``view(None)``, events as a spectator gets them — and so
+    is their sync: the bot's hand and its draws stay in the shard (their
+    page showed the seat's hand live, the bot's new cards too: trial)."""
+    n = 4
+    players = {f"p_{i}": i for i in range(n)}
+    setup = Setup(game, {"seats": n}, [SeatSpec("human")] * n, 9)
+    h = HostedGame("g" * 12, setup, players, origin_ms=0, backlog=256)
+    rng = random.Random(9)
+    t = 1000
+    out = h.apply(t, 1, {"type": "leave"}, player="p_1", cmd_id="bye", server_ms=t)
+    assert isinstance(out, Applied)
+    part = parts_of(h.game_id, out)["p_1"]
+    assert part["flags"] & SEAT_BOT  # the gateway still learns its seat is the bot's
+    assert part["view"] == h.engine.view(None) and "hand" not in part["view"]
+    private = 0
+    for k in range(400):
+        if h.finished:
+            break
+        t += rng.randint(100, 3000)
+        nd = h.engine.next_deadline()
+        if nd is not None and nd <= t:
+            out = h.apply(nd, server_ms=nd)
+            t = nd
+        else:
+            choices = [(s, a) for s in range(n) for a in h.engine.legal_actions(s)]
+            if not choices:
+                continue
+            s, a = rng.choice(choices)
+            # seat 1 is the bot's now: its moves come from the bot pool (no player)
+            pid = None if s == 1 else f"p_{s}"
+            out = h.apply(t, s, a, player=pid, cmd_id=None if pid is None else f"c{k}", server_ms=t)
+        assert isinstance(out, Applied), out
+        parts = parts_of(h.game_id, out)
+        if "p_1" not in parts:
+            continue
+        part = parts["p_1"]
+        assert part["view"] == h.engine.view(None), part["view"]
+        events = out.result.events
+        assert [e["event"] for e in part["events"]] == [ev.for_seat(None) for ev in events]
+        private += sum(1 for ev in events if 1 in (ev.private or {}))  # the bot's own: not sent
+    assert private, "the bot got no private event: nothing was checked"
+    synced = orjson.loads(h.sync("p_1", -1, t))
+    assert synced["view"] == h.engine.view(None)
+    assert orjson.loads(h.sync("p_2", -1, t))["view"] == h.engine.view(2)  # the others' own

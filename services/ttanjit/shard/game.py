@@ -279,12 +279,13 @@ class HostedGame:
                 if not events and pid != actor:
                     continue
                 seat = None if pid is None else self.players[pid]
+                sees = self.sees(pid)
                 first = bl.seq + 1
                 items = []
                 flags = 0
                 for ev in events:
                     bl.seq += 1
-                    data = ev.for_seat(seat)
+                    data = ev.for_seat(sees)
                     item = dumps({"game_seq": bl.seq, "t": t, "event": data})
                     bl.frames.append((bl.seq, item))
                     items.append(item)
@@ -305,14 +306,15 @@ class HostedGame:
                     # the player's own move changed only their own hidden
                     # fields (e.g. a 줄줄이 벌점 selection): those fields as a
                     # patch of the view they hold, not the whole view
-                    assert seat is not None
+                    if sees is None:  # nothing of theirs to show (a bot plays the seat)
+                        continue
                     parts.append(Part(pid, first, bl.seq, flags, b"",
-                                      b'"patch":' + dumps(eng.private_view(seat)) + tail))
+                                      b'"patch":' + dumps(eng.private_view(sees)) + tail))
                     continue
                 if not public:
                     public = dumps(eng.public_view())
-                view = public[:-1] + (b',"seat":null}' if seat is None
-                                      else b"," + dumps(eng.private_view(seat))[1:])
+                view = public[:-1] + (b',"seat":null}' if sees is None
+                                      else b"," + dumps(eng.private_view(sees))[1:])
                 parts.append(Part(pid, first, bl.seq, flags, b",".join(items),
                                   b'"view":' + view + tail))
         reply: bytes | None = None
@@ -344,6 +346,17 @@ class HostedGame:
                                f"{res.code}")
         return self._accepted(entry, res, int(entry.get("ms", 0)), push=False)
 
+    def sees(self, pid: str | None) -> int | None:
+        """The seat whose hidden share a subscriber gets: the player's own,
+        None for the spectators — and for a player whose seat a bot took
+        for good (RULES.md 4: they may watch, not play): from then on they
+        watch as a spectator does, the bot's hand and draws unseen (their
+        page showed the seat's hand live, the bot's new cards too: trial)."""
+        if pid is None:
+            return None
+        seat = self.players[pid]
+        return None if self.engine.presence.substituted[seat] else seat
+
     # -- sync / resume -----------------------------------------------------
     def sync(self, player: str | None, last_seq: int, server_ms: int,
              t_now: int | None = None, recent: int = 0) -> bytes:
@@ -354,9 +367,8 @@ class HostedGame:
         subscriber's last events (``recent``, from its backlog: filtered for
         its seat as they were sent), for the log of a tab that never saw them."""
         bl = self.backlogs[player]
-        seat = None if player is None else self.players[player]
         out: JSON = {"game": self.game_id, "seq": bl.seq,
-                     "view": self.engine.view(seat)}
+                     "view": self.engine.view(self.sees(player))}
         dl = self.deadline(server_ms, self.engine.now if t_now is None else t_now)
         if dl is not None:
             out["deadline"] = dl

@@ -141,7 +141,7 @@ export function render(ctl, root) {
     // refusal shows over the table right above them (app.css)
     h("div.table-dock.oc-dock", { class: me !== null && !out && !gone && !v.finished && !ctl.replay ? "docked" : "" },
       refusalBox(), effect, actions, picker,
-      h("div.my-row", { dataset: { seat: me } }, h("span.name", {}, `${seatName(ctl, me)}${meMark(ctl, me)} · ${(v.hand || []).length}장`),
+      h("div.my-row", { dataset: { seat: me } }, h("span.name", {}, `${seatName(ctl, me)}${meMark(ctl, me)} · ${v.hand ? v.hand.length : (v.hand_counts?.[me] ?? 0)}장`),
         me !== null ? seatBadges(ctl, me) : null, oneCardBtn),
       hand)));
   showTurnSeat(opp);
