@@ -13,7 +13,7 @@ import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar
   tookOverMark, noWinnerTitle } from "./game.js";
 import * as clock from "./clock.js";
 import * as store from "./store.js";
-import { cannotGo, effectText, refusalText } from "./onecard_text.js";
+import { cannotGo, effectText, logLine, refusalText } from "./onecard_text.js";
 import { seatCount, seatPlays, onAutopilot, botTookOver, isWinner, handCount } from "./seats.js";
 
 export { effectText }; // the preview, pure (onecard_text.js)
@@ -282,7 +282,8 @@ export function onWholeView(ctl, f) {
 /** Log lines of events as the seat shown got them. */
 function linesOf(ctl, events) {
   const name = (s) => seatName(ctl, s);
-  return events.map((ev) => logLine(ev, name, ctl.seat())).filter(Boolean);
+  const said = {};
+  return events.map((ev) => logLine(ev, name, ctl.seat(), said)).filter(Boolean);
 }
 
 /** The last play among events, as the pile shows it (null: none). */
@@ -383,53 +384,12 @@ function updateFloat(ctl) {
   floatTimer = setTimeout(() => updateFloat(ctl), Math.max(50, w.until - clock.serverNow() + 20));
 }
 
-/** The log line an event makes, or null (pure: the live table and the
- * replay viewer both read events through it). */
-export function logLine(ev, name, me) {
-  switch (ev.type) {
-    case "played": {
-      const suitNote = ev.cards.some((c) => { const p = ocParse(c); return p.joker || p.rank === "7"; })
-        ? ` · 무늬 → ${SUIT_NAME[ev.suit]}` : "";
-      return { text: `${name(ev.seat)}: ${ev.cards.map(ocName).join(" ")}${suitNote}${ev.pending ? ` · 공격 ${ev.pending}장` : ""}` };
-    }
-    case "drew":
-      if (ev.reason === "take") return { text: `${name(ev.seat)}: 공격 ${ev.count}장을 받았어요.` };
-      if (ev.reason === "draw") return { text: `${name(ev.seat)}: 1장 뽑았어요.` };
-      if (ev.reason === "one_card_penalty") return { text: `${name(ev.seat)}: 벌칙으로 ${ev.count}장을 받았어요.`, kind: "warn" };
-      return null;
-    case "passed":
-      return { text: `${name(ev.seat)}: 카드가 없어 넘겼어요.` };
-    case "one_card":
-      return { text: ev.penalty
-        ? `원카드! ${josa(name(ev.seat), "이/가")} 먼저 눌러 ${josa(name(ev.holder), "이/가")} ${ev.penalty}장을 받아요.`
-        : `원카드! ${josa(name(ev.holder), "이/가")} 먼저 눌러 벌칙이 없어요.`, kind: "announce" };
-    case "false_call":
-      return { text: `헛원카드! ${josa(name(ev.seat), "이/가")} 1장을 받아요.`, kind: "warn" };
-    case "eliminated":
-      return { text: `${name(ev.seat)}: 카드가 ${ev.cards}장이 되어 탈락했어요.`, kind: "warn" };
-    case "timeout":
-      return { text: `${name(ev.seat)}: 시간이 지나 자동으로 ${ev.action === "take" ? "받았어요" : ev.action === "pass" ? "넘겼어요" : "1장 뽑았어요"}.` };
-    case "autopilot":
-      return ev.on ? { text: `${name(ev.seat)}: 자동 진행으로 바뀌었어요.` } : null;
-    case "reshuffled":
-      return { text: `버린 카드 ${ev.cards}장을 섞어 뽑기 더미를 만들었어요.` };
-    case "substituted":
-      return { text: `${name(ev.seat)}: ${ev.reason === "left" ? "나가서" : "1분 안에 돌아오지 않아"} 봇이 이어받아요.` };
-    case "disconnected": // my own connection is shown in the top bar, not the log
-      return ev.seat !== me ? { text: `${name(ev.seat)}: 연결이 끊겼어요.` } : null;
-    case "reconnected":
-      return ev.seat !== me ? { text: `${name(ev.seat)}: 다시 연결됐어요.` } : null;
-    default:
-      return null;
-  }
-}
-
 export function onEvent(ctl, ev, frame) {
   const st = ctl.tableState;
   const name = (s) => seatName(ctl, s);
   const me = ctl.seat();
   st.sawEvents = true;
-  const line = logLine(ev, name, me);
+  const line = logLine(ev, name, me, st.said || (st.said = {}));
   if (line) addLog(ctl, line.text, line.kind);
   // how far this tab's log goes (a reload's whole view may add nothing to it)
   if (typeof frame?.game_seq === "number" && !ctl.replay) store.set(`logseq.${ctl.id}`, frame.game_seq);

@@ -1,7 +1,8 @@
-// One Card's play preview, pure (no DOM, no state): what the selected cards
-// would do, from the seat's view alone. Unit-tested with `node --test`
-// (gateway/web/test).
+// One Card's words, pure (no DOM, no state): what the selected cards would
+// do, from the seat's view alone, why a play was refused, and the log's line
+// for an event. Unit-tested with `node --test` (gateway/web/test).
 import { ocName, ocParse, SUIT_NAME, SUIT_SYMBOL } from "./cards.js";
+import { josa } from "./state.js";
 
 /** What the selected cards would do (the seed: "고른 카드의 효과를 확인하고").
  * Whether they may go now is not said: "낼 수 있는 카드는 화면이 알려 주지
@@ -66,5 +67,56 @@ function reason(code, sel, view) {
       if (view.pending) return `${suit} 공격 카드, 같은 숫자(${top.rank}) 또는 조커로만 넘길 수 있어요`;
       return `${suit}, 같은 숫자(${top.rank}) 또는 조커만 낼 수 있어요`;
     default: return "";
+  }
+}
+
+/** The log line an event makes, or null (the live table and the replay
+ * viewer both read events through it). `said`: what the lines before it
+ * said, kept across calls — a timeout's own draw, take or pass is said by
+ * its timeout line alone ("시간이 지나 자동으로 1장 뽑았어요." then "1장
+ * 뽑았어요." read as two draws: trial finding). */
+export function logLine(ev, name, me, said = {}) {
+  const own = (ev.type === "drew" && (ev.reason === "draw" || ev.reason === "take")) || ev.type === "passed";
+  if (own && said.timedOut === ev.seat) {
+    said.timedOut = null;
+    return null;
+  }
+  // between a timeout and its move: its autopilot switch, a reshuffle
+  if (ev.type !== "autopilot" && ev.type !== "reshuffled") said.timedOut = ev.type === "timeout" ? ev.seat : null;
+  switch (ev.type) {
+    case "played": {
+      const suitNote = ev.cards.some((c) => { const p = ocParse(c); return p.joker || p.rank === "7"; })
+        ? ` · 무늬 → ${SUIT_NAME[ev.suit]}` : "";
+      return { text: `${name(ev.seat)}: ${ev.cards.map(ocName).join(" ")}${suitNote}${ev.pending ? ` · 공격 ${ev.pending}장` : ""}` };
+    }
+    case "drew":
+      if (ev.reason === "take") return { text: `${name(ev.seat)}: 공격 ${ev.count}장을 받았어요.` };
+      if (ev.reason === "draw") return { text: `${name(ev.seat)}: 1장 뽑았어요.` };
+      if (ev.reason === "one_card_penalty") return { text: `${name(ev.seat)}: 벌칙으로 ${ev.count}장을 받았어요.`, kind: "warn" };
+      return null;
+    case "passed":
+      return { text: `${name(ev.seat)}: 카드가 없어 넘겼어요.` };
+    case "one_card":
+      return { text: ev.penalty
+        ? `원카드! ${josa(name(ev.seat), "이/가")} 먼저 눌러 ${josa(name(ev.holder), "이/가")} ${ev.penalty}장을 받아요.`
+        : `원카드! ${josa(name(ev.holder), "이/가")} 먼저 눌러 벌칙이 없어요.`, kind: "announce" };
+    case "false_call":
+      return { text: `헛원카드! ${josa(name(ev.seat), "이/가")} 1장을 받아요.`, kind: "warn" };
+    case "eliminated":
+      return { text: `${name(ev.seat)}: 카드가 ${ev.cards}장이 되어 탈락했어요.`, kind: "warn" };
+    case "timeout":
+      return { text: `${name(ev.seat)}: 시간이 지나 자동으로 ${ev.action === "take" ? "받았어요" : ev.action === "pass" ? "넘겼어요" : "1장 뽑았어요"}.` };
+    case "autopilot":
+      return ev.on ? { text: `${name(ev.seat)}: 자동 진행으로 바뀌었어요.` } : null;
+    case "reshuffled":
+      return { text: `버린 카드 ${ev.cards}장을 섞어 뽑기 더미를 만들었어요.` };
+    case "substituted":
+      return { text: `${name(ev.seat)}: ${ev.reason === "left" ? "나가서" : "1분 안에 돌아오지 않아"} 봇이 이어받아요.` };
+    case "disconnected": // my own connection is shown in the top bar, not the log
+      return ev.seat !== me ? { text: `${name(ev.seat)}: 연결이 끊겼어요.` } : null;
+    case "reconnected":
+      return ev.seat !== me ? { text: `${name(ev.seat)}: 다시 연결됐어요.` } : null;
+    default:
+      return null;
   }
 }

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-import { cannotGo, effectText, refusalText } from "../../static/js/onecard_text.js";
+import { cannotGo, effectText, logLine, refusalText } from "../../static/js/onecard_text.js";
 import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter } from "../../static/js/cards.js";
 import { placeText, josa, num, signed, scoreText, progressText, boardLine } from "../../static/js/state.js";
 
@@ -151,4 +151,24 @@ test("순위 says how to get on when nobody is ranked yet (it said \"0명의 순
   assert.deepEqual(boardLine({ min_games: 3, players: 12 }, "내 순위: 4위 (1,612)"),
     ["순위에 오른 사람 12명 (3게임 이상)", "내 순위: 4위 (1,612)"]);
   assert.deepEqual(boardLine({ min_games: 3, players: 1 }, ""), ["순위에 오른 사람 1명 (3게임 이상)"]);
+});
+
+test("One Card's log says a timeout's own move once (trial: a timeout read as two draws)", () => {
+  const name = (s) => ["나래", "민수", "봇3 (보통)"][s];
+  const lines = (events) => { const said = {}; return events.map((e) => logLine(e, name, 0, said)).filter(Boolean).map((l) => l.text); };
+  assert.deepEqual(lines([{ type: "timeout", seat: 1, action: "draw" }, { type: "drew", seat: 1, reason: "draw", count: 1 },
+    { type: "drew", seat: 2, reason: "draw", count: 1 }]),
+  ["민수: 시간이 지나 자동으로 1장 뽑았어요.", "봇3 (보통): 1장 뽑았어요."]);
+  // its autopilot switch and a reshuffle may come between
+  assert.deepEqual(lines([{ type: "timeout", seat: 1, action: "take" }, { type: "autopilot", seat: 1, on: true },
+    { type: "reshuffled", cards: 12 }, { type: "drew", seat: 1, reason: "take", count: 4 }]),
+  ["민수: 시간이 지나 자동으로 받았어요.", "민수: 자동 진행으로 바뀌었어요.", "버린 카드 12장을 섞어 뽑기 더미를 만들었어요."]);
+  assert.deepEqual(lines([{ type: "timeout", seat: 1, action: "pass" }, { type: "passed", seat: 1 }]),
+    ["민수: 시간이 지나 자동으로 넘겼어요."]);
+  // the next draw is said again, and another seat's at once
+  assert.deepEqual(lines([{ type: "timeout", seat: 1, action: "draw" }, { type: "drew", seat: 1, reason: "draw", count: 1 },
+    { type: "drew", seat: 1, reason: "draw", count: 1 }]),
+  ["민수: 시간이 지나 자동으로 1장 뽑았어요.", "민수: 1장 뽑았어요."]);
+  assert.deepEqual(lines([{ type: "timeout", seat: 1, action: "draw" }, { type: "drew", seat: 2, reason: "draw", count: 1 }]),
+    ["민수: 시간이 지나 자동으로 1장 뽑았어요.", "봇3 (보통): 1장 뽑았어요."]);
 });
