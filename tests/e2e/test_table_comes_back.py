@@ -1342,7 +1342,7 @@ def test_a_pick_kept_offline_past_its_turn_is_not_made_on_the_next(new_page: Any
     host.wait_for_function("() => window.ttanjit.game.view.turn_no === 2", timeout=40_000)
     guest.context.set_offline(False)
     guest.wait_for_selector('#refusal:not([hidden])[data-code="turn_passed"]', timeout=20_000)
-    assert "그 수를 고른 차례가 이미 지나가서 내지 않았어요." in guest.locator("#refusal").inner_text()
+    assert "그 수를 고른 차례가 이미 끝나서 내지 않았어요." in guest.locator("#refusal").inner_text()
     sent = [f for f in frames(guest) if f["dir"] == "out" and f["type"] == "action"]
     assert sent and {f["act"] for f in sent} == {"select"}, sent  # the kept pick; no confirm
     assert {f["turn_key"] for f in sent} == {key}

@@ -258,7 +258,7 @@ def test_a_double_tap_makes_one_move_and_no_refusal(new_page: Any) -> None:
     second tap, answered after the turn had moved on, put "내 차례가
     아니에요." on the table for 5 s, under "내 차례예요" once the turn came
     back. A tap while the one before it is on its way is not said refused
-    (nor "그 수를 고른 차례가 이미 지나가서…": it carries the first's turn)."""
+    (nor "그 수를 고른 차례가 이미 끝나서…": it carries the first's turn)."""
     page = new_page(width=390, height=844)
     sign_in(page, "두번탭")
     game_id = quick_match(page, "onecard", seats=2)

@@ -80,7 +80,7 @@ def test_a_move_kept_past_its_turn_is_refused_on_the_next(game: str) -> None:
     before, now = e.state(), e.now
     r = e.apply(now + 100, seat, {**move, "turn_key": old})
     assert not r.ok and r.code == "turn_passed", (r.code, move)
-    assert r.message == "그 수를 고른 차례가 이미 지나가서 내지 않았어요."
+    assert r.message == "그 수를 고른 차례가 이미 끝나서 내지 않았어요."
     assert e.state() == before and e.now == now  # nothing changed, not even the clock
     r = e.apply(now + 100, seat, {**move, "turn_key": new})
     assert r.ok, (r.code, move)

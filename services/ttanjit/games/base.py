@@ -137,7 +137,7 @@ COMMON_MESSAGES: dict[str, str] = {
     "not_disconnected": "연결이 끊긴 상태가 아니에요.",
     "not_on_autopilot": "자동 진행 중이 아니에요.",
     "not_allowed_now": "지금은 할 수 없어요.",
-    "turn_passed": "그 수를 고른 차례가 이미 지나가서 내지 않았어요.",
+    "turn_passed": "그 수를 고른 차례가 이미 끝나서 내지 않았어요.",
 }
 
 
