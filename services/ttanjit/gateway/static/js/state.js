@@ -80,6 +80,11 @@ export function josa(word, pair) {
   let jong = null;
   if (code >= 0xac00 && code <= 0xd7a3) jong = (code - 0xac00) % 28;
   else if (last >= "0" && last <= "9") jong = DIGIT_JONG[Number(last)];
+  else if (/(^|[^A-Za-z])[A-Za-z]$/.test(text.replace(/[\s)\]]+$/, ""))) {
+    // a letter on its own ("재미A": 에이) is read by its name: 엘, 엠, 엔, 알
+    // end in a 받침 ("재미A이(가)" read oddly: trial nitpick); a word is left be
+    jong = { L: 8, M: 16, N: 4, R: 8 }[last.toUpperCase()] ?? 0;
+  }
   if (jong === null) return `${text}${withJong}(${without})`;
   // (으)로: no 받침 or ㄹ takes 로
   const takesFirst = withJong === "으로" ? jong !== 0 && jong !== 8 : jong !== 0;

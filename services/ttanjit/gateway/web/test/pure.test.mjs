@@ -122,6 +122,12 @@ test("particles fit the word they follow (이/가, 은/는, 을/를, 으로/로)
   assert.equal(josa("부산", "으로/로"), "부산으로");
   assert.equal(josa("하나", "으로/로"), "하나로");
   assert.equal(josa("Kim", "이/가"), "Kim이(가)");
+  // a letter on its own is read by its name ("재미A이(가)": trial nitpick)
+  assert.equal(josa("재미A", "이/가"), "재미A가");
+  assert.equal(josa("민수L", "이/가"), "민수L이");
+  assert.equal(josa("팀M", "은/는"), "팀M은");
+  assert.equal(josa("B", "을/를"), "B를");
+  assert.equal(josa("7A (나)", "이/가"), "7A (나)가");
 });
 
 test("a negative number has a real minus (하카 카드 pays, RULES.md 3.8), as the rating label", () => {
