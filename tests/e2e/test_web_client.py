@@ -301,6 +301,14 @@ def test_a_move_pressed_offline_is_said_to_go_once_connected(new_page: Any) -> N
     # 원카드! is not kept: its 3 s would be over, a false call (review finding)
     page.locator('.my-row [data-act="one_card"]').click()
     page.wait_for_selector('.toast:has-text("연결이 끊겨 있어 원카드!를 보내지 못했어요.")')
+    # said once: not again at every try to reconnect (it covered the top
+    # bar's buttons for most of a minute: trial finding)
+    page.evaluate("""() => { window.__held = 0; new MutationObserver((ms) => { for (const m of ms)
+      for (const n of m.addedNodes) if (n.textContent?.includes('다시 연결되면 보내요')) window.__held += 1; })
+      .observe(document.body, {childList: true, subtree: true}); }""")
+    page.wait_for_timeout(6_000)  # tries at about 0.5, 1, 2 and 4 s
+    assert page.evaluate("() => window.ttanjit.net.state") != "open"
+    assert page.evaluate("() => window.__held") == 0
     page.context.set_offline(False)
     page.wait_for_function("""() => window.__frames.some((f) => f.dir === 'in' && f.cmd_id
       && (f.type === 'result' || f.type === 'error'))""", timeout=30_000)

@@ -33,8 +33,19 @@ const HELD_OFFLINE = "연결이 끊겨 있어요. 다시 연결되면 보내요.
 const ANY_TURN = new Set(["one_card", "resume"]);
 
 // a connection found lost with a move on its way (net.js: checked when a
-// move goes unanswered): the move is kept, and sent once it is back
-net.on("net", ({ state }) => { if (state === "closed" && net.pending.size) toast(HELD_OFFLINE); });
+// move goes unanswered): the move is kept, and sent once it is back. Said
+// once a lost connection (it came again at every try to reconnect, over
+// the top bar's buttons for most of a minute: trial finding); a press
+// while it is lost is answered each time (act).
+let heldSaid = false;
+function sayHeld() {
+  if (!heldSaid) toast(HELD_OFFLINE);
+  heldSaid = true;
+}
+net.on("net", ({ state }) => {
+  if (state === "open") heldSaid = false;
+  else if (state === "closed" && net.pending.size) sayHeld();
+});
 
 // a refusal shows over the table above the dock, on a phone over the turn
 // line and its seconds: the next card picked ends it (it covered the time
@@ -365,7 +376,7 @@ export class GameController {
         toast("연결이 끊겨 있어 원카드!를 보내지 못했어요.", "error");
         return null;
       }
-      if (!again) toast(HELD_OFFLINE);
+      if (!again) { toast(HELD_OFFLINE); heldSaid = true; } // each press is answered
     }
     // applied only on the turn it was chosen on: a move kept while the
     // connection was down, the turn timed out meanwhile and come round
