@@ -627,6 +627,12 @@ def test_the_lobby_leads_back_to_the_game_under_way(new_page: Any) -> None:
     page.wait_for_selector(".game-card")
     banner = page.locator(".banner.playing")
     assert banner.inner_text().startswith("원카드 게임이 진행 중이에요.")
+    # the 관전 list's row of it leads back too (its 관전 said only "이미 게임
+    # 중이에요.": trial nitpick)
+    row = page.locator(f'.live tr[data-game-id="{gid}"]')
+    row.wait_for(timeout=15_000)
+    assert row.locator('[data-act="watch"]').count() == 0
+    assert row.locator('[data-act="back-to-game"]').inner_text() == "돌아가기"
     # another tab takes the player over: this one says so in its top bar
     # and above the lobby, and nothing covers that note or the banner (an
     # 8-second toast saying it again did, on a phone: trial finding)

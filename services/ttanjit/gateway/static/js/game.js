@@ -460,6 +460,12 @@ export class GameController {
 
   isOver() { return !!(this.view?.finished || this.final); }
 
+  /** This tab plays its game now: a seat of its own, not left, not over. */
+  playsNow() {
+    return !!(this.id && this.view && !this.isOver() && !store.get(`left.${this.id}`, false)
+      && this.mySeatIsHuman());
+  }
+
   /** The player plays the seat (no bot took it over: left, or away too long). */
   mySeatIsHuman() {
     const s = this.seat();

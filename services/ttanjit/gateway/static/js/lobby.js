@@ -103,8 +103,7 @@ function signIn() {
  * way back to it (there was none but a reload, and 빠른 대전 only said
  * "이미 게임 중이에요.": trial finding). */
 function gameBanner() {
-  const v = game.view;
-  if (!game.id || !v || v.finished || game.final || store.get(`left.${game.id}`, false) || !game.mySeatIsHuman()) return null;
+  if (!game.playsNow()) return null;
   const name = GAMES[game.info?.game]?.name || "";
   return h("div.banner.playing", { role: "status" },
     `${name} 게임이 진행 중이에요.`,

@@ -9,7 +9,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as identity from "./identity.js";
 import { GAMES, progressText } from "./state.js";
-import { GameController, botMarked, sayChanges, showEmotes, showPanel } from "./game.js";
+import { GameController, botMarked, game, sayChanges, showEmotes, showPanel } from "./game.js";
 import * as clock from "./clock.js";
 import { seatCount } from "./seats.js";
 
@@ -58,7 +58,10 @@ function liveTable(games) {
           h("span.prog.under", {}, progress)),
         h("td.prog-col", {}, progress),
         h("td.num", {}, `${g.spectators || 0}명`),
-        h("td", {}, button("관전", () => watch(g), { class: "small", dataset: { act: "watch" } })));
+        // my own game: back to it (관전 there said only "이미 게임 중이에요.": trial)
+        h("td", {}, g.game_id === game.id && game.playsNow()
+          ? button("돌아가기", () => { location.hash = `#/game/${g.game_id}`; }, { class: "small primary", dataset: { act: "back-to-game" } })
+          : button("관전", () => watch(g), { class: "small", dataset: { act: "watch" } })));
     })));
 }
 
