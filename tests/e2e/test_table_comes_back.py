@@ -987,6 +987,9 @@ def test_two_players_react_and_play_again(new_page: Any) -> None:
     a.wait_for_selector(pressed)
     b.reload()  # a reload keeps the offer
     b.wait_for_selector('[data-act="rematch"][aria-pressed="false"]')
+    # and shows it, with its seconds, to one who has not answered (it showed
+    # none until the offer changed: trial finding)
+    b.wait_for_selector('#rematch:has-text("한 판 더: 반가워") .timer')
     b.locator('[data-act="rematch"]').click()
     for p in (a, b):
         p.wait_for_function(f"() => window.ttanjit.game.id && window.ttanjit.game.id !== '{old}'")

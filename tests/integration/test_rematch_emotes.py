@@ -95,6 +95,15 @@ async def test_rematch_across_gateways_and_a_reload(st: Stack) -> None:
     b2 = WSClient(st.http(0), b.ident)
     await b2.connect()
     await b2.hello()
+    # the reloaded results ask for the offer as it is, answering nothing (it
+    # showed none until the offer changed: trial finding)
+    mark = len(a.frames)
+    await b2.send({"type": "rematch_state", "game_id": gid})
+    seen = (await b2.wait_for(rematch_frame(gid, "open")))["rematch"]
+    assert seen["agreed"] == [seat_a] and seen["waiting"] == offer["rematch"]["waiting"]
+    assert seen["declined"] == [] and seen["until_ms"] == offer["rematch"]["until_ms"]
+    await asyncio.sleep(0.5)  # an answer would have reached a by now
+    assert not [f for f in a.frames[mark:] if f.get("type") in ("rematch", "matched")]
     await b2.send({"type": "rematch", "game_id": gid})
     m_a = await a.wait_for(lambda f: f.get("type") == "matched", 20)
     m_b = await b2.wait_for(lambda f: f.get("type") == "matched", 20)
@@ -107,6 +116,12 @@ async def test_rematch_across_gateways_and_a_reload(st: Stack) -> None:
     # the next time only a asks: the window (4 s here) closes, a plays on
     # with a bot in b's seat, b is told the others started
     await play_to_the_end([a, b2], new)
+    await b2.send({"type": "rematch_state", "game_id": new})  # no offer yet: nothing
+    await b2.send({"type": "ratings"})  # answered after it (the lobby calls keep their order)
+    await b2.wait_type("ratings")
+    await asyncio.sleep(0.5)
+    assert not [f for f in b2.frames if f.get("type") in ("rematch", "error")
+                and f.get("game_id", new) == new], b2.frames[-3:]
     await a.send({"type": "rematch", "game_id": new})
     m3 = await a.wait_for(lambda f: f.get("type") == "matched" and f["game_id"] != new, 20)
     assert [p["kind"] for p in m3["players"]].count("bot") == 1
@@ -114,6 +129,11 @@ async def test_rematch_across_gateways_and_a_reload(st: Stack) -> None:
     assert started["rematch"]["new_game_id"] == m3["game_id"]
     assert not [f for f in b2.frames if f.get("type") == "matched"
                 and f["game_id"] == m3["game_id"]]
+    # results opened later say it started without them (they offered 한 판 더)
+    await b2.send({"type": "rematch_state", "game_id": new})
+    again = await b2.wait_for(rematch_frame(new, "started"), 10)
+    assert again["rematch"]["state"] == "started"
+    assert again["rematch"]["new_game_id"] == m3["game_id"]
     await a.action(m3["game_id"], {"type": "leave"})
     for c in (a, b2):
         await c.close()

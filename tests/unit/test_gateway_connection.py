@@ -240,7 +240,8 @@ async def test_every_frame_type_the_gateway_handles_is_counted_as_itself() -> No
         return REGISTRY.get_sample_value("ttanjit_gateway_frames_in_total",
                                          {"type": kind}) or 0.0
 
-    kinds = ("rematch", "rematch_decline", "emote", "spectate", "spectate_stop", "no_such")
+    kinds = ("rematch", "rematch_decline", "rematch_state", "emote", "spectate", "spectate_stop",
+             "no_such")
     before = {k: count(k) for k in (*kinds, "unknown")}
     c, _, _ = make()
     for kind in kinds:

@@ -104,7 +104,7 @@ LOBBY_REQUESTS = frozenset({"queue", "cancel_queue", "room_create", "room_join",
 # moves) behind them, and a re-queue then dropped the tab every few seconds.
 # A game frame is handled in place (no task per move): a command gives up
 # within 5.5 s (Gateway.command), the client's ping after it then answered
-MATCHMAKER_CALLS = LOBBY_REQUESTS | {"rematch", "rematch_decline", "ratings"}
+MATCHMAKER_CALLS = LOBBY_REQUESTS | {"rematch", "rematch_decline", "rematch_state", "ratings"}
 # matchmaker calls waiting their turn at most (a flood meanwhile: rate_limited)
 LANE_MAX = 8
 Handler = Callable[["Connection", dict[str, Any]], Awaitable[None]]
@@ -946,20 +946,21 @@ class Connection:
         rep = await self.mm.StartRoom(self._room_req(), timeout=LOBBY_TIMEOUT_S + 10)
         _check(rep)
 
-    async def _rematch(self, f: dict[str, Any], accept: bool) -> None:
+    async def _rematch(self, f: dict[str, Any], accept: bool, peek: bool = False) -> None:
         gid = f.get("game_id")
         if not gid:
             raise FrameError("missing_field")
         if not codec.is_game_id(gid):  # no such game, so no such offer
             raise FrameError("no_rematch")
         s = self.session
-        if not accept and s is not None and gid == s.game_id and self.finished_game:
+        if not accept and not peek and s is not None and gid == s.game_id and self.finished_game:
             # 로비로 from the results: done with that table (offer or not); a
             # later hello on another tab or device does not bring it back
             s.walked_out()
             self._spawn(self.gw.save(s))
         rep = await self.mm.Rematch(matchmaker_pb2.RematchRequest(
-            player=self._player_ref(), game_id=gid, accept=accept), timeout=LOBBY_TIMEOUT_S)
+            player=self._player_ref(), game_id=gid, accept=accept, peek=peek),
+            timeout=LOBBY_TIMEOUT_S)
         _check(rep)  # the offer's state comes as a ``rematch`` lobby frame
 
     async def h_rematch(self, f: dict[str, Any]) -> None:
@@ -967,6 +968,11 @@ class Connection:
 
     async def h_rematch_decline(self, f: dict[str, Any]) -> None:
         await self._rematch(f, False)
+
+    async def h_rematch_state(self, f: dict[str, Any]) -> None:
+        """The table's 한 판 더 offer as it is (a ``rematch`` frame; none when
+        there is none), answering nothing (docs/websocket.md 3.1)."""
+        await self._rematch(f, False, peek=True)
 
     async def h_emote(self, f: dict[str, Any]) -> None:
         """A quick reaction (issue 14): one of a fixed set, to everyone at
@@ -1122,6 +1128,7 @@ HANDLERS: dict[str, Handler] = {
     "ratings": Connection.h_ratings,
     "rematch": Connection.h_rematch,
     "rematch_decline": Connection.h_rematch_decline,
+    "rematch_state": Connection.h_rematch_state,
     "emote": Connection.h_emote,
     "action": Connection.h_action,
     "sync": Connection.h_sync,

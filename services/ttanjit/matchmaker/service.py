@@ -850,7 +850,11 @@ class Matchmaker:
             raise LobbyError("no_rematch") from None
         return header, entry
 
-    async def rematch(self, player: str, nickname: str, game_id: str, accept: bool) -> None:
+    async def rematch(self, player: str, nickname: str, game_id: str, accept: bool,
+                      peek: bool = False) -> None:
+        if peek:
+            await self.peek_rematch(player, game_id)
+            return
         if await self._answer_started(player, game_id):
             return
         r = self.rematches.get(game_id)
@@ -868,6 +872,19 @@ class Matchmaker:
         await self.commit()
         await self.notify_rematch(r, r.frame())
         await self.settle_rematches(now_ms(), only=game_id)
+
+    async def peek_rematch(self, player: str, game_id: str) -> None:
+        """The table's offer as it is, to one of its humans (a results page
+        reloaded, or opened later: it showed none until the offer changed,
+        and offered 한 판 더 after it had started); nothing when there is
+        none (the page offers 한 판 더) or the player is not one of them."""
+        done = self.rematched.get(game_id)
+        if done is not None and player in done.humans:
+            await self.notify(player, done.frame("started" if done.new_game_id else "open"))
+            return
+        r = self.rematches.get(game_id)
+        if r is not None and player in r.humans:
+            await self.notify(player, r.frame())
 
     async def _answer_started(self, player: str, game_id: str) -> bool:
         """An offer that started already: an answer (a reload asking again, a
@@ -1176,7 +1193,7 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
     async def _rematch(self, req: Any) -> Any:
         try:
             await self.mm.rematch(req.player.player, req.player.nickname, req.game_id,
-                                  req.accept)
+                                  req.accept, peek=req.peek)
         except LobbyError as e:
             return matchmaker_pb2.RematchReply(error_code=e.code, error_message=e.message)
         return matchmaker_pb2.RematchReply()

@@ -177,6 +177,16 @@ export class GameController {
     clock.refreshTimers();
   }
 
+  /** The table's 한 판 더 offer as it is, asked once per results screen
+   * (without answering it): a reloaded one showed none until the offer
+   * changed, and one opened after it started still offered 한 판 더 (trial
+   * findings). A tab that said yes asks with `rematch` itself (open). */
+  askRematchState() {
+    if (this.rematchAsked === this.id || this.spectator || this.replay) return;
+    if (store.get(`rematch.${this.id}`, false)) return;
+    if (net.send({ type: "rematch_state", game_id: this.id })) this.rematchAsked = this.id;
+  }
+
   async askRematch() {
     if (rematchPressed(this)) return; // pressed already: the offer waits for the others
     store.set(`rematch.${this.id}`, true);
@@ -615,6 +625,7 @@ export function resultsPanel(ctl, rows, title = "게임 결과") {
   // player back to an abandoned game read only "게임이 끝났어요.", and was
   // offered 한 판 더, refused: trial finding)
   const abandoned = (ctl.final?.info?.ended_by || ctl.view?.ended_by) === "abandoned";
+  if (canRematch && !abandoned && !ctl.rematch) ctl.askRematchState?.();
   return h("section.results", { role: "region", "aria-label": title },
     h("h2", { tabindex: -1 }, title),
     rows,

@@ -275,7 +275,7 @@ net.on("signed_out", () => { forgetQueue(); toast("로그인 정보가 만료됐
 // action errors by the table; everything else (rate limits, sync) here.
 const SHOWN_BY_SCREEN = new Set(["queue", "cancel_queue", "room_create", "room_join", "room_leave",
   "room_options", "room_add_bot", "room_remove_bot", "room_start", "action", "rematch",
-  "rematch_decline", "emote", "spectate"]);
+  "rematch_decline", "rematch_state", "emote", "spectate"]);
 net.on("error", (f) => {
   if (f.cmd_id || SHOWN_BY_SCREEN.has(f.ref)) return;
   if (f.ref === "sync" && game.final) return; // the game is over and gone: its result is shown
