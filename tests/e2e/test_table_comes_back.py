@@ -815,8 +815,17 @@ def test_one_card_results_mark_a_seat_a_bot_finished_whatever_its_end(new_page: 
              eliminated=[])
     render(page, "onecard", "onecard", v, seat=1, humans=2)
     rows = page.locator("table.scores tbody tr").all_inner_texts()
-    assert "봇이 대신함" in rows[0] and "5장 남음" in rows[0], rows
-    assert not [r for r in rows[1:] if "봇이 대신함" in r], rows
+    # the winner first, then by cards left (in seat order the winner could be last: trial)
+    assert "승리" in rows[0] and "3장 남음" in rows[1], rows
+    assert "봇이 대신함" in rows[2] and "5장 남음" in rows[2], rows
+    assert not [r for r in rows[:2] if "봇이 대신함" in r], rows
+    # a rating change of ±0 is neither green nor red (a loss read green: trial nitpick)
+    page.evaluate("""() => sessionStorage.setItem('ttanjit.change.craft-onecard', JSON.stringify(
+      {game_id: 'craft-onecard', game: 'onecard', delta: 0, before: 1500, after: 1500}))""")
+    page.evaluate("() => window.__ctl.render()")
+    delta = page.locator("#rating-change .delta")
+    assert delta.inner_text().startswith("원카드 레이팅 ±0"), delta.inner_text()
+    assert delta.get_attribute("class") == "delta"
 
 
 def test_a_hakka_replay_offers_no_moves(new_page: Any) -> None:

@@ -326,8 +326,11 @@ function results(ctl) {
   else if (winner !== null) title = `${josa(seatName(ctl, winner), "이/가")} 이겼어요.`;
   else title = noWinnerTitle(v);
   const rows = [];
-  for (let s = 0; s < seatCount(v); s++) {
-    if (!inGame(v, s)) continue;
+  // the winner first, then by cards left, the eliminated last (in seat
+  // order the winner could be listed last: trial nitpick)
+  const place = (s) => (isWinner(v, s) ? -1 : (v.eliminated || []).includes(s) ? 1000 : handCount(v, s));
+  const seats = [...Array(seatCount(v)).keys()].filter((s) => inGame(v, s));
+  for (const s of seats.sort((a, b) => place(a) - place(b) || a - b)) {
     rows.push(h("tr", { class: [isWinner(v, s) ? "win" : "", isMine(ctl, s) ? "me" : ""].join(" ").trim() },
       // my row stands out, and a seat a bot finished is marked whatever its
       // end, as 줄줄이 벌점's and Hakka's (only a bot's win was: trial finding)

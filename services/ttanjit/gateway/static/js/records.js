@@ -37,7 +37,8 @@ function showChange(c) {
 function changeBody(c) {
   // the why in plain sight (behind a tap, nobody found it: new-user trial)
   return [
-    h("p.delta", { class: c.delta >= 0 ? "up" : "down" },
+    // ±0 is neither (a loss that moved nothing read green: trial nitpick)
+    h("p.delta", { class: c.delta > 0 ? "up" : c.delta < 0 ? "down" : null },
       `${GAMES[c.game]?.name || ""} 레이팅 ${signed(c.delta)}`,
       h("small", {}, ` (${c.before.toLocaleString("ko-KR")} → ${c.after.toLocaleString("ko-KR")}${c.provisional ? ", 잠정" : ""})`)),
     c.why ? h("p.why", {}, c.why) : null,
