@@ -247,6 +247,25 @@ def test_a_new_rounds_first_turn_shows_no_reveal_of_the_round_before(new_page: A
     assert "9 → 1번 줄에 이어 놓음" in page.locator(".reveal-summary").inner_text()
 
 
+def test_the_last_reveal_marks_the_picks_the_game_made(new_page: Any) -> None:
+    """RULES.md 2.5: at the deadline the game picks for each unconfirmed
+    player. The reveal marked those picks 시간 초과; "지난 회차 공개" after it
+    did not (trial nitpick)."""
+    e = new_engine("penalty_rows", 3, seed=5)
+    pick = next(a for a in e.legal_actions(0) if a["type"] == "select")
+    assert e.apply(1000, 0, pick).ok and e.apply(1100, 0, {"type": "confirm"}).ok
+    nd = e.next_deadline()
+    assert nd is not None and e.apply(nd).ok  # seats 1 and 2 time out
+    v = dict(e.view(0))
+    assert v["turn_no"] == 2 and [p["timeout"] for p in v["last_reveal"]].count(True) == 2
+    page = new_page(width=390, height=844)
+    render(page, "penalty", "penalty_rows", v)
+    lines = page.locator(".reveal-summary li").all_inner_texts()
+    marked = [x.startswith(NAMES[p["seat"]]) and x.endswith("시간 초과")
+              for x, p in zip(lines, v["last_reveal"], strict=True)]
+    assert marked == [p["seat"] != 0 for p in v["last_reveal"]], lines
+
+
 DOCKS = {"onecard": ".oc-dock", "hakka": ".hk-dock", "penalty_rows": ".pr-dock"}
 
 

@@ -192,7 +192,9 @@ class PenaltyRows(OneDeadline):
                       "row_cards": list(self.rows[row - 1]), "total": self.penalties[s]}
             placements.append(placed)
             events.append(Event("placed", placed))
-        self.last_reveal = placements
+        # the round summary marks a pick the game made (시간 초과), as the reveal does
+        self.last_reveal = [{**p, "timeout": to} for p, (_, _, _, to) in zip(placements, picks,
+                                                                              strict=True)]
         self.counters["turns"] += 1
         for s in timed_out:
             if self.timeouts[s] >= AUTOPILOT_AFTER and not self.autopilot[s]:

@@ -20,7 +20,8 @@ is the public part with ``seat`` None.
   the state's ``turn``), ``turns_per_round``, ``badge``, ``select_ms``, ``rows`` (``{row, cards:
   [{card, penalty}], count, end, penalty}``), ``confirmed`` by seat,
   ``remaining_ms``, ``penalties``, ``round_penalties``, ``taken``,
-  ``last_reveal``.
+  ``last_reveal`` (the last turn's placements, as its ``placed`` events,
+  each with ``timeout``: the game picked it at the deadline).
 - Private (:func:`private_view`): ``seat``, ``hand`` (``[{card,
   penalty}]``), ``selection`` (``{card, row, confirmed, label, preview}`` or
   None), ``timeouts`` (the seat's timeouts in a row).

@@ -227,7 +227,9 @@ function lastReveal(ctl, names) {
   // live table kept an empty strip: trial finding)
   if (!picks.length || (v.phase === "select" && v.turn_no === 1)) return null;
   return h("div.reveal-summary", {}, h("h3", {}, "지난 회차 공개"),
-    h("ul", {}, picks.map((p) => h("li", {}, placementLine(p, names)))));
+    // a pick the game made is marked as in the reveal (it was not: trial nitpick)
+    h("ul", {}, picks.map((p) => h("li", {}, placementLine(p, names),
+      p.timeout ? [" ", h("span.badge.auto", {}, "시간 초과")] : null))));
 }
 
 export function placementLine(p, names) {
