@@ -464,3 +464,20 @@ def test_hakka_says_me_as_one_card_does(new_page: Any) -> None:
     assert "민지폰" not in page.locator(".last-trick").inner_text()
     render(page, "hakka", "hakka", scored)
     assert page.locator(".hand-winner").inner_text().startswith("내가 ")
+
+
+def test_every_elder_card_is_in_sight_on_a_small_phone(new_page: Any) -> None:
+    """RULES.md 3.4: the Elder cards are shown with a star. At 360 px the
+    row of them scrolled sideways with no hint, the 7th (완신) cut off at
+    the edge (trial nitpick): every chip is in sight now."""
+    v = engine_view("hakka", 4, seed=1)
+    assert len(v["elders"]) == 7
+    page = new_page(width=360, height=640)
+    render(page, "hakka", "hakka", v)
+    chips = page.locator(".elders .elder-chip")
+    assert chips.count() == 7
+    for i in range(7):
+        box = chips.nth(i).bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 360, (i, box)
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+    shot(page, "hakka-elders-360")
