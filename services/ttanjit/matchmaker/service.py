@@ -229,6 +229,12 @@ class Matchmaker:
         # 한 판 더 offers that started, by the old game id: being placed (no
         # ``new_game_id`` yet) or placed, until forget_rematched
         self.rematched: Parted[Rematch] = Parted()
+        # who turned down an offer that then expired unanswered by the rest,
+        # by the old game id (when it expired): a later offer of that table
+        # starts with them declined, so it does not wait its window for
+        # someone gone back to the lobby (it did: trial finding). This
+        # replica's memory only: after a leader change they are asked again.
+        self.declined_before: dict[str, tuple[list[str], int]] = {}
         self._kv_history: KeyValue | None = None  # ttanjit_history (standings.py)
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -866,6 +872,8 @@ class Matchmaker:
                 game_id, header, entry, now_ms(), self.s.rematch_ms)
             if player not in r.humans:
                 raise LobbyError("no_rematch")
+            gone, _ = self.declined_before.pop(game_id, ([], 0))
+            r.declined += [p for p in gone if p in r.humans and p not in r.declined]
             self.rematches[game_id] = r
         r.answer(player, nickname, accept)
         self.rematches.touch(game_id)
@@ -909,6 +917,8 @@ class Matchmaker:
                 continue
             if r.dead(now):
                 del self.rematches[gid]
+                if r.declined and set(r.declined) != set(r.humans):
+                    self.declined_before[gid] = (list(r.declined), now)
                 await self.commit()
                 await self.notify_rematch(r, r.frame("expired"))
             elif r.ready(now):
@@ -922,6 +932,9 @@ class Matchmaker:
                 self._spawn_placing("r:" + gid, self._start_rematch(r))
         if not only:
             await self.forget_rematched(now)
+            keep = max(STARTED_KEEP_MS, self.s.rematch_ms)
+            for gid in [g for g, (_, at) in self.declined_before.items() if now - at >= keep]:
+                del self.declined_before[gid]
 
     async def forget_rematched(self, now: int) -> None:
         """Drop the started offers kept long enough: STARTED_KEEP_MS (at least
