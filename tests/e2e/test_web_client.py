@@ -298,6 +298,14 @@ def test_a_move_pressed_offline_is_said_to_go_once_connected(new_page: Any) -> N
     page.wait_for_function("() => window.ttanjit.net.state !== 'open'")
     page.locator(".oc-actions button").first.click()  # [1장 뽑기] (or 공격 받기, 넘기기)
     page.wait_for_selector('.toast:has-text("연결이 끊겨 있어요. 다시 연결되면 보내요.")')
+    # the top bar says a move waits to be sent (nothing on the page did: trial)
+    page.wait_for_selector('#net:has-text("보낼 수 1개")')
+    # in sight whole on a small phone, beside a long nickname (cut off: review)
+    page.set_viewport_size({"width": 360, "height": 640})
+    page.evaluate("() => { document.getElementById('who').textContent = '열여섯글자닉네임열여섯글자닉네'; }")
+    net = page.locator("#net").bounding_box()
+    assert net and net["x"] + net["width"] <= 360 - 8, net
+    page.set_viewport_size({"width": 390, "height": 844})
     # 원카드! is not kept: its 3 s would be over, a false call (review finding)
     page.locator('.my-row [data-act="one_card"]').click()
     page.wait_for_selector('.toast:has-text("연결이 끊겨 있어 원카드!를 보내지 못했어요.")')
@@ -314,6 +322,7 @@ def test_a_move_pressed_offline_is_said_to_go_once_connected(new_page: Any) -> N
       && (f.type === 'result' || f.type === 'error'))""", timeout=30_000)
     page.wait_for_timeout(500)
     assert page.evaluate("() => window.ttanjit.net.pending.size") == 0
+    assert page.locator("#net").inner_text() == "연결됨"
     sent = [f for f in frames(page) if f["dir"] == "out" and f["type"] == "action"]
     assert len(sent) == 1, sent  # the move, not 원카드!
 

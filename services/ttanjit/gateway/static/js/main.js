@@ -60,6 +60,11 @@ function updateHeader() {
   document.body.dataset.net = net.state; // replaced: its table plays nothing (app.css)
   document.getElementById("app").dataset.note = net.state === "replaced" ? REPLACED_MESSAGE : "";
   n.textContent = { open: "연결됨", connecting: "연결 중…", closed: "다시 연결 중…", replaced: "다른 곳에서 접속함", idle: "" }[net.state] || "";
+  // moves kept to send once connected: said where the connection is (the
+  // table went on saying 내 차례예요 with nothing to show one waits: trial)
+  if ((net.state === "closed" || net.state === "connecting") && net.pending.size) {
+    n.textContent += ` · 보낼 수 ${net.pending.size}개`;
+  }
   // another tab took this player over: this one waits until asked to go on
   // here (it takes the player back; the other tab then waits in turn)
   const here = document.getElementById("use-here");
@@ -71,6 +76,7 @@ function updateHeader() {
 // screen and any refused press; no toast (one covered the lobby's game
 // banner on a phone for its 8 s: trial finding)
 net.on("net", updateHeader);
+net.on("pending", updateHeader);
 // another tab took this player over, queue and all: this one forgets it
 // (a reload here later must not queue again what the other tab cancelled)
 net.on("net", () => { if (net.state === "replaced" && state.queue) forgetQueue(); });

@@ -149,6 +149,7 @@ export class Session extends EventTarget {
       const p = this.pending.get(f.cmd_id);
       this.pending.delete(f.cmd_id);
       p.resolve(f);
+      this.emit("pending", {});
     }
     for (const w of [...this.waiters]) {
       if (w.types.includes(f.type) || (f.type === "error" && w.ref && f.ref === w.ref)) {
@@ -246,6 +247,7 @@ export class Session extends EventTarget {
     const frame = { type: "action", game_id: gameId, cmd_id, action };
     return new Promise((resolve) => {
       this.pending.set(cmd_id, { frame, resolve });
+      this.emit("pending", {});
       this.raw(frame);
       setTimeout(() => { if (this.pending.has(cmd_id) && this.state === "open") this.ping(); }, ANSWER_WAIT_MS);
     });
