@@ -275,11 +275,12 @@ class HostedGame:
             tail = b"" if deadline is None else b',"deadline":' + dumps(deadline)
             public = b""
             eng = self.engine
+            subst = eng.presence.substituted
             for pid, bl in self.backlogs.items():
                 if not events and pid != actor:
                     continue
                 seat = None if pid is None else self.players[pid]
-                sees = self.sees(pid)
+                sees = None if seat is None or subst[seat] else seat  # self.sees(pid), inline
                 first = bl.seq + 1
                 items = []
                 flags = 0
