@@ -284,8 +284,17 @@ async def test_player_who_does_not_come_back_is_replaced_by_a_bot(st: Stack) -> 
     assert welcome["game_id"] == gid
     view = await view_of(back, gid)
     assert view["seats"][seat]["bot"] is True  # watching; the seat stays the bot's
+    # as a spectator watches: the bot's cards stay in the shard
+    assert view["seat"] is None and "hand" not in view
     res = await back.action(gid, {"type": "draw"})
     assert res["type"] == "error" and res["code"] == "seat_is_bot"
+    # and the lobby's 관전 of it is let through (refused "이미 게임 중이에요.",
+    # there was no way back to it from the lobby: review finding)
+    await back.send({"type": "spectate", "game_id": gid})
+    watched = await back.wait_for(lambda f: f.get("type") in ("spectate_view", "error"))
+    assert watched["type"] == "spectate_view" and watched["view"]["seat"] is None, watched
+    await back.send({"type": "spectate_stop"})
+    await back.wait_type("spectate_stopped")
     await host.action(gid, {"type": "leave"})
     for c in (host, back):
         await c.close()

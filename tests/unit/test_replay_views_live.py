@@ -119,3 +119,31 @@ def test_a_finished_game_still_has_its_result(game: str, seats: int) -> None:
     doc = seat_steps(record, 1)
     assert doc["finished"] is True and doc["result"] == engine.result()
     assert doc["steps"][-1]["view"] == engine.view(1)
+
+
+@pytest.mark.parametrize("game,seats", GAMES)
+def test_a_live_replay_stops_where_a_bot_took_the_seat(game: str, seats: int) -> None:
+    """RULES.md 4: a player who left may watch, not play; live, the shard
+    sends them the spectator's share from then on, so the replay of the
+    game still in play stops where the bot took the seat (it showed the
+    bot's hand and draws: review finding). Once over, every step is there."""
+    from ttanjit.games.record import Input
+
+    record = full_record(game, seats)
+    k = len(record.inputs) // 3
+    gone = Input(record.inputs[k - 1].t, 1, {"type": "leave"})
+    # (the bot's seat is never on autopilot: seat 1's [직접 하기] go)
+    later = [x for x in record.inputs[k:] if not (x.seat == 1 and x.action["type"] == "resume")]
+    inputs = [*record.inputs[:k], gone, *later]
+    engine = Record(record.setup, inputs).engine()
+    for inp in inputs:  # the bot plays seat 1 on: the same moves are legal
+        assert engine.apply(inp.t, inp.seat, inp.action).ok, inp
+    rec = Record(record.setup, inputs[: len(inputs) - 2])
+    doc = seat_steps(rec, 1)
+    assert doc["finished"] is False
+    assert doc["steps"][-1]["i"] == k and "substituted" in doc["steps"][-1]["kinds"]
+    assert doc["marks"] == [m for m in doc["marks"] if m < len(doc["steps"])]
+    other = seat_steps(rec, 0)  # the others' replays go on
+    assert other["steps"][-1]["i"] > k
+    done = seat_steps(Record(record.setup, inputs), 1)
+    assert done["finished"] is True and done["steps"][-1]["i"] > k

@@ -11,7 +11,11 @@ its owner saw it); nothing beyond the seats' views is shown — cards no seat
 ever saw (the rest of the draw pile, a card dealt face down to nobody) stay
 hidden, in the spirit of the seed pages. A game still in play replays from
 its record so far, from the player's own seat only (the gateway's route
-refuses another seat until the end), with no result.
+refuses another seat until the end), with no result — and when a bot has
+taken that seat for good (the player left, or was away 60 s: RULES.md 4),
+only up to then: the bot's hand and draws stay hidden from the player until
+the game is over, as they are live (the shard sends such a player the
+spectator's share).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ def seat_steps(record: Record, seat: int) -> JSON:
     steps: list[JSON] = [{"i": -1, "t": 0, "kinds": ["dealt"], "events": [], "view": engine.view(seat)}]
     marks: list[int] = [0]
     last_mark = _mark(steps[0]["view"])
+    gone = None  # steps up to the one where a bot took the seat for good
     for n, inp in enumerate(record.inputs):
         res = engine.apply(inp.t, inp.seat, inp.action)
         if not res.events:
@@ -54,11 +59,16 @@ def seat_steps(record: Record, seat: int) -> JSON:
             marks.append(len(steps))
             last_mark = mark
         steps.append(step)
+        if gone is None and engine.presence.substituted[seat]:
+            gone = len(steps)
     # A live game (its record so far, e.g. the caller's own game still in
     # play): the steps up to now, ``finished: false`` and no result — an
     # engine's ``result()`` is the finished game's outcome (One Card's
     # refuses a live game; the others' would tell its counters early).
     finished = bool(engine.finished)
+    if not finished and gone is not None:  # module docstring: not the bot's cards
+        steps = steps[:gone]
+        marks = [m for m in marks if m < gone]
     return {"game": record.game, "seat": seat, "seats": [s.to_json() for s in record.setup.seats],
             "steps": steps, "marks": marks, "result": engine.result() if finished else None,
             "finished": finished}

@@ -947,6 +947,7 @@ class Connection:
         _check(rep)
 
     async def _rematch(self, f: dict[str, Any], accept: bool, peek: bool = False) -> None:
+        """``rematch`` / ``rematch_decline``, or (``peek``) ``rematch_state``."""
         gid = f.get("game_id")
         if not gid:
             raise FrameError("missing_field")
@@ -958,9 +959,8 @@ class Connection:
             # later hello on another tab or device does not bring it back
             s.walked_out()
             self._spawn(self.gw.save(s))
-        rep = await self.mm.Rematch(matchmaker_pb2.RematchRequest(
-            player=self._player_ref(), game_id=gid, accept=accept, peek=peek),
-            timeout=LOBBY_TIMEOUT_S)
+        req = matchmaker_pb2.RematchRequest(player=self._player_ref(), game_id=gid, accept=accept)
+        rep = await (self.mm.RematchState if peek else self.mm.Rematch)(req, timeout=LOBBY_TIMEOUT_S)
         _check(rep)  # the offer's state comes as a ``rematch`` lobby frame
 
     async def h_rematch(self, f: dict[str, Any]) -> None:

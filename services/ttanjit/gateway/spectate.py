@@ -108,9 +108,10 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
         raise FrameError("unknown_game")
     s = c.session
     assert s is not None
-    # its seat's view is the player's own; one who left (나가기: a bot has
-    # the seat) may watch it go on (RULES.md 4), as anyone
-    if s.game_id == gid and not c.finished_game and s.left != gid:
+    # its seat's view is the player's own; one whose seat a bot has (나가기,
+    # or 60 s away: refused, they could not get back to it from the lobby:
+    # review finding) may watch it go on (RULES.md 4), as anyone
+    if s.game_id == gid and not c.finished_game and s.left != gid and not s.substituted:
         raise FrameError("in_game")
     w = _watching.get(c.id)
     if w is None or w["game_id"] != gid:

@@ -856,11 +856,7 @@ class Matchmaker:
             raise LobbyError("no_rematch") from None
         return header, entry
 
-    async def rematch(self, player: str, nickname: str, game_id: str, accept: bool,
-                      peek: bool = False) -> None:
-        if peek:
-            await self.peek_rematch(player, game_id)
-            return
+    async def rematch(self, player: str, nickname: str, game_id: str, accept: bool) -> None:
         if await self._answer_started(player, game_id):
             return
         r = self.rematches.get(game_id)
@@ -1206,9 +1202,16 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
     async def _rematch(self, req: Any) -> Any:
         try:
             await self.mm.rematch(req.player.player, req.player.nickname, req.game_id,
-                                  req.accept, peek=req.peek)
+                                  req.accept)
         except LobbyError as e:
             return matchmaker_pb2.RematchReply(error_code=e.code, error_message=e.message)
+        return matchmaker_pb2.RematchReply()
+
+    async def RematchState(self, req: Any, ctx: Any) -> Any:
+        return await self._serve("RematchState", req, ctx, self._rematch_state)
+
+    async def _rematch_state(self, req: Any) -> Any:
+        await self.mm.peek_rematch(req.player.player, req.game_id)
         return matchmaker_pb2.RematchReply()
 
     async def Away(self, req: Any, ctx: Any) -> Any:
