@@ -55,6 +55,8 @@ def test_takeover_badge_from_the_engines_view(new_page: Any, game: str) -> None:
     assert "봇이 내 자리를 이어받았어요" in page.locator(".banner.taken-over").inner_text()
     assert page.locator(MY_CONTROLS).count() == 0
     assert page.locator(".hand .card").count() == 0  # the bot's cards are not mine to see
+    if game == "hakka":  # nor an empty hand of mine
+        assert page.locator('[aria-label="내 손패"]').count() == 0
     if game == "onecard":  # my row counts the cards the bot holds for me
         assert page.locator(".my-row .name").inner_text().endswith(f" · {v['hand_counts'][0]}장")
     assert page.evaluate("() => window.__ctl.mySeatIsHuman()") is False

@@ -170,7 +170,9 @@ export function render(ctl, root) {
     // not while a hand's result shows: its score table was under the docked
     // hand on a phone, for its few seconds (trial finding)
     h("div.table-dock.hk-dock", { class: me !== null && me !== v.dreamer && !botTookOver(v, me) && !v.finished && !ctl.replay && hand.length && v.phase !== "scoring" ? "docked" : "" },
-      refusalBox(), preview, buttons, handEl),
+      // no hand of mine when the view has none (a bot took my seat: the
+      // spectator's share; an empty "내 손패" stood there: review nitpick)
+      refusalBox(), preview, buttons, v.hand ? handEl : null),
     discards));
   // my turn to follow: the play to beat, and the line under the table that
   // says what to do with the turn's time, are brought above the dock when

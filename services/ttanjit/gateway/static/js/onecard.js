@@ -328,7 +328,9 @@ function results(ctl) {
   const rows = [];
   // the winner first, then by cards left, the eliminated last (in seat
   // order the winner could be listed last: trial nitpick)
-  const place = (s) => (isWinner(v, s) ? -1 : (v.eliminated || []).includes(s) ? 1000 : handCount(v, s));
+  // (of the eliminated, the later the better)
+  const out = v.eliminated || [];
+  const place = (s) => (isWinner(v, s) ? -1 : out.includes(s) ? 1000 - out.indexOf(s) : handCount(v, s));
   const seats = [...Array(seatCount(v)).keys()].filter((s) => inGame(v, s));
   for (const s of seats.sort((a, b) => place(a) - place(b) || a - b)) {
     rows.push(h("tr", { class: [isWinner(v, s) ? "win" : "", isMine(ctl, s) ? "me" : ""].join(" ").trim() },
