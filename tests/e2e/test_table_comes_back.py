@@ -829,11 +829,11 @@ def test_one_card_results_mark_a_seat_a_bot_finished_whatever_its_end(new_page: 
     # of the eliminated, the one out later stands higher
     v = engine_view("onecard", 4, humans=2)
     v.update(finished=True, winners=[3], ended_by="last_player", hand_counts=[20, 20, 2, 0],
-             eliminated=[1, 0])
+             eliminated=[0, 1])  # seat 0 out first
     render(page, "onecard", "onecard", v, seat=1, humans=2)
     rows = page.locator("table.scores tbody tr").all_inner_texts()
-    assert ["승리" in rows[0], "2장 남음" in rows[1], rows[2].startswith("나"), "탈락" in rows[3]] \
-        == [True] * 4, rows
+    assert ["승리" in rows[0], "2장 남음" in rows[1], rows[2].startswith("봇2"), rows[3].startswith("나"),
+            "탈락" in rows[3]] == [True] * 5, rows
 
 
 def test_a_hakka_replay_offers_no_moves(new_page: Any) -> None:
