@@ -57,6 +57,13 @@ def test_takeover_badge_from_the_engines_view(new_page: Any, game: str) -> None:
     assert page.locator(".hand .card").count() == 0  # the bot's cards are not mine to see
     if game == "hakka":  # nor an empty hand of mine
         assert page.locator('[aria-label="내 손패"]').count() == 0
+    if game == "onecard":  # nor greyed-out 1장 뽑기 / 카드 내기 (trial nitpick)
+        assert page.locator(".oc-actions").count() == 0
+    if game == "penalty_rows":  # the bot's 확정 is not said to be mine (trial nitpick)
+        v["confirmed"][0] = True
+        render(page, file, game, v, humans=2)
+        said = page.locator('[data-state="confirmed"]').inner_text()
+        assert said == "봇이 내 자리에서 확정했어요. 다른 사람을 기다리고 있어요…", said
     if game == "onecard":  # my row counts the cards the bot holds for me
         assert page.locator(".my-row .name").inner_text().endswith(f" · {v['hand_counts'][0]}장")
     assert page.evaluate("() => window.__ctl.mySeatIsHuman()") is False

@@ -819,6 +819,11 @@ def test_one_card_results_mark_a_seat_a_bot_finished_whatever_its_end(new_page: 
     assert "승리" in rows[0] and "3장 남음" in rows[1], rows
     assert "봇이 대신함" in rows[2] and "5장 남음" in rows[2], rows
     assert not [r for r in rows[:2] if "봇이 대신함" in r], rows
+    # another's seat a bot finished, won: said (trial nitpick: "나가 이겼어요.")
+    render(page, "onecard", "onecard", {**v, "winners": [0], "hand_counts": [0, 5, 3]}, seat=1,
+           humans=2)
+    assert page.locator(".result-title").inner_text() == "나 자리의 봇이 이겼어요."
+    render(page, "onecard", "onecard", v, seat=1, humans=2)
     # a rating change of ±0 is neither green nor red (a loss read green: trial nitpick)
     page.evaluate("""() => sessionStorage.setItem('ttanjit.change.craft-onecard', JSON.stringify(
       {game_id: 'craft-onecard', game: 'onecard', delta: 0, before: 1500, after: 1500}))""")

@@ -102,7 +102,8 @@ export function render(ctl, root) {
     left = button("1장 뽑기", () => act(ctl, { type: "draw" }), { disabled: !canAct, dataset: { act: "draw" } });
   }
   const right = button("카드 내기", () => play(ctl), { class: "primary", disabled: !canAct || !sel.length, dataset: { act: "play" } });
-  const actions = out || v.finished || ctl.replay ? null : h("div.oc-actions", {}, left, right);
+  // none when a bot plays my seat, as at the other tables (trial nitpick)
+  const actions = out || gone || v.finished || ctl.replay ? null : h("div.oc-actions", {}, left, right);
 
   // a dialog for the keyboard too: focus on its first suit, Tab stays in
   // it, Escape is 취소, and the focus goes back to 카드 내기 (a11y trial)
@@ -323,6 +324,8 @@ function results(ctl) {
   else if (isMine(ctl, winner) && botTookOver(v, me)) {
     title = "내 자리를 이어받은 봇이 이겼어요."; // not my win: I left (a loss for my rating)
   } else if (isMine(ctl, winner)) title = "이겼어요!";
+  // another's seat a bot finished: said, as 줄줄이 벌점 marks such a winner (trial nitpick)
+  else if (winner !== null && botTookOver(v, winner)) title = `${seatName(ctl, winner)} 자리의 봇이 이겼어요.`;
   else if (winner !== null) title = `${josa(seatName(ctl, winner), "이/가")} 이겼어요.`;
   else title = noWinnerTitle(v);
   const rows = [];

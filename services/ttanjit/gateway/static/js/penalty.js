@@ -115,6 +115,10 @@ export function render(ctl, root) {
     action = null;
   } else if (v.phase === "intermission") {
     action = null;
+  } else if (confirmedMine && me !== null && botTookOver(v, me)) {
+    // the bot confirmed, not me ("확정했어요" told a player who left: trial nitpick)
+    action = h("div.pr-action", {}, h("p.muted", { dataset: { state: "confirmed", say: "status" } },
+      "봇이 내 자리에서 확정했어요. 다른 사람을 기다리고 있어요…"));
   } else if (confirmedMine) {
     const sel = v.selection;
     action = h("div.pr-action", {}, h("p.muted", { dataset: { state: "confirmed", say: "status" } },
