@@ -314,8 +314,13 @@ def test_a_move_pressed_offline_is_said_to_go_once_connected(new_page: Any) -> N
     page.evaluate("""() => { window.__held = 0; new MutationObserver((ms) => { for (const m of ms)
       for (const n of m.addedNodes) if (n.textContent?.includes('다시 연결되면 보내요')) window.__held += 1; })
       .observe(document.body, {childList: true, subtree: true}); }""")
+    page.evaluate("""() => { window.__labels = new Set(); const n = document.getElementById('net');
+      new MutationObserver(() => window.__labels.add(n.textContent)).observe(n, {childList: true, subtree: true}); }""")
     page.wait_for_timeout(6_000)  # tries at about 0.5, 1, 2 and 4 s
     assert page.evaluate("() => window.ttanjit.net.state") != "open"
+    # one wording for the whole time (it switched with each try: trial nitpick)
+    labels = page.evaluate("() => [...window.__labels]")
+    assert labels and set(labels) == {"다시 연결 중… · 보낼 수 1개"}, labels
     assert page.evaluate("() => window.__held") == 0
     page.context.set_offline(False)
     page.wait_for_function("""() => window.__frames.some((f) => f.dir === 'in' && f.cmd_id

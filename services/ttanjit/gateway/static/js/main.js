@@ -59,7 +59,10 @@ function updateHeader() {
   n.dataset.state = net.state;
   document.body.dataset.net = net.state; // replaced: its table plays nothing (app.css)
   document.getElementById("app").dataset.note = net.state === "replaced" ? REPLACED_MESSAGE : "";
-  n.textContent = { open: "연결됨", connecting: "연결 중…", closed: "다시 연결 중…", replaced: "다른 곳에서 접속함", idle: "" }[net.state] || "";
+  // connected once, each try again is "다시 연결 중…" (it went 다시 연결 중… /
+  // 연결 중… / 다시 연결 중… over one lost connection: trial nitpick)
+  const connecting = net.welcome ? "다시 연결 중…" : "연결 중…";
+  n.textContent = { open: "연결됨", connecting, closed: "다시 연결 중…", replaced: "다른 곳에서 접속함", idle: "" }[net.state] || "";
   // moves kept to send once connected: said where the connection is (the
   // table went on saying 내 차례예요 with nothing to show one waits: trial)
   if ((net.state === "closed" || net.state === "connecting") && net.pending.size) {
