@@ -30,16 +30,25 @@ def _games() -> list[str]:
 
 
 def play(game: str, seed: int, moves: int = 300,
-         check: Callable[[HostedGame, Applied], None] | None = None
-         ) -> tuple[HostedGame, list[dict]]:
-    """Random legal commands (and clock inputs at deadlines) on a hosted game."""
+         check: Callable[[HostedGame, Applied], None] | None = None,
+         left: int | None = None, backlog: int = 32) -> tuple[HostedGame, list[dict]]:
+    """Random legal commands (and clock inputs at deadlines) on a hosted
+    game. ``left``: a seat whose player leaves first; the bot pool plays it
+    then (its commands come with no player)."""
     n = 4
     players = {f"p_{i}": i for i in range(n)}
     setup = Setup(game, {"seats": n}, [SeatSpec("human")] * n, seed)
-    h = HostedGame("g" * 12, setup, players, origin_ms=0, backlog=32)
+    h = HostedGame("g" * 12, setup, players, origin_ms=0, backlog=backlog)
     rng = random.Random(seed)
     entries: list[dict] = []
     t = 0
+    if left is not None:
+        t = 1000
+        out = h.apply(t, left, {"type": "leave"}, player=f"p_{left}", cmd_id="bye", server_ms=t)
+        assert isinstance(out, Applied)
+        if check is not None:
+            check(h, out)
+        entries.append(out.entry)
     for k in range(moves):
         if h.finished:
             break
@@ -53,7 +62,9 @@ def play(game: str, seed: int, moves: int = 300,
             if not choices:
                 continue
             p, s, a = rng.choice(choices)
-            out = h.apply(t, s, a, player=p, cmd_id=f"c{k}", server_ms=t)
+            pid = None if s == left else p
+            out = h.apply(t, s, a, player=pid, cmd_id=None if pid is None else f"c{k}",
+                          server_ms=t)
         assert isinstance(out, Applied), out
         if check is not None:
             check(h, out)
@@ -273,44 +284,23 @@ def test_a_player_whose_seat_a_bot_took_watches_as_a_spectator(game: str) -> Non
     spectator's — ``view(None)``, events as a spectator gets them — and so
     is their sync: the bot's hand and its draws stay in the shard (their
     page showed the seat's hand live, the bot's new cards too: trial)."""
-    n = 4
-    players = {f"p_{i}": i for i in range(n)}
-    setup = Setup(game, {"seats": n}, [SeatSpec("human")] * n, 9)
-    h = HostedGame("g" * 12, setup, players, origin_ms=0, backlog=256)
-    rng = random.Random(9)
-    t = 1000
-    out = h.apply(t, 1, {"type": "leave"}, player="p_1", cmd_id="bye", server_ms=t)
-    assert isinstance(out, Applied)
-    part = parts_of(h.game_id, out)["p_1"]
-    assert part["flags"] & SEAT_BOT  # the gateway still learns its seat is the bot's
-    assert part["view"] == h.engine.view(None) and "hand" not in part["view"]
     private = 0
-    for k in range(400):
-        if h.finished:
-            break
-        t += rng.randint(100, 3000)
-        nd = h.engine.next_deadline()
-        if nd is not None and nd <= t:
-            out = h.apply(nd, server_ms=nd)
-            t = nd
-        else:
-            choices = [(s, a) for s in range(n) for a in h.engine.legal_actions(s)]
-            if not choices:
-                continue
-            s, a = rng.choice(choices)
-            # seat 1 is the bot's now: its moves come from the bot pool (no player)
-            pid = None if s == 1 else f"p_{s}"
-            out = h.apply(t, s, a, player=pid, cmd_id=None if pid is None else f"c{k}", server_ms=t)
-        assert isinstance(out, Applied), out
-        parts = parts_of(h.game_id, out)
-        if "p_1" not in parts:
-            continue
-        part = parts["p_1"]
-        assert part["view"] == h.engine.view(None), part["view"]
+
+    def check(h: HostedGame, out: Applied) -> None:
+        nonlocal private
+        part = parts_of(h.game_id, out).get("p_1")
+        if part is None:
+            return
+        if out.entry.get("cmd") == "bye":  # the gateway still learns its seat is the bot's
+            assert part["flags"] & SEAT_BOT
+        assert part["view"] == h.engine.view(None) and "hand" not in part["view"]
         events = out.result.events
         assert [e["event"] for e in part["events"]] == [ev.for_seat(None) for ev in events]
         private += sum(1 for ev in events if 1 in (ev.private or {}))  # the bot's own: not sent
+
+    h, _ = play(game, 9, moves=400, check=check, left=1, backlog=256)
     assert private, "the bot got no private event: nothing was checked"
+    t = h.engine.now
     synced = orjson.loads(h.sync("p_1", -1, t))
     assert synced["view"] == h.engine.view(None)
     assert orjson.loads(h.sync("p_2", -1, t))["view"] == h.engine.view(2)  # the others' own
