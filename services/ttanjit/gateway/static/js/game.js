@@ -370,8 +370,8 @@ export class GameController {
   async act(action, explain = null) {
     // a double tap: the same action again within a moment. The first made
     // the move and the turn moved on, so the second is "not your turn" (or
-    // "turn passed": its turn_key the first's) — shown under "내 차례예요" once the turn came back (trial finding); not
-    // said. (No count of answers awaited: one that went unanswered, as an
+    // "turn passed": its turn_key the first's) — shown under "내 차례예요"
+    // once the turn came back (trial finding); not said. (No count of answers awaited: one that went unanswered, as an
     // action the rate limit dropped once was, would stay up for good: review.)
     const at = Date.now();
     const prev = this.lastAct;
