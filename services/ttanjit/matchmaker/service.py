@@ -882,9 +882,10 @@ class Matchmaker:
         reloaded, or opened later: it showed none until the offer changed,
         and offered 한 판 더 after it had started); nothing when there is
         none (the page offers 한 판 더) or the player is not one of them."""
-        done = self.rematched.get(game_id)
-        if done is not None and player in done.humans:
-            await self.notify(player, done.frame("started" if done.new_game_id else "open"))
+        try:
+            if await self._answer_started(player, game_id):  # its state, as to a late answer
+                return
+        except LobbyError:  # not one of the table's humans: nothing to tell
             return
         r = self.rematches.get(game_id)
         if r is not None and player in r.humans:
@@ -928,15 +929,15 @@ class Matchmaker:
                 self._spawn_placing("r:" + gid, self._start_rematch(r))
         if not only:
             await self.forget_rematched(now)
-            keep = max(STARTED_KEEP_MS, self.s.rematch_ms)
-            for gid in [g for g, (_, at) in self.declined_before.items() if now - at >= keep]:
-                del self.declined_before[gid]
 
     async def forget_rematched(self, now: int) -> None:
         """Drop the started offers kept long enough: STARTED_KEEP_MS (at least
         the offer's window) after they started, once their new game is over
-        (none of its players is seated in it any more)."""
+        (none of its players is seated in it any more); and the declines of
+        expired offers (``declined_before``) as long after they expired."""
         keep = max(STARTED_KEEP_MS, self.s.rematch_ms)
+        for gid in [g for g, (_, at) in self.declined_before.items() if now - at >= keep]:
+            del self.declined_before[gid]
         old = [gid for gid, r in self.rematched.items() if now - r.started_ms >= keep
                and not any(self.seated.get(p, ("",))[0] == r.new_game_id
                            for p in r.humans if r.new_game_id)]

@@ -115,14 +115,12 @@ export function render(ctl, root) {
     action = null;
   } else if (v.phase === "intermission") {
     action = null;
-  } else if (confirmedMine && me !== null && botTookOver(v, me)) {
-    // the bot confirmed, not me ("확정했어요" told a player who left: trial nitpick)
-    action = h("div.pr-action", {}, h("p.muted", { dataset: { state: "confirmed", say: "status" } },
-      "봇이 내 자리에서 확정했어요. 다른 사람을 기다리고 있어요…"));
   } else if (confirmedMine) {
     const sel = v.selection;
+    // the bot's 확정 when a bot plays my seat ("확정했어요" told a player who left: trial nitpick)
+    const who = botTookOver(v, me) ? "봇이 내 자리에서 확정했어요." : sel ? `${sel.card} → ${sel.row}번 줄로 확정했어요.` : "확정했어요.";
     action = h("div.pr-action", {}, h("p.muted", { dataset: { state: "confirmed", say: "status" } },
-      sel ? `${sel.card} → ${sel.row}번 줄로 확정했어요. 다른 사람을 기다리고 있어요…` : "확정했어요. 다른 사람을 기다리고 있어요…"));
+      `${who} 다른 사람을 기다리고 있어요…`));
   } else if (selecting) {
     let pv = null;
     if (st.card !== null && st.row !== null) {
