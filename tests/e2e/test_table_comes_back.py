@@ -627,6 +627,10 @@ def test_the_lobby_leads_back_to_the_game_under_way(new_page: Any) -> None:
     page.wait_for_selector(".game-card")
     banner = page.locator(".banner.playing")
     assert banner.inner_text().startswith("원카드 게임이 진행 중이에요.")
+    # and no other table is offered meanwhile (빠른 대전 stayed pressable,
+    # answered only "이미 게임 중이에요.": trial nitpick)
+    starts = page.locator('.game-card [data-act="quick"], .game-card [data-act="create"], form.join button')
+    assert starts.count() == 7 and all(b.is_disabled() for b in starts.all())
     # the 관전 list's row of it leads back too (its 관전 said only "이미 게임
     # 중이에요.": trial nitpick)
     row = page.locator(f'.live tr[data-game-id="{gid}"]')
@@ -660,6 +664,25 @@ def test_the_lobby_leads_back_to_the_game_under_way(new_page: Any) -> None:
     page.locator('.game-head [data-act="leave"]').click()
     page.wait_for_selector(".game-card")
     assert page.locator(".banner.playing").count() == 0
+    assert not any(b.is_disabled() for b in starts.all())
+
+
+def test_the_lobby_offers_games_again_once_the_one_under_way_ends(new_page: Any) -> None:
+    """A game that ends (or whose seat a bot takes) while its player looks
+    at the lobby gives the lobby back: its banner goes and 빠른 대전 is
+    pressable again, without a reload."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "끝나면")
+    quick_match(page, "onecard", seats=2)
+    page.wait_for_selector('section.table[data-game="onecard"] .oc-hand .card')
+    page.locator(".topbar .brand").click()
+    page.wait_for_selector(".banner.playing")
+    quick = page.locator('.game-card[data-game="hakka"] [data-act="quick"]')
+    assert quick.is_disabled()
+    # the game's end reaches the tab as a view, as it does from the shard
+    page.evaluate("() => { const g = window.ttanjit.game; g.takeView({ game_id: g.id, view: { ...g.view, finished: true } }); }")
+    page.wait_for_selector(".banner.playing", state="detached")
+    assert quick.is_enabled()
 
 
 def test_my_reaction_leaves_the_one_card_button_readable(new_page: Any) -> None:

@@ -11,7 +11,7 @@ import { h, mount, button, toast, announce } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import * as clock from "./clock.js";
-import { GAMES, botName, josa, fewestWin, scoreText } from "./state.js";
+import { state, GAMES, botName, josa, fewestWin, scoreText } from "./state.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
 import * as hakka from "./hakka.js";
@@ -161,6 +161,7 @@ export class GameController {
       this.final = f;
       if (!this.info?.players?.length) this.info = store.get(`match.${f.game_id}`, null) || { game: f.game, seat: f.seat, players: [], options: {} };
       this.render();
+      this.notePlaying();
     }
   }
 
@@ -328,6 +329,18 @@ export class GameController {
     // a new tab, a table reopened): the table may say what it did not see
     if (f.resync && this.table?.onWholeView) this.table.onWholeView(this, f);
     if (!this.holdRender) this.render();
+    this.notePlaying();
+  }
+
+  /** The lobby offers a game under way back, and no other meanwhile: told
+   * when that changes while it is on screen (the game ended, or a bot took
+   * the seat, in the background). */
+  notePlaying() {
+    const now = this.playsNow();
+    if (now !== this.playingSaid) {
+      this.playingSaid = now;
+      state.emit("playing");
+    }
   }
 
   /** Tables call this while they animate; render() runs when the last one ends. */
@@ -466,6 +479,7 @@ export class GameController {
     this.rematchAsking = false; // declined: a yes on its way is no longer pressed
     this.close();
     alerts.myTurn(false);
+    this.notePlaying();
   }
 
   isOver() { return !!(this.view?.finished || this.final); }

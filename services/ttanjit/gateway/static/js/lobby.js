@@ -30,8 +30,12 @@ export function showLobby(root) {
       unsubs = [];
       return;
     }
-    for (const b of games.querySelectorAll('[data-act="quick"], [data-act="create"]')) {
-      b.disabled = !!state.queue;
+    // in a queue or a game the server would only answer "이미 …": a game
+    // under way is offered back by the banner instead (trial nitpick: 빠른
+    // 대전 stayed pressable mid-game)
+    const busy = lobbyBusy();
+    for (const b of [...games.querySelectorAll('[data-act="quick"], [data-act="create"]'), ...join.querySelectorAll("button")]) {
+      b.disabled = busy;
     }
     page = h("section.page.lobby", {},
       h("h1.visually-hidden", {}, "로비"),
@@ -45,8 +49,13 @@ export function showLobby(root) {
     mount(root, page);
   };
   render();
-  unsubs.push(state.on("queue", render), state.on("ratings", render));
+  unsubs.push(state.on("queue", render), state.on("ratings", render), state.on("playing", render));
   if (net.state === "open") net.send({ type: "ratings" });
+}
+
+/** The lobby cannot start another table: queued, or a game under way. */
+function lobbyBusy() {
+  return !!state.queue || game.playsNow();
 }
 
 function signIn() {
@@ -151,9 +160,9 @@ function gameCard(g) {
       levelSel,
       // named with their game: a screen reader's list of buttons had three
       // of each, alike (a11y trial)
-      button("빠른 대전", quick, { class: "primary", disabled: !!state.queue, dataset: { act: "quick" },
+      button("빠른 대전", quick, { class: "primary", disabled: lobbyBusy(), dataset: { act: "quick" },
         "aria-label": `빠른 대전: ${meta.name}` }),
-      button("방 만들기", create, { disabled: !!state.queue, dataset: { act: "create" }, "aria-label": `방 만들기: ${meta.name}` })),
+      button("방 만들기", create, { disabled: lobbyBusy(), dataset: { act: "create" }, "aria-label": `방 만들기: ${meta.name}` })),
     h("p.muted.small", {}, "상대가 없으면 고른 난이도의 봇과 바로 해요. 방을 만들면 혼자서도 봇과 연습할 수 있어요."),
     h("a.rules-link", { href: `#/rules/${g}` }, `${meta.name} 규칙`),
   );
@@ -170,7 +179,7 @@ function joinBox() {
   };
   return h("form.card-box.join", { onsubmit: join },
     h("h2", {}, "친구 방에 들어가기"),
-    h("div.row", {}, code, h("button", { type: "submit" }, "입장")));
+    h("div.row", {}, code, h("button", { type: "submit", disabled: lobbyBusy() }, "입장")));
 }
 
 function ratingsBox() {
