@@ -9,7 +9,7 @@ import { h, mount, button } from "./ui.js";
 import { prCard, prPenalty } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark,
   tookOverMark, winnersTitle } from "./game.js";
-import { animMs } from "./anim.js";
+import { placeMs } from "./anim.js";
 import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
 
 // a short phone: app.css's block of the same query tightens the rows there
@@ -287,7 +287,7 @@ export function onEvent(ctl, ev) {
     }
     ctl.hold();
     let done = false;
-    const anim = { left: ev.picks.length, queue: Promise.resolve(), guard: null };
+    const anim = { left: ev.picks.length, step: placeMs(ev.picks.length), queue: Promise.resolve(), guard: null };
     anim.finish = () => {
       if (done) return;
       done = true;
@@ -296,14 +296,14 @@ export function onEvent(ctl, ev) {
       ctl.release();
     };
     // never let a lost event hold the table: the screen moves on regardless
-    anim.guard = setTimeout(anim.finish, animMs(450) * ev.picks.length + 3000);
+    anim.guard = setTimeout(anim.finish, anim.step * ev.picks.length + 3000);
     st.anim = anim;
     showReveal(st, ev.picks, names);
     if (!ev.picks.length) anim.finish();
   } else if (ev.type === "placed") {
     const a = st.anim;
     if (!a) return;
-    a.queue = a.queue.then(() => animatePlacement(ctl, ev, names)).then(() => {
+    a.queue = a.queue.then(() => animatePlacement(ctl, ev, names, a.step)).then(() => {
       a.left -= 1;
       if (a.left <= 0) a.finish();
     });
@@ -335,7 +335,7 @@ function showReveal(st, picks, names) {
   st.beforeReveal = window.scrollY !== from ? { from, to: window.scrollY } : null;
 }
 
-function animatePlacement(ctl, ev, names) {
+function animatePlacement(ctl, ev, names, step) {
   return new Promise((resolve) => {
     const rowEl = document.querySelector(`.pr-row[data-row="${ev.row}"] .row-cards`);
     const info = document.querySelector(`.pr-row[data-row="${ev.row}"] .row-info`);
@@ -345,7 +345,10 @@ function animatePlacement(ctl, ev, names) {
       for (let i = 0; i < 5; i++) slots.push(cards[i] !== undefined ? prCard(cards[i], { shown: true }) : h("span.slot", {}, ""));
       mount(rowEl, slots);
       const placed = rowEl.querySelector(`[data-card="${ev.card}"]`);
-      if (placed) placed.classList.add("just-placed");
+      if (placed) {
+        placed.classList.add("just-placed");
+        placed.style.animationDuration = `${Math.min(350, Math.round(step * 0.8))}ms`; // over before the next
+      }
       rowEl.parentElement.classList.add(ev.outcome === "append" ? "flash" : "flash-take");
       if (info) info.textContent = `${cards.length}장 · 벌점 ${cards.reduce((s, c) => s + prPenalty(c), 0)}`;
     }
@@ -354,6 +357,6 @@ function animatePlacement(ctl, ev, names) {
     setTimeout(() => {
       if (rowEl) rowEl.parentElement.classList.remove("flash", "flash-take");
       resolve();
-    }, animMs(450));
+    }, step);
   });
 }

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 
 import { cannotGo, effectText, logLine, refusalText } from "../../static/js/onecard_text.js";
 import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter } from "../../static/js/cards.js";
+import { placeMs, REVEAL_MS } from "../../static/js/anim.js";
 import { placeText, josa, num, signed, scoreText, progressText, boardLine } from "../../static/js/state.js";
 
 test("One Card preview adds up the attack strengths the view carries", () => {
@@ -177,4 +178,13 @@ test("One Card's log says a timeout's own move once (trial: a timeout read as tw
   ["민수: 시간이 지나 자동으로 1장 뽑았어요.", "민수: 1장 뽑았어요."]);
   assert.deepEqual(lines([{ type: "timeout", seat: 1, action: "draw" }, { type: "drew", seat: 2, reason: "draw", count: 1 }]),
     ["민수: 시간이 지나 자동으로 1장 뽑았어요.", "봇3 (보통): 1장 뽑았어요."]);
+});
+
+test("줄줄이 벌점's reveal places a small table's picks at 450 ms each, a big one's within 2.4 s (RULES.md 2.5: the turn's deadline runs)", () => {
+  assert.equal(placeMs(2), 450);
+  assert.equal(placeMs(5), 450);
+  assert.equal(placeMs(8), 300);
+  assert.equal(placeMs(10), 240);
+  for (let n = 1; n <= 10; n++) assert.ok(placeMs(n) * n <= Math.max(REVEAL_MS, 450), n);
+  assert.equal(placeMs(0), 450); // nothing to place: no division by zero
 });
