@@ -1191,6 +1191,27 @@ def test_on_a_phone_the_seat_whose_turn_it_is_is_in_view(new_page: Any) -> None:
     assert no_horizontal_scroll(page)
 
 
+@pytest.mark.parametrize("width", [360, 390])
+def test_on_a_phone_three_opponents_fit_the_strip(new_page: Any, width: int) -> None:
+    """Trial nitpick: at 390 px a One Card table of 4 scrolled its strip
+    of opponents sideways, the first name cut at the screen's edge. Three
+    share the strip's width, the one whose turn it is no taller (its
+    seconds beside its count; its 차례 said to screen readers)."""
+    page = new_page(width=width, height=844)
+    v = engine_view("onecard", 4)
+    v.update(turn=3, hand_counts=[7, 12, 15, 13])
+    render(page, "onecard", "onecard", v)
+    strip = page.locator(".oc-opponents")
+    assert strip.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+    boxes = [page.locator(f'.oc-opponents .opp[data-seat="{s}"]').bounding_box() for s in (1, 2, 3)]
+    assert all(b and b["x"] >= 0 and b["x"] + b["width"] <= width for b in boxes), boxes
+    assert len({round(b["height"]) for b in boxes if b}) == 1, boxes
+    timer = page.locator('.oc-opponents .opp.turn .timer').bounding_box()
+    count = page.locator('.oc-opponents .opp.turn .count').bounding_box()
+    assert timer and count and abs(timer["y"] - count["y"]) < count["height"], (timer, count)
+    assert page.locator(".oc-opponents .opp.turn .badge.turn").inner_text() == "차례"
+
+
 @pytest.mark.parametrize("n", [3, 10])
 def test_two_digit_penalties_stay_inside_their_seat_box(new_page: Any, n: int) -> None:
     """Trial finding: on a desktop, once penalties reached two digits,
