@@ -302,7 +302,14 @@ def test_a_refusal_shows_above_the_dock_and_moves_nothing(new_page: Any, game: s
     page.wait_for_selector("#refusal:not([hidden])")
     assert box(page, dock) == before  # nothing in the dock moved
     r = box(page, "#refusal")
-    assert box(page, ".topbar")["bottom"] - 1 <= r["top"] and r["bottom"] <= before["top"] + 1, (r, before)
+    if game == "onecard":
+        # over the line of what the picked cards do, at the dock's top: above
+        # the dock it covered the top card at 360×640 (trial nitpick)
+        assert before["top"] <= r["top"] and r["bottom"] <= box(page, ".oc-actions")["top"] + 1, (r, before)
+        effect = box(page, ".oc-dock .effect")
+        assert r["top"] <= effect["top"] + 6 and effect["bottom"] <= r["bottom"] + 6, (r, effect)
+    else:
+        assert box(page, ".topbar")["bottom"] - 1 <= r["top"] and r["bottom"] <= before["top"] + 1, (r, before)
     assert page.evaluate("""() => { const e = document.getElementById('refusal');
       const r = e.getBoundingClientRect();
       return e.contains(document.elementFromPoint(r.left + r.width / 2, (r.top + r.bottom) / 2)); }""")
@@ -311,12 +318,23 @@ def test_a_refusal_shows_above_the_dock_and_moves_nothing(new_page: Any, game: s
 def test_a_refusal_a_tall_dock_leaves_no_room_for_is_a_toast(new_page: Any) -> None:
     """Review finding: a phone on its side (640×360) with a long hand has a
     dock almost the screen's height; the line above it was under the top
-    bar. A toast says the refusal instead."""
+    bar. One Card's refusal now shows in its dock, in view; a dock whose
+    line above it would be under the top bar has a toast say it instead."""
     page = new_page(width=640, height=360)
     v = engine_view("onecard", 4, seed=5)
     v["hand"], v["turn"] = LONG_HAND, 0
     render(page, "onecard", "onecard", v)
     settled(page, ".oc-dock")
+    page.evaluate(REFUSED)
+    page.wait_for_selector("#refusal:not([hidden])")
+    assert box(page, "#refusal")["top"] >= box(page, ".topbar")["bottom"] - 1
+    assert page.locator('.toast:has-text("지금은 내 차례가 아니에요.")').count() == 0
+    # 줄줄이 벌점's refusal sits above its dock: a dock the screen's height
+    # (as One Card's was) puts that line under the top bar
+    page = new_page(width=640, height=360)
+    render(page, "penalty", "penalty_rows", engine_view("penalty_rows", 4, seed=5))
+    page.evaluate("() => { document.querySelector('.pr-dock').style.minHeight = '100vh'; }")
+    settled(page, ".pr-dock")
     page.evaluate(REFUSED)
     page.wait_for_selector('.toast:has-text("지금은 내 차례가 아니에요.")')
     assert page.locator("#refusal").is_hidden()
