@@ -387,11 +387,11 @@ def test_abandoned_game_result_screen(new_page: Any) -> None:
 
 
 def directory_result(page: Any, game: str, players: list[dict[str, Any]],
-                     info: dict[str, Any]) -> None:
+                     info: dict[str, Any], game_id: str = "23456789") -> None:
     """The `game_result` a gateway sends from the game directory (the game
     left its shard), for seat 0 of a game this tab never saw."""
     page.evaluate("f => window.ttanjit.net.onFrame(JSON.stringify(f))", {
-        "type": "game_result", "seq": 0, "game_id": f"{game[:4]}23456789", "game": game,
+        "type": "game_result", "seq": 0, "game_id": f"{game[:4]}{game_id}", "game": game,
         "seat": 0, "players": players, "info": info})
 
 
@@ -435,8 +435,23 @@ def test_a_one_card_result_from_the_directory_says_where_each_seat_stood(new_pag
     page.wait_for_selector(".final-scores")
     assert page.locator(".result-title").inner_text() == "철수가 이겼어요."
     rows = [r.split("\t") for r in page.locator(".final-scores tr").all_inner_texts()]
+    # in the live results' order, the winner first, my row marked (it was
+    # seat order, unmarked: trial nitpick, "results from the directory look
+    # unlike the live ones")
     assert [(a.strip(), b.strip()) for a, b in rows] == [
-        ("원카드끝 (나)", "3장 남음"), ("철수", "승리"), ("봇3 (쉬움)", "탈락")], rows
+        ("철수", "승리"), ("원카드끝 (나)", "3장 남음"), ("봇3 (쉬움)", "탈락")], rows
+    assert page.locator(".final-scores tr.me").inner_text().startswith("원카드끝 (나)")
+    # a winner's seat a bot finished is said as live: "철수 자리의 봇이 이겼어요."
+    page.evaluate("() => { location.hash = '#/'; }")
+    page.wait_for_selector(".game-card")
+    directory_result(page, "onecard", [
+        {"seat": 0, "kind": "human", "player": "p_me", "nickname": "원카드끝"},
+        {"seat": 1, "kind": "human", "player": "p_x", "nickname": "철수"}],
+        {"ended_by": "win", "winners": [1], "scores": None, "substituted": [False, True],
+         "length_ms": 300000, "hand_counts": [2, 0], "eliminated": [], "dealt": [True, True]},
+        game_id="34567890")
+    page.wait_for_selector(".final-scores")
+    assert page.locator(".result-title").inner_text() == "철수 자리의 봇이 이겼어요."
 
 
 def test_a_welcome_for_a_game_that_is_over_leaves_my_screen(new_page: Any) -> None:

@@ -18,7 +18,7 @@ import * as hakka from "./hakka.js";
 import * as alerts from "./alerts.js";
 import { ratingChangeEl } from "./records.js";
 import { planUpdate } from "./updates.js";
-import { botTookOver, isAway, onAutopilot, playedByBot } from "./seats.js";
+import { botTookOver, isAway, onAutopilot, playedByBot, standingOrder } from "./seats.js";
 
 // Quick reactions (issue 14; docs/websocket.md 3.2): a fixed set, no free
 // text. Shown as short Korean reactions, which the shipped Korean font draws
@@ -737,7 +737,8 @@ function finalPanel(ctl) {
   // a seat a bot finished is marked, as the live 줄줄이 벌점 and Hakka results do
   const winner = (s) => botMarked(nameOnly(s), subst[s]);
   const theirs = winners.length > 1 ? `공동 우승: ${winners.map(winner).join(", ")}`
-    : game === "onecard" ? `${josa(nameOnly(winners[0]), "이/가")} 이겼어요.` : `우승: ${winner(winners[0])}`;
+    : game !== "onecard" ? `우승: ${winner(winners[0])}`
+      : subst[winners[0]] ? `${nameOnly(winners[0])} 자리의 봇이 이겼어요.` : `${josa(nameOnly(winners[0]), "이/가")} 이겼어요.`;
   const title = ENDED_BY[info.ended_by]
     || (winners.includes(me) && subst[me] ? "내 자리를 이어받은 봇이 이겼어요."
       : winners.includes(me) ? "이겼어요!"
@@ -750,14 +751,16 @@ function finalPanel(ctl) {
   const seats = (ctl.info?.players || []).filter((p) => p.kind !== "empty"
     && (!Array.isArray(info.dealt) || info.dealt[p.seat])).map((p) => p.seat);
   if (seats.length) {
-    const order = scores ? [...seats].sort((a, b) => (fewestWin(game) ? 1 : -1) * ((scores[a] ?? 0) - (scores[b] ?? 0))) : seats;
+    // in the live results' order (One Card's was seat order: the winner could be last)
+    const order = scores ? [...seats].sort((a, b) => (fewestWin(game) ? 1 : -1) * ((scores[a] ?? 0) - (scores[b] ?? 0)))
+      : standingOrder(info, seats);
     const standing = (s) => {
       if (scores && typeof scores[s] === "number") return scoreText(game, scores[s]);
       if (winners.includes(s)) return "승리";
       if (out.includes(s)) return "탈락";
       return counts && typeof counts[s] === "number" ? `${counts[s]}장 남음` : "";
     };
-    rows.push(h("table.scores.final-scores", {}, h("tbody", {}, order.map((s) => h("tr", { class: winners.includes(s) ? "win" : "", dataset: { seat: s } },
+    rows.push(h("table.scores.final-scores", {}, h("tbody", {}, order.map((s) => h("tr", { class: [winners.includes(s) ? "win" : "", s === me ? "me" : ""].join(" ").trim(), dataset: { seat: s } },
       h("td", {}, nameOf(s), subst[s] ? [" ", tookOverBadge()] : null),
       h("td.num", {}, standing(s)))))));
   }

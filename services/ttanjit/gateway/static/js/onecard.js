@@ -14,7 +14,7 @@ import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar
 import * as clock from "./clock.js";
 import * as store from "./store.js";
 import { cannotGo, effectText, logLine, refusalText } from "./onecard_text.js";
-import { seatCount, seatPlays, onAutopilot, botTookOver, isWinner, handCount } from "./seats.js";
+import { seatCount, seatPlays, onAutopilot, botTookOver, isWinner, handCount, standingOrder } from "./seats.js";
 
 export { effectText }; // the preview, pure (onecard_text.js)
 
@@ -329,13 +329,8 @@ function results(ctl) {
   else if (winner !== null) title = `${josa(seatName(ctl, winner), "이/가")} 이겼어요.`;
   else title = noWinnerTitle(v);
   const rows = [];
-  // the winner first, then by cards left, the eliminated last (in seat
-  // order the winner could be listed last: trial nitpick)
-  // (of the eliminated, the later the better)
-  const out = v.eliminated || [];
-  const place = (s) => (isWinner(v, s) ? -1 : out.includes(s) ? 1000 - out.indexOf(s) : handCount(v, s));
   const seats = [...Array(seatCount(v)).keys()].filter((s) => inGame(v, s));
-  for (const s of seats.sort((a, b) => place(a) - place(b) || a - b)) {
+  for (const s of standingOrder(v, seats)) {
     rows.push(h("tr", { class: [isWinner(v, s) ? "win" : "", isMine(ctl, s) ? "me" : ""].join(" ").trim() },
       // my row stands out, and a seat a bot finished is marked whatever its
       // end, as 줄줄이 벌점's and Hakka's (only a bot's win was: trial finding)

@@ -49,3 +49,13 @@ export function isWinner(v, s) {
 export function handCount(v, s) {
   return v?.hand_counts?.[s] ?? 0;
 }
+
+/** One Card's seats as its results list them: the winner first, then by
+ * cards left, the eliminated last, the later out the higher (in seat order
+ * the winner could be listed last: trial nitpick). `v` is a view or the
+ * game directory's result (the same field names). */
+export function standingOrder(v, seats) {
+  const out = v?.eliminated || [];
+  const place = (s) => (isWinner(v, s) ? -1 : out.includes(s) ? 1000 - out.indexOf(s) : handCount(v, s));
+  return [...seats].sort((a, b) => place(a) - place(b) || a - b);
+}

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 
 import { planUpdate } from "../../static/js/updates.js";
 import {
-  seatCount, seatInfo, botTookOver, playedByBot, onAutopilot, isAway, seatPlays, isWinner, handCount,
+  seatCount, seatInfo, botTookOver, playedByBot, onAutopilot, isAway, seatPlays, isWinner, handCount, standingOrder,
 } from "../../static/js/seats.js";
 
 const ev = (game_seq, type = "x") => ({ game_seq, t: 1000 * game_seq, event: { type } });
@@ -95,4 +95,12 @@ test("a patch (no events: one's own hidden fields) is taken over the view held, 
   assert.equal(p.seq, 4);
   assert.equal(planUpdate(4, f, false).takeView, false); // nothing held to patch
   assert.equal(planUpdate(6, { ...f, game_seq: 5 }, true).takeView, false); // overtaken by newer events
+});
+
+test("One Card's results order: the winner, then by cards left, the eliminated last, the later out higher (RULES.md 1.8)", () => {
+  const v = { winners: [3], hand_counts: [4, 0, 2, 0, 7], eliminated: [1, 4] };
+  assert.deepEqual(standingOrder(v, [0, 1, 2, 3, 4]), [3, 2, 0, 4, 1]);
+  // equal counts keep seat order; a result with no counts (the directory's of an older game) too
+  assert.deepEqual(standingOrder({ winners: [2], hand_counts: [3, 3, 0] }, [0, 1, 2]), [2, 0, 1]);
+  assert.deepEqual(standingOrder({ winners: [1] }, [0, 1, 2]), [1, 0, 2]);
 });
