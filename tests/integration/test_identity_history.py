@@ -526,6 +526,37 @@ def hidden_cards(rec: dict[str, Any]) -> set[str]:
 PRIVATE = ("hand", "selection", "my_discards")  # a seat's own view only
 
 
+async def test_a_made_up_game_id_is_refused_without_asking_a_shard(st: Stack, nats_url: str) -> None:
+    """Fuzz finding: a ``spectate`` of a well-formed id that is no game
+    held the connection about a second (its view asked three times of a
+    shard that might be taking the game over); 30,000 of them kept a client
+    that had gone counted at its table for minutes. The game directory
+    says there is no such game: refused at once, no shard asked."""
+    gid = "nosuchgame1"
+    nc = await nats.connect(nats_url)
+    asked: list[bytes] = []
+
+    async def answer(msg: Any) -> None:  # a shard would answer; this one counts
+        asked.append(msg.data)
+        await msg.respond(b'{"ok": false, "code": "unknown_game"}')
+
+    sub = await nc.subscribe(Subjects().sync(gid), cb=answer)
+    w = await WSClient.signed_in(st.http(0), "없는판")
+    try:
+        for _ in range(5):
+            await w.send({"type": "spectate", "game_id": gid})
+            err = await w.wait_type("error")
+            assert (err["code"], err["ref"]) == ("unknown_game", "spectate"), err
+        await w.send({"type": "ping"})
+        await w.wait_type("pong")
+        await nc.flush()
+        assert asked == []
+    finally:
+        await w.close()
+        await sub.unsubscribe()
+        await nc.close()
+
+
 @pytest.mark.parametrize("game,seats", [("onecard", 3), ("penalty_rows", 2), ("hakka", 4)])
 async def test_spectator_frames_are_public_only(st: Stack, nats_url: str, game: str,
                                                 seats: int) -> None:

@@ -44,9 +44,12 @@ log = logging.getLogger("ttanjit.gateway")
 _watching: dict[str, dict[str, Any]] = {}  # connection id -> {game_id, sub, seq}
 
 
-async def _sync(c: Connection, gid: str) -> dict[str, Any] | None:
+async def _sync(c: Connection, gid: str, retries: tuple[float, ...] = (0.1, 0.3, 0.6)) -> dict[str, Any] | None:
+    """The game's public view from the shard serving it, asked again while
+    none answers (a game between shards, for ``retries``' sleeps); None when
+    there is none."""
     data = orjson.dumps({"spectator": True, "last_seq": -1})
-    for delay in (0.1, 0.3, 0.6):
+    for delay in retries or (0.0,):
         try:
             msg = await c.gw.replies.request(c.gw.subjects.sync(gid), data, 2.0)
             reply: dict[str, Any] = orjson.loads(msg.data)
@@ -54,12 +57,13 @@ async def _sync(c: Connection, gid: str) -> dict[str, Any] | None:
                 raise FrameError("no_spectating")
             return None if reply.get("ok") is False else reply
         except (NoRespondersError, NatsTimeout):
-            await asyncio.sleep(delay)
+            if retries:
+                await asyncio.sleep(delay)
     return None
 
 
 async def _send_view(c: Connection, gid: str, w: dict[str, Any]) -> bool:
-    reply = await _sync(c, gid)
+    reply = await _sync(c, gid, w["retries"])
     if reply is None:
         return False
     w["seq"] = int(reply.get("seq", 0))
@@ -73,18 +77,25 @@ async def _send_view(c: Connection, gid: str, w: dict[str, Any]) -> bool:
     return True
 
 
-async def _seating(c: Connection, gid: str) -> list[dict[str, Any]]:
+async def _seating(c: Connection, gid: str) -> tuple[list[dict[str, Any]], bool]:
     """Who sits where by the game directory — each seat's kind, a human's
     nickname, a bot's level, no player ids — for the spectator's names (a
-    watch page opened from a link named every seat 봇N); ``no_spectating``
-    when the host turned 관전 off. No entry: [] (the shard's sync answers)."""
-    doc = await finals.directory_entry(c.gw.games, gid)
+    watch page opened from a link named every seat 봇N), and whether a
+    shard may be between owners (a live game, or the directory unreadable:
+    its sync is asked again); ``no_spectating`` when the host turned 관전
+    off, ``unknown_game`` at once when the directory has no such game (a
+    shard writes it before the game plays: a flood of spectates of made-up
+    ids held the connection a second each, its client gone meanwhile and
+    counted present for minutes: fuzz finding)."""
+    doc = await finals.read_entry(c.gw.games, gid)
+    if doc is finals.UNREADABLE:
+        return [], True
     if doc is None:
-        return []
+        raise FrameError("unknown_game")
     if doc.get("spectators") is False:
         raise FrameError("no_spectating")
     seats = finals.seat_players(doc, await finals.nicknames_of(doc, c.gw.nickname))
-    return [{k: v for k, v in p.items() if k != "player"} for p in seats]
+    return [{k: v for k, v in p.items() if k != "player"} for p in seats], doc.get("state") != "finished"
 
 
 async def stop(c: Connection) -> None:
@@ -115,10 +126,10 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
         raise FrameError("in_game")
     w = _watching.get(c.id)
     if w is None or w["game_id"] != gid:
-        players = await _seating(c, gid)
+        players, live = await _seating(c, gid)
         await stop(c)
         w = {"game_id": gid, "subs": [], "seq": 0, "lock": asyncio.Lock(), "counted": False,
-             "players": players}
+             "players": players, "retries": (0.1, 0.3, 0.6) if live else ()}
         _watching[c.id] = w
 
         async def on_msg(msg: Any) -> None:
