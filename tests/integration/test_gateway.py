@@ -6,6 +6,7 @@ gets its error and the connection carries on."""
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import signal
 import time
@@ -85,7 +86,11 @@ def _request(url: str, method: str, body: bytes | None) -> tuple[int, Any, dict[
     ("POST", "/api/guest", b"[1,2]", 400, "bad_json", None),
     # a body the JSON reader gives up on (nested past its depth, not UTF-8):
     # FastAPI's own 400, which said bad_request (found by an audit helper)
-    ("POST", "/api/guest", b"[" * 100_000 + b"]" * 100_000, 400, "bad_json", None),
+    ("POST", "/api/guest", b"[" * 8_000 + b"]" * 8_000, 400, "bad_json", None),
+    # a body over 16 KiB is refused before it is read (fuzz finding: 200 MB
+    # were read whole, the gateway growing by 400 MB, before a 400)
+    ("POST", "/api/guest", b'{"nickname": "' + b"a" * 20_000 + b'"}', 413, "body_too_large", None),
+    ("POST", "/api/refresh", b" " * (16 * 1024 + 1), 413, "body_too_large", None),
     ("POST", "/api/guest", b'{"nickname": "\xff\xfe"}', 400, "bad_json", None),
     ("POST", "/api/guest", b'{"nickname":123}', 422, "bad_field", "nickname"),
     ("POST", "/api/guest", b"{}", 422, "missing_field", "nickname"),
@@ -105,6 +110,54 @@ def test_http_junk_gets_the_projects_error_shape(gw: Stack, method: str, path: s
     got, _, doc = _request(f"{gw.http()}{path}", method, body)
     assert (got, doc) == (status, {"code": code, "message": MESSAGES[code],
                                    **({"field": field} if field else {})})
+
+
+def test_a_body_without_a_length_is_cut_off_at_16_kib(gw: Stack) -> None:
+    """A chunked body (no Content-Length) is counted as it comes: over
+    16 KiB it is answered 413 without being read to its end; under it, the
+    route gets it whole (a guest signs in through it)."""
+    host, port = gw.http().removeprefix("http://").split(":")
+
+    def chunked(body: bytes) -> tuple[int, dict[str, Any]]:
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        try:
+            step = 1000
+            conn.request("POST", "/api/guest", body=(body[i:i + step] for i in range(0, len(body), step)),
+                         headers={"Content-Type": "application/json"}, encode_chunked=True)
+            r = conn.getresponse()
+            return r.status, json.loads(r.read())
+        finally:
+            conn.close()
+
+    status, doc = chunked(b'{"nickname": "' + b"a" * 40_000 + b'"}')
+    assert (status, doc) == (413, {"code": "body_too_large", "message": MESSAGES["body_too_large"]})
+    status, doc = chunked(json.dumps({"nickname": "길게보낸이", "pad": "x" * 9_000}).encode())
+    assert status == 200 and doc["nickname"] == "길게보낸이", doc
+
+
+def test_new_guests_are_limited_per_address(gw: Stack) -> None:
+    """30 new guests at once per client address, then one every 2 s (429
+    too_many_signups, Retry-After): one address made 1,671 in 5 s, each an
+    identity kept 180 days (fuzz finding). Other addresses, and clients on
+    the gateway's own machine (the load tester), are not held up."""
+    def guest(address: str | None) -> tuple[int, dict[str, Any], str | None]:
+        headers = {"Content-Type": "application/json"}
+        if address:
+            headers["X-Forwarded-For"] = address  # the test gateway trusts it from loopback
+        req = urllib.request.Request(f"{gw.http()}/api/guest", method="POST", headers=headers,
+                                     data=json.dumps({"nickname": "많이만듦"}).encode())
+        try:
+            with urllib.request.urlopen(req, timeout=15) as r:
+                return r.status, json.loads(r.read()), r.headers.get("Retry-After")
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read()), e.headers.get("Retry-After")
+
+    assert [guest("203.0.113.50")[0] for _ in range(30)] == [200] * 30
+    status, doc, retry = guest("203.0.113.50")
+    assert (status, doc) == (429, {"code": "too_many_signups", "message": MESSAGES["too_many_signups"]})
+    assert retry is not None and 1 <= int(retry) <= 2, retry
+    assert guest("198.51.100.50")[0] == 200
+    assert all(guest(None)[0] == 200 for _ in range(3))  # loopback itself: not counted
 
 
 @pytest.mark.parametrize(("method", "path", "allow"), [

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import math
 import secrets
 import struct
 import time
@@ -27,7 +28,7 @@ from urllib.parse import parse_qs
 
 import grpc
 import orjson
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from google.protobuf import json_format
@@ -78,9 +79,9 @@ from ttanjit.gateway.finals import (
 )
 from ttanjit.gateway.headers import with_security_headers
 from ttanjit.gateway.httperrors import install as install_http_errors
-from ttanjit.gateway.httperrors import refusal
+from ttanjit.gateway.httperrors import refusal, with_body_limit
 from ttanjit.gateway.identity import Identities
-from ttanjit.gateway.limits import limits_json
+from ttanjit.gateway.limits import SIGNUP_BURST, SIGNUP_RATE, Attempts, counted_address, limits_json
 from ttanjit.gateway.link import Links
 from ttanjit.gateway.replies import Replies
 from ttanjit.gateway.session import Session, due_checkpoints
@@ -605,15 +606,25 @@ def create_app(settings: Settings | None = None) -> Any:
                               "WebSocket at /ws (docs/websocket.md).", lifespan=lifespan)
     install_http_errors(api)  # {code, message} for every HTTP error, never {"detail"}
 
+    signups = Attempts(SIGNUP_RATE, SIGNUP_BURST)  # per client address (docs/websocket.md 1.1)
+
     @api.post("/api/guest", response_model=GuestOut,
               responses={400: {"description": "bad_nickname"},
+                         429: {"description": "too_many_signups"},
                          503: {"description": "store_unavailable (JetStream away)"}})
-    async def guest(body: GuestIn) -> Any:
-        """Guest sign-in: a new player id and a signed token for the WebSocket."""
+    async def guest(body: GuestIn, request: Request) -> Any:
+        """Guest sign-in: a new player id and a signed token for the WebSocket;
+        30 at once per client address, then one every 2 s (429
+        ``too_many_signups`` with ``Retry-After``)."""
         try:
             nick = clean_nickname(body.nickname)
         except FrameError as e:
             return refusal(e.code, 400)
+        address = request.client.host if request.client else ""
+        if counted_address(address):
+            wait = signups.take(address, time.monotonic())
+            if wait:
+                return refusal("too_many_signups", 429, headers={"Retry-After": str(math.ceil(wait))})
         player = new_player_id()
         try:  # the lasting identity (issue 15): a refresh family and the nickname
             await account.ready()
@@ -651,7 +662,8 @@ def create_app(settings: Settings | None = None) -> Any:
             """The web client (a placeholder until it is built)."""
             return HTMLResponse(PLACEHOLDER, media_type="text/html; charset=utf-8")
 
-    http = with_security_headers(api)  # CSP and nosniff (gateway/headers.py)
+    # CSP and nosniff (gateway/headers.py); no body over 16 KiB (httperrors.py)
+    http = with_security_headers(with_body_limit(api))
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "websocket" and scope.get("path") == "/ws":

@@ -43,6 +43,8 @@ MESSAGES: dict[str, str] = {
     "bad_field": "보낸 값의 형식이나 범위가 올바르지 않아요.",
     "not_found": "없는 주소예요.",
     "method_not_allowed": "이 주소에서는 쓸 수 없는 요청 방식이에요.",
+    "body_too_large": "요청 내용이 너무 커요.",
+    "too_many_signups": "이 주소에서 새 손님 계정을 너무 많이 만들었어요. 잠시 후 다시 해 주세요.",
     **LOBBY_MESSAGES,
 }
 
