@@ -118,6 +118,11 @@ def stack_env(var: Path | None = None) -> dict[str, str]:
         "TTANJIT_MM2_PORT": str(mm2_port),
         "TTANJIT_MATCHMAKER_ADDR": f"ipv4:127.0.0.1:{mm_port},127.0.0.1:{mm2_port}",
         "TTANJIT_ADVERTISE_HOST": "127.0.0.1",
+        # the internal ports (gRPC, the shards' link; NATS too, Procfile) on
+        # loopback only: they take no credentials, and a peer on the LAN
+        # that reached a shard's link could act for any player (fuzz
+        # finding); the gateway's web port stays open to phones on the LAN
+        "TTANJIT_GRPC_HOST": env.get("TTANJIT_GRPC_HOST", "127.0.0.1"),
         "TTANJIT_DRAIN_TIMEOUT_S": env.get("TTANJIT_DRAIN_TIMEOUT_S", "3"),
         # a local demo: a quick match fills with bots after 5 s (deployments: 15 s)
         "TTANJIT_BOT_WAIT_MS": env.get("TTANJIT_BOT_WAIT_MS", "5000"),

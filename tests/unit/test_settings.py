@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 from dataclasses import fields
+from pathlib import Path
 
 import pytest
 
@@ -53,6 +54,19 @@ def test_make_run_fills_quick_matches_after_5_s_unless_told(
     assert stack_env()["TTANJIT_BOT_WAIT_MS"] == "5000"
     monkeypatch.setenv("TTANJIT_BOT_WAIT_MS", "15000")
     assert stack_env()["TTANJIT_BOT_WAIT_MS"] == "15000"
+
+
+def test_make_run_keeps_its_internal_ports_on_loopback(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
+    """Fuzz finding: `make run` bound the shards' link and every gRPC port
+    on all interfaces; the link takes no credentials."""
+    _clear(monkeypatch)
+    monkeypatch.setenv("TTANJIT_VAR_DIR", str(tmp_path))
+    env = stack_env()
+    assert env["TTANJIT_GRPC_HOST"] == "127.0.0.1"
+    assert Settings.from_env("shard").grpc_host == "0.0.0.0"  # a Pod's default: all its interfaces
+    procfile = (Path(__file__).parents[2] / "deploy" / "Procfile").read_text()
+    assert '-a 127.0.0.1 -p "$TTANJIT_NATS_PORT"' in procfile
 
 
 def test_per_service_defaults_are_as_they_were(monkeypatch: pytest.MonkeyPatch) -> None:
