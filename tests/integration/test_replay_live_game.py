@@ -59,4 +59,8 @@ async def test_my_live_game_replays_so_far(st: Stack, nats_url: str, game: str, 
     assert done["steps"][:len(doc["steps"])] == doc["steps"]
     code, theirs = call(st.http(0), f"/api/replay/{gid}?seat={other}", token=c.ident["token"])
     assert code == 200 and theirs["steps"][0]["view"]["seat"] == other
+    # a seat the game does not have is the request's fault (it said
+    # no_record, 404: fuzz finding)
+    code, err = call(st.http(0), f"/api/replay/{gid}?seat={seats}", token=c.ident["token"])
+    assert (code, err["code"], err.get("field")) == (422, "bad_field", "seat"), err
     await c.close()

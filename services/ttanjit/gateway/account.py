@@ -474,6 +474,9 @@ def install(api: FastAPI, gw: Any) -> Account:
             if not isinstance(mine, int):
                 raise FrameError("not_your_game")
             record = record_from_messages(rec.header, rec.entries)
+            if seat is not None and seat >= len(record.setup.seats):
+                # a seat the game does not have (it said no_record: fuzz finding)
+                return refusal("bad_field", 422, field="seat")
             try:
                 doc = await asyncio.to_thread(seat_steps, record, mine if seat is None else seat)
             except RecordError:
