@@ -78,8 +78,16 @@ async def test_emotes_across_gateways_rate_limited(st: Stack) -> None:
     err = await a.wait_type("error")
     assert err["code"] == "too_many_emotes" and err["ref"] == "emote"
     assert sum(f.get("type") == "emote" for f in a.frames) <= 3  # burst of 3
+    # a player who left: the seat is the bot's, no reaction of theirs shows
+    # there (it did, as the bot's: fuzz finding)
+    await a.action(gid, {"type": "leave"})
+    await asyncio.sleep(2.1)  # the emote bucket has a token again
+    await a.send({"type": "emote", "game_id": gid, "emote": "wow"})
+    err = await a.wait_type("error")
+    assert (err["code"], err["ref"]) == ("seat_is_bot", "emote"), err
+    assert not [f for f in b.frames if f.get("type") == "emote" and f.get("emote") == "wow"]
+    await b.action(gid, {"type": "leave"})
     for c in (a, b):
-        await c.action(gid, {"type": "leave"})
         await c.close()
 
 

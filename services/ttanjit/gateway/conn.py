@@ -987,6 +987,11 @@ class Connection:
         gid = f.get("game_id") or s.game_id
         if not gid or gid != s.game_id or s.seat is None:
             raise FrameError("not_in_game")
+        # a seat the player left (or was away from for 60 s) is the bot's:
+        # a reaction there was shown as the bot's (fuzz finding); one who
+        # went 로비로 from the results is no longer at the table
+        if s.substituted or s.left == gid:
+            raise FrameError("not_in_game" if self.finished_game and not s.substituted else "seat_is_bot")
         if not self.emotes.allow(time.monotonic()):
             raise FrameError("too_many_emotes")
         if self._table[0] != gid:
