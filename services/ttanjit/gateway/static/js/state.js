@@ -71,7 +71,7 @@ const DIGIT_JONG = [21, 8, 0, 16, 0, 0, 1, 8, 8, 0];
 /** `word` with the particle that fits how it ends: josa("철수", "이/가")
  * → "철수가", josa("봇2 (보통)", "이/가") → "봇2 (보통)이" (what is read
  * last), josa("7", "은/는") → "7은", josa("서울", "으로/로") → "서울로";
- * a word ending in Latin letters keeps both: "Kim이(가)". */
+ * a word ending in Latin letters keeps both: "Kim이(가)", "Kim(으)로". */
 export function josa(word, pair) {
   const [withJong, without] = pair.split("/");
   const text = String(word);
@@ -85,7 +85,9 @@ export function josa(word, pair) {
     // end in a 받침 ("재미A이(가)" read oddly: trial nitpick); a word is left be
     jong = { L: 8, M: 16, N: 4, R: 8 }[last.toUpperCase()] ?? 0;
   }
-  if (jong === null) return `${text}${withJong}(${without})`;
+  // unknown (a Latin word, an emoji): both, as Korean text writes them —
+  // "이(가)", "을(를)", and "(으)로" ("으로(로)" read oddly: trial nitpick)
+  if (jong === null) return withJong === "으로" ? `${text}(으)로` : `${text}${withJong}(${without})`;
   // (으)로: no 받침 or ㄹ takes 로
   const takesFirst = withJong === "으로" ? jong !== 0 && jong !== 8 : jong !== 0;
   return text + (takesFirst ? withJong : without);

@@ -123,6 +123,9 @@ test("particles fit the word they follow (이/가, 은/는, 을/를, 으로/로)
   assert.equal(josa("부산", "으로/로"), "부산으로");
   assert.equal(josa("하나", "으로/로"), "하나로");
   assert.equal(josa("Kim", "이/가"), "Kim이(가)");
+  // unknown, (으)로 as Korean writes it ("새이름😀으로(로) 보여요.": trial nitpick)
+  assert.equal(josa("새이름😀", "으로/로"), "새이름😀(으)로");
+  assert.equal(josa("Lee", "으로/로"), "Lee(으)로");
   // a letter on its own is read by its name ("재미A이(가)": trial nitpick)
   assert.equal(josa("재미A", "이/가"), "재미A가");
   assert.equal(josa("민수L", "이/가"), "민수L이");
