@@ -90,6 +90,34 @@ def test_a_one_card_turn_fits_a_small_phone(new_page: Any, seats: int, hand: int
                              " return h.scrollHeight > h.clientHeight; }")
 
 
+@pytest.mark.parametrize("seats,hand", [(2, 7), (2, 14), (4, 19)])
+def test_an_attacked_one_card_turn_fits_a_360_by_640_phone(new_page: Any, seats: int, hand: int) -> None:
+    """Trial finding (360×640): under attack, "공격을 받았어요! 공격 카드로
+    넘기거나 5장을 받아요." took two lines and its seconds a third, under the
+    dock; with 14 cards or more the dock covered the top card, and a 19-card
+    hand hid its last row with no sign of it. The seconds follow the words,
+    the hand shows two rows and the top of a third, and scrolls."""
+    size = {"width": 360, "height": 640}
+    page = new_page(**size)
+    v = onecard_hand(engine_view("onecard", seats, seed=5), LONG_HAND[:hand], top="BJ", suit="S", pending=5)
+    v["turn"] = 0
+    render(page, "onecard", "onecard", v)
+    shot(page, f"phone-640-onecard-attacked-{hand}")
+    dock = box(page, ".oc-dock")
+    assert "공격을 받았어요!" in page.locator(".oc-status").inner_text()
+    for sel in (".oc-status .timer", ".oc-status", ".oc-center .top-card"):
+        r = box(page, sel)
+        assert r["top"] >= box(page, ".topbar")["bottom"] - 1 and r["bottom"] <= dock["top"] + 1, (sel, r, dock)
+    for sel in ('[data-act="take"]', '[data-act="play"]', '[data-act="one_card"]', ".oc-hand .card:first-child"):
+        r = box(page, sel)
+        assert r["bottom"] <= size["height"] + 1, (sel, r)
+    scrolls = page.evaluate("() => { const h = document.querySelector('.oc-hand'); return h.scrollHeight > h.clientHeight + 1; }")
+    assert scrolls == (hand > 14)
+    if scrolls:  # the third row shows its top: there is more
+        third = page.locator(".oc-hand .card").nth(14).bounding_box()
+        assert third and third["y"] < size["height"] - 8, third
+
+
 def test_following_a_lead_in_hakka_fits_a_small_phone(new_page: Any) -> None:
     page = new_page(**PHONE)
     render(page, "hakka", "hakka", hakka_following())
