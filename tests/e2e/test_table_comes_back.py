@@ -100,6 +100,34 @@ def test_onecard_attacker_has_no_take_button(new_page: Any) -> None:
     assert page.locator('.oc-actions [data-act="take"]').inner_text() == "공격 3장 받기"
 
 
+@pytest.mark.parametrize("eliminated", [True, False])
+def test_an_eliminated_player_goes_without_being_told_it_costs(new_page: Any, eliminated: bool) -> None:
+    """RULES.md 1.8 (an eliminated player may watch) and rules revision 3:
+    going once out brings no bot and keeps the place, so 나가기 asks
+    nothing (it said "레이팅은 내가 꼴찌인 것으로 계산해요."); still in
+    the game, it asks. The table's line says it may go."""
+    page = new_page(width=390, height=844)
+    v = engine_view("onecard", 4, humans=3)
+    if eliminated:  # seat 2 was out before me, and went (its connection gone: no bot came)
+        v.update(eliminated=[2, 0], hand=[], hand_counts=[0, 9, 0, 9], turn=1)
+        v["seats"][2] = {**v["seats"][2], "connected": False}
+    render(page, "onecard", "onecard", v, humans=3)
+    if eliminated:
+        assert page.locator(".oc-status").inner_text() == "탈락했어요. 남은 게임을 구경하거나 나가도 돼요."
+        assert page.locator(".badge.away").count() == 0  # nor "연결 끊김" on a seat that is out
+    asked: list[str] = []
+    page.on("dialog", lambda d: (asked.append(d.message), d.dismiss()))
+    sent = page.evaluate("""async (v) => { const g = (await import('./js/game.js')).game;
+      const { net } = await import('./js/net.js');
+      const sent = []; net.action = (id, a) => { sent.push(a.type); return Promise.resolve({}); };
+      g.id = 'out-game'; g.view = v; g.info = { game: 'onecard', seat: 0, players: [], options: {} };
+      g.leave(); return sent; }""", v)
+    if eliminated:
+        assert asked == [] and sent == ["leave"]
+    else:
+        assert len(asked) == 1 and "꼴찌" in asked[0] and sent == []  # dismissed: stays
+
+
 def test_onecard_elimination_toast_and_phone_toasts(new_page: Any) -> None:
     """Defects: the elimination toast said "20장이 넘어" (RULES.md 1.8: at 20
     or more) and stayed after 로비로; on a phone a toast covered the suit

@@ -284,3 +284,53 @@ def test_no_input_crashes_the_engine() -> None:
                 g.legal_actions(s)
                 g.view(s)
         assert g.legal_actions(99) == [] and "hand" not in g.view(99)
+
+
+# seat 0 (a human) makes false calls until it holds 20 cards (RULES 1.7,
+# 1.8), the others drawing meanwhile: eliminated at t=190 (the inputs of
+# tests/scenarios/onecard/rules1_eliminated_away_pauses.json)
+_TO_ELIMINATION = [(10, 0, "one_card"), (20, 2, "draw"), (30, 0, "one_card"), (40, 0, "draw"),
+                   (50, 0, "one_card"), (60, 1, "draw"), (70, 0, "one_card"), (80, 2, "draw"),
+                   (90, 0, "one_card"), (100, 0, "draw"), (110, 0, "one_card"), (120, 1, "draw"),
+                   (130, 0, "one_card"), (140, 2, "draw"), (150, 0, "one_card"), (160, 0, "draw"),
+                   (170, 0, "one_card"), (180, 1, "draw"), (190, 0, "one_card"), (200, 2, "draw")]
+
+
+def _eliminated_seat_0(**kw: Any) -> OneCard:
+    g = game(3, seed=11, kinds=["human", "human", "bot"], **kw)
+    for t, seat, kind in _TO_ELIMINATION:
+        assert g.apply(t, seat, {"type": kind}).ok, (t, seat, kind)
+    assert g.eliminated == [0] and not g.finished
+    return g
+
+
+def test_an_eliminated_player_who_goes_keeps_their_place() -> None:
+    """RULES 1.8 (an eliminated player "may watch": their cards went into
+    the pile, nothing is left to play) and 4: going — ``leave``, or away
+    for good — brings no bot to the seat, so the player keeps the place
+    they were eliminated at (substituted, the rating counted them last,
+    below the player still at the table: trial finding, an eliminated
+    player watched a bots' game for 10 minutes or lost more by going)."""
+    g = _eliminated_seat_0()
+    r = g.apply(300, 0, {"type": "leave"})
+    assert r.ok and [(e.type, e.data) for e in r.events] == [("left", {"seat": 0})]
+    assert g.view(1)["seats"][0]["substituted"] is False
+    assert g.apply(400, 0, {"type": "reconnect"}).ok  # back to watch: allowed
+    assert g.apply(500, 0, {"type": "disconnect"}).ok
+    rng, t = random.Random(3), 500
+    while not g.finished:  # played out; seat 0 away all along, never taken over
+        t += 1_000
+        seat = g.turn
+        r = g.apply(t, seat, rng.choice(g.legal_actions(seat))) if seat in (1, 2) else g.apply(t)
+        assert r.ok and all(e.type != "substituted" for e in r.events), r.events
+    # the shard's result says who was substituted from here: the rating
+    # places seat 0 by its end (ratings.rate_result), not last
+    assert g.presence.substituted == [False, False, False]
+
+
+def test_an_eliminated_player_of_an_older_revision_was_taken_over() -> None:
+    """Rules revision 2 (a game live across the upgrade replays as it was
+    played): the eliminated seat's ``leave`` brought a bot."""
+    g = _eliminated_seat_0(rules=2)
+    r = g.apply(300, 0, {"type": "leave"})
+    assert r.ok and [e.type for e in r.events] == ["substituted"]

@@ -46,9 +46,10 @@ def test_a_record_keeps_the_rules_revision_it_was_played_under() -> None:
     new = record_from_json(doc())
     assert new.setup.rules == 1 and "rules" not in new.to_json()
     now = Record(Setup("onecard", {"seats": 2}, [SeatSpec("human")] * 2, 5))
-    assert now.setup.rules == RULES_REVISION == 2
-    assert now.to_json()["rules"] == 2 and now.header_json()["rules"] == 2
-    assert record_from_json(now.to_json()).setup.rules == 2
+    assert now.setup.rules == RULES_REVISION == 3
+    assert now.to_json()["rules"] == 3 and now.header_json()["rules"] == 3
+    assert record_from_json(now.to_json()).setup.rules == 3
+    assert record_from_json(doc(rules=2)).setup.rules == 2  # an older revision's record still replays
     with pytest.raises(RecordError, match="newer release"):
         record_from_json(doc(rules=RULES_REVISION + 1))
 

@@ -131,6 +131,12 @@ def test_a_live_replay_stops_where_a_bot_took_the_seat(game: str, seats: int) ->
 
     record = full_record(game, seats)
     k = len(record.inputs) // 3
+    probe = record.engine()  # seat 1 still in play then (an eliminated One Card seat is not taken over)
+    for i, inp in enumerate(record.inputs[:k]):
+        probe.apply(inp.t, inp.seat, inp.action)
+        if not getattr(probe, "alive", [True] * seats)[1]:
+            k = i
+            break
     gone = Input(record.inputs[k - 1].t, 1, {"type": "leave"})
     # (the bot's seat is never on autopilot: seat 1's [직접 하기] go)
     later = [x for x in record.inputs[k:] if not (x.seat == 1 and x.action["type"] == "resume")]

@@ -18,7 +18,7 @@ import * as hakka from "./hakka.js";
 import * as alerts from "./alerts.js";
 import { ratingChangeEl } from "./records.js";
 import { planUpdate } from "./updates.js";
-import { botTookOver, isAway, onAutopilot, playedByBot, standingOrder } from "./seats.js";
+import { botTookOver, isAway, isOut, onAutopilot, playedByBot, standingOrder } from "./seats.js";
 
 // Quick reactions (issue 14; docs/websocket.md 3.2): a fixed set, no free
 // text. Shown as short Korean reactions, which the shipped Korean font draws
@@ -453,8 +453,10 @@ export class GameController {
 
   leave() {
     if (this.view && !this.view.finished && this.mySeatIsHuman()) {
-      // what leaving costs, said before (trial: −57 to −142 with no word why)
-      if (!confirm(LEAVE_QUESTION)) return;
+      // what leaving costs, said before (trial: −57 to −142 with no word why);
+      // out of the game already (원카드's 탈락), going costs nothing: no bot
+      // comes, the place stays (RULES.md 1.8; the question said 꼴찌)
+      if (!isOut(this.view, this.seat()) && !confirm(LEAVE_QUESTION)) return;
       net.action(this.id, { type: "leave" });
     }
     this.done();

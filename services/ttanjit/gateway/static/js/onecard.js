@@ -83,7 +83,7 @@ export function render(ctl, root) {
 
   const status = h("p.oc-status", { dataset: { say: "status" } }, // said by game.js sayChanges
     v.finished ? "게임이 끝났어요."
-      : out ? "탈락했어요. 남은 게임을 구경해요."
+      : out ? "탈락했어요. 남은 게임을 구경하거나 나가도 돼요."
         : myTurn ? (v.pending ? `공격을 받았어요! 공격 카드로 넘기거나 ${v.pending}장을 받아요.` : "내 차례예요.")
           : gone && v.turn === me ? "봇이 내 자리에서 하는 차례예요."
             : v.turn !== null ? `${seatName(ctl, v.turn)}의 차례예요.` : "",

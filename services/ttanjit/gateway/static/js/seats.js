@@ -31,10 +31,17 @@ export function onAutopilot(v, s) {
   return !!seatInfo(v, s).autopilot;
 }
 
-/** The seat's person is away (their connection dropped; a bot has not taken over). */
+/** The seat is out of the game (원카드's 탈락, RULES.md 1.8): nothing left to play. */
+export function isOut(v, s) {
+  return s !== null && s !== undefined && (v?.eliminated || []).includes(s);
+}
+
+/** The seat's person is away (their connection dropped; a bot has not taken
+ * over). Not a seat out of the game: its player may go (rules 3: no bot
+ * comes), and it says 탈락. */
 export function isAway(v, s) {
   const i = seatInfo(v, s);
-  return i.connected === false && i.kind === "human" && !botTookOver(v, s);
+  return i.connected === false && i.kind === "human" && !botTookOver(v, s) && !isOut(v, s);
 }
 
 /** A seat that takes part (One Card and 줄줄이 벌점 may have empty seats). */

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 
 import { planUpdate } from "../../static/js/updates.js";
 import {
-  seatCount, seatInfo, botTookOver, playedByBot, onAutopilot, isAway, seatPlays, isWinner, handCount, standingOrder,
+  seatCount, seatInfo, botTookOver, playedByBot, onAutopilot, isAway, seatPlays, isWinner, handCount, standingOrder, isOut,
 } from "../../static/js/seats.js";
 
 const ev = (game_seq, type = "x") => ({ game_seq, t: 1000 * game_seq, event: { type } });
@@ -103,4 +103,14 @@ test("One Card's results order: the winner, then by cards left, the eliminated l
   // equal counts keep seat order; a result with no counts (the directory's of an older game) too
   assert.deepEqual(standingOrder({ winners: [2], hand_counts: [3, 3, 0] }, [0, 1, 2]), [2, 0, 1]);
   assert.deepEqual(standingOrder({ winners: [1] }, [0, 1, 2]), [1, 0, 2]);
+});
+
+test("a seat out of the game is not away: its player may go (RULES.md 1.8, rules revision 3)", () => {
+  const v = { eliminated: [2], seats: [{ kind: "human", connected: true }, { kind: "human", connected: false },
+    { kind: "human", connected: false }] };
+  assert.equal(isOut(v, 2), true);
+  assert.equal(isOut(v, 1), false);
+  assert.equal(isOut(v, null), false);
+  assert.equal(isAway(v, 1), true);
+  assert.equal(isAway(v, 2), false);
 });
