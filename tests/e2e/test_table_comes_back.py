@@ -128,6 +128,22 @@ def test_an_eliminated_player_goes_without_being_told_it_costs(new_page: Any, el
         assert len(asked) == 1 and "꼴찌" in asked[0] and sent == []  # dismissed: stays
 
 
+@pytest.mark.parametrize("width", [390, 1100])
+def test_an_empty_draw_pile_is_an_empty_place(new_page: Any, width: int) -> None:
+    """Trial nitpick: at "뽑기 더미 0장" the pile was still a full card back."""
+    page = new_page(width=width, height=844)
+    v = engine_view("onecard", 3)
+    render(page, "onecard", "onecard", v)
+    assert page.locator(".pile .card.back").count() == 1
+    back = page.locator(".pile .card.back").bounding_box()
+    v.update(draw_pile=0)
+    page.evaluate("v => { window.__ctl.view = v; window.__ctl.render(); }", v)
+    assert page.locator(".pile .card.back").count() == 0
+    assert page.locator(".pile-count").inner_text() == "뽑기 더미 0장"
+    empty = page.locator(".pile .empty-pile").bounding_box()
+    assert back and empty and (round(empty["width"]), round(empty["height"])) == (round(back["width"]), round(back["height"]))
+
+
 def test_onecard_elimination_toast_and_phone_toasts(new_page: Any) -> None:
     """Defects: the elimination toast said "20장이 넘어" (RULES.md 1.8: at 20
     or more) and stayed after 로비로; on a phone a toast covered the suit

@@ -74,7 +74,9 @@ export function render(ctl, root) {
   const top = ocParse(v.top);
   const suitSet = top.joker || top.rank === "7";
   const center = h("div.oc-center", {},
-    h("div.pile", { title: "뽑기 더미" }, cardBack({ class: "big" }), h("span.pile-count", {}, `뽑기 더미 ${v.draw_pile}장`)),
+    // an empty pile is an empty place (a full card back at 0장: trial nitpick)
+    h("div.pile", { title: "뽑기 더미" }, v.draw_pile > 0 ? cardBack({ class: "big" }) : h("span.card.big.empty-pile", { "aria-hidden": "true" }),
+      h("span.pile-count", {}, `뽑기 더미 ${v.draw_pile}장`)),
     h("div.top", {},
       h("div.top-cards", {}, lastPlay(st, v)),
       suitSet || v.suit !== top.suit ? h("p.suit-now", { dataset: { suit: v.suit } }, `무늬 → ${SUIT_NAME[v.suit] || v.suit}`) : null),
