@@ -1067,7 +1067,11 @@ async def test_a_protobuf_struct_with_a_number_json_cannot_hold_is_bad_frame(
     frame = ClientFrame(type="action" if field == "action" else "room_create", cmd_id="c1")
     getattr(frame, field).update({"type": "play", "card": value})
     await c.on_frame(frame.SerializeToString())
-    assert (t.frames()[-1]["type"], t.frames()[-1]["code"]) == ("error", "bad_frame")
+    err = t.frames()[-1]
+    assert (err["type"], err["code"]) == ("error", "bad_frame")
+    # named by its type and command, as a JSON one is (its sender waits on
+    # the command: it came without them, fuzz finding)
+    assert (err.get("ref"), err.get("cmd_id")) == (frame.type, "c1"), err
     await c.on_frame(codec.encode_client_proto({"type": "ping", "client_ms": 5.5}))
     assert t.frames()[-1]["type"] == "pong" and not gw.commands
 

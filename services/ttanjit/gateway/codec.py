@@ -175,11 +175,17 @@ def whole_numbers(obj: Any) -> Any:
 def decode_proto(data: bytes) -> dict[str, Any]:
     try:
         msg = ClientFrame.FromString(data)
-        # a Struct (action, options) holding NaN or ±Infinity has no JSON:
-        # a malformed frame, not an error that ends the connection
-        obj = json_format.MessageToDict(msg, preserving_proto_field_name=True)
-    except (DecodeError, RuntimeError, ValueError, json_format.Error):
+    except (DecodeError, RuntimeError, ValueError):
         raise FrameError("bad_frame") from None
+    try:
+        # a Struct (action, options) holding NaN or ±Infinity has no JSON:
+        # a malformed frame, not an error that ends the connection — named,
+        # as in JSON, by its type and command (its sender stops waiting for
+        # it: it came without them, fuzz finding)
+        obj = json_format.MessageToDict(msg, preserving_proto_field_name=True)
+    except (RuntimeError, ValueError, json_format.Error):
+        raise FrameError("bad_frame", msg.type if _is_str(msg.type) and msg.type else None,
+                         msg.cmd_id if _is_str(msg.cmd_id) and msg.cmd_id else None) from None
     for key in ("action", "options"):
         if key in obj:
             obj[key] = whole_numbers(obj[key])
