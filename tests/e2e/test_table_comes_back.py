@@ -103,12 +103,12 @@ def test_onecard_attacker_has_no_take_button(new_page: Any) -> None:
 @pytest.mark.parametrize("eliminated", [True, False])
 def test_an_eliminated_player_goes_without_being_told_it_costs(new_page: Any, eliminated: bool) -> None:
     """RULES.md 1.8 (an eliminated player may watch) and rules revision 3:
-    going once out brings no bot and keeps the place, so 나가기 asks
+    going once out keeps the place (the result's ``kept``), so 나가기 asks
     nothing (it said "레이팅은 내가 꼴찌인 것으로 계산해요."); still in
     the game, it asks. The table's line says it may go."""
     page = new_page(width=390, height=844)
     v = engine_view("onecard", 4, humans=3)
-    if eliminated:  # seat 2 was out before me, and went (its connection gone: no bot came)
+    if eliminated:  # seat 2 was out before me, its connection gone (not 연결 끊김: it is out)
         v.update(eliminated=[2, 0], hand=[], hand_counts=[0, 9, 0, 9], turn=1)
         v["seats"][2] = {**v["seats"][2], "connected": False}
     render(page, "onecard", "onecard", v, humans=3)

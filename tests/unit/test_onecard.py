@@ -307,30 +307,33 @@ def _eliminated_seat_0(**kw: Any) -> OneCard:
 def test_an_eliminated_player_who_goes_keeps_their_place() -> None:
     """RULES 1.8 (an eliminated player "may watch": their cards went into
     the pile, nothing is left to play) and 4: going — ``leave``, or away
-    for good — brings no bot to the seat, so the player keeps the place
-    they were eliminated at (substituted, the rating counted them last,
-    below the player still at the table: trial finding, an eliminated
-    player watched a bots' game for 10 minutes or lost more by going)."""
+    60 s — brings the bot as for anyone, and the seat keeps the place it
+    was eliminated at (``kept``; counted as having left, the rating put
+    them last, below the player still at the table: trial finding, an
+    eliminated player watched a bots' game for 10 minutes or lost more by
+    going). A seat taken over while still in the game is not kept."""
     g = _eliminated_seat_0()
     r = g.apply(300, 0, {"type": "leave"})
-    assert r.ok and [(e.type, e.data) for e in r.events] == [("left", {"seat": 0})]
-    assert g.view(1)["seats"][0]["substituted"] is False
-    assert g.apply(400, 0, {"type": "reconnect"}).ok  # back to watch: allowed
-    assert g.apply(500, 0, {"type": "disconnect"}).ok
-    rng, t = random.Random(3), 500
-    while not g.finished:  # played out; seat 0 away all along, never taken over
+    assert r.ok and [e.type for e in r.events] == ["substituted"]
+    assert g.presence.kept == [True, False, False]
+    assert g.apply(400, 1, {"type": "leave"}).ok  # seat 1 still plays: it left a game in play
+    assert g.presence.kept == [True, False, False] and g.presence.substituted == [True, True, False]
+    # away for good, the same (the 60 s of RULES 4)
+    g = _eliminated_seat_0()
+    assert g.apply(300, 0, {"type": "disconnect"}).ok
+    rng, t, taken = random.Random(3), 300, []
+    while not g.finished and t < 200_000:
         t += 1_000
         seat = g.turn
         r = g.apply(t, seat, rng.choice(g.legal_actions(seat))) if seat in (1, 2) else g.apply(t)
-        assert r.ok and all(e.type != "substituted" for e in r.events), r.events
-    # the shard's result says who was substituted from here: the rating
-    # places seat 0 by its end (ratings.rate_result), not last
-    assert g.presence.substituted == [False, False, False]
+        assert r.ok
+        taken += [e.data["seat"] for e in r.events if e.type == "substituted"]
+    assert taken == [0] and g.presence.kept[0] is True
 
 
-def test_an_eliminated_player_of_an_older_revision_was_taken_over() -> None:
+def test_an_eliminated_player_of_an_older_revision_left_a_game_in_play() -> None:
     """Rules revision 2 (a game live across the upgrade replays as it was
-    played): the eliminated seat's ``leave`` brought a bot."""
+    played): the eliminated seat taken over is not kept."""
     g = _eliminated_seat_0(rules=2)
-    r = g.apply(300, 0, {"type": "leave"})
-    assert r.ok and [e.type for e in r.events] == ["substituted"]
+    assert g.apply(300, 0, {"type": "leave"}).ok
+    assert g.presence.substituted[0] is True and g.presence.kept[0] is False

@@ -41,6 +41,20 @@ def test_people_who_left_still_lose_to_the_bots_and_the_people_who_stayed() -> N
     assert one["p_a"].ordinal < cur["p_a"].ordinal < one["p_b"].ordinal
 
 
+def test_an_eliminated_player_who_went_keeps_their_place() -> None:
+    """RULES.md 1.8 (an eliminated One Card player may watch) and rules
+    revision 3: a seat a bot took once it was out (``kept``) ranks as the
+    losers who stayed, not last; 내 기록 says 패, not 나감."""
+    cur = {"p_a": Rating(), "p_b": Rating()}
+    went = {**result([H, H, BOT], [True, False, False], [2]), "kept": [True, False, False]}
+    stayed = result([H, H, BOT], [False, False, False], [2])
+    left = result([H, H, BOT], [True, False, False], [2])  # left while still in the game
+    assert rate_result(went, cur)["p_a"] == rate_result(stayed, cur)["p_a"]
+    assert rate_result(left, cur)["p_a"].ordinal < rate_result(went, cur)["p_a"].ordinal
+    assert (standings.outcome(went, 0), standings.outcome(left, 0)) == ("loss", "left")
+    assert not standings.others_left(went, 1) and standings.others_left(left, 1)
+
+
 def test_a_rise_after_leaving_is_said_why() -> None:
     up = standings.explain("left", 12, 3)
     assert up.startswith("자리를 비워 봇이 대신해서 꼴찌로 계산했지만 +12점.")

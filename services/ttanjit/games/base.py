@@ -114,11 +114,11 @@ ABANDON_MS = 600_000
 # 1: a record without ``rules`` (the first rules);
 # 2: One Card's eliminated players do not hold a game paused
 #    (``onecard.OneCard``; RULES.md 1.8 and 4);
-# 3: a seat out of the game (One Card's eliminated) is never taken over:
-#    its ``leave`` is the player going (event ``left``), and away it is not
-#    substituted after 60 s, so the player keeps the place they were out
-#    at (substituted, the rating counted them last: RULES.md 1.8 "they may
-#    watch" — or go; :attr:`Presence.stays_out`).
+# 3: a seat taken over once it was out of the game (One Card's eliminated
+#    player who left, or was away 60 s) keeps the place it was out at
+#    (:attr:`Presence.kept`; the shard's result says ``kept``: the rating
+#    counted it last, as a player who left a game in play — RULES.md 1.8:
+#    they may watch, and going costs nothing more).
 RULES_REVISION = 3
 ABANDONED = "abandoned"  # the result's ``ended_by``
 
@@ -285,8 +285,9 @@ class Presence:
         # seats out of the game (One Card's eliminated, who may watch): a
         # game is not paused for them alone (nobody waits for their move)
         self.out = [False] * len(seats)
-        # rules 3 on: a seat out of the game stays the player's (walk_out)
-        self.stays_out = False
+        # rules 3 on: a seat taken over once out of the game keeps its place
+        self.keeps_out_place = False
+        self.kept = [False] * len(seats)
         self.away_since_gt: list[int | None] = [None] * len(seats)
         self.paused_total = 0  # real ms spent paused so far
         self.paused_since: int | None = None  # real t when the pause began
@@ -347,7 +348,7 @@ class Presence:
             return None
         best: tuple[int, int] | None = None
         for s, since in enumerate(self.away_since_gt):
-            if since is not None and self.is_active_human(s) and not (self.stays_out and self.out[s]):
+            if since is not None and self.is_active_human(s):
                 cand = (since + self.absence_ms, s)
                 if best is None or cand < best:
                     best = cand
@@ -380,21 +381,11 @@ class Presence:
         if not self.is_active_human(seat):
             raise IllegalAction("not_human" if not self.human[seat] else "seat_is_bot")
         self.substituted[seat] = True
+        self.kept[seat] = self.keeps_out_place and self.out[seat]  # nothing left to play for it
         self.connected[seat] = False
         self.away_since_gt[seat] = None
         self._update_pause(t)
         return Event("substituted", {"seat": seat, "reason": reason, "level": "normal"})
-
-    def walk_out(self, t: int, seat: int) -> Event:
-        """``leave`` from a seat out of the game (rules 3): nothing to take
-        over, the player goes (and may come back to watch: ``reconnect``);
-        their seat is not substituted and no absence is counted."""
-        if not self.is_active_human(seat):
-            raise IllegalAction("not_human" if not self.human[seat] else "seat_is_bot")
-        self.connected[seat] = False
-        self.away_since_gt[seat] = None
-        self._update_pause(t)
-        return Event("left", {"seat": seat})
 
     def to_json(self) -> JSON:
         return {
@@ -404,7 +395,8 @@ class Presence:
             "connected": list(self.connected),
             "substituted": list(self.substituted),
             "out": list(self.out),
-            "stays_out": self.stays_out,
+            "keeps_out_place": self.keeps_out_place,
+            "kept": list(self.kept),
             "away_since_gt": list(self.away_since_gt),
             "paused_total": self.paused_total,
             "paused_since": self.paused_since,
@@ -419,7 +411,8 @@ class Presence:
         p.connected = list(obj["connected"])
         p.substituted = list(obj["substituted"])
         p.out = list(obj.get("out", [False] * len(p.human)))
-        p.stays_out = bool(obj.get("stays_out", False))
+        p.keeps_out_place = bool(obj.get("keeps_out_place", False))
+        p.kept = list(obj.get("kept", [False] * len(p.human)))
         p.away_since_gt = list(obj["away_since_gt"])
         p.paused_total = obj["paused_total"]
         p.paused_since = obj["paused_since"]
@@ -580,8 +573,6 @@ class Engine:
                 events.append(self.presence.disconnect(t, seat))
             elif kind == "reconnect":
                 events.append(self.presence.reconnect(t, seat))
-            elif self.presence.stays_out and self.presence.out[seat]:
-                events.append(self.presence.walk_out(t, seat))  # rules 3: out of the game, going
             else:
                 events.append(self._bot_takes_seat(t, seat, "left"))
             return None

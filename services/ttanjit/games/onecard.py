@@ -32,13 +32,13 @@ Decisions beyond RULES.md (documented here, tested in the scenarios):
   abandoned unrated: a player who closed the tab once eliminated made
   their loss vanish). Rules revision 2 (``games.base.RULES_REVISION``): a
   record without ``rules`` replays with the pause of revision 1.
-- An eliminated human who goes (``leave``, or away 60 s) is not replaced
-  by a bot: there is nothing left to play for them (RULES 1.8: their cards
-  went into the pile; they may watch). ``leave`` answers the event
-  ``left`` and the seat keeps the place it was eliminated at (substituted,
-  the rating counted it last, below the players still at the table: an
-  eliminated player could not go without losing more). Rules revision 3:
-  a record of revision 1 or 2 replays with the substitution.
+- An eliminated human who goes (``leave``, or away 60 s) is replaced by a
+  bot as anyone (RULES 4), with nothing left to play, and keeps the place
+  they were eliminated at (``presence.kept``, the result's ``kept``): as
+  one who left a game in play, the rating counted them last, below the
+  players still at the table, so an eliminated player could not go
+  without losing more (RULES 1.8: their cards went into the pile; they may
+  watch). Rules revision 3: a record of revision 1 or 2 has no ``kept``.
 
 Views, events and replies: :mod:`ttanjit.games.onecard_view`.
 """
@@ -130,7 +130,7 @@ class OneCard(Engine):
         self.out_counts = setup.rules >= 2
         self.presence.out = [self.out_counts and not a for a in self.alive]
         # rules 3 on: an eliminated player who goes keeps their place
-        self.presence.stays_out = setup.rules >= 3
+        self.presence.keeps_out_place = setup.rules >= 3
         self.bot = [s.kind == "bot" for s in setup.seats]
         players = [s for s in range(n) if self.dealt[s]]
         self.hands, self.pile, top = deal(deck, players, n)

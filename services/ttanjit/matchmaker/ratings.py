@@ -8,7 +8,9 @@ the game's score where it has one (하카 카드: most points first, 줄줄이 �
 fewest penalties first; equal scores share a rank), so second of five is
 not rated as last — in One Card, which has no score, everybody else
 shares rank 2. A player whose seat was substituted by a bot (left, or away
-60 s) ranks last, whatever the seat did afterwards; a game with no winner
+60 s) ranks last, whatever the seat did afterwards — unless the seat was
+out of the game already (the result's ``kept``: One Card's eliminated, rules
+revision 3), which keeps its place; a game with no winner
 (time cap) changes nothing, and neither does an abandoned one (RULES.md 4:
 every human away 10 min; unrated).
 """
@@ -81,6 +83,14 @@ def seat_players(result: dict[str, Any]) -> dict[int, str]:
 
 
 LAST = -1  # a substituted player's rank: after every seat
+
+
+def left_in_play(result: dict[str, Any], seat: int) -> bool:
+    """A bot took the seat while it was still in the game (its player left,
+    or was away 60 s): not one taken once out of it (``kept``, rules 3)."""
+    subst = result.get("substituted") or []
+    kept = result.get("kept") or []
+    return seat < len(subst) and bool(subst[seat]) and not (seat < len(kept) and kept[seat])
 SCORED = frozenset({"hakka", "penalty_rows"})  # games whose results carry scores to place by
 LOW_WINS = frozenset({"penalty_rows"})  # the fewest penalties win
 
@@ -109,7 +119,6 @@ def rate_result(result: dict[str, Any], current: dict[str, Rating]) -> dict[str,
     if not humans or not winners or result.get("ended_by") in UNRATED:
         return {}
     seats = result.get("seats") or []
-    substituted = result.get("substituted") or []
     n = max(len(seats), max(humans) + 1)
     teams: list[list[Any]] = []
     ranks: list[float] = []
@@ -125,14 +134,13 @@ def rate_result(result: dict[str, Any], current: dict[str, Rating]) -> dict[str,
                 continue
             teams.append([MODEL.rating(mu=BOT_MU.get(spec.get("level") or "normal", 25.0),
                                        sigma=BOT_SIGMA)])
-        left = seat < len(substituted) and bool(substituted[seat]) and pid is not None
+        left = pid is not None and left_in_play(result, seat)
         ranks.append(LAST if left else 1 if seat in winners else place(result, seat))
         who.append(pid)
     if len(teams) < 2:
         return {}
     ranks = [len(ranks) + 1 if r == LAST else r for r in ranks]
-    if len(set(ranks)) == 1 and all(
-            seat < len(substituted) and substituted[seat] for seat in humans):
+    if len(set(ranks)) == 1 and all(left_in_play(result, seat) for seat in humans):
         # every person left and nobody placed above anybody (a game with no
         # bot seat: all counted last): no result to rate. As a draw it
         # raised every conservative rating (uncertainty shrinks): two

@@ -26,7 +26,7 @@ import orjson
 from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
-from ttanjit.matchmaker.ratings import SCORED
+from ttanjit.matchmaker.ratings import SCORED, left_in_play
 
 HISTORY_MAX = 50
 BASE = 1500
@@ -49,11 +49,10 @@ def decorate(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def outcome(result: dict[str, Any], seat: int) -> str:
-    """``win`` / ``loss`` / ``left`` (a bot took the seat) / ``none`` (no
-    winner: abandoned or the time cap)."""
+    """``win`` / ``loss`` / ``left`` (a bot took the seat while it was in
+    the game) / ``none`` (no winner: abandoned or the time cap)."""
     winners = result.get("winners") or []
-    subst = result.get("substituted") or []
-    if seat < len(subst) and subst[seat]:
+    if left_in_play(result, seat):
         return "left"
     if not winners:
         return "none"
@@ -152,8 +151,9 @@ def table_seats(result: dict[str, Any]) -> int:
 
 
 def others_left(result: dict[str, Any], seat: int) -> bool:
-    """Whether a player of another seat left the game (a bot took it over)."""
-    return any(bool(x) for s, x in enumerate(result.get("substituted") or []) if s != seat)
+    """Whether a player of another seat left the game (a bot took it over
+    while the seat was in it)."""
+    return any(left_in_play(result, s) for s in range(len(result.get("substituted") or [])) if s != seat)
 
 
 def history_entry(result: dict[str, Any], seat: int, rated: dict[str, Any] | None,

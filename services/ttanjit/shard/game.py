@@ -417,6 +417,8 @@ class HostedGame:
             "game_id": self.game_id, "game": self.setup.game, "players": dict(self.players),
             "seats": [s.to_json() for s in self.setup.seats], "winners": winners,
             "scores": scores, "substituted": list(self.engine.presence.substituted),
+            # taken over once out of the game (rules 3): the place stands
+            "kept": list(self.engine.presence.kept),
             "length_ms": res.get("length_ms", self.engine.now), "ended_by": res.get("ended_by"),
             "result": res,
         }

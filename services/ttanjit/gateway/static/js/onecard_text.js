@@ -112,8 +112,6 @@ export function logLine(ev, name, me, said = {}) {
       return { text: `버린 카드 ${ev.cards}장을 섞어 뽑기 더미를 만들었어요.` };
     case "substituted":
       return { text: `${name(ev.seat)}: ${ev.reason === "left" ? "나가서" : "1분 안에 돌아오지 않아"} 봇이 이어받아요.` };
-    case "left": // out of the game already, gone: no bot comes (rules revision 3)
-      return ev.seat !== me ? { text: `${name(ev.seat)}: 탈락한 뒤 나갔어요.` } : null;
     case "disconnected": // my own connection is shown in the top bar, not the log
       return ev.seat !== me ? { text: `${name(ev.seat)}: 연결이 끊겼어요.` } : null;
     case "reconnected":

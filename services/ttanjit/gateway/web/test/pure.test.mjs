@@ -191,9 +191,3 @@ test("줄줄이 벌점's reveal places a small table's picks at 450 ms each, a b
   for (let n = 1; n <= 10; n++) assert.ok(placeMs(n) * n <= Math.max(REVEAL_MS, 450), n);
   assert.equal(placeMs(0), 450); // nothing to place: no division by zero
 });
-
-test("One Card's log says an eliminated player went (rules revision 3: no bot comes)", () => {
-  const name = (s) => ["나", "민수", "봇3 (보통)"][s];
-  assert.deepEqual(logLine({ type: "left", seat: 1 }, name, 0), { text: "민수: 탈락한 뒤 나갔어요." });
-  assert.equal(logLine({ type: "left", seat: 0 }, name, 0), null);
-});
