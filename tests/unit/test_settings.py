@@ -89,6 +89,7 @@ def test_per_service_defaults_are_as_they_were(monkeypatch: pytest.MonkeyPatch) 
                                                                 "127.0.0.1:7200")
     assert (gw.nats_url, gw.prefix, gw.js_replicas) == ("nats://127.0.0.1:4222", "ttanjit.v1", 1)
     assert gw.ws_impl == "websockets-sansio"
+    assert (gw.signup_burst, gw.signup_per_min) == (30, 30)
     assert Settings.from_env("bots").bot_capacity == 2
     assert Settings.defaults("matchmaker").grpc_port == 7200
     assert Settings.defaults().grpc_port == Settings().grpc_port == 7100
@@ -112,7 +113,7 @@ def test_every_env_var_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
         "TTANJIT_REMATCH_MS": "11", "TTANJIT_BOT_CAPACITY": "0",
         "TTANJIT_WS_IDLE_MS": "12", "TTANJIT_WS_HELLO_MS": "13",
         "TTANJIT_RECORD_SAMPLE": "0.25", "TTANJIT_RECORD_DIR": "/tmp/caps",
-        "TTANJIT_RECORD_MAX_MB": "1.5",
+        "TTANJIT_RECORD_MAX_MB": "1.5", "TTANJIT_SIGNUP_BURST": "14", "TTANJIT_SIGNUP_PER_MIN": "15",
     }
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -132,6 +133,7 @@ def test_every_env_var_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
         assert s.bot_capacity == 1  # at least one
         assert (s.ws_idle_ms, s.ws_hello_ms) == (12, 13)
         assert (s.record_sample, s.record_dir, s.record_max_mb) == (0.25, "/tmp/caps", 1.5)
+        assert (s.signup_burst, s.signup_per_min) == (14, 15)
         assert not s.ephemeral_secret
     described = Settings.from_env("gateway").describe()
     assert described["token_secret"] == "***"

@@ -89,6 +89,11 @@ class Settings:
     # forwarded_allow_ips: addresses, CIDRs, or "*"); the client's address
     # keys per-address limits (docs/websocket.md 1.1).
     forwarded_allow_ips: str = "127.0.0.1"
+    # New guests per client address (docs/websocket.md 1): this many at
+    # once, then ``signup_per_min`` a minute; 0 = no limit (a load test
+    # from one machine against a deployment)
+    signup_burst: int = 30
+    signup_per_min: int = 30
     dev: bool = False  # TTANJIT_DEV=1: a local run (a random token secret if none is set)
     ephemeral_secret: bool = False  # the token secret is this process's own (dev only)
     # Matchmaker (its gRPC port and advertise host: SERVICE_DEFAULTS).
@@ -162,6 +167,8 @@ class Settings:
             record_max_mb=_env_float("TTANJIT_RECORD_MAX_MB", cls.record_max_mb),
             forwarded_allow_ips=_env_str("TTANJIT_FORWARDED_ALLOW_IPS",
                                          cls.forwarded_allow_ips),
+            signup_burst=max(0, _env_int("TTANJIT_SIGNUP_BURST", cls.signup_burst)),
+            signup_per_min=max(1, _env_int("TTANJIT_SIGNUP_PER_MIN", cls.signup_per_min)),
             dev=dev,
             ephemeral_secret=ephemeral,
             test_options=_env_flag("TTANJIT_TEST_OPTIONS"),

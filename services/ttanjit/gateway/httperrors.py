@@ -183,12 +183,11 @@ def with_body_limit(app: Any, limit: int = MAX_BODY) -> Any:
             return
         chunks: list[bytes] = []
         size = 0
-        first: dict[str, Any] | None = None
+        first: dict[str, Any] = {}
         while True:
             msg = await receive()
-            if msg["type"] != "http.request":  # gone before its body ended
-                first = msg
-                break
+            if msg["type"] != "http.request":  # gone before its body ended: nobody to answer
+                return
             body = msg.get("body", b"")
             size += len(body)
             if size > limit:
