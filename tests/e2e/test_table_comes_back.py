@@ -742,6 +742,16 @@ def test_the_lobby_offers_games_again_once_the_one_under_way_ends(new_page: Any)
     page.evaluate("() => { const g = window.ttanjit.game; g.takeView({ game_id: g.id, view: { ...g.view, finished: true } }); }")
     page.wait_for_selector(".banner.playing", state="detached")
     assert quick.is_enabled()
+    # a game the server says is not the player's any more (a sync refused
+    # not_in_game: left on another device) gives them back too (review:
+    # they stayed disabled until a reload)
+    page.evaluate("() => { const g = window.ttanjit.game; g.takeView({ game_id: g.id, view: { ...g.view, finished: false } }); }")
+    page.wait_for_selector(".banner.playing")
+    assert quick.is_disabled()
+    page.evaluate("""() => window.ttanjit.net.onFrame(JSON.stringify(
+      {type: 'error', seq: 0, code: 'not_in_game', message: '참여 중인 게임이 아니에요.', ref: 'sync'}))""")
+    page.wait_for_selector(".banner.playing", state="detached")
+    assert quick.is_enabled()
 
 
 def test_my_reaction_leaves_the_one_card_button_readable(new_page: Any) -> None:

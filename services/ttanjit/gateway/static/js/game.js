@@ -332,6 +332,13 @@ export class GameController {
     this.notePlaying();
   }
 
+  /** The server says this game is not the player's now (a `sync` refused
+   * `not_in_game`): neither the lobby nor a reload offers it back. */
+  notMine() {
+    if (this.id) store.set(`left.${this.id}`, true);
+    this.notePlaying();
+  }
+
   /** The lobby offers a game under way back, and no other meanwhile: told
    * when that changes while it is on screen (the game ended, or a bot took
    * the seat, in the background). */
