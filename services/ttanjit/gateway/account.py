@@ -473,7 +473,10 @@ def install(api: FastAPI, gw: Any) -> Account:
             mine = players.get(me.player)
             if not isinstance(mine, int):
                 raise FrameError("not_your_game")
-            record = record_from_messages(rec.header, rec.entries)
+            try:  # (a newer release's record, read during a rolling upgrade: 500 before)
+                record = record_from_messages(rec.header, rec.entries)
+            except RecordError:
+                raise FrameError("no_record") from None
             if seat is not None and seat >= len(record.setup.seats):
                 # a seat the game does not have (it said no_record: fuzz finding)
                 return refusal("bad_field", 422, field="seat")
