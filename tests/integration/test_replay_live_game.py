@@ -10,11 +10,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import nats
+import orjson
 import pytest
 from stack import Stack
 from test_identity_history import call, solo_started, st  # noqa: F401 - st: a fixture
 from wsclient import sign_in
 
+from ttanjit.common.nats import Subjects
+from ttanjit.games.base import RULES_REVISION
 from ttanjit.games.record import record_from_json
 from ttanjit.games.replay_views import seat_steps
 from ttanjit.shard.export import fetch
@@ -64,3 +68,20 @@ async def test_my_live_game_replays_so_far(st: Stack, nats_url: str, game: str, 
     code, err = call(st.http(0), f"/api/replay/{gid}?seat={seats}", token=c.ident["token"])
     assert (code, err["code"], err.get("field")) == (422, "bad_field", "seat"), err
     await c.close()
+
+
+async def test_a_record_of_a_newer_release_is_no_record(st: Stack, nats_url: str) -> None:  # noqa: F811
+    """A record this gateway cannot read — a newer rules revision, during a
+    rolling upgrade — answers 404 no_record (it was a 500: review)."""
+    me = sign_in(st.http(0), "새판기록")
+    gid = "newer" + me["player"][-6:]
+    header = {"format": "ttanjit.record/1", "game": "onecard", "options": {"seats": 2},
+              "seats": [{"kind": "human"}, {"kind": "bot", "level": "normal"}], "seed": 1,
+              "rules": RULES_REVISION + 1, "game_id": gid, "players": {me["player"]: 0}}
+    nc = await nats.connect(nats_url)
+    try:
+        await nc.jetstream().publish(Subjects().record(gid), orjson.dumps(header))
+    finally:
+        await nc.close()
+    code, err = call(st.http(0), f"/api/replay/{gid}", token=me["token"])
+    assert (code, err["code"]) == (404, "no_record"), err
