@@ -179,8 +179,13 @@ async def test_a_quick_match_capture_fanned_out_keeps_its_pace(st: Stack, tmp_pa
     report = await replay(st.http(), path, speed=5, fanout=4, progress=0, timeout_s=timeout_s)
     took = time.monotonic() - t0
     assert report["failures"] == [] and report["counts"].get("connections_lost", 0) == 0
-    assert not [d for d in report["divergences"] if d["got"].startswith("waited_for_event")]
-    assert took < 35, f"{took:.0f} s"  # a wait run out is the 60 s timeout
+    assert not [d for d in report["divergences"] if d["got"].startswith("waited_for_event")
+                or d["got"].endswith("_timeout")]
+    # a stall until a turn timer (30 s) moved a game on, in each of its
+    # games, takes well over a minute; 25–37 s here when quiet, 49 s once
+    # beside a full test run and two helpers' stacks and browsers. A wait
+    # run out is the 60 s timeout.
+    assert took < 55, f"{took:.0f} s"
 
 
 async def test_gateway_sample_capture_replays(st: Stack, tmp_path: Path) -> None:
