@@ -496,6 +496,20 @@ def test_a_one_card_result_from_the_directory_says_where_each_seat_stood(new_pag
         game_id="34567890")
     page.wait_for_selector(".final-scores")
     assert page.locator(".result-title").inner_text() == "철수 자리의 봇이 이겼어요."
+    # out of the game before going (kept, rules revision 3): 탈락 only, no
+    # bot played the seat ("봇이 대신함" said otherwise: trial finding)
+    page.evaluate("() => { location.hash = '#/'; }")
+    page.wait_for_selector(".game-card")
+    directory_result(page, "onecard", [
+        {"seat": 0, "kind": "human", "player": "p_me", "nickname": "원카드끝"},
+        {"seat": 1, "kind": "human", "player": "p_x", "nickname": "철수"},
+        {"seat": 2, "kind": "bot", "level": "easy"}],
+        {"ended_by": "win", "winners": [1], "scores": None, "substituted": [True, False, False],
+         "kept": [True, False, False], "length_ms": 300000, "hand_counts": [0, 0, 4],
+         "eliminated": [0], "dealt": [True, True, True]}, game_id="45678901")
+    page.wait_for_selector(".final-scores")
+    mine = page.locator(".final-scores tr.me").inner_text()
+    assert "탈락" in mine and "봇이 대신함" not in mine, mine
 
 
 def test_a_welcome_for_a_game_that_is_over_leaves_my_screen(new_page: Any) -> None:

@@ -316,6 +316,8 @@ def test_an_eliminated_player_who_goes_keeps_their_place() -> None:
     r = g.apply(300, 0, {"type": "leave"})
     assert r.ok and [e.type for e in r.events] == ["substituted"]
     assert g.presence.kept == [True, False, False]
+    # the views say so: the tables show 탈락, not 봇이 대신함 (trial finding)
+    assert g.view(1)["seats"][0]["kept"] is True and "kept" not in g.view(1)["seats"][1]
     assert g.apply(400, 1, {"type": "leave"}).ok  # seat 1 still plays: it left a game in play
     assert g.presence.kept == [True, False, False] and g.presence.substituted == [True, True, False]
     # away for good, the same (the 60 s of RULES 4)

@@ -50,7 +50,9 @@ def check_common(e: Engine, view: dict[str, Any], seat: int | None) -> None:
     seats = view["seats"]
     assert isinstance(seats, list) and len(seats) == n
     for s, x in enumerate(seats):
-        assert isinstance(x, dict) and set(x) == SEAT_KEYS, x
+        # ("kept": true only on a seat taken once out of the game: rules 3)
+        assert isinstance(x, dict) and set(x) - {"kept"} == SEAT_KEYS, x
+        assert x.get("kept", False) is p.kept[s] and x.get("kept") in (None, True), x
         assert x["seat"] == s and x["kind"] == e.setup.seats[s].kind
         assert x["kind"] in ("human", "bot", "empty")
         for k in ("bot", "substituted", "autopilot", "connected"):

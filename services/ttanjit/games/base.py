@@ -28,7 +28,9 @@ Contract used by the shard, the bots, the replay CLI and the tests:
     seat kind (``"human"``/``"bot"``, One Card and 줄줄이 벌점 also
     ``"empty"``), ``bot`` = a bot plays the seat now (a bot seat or a
     substituted human), ``connected`` is false only while the seat's human is
-    away (a bot's seat is connected);
+    away (a bot's seat is connected); and ``"kept": true`` on a seat taken
+    over once it was out of the game (rules 3: its place stands, nothing
+    was left for the bot to play);
   - ``hand_counts`` (cards in each hand, by seat); ``turn`` (seat or None);
   - ``deadline`` (real ``t`` of the pending timer, None while there is none
     or the game is paused); ``paused``;
@@ -649,10 +651,15 @@ def seats_view(seats: list[SeatSpec], presence: Presence, bot: list[bool],
     """The common ``seats`` field of a view (module docstring): one object per
     seat. ``bot``: the seat is played by a bot now (bot seat or substituted)."""
     p = presence
-    return [{"seat": s, "kind": spec.kind, "bot": bot[s], "substituted": p.substituted[s],
-             "autopilot": autopilot[s],
-             "connected": p.connected[s] or not (p.human[s] and not p.substituted[s])}
-            for s, spec in enumerate(seats)]
+    out = [{"seat": s, "kind": spec.kind, "bot": bot[s], "substituted": p.substituted[s],
+            "autopilot": autopilot[s],
+            "connected": p.connected[s] or not (p.human[s] and not p.substituted[s])}
+           for s, spec in enumerate(seats)]
+    if True in p.kept:  # rare (rules 3): only then a key more
+        for d in out:
+            if p.kept[d["seat"]]:
+                d["kept"] = True
+    return out
 
 
 # Types whose values never change: shared by copies. Engines add their own

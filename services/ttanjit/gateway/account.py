@@ -580,7 +580,9 @@ async def live_games(gw: Any, acc: Account, limit: int = 50) -> list[dict[str, A
         seated = (view or {}).get("seats") or []
         # a player whose seat a bot took over (left, or away for 60 s): said
         # so (the list named them as if still playing: trial finding)
-        gone = {x.get("seat") for x in seated if isinstance(x, dict) and x.get("substituted")}
+        # (not a seat taken once out of the game: 탈락, no bot plays it)
+        gone = {x.get("seat") for x in seated if isinstance(x, dict) and x.get("substituted")
+                and not x.get("kept")}
         item: dict[str, Any] = {
             "game_id": k, "game": doc.get("game"),
             "players": [{"seat": s, "nickname": names[p], **({"substituted": True} if s in gone else {})}

@@ -399,7 +399,7 @@ class HostedGame:
         if self.finished:
             doc = self.result_doc()
             out["result"] = {k: doc[k] for k in ("ended_by", "winners", "scores",
-                                                 "substituted", "length_ms")}
+                                                 "substituted", "kept", "length_ms")}
             if doc["scores"] is None:  # One Card: a seat stands by its cards left
                 public = self.engine.view(None)  # (public: every seat saw the counts)
                 out["result"].update({k: public[k] for k in STANDING_KEYS if k in public})

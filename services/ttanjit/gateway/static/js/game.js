@@ -738,7 +738,8 @@ function finalPanel(ctl) {
   const names = ctl.names();
   const winners = info.winners || [];
   const me = ctl.final?.seat;
-  const subst = info.substituted || [];
+  // (a seat taken once out of the game is 탈락 only: no bot played it)
+  const subst = (info.substituted || []).map((x, s) => x && !(info.kept || [])[s]);
   const nameOnly = (s) => names[s] || `${s + 1}번`;
   const nameOf = (s) => `${nameOnly(s)}${s === me ? " (나)" : ""}`;
   const game = ctl.final?.game;

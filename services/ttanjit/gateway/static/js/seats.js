@@ -15,10 +15,12 @@ export function seatInfo(v, s) {
   return (s !== null && s !== undefined && v?.seats?.[s]) || {};
 }
 
-/** A bot plays a seat a person sat in: substituted (left, or away too long). */
+/** A bot plays a seat a person sat in: substituted (left, or away too long).
+ * Not one taken once out of the game (`kept`, 원카드's 탈락 who went): no
+ * bot plays it, it is 탈락 ("봇이 대신함" said otherwise: trial finding). */
 export function botTookOver(v, s) {
   const i = seatInfo(v, s);
-  return !!(i.substituted || (i.bot && i.kind === "human"));
+  return !i.kept && !!(i.substituted || (i.bot && i.kind === "human"));
 }
 
 /** A bot plays the seat now (a bot's seat or a substituted person's). */

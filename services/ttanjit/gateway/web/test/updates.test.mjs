@@ -114,3 +114,11 @@ test("a seat out of the game is not away: its player may go (RULES.md 1.8, rules
   assert.equal(isAway(v, 1), true);
   assert.equal(isAway(v, 2), false);
 });
+
+test("a seat taken once out of the game is not one a bot took over (kept, rules revision 3)", () => {
+  const v = { eliminated: [0], seats: [{ kind: "human", bot: true, substituted: true, kept: true },
+    { kind: "human", bot: true, substituted: true }] };
+  assert.equal(botTookOver(v, 0), false);
+  assert.equal(botTookOver(v, 1), true);
+  assert.equal(playedByBot(v, 0), true); // nobody plays it from the table
+});
