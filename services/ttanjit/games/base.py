@@ -656,8 +656,8 @@ def seats_view(seats: list[SeatSpec], presence: Presence, bot: list[bool],
             "connected": p.connected[s] or not (p.human[s] and not p.substituted[s])}
            for s, spec in enumerate(seats)]
     if True in p.kept:  # rare (rules 3): only then a key more
-        for d in out:
-            if p.kept[d["seat"]]:
+        for s, d in enumerate(out):
+            if p.kept[s]:
                 d["kept"] = True
     return out
 
