@@ -752,10 +752,18 @@ def test_the_lobby_offers_games_again_once_the_one_under_way_ends(new_page: Any)
     page.wait_for_selector(".banner.playing")
     quick = page.locator('.game-card[data-game="hakka"] [data-act="quick"]')
     assert quick.is_disabled()
+    # the table's news stays on the table (autopilot's 원카드! came over the lobby: trial nitpick)
+    page.evaluate("""async () => { const m = await import('./js/onecard.js');
+      m.onEvent(window.ttanjit.game, {type: 'one_card', seat: 1, game_seq: 999}); }""")
+    assert page.locator(".toast.big").count() == 0
     # the game's end reaches the tab as a view, as it does from the shard
     page.evaluate("() => { const g = window.ttanjit.game; g.takeView({ game_id: g.id, view: { ...g.view, finished: true } }); }")
     page.wait_for_selector(".banner.playing", state="detached")
     assert quick.is_enabled()
+    # and says it ended, with the way to its result (it ended silently: trial nitpick)
+    ended = page.locator(".banner.ended")
+    assert ended.inner_text().startswith("원카드 게임이 끝났어요.")
+    assert ended.locator('[data-act="see-result"]').inner_text() == "결과 보기"
     # a game the server says is not the player's any more (a sync refused
     # not_in_game: left on another device) gives them back too (review:
     # they stayed disabled until a reload)

@@ -698,7 +698,9 @@ function rematchStatus(ctl) {
   if (r.state === "started") {
     return (r.agreed || []).includes(me) ? "새 게임을 시작해요…" : h("span", {}, `${josa(who(r.agreed), "이/가")} 한 판 더 시작했어요.`);
   }
-  if (r.state === "expired") return "아무도 한 판 더를 고르지 않았어요.";
+  // (pressed again, it asks the table anew: the line said nobody wanted it
+  // right above the button: trial nitpick)
+  if (r.state === "expired") return "한 판 더를 기다리는 시간이 지났어요. 누르면 다시 물어봐요.";
   if (r.state === "failed") return "새 게임을 만들 수 없었어요. 잠시 후 다시 해 주세요.";
   const parts = [];
   if ((r.agreed || []).length) parts.push(`한 판 더: ${who(r.agreed)}`);

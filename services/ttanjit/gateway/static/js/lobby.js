@@ -112,8 +112,14 @@ function signIn() {
  * way back to it (there was none but a reload, and 빠른 대전 only said
  * "이미 게임 중이에요.": trial finding). */
 function gameBanner() {
-  if (!game.playsNow()) return null;
   const name = GAMES[game.info?.game]?.name || "";
+  // a game that ended while the lobby was shown: said, with its result (it
+  // ended silently, the banner just gone: trial nitpick)
+  if (game.id && game.isOver() && !store.get(`left.${game.id}`, false) && game.mySeatIsHuman()) {
+    return h("div.banner.ended", { role: "status" }, `${name} 게임이 끝났어요.`,
+      button("결과 보기", () => { location.hash = `#/game/${game.id}`; }, { class: "primary", dataset: { act: "see-result" } }));
+  }
+  if (!game.playsNow()) return null;
   return h("div.banner.playing", { role: "status" },
     `${name} 게임이 진행 중이에요.`,
     button("게임으로 돌아가기", () => { location.hash = `#/game/${game.id}`; }, { class: "primary", dataset: { act: "back-to-game" } }));

@@ -143,7 +143,9 @@ export function render(ctl, root) {
     // phone the hand was below the fold on every turn: trial finding); a
     // refusal shows over the table right above them (app.css)
     h("div.table-dock.oc-dock", { class: me !== null && !out && !gone && !v.finished && !ctl.replay ? "docked" : "" },
-      refusalBox(), effect, actions, picker,
+      // a refusal over the line of what the picked cards do, growing up
+      // over the table when long, never over the buttons (app.css)
+      h("div.oc-say", {}, refusalBox(), effect), actions, picker,
       h("div.my-row", { dataset: { seat: me } }, h("span.name", {}, `${seatName(ctl, me)}${meMark(ctl, me)} · ${v.hand ? v.hand.length : (v.hand_counts?.[me] ?? 0)}장`),
         me !== null ? seatBadges(ctl, me) : null, oneCardBtn),
       hand)));
@@ -439,6 +441,9 @@ export function onEvent(ctl, ev, frame) {
 /** A big toast for a moment of the game (원카드!, 헛원카드!, 탈락), said
  * as it shows (role=status); not ui.announce, which only speaks. */
 function bigToast(text, kind = "announce") {
+  // the table's own news: not over the lobby, where the game goes on
+  // unseen (autopilot's 원카드! came there for 3 s each: trial nitpick)
+  if (!document.querySelector("section.table")) return;
   const box = document.getElementById("toasts");
   const el = h("div.toast.big", { class: kind, role: "status" }, text);
   box.append(el);
