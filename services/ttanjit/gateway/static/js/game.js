@@ -461,8 +461,8 @@ export class GameController {
   leave() {
     if (this.view && !this.view.finished && this.mySeatIsHuman()) {
       // what leaving costs, said before (trial: −57 to −142 with no word why);
-      // out of the game already (원카드's 탈락), going costs nothing: no bot
-      // comes, the place stays (RULES.md 1.8; the question said 꼴찌)
+      // out of the game already (원카드's 탈락), going costs nothing: the
+      // place stays (rules revision 3, `kept`; the question said 꼴찌)
       if (!isOut(this.view, this.seat()) && !confirm(LEAVE_QUESTION)) return;
       net.action(this.id, { type: "leave" });
     }
