@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -503,3 +504,25 @@ def test_bad_values_are_rejected(template: Callable[..., Any], setting: str, com
     done = template("--set", setting)
     assert done.returncode != 0, f"{setting} rendered"
     assert complaint in done.stderr, done.stderr
+
+
+def test_an_upgrade_that_reuses_a_releases_values_renders(helm: Path, tmp_path: Path) -> None:
+    """README's upgrade (`--reuse-values`) keeps the release's values, not
+    the new chart's defaults: values from before `gateway.signupLimit`
+    existed failed to render (review finding). The gateway gets the
+    defaults then; a burst of 0 (no limit) stays 0."""
+    chart = tmp_path / "ttanjit"
+    shutil.copytree(CHART, chart)
+    old = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
+    del old["gateway"]["signupLimit"]  # the values of a release from before it
+    (chart / "values.yaml").write_text(yaml.safe_dump(old), encoding="utf-8")
+
+    def signup_env(path: Path, *args: str) -> dict[str, str]:
+        done = run_helm(helm, "template", "ttanjit", str(path), "--namespace", "games", *args)
+        assert done.returncode == 0, done.stderr
+        (gw,) = pod_specs([d for d in yaml.safe_load_all(done.stdout) if d])[
+            "Deployment/ttanjit-gateway"]["containers"]
+        return {e["name"]: e["value"] for e in gw["env"] if e["name"].startswith("TTANJIT_SIGNUP_")}
+
+    assert signup_env(chart) == {"TTANJIT_SIGNUP_BURST": "30", "TTANJIT_SIGNUP_PER_MIN": "30"}
+    assert signup_env(CHART, "--set", "gateway.signupLimit.burst=0")["TTANJIT_SIGNUP_BURST"] == "0"

@@ -770,8 +770,12 @@ def test_the_lobby_offers_games_again_once_the_one_under_way_ends(new_page: Any)
     page.evaluate("() => { const g = window.ttanjit.game; g.takeView({ game_id: g.id, view: { ...g.view, finished: false } }); }")
     page.wait_for_selector(".banner.playing")
     assert quick.is_disabled()
-    page.evaluate("""() => window.ttanjit.net.onFrame(JSON.stringify(
-      {type: 'error', seq: 0, code: 'not_in_game', message: '참여 중인 게임이 아니에요.', ref: 'sync'}))""")
+    say = """(gid) => window.ttanjit.net.onFrame(JSON.stringify({type: 'error', seq: 0, code: 'not_in_game',
+      message: '참여 중인 게임이 아니에요.', ref: 'sync', game_id: gid}))"""
+    page.evaluate(say, "another1game")  # the answer to a sync of another game (one held before): not this one
+    page.wait_for_timeout(200)
+    assert quick.is_disabled()
+    page.evaluate(say, page.evaluate("() => window.ttanjit.game.id"))
     page.wait_for_selector(".banner.playing", state="detached")
     assert quick.is_enabled()
 

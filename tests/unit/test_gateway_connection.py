@@ -894,7 +894,12 @@ async def test_sync_of_an_older_game_of_mine_gives_its_end() -> None:
     gw.finals["g0"] = {"type": "game_result", "game_id": "g0", "game": "onecard"}  # not seated
     for gid in ("g0", "g9"):
         await send(c, {"type": "sync", "game_id": gid})
-        assert (t.frames()[-1]["type"], t.frames()[-1]["code"]) == ("error", "not_in_game")
+        # naming the game asked for (a tab holding another game by then must
+        # not take the refusal for that one's: review finding)
+        assert (t.frames()[-1]["type"], t.frames()[-1]["code"], t.frames()[-1].get("game_id")) == (
+            "error", "not_in_game", gid)
+    await send(c, {"type": "sync", "game_id": "a.>"})  # no game id: not echoed
+    assert t.frames()[-1]["code"] == "not_in_game" and "game_id" not in t.frames()[-1]
 
 
 async def test_a_hello_while_the_game_cannot_answer_keeps_the_game() -> None:

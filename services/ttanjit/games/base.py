@@ -118,9 +118,9 @@ ABANDON_MS = 600_000
 #    (``onecard.OneCard``; RULES.md 1.8 and 4);
 # 3: a seat taken over once it was out of the game (One Card's eliminated
 #    player who left, or was away 60 s) keeps the place it was out at
-#    (:attr:`Presence.kept`; the shard's result says ``kept``: the rating
-#    counted it last, as a player who left a game in play — RULES.md 1.8:
-#    they may watch, and going costs nothing more).
+#    (:attr:`Presence.kept`; the shard's result says ``kept``: before, the
+#    rating counted it last, as a player who left a game in play —
+#    RULES.md 1.8: they may watch, and going costs nothing more).
 RULES_REVISION = 3
 ABANDONED = "abandoned"  # the result's ``ended_by``
 

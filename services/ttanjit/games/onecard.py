@@ -34,11 +34,11 @@ Decisions beyond RULES.md (documented here, tested in the scenarios):
   record without ``rules`` replays with the pause of revision 1.
 - An eliminated human who goes (``leave``, or away 60 s) is replaced by a
   bot as anyone (RULES 4), with nothing left to play, and keeps the place
-  they were eliminated at (``presence.kept``, the result's ``kept``): as
-  one who left a game in play, the rating counted them last, below the
-  players still at the table, so an eliminated player could not go
-  without losing more (RULES 1.8: their cards went into the pile; they may
-  watch). Rules revision 3: a record of revision 1 or 2 has no ``kept``.
+  they were eliminated at (``presence.kept``, the result's ``kept``): before
+  rules revision 3, as one who left a game in play, the rating counted them
+  last, below the players still at the table, so an eliminated player
+  could not go without losing more (RULES 1.8: their cards went into the
+  pile; they may watch). A record of revision 1 or 2 has no ``kept``.
 
 Views, events and replies: :mod:`ttanjit.games.onecard_view`.
 """

@@ -256,7 +256,7 @@ class Connection:
         m.frame_out(frame["type"])
 
     async def reject(self, code: str, ref: str | None = None, cmd_id: Any = None,
-                     message: str | None = None) -> None:
+                     message: str | None = None, game_id: str | None = None) -> None:
         m.REJECTIONS.labels(code).inc()
         frame: dict[str, Any] = {"type": "error", "code": code,
                                  "message": message or FrameError(code).message}
@@ -264,6 +264,8 @@ class Connection:
             frame["ref"] = ref
         if isinstance(cmd_id, str) and cmd_id:
             frame["cmd_id"] = cmd_id
+        if game_id:
+            frame["game_id"] = game_id
         await self.send(frame)
 
     # -- receiving -------------------------------------------------------------
@@ -348,7 +350,11 @@ class Connection:
                 raise FrameError("unauthenticated")
             await handler(self, frame)
         except FrameError as e:
-            await self.reject(e.code, kind, frame.get("cmd_id"))
+            # a sync's refusal names the game it asked for (a client holding
+            # another game by then must not take it for that one's: review)
+            gid = frame.get("game_id") if kind == "sync" else None
+            await self.reject(e.code, kind, frame.get("cmd_id"),
+                              game_id=gid if codec.is_game_id(gid) else None)
         except grpc.aio.AioRpcError:
             await self.reject("matchmaker_unavailable", kind)
         except Exception:  # a bug must cost one frame, never the connection

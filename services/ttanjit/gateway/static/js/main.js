@@ -295,7 +295,7 @@ net.on("error", (f) => {
   // the game this tab held is no longer the player's (left on another
   // device, or let go while away): the lobby offers other tables again
   // (its buttons stayed disabled until a reload: review finding)
-  if (f.ref === "sync" && f.code === "not_in_game" && game.view) game.notMine();
+  if (f.ref === "sync" && f.code === "not_in_game" && game.view && f.game_id === game.id) game.notMine();
   toast(f.message || f.code, "error");
 });
 
