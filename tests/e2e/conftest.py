@@ -141,6 +141,14 @@ def new_page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Iter
         page = ctx.new_page()
         page.set_default_timeout(20_000)
         page.on("pageerror", lambda e: errors.append(str(e)))
+        # what the page could not load, said if the test fails (a page whose
+        # client never ran — no sign-in form in 20 s — was seen twice in
+        # full runs, with nothing to say why)
+        failed_loads: list[str] = []
+        page.on("requestfailed", lambda r: failed_loads.append(f"{r.url}: {r.failure}"))
+        page.on("response", lambda r: failed_loads.append(f"{r.url}: {r.status}") if r.status >= 400 else None)
+        page.on("console", lambda m: failed_loads.append(f"console: {m.text}") if m.type == "error" else None)
+        page.__dict__["failed_loads"] = failed_loads
         # the gateway's Content-Security-Policy must not block anything the client does
         page.on("console", lambda m: errors.append(m.text) if m.type == "error"
                 and "Content Security Policy" in m.text else None)
@@ -154,6 +162,7 @@ def new_page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Iter
         for i, ctx in enumerate(contexts):
             for page in ctx.pages:
                 print(f"===== page {i} =====\n{_page_state(page)}")
+                print("failed loads and console errors:", page.__dict__.get("failed_loads", [])[-20:])
     for ctx in contexts:
         ctx.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
@@ -168,6 +177,8 @@ def _page_state(page: Any) -> str:
           net: window.ttanjit?.net?.state,
           toasts: [...document.querySelectorAll('.toast')].map((t) => t.innerText),
           refusal: document.querySelector('#refusal:not([hidden])')?.innerText || null,
+          app: (document.getElementById('app')?.innerText || '').slice(0, 120),
+          client: !!window.ttanjit,
           frames: (window.__frames || []).slice(-30)}, null, 1)"""))
     except Exception as e:  # noqa: BLE001 - a closed or crashed page: say so
         return f"(no state: {e!r})"
