@@ -616,17 +616,16 @@ def create_app(settings: Settings | None = None) -> Any:
                          503: {"description": "store_unavailable (JetStream away)"}})
     async def guest(body: GuestIn, request: Request) -> Any:
         """Guest sign-in: a new player id and a signed token for the WebSocket;
-        30 at once per client address, then one every 2 s (429
-        ``too_many_signups`` with ``Retry-After``)."""
+        by default 30 at once per client address, then one every 2 s (429
+        ``too_many_signups`` with ``Retry-After``; ``TTANJIT_SIGNUP_*``)."""
         try:
             nick = clean_nickname(body.nickname)
         except FrameError as e:
             return refusal(e.code, 400)
         address = request.client.host if request.client else ""
-        counted = signups is not None and counted_address(address, "x-forwarded-for" in request.headers)
-        if counted:
-            assert signups is not None
-            wait = signups.take(address, time.monotonic())
+        limit = signups if counted_address(address, "x-forwarded-for" in request.headers) else None
+        if limit is not None:
+            wait = limit.take(address, time.monotonic())
             if wait:
                 return refusal("too_many_signups", 429, headers={"Retry-After": str(math.ceil(wait))})
         player = new_player_id()
@@ -639,9 +638,8 @@ def create_app(settings: Settings | None = None) -> Any:
             # JetStream away: no sign-in rather than a guest who is forgotten
             # when the 1-hour token expires (no game can start meanwhile)
             log.warning("no lasting identity for a new guest: %r", exc)
-            if counted:  # nobody was made: the try is not counted (review finding)
-                assert signups is not None
-                signups.give_back(address, time.monotonic())
+            if limit is not None:  # nobody was made: the try is not counted (review finding)
+                limit.give_back(address, time.monotonic())
             return store_unavailable()
         token, ident = gw.tokens.issue(player, nick, now_ms())
         return GuestOut(player=ident.player, nickname=nick, token=token,

@@ -49,7 +49,7 @@ async def _sync(c: Connection, gid: str, retries: tuple[float, ...] = (0.1, 0.3,
     none answers (a game between shards, for ``retries``' sleeps); None when
     there is none."""
     data = orjson.dumps({"spectator": True, "last_seq": -1})
-    for delay in retries or (0.0,):
+    for delay in retries or (0.0,):  # no retries: one try
         try:
             msg = await c.gw.replies.request(c.gw.subjects.sync(gid), data, 2.0)
             reply: dict[str, Any] = orjson.loads(msg.data)
@@ -57,8 +57,7 @@ async def _sync(c: Connection, gid: str, retries: tuple[float, ...] = (0.1, 0.3,
                 raise FrameError("no_spectating")
             return None if reply.get("ok") is False else reply
         except (NoRespondersError, NatsTimeout):
-            if retries:
-                await asyncio.sleep(delay)
+            await asyncio.sleep(delay)
     return None
 
 

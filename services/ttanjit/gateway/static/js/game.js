@@ -479,7 +479,7 @@ export class GameController {
    * declines its 한 판 더, and neither a reload nor another device brings
    * it back (the gateway's welcome no longer names it). */
   doneWith() {
-    if (this.isOver() && !store.get(`left.${this.id}`, false)) {
+    if (this.isOver() && !this.hasLeft()) {
       net.send({ type: "rematch_decline", game_id: this.id });
     }
     store.del(`match.${this.id}`);
@@ -493,10 +493,17 @@ export class GameController {
 
   isOver() { return !!(this.view?.finished || this.final); }
 
+  /** The player is done with this game (left it, went 로비로, or it is not theirs). */
+  hasLeft() { return !!store.get(`left.${this.id}`, false); }
+
   /** This tab plays its game now: a seat of its own, not left, not over. */
   playsNow() {
-    return !!(this.id && this.view && !this.isOver() && !store.get(`left.${this.id}`, false)
-      && this.mySeatIsHuman());
+    return !!(this.id && this.view && !this.isOver() && !this.hasLeft() && this.mySeatIsHuman());
+  }
+
+  /** Its game ended while the player was elsewhere (the lobby): its result not seen yet. */
+  endedUnseen() {
+    return !!(this.id && this.isOver() && !this.hasLeft() && this.mySeatIsHuman());
   }
 
   /** The player plays the seat (no bot took it over: left, or away too long). */
@@ -803,7 +810,7 @@ export function turnIsMine(ctl) {
   // 줄줄이 벌점: every seat chooses at once (its `turn` is the turn of the round)
   if (game === "penalty_rows") return v.phase === "select" && !v.confirmed?.[me] && (v.hand || []).length > 0;
   if (game === "hakka") return v.turn === me && (v.phase === "calling" || v.phase === "playing");
-  return v.turn === me && !(v.eliminated || []).includes(me);
+  return v.turn === me && !isOut(v, me);
 }
 
 /** A results row's mark for a person's seat a bot finished (RULES.md 4:

@@ -115,7 +115,7 @@ function gameBanner() {
   const name = GAMES[game.info?.game]?.name || "";
   // a game that ended while the lobby was shown: said, with its result (it
   // ended silently, the banner just gone: trial nitpick)
-  if (game.id && game.isOver() && !store.get(`left.${game.id}`, false) && game.mySeatIsHuman()) {
+  if (game.endedUnseen()) {
     return h("div.banner.ended", { role: "status" }, `${name} 게임이 끝났어요.`,
       button("결과 보기", () => { location.hash = `#/game/${game.id}`; }, { class: "primary", dataset: { act: "see-result" } }));
   }

@@ -14,7 +14,7 @@ import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar
 import * as clock from "./clock.js";
 import * as store from "./store.js";
 import { cannotGo, effectText, logLine, refusalText } from "./onecard_text.js";
-import { seatCount, seatPlays, onAutopilot, botTookOver, isWinner, handCount, standingOrder } from "./seats.js";
+import { seatCount, seatPlays, onAutopilot, botTookOver, isOut, isWinner, handCount, standingOrder } from "./seats.js";
 
 export { effectText }; // the preview, pure (onecard_text.js)
 
@@ -43,7 +43,7 @@ export function render(ctl, root) {
   const me = ctl.seat();
   const gone = me !== null && botTookOver(v, me); // a bot plays my seat now: nothing to press
   const myTurn = !ctl.replay && !v.finished && v.turn === me && me !== null && !gone; // a replay is read-only
-  const out = me !== null && (v.eliminated || []).includes(me);
+  const out = isOut(v, me);
   const autoOn = me !== null && onAutopilot(v, me) && !botTookOver(v, me);
 
   const head = gameHeader(ctl, [
@@ -59,7 +59,7 @@ export function render(ctl, root) {
     others.push(s);
   }
   const opp = h("ol.oc-opponents", {}, others.map((s) => {
-    const elim = (v.eliminated || []).includes(s);
+    const elim = isOut(v, s);
     return h("li.opp", { class: [v.turn === s ? "turn" : "", elim ? "out" : ""].join(" "), dataset: { seat: s } },
       h("span.name", {}, seatName(ctl, s)),
       h("span.count", { title: "카드 수" }, cardBack({ class: "mini" }), ` ${handCount(v, s)}장`),
@@ -340,7 +340,7 @@ function results(ctl) {
       // end, as 줄줄이 벌점's and Hakka's (only a bot's win was: trial finding)
       h("td", {}, seatName(ctl, s), meMark(ctl, s), tookOverMark(v, s)),
       h("td", {}, isWinner(v, s) ? "승리"
-        : (v.eliminated || []).includes(s) ? "탈락" : `${handCount(v, s)}장 남음`)));
+        : isOut(v, s) ? "탈락" : `${handCount(v, s)}장 남음`)));
   }
   return resultsPanel(ctl, [h("p.result-title", {}, title),
     h("table.scores", {}, h("tbody", {}, rows))], "게임 결과");
@@ -364,7 +364,7 @@ function updateFloat(ctl) {
     if (until) st.window.until = until;
   }
   const w = st.window;
-  const open = w && clock.serverNow() < w.until && !v?.finished && me !== null && !(v.eliminated || []).includes(me)
+  const open = w && clock.serverNow() < w.until && !v?.finished && me !== null && !isOut(v, me)
     && !botTookOver(v, me);
   if (!open) {
     const had = el.contains(document.activeElement);
