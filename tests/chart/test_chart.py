@@ -9,6 +9,7 @@ contract (docs/protocol.md §6), monitoring toggles, schema rejections.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
@@ -21,6 +22,7 @@ import kubernetes_validate
 import pytest
 import yaml
 from chartlib import ALL_VALUES, CHART, ROOT, Manifest, by_kind, pod_specs, run_helm, values_args
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 Rendered = Callable[[str], list[Manifest]]
 # The oldest Kubernetes the chart supports (Chart.yaml kubeVersion: gRPC probes
@@ -138,9 +140,12 @@ def test_gateway_believes_x_forwarded_for_only_behind_a_cluster_ip(
         template: Callable[..., Any]) -> None:
     """The client address keys the per-address limits (docs/websocket.md
     1.1): with a ClusterIP Service only the ingress or load balancer reaches
-    the Pods, so X-Forwarded-For is believed; a NodePort or LoadBalancer
-    Service may be reached by clients themselves, so it is not, unless the
-    operator names the proxies."""
+    the Pods, so X-Forwarded-For is believed from the cluster's private
+    addresses, and the client is the last address a proxy appended, not
+    the first, which the client writes itself (with "*", the default
+    before, rotating it made every sign-up a new address); a NodePort or
+    LoadBalancer Service may be reached by clients themselves, so it is
+    not believed, unless the operator names the proxies."""
     def forwarded(*sets: str) -> str:
         done = template(*[a for s in sets for a in ("--set", s)])
         assert done.returncode == 0, done.stderr
@@ -148,7 +153,25 @@ def test_gateway_believes_x_forwarded_for_only_behind_a_cluster_ip(
         (gw,) = pod_specs(docs)["Deployment/ttanjit-gateway"]["containers"]
         return str({e["name"]: e.get("value") for e in gw["env"]}["TTANJIT_FORWARDED_ALLOW_IPS"])
 
-    assert forwarded() == "*"
+    def client(allow: str, peer: str, header: str) -> str:
+        """The client address the gateway's server (uvicorn, given the
+        chart's value) makes of a request from ``peer`` with ``header``."""
+        seen: list[str] = []
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:
+            seen.append(scope["client"][0])
+
+        scope = {"type": "http", "scheme": "http", "client": (peer, 40000),
+                 "headers": [(b"x-forwarded-for", header.encode())]}
+        asyncio.run(ProxyHeadersMiddleware(app, trusted_hosts=allow)(scope, None, None))  # type: ignore[arg-type]
+        return seen[0]
+
+    cluster = forwarded()
+    # the client wrote "6.6.6.6"; the load balancer (10.0.3.1) and the
+    # ingress Pod (10.42.0.7) appended the addresses they were reached from
+    assert client(cluster, "10.42.0.7", "6.6.6.6, 203.0.113.9, 10.0.3.1") == "203.0.113.9"
+    assert client(cluster, "10.42.0.7", "203.0.113.9") == "203.0.113.9"
+    assert client(cluster, "203.0.113.50", "6.6.6.6") == "203.0.113.50"  # not a proxy
     assert forwarded("gateway.service.type=LoadBalancer") == "127.0.0.1"
     assert forwarded("gateway.service.type=NodePort") == "127.0.0.1"
     assert forwarded("gateway.service.type=LoadBalancer",
