@@ -123,6 +123,8 @@ def stack_env(var: Path | None = None) -> dict[str, str]:
         # that reached a shard's link could act for any player (fuzz
         # finding); the gateway's web port stays open to phones on the LAN
         "TTANJIT_GRPC_HOST": env.get("TTANJIT_GRPC_HOST", "127.0.0.1"),
+        # and the metrics ports (a local Prometheus scrapes 127.0.0.1)
+        "TTANJIT_METRICS_HOST": env.get("TTANJIT_METRICS_HOST", "127.0.0.1"),
         "TTANJIT_DRAIN_TIMEOUT_S": env.get("TTANJIT_DRAIN_TIMEOUT_S", "3"),
         # a local demo: a quick match fills with bots after 5 s (deployments: 15 s)
         "TTANJIT_BOT_WAIT_MS": env.get("TTANJIT_BOT_WAIT_MS", "5000"),

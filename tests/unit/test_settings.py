@@ -63,8 +63,11 @@ def test_make_run_keeps_its_internal_ports_on_loopback(
     _clear(monkeypatch)
     monkeypatch.setenv("TTANJIT_VAR_DIR", str(tmp_path))
     env = stack_env()
-    assert env["TTANJIT_GRPC_HOST"] == "127.0.0.1"
-    assert Settings.from_env("shard").grpc_host == "0.0.0.0"  # a Pod's default: all its interfaces
+    assert env["TTANJIT_GRPC_HOST"] == env["TTANJIT_METRICS_HOST"] == "127.0.0.1"
+    # a Pod's default: all its interfaces
+    assert Settings.from_env("shard").grpc_host == Settings.from_env("shard").metrics_host == "0.0.0.0"
+    monkeypatch.setenv("TTANJIT_METRICS_HOST", "127.0.0.1")
+    assert Settings.from_env("matchmaker").metrics_host == "127.0.0.1"
     procfile = (Path(__file__).parents[2] / "deploy" / "Procfile").read_text()
     assert '-a 127.0.0.1 -p "$TTANJIT_NATS_PORT"' in procfile
 

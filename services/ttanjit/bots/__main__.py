@@ -30,7 +30,7 @@ async def main(cfg: Settings) -> int:
     worker = BotWorker(nc, cfg.prefix, capacity)
     await worker.start()
     if cfg.metrics_port:
-        metrics_http.serve(cfg.metrics_port, healthy=lambda: nc.is_connected)
+        metrics_http.serve(cfg.metrics_port, cfg.metrics_host, healthy=lambda: nc.is_connected)
     log.info("bot worker ready", extra={"subject": worker.subject, "capacity": capacity})
     await stop.wait()
     log.info("draining", extra={"inflight": worker.inflight})

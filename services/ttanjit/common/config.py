@@ -55,6 +55,7 @@ class Settings:
     prefix: str = "ttanjit.v1"
     js_replicas: int = 1
     metrics_port: int = 0  # 0 = no /metrics server
+    metrics_host: str = "0.0.0.0"  # its bind address (a Pod's: every interface)
     grpc_port: int = 7100
     grpc_host: str = "0.0.0.0"  # bind address
     advertise_host: str = ""  # what others dial (default: host name)
@@ -138,6 +139,7 @@ class Settings:
             prefix=_env_str("TTANJIT_NATS_PREFIX", cls.prefix),
             js_replicas=_env_int("TTANJIT_JS_REPLICAS", cls.js_replicas),
             metrics_port=_env_int("TTANJIT_METRICS_PORT", cls.metrics_port),
+            metrics_host=_env_str("TTANJIT_METRICS_HOST", cls.metrics_host),
             grpc_port=_env_int("TTANJIT_GRPC_PORT", d.grpc_port),
             grpc_host=_env_str("TTANJIT_GRPC_HOST", cls.grpc_host),
             advertise_host=_env_str("TTANJIT_ADVERTISE_HOST",

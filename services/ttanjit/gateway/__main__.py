@@ -26,7 +26,7 @@ def main() -> None:
     logsetup.setup("gateway", settings.log_level, settings.log_format)
     app = create_app(settings)
     if settings.metrics_port:  # never on the public HTTP port
-        metrics_http.serve(settings.metrics_port)
+        metrics_http.serve(settings.metrics_port, settings.metrics_host)
     try:
         import uvloop  # noqa: F401
         loop = "uvloop"

@@ -19,7 +19,7 @@ async def main() -> None:
     logsetup.setup("matchmaker", settings.log_level, settings.log_format)
     if settings.metrics_port:
         from ttanjit.common.metrics_http import serve as serve_metrics
-        serve_metrics(settings.metrics_port)
+        serve_metrics(settings.metrics_port, settings.metrics_host)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -51,7 +51,7 @@ async def main(cfg: Settings) -> int:
         await shard.link.start(cfg.grpc_host, cfg.link_port, cfg.advertise_host)
     await shard.start()
     if cfg.metrics_port:
-        metrics_http.serve(cfg.metrics_port,
+        metrics_http.serve(cfg.metrics_port, cfg.metrics_host,
                            healthy=lambda: not done.is_set() and not shard.draining)
     log.info("ready", extra={"settings": cfg.describe(), "grpc_port": port})
 
