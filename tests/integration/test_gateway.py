@@ -327,17 +327,21 @@ async def test_a_bad_frame_names_the_frame_it_refuses(gw: Stack) -> None:
 
 async def test_flooding_is_rate_limited(gw: Stack) -> None:
     c = await WSClient.signed_in(gw.http(), "도배")
+    t0 = time.monotonic()
     for i in range(120):
         await c.send({"type": "ping", "client_ms": i})
-    pongs, errors = 0, 0
+    pongs, errors, last = 0, 0, t0
     while True:
         try:
             f = await c.recv(1.0)
         except TimeoutError:
             break
+        last = time.monotonic()
         pongs += f["type"] == "pong"
         errors += f["type"] == "error" and f["code"] == "rate_limited"
-    assert 30 <= pongs <= 60 and errors >= 1
+    # a burst of 40, then 20 a second for as long as the gateway took over
+    # the 120 (well under a second when quiet; more on a loaded machine)
+    assert 30 <= pongs <= 41 + 20 * (last - t0) and errors >= 1, (pongs, last - t0)
     await asyncio.sleep(1.0)
     c._i = len(c.frames)
     await c.send({"type": "ping", "client_ms": 999})
@@ -353,14 +357,22 @@ async def test_every_action_the_rate_limit_drops_is_answered(gw: Stack, proto: b
     a later reconnect, where a stale move could land on a later turn);
     other frames get at most one ``rate_limited`` a second. Nothing is done."""
     c = await WSClient.signed_in(gw.http(), "연타", proto=proto)
+    t0 = time.monotonic()
     for i in range(60):  # the burst (40) and then some
         await c.send({"type": "ping", "client_ms": i})
-    for i in range(3):
+    for i in range(10):
         await c.send({"type": "action", "game_id": "g-nope", "cmd_id": f"flood{i}",
                       "action": {"type": "draw"}})
-    got = [await c.wait_for(lambda f, i=i: f.get("cmd_id") == f"flood{i}") for i in range(3)]
-    assert [(f["type"], f["code"], f.get("ref")) for f in got] == [("error", "rate_limited", "action")] * 3
-    assert got[0]["message"] == "너무 빨리 보내고 있어요. 잠시 후 다시 해 주세요."
+    got = [await c.wait_for(lambda f, i=i: f.get("cmd_id") == f"flood{i}") for i in range(10)]
+    took = time.monotonic() - t0
+    # every one answered; dropped ones as rate_limited (a loaded machine's
+    # gateway, paused 50 ms among them, may let one through to the game's
+    # own refusal: a token refilled)
+    dropped = [f for f in got if f["code"] == "rate_limited"]
+    assert all(f["type"] == "error" and f.get("ref") == "action" for f in got), got
+    assert len(dropped) >= 10 - 20 * took and len(dropped) >= 5, (got, took)
+    assert dropped[0]["message"] == "너무 빨리 보내고 있어요. 잠시 후 다시 해 주세요."
+    assert {f["code"] for f in got} <= {"rate_limited", "not_in_game"}, got
     await asyncio.sleep(0.5)
     while True:
         try:
@@ -368,7 +380,9 @@ async def test_every_action_the_rate_limit_drops_is_answered(gw: Stack, proto: b
         except TimeoutError:
             break
     warned = [f for f in c.frames if f["type"] == "error" and "cmd_id" not in f]
-    assert [f["code"] for f in warned] == ["rate_limited"]  # the pings: one warning
+    # the pings: one warning (at most one a second)
+    assert [f["code"] for f in warned][:1] == ["rate_limited"]
+    assert len(warned) <= 1 + took, (warned, took)
     await c.close()
 
 

@@ -23,11 +23,15 @@ from wsclient import WSClient
 pytestmark = pytest.mark.integration
 
 
+BOT_WAIT_MS = 12_000
+
+
 @pytest.fixture
 def st(nats_url: str, request: pytest.FixtureRequest) -> Iterator[Stack]:
-    # bot backfill after 6 s: the queued players are still queued when the
-    # leader dies, and are matched by the replica that takes over
-    with stack(nats_url, shards=1, gateways=1, bot_wait_ms=6000, matchmakers=2) as s:
+    # bot backfill after 12 s: the queued players are still queued when the
+    # leader dies, and are matched by the replica that takes over; the
+    # queue, the kill, a take-over (~2–5 s loaded) and a cancel fit in it
+    with stack(nats_url, shards=1, gateways=1, bot_wait_ms=BOT_WAIT_MS, matchmakers=2) as s:
         yield s
         rep = getattr(request.node, "rep_call", None)
         if rep is not None and rep.failed:
@@ -99,7 +103,7 @@ async def test_kill_leader_keeps_tickets_and_rooms(st: Stack) -> None:
 
     # the killed replica comes back as a follower; the lobby stays with the leader
     st.matchmakers.append(st.services.start("matchmaker", name="matchmaker-back", env={
-        "TTANJIT_BOT_WAIT_MS": "6000", "TTANJIT_TEST_OPTIONS": "1"}))
+        "TTANJIT_BOT_WAIT_MS": str(BOT_WAIT_MS), "TTANJIT_TEST_OPTIONS": "1"}))
     await asyncio.sleep(1.5)
     assert '"msg":"lobby taken over"' not in st.matchmakers[-1].log()
     for cl in (a, b, c, host, guest):

@@ -413,9 +413,11 @@ async def test_failover_keeps_the_remaining_time_of_the_clock(svc: Services) -> 
     a = svc.start("shard", name="shard-a")
     svc.start("shard", name="shard-b")
     nc = await nats.connect(svc.nats_url)
-    t_created = time.monotonic()
     (gid, pids), = await _games_on(a.ports["grpc"], 1, game)
     full = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
+    # from the answer that said `full` (before the game's creation: a loaded
+    # machine's CreateGame and first sync counted against the 300 ms)
+    t_created = time.monotonic()
     await asyncio.sleep(1.5)
     mid = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
     ran = (time.monotonic() - t_created) * 1000
@@ -435,14 +437,14 @@ async def test_failover_keeps_the_remaining_time_of_the_clock(svc: Services) -> 
 async def _clock_runs_then_kill(svc: Services) -> tuple[Any, str, list[str], int, float]:
     """The only shard, shard-0, hosts a game whose clock runs 3 s with no
     input, then is killed (-9): the NATS client, the game id, its players,
-    the turn's full time (ms) and the ms that ran from its creation to the
-    kill."""
+    the turn's time left at its first sync (ms) and the ms that ran from
+    that answer to the kill."""
     game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
     first = svc.start("shard", name="shard-0")
     nc = await nats.connect(svc.nats_url)
-    t_created = time.monotonic()
     (gid, pids), = await _games_on(first.ports["grpc"], 1, game)
     full = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
+    t_created = time.monotonic()  # from the answer that said `full`
     await asyncio.sleep(3.0)
     first.kill()
     return nc, gid, pids, full, (time.monotonic() - t_created) * 1000
@@ -615,7 +617,8 @@ async def test_sigterm_with_nats_gone_exits_at_once_and_loses_nothing(svc: Servi
     rcs = [await asyncio.to_thread(p.proc.wait, 20) for p in (a, b)]
     took = time.monotonic() - t0
     assert rcs == [0, 0], (rcs, a.log()[-3000:])
-    assert took < 3.0, (took, a.log()[-3000:])
+    # the bug waited out every step's NATS timeouts (> 8 s); quiet: ~1 s
+    assert took < 6.0, (took, a.log()[-3000:])
     assert '"msg":"drained"' in a.log()
     svc.nats.stop()
 
@@ -709,6 +712,7 @@ async def _drain_in_place(shard: Any, timeout_s: int) -> tuple[Any, float]:
     """``Drain`` without ``exit`` of ``shard`` (its answer, and the seconds
     it took)."""
     async with grpc.aio.insecure_channel(f"127.0.0.1:{shard.ports['grpc']}") as ch:
+        await asyncio.wait_for(ch.channel_ready(), 20)  # the connection is not the drain's time
         t0 = time.monotonic()
         out = await shard_pb2_grpc.ShardServiceStub(ch).Drain(
             shard_pb2.DrainRequest(timeout_s=timeout_s, exit=False), timeout=20)
@@ -723,7 +727,7 @@ async def test_drain_ends_at_its_timeout_and_serves_the_games_again(svc: Service
     a, b, nc, games, tails, accepted = await _beside_a_frozen_shard(svc, 21)
     try:
         out, took = await _drain_in_place(a, 1)
-        assert took < 2.5, took
+        assert took < 6, took  # a 1 s budget; the offer alone waited 10 s before
         assert (out.handed_over, out.left) == (0, 3), out
         assert "drain stops: timeout" in a.log()
         accepted += await _play_each(nc, tails, 22, 2)  # served by shard-a again
@@ -747,8 +751,8 @@ async def test_a_handover_nobody_took_does_not_run_the_games_clocks(svc: Service
     b = svc.start("shard", name="shard-b")
     nc = await nats.connect(svc.nats_url)
     (gid, pids), = await _games_on(a.ports["grpc"], 1, game)
-    t0 = time.monotonic()
     full = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
+    t0 = time.monotonic()  # from the answer that said `full`
     b.proc.send_signal(signal.SIGSTOP)
     try:
         out, took = await _drain_in_place(a, 3)
