@@ -14,7 +14,9 @@ from wsclient import WSClient
 
 @pytest.fixture(scope="module")
 def st(nats_url: str) -> Iterator[Stack]:
-    with stack(nats_url, shards=1, gateways=2, bots=True, rematch_ms=4000) as s:
+    # a 한 판 더 window of 8 s: a reload on the other gateway and its answer
+    # fit in it on a loaded machine (4 s did not always)
+    with stack(nats_url, shards=1, gateways=2, bots=True, rematch_ms=8000) as s:
         yield s
 
 
@@ -73,17 +75,20 @@ async def test_emotes_across_gateways_rate_limited(st: Stack) -> None:
     await a.wait_for(lambda f: f.get("type") == "emote")  # the sender sees it at its seat too
     await a.send({"type": "emote", "game_id": gid, "emote": "안녕하세요"})  # no free text
     assert (await a.wait_type("error"))["code"] == "bad_emote"
-    for _ in range(3):
+    # a burst of 3, then one every 2 s: of six at once, three at least are
+    # refused however long the reactions above took to come round
+    for _ in range(6):
         await a.send({"type": "emote", "game_id": gid, "emote": "laugh"})
     err = await a.wait_type("error")
     assert err["code"] == "too_many_emotes" and err["ref"] == "emote"
-    assert sum(f.get("type") == "emote" for f in a.frames) <= 3  # burst of 3
+    await asyncio.sleep(0.5)
+    assert sum(f.get("type") == "emote" and f.get("emote") == "laugh" for f in a.frames) <= 3
     # a player who left: the seat is the bot's, no reaction of theirs shows
     # there (it did, as the bot's: fuzz finding)
     await a.action(gid, {"type": "leave"})
     await asyncio.sleep(2.1)  # the emote bucket has a token again
     await a.send({"type": "emote", "game_id": gid, "emote": "wow"})
-    err = await a.wait_type("error")
+    err = await a.wait_for(lambda f: f.get("type") == "error" and f["code"] != "too_many_emotes")
     assert (err["code"], err["ref"]) == ("seat_is_bot", "emote"), err
     assert not [f for f in b.frames if f.get("type") == "emote" and f.get("emote") == "wow"]
     await b.action(gid, {"type": "leave"})
@@ -121,7 +126,7 @@ async def test_rematch_across_gateways_and_a_reload(st: Stack) -> None:
     new = m_a["game_id"]
     await b2.wait_for(lambda f: f.get("type") == "view" and f["game_id"] == new)
 
-    # the next time only a asks: the window (4 s here) closes, a plays on
+    # the next time only a asks: the window (8 s here) closes, a plays on
     # with a bot in b's seat, b is told the others started
     await play_to_the_end([a, b2], new)
     await b2.send({"type": "rematch_state", "game_id": new})  # no offer yet: nothing
@@ -195,7 +200,7 @@ async def test_a_later_offer_does_not_wait_for_one_who_went_to_the_lobby(st: Sta
     seat_b = (await view_of(b, gid))["seat"]
     await b.send({"type": "rematch_decline", "game_id": gid})
     await a.wait_for(rematch_frame(gid, "open"))
-    await a.wait_for(rematch_frame(gid, "expired"), 15)  # its 4 s window, nobody agreed
+    await a.wait_for(rematch_frame(gid, "expired"), 20)  # its 8 s window, nobody agreed
     await a.send({"type": "rematch", "game_id": gid})
     offer = (await a.wait_for(rematch_frame(gid, "open")))["rematch"]
     assert offer["declined"] == [seat_b] and offer["waiting"] == [], offer
