@@ -19,7 +19,7 @@ import nats
 import orjson
 import pytest
 from conftest import Services
-from wsclient import WSClient, two_in_a_room
+from wsclient import WSClient, sign_in, two_in_a_room
 
 from ttanjit.common.nats import GAMES_BUCKET, OWNERS_BUCKET, RESULTS_STREAM
 
@@ -116,13 +116,20 @@ async def test_abandoned_game_ends_is_freed_and_returning_players_see_it(
     # later: the shard has let the game go (here: gone altogether); the
     # game directory still tells the player how the game ended
     shard.kill()
+    # what a hello takes here without a game (a loaded machine's can be seconds)
+    plain = WSClient(http, sign_in(http, "보통"))
+    await plain.connect()
+    t0 = time.monotonic()
+    await plain.hello()
+    usual = time.monotonic() - t0
+    await plain.close()
     late = WSClient(http, guest.ident)
     await late.connect()
     t0 = time.monotonic()
     welcome = await late.hello()
     # the directory says finished: no 4.5 s of retries for a shard to take
     # over a game that is not coming back (the new-user trial's "연결 중…")
-    assert time.monotonic() - t0 < 3.0
+    assert time.monotonic() - t0 < usual + 3.0, (time.monotonic() - t0, usual)
     assert "game_id" not in welcome
     final = await late.wait_type("game_result", 20)
     assert final["game_id"] == gid and final["game"] == "onecard"

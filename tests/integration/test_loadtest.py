@@ -265,17 +265,17 @@ async def test_a_replay_whose_gateway_goes_away_ends_at_once(st: Stack,
     gw = st.add_gateway()
     try:
         http = f"http://127.0.0.1:{gw.ports['http']}"
-        t0 = time.monotonic()
         run = asyncio.ensure_future(replay(http, path, speed=1, progress=0, timeout_s=60))
         await asyncio.sleep(0.5 + kill_at)  # the replay starts its clock 0.5 s in
         assert not run.done()
         await asyncio.to_thread(gw.kill)
+        t0 = time.monotonic()
         report = await asyncio.wait_for(run, 50)
-        took = time.monotonic() - t0
+        took = time.monotonic() - t0  # from the kill: not the 60 s answer timeout
     finally:
         st.gateways.remove(gw)
         gw.stop()
-    assert took < 20, took
+    assert took < 15, took
     assert report["counts"]["connections_lost"] == 2 and report["failures"] == [], report
     assert {d["got"] for d in report["divergences"]} >= {"connection_lost"}
     assert report["rtt"]["action"]["count"] < recorded["rtt"]["action"]["count"]

@@ -47,19 +47,19 @@ async def test_completes_times_out_and_gives_up_when_the_server_goes() -> None:
 
         # the server goes while a request waits for its answer (8 s timeout)
         sub = await nc.subscribe("nobody.answers")  # a responder that never replies
-        t0 = time.monotonic()
         pending = asyncio.ensure_future(unless_disconnected(
             nc, nc.request("nobody.answers", b"?", timeout=8.0), 20.0))
         await asyncio.sleep(0.3)
         assert not pending.done()
         server.stop()
+        t0 = time.monotonic()  # the server gone (its stop waited for its exit)
         assert await pending == "nats connection lost"
-        assert time.monotonic() - t0 < 2.0
+        assert time.monotonic() - t0 < 5  # not the request's 8 s
 
         # and while it is away, a new step is not even started
         t0 = time.monotonic()
         assert await unless_disconnected(nc, kv.put("k", b"w"), 20.0) == "nats connection lost"
-        assert time.monotonic() - t0 < 0.5
+        assert time.monotonic() - t0 < 3  # not the 20 s
         await sub.unsubscribe()
         await nc.close()
     finally:
