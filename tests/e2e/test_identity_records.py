@@ -12,6 +12,12 @@ from browserkit import listen_said, quick_match, shot, sign_in
 from conftest import CHROMIUM, CHROMIUM_ARGS
 
 PLAYER = "() => window.ttanjit.state.player"
+# when a toast of the given words came ("+") and went ("-"), in window.__said
+SAID_LOG = """(words) => { window.__said = [];
+  new MutationObserver((changes) => { for (const c of changes) {
+    for (const [sign, nodes] of [["+", c.addedNodes], ["-", c.removedNodes]]) {
+      for (const n of nodes) if (n.textContent.includes(words)) window.__said.push([sign, performance.now()]);
+    } } }).observe(document.getElementById("toasts"), { childList: true }); }"""
 
 
 def open_profile(browser: Any, profile: str, url: str) -> tuple[Any, Any]:
@@ -56,7 +62,7 @@ def test_identity_survives_tabs_restart_and_moves(browser: Any, stack: Any, new_
         # to send when the tab takes the player back (it waited 10 s for
         # "서버가 응답하지 않아요", then queued the player once taken back)
         page.locator('.game-card[data-game="onecard"] [data-act="quick"]').click()
-        page.wait_for_selector('.toast.error:has-text("이 창에서 계속하기")', timeout=3_000)
+        page.wait_for_selector('.toast.error:has-text("이 창에서 계속하기")', timeout=10_000)
         page.locator("#use-here").click()
         page.wait_for_selector('#net[data-state="open"]')
         page.wait_for_timeout(1_500)
@@ -66,13 +72,19 @@ def test_identity_survives_tabs_restart_and_moves(browser: Any, stack: Any, new_
         tab.wait_for_selector('#net[data-state="open"]')
         page.wait_for_selector('#net[data-state="replaced"]')
         # a new nickname, kept server-side
+        tab.evaluate(SAID_LOG, "이제 새이름으로 보여요.")
         tab.fill('input[name="new-nickname"]', "새이름")
         tab.locator('[data-act="rename"]').click()
         tab.wait_for_selector('#who:has-text("새이름")')
-        # said once the session is back on the new token (the reconnect wiped it: trial finding)
+        # said once, and kept its 3.5 s over the reconnect to the new token
+        # (the reconnect wiped it at once: trial finding) — told by when it
+        # came and went, not by looking after the reconnect (3.5 s had gone
+        # by then on a loaded machine)
         tab.wait_for_selector('#net[data-state="open"]')
-        tab.wait_for_timeout(300)
-        assert tab.locator('.toast:has-text("이제 새이름으로 보여요.")').count() == 1
+        tab.wait_for_function("() => window.__said.length === 2", timeout=10_000)
+        said = tab.evaluate("() => window.__said")
+        assert [s[0] for s in said] == ["+", "-"], said
+        assert said[1][1] - said[0][1] > 3_400, said
         lobby_open(tab)
         ctx.close()
         # the browser restarts with the same profile: same player, same name
