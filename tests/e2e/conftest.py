@@ -141,14 +141,7 @@ def new_page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Iter
         page = ctx.new_page()
         page.set_default_timeout(20_000)
         page.on("pageerror", lambda e: errors.append(str(e)))
-        # what the page could not load, said if the test fails (a page whose
-        # client never ran — no sign-in form in 20 s — was seen twice in
-        # full runs, with nothing to say why)
-        failed_loads: list[str] = []
-        page.on("requestfailed", lambda r: failed_loads.append(f"{r.url}: {r.failure}"))
-        page.on("response", lambda r: failed_loads.append(f"{r.url}: {r.status}") if r.status >= 400 else None)
-        page.on("console", lambda m: failed_loads.append(f"console: {m.text}") if m.type == "error" else None)
-        page.__dict__["failed_loads"] = failed_loads
+        watch(page)
         # the gateway's Content-Security-Policy must not block anything the client does
         page.on("console", lambda m: errors.append(m.text) if m.type == "error"
                 and "Content Security Policy" in m.text else None)
@@ -159,13 +152,66 @@ def new_page(browser: Any, stack: Stack, request: pytest.FixtureRequest) -> Iter
     failed = getattr(request.node, "rep_call", None)
     if failed is not None and failed.failed:
         print(stack.logs())
-        for i, ctx in enumerate(contexts):
-            for page in ctx.pages:
-                print(f"===== page {i} =====\n{_page_state(page)}")
-                print("failed loads and console errors:", page.__dict__.get("failed_loads", [])[-20:])
+        dump_pages([p for ctx in contexts for p in ctx.pages])
     for ctx in contexts:
         ctx.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+# the pages `watch` saw in the running test
+_WATCHED: list[Any] = []
+
+
+def watch(page: Any) -> Any:
+    """Keep what ``page`` could not load and what it still waits for, said
+    by :func:`dump_pages` if the test fails: a page whose client never ran
+    (no sign-in form in 20 s) was seen three times in full runs, in fresh
+    and in persistent contexts, with nothing to say why."""
+    if "pending_loads" in page.__dict__:
+        return page
+    failed_loads: list[str] = []
+    pending: dict[Any, tuple[float, str]] = {}
+    t0 = time.monotonic()
+
+    def ms() -> str:
+        return f"{(time.monotonic() - t0) * 1000:.0f} ms"
+
+    page.on("request", lambda r: pending.__setitem__(r, (time.monotonic(), f"{r.method} {r.url}")))
+    page.on("requestfinished", lambda r: pending.pop(r, None))
+    page.on("requestfailed", lambda r: (pending.pop(r, None),
+                                        failed_loads.append(f"{ms()} {r.url}: {r.failure}")))
+    page.on("response", lambda r: failed_loads.append(f"{ms()} {r.url}: {r.status}")
+            if r.status >= 400 else None)
+    page.on("console", lambda m: failed_loads.append(f"{ms()} console: {m.text}")
+            if m.type == "error" else None)
+    page.on("crash", lambda _: failed_loads.append(f"{ms()} the page crashed"))
+    page.__dict__["failed_loads"] = failed_loads
+    page.__dict__["pending_loads"] = pending
+    _WATCHED.append(page)
+    return page
+
+
+def dump_pages(pages: list[Any]) -> None:
+    for i, page in enumerate(pages):
+        print(f"===== page {i}: {page.url} =====\n{_page_state(page)}")
+        print("failed loads and console errors:", page.__dict__.get("failed_loads", [])[-20:])
+        now = time.monotonic()
+        print("requests under way:", [f"{what} ({(now - t) * 1000:.0f} ms)"
+                                      for t, what in page.__dict__.get("pending_loads", {}).values()])
+
+
+@pytest.fixture(autouse=True)
+def _dump_watched_pages(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A failed test's watched pages that no fixture closed (a persistent
+    context's) say their state too."""
+    _WATCHED.clear()
+    yield
+    open_pages = [p for p in _WATCHED if not p.is_closed()]
+    _WATCHED.clear()
+    failed = getattr(request.node, "rep_call", None)
+    if open_pages and failed is not None and failed.failed:
+        print("===== watched pages still open after the test =====")
+        dump_pages(open_pages)
 
 
 def _page_state(page: Any) -> str:

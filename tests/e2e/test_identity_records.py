@@ -9,7 +9,7 @@ import tempfile
 from typing import Any
 
 from browserkit import listen_said, quick_match, shot, sign_in
-from conftest import CHROMIUM, CHROMIUM_ARGS
+from conftest import CHROMIUM, CHROMIUM_ARGS, watch
 
 PLAYER = "() => window.ttanjit.state.player"
 # when a toast of the given words came ("+") and went ("-"), in window.__said
@@ -24,7 +24,8 @@ def open_profile(browser: Any, profile: str, url: str) -> tuple[Any, Any]:
     ctx = browser.browser_type.launch_persistent_context(
         profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, locale="ko-KR",
         viewport={"width": 1000, "height": 800})
-    page = ctx.pages[0] if ctx.pages else ctx.new_page()
+    ctx.on("page", watch)  # a tab it opens later, said if the test fails
+    page = watch(ctx.pages[0] if ctx.pages else ctx.new_page())
     page.set_default_timeout(20_000)
     page.goto(url)
     return ctx, page
