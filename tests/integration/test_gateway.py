@@ -278,6 +278,19 @@ async def test_unauthenticated_frames_are_refused(gw: Stack) -> None:
     await c.close()
 
 
+async def test_an_unknown_type_is_named_back_only_if_it_is_a_name(gw: Stack) -> None:
+    """docs/websocket.md 1: ``ref`` names the frame's type; an unknown type
+    that is no name (control characters, 200 bytes) is not echoed back
+    (fuzz finding)."""
+    c = await WSClient.signed_in(gw.http(), "이상한")
+    for kind, ref in (("dance", "dance"), ("da\u0007nce\n", None), ("x" * 200, None),
+                      ("Dance", None)):
+        await c.send({"type": kind})
+        err = await c.wait_type("error")
+        assert (err["code"], err.get("ref")) == ("unknown_type", ref), (kind, err)
+    await c.close()
+
+
 @pytest.mark.parametrize("raw,code", [
     ("not json", "bad_frame"),
     ("[1, 2]", "bad_frame"),

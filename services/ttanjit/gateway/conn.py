@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 import secrets
 import time
 from collections import deque
@@ -107,6 +108,8 @@ LOBBY_REQUESTS = frozenset({"queue", "cancel_queue", "room_create", "room_join",
 MATCHMAKER_CALLS = LOBBY_REQUESTS | {"rematch", "rematch_decline", "rematch_state", "ratings"}
 # matchmaker calls waiting their turn at most (a flood meanwhile: rate_limited)
 LANE_MAX = 8
+# what an error's `ref` may echo of the frame's `type` (docs/websocket.md 1)
+_REF = re.compile(r"[a-z][a-z0-9_]{0,31}")
 Handler = Callable[["Connection", dict[str, Any]], Awaitable[None]]
 
 
@@ -260,7 +263,10 @@ class Connection:
         m.REJECTIONS.labels(code).inc()
         frame: dict[str, Any] = {"type": "error", "code": code,
                                  "message": message or FrameError(code).message}
-        if ref:
+        # the type of the frame answered — a name, not whatever a client
+        # put there (an unknown type's control characters and 200 bytes
+        # came back: fuzz finding)
+        if ref and _REF.fullmatch(ref):
             frame["ref"] = ref
         if isinstance(cmd_id, str) and cmd_id:
             frame["cmd_id"] = cmd_id
