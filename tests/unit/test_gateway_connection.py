@@ -1107,15 +1107,19 @@ async def test_a_token_that_is_not_ascii_is_a_bad_token(tok: str) -> None:
     assert t.frames()[-1]["code"] == "bad_token" and c.session is None
 
 
-async def test_an_action_in_a_game_its_shard_released_is_game_finished_at_once() -> None:
+@pytest.mark.parametrize("substituted", [False, True], ids=["mine", "taken_by_a_bot"])
+async def test_an_action_in_a_game_its_shard_released_is_game_finished_at_once(
+        substituted: bool) -> None:
     """A tab left open past the game's end (its shard no longer serves it)
     sent an action: five seconds of retries for a responder, then "try
-    again later". It is told the game is over, and nothing is sent."""
+    again later". It is told the game is over, and nothing is sent — also
+    when a bot had the seat at the end (it was told ``seat_is_bot``: fuzz)."""
     c, t, gw = make()
     gw.state = {"ratings": [], "game_id": "g1", "seat": 0}
-    gw.sync_reply = {"seq": 9, "view": {"seat": 0, "finished": True}, "game": "g1"}
+    seats = [{"substituted": True}, {}] if substituted else 2
+    gw.sync_reply = {"seq": 9, "view": {"seat": 0, "finished": True, "seats": seats}, "game": "g1"}
     await hello(c, gw, t)
-    assert c.finished_game
+    assert c.finished_game and c.session is not None and c.session.substituted is substituted
     sent = len(gw.commands)
     await send(c, {"type": "action", "cmd_id": "c9", "action": {"type": "draw"}})
     last = t.frames()[-1]

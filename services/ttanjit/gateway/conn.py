@@ -1044,11 +1044,12 @@ class Connection:
             raise FrameError("not_in_game")
         if "seat" in f and f["seat"] != s.seat:
             raise FrameError("not_your_seat")
+        if self.finished_game:  # as its shard says (it no longer serves the game: 5 s
+            # of retries for no responder, then "try again later"); over
+            # whoever held the seat at the end (fuzz: "seat_is_bot")
+            raise FrameError("game_finished")
         if s.substituted:  # RULES.md 4: the player may watch, not retake the seat
             raise FrameError("seat_is_bot")
-        if self.finished_game:  # as its shard says (it no longer serves the game: 5 s
-            # of retries for no responder, then "try again later")
-            raise FrameError("game_finished")
         t0 = time.perf_counter()
         reply = await self.gw.command(gid, s.player, cmd_id, action)
         part = reply.pop(OWN_PART, None)
