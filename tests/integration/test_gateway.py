@@ -26,6 +26,7 @@ from stack import Stack, stack
 from websockets.sync.client import connect as sync_connect
 from wsclient import WSClient, sign_in
 
+from ttanjit.gateway import codec
 from ttanjit.gateway.errors import MESSAGES
 
 pytestmark = pytest.mark.integration
@@ -276,6 +277,20 @@ async def test_unauthenticated_frames_are_refused(gw: Stack) -> None:
     await c.send({"type": "hello", "token": c.ident["token"]})
     assert (await c.wait_type("error"))["code"] == "already_hello"
     await c.close()
+
+
+async def test_the_clients_first_subprotocol_is_taken(gw: Stack) -> None:
+    """docs/websocket.md 2: of the two subprotocols, the one the client
+    names first (the protobuf one was taken whenever offered: fuzz)."""
+    url = gw.http().replace("http://", "ws://") + "/ws"
+    for offered, chosen in (([codec.JSON_SUBPROTOCOL, codec.PROTO_SUBPROTOCOL], codec.JSON_SUBPROTOCOL),
+                            ([codec.PROTO_SUBPROTOCOL, codec.JSON_SUBPROTOCOL], codec.PROTO_SUBPROTOCOL),
+                            (["chat", codec.PROTO_SUBPROTOCOL], codec.PROTO_SUBPROTOCOL)):
+        async with websockets.connect(url, subprotocols=offered, compression=None) as ws:  # type: ignore[arg-type]
+            assert ws.subprotocol == chosen, offered
+            await ws.send(orjson.dumps({"type": "ping"}).decode())  # JSON: refused as the wrong kind if proto
+            got = await asyncio.wait_for(ws.recv(), 10)
+            assert isinstance(got, str) is (chosen == codec.JSON_SUBPROTOCOL), (offered, got)
 
 
 async def test_an_unknown_type_is_named_back_only_if_it_is_a_name(gw: Stack) -> None:

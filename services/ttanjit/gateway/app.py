@@ -546,10 +546,12 @@ async def websocket(gw: Gateway, scope: dict[str, Any], receive: Any, send: Any)
     if first["type"] != "websocket.connect":
         return
     opened = now_ms()  # the order sockets came in (Connection.opened_at)
+    # the first of ours the client offers, in its order of preference (the
+    # protobuf one was taken whenever offered: fuzz finding)
     offered = scope.get("subprotocols") or []
-    proto = codec.PROTO_SUBPROTOCOL in offered
-    chosen = codec.PROTO_SUBPROTOCOL if proto else (
-        codec.JSON_SUBPROTOCOL if codec.JSON_SUBPROTOCOL in offered else None)
+    chosen = next((p for p in offered if p in (codec.PROTO_SUBPROTOCOL, codec.JSON_SUBPROTOCOL)),
+                  None)
+    proto = chosen == codec.PROTO_SUBPROTOCOL
     await send({"type": "websocket.accept", "subprotocol": chosen})
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     conn = Connection(gw, AsgiTransport(send), proto, (query.get("token") or [None])[0],
