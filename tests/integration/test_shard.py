@@ -670,7 +670,10 @@ async def test_two_shards_stopped_at_once_leave_their_games_for_the_next(svc: Se
 
 async def _beside_a_frozen_shard(svc: Services, seed: int) -> tuple[Any, ...]:
     """shard-a with 3 games (two moves each played, ``seed``) and shard-b
-    SIGSTOPped after both started: ``(a, b, nc, games, tails, accepted)``."""
+    beside it, for the caller to SIGSTOP at the last moment (its lease
+    must still be live when shard-a chooses it: a loaded machine's second
+    between the two once let it run out, and shard-a found nobody):
+    ``(a, b, nc, games, tails, accepted)``."""
     game = "penalty_rows" if "penalty_rows" in AVAILABLE else AVAILABLE[0]
     a = svc.start("shard", name="shard-a")
     b = svc.start("shard", name="shard-b")
@@ -678,7 +681,6 @@ async def _beside_a_frozen_shard(svc: Services, seed: int) -> tuple[Any, ...]:
     games = await _games_on(a.ports["grpc"], 3, game)
     tails = [await RecordTail(nc, gid).start() for gid, _ in games]
     accepted = await _play_each(nc, tails, seed, 2)
-    b.proc.send_signal(signal.SIGSTOP)
     return a, b, nc, games, tails, accepted
 
 
@@ -693,6 +695,7 @@ async def test_a_handover_whose_target_stopped_answering_is_given_up_with_its_le
     every move."""
     a, b, nc, games, tails, accepted = await _beside_a_frozen_shard(svc, 31)
     try:
+        b.proc.send_signal(signal.SIGSTOP)
         t0 = time.monotonic()
         a.proc.send_signal(signal.SIGTERM)
         rc = await asyncio.to_thread(a.proc.wait, 30)
@@ -708,11 +711,12 @@ async def test_a_handover_whose_target_stopped_answering_is_given_up_with_its_le
     await nc.close()
 
 
-async def _drain_in_place(shard: Any, timeout_s: int) -> tuple[Any, float]:
+async def _drain_in_place(shard: Any, timeout_s: int, freeze: Any) -> tuple[Any, float]:
     """``Drain`` without ``exit`` of ``shard`` (its answer, and the seconds
-    it took)."""
+    it took), ``freeze`` SIGSTOPped right before it."""
     async with grpc.aio.insecure_channel(f"127.0.0.1:{shard.ports['grpc']}") as ch:
         await asyncio.wait_for(ch.channel_ready(), 20)  # the connection is not the drain's time
+        freeze.proc.send_signal(signal.SIGSTOP)
         t0 = time.monotonic()
         out = await shard_pb2_grpc.ShardServiceStub(ch).Drain(
             shard_pb2.DrainRequest(timeout_s=timeout_s, exit=False), timeout=20)
@@ -726,7 +730,7 @@ async def test_drain_ends_at_its_timeout_and_serves_the_games_again(svc: Service
     here again, with every accepted move in the record."""
     a, b, nc, games, tails, accepted = await _beside_a_frozen_shard(svc, 21)
     try:
-        out, took = await _drain_in_place(a, 1)
+        out, took = await _drain_in_place(a, 1, b)
         assert took < 6, took  # a 1 s budget; the offer alone waited 10 s before
         assert (out.handed_over, out.left) == (0, 3), out
         assert "drain stops: timeout" in a.log()
@@ -753,9 +757,8 @@ async def test_a_handover_nobody_took_does_not_run_the_games_clocks(svc: Service
     (gid, pids), = await _games_on(a.ports["grpc"], 1, game)
     full = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
     t0 = time.monotonic()  # from the answer that said `full`
-    b.proc.send_signal(signal.SIGSTOP)
     try:
-        out, took = await _drain_in_place(a, 3)
+        out, took = await _drain_in_place(a, 3, b)
         frozen = took * 1000
         assert (out.handed_over, out.left) == (0, 1), out
         left = (await sync(nc, gid, pids[0], 0))["deadline"]["remaining_ms"]
