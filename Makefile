@@ -48,8 +48,14 @@ run: install
 
 # The web client's node unit tests (node --test, gateway/web/test) run inside
 # pytest: tests/unit/test_web_client_js.py.
+# The container tier runs after the rest, not beside it: its podman networks
+# and containers add and remove network interfaces, and Chromium fails every
+# request under way when it sees one come or go (net::ERR_NETWORK_CHANGED,
+# loopback too): a browser test's page lost a module and never ran.
 test: install browser pushgateway tools
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --ignore=tests/container; rest=$$?; \
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests/container; tier=$$?; \
+	test $$rest = 0 && test $$tier = 0
 
 # The README's screenshots, from the browser tests (make test writes them to a
 # scratch folder only).
