@@ -580,3 +580,44 @@ def test_client_previews_follow_the_rules(new_page: Any) -> None:
     assert "2번 줄 2장을 모두 가져가요" in out["higherTwo"]
     assert "공격 4장" in out["twos"] and "공격 12장" in out["jokers"]
     assert (out["set"], out["run"], out["none"]) == ("set", "run", None)
+
+
+def test_a_page_whose_code_did_not_load_loads_again_once(new_page: Any) -> None:
+    """A module of the client lost on the way (the network changed under
+    the page: Chromium fails every request under way when a network
+    interface comes or goes) left the page on "불러오는 중…" for good. It
+    loads again once by itself and runs."""
+    page = new_page(width=390, height=844)
+    lost: list[str] = []
+
+    def once(route: Any) -> None:
+        if lost:
+            route.continue_()
+        else:
+            lost.append(route.request.url)
+            route.abort("internetdisconnected")
+
+    page.route("**/js/lobby.js", once)
+    page.reload()
+    page.wait_for_selector("#nickname")  # the client ran, after a second load
+    assert len(lost) == 1 and page.evaluate("() => !!window.ttanjit")
+    assert page.evaluate("() => performance.getEntriesByType('navigation')[0].type") == "reload"
+    sign_in(page, "다시불러옴")
+
+
+def test_a_page_whose_code_cannot_load_says_so(new_page: Any) -> None:
+    """Lost again on the second load: the page says so, with a button,
+    instead of "불러오는 중…" for good (and does not reload over and over)."""
+    page = new_page(width=390, height=844)
+    tries: list[str] = []
+    page.route("**/js/lobby.js", lambda route: (tries.append(route.request.url),
+                                                route.abort("internetdisconnected")))
+    page.reload()
+    page.wait_for_selector('#app [role="alert"]:has-text("화면을 불러오지 못했어요.")')
+    again = page.locator('#app [data-act="reload"]')
+    assert again.inner_text() == "다시 불러오기"
+    page.wait_for_timeout(1_500)  # no third load by itself
+    assert len(tries) == 2, tries
+    page.unroute("**/js/lobby.js")
+    again.click()  # the network is back: the button loads it
+    page.wait_for_selector("#nickname")

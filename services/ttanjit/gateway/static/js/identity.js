@@ -17,10 +17,21 @@ function keep(body) {
   store.markSignedOut(false);
 }
 
+// A request the network lost (offline, or the network changed under it: a
+// phone between Wi-Fi and mobile data) is answered like a refusal, with
+// words for the player: it threw, and the button pressed did nothing.
+export const OFFLINE_MESSAGE = "서버에 연결할 수 없어요. 잠시 후 다시 해 주세요.";
+const offline = () => ({ ok: false, status: 0, body: { code: "offline", message: OFFLINE_MESSAGE } });
+
 async function post(path, body, auth = false) {
   const headers = { "content-type": "application/json" };
   if (auth) headers.authorization = `Bearer ${store.get("token", "")}`;
-  const res = await fetch(path, { method: "POST", headers, body: JSON.stringify(body || {}) });
+  let res;
+  try {
+    res = await fetch(path, { method: "POST", headers, body: JSON.stringify(body || {}) });
+  } catch {
+    return offline();
+  }
   const out = await res.json().catch(() => ({}));
   return { ok: res.ok, status: res.status, body: out };
 }
@@ -41,12 +52,7 @@ export async function ensureToken(force = false) {
 
 async function refresh() {
   const cred = store.get("refresh", null);
-  let r;
-  try {
-    r = await post("api/refresh", { refresh: cred });
-  } catch {
-    return store.get("token", null); // offline: the old token may still do
-  }
+  const r = await post("api/refresh", { refresh: cred });
   if (r.ok) {
     // refresh: null = another tab rotated it a moment ago; local storage has the new one
     keep({ ...r.body, refresh: r.body.refresh || store.get("refresh", null) });
@@ -59,13 +65,18 @@ async function refresh() {
     store.markSignedOut(true); // as after 로그아웃: a new start is a new account (review)
     return null;
   }
-  return store.get("token", null);
+  return store.get("token", null); // offline, or the store away: the old token may still do
 }
 
 /** GET a "me" route with the access token in the header. */
 export async function getJson(path) {
   const token = await ensureToken();
-  const res = await fetch(path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  let res;
+  try {
+    res = await fetch(path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  } catch {
+    return offline();
+  }
   const body = await res.json().catch(() => ({}));
   return { ok: res.ok, status: res.status, body };
 }
@@ -95,12 +106,7 @@ export async function claimCode(code) {
 export async function signOut() {
   const cred = store.get("refresh", null);
   if (cred) {
-    let r;
-    try {
-      r = await post("api/signout", { refresh: cred });
-    } catch {
-      return "서버에 연결할 수 없어요. 잠시 후 다시 해 주세요.";
-    }
+    const r = await post("api/signout", { refresh: cred });
     if (!r.ok) return r.body.message || "로그아웃하지 못했어요. 잠시 후 다시 해 주세요.";
   }
   store.clearAuth();

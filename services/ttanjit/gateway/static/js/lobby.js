@@ -4,7 +4,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import { state, GAMES, LEVELS } from "./state.js";
-import { signedIn } from "./identity.js";
+import { OFFLINE_MESSAGE, signedIn } from "./identity.js";
 import { accountBox, claimBox, ratingLabel } from "./records.js";
 import { liveBox } from "./watch.js";
 import { game } from "./game.js";
@@ -77,7 +77,7 @@ function signIn() {
       res = await fetch("api/guest", { method: "POST", headers: { "content-type": "application/json" },
         body: JSON.stringify({ nickname }) });
     } catch {
-      msg.textContent = "서버에 연결할 수 없어요. 잠시 후 다시 해 주세요.";
+      msg.textContent = OFFLINE_MESSAGE;
       return;
     }
     const body = await res.json().catch(() => ({}));

@@ -26,8 +26,7 @@ export function liveBox() {
   const load = async () => {
     clearTimeout(timer);
     if (!box.isConnected && timer !== null) return; // the lobby was left
-    let r;
-    try { r = await identity.getJson("api/live"); } catch { r = { ok: false, body: {} }; }
+    const r = await identity.getJson("api/live");
     const now = r.ok ? JSON.stringify(r.body.games || []) : shown;
     if (r.ok && now !== shown) { // drawn again only when it changed (a focused 관전 button stays)
       shown = now;

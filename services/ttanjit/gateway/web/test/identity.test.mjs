@@ -1,0 +1,44 @@
+// The identity's HTTP calls (static/js/identity.js) when the network loses
+// the request: fetch rejects (offline, or the network changed under it).
+// They threw, and a pressed button (닉네임 바꾸기, 다른 기기에서 계속하기, 내 기록)
+// did nothing; now they answer like a refusal, with words for the player.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+class Storage {
+  constructor() { this.m = new Map(); }
+  getItem(k) { return this.m.has(k) ? this.m.get(k) : null; }
+  setItem(k, v) { this.m.set(k, String(v)); }
+  removeItem(k) { this.m.delete(k); }
+}
+globalThis.localStorage = new Storage();
+globalThis.sessionStorage = new Storage();
+globalThis.window = { addEventListener: () => {} };
+globalThis.fetch = async () => { throw new TypeError("Failed to fetch"); };
+
+const identity = await import("../../static/js/identity.js");
+const store = await import("../../static/js/store.js");
+
+test("a lost request is answered as a refusal with the player's words", async () => {
+  store.set("token", "t");
+  store.set("expires_ms", Date.now() + 3_600_000);
+  store.set("refresh", "r");
+  for (const call of [() => identity.rename("새이름"), () => identity.transferCode(),
+    () => identity.claimCode("ABCDEFGH"), () => identity.getJson("api/history/onecard")]) {
+    const r = await call();
+    assert.equal(r.ok, false);
+    assert.equal(r.status, 0);
+    assert.equal(r.body.message, identity.OFFLINE_MESSAGE);
+  }
+  // 로그아웃 says why and keeps the player signed in
+  assert.equal(await identity.signOut(), identity.OFFLINE_MESSAGE);
+  assert.equal(store.get("refresh", null), "r");
+});
+
+test("a token due for refresh stays the old one while the network is away", async () => {
+  store.set("token", "old");
+  store.set("expires_ms", Date.now() + 1_000); // inside the early-refresh margin
+  store.set("refresh", "r");
+  assert.equal(await identity.ensureToken(), "old");
+  assert.equal(store.get("refresh", null), "r");
+});
