@@ -45,7 +45,7 @@ from ttanjit.gateway.errors import FrameError
 from ttanjit.gateway.finals import bot_levels
 from ttanjit.gateway.httperrors import refusal
 from ttanjit.gateway.identity import Identities
-from ttanjit.gateway.limits import Attempts
+from ttanjit.gateway.limits import Attempts, client_address
 from ttanjit.matchmaker import standings
 from ttanjit.matchmaker.ratings import Rating
 
@@ -393,7 +393,8 @@ def install(api: FastAPI, gw: Any) -> Account:
         """Continue as the player of a one-time code, on this device; 10
         attempts at once per client address, then one every 30 s (429
         ``too_many_attempts`` with ``Retry-After``)."""
-        address = request.client.host if request.client else ""
+        address = client_address(request.client.host if request.client else "",
+                                 request.headers.get("x-forwarded-for"))
 
         async def go() -> Any:
             assert acc.ids is not None

@@ -81,7 +81,7 @@ from ttanjit.gateway.headers import with_security_headers
 from ttanjit.gateway.httperrors import install as install_http_errors
 from ttanjit.gateway.httperrors import refusal, with_body_limit
 from ttanjit.gateway.identity import Identities
-from ttanjit.gateway.limits import Attempts, counted_address, limits_json
+from ttanjit.gateway.limits import Attempts, client_address, counted_address, limits_json
 from ttanjit.gateway.link import Links
 from ttanjit.gateway.replies import Replies
 from ttanjit.gateway.session import Session, due_checkpoints
@@ -624,7 +624,8 @@ def create_app(settings: Settings | None = None) -> Any:
             nick = clean_nickname(body.nickname)
         except FrameError as e:
             return refusal(e.code, 400)
-        address = request.client.host if request.client else ""
+        address = client_address(request.client.host if request.client else "",
+                                 request.headers.get("x-forwarded-for"))
         limit = signups if counted_address(address, "x-forwarded-for" in request.headers) else None
         if limit is not None:
             wait = limit.take(address, time.monotonic())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 from dataclasses import dataclass
 
 MAX_FRAME = 16 * 1024  # bytes a client frame may have
@@ -84,6 +85,31 @@ def counted_address(host: str, forwarded: bool) -> bool:
         return not ipaddress.ip_address(host).is_loopback
     except ValueError:
         return True  # not an address (a test client's name): counted
+
+
+_UNNAMED_PROXIES: set[str] = set()  # the peers warned of (a few)
+
+
+def client_address(peer: str, forwarded_for: str | None) -> str:
+    """The address a per-address limit keys on: ``peer``, the request's
+    client as uvicorn made it — taken from ``X-Forwarded-For`` when the peer
+    is a proxy ``TTANJIT_FORWARDED_ALLOW_IPS`` names. A request that carries
+    the header but kept its peer came through a proxy nobody named: every
+    client behind it shares its address (a cloud load balancer reaching
+    the Pods from public addresses, an IPv6 cluster's global Pod addresses,
+    beyond the chart's private ranges). Said once per such peer, in the log,
+    so that an operator names it before the shared limits bite."""
+    if forwarded_for and peer not in _UNNAMED_PROXIES and len(_UNNAMED_PROXIES) < 16:
+        hops = [h.strip().removeprefix("[").split("]")[0] for h in forwarded_for.split(",")]
+        hops += [h.rsplit(":", 1)[0] for h in hops if h.count(":") == 1]  # "a.b.c.d:port"
+        if peer not in hops:
+            _UNNAMED_PROXIES.add(peer)
+            logging.getLogger("ttanjit.gateway").warning(
+                "X-Forwarded-For from %s, a proxy TTANJIT_FORWARDED_ALLOW_IPS does not name: "
+                "every client behind it shares that address for the per-address limits "
+                "(name it: the chart's gateway.forwardedAllowIps)", peer,
+                extra={"peer": peer})
+    return peer
 
 
 class Attempts:
