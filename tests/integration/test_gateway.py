@@ -146,10 +146,10 @@ def test_a_body_declared_too_large_is_refused_before_it_comes(gw: Stack) -> None
     is read and dropped so that its sender gets the answer, not a reset."""
     host, port = gw.http().removeprefix("http://").split(":")
 
-    def post(declared: int, body: bytes) -> bytes:
+    def post(declared: int, body: bytes, more: bytes = b"") -> bytes:
         with socket.create_connection((host, int(port)), timeout=10) as s:
             s.sendall(b"POST /api/guest HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                      + f"Content-Length: {declared}\r\n\r\n".encode() + body)
+                      + more + f"Content-Length: {declared}\r\n\r\n".encode() + body)
             got = b""
             while chunk := s.recv(65536):
                 got += chunk
@@ -160,6 +160,32 @@ def test_a_body_declared_too_large_is_refused_before_it_comes(gw: Stack) -> None
     body = b'{"nickname": "' + b"a" * 600_000 + b'"}'
     head = post(len(body), body)
     assert head.startswith(b"HTTP/1.1 413 ") and b'"body_too_large"' in head, head[:300]
+    # a client that waits to be asked for its body is refused, not asked
+    head = post(20_000, b"", b"Expect: 100-continue\r\n")
+    assert head.startswith(b"HTTP/1.1 413 ") and b"100 Continue" not in head, head[:300]
+
+
+def test_a_proxy_nobody_named_is_said_once_in_the_log(gw: Stack) -> None:
+    """X-Forwarded-For from a peer TTANJIT_FORWARDED_ALLOW_IPS does not name
+    (a cloud load balancer reaching the Pods from public addresses, beyond
+    the chart's private ranges): all its clients share its address for the
+    per-address limits. The gateway says so once, naming the peer; a named
+    proxy's requests say nothing."""
+    strict = gw.add_gateway(TTANJIT_FORWARDED_ALLOW_IPS="10.9.9.9")
+    try:
+        for base in (f"http://127.0.0.1:{strict.ports['http']}", gw.http()):
+            for _ in range(2):
+                req = urllib.request.Request(
+                    f"{base}/api/guest", method="POST", data='{"nickname": "프록시"}'.encode(),
+                    headers={"Content-Type": "application/json", "X-Forwarded-For": "203.0.113.7"})
+                with urllib.request.urlopen(req, timeout=10) as r:
+                    assert r.status == 200
+        said = [ln for ln in strict.log().splitlines() if "a proxy TTANJIT_FORWARDED_ALLOW_IPS" in ln]
+        assert len(said) == 1 and "127.0.0.1" in said[0], said
+        assert "a proxy TTANJIT_FORWARDED_ALLOW_IPS" not in gw.gateways[0].log()
+    finally:
+        gw.gateways.remove(strict)
+        strict.stop()
 
 
 def test_new_guests_are_limited_per_address(gw: Stack) -> None:

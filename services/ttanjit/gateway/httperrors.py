@@ -187,7 +187,9 @@ def with_body_limit(app: Any, limit: int = MAX_BODY) -> Any:
         length = next((v for k, v in scope.get("headers") or () if k == b"content-length"), None)
         if length is not None and (not length.isdigit() or int(length) > limit):
             if length.isdigit():
-                if int(length) <= DRAIN_BODY:
+                # (a client waiting for "100 Continue" has sent nothing: not invited now)
+                expects = any(k == b"expect" for k, _ in scope.get("headers") or ())
+                if int(length) <= DRAIN_BODY and not expects:
                     await _drain(receive, 0)
                 await _too_large(send)
                 return
