@@ -53,6 +53,7 @@ run: install
 # request under way when it sees one come or go (net::ERR_NETWORK_CHANGED,
 # loopback too): a browser test's page lost a module and never ran.
 test: install browser pushgateway tools
+	trap 'exit 130' INT; \
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --ignore=tests/container; rest=$$?; \
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests/container; tier=$$?; \
 	test $$rest = 0 && test $$tier = 0
