@@ -4,8 +4,9 @@ Content-Security-Policy strict enough to matter on everything but the
 OpenAPI pages (``/docs``, ``/redoc``: FastAPI's Swagger UI loads its script
 from a CDN and starts it inline).
 
-The web client (``static/``) needs nothing else: one module script
-(``js/main.js``) and stylesheets from this origin, no inline script or
+The web client (``static/``) needs nothing else: a classic script
+(``js/boot.js``), one module script (``js/main.js``) and stylesheets from
+this origin, no inline script or
 style attribute (styles set through the CSSOM are not affected), fonts from
 ``fonts/``, ``fetch`` to ``api/guest`` and ``rules/``, and the WebSocket to
 ``/ws`` on the same host — which ``connect-src 'self'`` covers in CSP 3

@@ -15,9 +15,12 @@
     const el = ev.target;
     if (!(el instanceof HTMLScriptElement) || el.type !== "module") return;
     if (Date.now() - lastReload() > ONCE_MS) {
-      try { sessionStorage.setItem(KEY, String(Date.now())); } catch { return; }
-      setTimeout(() => location.reload(), 500);
-      return;
+      let kept = true;
+      try { sessionStorage.setItem(KEY, String(Date.now())); } catch { kept = false; }
+      if (kept) { // (else it could reload for good: say so instead)
+        setTimeout(() => location.reload(), 500);
+        return;
+      }
     }
     const app = document.getElementById("app");
     if (!app) return;
