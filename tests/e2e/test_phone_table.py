@@ -454,9 +454,9 @@ def test_the_next_card_picked_ends_a_refusal(new_page: Any, game: str, file: str
         v["turn"] = 0
     render(page, file, game, v)
     settled(page, ".hand .card")
-    page.evaluate(REFUSED)
+    # when the refusal came (its 5 s count from there)
+    shown = page.evaluate(f"async () => {{ await ({REFUSED})(); return performance.now(); }}")
     page.wait_for_selector("#refusal:not([hidden])")
-    shown = page.evaluate("() => performance.now()")
     page.locator(".hand .card").first.click()
     page.wait_for_selector("#refusal", state="hidden", timeout=4_500)
     # by the click, not at its 5 s (a loaded machine's click can take a second)

@@ -59,7 +59,7 @@ async def test_completes_times_out_and_gives_up_when_the_server_goes() -> None:
         # and while it is away, a new step is not even started
         t0 = time.monotonic()
         assert await unless_disconnected(nc, kv.put("k", b"w"), 20.0) == "nats connection lost"
-        assert time.monotonic() - t0 < 3  # not the 20 s
+        assert time.monotonic() - t0 < 1.5  # not the 20 s, nor a put's own timeout
         await sub.unsubscribe()
         await nc.close()
     finally:
