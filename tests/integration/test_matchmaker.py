@@ -96,8 +96,14 @@ async def test_matchmaker_places_retries_and_rates(services: Services, nc: objec
             await asyncio.sleep(0.1)
     stored = orjson.loads(entry.value)
     assert stored["games"] == 1 and stored["mu"] > 25
-    state = await stub.GetPlayer(matchmaker_pb2.PlayerRequest(player=loser))
-    pr = next(r for r in state.ratings if r.game == "penalty_rows")
+    # the loser's rating is written after the winner's (a loaded machine's
+    # GetPlayer came between the two once): asked until it is there
+    for _ in range(100):
+        state = await stub.GetPlayer(matchmaker_pb2.PlayerRequest(player=loser))
+        pr = next(r for r in state.ratings if r.game == "penalty_rows")
+        if pr.games:
+            break
+        await asyncio.sleep(0.1)
     assert pr.games == 1 and pr.mu < 25
 
     room = await stub.JoinRoom(matchmaker_pb2.JoinRoomRequest(
