@@ -623,3 +623,18 @@ def test_a_page_whose_code_cannot_load_says_so(new_page: Any) -> None:
     page.unroute("**/js/lobby.js")
     again.click()  # the network is back: the button loads it
     page.wait_for_selector("#nickname")
+
+
+def test_a_room_code_being_typed_stays_when_the_lobby_is_drawn_again(new_page: Any) -> None:
+    """The lobby drawn anew (a connection's welcome; after sign-in, the
+    address set) came up with an empty code box: what was typed was gone,
+    and 입장 then said to type a code (a full run's room test, once)."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "코드치는중")
+    page.fill('input[name="code"]', "ZZZZZZ")
+    page.evaluate("() => window.ttanjit.net.drop()")  # back with a new welcome: the lobby again
+    page.wait_for_selector('#net[data-state="open"]')
+    page.wait_for_function("() => window.__frames.filter((f) => f.type === 'welcome').length === 2")
+    assert page.input_value('input[name="code"]') == "ZZZZZZ"
+    page.get_by_role("button", name="입장").click()
+    page.wait_for_selector('.toast.error:has-text("방을 찾을 수 없어요")')  # asked with the code

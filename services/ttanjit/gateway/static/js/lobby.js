@@ -89,8 +89,10 @@ function signIn() {
     store.del("session");
     store.set("last_seq", 0);
     net.connect();
-    location.hash = "#/";
-    showLobby(document.getElementById("app"));
+    // drawn once: by the address's hashchange when it changes (drawn here
+    // as well, the lobby came twice, the second over what was typed)
+    if (location.hash === "#/") showLobby(document.getElementById("app"));
+    else location.hash = "#/";
   };
   return h("section.page.signin", {},
     h("h1", {}, "시작하기"), // the top bar already says 딴짓
@@ -174,14 +176,21 @@ function gameCard(g) {
   );
 }
 
+// the room code being typed, kept while the lobby is drawn anew (the
+// welcome of a connection, the address set after sign-in): a new box
+// came up empty, and 입장 then said to type a code (seen in a full run)
+let typedCode = "";
+
 function joinBox() {
   const code = h("input", { name: "code", placeholder: "방 코드", autocapitalize: "characters",
-    maxlength: 12, "aria-label": "방 코드" });
+    maxlength: 12, "aria-label": "방 코드", value: typedCode,
+    oninput: () => { typedCode = code.value; } });
   const join = async (ev) => {
     ev.preventDefault();
     const c = code.value.trim().toUpperCase();
     if (!c) { toast("친구에게 받은 방 코드를 넣어 주세요.", "error"); code.focus(); return; } // it did nothing
-    await net.ask({ type: "room_join", code: c }, ["room"], toast);
+    const f = await net.ask({ type: "room_join", code: c }, ["room"], toast);
+    if (f?.type === "room") typedCode = "";
   };
   return h("form.card-box.join", { onsubmit: join },
     h("h2", {}, "친구 방에 들어가기"),
