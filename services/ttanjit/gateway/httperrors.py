@@ -177,8 +177,9 @@ def with_body_limit(app: Any, limit: int = MAX_BODY) -> Any:
     the gateway growing by 400 MB: fuzz finding). So that a client still
     sending reads the answer, not a reset, the rest of a refused body is
     read and dropped first while it is within ``DRAIN_BODY`` in all and
-    comes within ``DRAIN_S``; a longer one is answered at once and its
-    connection closed. The body, read here, goes to ``app`` as it came."""
+    comes within ``DRAIN_S``; one declared longer, or whose client waits
+    for ``100 Continue``, is answered at once, unread. Every 413 closes
+    its connection. The body, read here, goes to ``app`` as it came."""
 
     async def limited(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
