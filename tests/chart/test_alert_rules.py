@@ -140,6 +140,13 @@ CASES = {
         [{"game": "onecard"}],
         "2%",
     ),
+    "TtanjitProxyNotNamed": Case(
+        [series("ttanjit_gateway_unnamed_proxy_requests_total", 'pod="gw-0"', "0x4 5+5x200")],
+        [series("ttanjit_gateway_unnamed_proxy_requests_total", 'pod="gw-0"', "0x200", ns="other")],
+        "15m",
+        [{}],
+        "333.3m",  # 5 a 15 s step: per second
+    ),
     "TtanjitRecordAppendFailing": Case(
         [series("ttanjit_shard_record_append_failures_total", 'pod="ttanjit-shard-0"',
                 "0x4 1+1x200")],

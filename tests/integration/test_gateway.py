@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import re
 import signal
 import socket
 import time
@@ -183,6 +184,15 @@ def test_a_proxy_nobody_named_is_said_once_in_the_log(gw: Stack) -> None:
         said = [ln for ln in strict.log().splitlines() if "a proxy TTANJIT_FORWARDED_ALLOW_IPS" in ln]
         assert len(said) == 1 and "127.0.0.1" in said[0], said
         assert "a proxy TTANJIT_FORWARDED_ALLOW_IPS" not in gw.gateways[0].log()
+
+        def counted(metrics: str) -> float:  # alert TtanjitProxyNotNamed
+            with urllib.request.urlopen(f"{metrics}/metrics", timeout=5) as r:
+                text = r.read().decode()
+            m = re.search(r"^ttanjit_gateway_unnamed_proxy_requests_total (\S+)$", text, re.M)
+            return float(m.group(1)) if m else -1.0
+
+        assert counted(f"http://127.0.0.1:{strict.ports['metrics']}") == 2
+        assert counted(gw.metrics()) == 0
     finally:
         gw.gateways.remove(strict)
         strict.stop()

@@ -6,6 +6,8 @@ import ipaddress
 import logging
 from dataclasses import dataclass
 
+from ttanjit.gateway import metrics as m
+
 MAX_FRAME = 16 * 1024  # bytes a client frame may have
 MAX_CMD_ID = 64  # characters of an action's cmd_id
 HARD_MAX_FRAME = 1024 * 1024  # above this the WebSocket layer closes (1009)
@@ -97,12 +99,17 @@ def client_address(peer: str, forwarded_for: str | None) -> str:
     the header but kept its peer came through a proxy nobody named: every
     client behind it shares its address (a cloud load balancer reaching
     the Pods from public addresses, an IPv6 cluster's global Pod addresses,
-    beyond the chart's private ranges). Said once per such peer, in the log,
-    so that an operator names it before the shared limits bite."""
-    if forwarded_for and peer not in _UNNAMED_PROXIES and len(_UNNAMED_PROXIES) < 16:
-        hops = [h.strip().removeprefix("[").split("]")[0] for h in forwarded_for.split(",")]
-        hops += [h.rsplit(":", 1)[0] for h in hops if h.count(":") == 1]  # "a.b.c.d:port"
-        if peer not in hops:
+    beyond the chart's private ranges). Counted
+    (``ttanjit_gateway_unnamed_proxy_requests_total``, alert
+    TtanjitProxyNotNamed) and said once per such peer in the log, so that an
+    operator names it before the shared limits bite."""
+    if not forwarded_for:
+        return peer
+    hops = [h.strip().removeprefix("[").split("]")[0] for h in forwarded_for.split(",")]
+    hops += [h.rsplit(":", 1)[0] for h in hops if h.count(":") == 1]  # "a.b.c.d:port"
+    if peer not in hops:
+        m.UNNAMED_PROXY.inc()
+        if peer not in _UNNAMED_PROXIES and len(_UNNAMED_PROXIES) < 16:
             _UNNAMED_PROXIES.add(peer)
             logging.getLogger("ttanjit.gateway").warning(
                 "X-Forwarded-For from %s, a proxy TTANJIT_FORWARDED_ALLOW_IPS does not name: "

@@ -37,6 +37,9 @@ _MM_CODES = {grpc.StatusCode.DEADLINE_EXCEEDED: MM_FAILED.labels("deadline"),
 LINKS_CLOSED = Counter("ttanjit_gateway_shard_links_closed_total",
                        "Shard links closed, by how", ["how"])
 REJECTIONS = Counter("ttanjit_gateway_rejections_total", "Frames refused", ["code"])
+UNNAMED_PROXY = Counter("ttanjit_gateway_unnamed_proxy_requests_total",
+                        "HTTP requests with X-Forwarded-For from a peer "
+                        "TTANJIT_FORWARDED_ALLOW_IPS does not name")
 
 for _r in ("gapless", "resync", "failed"):
     RESUMES.labels(_r)
