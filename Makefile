@@ -52,10 +52,11 @@ run: install
 # and containers add and remove network interfaces, and Chromium fails every
 # request under way when it sees one come or go (net::ERR_NETWORK_CHANGED,
 # loopback too): a browser test's page lost a module and never ran.
+PYTEST_2 = $(BIN)/python -m pytest -q -n 2 --dist loadfile
 test: install browser pushgateway tools
 	trap 'exit 130' INT; \
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --ignore=tests/container; rest=$$?; \
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile tests/container; tier=$$?; \
+	$(PYTEST_2) --ignore=tests/container; rest=$$?; \
+	$(PYTEST_2) tests/container; tier=$$?; \
 	test $$rest = 0 && test $$tier = 0
 
 # The README's screenshots, from the browser tests (make test writes them to a

@@ -393,8 +393,7 @@ def install(api: FastAPI, gw: Any) -> Account:
         """Continue as the player of a one-time code, on this device; 10
         attempts at once per client address, then one every 30 s (429
         ``too_many_attempts`` with ``Retry-After``)."""
-        address = client_address(request.client.host if request.client else "",
-                                 request.headers.get("x-forwarded-for"))
+        address = client_address(request)
 
         async def go() -> Any:
             assert acc.ids is not None

@@ -624,8 +624,7 @@ def create_app(settings: Settings | None = None) -> Any:
             nick = clean_nickname(body.nickname)
         except FrameError as e:
             return refusal(e.code, 400)
-        address = client_address(request.client.host if request.client else "",
-                                 request.headers.get("x-forwarded-for"))
+        address = client_address(request)
         limit = signups if counted_address(address, "x-forwarded-for" in request.headers) else None
         if limit is not None:
             wait = limit.take(address, time.monotonic())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from ttanjit.gateway import metrics as m
 
@@ -92,8 +93,8 @@ def counted_address(host: str, forwarded: bool) -> bool:
 _UNNAMED_PROXIES: set[str] = set()  # the peers warned of (a few)
 
 
-def client_address(peer: str, forwarded_for: str | None) -> str:
-    """The address a per-address limit keys on: ``peer``, the request's
+def client_address(request: Any) -> str:
+    """The address a per-address limit keys on: the (Starlette) request's
     client as uvicorn made it — taken from ``X-Forwarded-For`` when the peer
     is a proxy ``TTANJIT_FORWARDED_ALLOW_IPS`` names. A request that carries
     the header but kept its peer came through a proxy nobody named: every
@@ -103,6 +104,8 @@ def client_address(peer: str, forwarded_for: str | None) -> str:
     (``ttanjit_gateway_unnamed_proxy_requests_total``, alert
     TtanjitProxyNotNamed) and said once per such peer in the log, so that an
     operator names it before the shared limits bite."""
+    peer = request.client.host if request.client else ""
+    forwarded_for = request.headers.get("x-forwarded-for")
     if not forwarded_for:
         return peer
     hops = [h.strip().removeprefix("[").split("]")[0] for h in forwarded_for.split(",")]

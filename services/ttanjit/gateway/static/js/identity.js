@@ -36,8 +36,12 @@ async function post(path, body, auth = false) {
   return { ok: res.ok, status: res.status, body: out };
 }
 
-/** A signed-in guest: remember everything the server sent. */
-export function signedIn(body) { keep(body); }
+/** Sign in as a new guest: remember everything the server sent. */
+export async function signInAsGuest(nickname) {
+  const r = await post("api/guest", { nickname });
+  if (r.ok) keep(r.body);
+  return r;
+}
 
 /** A valid access token, refreshed first when it is missing or about to
  * expire. Resolves to the token, or null (signed out: sign in again). */

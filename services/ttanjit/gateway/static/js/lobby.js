@@ -4,7 +4,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import { state, GAMES, LEVELS } from "./state.js";
-import { OFFLINE_MESSAGE, signedIn } from "./identity.js";
+import { signInAsGuest } from "./identity.js";
 import { accountBox, claimBox, ratingLabel } from "./records.js";
 import { liveBox } from "./watch.js";
 import { game } from "./game.js";
@@ -72,20 +72,11 @@ function signIn() {
       input.focus();
       return;
     }
-    let res;
-    try {
-      res = await fetch("api/guest", { method: "POST", headers: { "content-type": "application/json" },
-        body: JSON.stringify({ nickname }) });
-    } catch {
-      msg.textContent = OFFLINE_MESSAGE;
+    const r = await signInAsGuest(nickname); // the lasting identity (identity.js); offline: its words
+    if (!r.ok) {
+      msg.textContent = r.body.message || r.body.detail?.message || "닉네임을 확인해 주세요.";
       return;
     }
-    const body = await res.json().catch(() => ({}));
-    if (!res.ok) {
-      msg.textContent = body.message || body.detail?.message || "닉네임을 확인해 주세요.";
-      return;
-    }
-    signedIn(body); // the lasting identity (identity.js)
     store.del("session");
     store.set("last_seq", 0);
     net.connect();
@@ -115,16 +106,17 @@ function signIn() {
  * "이미 게임 중이에요.": trial finding). */
 function gameBanner() {
   const name = GAMES[game.info?.game]?.name || "";
+  const toGame = () => { location.hash = `#/game/${game.id}`; };
   // a game that ended while the lobby was shown: said, with its result (it
   // ended silently, the banner just gone: trial nitpick)
   if (game.endedUnseen()) {
     return h("div.banner.ended", { role: "status" }, `${name} 게임이 끝났어요.`,
-      button("결과 보기", () => { location.hash = `#/game/${game.id}`; }, { class: "primary", dataset: { act: "see-result" } }));
+      button("결과 보기", toGame, { class: "primary", dataset: { act: "see-result" } }));
   }
   if (!game.playsNow()) return null;
   return h("div.banner.playing", { role: "status" },
     `${name} 게임이 진행 중이에요.`,
-    button("게임으로 돌아가기", () => { location.hash = `#/game/${game.id}`; }, { class: "primary", dataset: { act: "back-to-game" } }));
+    button("게임으로 돌아가기", toGame, { class: "primary", dataset: { act: "back-to-game" } }));
 }
 
 function queueBanner() {

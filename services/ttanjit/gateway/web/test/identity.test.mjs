@@ -23,7 +23,7 @@ test("a lost request is answered as a refusal with the player's words", async ()
   store.set("token", "t");
   store.set("expires_ms", Date.now() + 3_600_000);
   store.set("refresh", "r");
-  for (const call of [() => identity.rename("새이름"), () => identity.transferCode(),
+  for (const call of [() => identity.signInAsGuest("새손님"), () => identity.rename("새이름"), () => identity.transferCode(),
     () => identity.claimCode("ABCDEFGH"), () => identity.getJson("api/history/onecard")]) {
     const r = await call();
     assert.equal(r.ok, false);
