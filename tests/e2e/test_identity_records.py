@@ -330,6 +330,28 @@ def test_a_transfer_code_is_shown_where_the_player_looks_on_a_phone(new_page: An
     assert box and 0 <= box["y"] and box["y"] + box["height"] <= 844, box
 
 
+def test_a_transfer_code_goes_when_its_ten_minutes_are_over(new_page: Any) -> None:
+    """Trial finding: 다른 기기에서 계속하기's code stayed shown after its 10
+    minutes (docs/websocket.md: a code works once, for 10 minutes), so a
+    player could copy a dead code to the other device. The page's clock is
+    Playwright's, jumped past the server's ``expires_ms``."""
+    page = new_page(width=390, height=844)
+    page.clock.install()
+    page.reload()  # the page's timers are the installed clock's from here
+    sign_in(page, "코드만료")
+    page.locator('[data-act="transfer"]').click()
+    page.locator(".account .code").wait_for()
+    page.clock.fast_forward("09:30")
+    page.wait_for_timeout(200)
+    assert page.locator(".account .code").count() == 1  # not before its time
+    page.clock.fast_forward("00:45")
+    page.wait_for_selector(".account .code", state="detached")
+    assert "코드의 10분이 지났어요" in page.locator(".account .code-out").inner_text()
+    # and a new one can be made
+    page.locator('[data-act="transfer"]').click()
+    page.wait_for_selector(".account .code")
+
+
 def test_my_ratings_read_on_a_phone(new_page: Any) -> None:
     """Trial finding (360 px): the lobby's 내 레이팅 broke "줄줄이 / 벌점",
     its header "판 / 수" and "순위 ·" over "내 기록". Names and headers keep

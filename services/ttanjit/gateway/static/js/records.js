@@ -5,6 +5,7 @@
 // (docs/websocket.md 1.2); this file only draws them with the live tables.
 import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
+import { serverNow } from "./clock.js";
 import * as store from "./store.js";
 import { GAMES, botName, placeText, josa, signed, boardLine } from "./state.js";
 import * as identity from "./identity.js";
@@ -90,12 +91,17 @@ export function accountBox(rerender) {
     net.drop(); // the session resumes with the new token (and nickname)
     rerender();
   };
+  let expiry = 0; // the shown code's: a newer code's box is not wiped by an older timer
   const code = async () => {
     const r = await identity.transferCode();
     if (!r.ok) { toast(r.body.message || "코드를 만들 수 없어요.", "error"); return; }
     mount(out, h("p", {}, "다른 기기의 첫 화면에서 이 코드를 넣으세요 (10분, 한 번만): ",
       h("strong.code", { dataset: { code: r.body.code } }, `${r.body.code.slice(0, 4)}-${r.body.code.slice(4)}`)));
     out.scrollIntoView({ block: "nearest" }); // on a phone it came below the fold (trial)
+    // a code past its 10 minutes is no use: it goes (trial: it stayed shown)
+    clearTimeout(expiry);
+    expiry = setTimeout(() => mount(out, h("p", {}, "코드의 10분이 지났어요. 필요하면 다시 만들어 주세요.")),
+      Math.max(0, r.body.expires_ms - serverNow()));
   };
   return h("section.card-box.account", {},
     h("h2", {}, "내 계정"),
