@@ -294,6 +294,26 @@ def test_the_last_reveal_marks_the_picks_the_game_made(new_page: Any) -> None:
     assert marked == [p["seat"] != 0 for p in v["last_reveal"]], lines
 
 
+@pytest.mark.parametrize(("late", "said"), [
+    ([], "모두 확정했어요. 모두의 카드를 공개해요…"),
+    ([1], "시간이 다 됐어요. 모두의 카드를 공개해요…"),
+    ([0, 2], "시간이 지나 100번 카드를 1번 줄에 대신 냈어요. 모두의 카드를 공개해요…"),
+], ids=["all-confirmed", "another-late", "mine-late"])
+def test_the_reveal_says_when_the_game_picked_my_card(new_page: Any, late: list[int], said: str) -> None:
+    """RULES.md 2.5: at the deadline the game picks for each unconfirmed
+    player. While the picks went in, the dock said "모두 확정했어요" even
+    then, and my own pick the game made was marked only in the list (trial
+    nitpick): the dock says whose time ran out, mine by its card and row."""
+    page = new_page(width=390, height=844)
+    v = engine_view("penalty_rows", 3, seed=5)
+    render(page, "penalty", "penalty_rows", v)
+    picks = [{"seat": s, "card": 100 + s, "row": 1 + s, "timeout": s in late} for s in range(3)]
+    page.evaluate("""(ev) => { const c = window.__ctl; c.hold = () => {}; c.release = () => {};
+      window.__mod.onEvent(c, ev); }""",
+                  {"type": "revealed", "round": v["round"], "turn": v["turn_no"], "picks": picks})
+    assert page.locator('.pr-action [data-state="revealing"]').inner_text() == said
+
+
 DOCKS = {"onecard": ".oc-dock", "hakka": ".hk-dock", "penalty_rows": ".pr-dock"}
 
 

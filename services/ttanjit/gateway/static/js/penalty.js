@@ -7,7 +7,7 @@
 import { josa } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { prCard, prPenalty } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark,
+import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark, isMine,
   tookOverMark, winnersTitle } from "./game.js";
 import { placeMs } from "./anim.js";
 import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
@@ -298,7 +298,7 @@ export function onEvent(ctl, ev) {
     // never let a lost event hold the table: the screen moves on regardless
     anim.guard = setTimeout(anim.finish, anim.step * ev.picks.length + 3000);
     st.anim = anim;
-    showReveal(st, ev.picks, names);
+    showReveal(st, ev.picks, names, ev.picks.find((p) => isMine(ctl, p.seat)));
     if (!ev.picks.length) anim.finish();
   } else if (ev.type === "placed") {
     const a = st.anim;
@@ -310,7 +310,16 @@ export function onEvent(ctl, ev) {
   }
 }
 
-function showReveal(st, picks, names) {
+/** What the dock says while the picks go in: my own pick the game made at
+ * the deadline is said there, not only by its 시간 초과 in the list (trial:
+ * "모두 확정했어요" was said even then). */
+function revealLine(picks, mine) {
+  if (mine?.timeout) return `시간이 지나 ${mine.card}번 카드를 ${mine.row}번 줄에 대신 냈어요. 모두의 카드를 공개해요…`;
+  if (picks.some((p) => p.timeout)) return "시간이 다 됐어요. 모두의 카드를 공개해요…";
+  return "모두 확정했어요. 모두의 카드를 공개해요…";
+}
+
+function showReveal(st, picks, names, mine) {
   // the turn is over: nothing of it can be clicked while the picks are placed
   for (const b of document.querySelectorAll('.pr-hand .card, .pr [data-act="confirm"]')) b.disabled = true;
   for (const r of document.querySelectorAll(".pr-row")) r.classList.remove("chosen");
@@ -318,7 +327,7 @@ function showReveal(st, picks, names) {
   // (my 확정 the last, it said "… 놓여요." until every card was placed: trial nitpick)
   for (const t of document.querySelectorAll(".pr .dock-timer, .pr .game-head .timer")) t.remove();
   const act = document.querySelector(".pr-dock .pr-action");
-  if (act) mount(act, h("p.muted", { dataset: { state: "revealing" } }, "모두 확정했어요. 모두의 카드를 공개해요…"));
+  if (act) mount(act, h("p.muted", { dataset: { state: "revealing" } }, revealLine(picks, mine)));
   const log = document.getElementById("pr-log");
   if (!log) return;
   mount(log, h("div.reveal", { dataset: { state: "revealing" } }, h("h3", {}, "모두의 카드 공개"),
