@@ -3,7 +3,7 @@
 // and beating or discarding face down, tricks per player, the claim and the
 // scoring with the dreamer's reveal, and the four hands (4판) of a game.
 import { josa, num, signed, scoreText } from "./state.js";
-import { h, mount, button } from "./ui.js";
+import { h, mount, button, toast } from "./ui.js";
 import { hkCard, hkName, hkParse, hkSort, cardBack, selectionAfter } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark, isMine,
   tookOverMark, winnersTitle } from "./game.js";
@@ -243,7 +243,16 @@ function results(ctl) {
       h("td", {}, name(ctl, s), meMark(ctl, s), tookOverMark(v, s)), h("td.num", {}, scoreText("hakka", v.scores[s]))))))]);
 }
 
-export function onEvent(ctl, ev) {
+/** What the game did for me at my deadline (RULES.md 3.9), from the view
+ * before it: nothing said it but the table moving on (trial nitpick). */
+function myTimeout(v) {
+  if (v?.phase === "calling") return "시간이 지나 자동으로 패스했어요.";
+  if (!(v?.table || []).length) return "시간이 지나 가장 낮은 카드 1장을 자동으로 냈어요.";
+  return "시간이 지나 가장 낮은 카드를 자동으로 엎어서 버렸어요.";
+}
+
+export function onEvent(ctl, ev, frame) {
   const st = ctl.tableState;
   if (ev.type === "dealt" || ev.type === "trick_won") st.sel = [];
+  if (ev.type === "timeout" && !ctl.replay && !frame?.replayed && isMine(ctl, ev.seat)) toast(myTimeout(ctl.view));
 }
