@@ -46,18 +46,20 @@ _watching: dict[str, dict[str, Any]] = {}  # connection id -> {game_id, sub, seq
 
 async def _sync(c: Connection, gid: str, retries: tuple[float, ...] = (0.1, 0.3, 0.6)) -> dict[str, Any] | None:
     """The game's public view from the shard serving it, asked again while
-    none answers (a game between shards, for ``retries``' sleeps); None when
-    there is none."""
+    none answers (a game between shards: once more after each of
+    ``retries``' sleeps); None when there is none."""
     data = orjson.dumps({"spectator": True, "last_seq": -1})
-    for delay in retries or (0.0,):  # no retries: one try
+    for delay in (0.0, *retries):
+        if delay:
+            await asyncio.sleep(delay)
         try:
             msg = await c.gw.replies.request(c.gw.subjects.sync(gid), data, 2.0)
-            reply: dict[str, Any] = orjson.loads(msg.data)
-            if reply.get("code") == "no_spectating":
-                raise FrameError("no_spectating")
-            return None if reply.get("ok") is False else reply
         except (NoRespondersError, NatsTimeout):
-            await asyncio.sleep(delay)
+            continue
+        reply: dict[str, Any] = orjson.loads(msg.data)
+        if reply.get("code") == "no_spectating":
+            raise FrameError("no_spectating")
+        return None if reply.get("ok") is False else reply
     return None
 
 
