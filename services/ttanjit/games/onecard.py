@@ -101,7 +101,7 @@ MESSAGES: dict[str, str] = {
     "cannot_pass": "뽑을 카드가 있으면 넘길 수 없어요.",
     "not_under_attack": "받을 공격이 없어요.",
     "no_cards": "낼 카드를 골라요.",
-    "not_in_game": "게임에 참여하지 않은 자리예요.",
+    "not_dealt": "게임에 참여하지 않은 자리예요.",  # (not the gateway's not_in_game)
     "eliminated": "탈락해서 구경만 할 수 있어요.",
     "not_connected": "연결이 끊긴 자리예요. 다시 연결해요.",
     "game_paused": "모두 연결이 끊겨 게임이 멈췄어요.",
@@ -274,7 +274,7 @@ class OneCard(Engine):
         if self.finished:
             return "game_finished"
         if not self.alive[seat]:
-            return "eliminated" if self.dealt[seat] else "not_in_game"
+            return "eliminated" if self.dealt[seat] else "not_dealt"
         p = self.presence
         if p.paused_since is not None:
             return "game_paused"

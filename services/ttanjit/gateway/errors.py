@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ttanjit.games.base import COMMON_MESSAGES
 from ttanjit.matchmaker.errors import MESSAGES as LOBBY_MESSAGES
+from ttanjit.shard.game import SHARD_MESSAGES
 
 MESSAGES: dict[str, str] = {
     "bad_frame": "잘못된 형식의 메시지예요.",
@@ -21,12 +22,13 @@ MESSAGES: dict[str, str] = {
     "game_finished": COMMON_MESSAGES["game_finished"],  # (a game its shard released)
     "not_in_game": "참여 중인 게임이 아니에요.",
     "not_your_seat": "내 자리가 아니에요. 내 자리의 카드만 낼 수 있어요.",
+    "not_seated": SHARD_MESSAGES["not_seated"],  # the shard's: a seat it has no player for
     "reserved_action": "연결 상태는 서버가 알려요. 보낼 수 없는 동작이에요.",
-    "game_unavailable": "게임 서버에 잠시 연결할 수 없어요. 잠시 후 다시 해 주세요.",
+    "game_unavailable": SHARD_MESSAGES["game_unavailable"],  # said alike by both
     "matchmaker_unavailable": "매칭 서버에 잠시 연결할 수 없어요. 잠시 후 다시 해 주세요.",
     "bad_nickname": "닉네임은 1~16자로 정해 주세요.",
     "bot_nickname": "봇의 이름(봇2 (보통) 같은)처럼 보이는 닉네임은 쓸 수 없어요.",
-    "internal_error": "서버 오류가 났어요. 다시 해 주세요.",
+    "internal_error": SHARD_MESSAGES["internal_error"],
     "seat_is_bot": "봇이 이어받은 자리예요. 구경만 할 수 있어요.",
     "bad_emote": "보낼 수 없는 반응이에요.",
     "too_many_emotes": "반응은 잠시 후에 다시 보낼 수 있어요.",
@@ -36,7 +38,7 @@ MESSAGES: dict[str, str] = {
     "too_many_attempts": "코드를 너무 많이 잘못 넣었어요. 잠시 후 다시 해 주세요.",
     "not_your_game": "내가 참여한 게임만 다시 볼 수 있어요.",
     "no_record": "게임 기록을 찾을 수 없어요.",
-    "no_spectating": "이 게임은 관전할 수 없어요.",
+    "no_spectating": SHARD_MESSAGES["no_spectating"],
     "store_unavailable": "기록 서버에 잠시 연결할 수 없어요. 잠시 후 다시 해 주세요.",
     # HTTP requests the API cannot take (gateway/httperrors.py)
     "bad_json": "요청 내용이 올바른 JSON 객체가 아니에요.",

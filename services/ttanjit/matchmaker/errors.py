@@ -20,7 +20,6 @@ MESSAGES: dict[str, str] = {
     "not_host": "방장만 할 수 있어요.",
     "no_empty_seat": "빈자리가 없어요.",
     "no_bot": "그 자리에는 봇이 없어요.",
-    "need_two_humans": "사람이 두 명 이상 모여야 시작할 수 있어요.",
     "need_two_players": "두 자리 이상 차야 시작할 수 있어요. 봇을 넣거나 친구를 기다려 주세요.",
     "game_not_finished": "아직 끝나지 않은 게임이에요.",
     "no_rematch": "이 게임은 한 판 더 할 수 없어요.",

@@ -28,13 +28,14 @@ from ttanjit.games.record import FORMAT, Input, Record, setup_from_json
 STANDING_KEYS = ("hand_counts", "eliminated", "dealt")
 DEDUP_WINDOW = 1000  # command ids remembered per game (docs/protocol.md 1)
 
+# what a player reads, as docs/websocket.md 6 says it (the gateway passes a
+# shard's refusal on as it came; ``bad_request`` answers only a malformed
+# request from a gateway)
 SHARD_MESSAGES = {
     "bad_request": "잘못된 요청이에요.",
     "not_seated": "이 게임에 앉아 있지 않아요.",
-    "game_unavailable": "게임에 잠시 연결할 수 없어요. 잠시 후 다시 시도해 주세요.",
-    "shard_draining": "서버를 옮기는 중이에요. 잠시 후 다시 시도해 주세요.",
-    "game_not_found": "게임을 찾을 수 없어요.",
-    "internal_error": "서버 오류가 났어요. 다시 시도해 주세요.",
+    "game_unavailable": "게임 서버에 잠시 연결할 수 없어요. 잠시 후 다시 해 주세요.",
+    "internal_error": "서버 오류가 났어요. 다시 해 주세요.",
     "no_spectating": "이 게임은 관전할 수 없어요.",
 }
 
