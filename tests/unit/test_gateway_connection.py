@@ -251,6 +251,22 @@ async def test_every_frame_type_the_gateway_handles_is_counted_as_itself() -> No
     assert count("no_such") == 0 and count("unknown") == before["unknown"] + 1
 
 
+async def test_ratings_the_matchmaker_cannot_give_are_refused_not_empty() -> None:
+    """docs/websocket.md 2: ``ratings`` → ``ratings``. While the matchmaker
+    does not answer it is ``matchmaker_unavailable``: an empty list (as
+    before) told the client a player with ratings had none, and the lobby
+    drew none (docs audit)."""
+    c, t, gw = make()
+    await hello(c, gw, t)
+    gw.state = {"ratings": [{"game": "hakka", "display": 1510}], "game_id": ""}
+    await send(c, {"type": "ratings"})
+    gw.state = None
+    await send(c, {"type": "ratings"})
+    got = t.frames()[-2:]
+    assert got[0] == {**got[0], "type": "ratings", "ratings": [{"game": "hakka", "display": 1510}]}
+    assert (got[1]["type"], got[1]["code"], got[1]["ref"]) == ("error", "matchmaker_unavailable", "ratings")
+
+
 async def test_a_frame_too_large_is_refused_unread() -> None:
     c, t, _ = make()
     await c.on_frame("x" * (MAX_FRAME + 1))

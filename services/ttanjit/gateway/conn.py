@@ -1019,7 +1019,9 @@ class Connection:
 
     async def h_ratings(self, f: dict[str, Any]) -> None:
         state = await self.gw.player_state(self._player_ref().player, self.opened_at[0])
-        await self.send({"type": "ratings", "ratings": state["ratings"] if state else []})
+        if state is None:  # not "no ratings": the client keeps the ones it shows
+            raise FrameError("matchmaker_unavailable")
+        await self.send({"type": "ratings", "ratings": state["ratings"]})
 
     # -- game ------------------------------------------------------------------------
     async def h_action(self, f: dict[str, Any]) -> None:
