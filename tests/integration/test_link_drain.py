@@ -106,3 +106,28 @@ async def test_a_drain_says_bye_a_freeze_or_a_kill_makes_the_gateway_sync(st: St
     assert await owner_of(st, gid) == second.name
     assert (await view_of(c, gid)).get("seat") is not None
     await c.close()
+
+
+async def test_a_live_game_no_shard_serves_is_unavailable_to_a_spectator(nats_url: str) -> None:
+    """docs/websocket.md 3.5: 관전 of a live game whose shard is gone (killed,
+    nobody has claimed it yet) is ``game_unavailable`` — try again later —
+    not ``unknown_game``, which says the game is not live (docs audit)."""
+    with stack(nats_url, shards=1, gateways=1, bot_wait_ms=300) as one:
+        c = await WSClient.signed_in(one.http(), "관전당함")
+        await c.send({"type": "queue", "game": "penalty_rows", "seats": 3})
+        gid = (await c.wait_type("matched", 20))["game_id"]
+        fan = await WSClient.signed_in(one.http(), "관전자")
+        await fan.send({"type": "spectate", "game_id": gid})
+        assert (await fan.wait_for(lambda f: f.get("type") in ("spectate_view", "error")))["type"] \
+            == "spectate_view"
+        await fan.send({"type": "spectate_stop"})
+        await fan.wait_type("spectate_stopped")
+        one.shards[0].kill()
+        await fan.send({"type": "spectate", "game_id": gid})
+        got = await fan.wait_for(lambda f: f.get("type") in ("spectate_view", "error"), 20)
+        assert (got["type"], got.get("code")) == ("error", "game_unavailable"), got
+        await fan.send({"type": "spectate", "game_id": "g" + "0" * 25})
+        got = await fan.wait_for(lambda f: f.get("type") == "error", 20)
+        assert got["code"] == "unknown_game", got  # one the directory has not
+        for x in (c, fan):
+            await x.close()

@@ -181,9 +181,9 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
         except FrameError:
             await stop(c)
             raise
-        if not ok:
+        if not ok:  # a live game no shard serves now (between owners): later, not never
             await stop(c)
-            raise FrameError("unknown_game")
+            raise FrameError("game_unavailable" if w["retries"] else "unknown_game")
     if not w["counted"] and _watching.get(c.id) is w:
         w["counted"] = True
         wt = watchers.of(c.gw)
