@@ -102,6 +102,10 @@ async def test_jetstream_away_is_store_unavailable_and_changes_nothing(svc: Serv
     try:
         code, err, retry = call(http, "/api/refresh", {"refresh": me["refresh"]})
         assert (code, err, retry) == (503, unavailable(), "2")
+        # a replay whose record cannot be read now: later, not "no record"
+        # (404 no_record said the game had none: docs audit)
+        code, err, retry = call(http, "/api/replay/g0000000000000000000000001", token=me["token"])
+        assert (code, err, retry) == (503, unavailable(), "2")
         # a new guest is not signed in on a token alone (forgotten in an hour)
         code, err, retry = call(http, "/api/guest", {"nickname": "새로온이"})
         assert (code, err, retry) == (503, unavailable(), "2")

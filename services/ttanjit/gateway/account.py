@@ -464,7 +464,9 @@ def install(api: FastAPI, gw: Any) -> Account:
                 raise FrameError("no_record")
             try:
                 rec = await records.read(gw.nc.jetstream(), Subjects(gw.prefix).record(game_id))
-            except Exception as exc:  # noqa: BLE001 - JetStream away
+            except (NatsError, TimeoutError):
+                raise  # JetStream away: 503 store_unavailable (guarded), try again later
+            except Exception as exc:  # noqa: BLE001 - a record that cannot be read as one
                 log.warning("record unreadable: %r", exc, extra={"game": game_id})
                 raise FrameError("no_record") from None
             if rec is None:
