@@ -22,7 +22,7 @@ from nats.js.api import DiscardPolicy, StorageType, StreamConfig
 from stack import Stack, stack
 from wsclient import WSClient, flat, sign_in, start_with_bot
 
-from ttanjit.common.nats import Subjects, ensure_jetstream
+from ttanjit.common.nats import HISTORY_BUCKET, Subjects, ensure_jetstream
 from ttanjit.common.natsserver import NatsServer
 from ttanjit.games.record import record_from_json, replay
 from ttanjit.gateway.errors import MESSAGES, FrameError
@@ -375,6 +375,20 @@ async def test_rating_change_history_and_leaderboard(st: Stack, nats_url: str) -
     assert g["game_id"] == gid and g["outcome"] == "left" and g["delta"] == ch["delta"]
     assert g["seats"][g["seat"]]["nickname"] == "기록왕"
     assert call(st.http(1), "/api/history/onecard")[0] == 401
+    # a record is kept 30 days (docs/protocol.md 5): a game listed longer
+    # says it has no replay any more (its 다시 보기 answered no_record)
+    assert g["replay"] is True
+    nc = await nats.connect(nats_url)
+    try:
+        kv = await nc.jetstream().key_value(HISTORY_BUCKET)
+        old = {**g, "game_id": "g" + "0" * 25, "ended_ms": g["ended_ms"] - 29 * 86_400_000 - 60_000}
+        old.pop("replay")
+        await kv.put(f"onecard.{c.ident['player']}",
+                     json.dumps({"games": [{k: v for k, v in g.items() if k != "replay"}, old]}).encode())
+    finally:
+        await nc.close()
+    code, h = call(st.http(1), "/api/history/onecard", token=c.ident["token"])
+    assert [(x["game_id"], x["replay"]) for x in h["games"]] == [(gid, True), (old["game_id"], False)]
     # leaderboard ordering: only players with 3+ games; equal ratings share a rank
     code, lb = call(st.http(0), "/api/leaderboard/onecard", token=c.ident["token"])
     assert code == 200 and lb["min_games"] == 3

@@ -49,6 +49,9 @@ HISTORY_BUCKET = "ttanjit_history"  # 내 기록: each player's last games per g
 WATCHERS_BUCKET = "ttanjit_watchers"  # spectators per game and gateway (in memory)
 
 DAY_S = 86_400.0
+# a game's record is kept 30 days (its oldest messages, the header first,
+# go then: 내 기록 lists a game longer, without its 다시 보기)
+RECORDS_MAX_AGE_S = 30 * DAY_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,7 +442,7 @@ async def ensure_jetstream(js: JetStreamContext, subjects: Subjects, replicas: i
     p = subjects.prefix
     await _stream(js, StreamConfig(
         name=RECORDS_STREAM, subjects=[f"{p}.record.*"], retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE, num_replicas=replicas, max_age=30 * DAY_S,
+        storage=StorageType.FILE, num_replicas=replicas, max_age=RECORDS_MAX_AGE_S,
         discard=DiscardPolicy.OLD, duplicate_window=120.0,
     ))
     await _stream(js, StreamConfig(

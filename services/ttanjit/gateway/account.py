@@ -27,9 +27,11 @@ from nats.js.kv import KeyValue
 from pydantic import BaseModel
 
 from ttanjit.common.nats import (
+    DAY_S,
     HISTORY_BUCKET,
     IDENTITY_BUCKET,
     RATINGS_BUCKET,
+    RECORDS_MAX_AGE_S,
     Subjects,
     kv_keys,
 )
@@ -442,6 +444,11 @@ def install(api: FastAPI, gw: Any) -> Account:
             assert acc.history is not None
             games = await standings.read_history(acc.history, game, me.player)
             page = games[offset:offset + limit]
+            # a record goes after RECORDS_MAX_AGE_S from its first message
+            # (the game's start): a day's margin over the longest game
+            replayable = now_ms() - int((RECORDS_MAX_AGE_S - DAY_S) * 1000)
+            for g in page:
+                g["replay"] = int(g.get("ended_ms") or 0) > replayable
             seats = [s for g in page for s in g.get("seats", []) if s.get("player")]
             names = await acc.nicknames(s["player"] for s in seats)
             for s in seats:

@@ -198,7 +198,9 @@ export async function showHistory(root, game, page = 0) {
     h("span.delta", { title: g.why || "" }, typeof g.delta === "number" ? `레이팅 ${signed(g.delta)}` : "—"),
     h("span.seats", {}, g.seats.map((s, i) => (i === g.seat ? h("strong", {}, seatName(s, i)) : seatName(s, i)))
       .flatMap((x, i) => (i ? [", ", x] : [x]))),
-    h("a.replay-link", { href: `#/replay/${g.game_id}`, dataset: { act: "replay" } }, "다시 보기"),
+    // a record is kept 30 days: an older game is listed without its replay
+    g.replay === false ? h("span.replay-link.muted", { title: "게임 기록은 30일 동안 보관해요." }, "다시 보기 기간 지남")
+      : h("a.replay-link", { href: `#/replay/${g.game_id}`, dataset: { act: "replay" } }, "다시 보기"),
     // who won and how long it took (games of one minute could not be told
     // apart), and why the rating moved so, as the result screen said it
     // (a loss with +26 and nothing more: trial finding)
