@@ -483,6 +483,28 @@ def test_the_buttons_stay_under_the_thumb_turn_after_turn(new_page: Any) -> None
     assert 0 <= gap <= 12, gap  # right above it, the table's room above them
 
 
+@pytest.mark.parametrize("cards", [7, 12, 19])
+def test_the_newest_log_line_is_above_the_dock_on_a_small_phone(new_page: Any, cards: int) -> None:
+    """UX audit (360×640): with 8 cards or more the dock covered the log, and
+    what is said only there — my own timeout, a 원카드! catch and its 2 cards,
+    an elimination — was never seen (hidden in 107 of 110 samples of a game).
+    On a small phone the log shows its newest lines first, and as many as fit
+    above the dock."""
+    page = new_page(width=360, height=640)
+    v = engine_view("onecard", 4, seed=5)
+    v["turn"] = 1
+    v["hand"] = LONG_HAND[:cards]
+    render(page, "onecard", "onecard", v)
+    page.evaluate("""() => { const c = window.__ctl;
+      c.tableState.log = [1, 2, 3, 4].map((i) => ({text: `봇${i}: ♥${i}을 냈어요.`})); c.render(); }""")
+    dock = box(page, ".oc-dock")["top"]
+    newest = box(page, '.oc-log li[data-say="log"]')
+    assert newest["bottom"] <= dock + 0.5, (newest, dock)
+    assert page.locator('.oc-log li[data-say="log"]').inner_text() == "봇4: ♥4을 냈어요."
+    assert box(page, ".oc-status")["bottom"] <= dock + 0.5
+    shot(page, f"phone-onecard-log-{cards}")
+
+
 @pytest.mark.parametrize("game,file,seats", [("onecard", "onecard", 4), ("hakka", "hakka", 4),
                                              ("penalty_rows", "penalty", 5)])
 def test_the_next_card_picked_ends_a_refusal(new_page: Any, game: str, file: str,
