@@ -483,6 +483,23 @@ def test_the_buttons_stay_under_the_thumb_turn_after_turn(new_page: Any) -> None
     assert 0 <= gap <= 12, gap  # right above it, the table's room above them
 
 
+def test_a_one_card_catch_says_who_gets_the_cards(new_page: Any) -> None:
+    """RULES.md 1.7: whoever presses [원카드!] first while a player holds one
+    card — the holder, or someone catching them, who then draws. The toast
+    named only the presser, so a catch read as their own 원카드!, and the
+    player caught saw nothing of the cards they got (UX audit)."""
+    page = new_page(width=360, height=640)
+    v = engine_view("onecard", 4, seed=5)
+    render(page, "onecard", "onecard", v)
+    said = page.evaluate("""() => [[1, 1, 0], [2, 0, 2], [0, 3, 2]].map(([seat, holder, penalty]) => {
+      document.getElementById("toasts").replaceChildren();
+      window.__mod.onEvent(window.__ctl, {type: "one_card", seat, holder, penalty});
+      return document.querySelector("#toasts .toast").textContent; })""")
+    assert said[0] == f"원카드! — {NAMES[1]}"
+    assert said[1].startswith("원카드! 봇3 (어려움)") and said[1].endswith("먼저 눌러 내가 2장을 받아요."), said
+    assert said[2].startswith("원카드! 나") and "봇4 (어려움)" in said[2] and said[2].endswith("2장을 받아요."), said
+
+
 @pytest.mark.parametrize("cards", [7, 12, 19])
 def test_the_newest_log_line_is_above_the_dock_on_a_small_phone(new_page: Any, cards: int) -> None:
     """UX audit (360×640): with 8 cards or more the dock covered the log, and
