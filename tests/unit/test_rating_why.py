@@ -123,9 +123,15 @@ def test_a_rise_after_a_loss_because_another_left_says_so_first() -> None:
     assert "상대가 약할수록" in down and "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." in down
 
 
-def test_a_loss_that_moved_nothing_is_not_told_it_could_rise() -> None:
+def test_a_loss_that_moved_nothing_is_not_told_it_could_rise_or_go_down() -> None:
     """Review finding: a loss of ±0 read "졌지만 ±0점. 처음 몇 게임은 … 오를
-    수 있어요." even after 20 games; it is a loss that did not go down."""
-    for kw in ({}, {"seats": 4}, {"seats": 4, "by_score": True}):
+    수 있어요." even after 20 games. UX audit: then "져서 ±0점. … 상대가
+    약할수록 더 내려가요." — down, said of a loss that did not go down. It
+    says the rating stayed, and what held it."""
+    said = {}
+    for key, kw in (("duel", {}), ("shared", {"seats": 4}), ("placed", {"seats": 4, "by_score": True})):
         why = standings.explain("loss", 0, 20, **kw)
-        assert why.startswith("져서 ±0점.") and "오를" not in why, (kw, why)
+        assert why.startswith("졌지만 점수는 그대로예요. ") and "오를" not in why and "더 내려가요" not in why, \
+            (kw, why)
+        said[key] = why
+    assert "공동 2위" in said["shared"] and "점수로 앞선" in said["placed"] and "강한 상대" in said["duel"]

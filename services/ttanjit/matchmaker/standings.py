@@ -76,6 +76,10 @@ LOSS_BY_SCORE = "점수 순위가 낮을수록, 상대가 약할수록 더 내�
 # 내려가고, 강할수록 덜 내려가요." (trial nitpick)
 LOSS_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 여럿이 하는 게임은 대개 1대1보다 덜 " \
     "내려가요. 상대가 약할수록 더 내려가요."
+# a loss that moved nothing: what held it
+LEVEL_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 함께 2위인 상대가 나보다 강하면 " \
+    "거의 내려가지 않아요."
+LEVEL_BY_SCORE = "우승은 못 했어도 내가 점수로 앞선 상대가 있으면 그만큼 덜 내려가요."
 # a loss that rose where those who did not win place by score: "점수로 앞선
 # 상대" alone read as a rival ahead of me, the opposite (trial finding)
 RISE_BY_SCORE = "우승은 못 했어도 내가 점수로 앞선 상대가 있으면 그 순위만큼 올라요."
@@ -109,6 +113,12 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
         head = f"자리를 비워 봇이 대신해서 꼴찌로 계산했어요 ({signed(delta)}점)." if delta <= 0 else \
             f"자리를 비워 봇이 대신해서 꼴찌로 계산했지만 {signed(delta)}점."
         why = "" if delta <= 0 else PROVISIONAL_RISE
+    elif delta == 0:
+        # not "져서 ±0점. … 상대가 약할수록 더 내려가요.": it did not go down
+        # at all, and the line read as wrong (UX audit); what kept it
+        head = "졌지만 점수는 그대로예요."
+        why = LEVEL_SHARED if shared else LEVEL_BY_SCORE if placed else \
+            "나보다 훨씬 강한 상대에게 지면 거의 내려가지 않아요."
     else:
         head = f"져서 {signed(delta)}점." if delta <= 0 else f"졌지만 {signed(delta)}점."
         # not "약한 상대에게 질수록 더 내려가요." alone: two new players of
