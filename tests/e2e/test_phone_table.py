@@ -314,6 +314,24 @@ def test_the_reveal_says_when_the_game_picked_my_card(new_page: Any, late: list[
     assert page.locator('.pr-action [data-state="revealing"]').inner_text() == said
 
 
+def test_my_card_leaves_my_hand_when_the_picks_are_revealed(new_page: Any) -> None:
+    """RULES.md 2.3: at the reveal every pick goes to its row. On a wide
+    screen, where the hand stays in the dock, my played card stayed in it,
+    picked, through the reveal and into the round's summary (UX audit)."""
+    page = new_page(width=1280, height=800)
+    v = engine_view("penalty_rows", 3, seed=5)
+    render(page, "penalty", "penalty_rows", v)
+    mine = v["hand"][3]["card"]
+    picks = [{"seat": 0, "card": mine, "row": 2, "timeout": False},
+             {"seat": 1, "card": 101, "row": 1, "timeout": False}]
+    page.evaluate("""(ev) => { const c = window.__ctl; c.hold = () => {}; c.release = () => {};
+      window.__mod.onEvent(c, ev); }""",
+                  {"type": "revealed", "round": v["round"], "turn": v["turn_no"], "picks": picks})
+    assert not page.locator(f'.pr-hand .card[data-card="{mine}"]').is_visible()
+    assert page.locator(".pr-hand .card").count() == len(v["hand"])  # the others stay put
+    assert page.locator(f'.pr-hand .card[data-card="{v["hand"][0]["card"]}"]').is_visible()
+
+
 def test_hakka_says_what_the_game_did_at_my_deadline(new_page: Any) -> None:
     """RULES.md 3.9: on timeout the game passes when calling, leads the
     lowest legal single, discards the lowest cards when following. Nothing

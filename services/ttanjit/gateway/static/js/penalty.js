@@ -322,6 +322,9 @@ function revealLine(picks, mine) {
 function showReveal(st, picks, names, mine) {
   // the turn is over: nothing of it can be clicked while the picks are placed
   for (const b of document.querySelectorAll('.pr-hand .card, .pr [data-act="confirm"]')) b.disabled = true;
+  // my card is on its way to its row: not still in my hand, picked (on a
+  // wide screen, where the hand stays, it did until the next turn: UX audit)
+  if (mine) document.querySelector(`.pr-hand .card[data-card="${mine.card}"]`)?.classList.add("played");
   for (const r of document.querySelectorAll(".pr-row")) r.classList.remove("chosen");
   // nor does the dock go on previewing my pick or counting the turn down
   // (my 확정 the last, it said "… 놓여요." until every card was placed: trial nitpick)
