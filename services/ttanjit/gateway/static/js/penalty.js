@@ -343,8 +343,38 @@ function showReveal(st, picks, names, mine) {
   // table brings the hand back.
   log.closest("section.table")?.classList.add("revealing");
   const from = window.scrollY;
+  fitReveal(log.querySelector(".reveal"));
   aboveDock(log.querySelector(".reveal"), true);
   st.beforeReveal = window.scrollY !== from ? { from, to: window.scrollY } : null;
+}
+
+/** The rows and the list of picks on the screen together, above the dock:
+ * the list scrolls in a box of the room the rows leave (ten picks at
+ * 360×640 filled the screen and pushed every row under the top bar, so no
+ * card was seen landing: UX audit); at least two lines and a half. */
+function fitReveal(box) {
+  const ul = box?.querySelector("ul.picks");
+  const rows = document.querySelector(".pr-rows");
+  const dock = document.querySelector(".pr-dock");
+  if (!ul || !rows || !dock) return;
+  const top = document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0;
+  const r = rows.getBoundingClientRect();
+  const b = box.getBoundingClientRect();
+  const u = ul.getBoundingClientRect();
+  const screen = window.innerHeight - top - dock.getBoundingClientRect().height - 8;
+  const room = screen - (b.top - r.top) - (b.height - u.height);
+  const line = ul.firstElementChild?.getBoundingClientRect().height || 48;
+  if (u.height <= room) return;
+  ul.classList.add("fitted");
+  ul.style.maxHeight = `${Math.round(Math.max(room, line * 2.5))}px`;
+}
+
+/** The line of the pick going in, in view inside a fitted list. */
+function lineInView(li) {
+  const ul = li.parentElement;
+  if (!ul?.classList.contains("fitted")) return;
+  const at = li.getBoundingClientRect().top - ul.getBoundingClientRect().top;
+  ul.scrollTop += at - (ul.clientHeight - li.offsetHeight) / 2;
 }
 
 function animatePlacement(ctl, ev, names, step) {
@@ -365,7 +395,11 @@ function animatePlacement(ctl, ev, names, step) {
       if (info) info.textContent = `${cards.length}장 · 벌점 ${cards.reduce((s, c) => s + prPenalty(c), 0)}`;
     }
     const li = document.querySelector(`.reveal li[data-card="${ev.card}"]`);
-    if (li) { li.classList.add("done"); li.append(h("span.outcome", {}, ev.outcome === "append" ? "이어 놓음" : `${ev.cards}장 가져감 · 벌점 ${ev.penalty}`)); }
+    if (li) {
+      li.classList.add("done");
+      li.append(h("span.outcome", {}, ev.outcome === "append" ? "이어 놓음" : `${ev.cards}장 가져감 · 벌점 ${ev.penalty}`));
+      lineInView(li);
+    }
     setTimeout(() => {
       if (rowEl) rowEl.parentElement.classList.remove("flash", "flash-take");
       resolve();
