@@ -522,6 +522,32 @@ def test_the_buttons_stay_under_the_thumb_turn_after_turn(new_page: Any) -> None
     assert 0 <= gap <= 12, gap  # right above it, the table's room above them
 
 
+@pytest.mark.parametrize(("width", "height"), [(360, 640), (390, 844), (1280, 800)])
+def test_the_one_card_prompt_leaves_my_attack_turn_in_view(new_page: Any, width: int, height: int) -> None:
+    """RULES.md 1.7's 3 s window while I must answer an attack (RULES.md
+    1.5): the [원카드!] prompt in the middle of the screen hid the top card,
+    "공격 N장!" and my turn's line (UX audit). It sits under the top bar, the
+    top card, my turn's line and the dock's buttons in view below it."""
+    page = new_page(width=width, height=height)
+    v = engine_view("onecard", 4, seed=5)
+    v.update(turn=0, pending=5, hand_counts=[3, 1, 0, 2], window=None)
+    v["hand"] = v["hand"][:3]
+    render(page, "onecard", "onecard", v)
+    page.evaluate("""() => { window.__ctl.at = (t) => t;
+      window.__mod.onEvent(window.__ctl, {type: 'one_card_window', holder: 1, closes_at: Date.now() + 60000},
+                           {game_seq: 5}); }""")
+    page.wait_for_timeout(300)  # its pop-in (0.15 s) is over
+    got = page.evaluate("""() => {
+      const r = (s) => { const e = document.querySelector(s); return e && e.getBoundingClientRect().toJSON(); };
+      return {float: r('#onecard-float:not([hidden]) .float-inner'), top: r('.top-card'), bar: r('.topbar'),
+              status: r('.oc-status'), take: r('[data-act="take"]')}; }""")
+    assert got["float"], got
+    assert got["float"]["top"] >= got["bar"]["bottom"] - 1, got
+    for what in ("top", "status", "take"):
+        assert got[what] and got[what]["top"] >= got["float"]["bottom"], (what, got)
+    shot(page, f"onecard-float-{width}x{height}")
+
+
 def test_a_one_card_catch_says_who_gets_the_cards(new_page: Any) -> None:
     """RULES.md 1.7: whoever presses [원카드!] first while a player holds one
     card — the holder, or someone catching them, who then draws. The toast
