@@ -548,6 +548,22 @@ def test_the_one_card_prompt_leaves_my_attack_turn_in_view(new_page: Any, width:
     shot(page, f"onecard-float-{width}x{height}")
 
 
+def test_on_autopilot_the_top_card_is_above_the_dock_on_a_small_phone(new_page: Any) -> None:
+    """RULES.md 1.9: three timeouts put the seat on autopilot until [직접
+    하기]. At 360×640 the banner saying so took two lines and, with 11
+    cards, pushed the top card half under the dock (UX audit)."""
+    page = new_page(width=360, height=640)
+    v = engine_view("onecard", 2, seed=5)
+    v["hand"] = LONG_HAND[:11]
+    v["seats"][0]["autopilot"] = True
+    v["turn"] = 1
+    render(page, "onecard", "onecard", v)
+    banner, top, dock = box(page, ".banner.autopilot"), box(page, ".top-card"), box(page, ".oc-dock")
+    assert banner["bottom"] - banner["top"] <= 52, banner  # one line, its button beside it
+    assert top["bottom"] <= dock["top"] + 0.5, (top, dock)
+    assert page.locator('.banner.autopilot [data-act="resume"]').is_visible()
+
+
 def test_a_one_card_catch_says_who_gets_the_cards(new_page: Any) -> None:
     """RULES.md 1.7: whoever presses [원카드!] first while a player holds one
     card — the holder, or someone catching them, who then draws. The toast
