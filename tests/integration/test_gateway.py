@@ -556,11 +556,13 @@ async def test_matchmaker_calls_waiting_their_turn_are_bounded(gw: Stack) -> Non
         await c.wait_type("pong", 3)
     finally:
         gw.matchmaker.proc.send_signal(signal.SIGCONT)
-    refused = [f for f in c.frames if f["type"] == "error"]
-    assert {(f["code"], f["ref"]) for f in refused} == {("rate_limited", "ratings")}
+    refused = [f for f in c.frames if f["type"] == "error" and f["code"] == "rate_limited"]
+    assert {f["ref"] for f in refused} == {"ratings"}
     assert len(refused) in (3, 4)  # the first is with the matchmaker, or waits too
-    for _ in range(LANE_MAX + 4 - len(refused)):
-        await c.wait_type("ratings")
+    for _ in range(LANE_MAX + 4 - len(refused)):  # answered: the ratings, or (a call
+        # that outwaited its 3 s on a loaded machine) that the matchmaker did not answer
+        await c.wait_for(lambda f: f["type"] == "ratings" or (
+            f.get("ref") == "ratings" and f.get("code") == "matchmaker_unavailable"))
     await c.close()
 
 
