@@ -61,6 +61,35 @@ def test_the_lobbys_late_word_and_a_let_go_seat_are_said(new_page: Any) -> None:
     page.wait_for_selector('.banner.queue:has-text("상대를 찾고 있어요")')
 
 
+def test_ratings_the_lobby_did_not_give_stay_shown_and_are_asked_again(new_page: Any) -> None:
+    """A welcome the matchmaker did not answer (no ``lobby_known``: a leader
+    change) has no ratings of its own: the lobby drew a rated player's as
+    none. A ``ratings`` request it cannot answer is refused
+    (``matchmaker_unavailable``), with no toast at each lobby drawing; the
+    ratings are asked again when ``lobby`` says the lobby is back. The
+    frames are handed to the tab as they come from the gateway."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "레이팅그대로")
+    page.wait_for_selector('#net[data-state="open"]')
+    give = "(f) => window.ttanjit.net.onFrame(JSON.stringify(f))"
+    shown = [{"game": "onecard", "mu": 27.0, "sigma": 5.0, "ordinal": 12.0, "games": 12,
+              "display": 1612, "provisional": False}]
+    welcome = page.evaluate("() => window.ttanjit.net.welcome")
+    welcome.pop("lobby_known", None)
+    # read as drawn (the lobby drawn again asks the real gateway, which answers)
+    kept = page.evaluate("""([shown, welcome]) => { const give = (f) => window.ttanjit.net.onFrame(JSON.stringify(f));
+      give({type: "ratings", ratings: shown}); give({...welcome, ratings: []});
+      give({type: "error", code: "matchmaker_unavailable", ref: "ratings",
+            message: "매칭 서버에 잠시 연결할 수 없어요. 잠시 후 다시 해 주세요."});
+      return window.ttanjit.state.ratings; }""", [shown, welcome])
+    assert kept == shown
+    page.wait_for_timeout(200)
+    assert page.locator('.toast:has-text("매칭 서버")').count() == 0
+    page.evaluate("() => window.__frames.splice(0)")
+    page.evaluate(give, {"type": "lobby"})
+    page.wait_for_function("() => window.__frames.some((f) => f.dir === 'out' && f.type === 'ratings')")
+
+
 def test_a_queue_the_lobby_let_go_while_away_is_said(new_page: Any) -> None:
     """A drop the lobby heard late (a leader change) may take the ticket of
     a player who is back (docs/protocol.md 4.1): the matchmaker says so

@@ -92,7 +92,9 @@ net.on("welcome", (f) => {
     store.set("nickname", f.nickname);
     store.rememberNickname(f.nickname);
   }
-  state.ratings = f.ratings || [];
+  // the matchmaker's ratings (without lobby_known it did not answer: the
+  // ones shown stay, asked again when `lobby` says it is back)
+  if (f.lobby_known) state.ratings = f.ratings || [];
   const [, screen, arg] = (location.hash || "#/").split("/");
   const told = f.room || f.lobby_known ? roomNow(f, screen) : "";
   requeue(f);
@@ -163,6 +165,7 @@ function roomNow(f, screen) {
 // The matchmaker's word, late: it did not answer `hello` (a leader change),
 // so `welcome` had no `lobby_known` (its queue: asked again then, requeue)
 net.on("lobby", (f) => {
+  net.send({ type: "ratings" }); // the welcome had none of the matchmaker's
   const [, screen] = (location.hash || "#/").split("/");
   const told = roomNow(f, screen);
   if (f.queued) showQueued(f.queued, state.player); // e.g. its ticket kept while this tab's re-queue went unanswered
@@ -282,9 +285,12 @@ net.on("signed_out", () => { forgetQueue(); toast("로그인 정보가 만료됐
 
 // Errors answering a lobby request are shown by the screen that asked, and
 // action errors by the table; everything else (rate limits, sync) here.
+// (`ratings` the matchmaker did not answer: the lobby keeps the ones it
+// shows, asked again with `lobby`; a toast each lobby drawing in a leader
+// change told the player nothing to do)
 const SHOWN_BY_SCREEN = new Set(["queue", "cancel_queue", "room_create", "room_join", "room_leave",
   "room_options", "room_add_bot", "room_remove_bot", "room_start", "action", "rematch",
-  "rematch_decline", "rematch_state", "emote", "spectate"]);
+  "rematch_decline", "rematch_state", "emote", "spectate", "ratings"]);
 net.on("error", (f) => {
   if (f.cmd_id || SHOWN_BY_SCREEN.has(f.ref)) return;
   if (f.ref === "sync" && game.final) return; // the game is over and gone: its result is shown
