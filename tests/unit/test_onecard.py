@@ -59,17 +59,6 @@ def test_seat_limits() -> None:
     assert g.turn in (0, 2) and g.state()["bot"] == [False, False, True]
 
 
-def test_an_empty_seat_is_not_dealt_in_and_cannot_act() -> None:
-    """RULES 1.1: an empty seat is not dealt in. An action for it is refused
-    ``not_dealt`` (it was ``not_in_game``, the gateway's code for a player in
-    no game: docs/websocket.md 6) and changes nothing."""
-    g = game(3, kinds=["human", "empty", "bot"])
-    before = g.state()
-    res = g.apply(10, 1, {"type": "draw"})
-    assert (res.ok, res.code, res.message) == (False, "not_dealt", "게임에 참여하지 않은 자리예요.")
-    assert g.state() == before and g.view(1)["hand"] == []
-
-
 def test_random_deal_is_seeded() -> None:
     """RULES conventions: everything random comes from the seed."""
     assert game(seed=5).state() == game(seed=5).state()
