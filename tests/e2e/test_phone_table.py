@@ -356,23 +356,21 @@ def test_my_card_leaves_my_hand_when_the_picks_are_revealed(new_page: Any) -> No
 def test_hakka_says_what_the_game_did_at_my_deadline(new_page: Any) -> None:
     """RULES.md 3.9: on timeout the game passes when calling, leads the
     lowest legal single, discards the lowest cards when following. Nothing
-    told the player it had (trial nitpick); another seat's timeout, or one
-    replayed on a reconnect, is not a toast."""
-    calling = next(v for v in hakka_views(3) if v["phase"] == "calling" and v["turn"] == 0)
-    leading = next(v for v in hakka_views(3, 1) if v["phase"] == "playing" and v["turn"] == 0
-                   and not v["table"])
-    cases = [(calling, "시간이 지나 자동으로 패스했어요."),
-             (leading, "시간이 지나 가장 낮은 카드 1장을 자동으로 냈어요."),
-             (hakka_following(), "시간이 지나 가장 낮은 카드를 자동으로 엎어서 버렸어요.")]
+    told the player it had (trial nitpick): the move after my `timeout`
+    says it; another seat's timeout is not a toast."""
     page = new_page(**PHONE)
-    for v, said in cases:
-        render(page, "hakka", "hakka", v)
-        told = page.evaluate("""() => { document.getElementById("toasts").replaceChildren();
-          const c = window.__ctl, say = (ev, f) => { window.__mod.onEvent(c, ev, f);
-            return [...document.querySelectorAll("#toasts .toast")].map((t) => t.textContent); };
-          return [say({type: "timeout", seat: 1}), say({type: "timeout", seat: 0}, {replayed: true}),
-                  say({type: "timeout", seat: 0})]; }""")
-        assert told == [[], [], [said]], (v["phase"], v["table"], told)
+    render(page, "hakka", "hakka", hakka_following())
+    told = page.evaluate("""() => { const c = window.__ctl;
+      const say = (...evs) => { document.getElementById("toasts").replaceChildren();
+        for (const ev of evs) window.__mod.onEvent(c, ev);
+        return [...document.querySelectorAll("#toasts .toast")].map((t) => t.textContent); };
+      return [say({type: "timeout", seat: 1}, {type: "passed", seat: 1}),
+              say({type: "timeout", seat: 0}, {type: "autopilot", seat: 0, on: true}, {type: "passed", seat: 0}),
+              say({type: "timeout", seat: 0}, {type: "played", seat: 0, cards: ["sup1"]}),
+              say({type: "timeout", seat: 0}, {type: "discarded", seat: 0, count: 2}),
+              say({type: "played", seat: 0, cards: ["sup2"]})]; }""")
+    assert told == [[], ["시간이 지나 자동으로 패스했어요."], ["시간이 지나 가장 낮은 카드 1장을 자동으로 냈어요."],
+                    ["시간이 지나 가장 낮은 카드를 자동으로 엎어서 버렸어요."], []], told
 
 
 DOCKS = {"onecard": ".oc-dock", "hakka": ".hk-dock", "penalty_rows": ".pr-dock"}

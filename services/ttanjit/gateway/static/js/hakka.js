@@ -243,16 +243,23 @@ function results(ctl) {
       h("td", {}, name(ctl, s), meMark(ctl, s), tookOverMark(v, s)), h("td.num", {}, scoreText("hakka", v.scores[s]))))))]);
 }
 
-/** What the game did for me at my deadline (RULES.md 3.9), from the view
- * before it: nothing said it but the table moving on (trial nitpick). */
-function myTimeout(v) {
-  if (v?.phase === "calling") return "시간이 지나 자동으로 패스했어요.";
-  if (!(v?.table || []).length) return "시간이 지나 가장 낮은 카드 1장을 자동으로 냈어요.";
-  return "시간이 지나 가장 낮은 카드를 자동으로 엎어서 버렸어요.";
-}
+/** What the game did for me at my deadline (RULES.md 3.9), said by the
+ * move that follows my `timeout` (nothing told the player but the table
+ * moving on: trial nitpick); a frame of events missed while away says it
+ * too, its view being from before them all. */
+const MY_TIMEOUT = {
+  passed: "시간이 지나 자동으로 패스했어요.",
+  played: "시간이 지나 가장 낮은 카드 1장을 자동으로 냈어요.",
+  discarded: "시간이 지나 가장 낮은 카드를 자동으로 엎어서 버렸어요.",
+};
 
-export function onEvent(ctl, ev, frame) {
+export function onEvent(ctl, ev) {
   const st = ctl.tableState;
   if (ev.type === "dealt" || ev.type === "trick_won") st.sel = [];
-  if (ev.type === "timeout" && !ctl.replay && !frame?.replayed && isMine(ctl, ev.seat)) toast(myTimeout(ctl.view));
+  if (ev.type === "timeout") st.timedOut = isMine(ctl, ev.seat);
+  else if (st.timedOut && ev.seat === ctl.seat() && MY_TIMEOUT[ev.type]) {
+    st.timedOut = false;
+    // on the table only (the game's news over the lobby: trial nitpick)
+    if (document.querySelector("section.table")) toast(MY_TIMEOUT[ev.type]);
+  }
 }
