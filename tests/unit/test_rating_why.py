@@ -135,3 +135,6 @@ def test_a_loss_that_moved_nothing_is_not_told_it_could_rise_or_go_down() -> Non
             (kw, why)
         said[key] = why
     assert "공동 2위" in said["shared"] and "점수로 앞선" in said["placed"] and "강한 상대" in said["duel"]
+    # in a new player's first games it is mostly the uncertainty shrinking (review)
+    new = standings.explain("loss", 0, 3, seats=4)
+    assert new.startswith("졌지만 점수는 그대로예요. 처음 몇 게임은 실력을 재는 중이라") and "공동" not in new, new

@@ -80,6 +80,8 @@ LOSS_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 여럿이
 LEVEL_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 함께 2위인 상대가 나보다 강하면 " \
     "거의 내려가지 않아요."
 LEVEL_BY_SCORE = "우승은 못 했어도 내가 점수로 앞선 상대가 있으면 그만큼 덜 내려가요."
+LEVEL_PROVISIONAL = "처음 몇 게임은 실력을 재는 중이라, 점수의 불확실성이 줄어 진 만큼의 하락이 " \
+    "상쇄됐어요."
 # a loss that rose where those who did not win place by score: "점수로 앞선
 # 상대" alone read as a rival ahead of me, the opposite (trial finding)
 RISE_BY_SCORE = "우승은 못 했어도 내가 점수로 앞선 상대가 있으면 그 순위만큼 올라요."
@@ -117,8 +119,9 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
         # not "져서 ±0점. … 상대가 약할수록 더 내려가요.": it did not go down
         # at all, and the line read as wrong (UX audit); what kept it
         head = "졌지만 점수는 그대로예요."
-        why = LEVEL_SHARED if shared else LEVEL_BY_SCORE if placed else \
-            "나보다 훨씬 강한 상대에게 지면 거의 내려가지 않아요."
+        # (in the first games, mostly the shrinking uncertainty: review)
+        why = LEVEL_PROVISIONAL if prov else LEVEL_SHARED if shared else \
+            LEVEL_BY_SCORE if placed else "나보다 훨씬 강한 상대에게 지면 거의 내려가지 않아요."
     else:
         head = f"져서 {signed(delta)}점." if delta <= 0 else f"졌지만 {signed(delta)}점."
         # not "약한 상대에게 질수록 더 내려가요." alone: two new players of

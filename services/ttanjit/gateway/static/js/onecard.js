@@ -419,7 +419,7 @@ export function onEvent(ctl, ev, frame) {
       // the one caught saw nothing of the cards they got: UX audit)
       if (!ev.penalty) bigToast(`원카드! — ${name(ev.seat)}`);
       else if (ev.holder === me) bigToast(`원카드! ${josa(name(ev.seat), "이/가")} 먼저 눌러 내가 ${ev.penalty}장을 받아요.`, "warn");
-      else bigToast(`원카드! ${josa(name(ev.seat), "이/가")} 먼저 눌러 ${josa(name(ev.holder), "이/가")} ${ev.penalty}장을 받아요.`);
+      else bigToast(`원카드! ${ev.seat === me ? "내가" : josa(name(ev.seat), "이/가")} 먼저 눌러 ${josa(name(ev.holder), "이/가")} ${ev.penalty}장을 받아요.`);
       break;
     case "false_call":
       bigToast(`헛원카드! ${josa(name(ev.seat), "이/가")} 1장을 받아요.`, "warn");
