@@ -533,7 +533,9 @@ async def test_a_slow_matchmaker_holds_neither_pongs_nor_moves(gw: Stack) -> Non
                              or f.get("ref") in ("ratings", "cancel_queue"))
     second = await c.wait_for(lambda f: f["type"] in ("ratings", "queue_cancelled")
                               or f.get("ref") in ("ratings", "cancel_queue"))
-    assert (first["type"], second.get("ref")) == ("ratings", "cancel_queue")
+    # (a ratings call that outwaited its 3 s on a loaded machine is answered
+    # matchmaker_unavailable: in its turn all the same)
+    assert (first.get("ref", first["type"]), second.get("ref")) == ("ratings", "cancel_queue")
     assert second["code"] == "not_queued"
     await c.action(gid, {"type": "leave"})
     await c.close()
