@@ -340,13 +340,22 @@ def test_a_transfer_code_goes_when_its_ten_minutes_are_over(new_page: Any) -> No
     page.reload()  # the page's timers are the installed clock's from here
     sign_in(page, "코드만료")
     page.locator('[data-act="transfer"]').click()
-    page.locator(".account .code").wait_for()
+    code = page.locator(".account .code").get_attribute("data-code")
+    # the lobby drawn anew (a ratings frame, a queue change: review finding)
+    # keeps it, and a nickname being typed
+    page.fill('input[name="new-nickname"]', "쓰는중")
+    page.evaluate("() => window.ttanjit.state.emit('ratings')")
+    assert page.locator(".account .code").get_attribute("data-code") == code
+    assert page.locator('input[name="new-nickname"]').input_value() == "쓰는중"
     page.clock.fast_forward("09:30")
     page.wait_for_timeout(200)
     assert page.locator(".account .code").count() == 1  # not before its time
     page.clock.fast_forward("00:45")
     page.wait_for_selector(".account .code", state="detached")
-    assert "코드의 10분이 지났어요" in page.locator(".account .code-out").inner_text()
+    assert page.locator(".account .code-out").inner_text() == \
+        "10분이 지나 이 코드는 더 쓸 수 없어요. 필요하면 새 코드를 만들어 주세요."
+    page.evaluate("() => window.ttanjit.state.emit('ratings')")  # and gone for good
+    assert page.locator(".account .code").count() == 0
     # and a new one can be made
     page.locator('[data-act="transfer"]').click()
     page.wait_for_selector(".account .code")

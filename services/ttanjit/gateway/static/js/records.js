@@ -78,30 +78,50 @@ async function fromHistory(gameId, game, tries = 0) {
 }
 
 // -- the lobby's account box ----------------------------------------------------------
+// The code shown (until its 10 minutes are over) and a nickname being typed
+// outlive the box: the lobby draws it anew on a queue, ratings or game
+// change, and a code came up once and was gone with the next `ratings`
+// (review finding, as the room code being typed: lobby.js typedCode).
+let transfer = null; // {code, expires_ms}
+let expiry = 0;
+let typedNick = null;
+
+function codeLine(out) {
+  if (!transfer) return;
+  const c = transfer.code;
+  mount(out, h("p", {}, "다른 기기의 첫 화면에서 이 코드를 넣으세요 (10분, 한 번만): ",
+    h("strong.code", { dataset: { code: c } }, `${c.slice(0, 4)}-${c.slice(4)}`)));
+}
+
 export function accountBox(rerender) {
-  const nick = h("input", { name: "new-nickname", maxlength: 16, value: store.get("nickname", ""),
-    "aria-label": "새 닉네임" });
+  const nick = h("input", { name: "new-nickname", maxlength: 16, value: typedNick ?? store.get("nickname", ""),
+    "aria-label": "새 닉네임", oninput: () => { typedNick = nick.value; } });
   const out = h("div.code-out", { role: "status" });
+  if (transfer && transfer.expires_ms > serverNow()) codeLine(out);
   const rename = async (ev) => {
     ev.preventDefault();
     const r = await identity.rename(nick.value.trim());
     if (!r.ok) { toast(r.body.message || "닉네임을 확인해 주세요.", "error"); return; }
+    typedNick = null;
     toast(`이제 ${josa(r.body.nickname, "으로/로")} 보여요.`);
     document.getElementById("who").textContent = r.body.nickname;
     net.drop(); // the session resumes with the new token (and nickname)
     rerender();
   };
-  let expiry = 0; // the shown code's: a newer code's box is not wiped by an older timer
   const code = async () => {
     const r = await identity.transferCode();
     if (!r.ok) { toast(r.body.message || "코드를 만들 수 없어요.", "error"); return; }
-    mount(out, h("p", {}, "다른 기기의 첫 화면에서 이 코드를 넣으세요 (10분, 한 번만): ",
-      h("strong.code", { dataset: { code: r.body.code } }, `${r.body.code.slice(0, 4)}-${r.body.code.slice(4)}`)));
+    transfer = { code: r.body.code, expires_ms: r.body.expires_ms };
+    codeLine(out);
     out.scrollIntoView({ block: "nearest" }); // on a phone it came below the fold (trial)
-    // a code past its 10 minutes is no use: it goes (trial: it stayed shown)
+    // a code past its 10 minutes is no use: it goes (trial: it stayed shown);
+    // one timer, the newest code's
     clearTimeout(expiry);
-    expiry = setTimeout(() => mount(out, h("p", {}, "코드의 10분이 지났어요. 필요하면 다시 만들어 주세요.")),
-      Math.max(0, r.body.expires_ms - serverNow()));
+    expiry = setTimeout(() => {
+      transfer = null;
+      const shown = document.querySelector(".account .code-out");
+      if (shown) mount(shown, h("p", {}, "10분이 지나 이 코드는 더 쓸 수 없어요. 필요하면 새 코드를 만들어 주세요."));
+    }, Math.max(0, r.body.expires_ms - serverNow()));
   };
   return h("section.card-box.account", {},
     h("h2", {}, "내 계정"),
