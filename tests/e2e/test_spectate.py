@@ -114,6 +114,17 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
     # turns: CI saw one of 9 inputs); else the spectator leaves by the bar's
     # 로비로, the player leaves the seat, and the game is watched again
     if not fan.evaluate(f"() => Boolean({W}.view.finished)"):
+        # the game between shards (docs/websocket.md 3.5: game_unavailable):
+        # watched again shortly, the table staying, no toast (it froze)
+        fan.evaluate("""() => { window.__frames.splice(0); window.ttanjit.net.onFrame(JSON.stringify(
+          {type: 'error', code: 'game_unavailable', ref: 'spectate',
+           message: '게임 서버에 잠시 연결할 수 없어요. 잠시 후 다시 해 주세요.'})); }""")
+        fan.wait_for_function("""() => window.__frames.some((f) => f.dir === 'out' && f.type === 'spectate')""",
+                              timeout=10_000)
+        fan.wait_for_function("""() => window.__frames.some((f) => f.dir === 'in' && f.type === 'spectate_view')""",
+                              timeout=10_000)
+        assert fan.locator(".toast.error").count() == 0
+        assert fan.locator(f'section.page.watch[data-game-id="{gid}"] section.table').count() == 1
         fan.locator('.watch-bar [data-act="lobby"]').click()
         fan.wait_for_selector(".game-card")
         player.wait_for_selector('.watchers[data-count="0"]', state="attached")

@@ -32,10 +32,9 @@ def test_every_code_a_client_gets_is_in_the_table_with_its_words() -> None:
     assert not stale, f"in docs/websocket.md 6, sent by nothing: {stale}"
 
 
-def test_a_shards_refusal_says_what_the_gateways_would() -> None:
-    """The gateway passes a shard's refusal on as it came: one code, one
-    message, whichever of the two answers (``bad_request`` only ever
-    answers a gateway's malformed request)."""
-    for code, message in SHARD_MESSAGES.items():
-        if code != "bad_request":
-            assert MESSAGES[code] == message, code
+def test_every_code_a_shard_refuses_a_client_with_is_the_gateways() -> None:
+    """The gateway passes a shard's refusal on as it came: each of its codes
+    is in the gateway's table (which takes their words from the shard's),
+    so in the table above (``bad_request`` only ever answers a gateway's
+    malformed request)."""
+    assert set(SHARD_MESSAGES) - {"bad_request"} <= set(MESSAGES)

@@ -44,7 +44,11 @@ log = logging.getLogger("ttanjit.gateway")
 _watching: dict[str, dict[str, Any]] = {}  # connection id -> {game_id, sub, seq}
 
 
-async def _sync(c: Connection, gid: str, retries: tuple[float, ...] = (0.1, 0.3, 0.6)) -> dict[str, Any] | None:
+# the waits before asking a live game's view again while no shard answers
+RETRIES = (0.1, 0.3, 0.6)
+
+
+async def _sync(c: Connection, gid: str, retries: tuple[float, ...] = RETRIES) -> dict[str, Any] | None:
     """The game's public view from the shard serving it, asked again while
     none answers (a game between shards: once more after each of
     ``retries``' sleeps); None when there is none."""
@@ -130,7 +134,7 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
         players, live = await _seating(c, gid)
         await stop(c)
         w = {"game_id": gid, "subs": [], "seq": 0, "lock": asyncio.Lock(), "counted": False,
-             "players": players, "retries": (0.1, 0.3, 0.6) if live else ()}
+             "players": players, "retries": RETRIES if live else ()}
         _watching[c.id] = w
 
         async def on_msg(msg: Any) -> None:

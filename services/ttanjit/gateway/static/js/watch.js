@@ -101,6 +101,7 @@ class WatchCtl extends GameController {
    * updates continue after its game_seq. */
   onView(f) {
     if (f.game_id && f.game_id !== this.id) return;
+    this.unavailable = 0;
     if (typeof f.game_seq === "number") this.gameSeq = f.game_seq;
     // who sits where, from the server: one source for a watch opened from
     // the list, from a link or gone back to (the live list's copy, kept per
@@ -114,6 +115,12 @@ class WatchCtl extends GameController {
   onError(f) {
     if (f.ref !== "spectate") return;
     clearTimeout(this.syncTimer);
+    // a game between shards (a failover, a drain): watched again shortly,
+    // a few times; the table stays meanwhile (it froze, the watch ended)
+    if (f.code === "game_unavailable" && (this.unavailable = (this.unavailable || 0) + 1) <= 5) {
+      this.requestSync(2000);
+      if (this.view) return;
+    }
     if (this.view) { toast(f.message || f.code, "error"); return; }
     mount(this.root, h("section.page.watch", { dataset: { error: f.code } },
       h("p.form-error", { role: "alert" }, f.message || "관전할 수 없어요."),
