@@ -294,10 +294,12 @@ async def test_a_drop_the_lobby_missed_is_told_again(st_away: Stack) -> None:
     code = (await host.wait_type("room"))["room"]["code"]
     for g in (gone, back):
         await g.send({"type": "room_join", "code": code})
-        # its answer come (a loaded machine's stop could fall between the
-        # lobby's word to the host and its answer to the pinned gateway: the
-        # join then held that socket's end for its 10 s, CI)
-        await g.wait_type("room")
+        # its answer come, known by the lobby call behind it (a loaded
+        # machine's stop could fall between the lobby's word to the room and
+        # its answer to the pinned gateway: the join then held that socket's
+        # end for its 10 s, CI)
+        await g.send({"type": "ratings"})
+        await g.wait_type("ratings")
     await host.wait_for(lambda f: f.get("type") == "room" and len(humans(f)) == 3)
     seen = len(host.frames)
     os.kill(l1.pid, signal.SIGSTOP)  # the pinned gateway's Aways go unanswered
