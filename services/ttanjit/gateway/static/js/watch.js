@@ -79,6 +79,7 @@ class WatchCtl extends GameController {
     this.close();
     this.reset(id);
     this.final = null;
+    this.unavailable = 0; // game_unavailable answers in a row (onError)
     this.info = { game: undefined, seat: null, players: [], options: {} };
     this.root = root;
     this.table = null;
