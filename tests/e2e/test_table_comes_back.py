@@ -158,11 +158,17 @@ def test_onecard_elimination_toast_and_phone_toasts(new_page: Any) -> None:
     toast = page.locator('.toast:has-text("탈락")')
     assert "20장 이상" in toast.inner_text() and "넘어" not in toast.inner_text()
     assert "남은 게임을 구경해요" in toast.inner_text()  # two still play
-    # out of two, the game is over: nothing is left to watch (trial finding)
+    # out of two, the game is over: nothing is left to watch (trial finding);
+    # the result says why I am out, under no toast (the toast covered its
+    # heading: UX audit)
     two = new_page(width=360, height=740)
-    render(two, "onecard", "onecard", engine_view("onecard", 2))
+    v2 = engine_view("onecard", 2)
+    render(two, "onecard", "onecard", v2)
     two.evaluate("() => window.__mod.onEvent(window.__ctl, {type: 'eliminated', seat: 0, cards: 20})")
-    assert two.locator('.toast:has-text("탈락")').inner_text() == "카드가 20장 이상이 되어 탈락했어요."
+    assert two.locator(".toast").count() == 0
+    v2.update(finished=True, winners=[1], eliminated=[0], turn=None)
+    render(two, "onecard", "onecard", v2)
+    assert "카드가 20장 이상이 되어 탈락했어요." in two.locator("section.results").inner_text()
     page.locator('.oc-hand .card[data-card="7H"]').click()
     page.locator('[data-act="play"]').click()
     page.wait_for_selector(".suit-picker")

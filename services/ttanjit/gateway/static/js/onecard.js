@@ -342,7 +342,10 @@ function results(ctl) {
       h("td", {}, isWinner(v, s) ? "승리"
         : isOut(v, s) ? "탈락" : `${handCount(v, s)}장 남음`)));
   }
-  return resultsPanel(ctl, [h("p.result-title", {}, title),
+  // why I am out, said here (RULES.md 1.8): the toast saying it came over
+  // this panel's heading when my elimination ended the game (UX audit)
+  const whyOut = me !== null && isOut(v, me) && !ctl.replay ? h("p.muted", {}, "카드가 20장 이상이 되어 탈락했어요.") : null;
+  return resultsPanel(ctl, [h("p.result-title", {}, title), whyOut,
     h("table.scores", {}, h("tbody", {}, rows))], "게임 결과");
 }
 
@@ -432,8 +435,8 @@ export function onEvent(ctl, ev, frame) {
         const out = new Set([...(v.eliminated || []), me]);
         let left = 0;
         for (let s = 0; s < seatCount(v); s++) if (seatPlays(v, s) && !out.has(s)) left += 1;
-        bigToast(left > 1 ? "카드가 20장 이상이 되어 탈락했어요. 남은 게임을 구경해요."
-          : "카드가 20장 이상이 되어 탈락했어요.", "warn");
+        // (out of two, the game is over: its result says it, under no toast)
+        if (left > 1) bigToast("카드가 20장 이상이 되어 탈락했어요. 남은 게임을 구경해요.", "warn");
       }
       break;
     default:
