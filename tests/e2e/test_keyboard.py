@@ -245,7 +245,7 @@ def test_a_hakka_table_says_what_was_called_and_played(new_page: Any) -> None:
         if now["turn"] not in (None, 0, v["turn"]):  # whose turn, when it changed
             assert said[-1].endswith(f"{NAMES[now['turn']]}의 차례예요."), said
     kinds = " ".join(said)
-    assert ": 패스" in kinds and ": 콜" in kinds and ": 리드 한 장" in kinds and "트릭을 가져갔어요" in kinds, said
+    assert ": 패스" in kinds and ": 콜" in kinds and ": 리드 단일 카드" in kinds and "트릭을 가져갔어요" in kinds, said
     assert "엎어서 버림" in kinds or "엎음" in kinds, said
 
 

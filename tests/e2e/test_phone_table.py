@@ -355,6 +355,38 @@ def test_my_card_leaves_my_hand_when_the_picks_are_revealed(new_page: Any) -> No
     assert page.locator(f'.pr-hand .card[data-card="{v["hand"][0]["card"]}"]').is_visible()
 
 
+def test_hakka_on_autopilot_asks_me_for_nothing(new_page: Any) -> None:
+    """RULES.md 3.9: after three timeouts the seat is played by the normal
+    bot until [직접 하기]. The table still said "콜 또는 패스를 골라요." with
+    콜/패스 (and 꺾기 when following), and the bot's move took the cards
+    being picked (UX audit)."""
+    page = new_page(**PHONE)
+    for v in (next(x for x in hakka_views(3) if x["phase"] == "calling" and x["turn"] == 0),
+              hakka_following()):
+        v["seats"][0]["autopilot"] = True
+        render(page, "hakka", "hakka", v)
+        assert page.locator('.hk [data-act="call"], .hk [data-act="play"], .hk [data-act="discard"]').count() == 0
+        assert "자동 진행이 내 차례를 해요." in page.locator("section.table").inner_text()
+        assert page.locator('[data-act="resume"]').is_visible()  # [직접 하기]
+
+
+def test_a_hakka_hand_nobody_won_scores_nothing(new_page: Any) -> None:
+    """RULES.md 3.7: all 36 cards played and nobody reached 6: the hand
+    scores nothing. Its result said the privileged player pays alone, and
+    the dreamer's "→ 0트릭" (UX audit); a hand that was won says both."""
+    v = next(x for x in hakka_views(3) if x.get("last_hand"))
+    won = dict(v["last_hand"], privileged=(v["last_hand"]["winner"] + 1) % 4)
+    page = new_page(width=1280, height=800)
+    for hand, said in ((dict(won, winner=None, how="no_winner", dreamer_tricks=0, deltas=[0] * 4), False),
+                       (won, True)):
+        render(page, "hakka", "hakka", {**v, "phase": "scoring", "last_hand": hand})
+        text = page.locator(".hand-result").inner_text()
+        assert ("혼자 점수를 내요" in text) is said and ("트릭" in text.split("카드 공개")[1]) is said, text
+    page.evaluate("""() => { document.getElementById("toasts").replaceChildren();
+      window.__mod.onEvent(window.__ctl, {type: "void_deal", dealer: 1}); }""")
+    assert page.locator("#toasts .toast").inner_text() == "모두 패스해서 이번 판은 무효예요. 카드를 다시 나눠요."
+
+
 def test_hakka_says_what_the_game_did_at_my_deadline(new_page: Any) -> None:
     """RULES.md 3.9: on timeout the game passes when calling, leads the
     lowest legal single, discards the lowest cards when following. Nothing
@@ -371,8 +403,8 @@ def test_hakka_says_what_the_game_did_at_my_deadline(new_page: Any) -> None:
               say({type: "timeout", seat: 0}, {type: "played", seat: 0, cards: ["sup1"]}),
               say({type: "timeout", seat: 0}, {type: "discarded", seat: 0, count: 2}),
               say({type: "played", seat: 0, cards: ["sup2"]})]; }""")
-    assert told == [[], ["시간이 지나 자동으로 패스했어요."], ["시간이 지나 가장 낮은 카드 1장을 자동으로 냈어요."],
-                    ["시간이 지나 가장 낮은 카드를 자동으로 엎어서 버렸어요."], []], told
+    assert told == [[], ["시간이 지나 자동으로 패스했어요."], ["시간이 지나 자동으로 냈어요: 섭 1"],
+                    ["시간이 지나 가장 낮은 카드 2장을 자동으로 엎어서 버렸어요."], []], told
 
 
 DOCKS = {"onecard": ".oc-dock", "hakka": ".hk-dock", "penalty_rows": ".pr-dock"}

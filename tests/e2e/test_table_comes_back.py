@@ -380,7 +380,7 @@ def test_hakka_single_card_preview_says_it_once(new_page: Any) -> None:
     render(page, "hakka", "hakka", v)
     page.locator(".hk-hand .card").first.click()
     preview = page.locator("p.effect").inner_text()
-    assert preview.endswith("— 한 장"), preview
+    assert preview.endswith("— 단일 카드"), preview
 
 
 def test_numbers_and_their_headers_align(new_page: Any) -> None:

@@ -9,7 +9,8 @@ import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges
   tookOverMark, winnersTitle } from "./game.js";
 import { seatCount, onAutopilot, handCount, botTookOver } from "./seats.js";
 
-const KIND = { single: "한 장", run: "런", set: "세트", discard: "엎어서 버림" };
+// the seed's words (단일 카드, 우승 카드, 모양: seeds/004)
+const KIND = { single: "단일 카드", run: "런", set: "세트", discard: "엎어서 버림" };
 
 /** Local shape check for the preview only; the server decides. */
 export function classify(cards) {
@@ -66,7 +67,11 @@ export function render(ctl, root) {
   const elders = new Set(v.elders || []);
   // not once a bot plays my seat; a replay is read-only (it showed live
   // buttons and "…꺾거나 엎어서 버려요": trial finding)
-  const myTurn = !ctl.replay && !v.finished && v.turn === me && me !== null && !botTookOver(v, me);
+  // nor while 자동 진행 plays it (RULES.md 3.9: until [직접 하기]; 콜/패스 and
+  // a turn line asked me to act, and the bot's move took the cards I was
+  // picking: UX audit)
+  const auto = me !== null && onAutopilot(v, me);
+  const myTurn = !ctl.replay && !v.finished && v.turn === me && me !== null && !botTookOver(v, me) && !auto;
   const leading = v.phase === "playing" && (v.table || []).length === 0;
 
   const head = gameHeader(ctl, [
@@ -117,8 +122,9 @@ export function render(ctl, root) {
   else if (v.phase === "scoring") status = "판이 끝났어요. 곧 다음 판을 나눠 줘요.";
   else if (me === v.dreamer) status = "이번 판은 드리머예요. 콜하기와 플레이에 참여하지 않고 쉬어요.";
   else if (v.turn === me && me !== null && botTookOver(v, me)) status = "봇이 내 자리에서 하는 차례예요.";
+  else if (v.turn === me && auto && !ctl.replay) status = "자동 진행이 내 차례를 해요.";
   else if (myTurn && v.phase === "calling") status = "콜 또는 패스를 골라요.";
-  else if (myTurn && leading) status = "리드할 차례예요: 한 장, 런 또는 세트를 내요.";
+  else if (myTurn && leading) status = "리드할 차례예요: 단일 카드, 런 또는 세트를 내요.";
   else if (myTurn) status = `테이블의 가장 높은 패턴을 꺾거나 ${(v.table[0]?.cards?.length) || v.table[0]?.count || ""}장을 엎어서 버려요.`;
   else if (v.turn !== null && v.turn !== undefined) status = `${name(ctl, v.turn)}의 차례예요.`;
   else status = "";
@@ -205,18 +211,21 @@ async function send(ctl, type) {
 }
 
 function handResult(ctl, lh) {
+  const won = lh.winner !== null && lh.winner !== undefined;
   const how = { claim: "트릭과 상위 카드가 6 이상", five_tigers: "5마리 호랑이", no_winner: "아무도 6에 닿지 않음" }[lh.how] || lh.how;
   return h("section.hand-result", { "aria-label": "판 결과" },
     h("h2", {}, `${lh.round}판 결과`),
     // said as the hand's last line (its last trick ends the hand unsaid)
-    lh.winner === null || lh.winner === undefined
+    !won
       ? h("p", { dataset: { say: "log" } }, "이번 판은 점수 없이 끝났어요.")
       : h("p.hand-winner", { dataset: { say: "log" } }, `${who(ctl, lh.winner)} ${lh.tricks}트릭으로 판을 이겼어요 (${how}).`),
     trickNote(ctl, lh),
-    lh.winning_cards?.length ? h("p.cards-line", {}, "이긴 카드: ", lh.winning_cards.map((c) => hkCard(c, (lh.elders || []).includes(c), { shown: true, class: "small" }))) : null,
+    lh.winning_cards?.length ? h("p.cards-line", {}, "우승 카드: ", lh.winning_cards.map((c) => hkCard(c, (lh.elders || []).includes(c), { shown: true, class: "small" }))) : null,
+    // a hand nobody won scores nothing (RULES.md 3.7): no dreamer's tricks,
+    // no privileged player who pays (it said both: UX audit)
     h("p.dreamer-reveal", {}, `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { shown: true, class: "small pop-in" }),
-      ` → ${lh.dreamer_tricks}트릭${lh.dreamer_tricks >= 6 ? " (점수를 받아요)" : ""}`),
-    lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${josa(name(ctl, lh.privileged), "이/가")} 판을 이기지 못해 혼자 점수를 내요.`) : null,
+      won ? ` → ${lh.dreamer_tricks}트릭${lh.dreamer_tricks >= 6 ? " (점수를 받아요)" : ""}` : ""),
+    won && lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${josa(name(ctl, lh.privileged), "이/가")} 판을 이기지 못해 혼자 점수를 내요.`) : null,
     h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적"))),
       h("tbody", {}, [0, 1, 2, 3].map((s) => h("tr", { class: isMine(ctl, s) ? "me" : "" }, h("td", {}, name(ctl, s), meMark(ctl, s)),
         h("td.num", {}, signed(lh.deltas[s])), h("td.num", {}, num(lh.scores[s])))))));
@@ -248,9 +257,11 @@ function results(ctl) {
  * moving on: trial nitpick); a frame of events missed while away says it
  * too, its view being from before them all. */
 const MY_TIMEOUT = {
-  passed: "시간이 지나 자동으로 패스했어요.",
-  played: "시간이 지나 가장 낮은 카드 1장을 자동으로 냈어요.",
-  discarded: "시간이 지나 가장 낮은 카드를 자동으로 엎어서 버렸어요.",
+  passed: () => "시간이 지나 자동으로 패스했어요.",
+  // the lowest single I may lead, named (not "the lowest card": 섭 5 led
+  // while 곤 1 was in hand read as a misplay: UX audit)
+  played: (ev) => `시간이 지나 자동으로 냈어요: ${(ev.cards || []).map(hkName).join(", ")}`,
+  discarded: (ev) => `시간이 지나 가장 낮은 카드 ${ev.count}장을 자동으로 엎어서 버렸어요.`,
 };
 
 export function onEvent(ctl, ev) {
@@ -260,6 +271,11 @@ export function onEvent(ctl, ev) {
   else if (st.timedOut && ev.seat === ctl.seat() && MY_TIMEOUT[ev.type]) {
     st.timedOut = false;
     // on the table only (the game's news over the lobby: trial nitpick)
-    if (document.querySelector("section.table")) toast(MY_TIMEOUT[ev.type]);
+    if (document.querySelector("section.table")) toast(MY_TIMEOUT[ev.type](ev));
+  }
+  // three passes: the hand is dealt again (RULES.md 3.3), which only the
+  // cards changing said (UX audit)
+  if (ev.type === "void_deal" && document.querySelector("section.table")) {
+    toast("모두 패스해서 이번 판은 무효예요. 카드를 다시 나눠요.");
   }
 }
