@@ -370,6 +370,22 @@ def test_hakka_on_autopilot_asks_me_for_nothing(new_page: Any) -> None:
         assert page.locator('[data-act="resume"]').is_visible()  # [직접 하기]
 
 
+def test_what_a_hakka_call_means_is_above_the_dock_on_a_small_phone(new_page: Any) -> None:
+    """RULES.md 3.3: a call makes a non-dealer the privileged player, who
+    pays alone if the hand is lost. At 360×640 the line saying so sat under
+    the docked hand: only 콜 and 패스 were seen (UX audit). Leading, the
+    lone 리드하기 takes the whole row."""
+    page = new_page(width=360, height=640)
+    render(page, "hakka", "hakka", next(x for x in hakka_views(3) if x["phase"] == "calling" and x["turn"] == 0))
+    hint, dock, line = box(page, ".call-hint"), box(page, ".hk-dock"), box(page, ".oc-status")
+    assert hint["bottom"] <= dock["top"] + 0.5, (hint, dock)
+    assert line["top"] >= box(page, ".topbar")["bottom"] - 1, line
+    lead = next(x for x in hakka_views(3, 1) if x["phase"] == "playing" and x["turn"] == 0 and not x["table"])
+    render(page, "hakka", "hakka", lead)
+    play, row = box(page, '[data-act="play"]'), box(page, ".hk-actions")
+    assert play["right"] - play["left"] >= row["right"] - row["left"] - 1, (play, row)
+
+
 def test_a_hakka_hand_nobody_won_scores_nothing(new_page: Any) -> None:
     """RULES.md 3.7: all 36 cards played and nobody reached 6: the hand
     scores nothing. Its result said the privileged player pays alone, and

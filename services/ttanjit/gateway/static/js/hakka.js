@@ -201,6 +201,22 @@ export function render(ctl, root) {
       if (by > 0) window.scrollBy(0, by);
     }
   }
+  // my call: what 콜 and 패스 mean (the privileged player's risk) above the
+  // dock, its turn line not past the top bar; once a call turn (at 360×640
+  // the dock covered all but the buttons: UX audit)
+  const callKey = myTurn && v.phase === "calling" ? `${v.round}:${v.dealer}:call` : null;
+  if (callKey && st.shownTurn !== callKey) {
+    st.shownTurn = callKey;
+    const hint = root.querySelector(".call-hint");
+    const dock = root.querySelector(".hk-dock.docked");
+    const line = root.querySelector(".oc-status");
+    if (hint && dock) {
+      const barBottom = document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0;
+      const need = hint.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
+      const by = Math.min(need, (line || hint).getBoundingClientRect().top - barBottom);
+      if (by > 0) window.scrollBy(0, by);
+    }
+  }
 }
 
 async function send(ctl, type) {
