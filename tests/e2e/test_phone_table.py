@@ -386,6 +386,20 @@ def test_what_a_hakka_call_means_is_above_the_dock_on_a_small_phone(new_page: An
     assert play["right"] - play["left"] >= row["right"] - row["left"] - 1, (play, row)
 
 
+def test_a_66_point_game_says_who_ended_it(new_page: Any) -> None:
+    """RULES.md 2.4, 기본 66점: after a round, anyone's total at 66 or more
+    ends the game. Its result said only "우승: …" (UX audit)."""
+    v = engine_view("penalty_rows", 3, seed=5)
+    v.update(finished=True, ended_by="score_66", penalties=[106, 40, 70], winners=[1], turn=None)
+    page = new_page(width=390, height=844)
+    render(page, "penalty", "penalty_rows", v)
+    assert page.locator(".end-why").inner_text() == \
+        f"{NAMES[0]} (나) 106점, {NAMES[2]} 70점: 벌점이 66점 이상이 되어 게임이 끝났어요."
+    v.update(ended_by="rounds")
+    render(page, "penalty", "penalty_rows", v)
+    assert page.locator(".end-why").count() == 0
+
+
 def test_a_hakka_hand_nobody_won_scores_nothing(new_page: Any) -> None:
     """RULES.md 3.7: all 36 cards played and nobody reached 6: the hand
     scores nothing. Its result said the privileged player pays alone, and

@@ -270,7 +270,13 @@ function results(ctl, names) {
   const v = ctl.view;
   const title = v.ended_by === "time_cap" ? "45분이 지나 승자 없이 끝났어요"
     : winnersTitle(v, (s) => names[s] || `${s + 1}번`);
-  return resultsPanel(ctl, [h("p.result-title", {}, title), penaltyTable(ctl, names)], "게임 결과");
+  // 기본 66점: who crossed it, the game's end (RULES.md 2.4; nothing said
+  // why it ended: UX audit)
+  const over = v.ended_by === "score_66"
+    ? [...Array(v.n || 0).keys()].filter((s) => (v.penalties?.[s] ?? 0) >= 66) : [];
+  const why = over.length ? h("p.muted.end-why", {}, `${over.map((s) => `${names[s] || `${s + 1}번`}${meMark(ctl, s)} ${v.penalties[s]}점`)
+    .join(", ")}: 벌점이 66점 이상이 되어 게임이 끝났어요.`) : null;
+  return resultsPanel(ctl, [h("p.result-title", {}, title), why, penaltyTable(ctl, names)], "게임 결과");
 }
 
 // -- events: the reveal and the one-by-one placement --------------------------
