@@ -400,6 +400,21 @@ def test_a_66_point_game_says_who_ended_it(new_page: Any) -> None:
     assert page.locator(".end-why").count() == 0
 
 
+def test_the_hakka_dreamer_is_told_what_the_hand_is_for(new_page: Any) -> None:
+    """RULES.md 3.8: the dreamer's face-down card earns 5 tricks plus one per
+    winning card of its number, paid at 6 or more. The dreamer read only
+    "…쉬어요", and not whose turn it was; the reveal named me by my
+    nickname (UX audit)."""
+    v = next(x for x in hakka_views(2) if x.get("dreamer") == 0 and x["phase"] == "playing")
+    page = new_page(**PHONE)
+    render(page, "hakka", "hakka", v)
+    status = page.locator(".oc-status").inner_text()
+    assert "드리머예요" in status and "5트릭" in status and f"{NAMES[v['turn']]}의 차례예요." in status, status
+    hand = next(x for x in hakka_views(2) if x.get("last_hand"))
+    render(page, "hakka", "hakka", {**hand, "phase": "scoring", "last_hand": {**hand["last_hand"], "dreamer": 0}})
+    assert page.locator(".dreamer-reveal").inner_text().startswith("드리머인 내 카드 공개")
+
+
 def test_a_hakka_hand_nobody_won_scores_nothing(new_page: Any) -> None:
     """RULES.md 3.7: all 36 cards played and nobody reached 6: the hand
     scores nothing. Its result said the privileged player pays alone, and

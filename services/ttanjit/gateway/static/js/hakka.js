@@ -120,7 +120,13 @@ export function render(ctl, root) {
   let status;
   if (v.finished) status = "게임이 끝났어요.";
   else if (v.phase === "scoring") status = "판이 끝났어요. 곧 다음 판을 나눠 줘요.";
-  else if (me === v.dreamer) status = "이번 판은 드리머예요. 콜하기와 플레이에 참여하지 않고 쉬어요.";
+  // what my face-down card is for (RULES.md 3.8), and whose turn it is
+  // meanwhile ("쉬어요" alone: UX audit)
+  else if (me === v.dreamer) {
+    status = "이번 판은 드리머예요: 쉬는 동안 내 카드 한 장은 엎어 두고, 판이 끝나면 5트릭에 우승 카드와 숫자가 "
+      + "같은 카드마다 1트릭을 더 받아요 (6트릭 이상이면 점수를 받아요)."
+      + (v.turn !== null && v.turn !== undefined ? ` ${name(ctl, v.turn)}의 차례예요.` : "");
+  }
   else if (v.turn === me && me !== null && botTookOver(v, me)) status = "봇이 내 자리에서 하는 차례예요.";
   else if (v.turn === me && auto && !ctl.replay) status = "자동 진행이 내 차례를 해요.";
   else if (myTurn && v.phase === "calling") status = "콜 또는 패스를 골라요.";
@@ -239,7 +245,7 @@ function handResult(ctl, lh) {
     lh.winning_cards?.length ? h("p.cards-line", {}, "우승 카드: ", lh.winning_cards.map((c) => hkCard(c, (lh.elders || []).includes(c), { shown: true, class: "small" }))) : null,
     // a hand nobody won scores nothing (RULES.md 3.7): no dreamer's tricks,
     // no privileged player who pays (it said both: UX audit)
-    h("p.dreamer-reveal", {}, `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { shown: true, class: "small pop-in" }),
+    h("p.dreamer-reveal", {}, isMine(ctl, lh.dreamer) ? "드리머인 내 카드 공개: " : `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { shown: true, class: "small pop-in" }),
       won ? ` → ${lh.dreamer_tricks}트릭${lh.dreamer_tricks >= 6 ? " (점수를 받아요)" : ""}` : ""),
     won && lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${josa(name(ctl, lh.privileged), "이/가")} 판을 이기지 못해 혼자 점수를 내요.`) : null,
     h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적"))),
