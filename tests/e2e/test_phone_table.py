@@ -415,6 +415,18 @@ def test_the_hakka_dreamer_is_told_what_the_hand_is_for(new_page: Any) -> None:
     assert page.locator(".dreamer-reveal").inner_text().startswith("드리머인 내 카드 공개")
 
 
+def test_a_hakka_lead_says_the_single_rule(new_page: Any) -> None:
+    """RULES.md 3.6: a single led must be a non-Elder card of the highest
+    suit among the leader's non-Elder cards; the privileged player may lead
+    any Elder. Only a refusal said the first, nothing the second (UX audit)."""
+    lead = next(x for x in hakka_views(3, 1) if x["phase"] == "playing" and x["turn"] == 0 and not x["table"])
+    page = new_page(**PHONE)
+    for privileged, said in ((None, False), (0, True)):
+        render(page, "hakka", "hakka", {**lead, "privileged": privileged})
+        status = page.locator(".oc-status").inner_text()
+        assert "가장 높은 모양" in status and ("특별 플레이어라 상위 카드도" in status) is said, status
+
+
 def test_a_hakka_hand_nobody_won_scores_nothing(new_page: Any) -> None:
     """RULES.md 3.7: all 36 cards played and nobody reached 6: the hand
     scores nothing. Its result said the privileged player pays alone, and

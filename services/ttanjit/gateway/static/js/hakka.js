@@ -130,7 +130,11 @@ export function render(ctl, root) {
   else if (v.turn === me && me !== null && botTookOver(v, me)) status = "봇이 내 자리에서 하는 차례예요.";
   else if (v.turn === me && auto && !ctl.replay) status = "자동 진행이 내 차례를 해요.";
   else if (myTurn && v.phase === "calling") status = "콜 또는 패스를 골라요.";
-  else if (myTurn && leading) status = "리드할 차례예요: 단일 카드, 런 또는 세트를 내요.";
+  // the single's rule said before a refusal says it (RULES.md 3.6: UX audit)
+  else if (myTurn && leading) {
+    status = "리드할 차례예요: 단일 카드(상위 카드가 아닌 카드 중 가장 높은 모양의 것), 런 또는 세트를 내요."
+      + (me === v.privileged ? " 특별 플레이어라 상위 카드도 언제든 단일 카드로 리드할 수 있어요." : "");
+  }
   else if (myTurn) status = `테이블의 가장 높은 패턴을 꺾거나 ${(v.table[0]?.cards?.length) || v.table[0]?.count || ""}장을 엎어서 버려요.`;
   else if (v.turn !== null && v.turn !== undefined) status = `${name(ctl, v.turn)}의 차례예요.`;
   else status = "";
