@@ -222,15 +222,15 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
         route.fulfill(response=r, json=body)
 
     page.route("**/api/history/onecard*", aged)
-    for game in ("penalty_rows", "onecard"):  # drawn again
+    for game in ("penalty_rows", "onecard"):  # drawn again (each drawing waited for)
         page.evaluate(f"() => {{ location.hash = '#/history/{game}'; }}")
-        page.wait_for_selector("section.history h1")
+        page.wait_for_selector(f'section.history nav.tabs a.active[href="#/history/{game}"]')
     item.locator('.replay-link:has-text("다시 보기 기간 지남")').wait_for()
     assert item.locator('[data-act="replay"]').count() == 0
     page.unroute("**/api/history/onecard*")
     for game in ("penalty_rows", "onecard"):
         page.evaluate(f"() => {{ location.hash = '#/history/{game}'; }}")
-        page.wait_for_selector("section.history h1")
+        page.wait_for_selector(f'section.history nav.tabs a.active[href="#/history/{game}"]')
     item.locator('[data-act="replay"]').wait_for()
     with page.expect_response(lambda r: f"/api/replay/{gid}" in r.url) as got:
         item.locator('[data-act="replay"]').click()

@@ -366,8 +366,9 @@ def test_hakka_on_autopilot_asks_me_for_nothing(new_page: Any) -> None:
         v["seats"][0]["autopilot"] = True
         render(page, "hakka", "hakka", v)
         assert page.locator('.hk [data-act="call"], .hk [data-act="play"], .hk [data-act="discard"]').count() == 0
-        assert "자동 진행이 내 차례를 해요." in page.locator("section.table").inner_text()
+        assert "자동 진행이 내 차례를 대신 하고 있어요." in page.locator("section.table").inner_text()
         assert page.locator('[data-act="resume"]').is_visible()  # [직접 하기]
+        assert page.locator(".hk-hand .card:not([disabled])").count() == 0  # nothing to pick
 
 
 def test_what_a_hakka_call_means_is_above_the_dock_on_a_small_phone(new_page: Any) -> None:
@@ -408,11 +409,13 @@ def test_the_hakka_dreamer_is_told_what_the_hand_is_for(new_page: Any) -> None:
     v = next(x for x in hakka_views(2) if x.get("dreamer") == 0 and x["phase"] == "playing")
     page = new_page(**PHONE)
     render(page, "hakka", "hakka", v)
-    status = page.locator(".oc-status").inner_text()
-    assert "드리머예요" in status and "5트릭" in status and f"{NAMES[v['turn']]}의 차례예요." in status, status
+    # whose turn it is read out; what the card earns in a hint beside it
+    # (not read out again at every turn: review)
+    assert page.locator(".oc-status").inner_text() == f"이번 판은 드리머예요. {NAMES[v['turn']]}의 차례예요."
+    assert "우승 카드 중 내 카드와 숫자가 같은 카드마다 1트릭" in page.locator(".dreamer-hint").inner_text()
     hand = next(x for x in hakka_views(2) if x.get("last_hand"))
     render(page, "hakka", "hakka", {**hand, "phase": "scoring", "last_hand": {**hand["last_hand"], "dreamer": 0}})
-    assert page.locator(".dreamer-reveal").inner_text().startswith("드리머인 내 카드 공개")
+    assert page.locator(".dreamer-reveal").inner_text().startswith("내 카드(드리머) 공개")
 
 
 def test_a_hakka_lead_says_the_single_rule(new_page: Any) -> None:
@@ -420,11 +423,18 @@ def test_a_hakka_lead_says_the_single_rule(new_page: Any) -> None:
     suit among the leader's non-Elder cards; the privileged player may lead
     any Elder. Only a refusal said the first, nothing the second (UX audit)."""
     lead = next(x for x in hakka_views(3, 1) if x["phase"] == "playing" and x["turn"] == 0 and not x["table"])
-    page = new_page(**PHONE)
-    for privileged, said in ((None, False), (0, True)):
-        render(page, "hakka", "hakka", {**lead, "privileged": privileged})
+    order = {"sup": "섭", "gon": "곤", "zok": "족", "sin": "신"}
+    top = next(n for s, n in order.items() if any(c.startswith(s) and c not in lead["elders"] for c in lead["hand"]))
+    page = new_page(width=360, height=640)
+    only_elders = {**lead, "hand": ["wan", "sup1", "sin1"], "elders": [*lead["elders"], "wan", "sup1", "sin1"]}
+    for v, single in (({**lead, "privileged": None}, f"{top} 카드"), ({**lead, "privileged": 0}, f"{top} 카드나 상위 카드"),
+                      (only_elders, "아무 상위 카드")):
+        page.evaluate("() => window.scrollTo(0, 0)")
+        render(page, "hakka", "hakka", v)
         status = page.locator(".oc-status").inner_text()
-        assert "가장 높은 모양" in status and ("특별 플레이어라 상위 카드도" in status) is said, status
+        assert status.startswith(f"리드할 차례예요: 단일 카드({single}), 런 또는 세트를 내요."), status
+        # the line and its seconds above the dock on a small phone (review)
+        assert box(page, ".oc-status")["bottom"] <= box(page, ".hk-dock")["top"] + 0.5
 
 
 def test_a_hakka_hand_nobody_won_scores_nothing(new_page: Any) -> None:

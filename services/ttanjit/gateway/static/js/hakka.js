@@ -4,7 +4,7 @@
 // scoring with the dreamer's reveal, and the four hands (4판) of a game.
 import { josa, num, signed, scoreText } from "./state.js";
 import { h, mount, button, toast } from "./ui.js";
-import { hkCard, hkName, hkParse, hkSort, cardBack, selectionAfter } from "./cards.js";
+import { hkCard, hkName, hkParse, hkSort, cardBack, selectionAfter, HK_SUITS, HK_SUIT_NAME } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark, isMine,
   tookOverMark, winnersTitle } from "./game.js";
 import { seatCount, onAutopilot, handCount, botTookOver } from "./seats.js";
@@ -120,20 +120,21 @@ export function render(ctl, root) {
   let status;
   if (v.finished) status = "게임이 끝났어요.";
   else if (v.phase === "scoring") status = "판이 끝났어요. 곧 다음 판을 나눠 줘요.";
-  // what my face-down card is for (RULES.md 3.8), and whose turn it is
-  // meanwhile ("쉬어요" alone: UX audit)
+  // whose turn it is meanwhile ("쉬어요" alone: UX audit); what my card
+  // is for in a hint below, not read out again at every turn
   else if (me === v.dreamer) {
-    status = "이번 판은 드리머예요: 쉬는 동안 내 카드 한 장은 엎어 두고, 판이 끝나면 5트릭에 우승 카드와 숫자가 "
-      + "같은 카드마다 1트릭을 더 받아요 (6트릭 이상이면 점수를 받아요)."
-      + (v.turn !== null && v.turn !== undefined ? ` ${name(ctl, v.turn)}의 차례예요.` : "");
+    status = "이번 판은 드리머예요." + (v.turn !== null && v.turn !== undefined ? ` ${name(ctl, v.turn)}의 차례예요.` : "");
   }
   else if (v.turn === me && me !== null && botTookOver(v, me)) status = "봇이 내 자리에서 하는 차례예요.";
-  else if (v.turn === me && auto && !ctl.replay) status = "자동 진행이 내 차례를 해요.";
+  else if (v.turn === me && auto && !ctl.replay) status = "자동 진행이 내 차례를 대신 하고 있어요.";
   else if (myTurn && v.phase === "calling") status = "콜 또는 패스를 골라요.";
-  // the single's rule said before a refusal says it (RULES.md 3.6: UX audit)
+  // the single's rule said before a refusal says it, for this hand (RULES.md
+  // 3.6: a non-Elder card of my highest suit among them, any Elder when I
+  // have only Elders or am the privileged player; UX audit)
   else if (myTurn && leading) {
-    status = "리드할 차례예요: 단일 카드(상위 카드가 아닌 카드 중 가장 높은 모양의 것), 런 또는 세트를 내요."
-      + (me === v.privileged ? " 특별 플레이어라 상위 카드도 언제든 단일 카드로 리드할 수 있어요." : "");
+    const top = HK_SUITS.find((s) => hand.some((c) => !elders.has(c) && hkParse(c).suit === s));
+    const single = !top ? "아무 상위 카드" : me === v.privileged ? `${HK_SUIT_NAME[top]} 카드나 상위 카드` : `${HK_SUIT_NAME[top]} 카드`;
+    status = `리드할 차례예요: 단일 카드(${single}), 런 또는 세트를 내요.`;
   }
   else if (myTurn) status = `테이블의 가장 높은 패턴을 꺾거나 ${(v.table[0]?.cards?.length) || v.table[0]?.count || ""}장을 엎어서 버려요.`;
   else if (v.turn !== null && v.turn !== undefined) status = `${name(ctl, v.turn)}의 차례예요.`;
@@ -145,7 +146,10 @@ export function render(ctl, root) {
   const preview = st.sel.length ? h("p.effect", {}, `${st.sel.map(hkName).join(" · ")} — ${kind ? KIND[kind] + (kind === "single" ? "" : ` ${st.sel.length}장`) : leading ? "패턴이 아니에요" : "패턴이 아니에요 (엎어서 버리기만 돼요)"}`)
     : myTurn && v.phase === "playing" ? h("p.effect", { "aria-hidden": "true" }) : null;
 
-  let hint = null;
+  let hint = me !== null && me === v.dreamer && v.phase !== "scoring" && !v.finished
+    ? h("p.hint.dreamer-hint", {}, "드리머는 콜하기와 플레이에 참여하지 않아요. 판이 끝나면 엎어 둔 내 카드를 공개해, "
+      + "5트릭에 더해 우승 카드 중 내 카드와 숫자가 같은 카드마다 1트릭씩 더 받아요. 6트릭 이상이면 점수를 받아요.")
+    : null;
   let buttons = null;
   if (myTurn && v.phase === "calling") {
     const dealer = me === v.dealer;
@@ -164,7 +168,7 @@ export function render(ctl, root) {
   }
 
   const handEl = h("div.hand.hk-hand", { role: "group", "aria-label": "내 손패", dataset: { focusHome: "" } }, hkSort(hand).map((c) => hkCard(c, elders.has(c), {
-    class: st.sel.includes(c) ? "selected" : "", "aria-pressed": String(st.sel.includes(c)), disabled: v.finished || ctl.replay,
+    class: st.sel.includes(c) ? "selected" : "", "aria-pressed": String(st.sel.includes(c)), disabled: v.finished || ctl.replay || auto,
     onclick: () => { const i = st.sel.indexOf(c); if (i >= 0) st.sel.splice(i, 1); else st.sel.push(c); ctl.render(); } })));
 
   const discards = (v.my_discards || []).length
@@ -211,19 +215,22 @@ export function render(ctl, root) {
       if (by > 0) window.scrollBy(0, by);
     }
   }
-  // my call: what 콜 and 패스 mean (the privileged player's risk) above the
-  // dock, its turn line not past the top bar; once a call turn (at 360×640
-  // the dock covered all but the buttons: UX audit)
-  const callKey = myTurn && v.phase === "calling" ? `${v.round}:${v.dealer}:call` : null;
-  if (callKey && st.shownTurn !== callKey) {
-    st.shownTurn = callKey;
-    const hint = root.querySelector(".call-hint");
-    const dock = root.querySelector(".hk-dock.docked");
+  // my call: what 콜 and 패스 mean (the privileged player's risk), my lead:
+  // the line saying what may be led and its seconds, above the dock, the
+  // turn line not past the top bar; once a turn (at 360×640 the dock
+  // covered all but the buttons: UX audit)
+  const tricks = (v.tricks || []).reduce((a, b) => a + b, 0);
+  const lineKey = myTurn && v.phase === "calling" ? `${v.round}:${v.dealer}:call`
+    : myTurn && leading ? `${v.round}:${tricks}:lead` : null;
+  if (lineKey && st.shownTurn !== lineKey) {
+    st.shownTurn = lineKey;
     const line = root.querySelector(".oc-status");
-    if (hint && dock) {
+    const what = v.phase === "calling" ? root.querySelector(".call-hint") : line;
+    const dock = root.querySelector(".hk-dock.docked");
+    if (what && line && dock) {
       const barBottom = document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0;
-      const need = hint.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
-      const by = Math.min(need, (line || hint).getBoundingClientRect().top - barBottom);
+      const need = what.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
+      const by = Math.min(need, line.getBoundingClientRect().top - barBottom);
       if (by > 0) window.scrollBy(0, by);
     }
   }
@@ -249,7 +256,7 @@ function handResult(ctl, lh) {
     lh.winning_cards?.length ? h("p.cards-line", {}, "우승 카드: ", lh.winning_cards.map((c) => hkCard(c, (lh.elders || []).includes(c), { shown: true, class: "small" }))) : null,
     // a hand nobody won scores nothing (RULES.md 3.7): no dreamer's tricks,
     // no privileged player who pays (it said both: UX audit)
-    h("p.dreamer-reveal", {}, isMine(ctl, lh.dreamer) ? "드리머인 내 카드 공개: " : `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { shown: true, class: "small pop-in" }),
+    h("p.dreamer-reveal", {}, isMine(ctl, lh.dreamer) ? "내 카드(드리머) 공개: " : `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { shown: true, class: "small pop-in" }),
       won ? ` → ${lh.dreamer_tricks}트릭${lh.dreamer_tricks >= 6 ? " (점수를 받아요)" : ""}` : ""),
     won && lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${josa(name(ctl, lh.privileged), "이/가")} 판을 이기지 못해 혼자 점수를 내요.`) : null,
     h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적"))),
