@@ -52,10 +52,13 @@ run: install
 # and containers add and remove network interfaces, and Chromium fails every
 # request under way when it sees one come or go (net::ERR_NETWORK_CHANGED,
 # loopback too): a browser test's page lost a module and never ran.
+# Ctrl-C stops both: pytest exits 2 when interrupted, and the shell's trap
+# alone did not stop the second run (a Ctrl-C'd run went on to the tier).
 PYTEST_2 = $(BIN)/python -m pytest -q -n 2 --dist loadfile
 test: install browser pushgateway tools
 	trap 'exit 130' INT; \
 	$(PYTEST_2) --ignore=tests/container; rest=$$?; \
+	if test $$rest = 2; then exit 2; fi; \
 	$(PYTEST_2) tests/container; tier=$$?; \
 	test $$rest = 0 && test $$tier = 0
 
