@@ -226,6 +226,15 @@ def test_the_tables_end_badge_says_what_the_room_said(new_page: Any) -> None:
     shot(page, "penalty-badge-360")
 
 
+def reveal(page: Any, v: dict[str, Any], picks: list[dict[str, Any]]) -> None:
+    """줄줄이 벌점's `revealed` event for the rendered turn, handed to the
+    table; the guard that ends a reveal whose events were lost stopped (a
+    test takes its time between them on a loaded machine)."""
+    page.evaluate("""(ev) => { const c = window.__ctl; c.hold = () => {}; c.release = () => {};
+      window.__mod.onEvent(c, ev); clearTimeout(c.tableState.anim?.guard); }""",
+                  {"type": "revealed", "round": v["round"], "turn": v["turn_no"], "picks": picks})
+
+
 @pytest.mark.parametrize(("n", "width", "height"), [(4, 390, 844), (8, 390, 844), (10, 390, 844),
                                                     (10, 360, 640), (5, 1280, 800)])
 def test_the_reveal_of_every_pick_is_not_under_the_hand_on_a_phone(
@@ -242,11 +251,7 @@ def test_the_reveal_of_every_pick_is_not_under_the_hand_on_a_phone(
     render(page, "penalty", "penalty_rows", v)
     assert page.locator(".pr-dock .pr-hand .card").count() == 10  # docked, as while picking
     picks = [{"seat": s, "card": 100 + s, "row": 1 + s % 4} for s in range(n)]
-    # (the guard that ends a reveal whose events were lost stopped: this test
-    # takes its time between them on a loaded machine)
-    page.evaluate("""(ev) => { const c = window.__ctl; c.hold = () => {}; c.release = () => {};
-      window.__mod.onEvent(c, ev); clearTimeout(c.tableState.anim.guard); }""",
-                  {"type": "revealed", "round": v["round"], "turn": v["turn_no"], "picks": picks})
+    reveal(page, v, picks)
     lines = page.locator(".reveal li")
     assert lines.count() == n
     dock = page.locator(".pr-dock").bounding_box()
@@ -331,9 +336,7 @@ def test_the_reveal_says_when_the_game_picked_my_card(new_page: Any, late: list[
     v = engine_view("penalty_rows", 3, seed=5)
     render(page, "penalty", "penalty_rows", v)
     picks = [{"seat": s, "card": 100 + s, "row": 1 + s, "timeout": s in late} for s in range(3)]
-    page.evaluate("""(ev) => { const c = window.__ctl; c.hold = () => {}; c.release = () => {};
-      window.__mod.onEvent(c, ev); }""",
-                  {"type": "revealed", "round": v["round"], "turn": v["turn_no"], "picks": picks})
+    reveal(page, v, picks)
     assert page.locator('.pr-action [data-state="revealing"]').inner_text() == said
 
 
@@ -347,9 +350,7 @@ def test_my_card_leaves_my_hand_when_the_picks_are_revealed(new_page: Any) -> No
     mine = v["hand"][3]["card"]
     picks = [{"seat": 0, "card": mine, "row": 2, "timeout": False},
              {"seat": 1, "card": 101, "row": 1, "timeout": False}]
-    page.evaluate("""(ev) => { const c = window.__ctl; c.hold = () => {}; c.release = () => {};
-      window.__mod.onEvent(c, ev); }""",
-                  {"type": "revealed", "round": v["round"], "turn": v["turn_no"], "picks": picks})
+    reveal(page, v, picks)
     assert not page.locator(f'.pr-hand .card[data-card="{mine}"]').is_visible()
     assert page.locator(".pr-hand .card").count() == len(v["hand"])  # the others stay put
     assert page.locator(f'.pr-hand .card[data-card="{v["hand"][0]["card"]}"]').is_visible()

@@ -791,6 +791,17 @@ function finalPanel(ctl) {
 
 /** The seat is the player's own: the seat shown, except in a replay seen
  * from another player's seat. */
+/** Scroll so `el` ends above the table's sticky `dock` (none: nothing to
+ * do), not so far that `keep`'s top goes under the top bar (줄줄이 벌점's
+ * rows and reveal, 하카 카드's call and lead lines). */
+export function aboveDock(el, dock, keep = null) {
+  if (!dock) return;
+  const below = el.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
+  const room = keep ? keep.getBoundingClientRect().top - (document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0)
+    : Infinity;
+  if (below > 0) window.scrollBy(0, Math.min(below, Math.max(0, room)));
+}
+
 export function isMine(ctl, s) {
   return s !== null && s !== undefined && s === ctl.seat() && (!ctl.replay || ctl.doc?.my_seat === s);
 }

@@ -6,7 +6,7 @@ import { josa, num, signed, scoreText } from "./state.js";
 import { h, mount, button, toast } from "./ui.js";
 import { hkCard, hkName, hkParse, hkSort, cardBack, selectionAfter, HK_SUITS, HK_SUIT_NAME } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark, isMine,
-  tookOverMark, winnersTitle } from "./game.js";
+  tookOverMark, winnersTitle, aboveDock } from "./game.js";
 import { seatCount, onAutopilot, handCount, botTookOver } from "./seats.js";
 
 // the seed's words (단일 카드, 우승 카드, 모양: seeds/004)
@@ -226,13 +226,7 @@ export function render(ctl, root) {
     st.shownTurn = lineKey;
     const line = root.querySelector(".oc-status");
     const what = v.phase === "calling" ? root.querySelector(".call-hint") : line;
-    const dock = root.querySelector(".hk-dock.docked");
-    if (what && line && dock) {
-      const barBottom = document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0;
-      const need = what.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
-      const by = Math.min(need, line.getBoundingClientRect().top - barBottom);
-      if (by > 0) window.scrollBy(0, by);
-    }
+    if (what && line) aboveDock(what, root.querySelector(".hk-dock.docked"), line);
   }
 }
 
@@ -245,7 +239,7 @@ async function send(ctl, type) {
 
 function handResult(ctl, lh) {
   const won = lh.winner !== null && lh.winner !== undefined;
-  const how = { claim: "트릭과 상위 카드가 6 이상", five_tigers: "5마리 호랑이", no_winner: "아무도 6에 닿지 않음" }[lh.how] || lh.how;
+  const how = { claim: "트릭과 상위 카드가 6 이상", five_tigers: "5마리 호랑이" }[lh.how] || lh.how; // (a won hand's)
   return h("section.hand-result", { "aria-label": "판 결과" },
     h("h2", {}, `${lh.round}판 결과`),
     // said as the hand's last line (its last trick ends the hand unsaid)

@@ -8,7 +8,7 @@ import { josa } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { prCard, prPenalty } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark, isMine,
-  tookOverMark, winnersTitle } from "./game.js";
+  tookOverMark, winnersTitle, aboveDock } from "./game.js";
 import { placeMs } from "./anim.js";
 import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
 
@@ -169,20 +169,10 @@ export function render(ctl, root) {
   if (swiped) players.scrollLeft = swiped;
   // a row or card the keyboard moves to is scrolled to above the sticky
   // dock, not under it (at 200 % zoom the dock is 40 % of the screen: a11y trial)
-  rows.addEventListener("focusin", (e) => aboveDock(e.target));
+  rows.addEventListener("focusin", (e) => aboveDock(e.target, document.querySelector(".pr-dock")));
   if (back !== null) window.scrollTo(0, back);
 }
 
-/** Scroll so `el` ends above the sticky dock (if there is one); `keepTop`:
- * not so far that its top goes under the top bar. */
-function aboveDock(el, keepTop = false) {
-  const dock = document.querySelector(".pr-dock");
-  if (!dock) return;
-  const below = el.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
-  const room = keepTop ? el.getBoundingClientRect().top - (document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0)
-    : Infinity;
-  if (below > 0) window.scrollBy(0, Math.min(below, Math.max(0, room)));
-}
 
 async function choose(ctl, card, row) {
   const st = ctl.tableState;
@@ -350,7 +340,8 @@ function showReveal(st, picks, names, mine) {
   log.closest("section.table")?.classList.add("revealing");
   const from = window.scrollY;
   fitReveal(log.querySelector(".reveal"));
-  aboveDock(log.querySelector(".reveal"), true);
+  const reveal = log.querySelector(".reveal");
+  aboveDock(reveal, document.querySelector(".pr-dock"), reveal);
   st.beforeReveal = window.scrollY !== from ? { from, to: window.scrollY } : null;
 }
 
