@@ -372,6 +372,32 @@ def test_hakka_on_autopilot_asks_me_for_nothing(new_page: Any) -> None:
         assert page.locator(".hk-hand .card:not([disabled])").count() == 0  # nothing to pick
 
 
+def test_one_card_on_autopilot_asks_me_for_nothing(new_page: Any) -> None:
+    """RULES.md 1.9: after three timeouts the seat is played by the normal
+    bot until [직접 하기], which takes effect from the next turn. The table
+    still said "내 차례예요." with 1장 뽑기 and 카드 내기, and let the hand
+    be picked from, as 하카 카드's did (UX audit). [원카드!] stays: a press
+    is no turn's move."""
+    page = new_page(**PHONE)
+    v = engine_view("onecard", 2, seed=5)
+    v["turn"] = 0
+    render(page, "onecard", "onecard", v)
+    page.locator(".oc-hand .card").first.click()  # picked before the switch
+    v["seats"][0]["autopilot"] = True
+    render(page, "onecard", "onecard", v)
+    assert page.locator('.oc [data-act="draw"], .oc [data-act="play"], .oc [data-act="take"], '
+                        '.oc [data-act="pass"]').count() == 0
+    assert page.locator(".oc-status").inner_text().startswith("자동 진행이 내 차례를 대신 하고 있어요.")
+    assert page.locator('[data-act="resume"]').is_visible()  # [직접 하기]
+    assert page.locator(".oc-hand .card:not([disabled])").count() == 0  # nothing to pick
+    assert page.locator(".oc-hand .card.selected").count() == 0  # nor left picked
+    assert page.locator('[data-act="one_card"]').is_visible()
+    v["seats"][0]["autopilot"] = False  # [직접 하기] took effect at my turn
+    render(page, "onecard", "onecard", v)
+    assert page.locator('.oc [data-act="draw"], .oc [data-act="take"], .oc [data-act="pass"]').count() == 1
+    assert page.locator(".oc-status").inner_text().startswith("내 차례예요")
+
+
 def test_what_a_hakka_call_means_is_above_the_dock_on_a_small_phone(new_page: Any) -> None:
     """RULES.md 3.3: a call makes a non-dealer the privileged player, who
     pays alone if the hand is lost. At 360×640 the line saying so sat under

@@ -42,9 +42,14 @@ export function render(ctl, root) {
   const st = ts(ctl);
   const me = ctl.seat();
   const gone = me !== null && botTookOver(v, me); // a bot plays my seat now: nothing to press
-  const myTurn = !ctl.replay && !v.finished && v.turn === me && me !== null && !gone; // a replay is read-only
+  const autoOn = me !== null && onAutopilot(v, me) && !gone;
+  // a replay is read-only; on autopilot the bot plays my turns until
+  // [직접 하기] (RULES.md 1.9): nothing to pick or press (1장 뽑기 and 카드
+  // 내기 were offered and "내 차례예요." said while the bot played, as at
+  // 하카 카드's table before its UX audit); 원카드! stays, not a turn's move
+  if (autoOn) { st.sel = []; st.picker = false; }
+  const myTurn = !ctl.replay && !v.finished && v.turn === me && me !== null && !gone && !autoOn;
   const out = isOut(v, me);
-  const autoOn = me !== null && onAutopilot(v, me) && !botTookOver(v, me);
 
   const head = gameHeader(ctl, [
     h("span.dir", { title: "순서 방향" }, v.direction === 1 ? "↻ 시계 방향" : "↺ 반시계 방향"),
@@ -88,6 +93,7 @@ export function render(ctl, root) {
       : out ? "탈락했어요. 남은 게임을 구경하거나 나가도 돼요."
         : myTurn ? (v.pending ? `공격을 받았어요! 공격 카드로 넘기거나 ${v.pending}장을 받아요.` : "내 차례예요.")
           : gone && v.turn === me ? "봇이 내 자리에서 하는 차례예요."
+            : autoOn && v.turn === me && !ctl.replay ? "자동 진행이 내 차례를 대신 하고 있어요."
             : v.turn !== null ? `${seatName(ctl, v.turn)}의 차례예요.` : "",
     myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null);
 
@@ -105,7 +111,7 @@ export function render(ctl, root) {
   }
   const right = button("카드 내기", () => play(ctl), { class: "primary", disabled: !canAct || !sel.length, dataset: { act: "play" } });
   // none when a bot plays my seat, as at the other tables (trial nitpick)
-  const actions = out || gone || v.finished || ctl.replay ? null : h("div.oc-actions", {}, left, right);
+  const actions = out || gone || autoOn || v.finished || ctl.replay ? null : h("div.oc-actions", {}, left, right);
 
   // a dialog for the keyboard too: focus on its first suit, Tab stays in
   // it, Escape is 취소, and the focus goes back to 카드 내기 (a11y trial)
@@ -119,7 +125,7 @@ export function render(ctl, root) {
 
   const hand = h("div.hand.oc-hand", { role: "group", "aria-label": "내 손패", dataset: { focusHome: "" } }, ocSort(v.hand || []).map((c) => {
     const i = sel.indexOf(c);
-    return ocCard(c, { class: i >= 0 ? "selected" : "", "aria-pressed": String(i >= 0), disabled: out || v.finished || ctl.replay,
+    return ocCard(c, { class: i >= 0 ? "selected" : "", "aria-pressed": String(i >= 0), disabled: out || autoOn || v.finished || ctl.replay,
       onclick: () => toggle(ctl, c) }, i >= 0 && sel.length > 1 ? i + 1 : null);
   }));
 
