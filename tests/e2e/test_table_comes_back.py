@@ -456,7 +456,7 @@ def test_a_result_from_the_directory_names_seats_and_scores(new_page: Any) -> No
         {"seat": 0, "kind": "human", "player": "p_me", "nickname": "돌아온이"},
         {"seat": 1, "kind": "human", "player": "p_x", "nickname": "철수"},
         {"seat": 2, "kind": "bot", "level": "hard"}],
-        {"ended_by": "penalty_limit", "winners": [2], "scores": [71, 30, 12],
+        {"ended_by": "rounds", "winners": [2], "scores": [71, 30, 12],
          "substituted": [False, True, False], "length_ms": 900000})
     page.wait_for_selector(".final-scores")
     assert page.locator(".result-title").inner_text() == "우승: " + page.locator(
@@ -465,7 +465,21 @@ def test_a_result_from_the_directory_names_seats_and_scores(new_page: Any) -> No
     assert [r.split("\t")[-1].strip() for r in rows] == ["벌점 12", "벌점 30", "벌점 71"], rows
     assert "돌아온이 (나)" in rows[2] and "철수" in rows[1] and "봇이 대신함" in rows[1], rows
     assert "번" not in " ".join(rows), rows  # every seat named, none by number
+    assert page.locator(".end-why").count() == 0  # 10 rounds played out
     shot(page, "final-result-390")
+    # 기본 66점 (RULES.md 2.4): who crossed 66 ended it, said as the live
+    # result says it (only the table was shown: UX audit)
+    page.evaluate("() => { location.hash = '#/'; }")
+    page.wait_for_selector(".game-card")
+    directory_result(page, "penalty_rows", [
+        {"seat": 0, "kind": "human", "player": "p_me", "nickname": "돌아온이"},
+        {"seat": 1, "kind": "human", "player": "p_x", "nickname": "철수"},
+        {"seat": 2, "kind": "bot", "level": "hard"}],
+        {"ended_by": "score_66", "winners": [2], "scores": [71, 30, 12],
+         "substituted": [False, False, False], "length_ms": 900000}, game_id="34567890")
+    page.wait_for_selector(".end-why")
+    assert page.locator(".end-why").inner_text() == \
+        "돌아온이 (나) 71점: 벌점이 66점 이상이 되어 게임이 끝났어요."
 
 
 def test_a_one_card_result_from_the_directory_says_where_each_seat_stood(new_page: Any) -> None:
@@ -516,6 +530,8 @@ def test_a_one_card_result_from_the_directory_says_where_each_seat_stood(new_pag
     page.wait_for_selector(".final-scores")
     mine = page.locator(".final-scores tr.me").inner_text()
     assert "탈락" in mine and "봇이 대신함" not in mine, mine
+    # and why, as the live result says it (RULES.md 1.8; UX audit)
+    assert "카드가 20장 이상이 되어 탈락했어요." in page.locator(".results").inner_text()
 
 
 def test_a_welcome_for_a_game_that_is_over_leaves_my_screen(new_page: Any) -> None:

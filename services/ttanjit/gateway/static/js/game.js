@@ -738,6 +738,18 @@ const ENDED_BY = {
   time_cap: "시간이 다 되어 승자 없이 끝났어요.",
 };
 
+/** 기본 66점's end under a result's title (RULES.md 2.4): who crossed 66,
+ * and that it ended the game; null for any other end. */
+export function over66Line(endedBy, penalties, nameOf) {
+  const over = endedBy === "score_66" && Array.isArray(penalties)
+    ? [...penalties.keys()].filter((s) => (penalties[s] ?? 0) >= 66) : [];
+  return over.length ? h("p.muted.end-why", {}, `${over.map((s) => `${nameOf(s)} ${penalties[s]}점`)
+    .join(", ")}: 벌점이 66점 이상이 되어 게임이 끝났어요.`) : null;
+}
+
+/** Why I am out of a One Card game, under its result's title (RULES.md 1.8). */
+export const OUT_LINE = "카드가 20장 이상이 되어 탈락했어요.";
+
 /** The final result from a `game_result` frame (the game left its shard):
  * the title, then every seat's standing — 벌점 (줄줄이 벌점, fewest first)
  * or 점수 (하카 카드, most first), 승리 in One Card — and who a bot stood in
@@ -767,6 +779,10 @@ function finalPanel(ctl) {
   const scores = Array.isArray(info.scores) ? info.scores : null;
   const counts = Array.isArray(info.hand_counts) ? info.hand_counts : null; // One Card, in seat order as live
   const out = info.eliminated || [];
+  // why the game ended, or I am out of it, as the live result says it (a
+  // player back after the shard let the game go saw only the table: UX audit)
+  if (game === "penalty_rows") rows.push(over66Line(info.ended_by, scores, nameOf));
+  if (game === "onecard" && out.includes(me)) rows.push(h("p.muted", {}, OUT_LINE));
   const seats = (ctl.info?.players || []).filter((p) => p.kind !== "empty"
     && (!Array.isArray(info.dealt) || info.dealt[p.seat])).map((p) => p.seat);
   if (seats.length) {

@@ -9,7 +9,7 @@
 import { josa } from "./state.js";
 import { h, mount, button, announce as say, focusHome } from "./ui.js";
 import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack, selectionAfter } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, resultsPanel, seatBadges, takenOverBar, meMark, isMine,
+import { gameHeader, timerEl, refusalBox, resultsPanel, OUT_LINE, seatBadges, takenOverBar, meMark, isMine,
   tookOverMark, noWinnerTitle } from "./game.js";
 import * as clock from "./clock.js";
 import * as store from "./store.js";
@@ -350,7 +350,7 @@ function results(ctl) {
   }
   // why I am out, said here (RULES.md 1.8): the toast saying it came over
   // this panel's heading when my elimination ended the game (UX audit)
-  const whyOut = me !== null && isOut(v, me) && !ctl.replay ? h("p.muted", {}, "카드가 20장 이상이 되어 탈락했어요.") : null;
+  const whyOut = me !== null && isOut(v, me) && !ctl.replay ? h("p.muted", {}, OUT_LINE) : null;
   return resultsPanel(ctl, [h("p.result-title", {}, title), whyOut,
     h("table.scores", {}, h("tbody", {}, rows))], "게임 결과");
 }

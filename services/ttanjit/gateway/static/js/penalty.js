@@ -7,7 +7,7 @@
 import { josa } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { prCard, prPenalty } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark, isMine,
+import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, over66Line, seatBadges, takenOverBar, meMark, isMine,
   tookOverMark, winnersTitle, aboveDock } from "./game.js";
 import { placeMs } from "./anim.js";
 import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
@@ -260,12 +260,8 @@ function results(ctl, names) {
   const v = ctl.view;
   const title = v.ended_by === "time_cap" ? "45분이 지나 승자 없이 끝났어요"
     : winnersTitle(v, (s) => names[s] || `${s + 1}번`);
-  // 기본 66점: who crossed it, the game's end (RULES.md 2.4; nothing said
-  // why it ended: UX audit)
-  const over = v.ended_by === "score_66"
-    ? [...Array(v.n || 0).keys()].filter((s) => (v.penalties?.[s] ?? 0) >= 66) : [];
-  const why = over.length ? h("p.muted.end-why", {}, `${over.map((s) => `${names[s] || `${s + 1}번`}${meMark(ctl, s)} ${v.penalties[s]}점`)
-    .join(", ")}: 벌점이 66점 이상이 되어 게임이 끝났어요.`) : null;
+  // 기본 66점: who crossed it, the game's end (nothing said why it ended: UX audit)
+  const why = over66Line(v.ended_by, v.penalties, (s) => `${names[s] || `${s + 1}번`}${meMark(ctl, s)}`);
   return resultsPanel(ctl, [h("p.result-title", {}, title), why, penaltyTable(ctl, names)], "게임 결과");
 }
 
