@@ -1045,16 +1045,17 @@ def test_turn_alert_and_log_survive(new_page: Any) -> None:
     page.wait_for_function("() => !document.title.includes('내 차례')")
     page.locator('[data-act="sound"]').click()
     assert page.evaluate("() => localStorage.getItem('ttanjit.sound')") == "off"
+    # my move in the turn the alert said, whichever it is: each is a line of
+    # the log (waiting for a card played let the bot win first now and
+    # then, and the test skipped)
     played = ""
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not played.startswith("play"):
-        if page.locator("section.results").count():
-            pytest.skip("the game ended before a card could be played")
+    while time.monotonic() < deadline and not played.startswith(("play", "take", "draw", "pass")):
         if onecard_my_turn(page):
             played = onecard_play_turn(page)
         else:
             page.wait_for_timeout(80)
-    assert played.startswith("play")
+    assert played.startswith(("play", "take", "draw", "pass")), played
     page.wait_for_selector(".oc-log li")
     before = page.locator(".oc-log").inner_text()
     page.reload()
