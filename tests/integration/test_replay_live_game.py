@@ -85,3 +85,22 @@ async def test_a_record_of_a_newer_release_is_no_record(st: Stack, nats_url: str
         await nc.close()
     code, err = call(st.http(0), f"/api/replay/{gid}", token=me["token"])
     assert (code, err["code"]) == (404, "no_record"), err
+
+
+async def test_a_record_whose_header_aged_out_is_no_record(st: Stack, nats_url: str) -> None:  # noqa: F811
+    """The records stream keeps each message 30 days (docs/protocol.md 5):
+    a game's header goes before its last moves. What is left answers 404
+    no_record, as a record gone whole does (it read a move as the header,
+    found no players in it and said 403 not_your_game)."""
+    me = sign_in(st.http(0), "지난판")
+    gid = "aged" + me["player"][-6:]
+    moves = [{"t": 100, "seat": 0, "action": {"type": "draw"}, "player": me["player"], "ms": 1},
+             {"t": 900, "seat": 1, "action": {"type": "draw"}, "by": "bot", "ms": 2}]
+    nc = await nats.connect(nats_url)
+    try:
+        for move in moves:
+            await nc.jetstream().publish(Subjects().record(gid), orjson.dumps(move))
+    finally:
+        await nc.close()
+    code, err = call(st.http(0), f"/api/replay/{gid}", token=me["token"])
+    assert (code, err["code"]) == (404, "no_record"), err

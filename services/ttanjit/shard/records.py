@@ -63,7 +63,7 @@ def split(doc: JSON, rec: StoredRecord) -> None:
 
 
 async def read(js: JetStreamContext, subject: str, timeout: float = 5.0) -> StoredRecord | None:
-    """Every message on the game's subject (None: no record)."""
+    """Every message on the game's subject (None: no record, or none whole)."""
     try:
         last = await js.get_last_msg(RECORDS_STREAM, subject)
     except NotFoundError:
@@ -77,6 +77,11 @@ async def read(js: JetStreamContext, subject: str, timeout: float = 5.0) -> Stor
             msg = await sub.next_msg(timeout=timeout)
             doc = orjson.loads(msg.data)
             if rec is None:
+                if "players" not in doc:
+                    # its header aged out (the stream keeps each message 30
+                    # days: docs/protocol.md 5) and its last moves not yet:
+                    # what is left is no record (a replay said not_your_game)
+                    return None
                 rec = StoredRecord(header=doc)
             else:
                 split(doc, rec)
