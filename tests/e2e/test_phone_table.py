@@ -398,6 +398,22 @@ def test_one_card_on_autopilot_asks_me_for_nothing(new_page: Any) -> None:
     assert page.locator(".oc-status").inner_text().startswith("내 차례예요")
 
 
+def test_a_hakka_pick_of_another_size_says_it_can_go_neither_way(new_page: Any) -> None:
+    """RULES.md 3.6: a follower beats the table with the lead's pattern or
+    discards as many cards face down. A pick of another size said
+    "패턴이 아니에요 (엎어서 버리기만 돼요)", and 엎어서 버리기 was then
+    refused (UX audit)."""
+    page = new_page(**PHONE)
+    v = hakka_following()
+    size = len(v["table"][0]["cards"])
+    render(page, "hakka", "hakka", v)
+    for card in sorted(v["hand"])[: size + 1]:
+        page.locator(f'.hk-hand .card[data-card="{card}"]').click()
+    said = page.locator(".hk .effect").inner_text()
+    assert said.endswith(f"({size}장을 골라야 꺾거나 엎어서 버릴 수 있어요)"), said
+    assert "버리기만" not in said
+
+
 def test_what_a_hakka_call_means_is_above_the_dock_on_a_small_phone(new_page: Any) -> None:
     """RULES.md 3.3: a call makes a non-dealer the privileged player, who
     pays alone if the hand is lost. At 360×640 the line saying so sat under

@@ -73,6 +73,7 @@ export function render(ctl, root) {
   const auto = me !== null && onAutopilot(v, me);
   const myTurn = !ctl.replay && !v.finished && v.turn === me && me !== null && !botTookOver(v, me) && !auto;
   const leading = v.phase === "playing" && (v.table || []).length === 0;
+  const size = leading ? 0 : (v.table?.[0]?.cards?.length || v.table?.[0]?.count || 0); // to follow with
 
   const head = gameHeader(ctl, [
     h("span.round", {}, `${Math.min(v.round, v.hands_total || 4)}/${v.hands_total || 4}판`),
@@ -136,14 +137,18 @@ export function render(ctl, root) {
     const single = !top ? "아무 상위 카드" : me === v.privileged ? `${HK_SUIT_NAME[top]} 카드나 상위 카드` : `${HK_SUIT_NAME[top]} 카드`;
     status = `리드할 차례예요: 단일 카드(${single}), 런 또는 세트를 내요.`;
   }
-  else if (myTurn) status = `테이블의 가장 높은 패턴을 꺾거나 ${(v.table[0]?.cards?.length) || v.table[0]?.count || ""}장을 엎어서 버려요.`;
+  else if (myTurn) status = `테이블의 가장 높은 패턴을 꺾거나 ${size || ""}장을 엎어서 버려요.`;
   else if (v.turn !== null && v.turn !== undefined) status = `${name(ctl, v.turn)}의 차례예요.`;
   else status = "";
 
   const kind = classify(st.sel);
   // (always there while I may pick: a line that came with the first card
   // moved the buttons and the hand under the finger)
-  const preview = st.sel.length ? h("p.effect", {}, `${st.sel.map(hkName).join(" · ")} — ${kind ? KIND[kind] + (kind === "single" ? "" : ` ${st.sel.length}장`) : leading ? "패턴이 아니에요" : "패턴이 아니에요 (엎어서 버리기만 돼요)"}`)
+  // following, a pick of another size can neither beat nor be discarded
+  // (RULES.md 3.6: as many cards as the lead; it said "엎어서 버리기만 돼요")
+  const what = kind ? KIND[kind] + (kind === "single" ? "" : ` ${st.sel.length}장`) : "패턴이 아니에요";
+  const preview = st.sel.length ? h("p.effect", {}, `${st.sel.map(hkName).join(" · ")} — ${what}${
+    size && st.sel.length !== size ? ` (${size}장을 골라야 꺾거나 엎어서 버릴 수 있어요)` : !kind && size ? " (엎어서 버리기만 돼요)" : ""}`)
     : myTurn && v.phase === "playing" ? h("p.effect", { "aria-hidden": "true" }) : null;
 
   let hint = me !== null && me === v.dreamer && v.phase !== "scoring" && !v.finished
