@@ -122,3 +122,24 @@ def test_a_finished_table_keeps_no_dock_and_a_replay_goes_back_to_the_records(
     as_(page, "replay")
     assert page.locator('section.results [data-act="lobby"]').inner_text() == "내 기록으로"
     shot(page, "replay-penalty-end")
+
+
+@pytest.mark.parametrize(("file", "game"), [
+    ("onecard", "onecard"), ("hakka", "hakka"), ("penalty", "penalty_rows")])
+def test_autopilot_offers_direct_play_on_a_live_table_only(new_page: Any, file: str,
+                                                           game: str) -> None:
+    """RULES.md 1.9, 2.5, 3.9: [직접 하기] ends a live seat's autopilot. A
+    replay and a finished table showed "시간이 세 번 지나 자동 진행
+    중이에요." with its [직접 하기] (replay audit); the seat's 자동 badge
+    says it there."""
+    page = new_page(width=390, height=844)
+    v = engine_view(game, 4 if game != "penalty_rows" else 3)
+    v["seats"][0]["autopilot"] = True
+    render(page, file, game, v)
+    assert page.locator('.banner.autopilot [data-act="resume"]').is_visible()  # live
+    page.evaluate("() => { window.__ctl.eventsSoFar = () => []; }")  # (a replay's, records.js)
+    as_(page, "replay")
+    assert page.locator(".banner.autopilot").count() == 0
+    page.evaluate("() => { const c = window.__ctl; c.replay = false; c.view = {...c.view, "
+                  "finished: true, turn: null}; c.render(); }")
+    assert page.locator(".banner.autopilot").count() == 0

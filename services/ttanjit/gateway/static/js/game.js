@@ -622,8 +622,10 @@ export function refusalBox() {
     r ? r.message : "");
 }
 
+/** 자동 진행 and its [직접 하기], on a live table only (a replay and a
+ * finished game showed them: replay audit); the seat's 자동 badge stays. */
 export function autopilotBar(ctl, on) {
-  if (!on || takenOverBar(ctl)) return null;
+  if (!on || ctl.replay || ctl.view?.finished || takenOverBar(ctl)) return null;
   return h("div.banner.autopilot", { dataset: { say: "banner" } },
     "시간이 세 번 지나 자동 진행 중이에요.",
     button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } }));
