@@ -1282,7 +1282,7 @@ def test_a_reload_that_missed_nothing_shows_the_last_play_whole(new_page: Any) -
     log missed anything."""
     page = new_page(width=390, height=844)
     v = engine_view("onecard", 2)
-    v.update(top="2D", suit="D")
+    v.update(top="2D", suit="D", discard=[*v["discard"], "2C", "2D"])
     render(page, "onecard", "onecard", v)
     played = {"type": "played", "seat": 1, "cards": ["2C", "2D"]}
     page.evaluate("""([v, ev]) => { const c = window.__ctl;
@@ -1294,6 +1294,11 @@ def test_a_reload_that_missed_nothing_shows_the_last_play_whole(new_page: Any) -
         recent: [{game_seq: 7, t: 7000, event: ev}]});
       c.render(); }""", [v, played])
     assert page.locator(".top-cards .card").count() == 2
+    # a reshuffle keeps only the top card on the pile (RULES.md 1.8): ♣2
+    # went into the draw pile and is no longer shown (replay audit)
+    page.evaluate("""() => { const c = window.__ctl;
+      c.view = {...c.view, discard: ['2D']}; c.render(); }""")
+    assert page.locator(".top-cards .card").count() == 1
 
 
 def test_on_a_phone_the_seat_whose_turn_it_is_is_in_view(new_page: Any) -> None:

@@ -182,9 +182,13 @@ function inGame(v, s) {
   return seatPlays(v, s) && (!Array.isArray(v.dealt) || v.dealt[s]);
 }
 
+/** The pile's top: the last play whole while its cards are all still on
+ * the pile — a reshuffle keeps only the top card (RULES.md 1.8: the cards
+ * under it went into the draw pile and still showed: replay audit). */
 function lastPlay(st, v) {
   const lp = st.lastPlay;
-  if (lp && lp.cards[lp.cards.length - 1] === v.top && lp.cards.length > 1) {
+  const onPile = (c) => !Array.isArray(v.discard) || v.discard.includes(c);
+  if (lp && lp.cards[lp.cards.length - 1] === v.top && lp.cards.length > 1 && lp.cards.every(onPile)) {
     return lp.cards.map((c, i) => ocCard(c, { shown: true, class: i === lp.cards.length - 1 ? "top-card" : "under" }, i + 1));
   }
   return [ocCard(v.top, { shown: true, class: "top-card", "aria-label": `맨 위 카드 ${ocName(v.top)}` })];
