@@ -414,6 +414,21 @@ def test_a_hakka_pick_of_another_size_says_it_can_go_neither_way(new_page: Any) 
     assert "버리기만" not in said
 
 
+def test_a_hakka_hand_my_seat_s_bot_won_is_not_mine(new_page: Any) -> None:
+    """RULES.md 4: a bot takes the seat of a player who left. Seen from that
+    seat (a replay, watching on), its win said "내가 …트릭으로 판을
+    이겼어요" and its trick "내가 트릭을 가져갔어요" (replay audit)."""
+    page = new_page(width=390, height=844)
+    v = next(x for x in hakka_views(3) if x["phase"] == "scoring" and x["last_hand"].get("winner") is not None)
+    v["last_hand"]["winner"] = 0
+    render(page, "hakka", "hakka", v)
+    assert page.locator(".hand-winner").inner_text().startswith("내가 ")
+    v["seats"][0]["substituted"] = True
+    render(page, "hakka", "hakka", v)
+    assert page.locator(".hand-winner").inner_text().startswith("내 자리의 봇이 "), \
+        page.locator(".hand-winner").inner_text()
+
+
 def test_what_a_hakka_call_means_is_above_the_dock_on_a_small_phone(new_page: Any) -> None:
     """RULES.md 3.3: a call makes a non-dealer the privileged player, who
     pays alone if the hand is lost. At 360×640 the line saying so sat under

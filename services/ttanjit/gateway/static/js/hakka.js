@@ -29,12 +29,17 @@ function name(ctl, s) { return ctl.names()[s] || `${s + 1}번`; }
 
 /** A seat as the subject: "내가" for my own, as One Card's "내 차례예요."
  * (the table named me by my nickname: "민지폰이 리드할 차례예요.": trial) */
-function who(ctl, s) { return isMine(ctl, s) ? "내가" : josa(name(ctl, s), "이/가"); }
+function who(ctl, s) {
+  // my seat played by the bot that took it over does not do it as me (a
+  // replay of a game I left said "내가 6트릭으로 판을 이겼어요": replay audit)
+  if (isMine(ctl, s)) return botTookOver(ctl.view, s) ? "내 자리의 봇이" : "내가";
+  return josa(name(ctl, s), "이/가");
+}
 
 /** A trick's play, after "내가 트릭을 가져갔어요:": mine is "나" (it named
  * me by my nickname right after "내가": trial). */
 function playText(ctl, p) {
-  return `${isMine(ctl, p.seat) ? "나" : name(ctl, p.seat)} ${p.cards ? p.cards.map(hkName).join("·") : `엎음 ${p.discarded}장`}`;
+  return `${isMine(ctl, p.seat) ? (botTookOver(ctl.view, p.seat) ? "내 자리의 봇" : "나") : name(ctl, p.seat)} ${p.cards ? p.cards.map(hkName).join("·") : `엎음 ${p.discarded}장`}`;
 }
 
 /** What happened last at the table, in words: the newest play of the
