@@ -512,6 +512,21 @@ def test_a_hakka_hand_nobody_won_scores_nothing(new_page: Any) -> None:
     assert page.locator("#toasts .toast").inner_text() == "모두 패스해서 이번 판은 무효예요. 카드를 다시 나눠요."
 
 
+def test_a_replayed_hakka_void_deal_is_said(new_page: Any) -> None:
+    """RULES.md 3.3: three passes void the deal; it is dealt again. A
+    replay's step of it showed only the new hands, the third 패스 and the
+    deal again unsaid (replay audit; a live table says it by a toast)."""
+    page = new_page(width=390, height=844)
+    v = next(x for x in hakka_views(3) if x["phase"] == "calling")
+    render(page, "hakka", "hakka", v)
+    page.evaluate("""() => { const c = window.__ctl; c.replay = true; c.eventsSoFar = () => [];
+      c.stepEvents = () => [{type: "passed", seat: 3}, {type: "void_deal", dealer: 1}]; c.render(); }""")
+    said = page.locator(".hk-table").inner_text()
+    assert said.startswith("모두 패스해서 이번 판은 무효예요. 카드를 다시 나눠요."), said
+    page.evaluate("() => { window.__ctl.stepEvents = () => [{type: 'called', seat: 2}]; window.__ctl.render(); }")
+    assert "무효" not in page.locator(".hk-table").inner_text()
+
+
 def test_hakka_says_what_the_game_did_at_my_deadline(new_page: Any) -> None:
     """RULES.md 3.9: on timeout the game passes when calling, leads the
     lowest legal single, discards the lowest cards when following. Nothing

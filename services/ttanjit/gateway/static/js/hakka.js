@@ -42,6 +42,16 @@ function playText(ctl, p) {
   return `${isMine(ctl, p.seat) ? (botTookOver(ctl.view, p.seat) ? "내 자리의 봇" : "나") : name(ctl, p.seat)} ${p.cards ? p.cards.map(hkName).join("·") : `엎음 ${p.discarded}장`}`;
 }
 
+// three passes: the hand is dealt again (RULES.md 3.3; only the cards
+// changing said so: UX audit) — a toast at a live table, a line in a replay
+const VOID_DEAL = "모두 패스해서 이번 판은 무효예요. 카드를 다시 나눠요.";
+
+/** A replay's step that dealt again after three passes (its view is the
+ * new deal's: the third 패스 and the deal again went unsaid: replay audit). */
+function replayedVoidDeal(ctl) {
+  return !!ctl.replay && (ctl.stepEvents?.() || []).some((e) => e.type === "void_deal");
+}
+
 /** What happened last at the table, in words: the newest play of the
  * trick, else the trick just taken, else the newest 콜/패스. Said to a
  * screen reader as the other tables' newest log line is (a Hakka table
@@ -49,6 +59,7 @@ function playText(ctl, p) {
 function lastLine(ctl, v) {
   const t = v.table || [];
   if (v.phase === "scoring" || v.finished) return "";
+  if (replayedVoidDeal(ctl)) return VOID_DEAL;
   if (t.length) {
     const p = t[t.length - 1];
     return p.kind === "discard" ? `${name(ctl, p.seat)}: ${p.count}장 엎어서 버림`
@@ -118,7 +129,8 @@ export function render(ctl, root) {
           ? Array.from({ length: p.count }, () => cardBack())
           : p.cards.map((c) => hkCard(c, false, { shown: true }))),
         v.best === p.seat ? h("span.badge.win", {}, "가장 높음") : null))
-      : h("p.muted", {}, v.phase === "calling" ? "콜하기 중이에요." : v.phase === "playing" ? `${who(ctl, v.leader)} 리드할 차례예요.` : ""),
+      : h("p.muted", {}, v.phase === "calling" ? (replayedVoidDeal(ctl) ? `${VOID_DEAL} ` : "") + "콜하기 중이에요."
+        : v.phase === "playing" ? `${who(ctl, v.leader)} 리드할 차례예요.` : ""),
     v.last_trick && !(v.table || []).length ? h("p.last-trick", {},
       `지난 트릭: ${who(ctl, v.last_trick.winner)} 가져감 — `,
       (v.last_trick.plays || []).map((p) => playText(ctl, p)).join(", ")) : null);
@@ -310,9 +322,5 @@ export function onEvent(ctl, ev) {
     // on the table only (the game's news over the lobby: trial nitpick)
     if (document.querySelector("section.table")) toast(MY_TIMEOUT[ev.type](ev));
   }
-  // three passes: the hand is dealt again (RULES.md 3.3), which only the
-  // cards changing said (UX audit)
-  if (ev.type === "void_deal" && document.querySelector("section.table")) {
-    toast("모두 패스해서 이번 판은 무효예요. 카드를 다시 나눠요.");
-  }
+  if (ev.type === "void_deal" && document.querySelector("section.table")) toast(VOID_DEAL);
 }

@@ -262,6 +262,8 @@ class ReplayCtl {
   get view() { return this.doc.steps[this.i].view; }
   /** The seat's events from the deal to the step shown (One Card's log). */
   eventsSoFar() { return this.doc.steps.slice(0, this.i + 1).flatMap((s) => s.events || []); }
+  /** The events of the step shown (what a live table says by a toast). */
+  stepEvents() { return this.doc.steps[this.i].events || []; }
   names() {
     const out = {};
     for (const p of this.info.players) out[p.seat] = seatName(p, p.seat);
