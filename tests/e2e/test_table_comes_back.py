@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from browserkit import (
     JS_STAMP,
+    NAMES,
     assert_update_frames_only,
     engine_view,
     frames,
@@ -1414,6 +1415,32 @@ def test_a_rematch_that_started_without_me_takes_its_button_away(new_page: Any) 
     page.evaluate("r => { window.__ctl.rematch = r; window.__ctl.render(); }",
                   {"state": "started", "agreed": [1, 2]})
     assert "한 판 더 시작했어요" in page.locator("#rematch").inner_text()
+
+
+def test_a_rematch_without_a_friend_says_who_a_bot_stands_in_for(new_page: Any) -> None:
+    """docs/websocket.md 3.1: 한 판 더 starts once someone agreed and the
+    others turned it down or let its 20 s go; their seats get a bot. The
+    one who agreed landed at a table of bots, nothing said (rooms audit).
+    The line says who, my own name marked "(나)" as at the table."""
+    page = new_page(width=390, height=844)
+    v = engine_view("onecard", 3, humans=3)
+    v.update(finished=True, winners=[1], ended_by="win")
+    render(page, "onecard", "onecard", v, humans=3)
+    page.evaluate("r => { window.__ctl.rematch = r; window.__ctl.render(); }",
+                  {"state": "open", "agreed": [0], "declined": [2], "waiting": [1]})
+    assert "한 판 더: 나 (나)" in page.locator("#rematch").inner_text()
+    page.evaluate("""() => { document.getElementById("toasts").replaceChildren();
+      window.ttanjit.game.onRematch.call(window.__ctl, {game_id: window.__ctl.id,
+        rematch: {state: "started", agreed: [0, 1], declined: [2], new_game_id: "x"}}); }""")
+    said = f"{NAMES[2]} 없이 시작해요. 그 자리는 봇이 맡아요."
+    assert page.locator("#toasts .toast").inner_text() == said
+    assert page.locator("#rematch").inner_text() == f"새 게임을 시작해요… {said}"
+    # everyone came along: nothing more said
+    page.evaluate("""() => { document.getElementById("toasts").replaceChildren(); const c = window.__ctl;
+      c.rematch = null; window.ttanjit.game.onRematch.call(c, {game_id: c.id,
+        rematch: {state: "started", agreed: [0, 1, 2], new_game_id: "x"}}); }""")
+    assert page.locator("#toasts .toast").count() == 0
+    assert page.locator("#rematch").inner_text() == "새 게임을 시작해요…"
 
 
 def test_a_reload_that_missed_nothing_adds_no_gap_to_the_log(new_page: Any) -> None:

@@ -167,7 +167,13 @@ export class GameController {
 
   onRematch(f) {
     if (f.game_id !== this.id) return;
+    const started = f.rematch?.state === "started" && this.rematch?.state !== "started";
     this.rematch = f.rematch;
+    // said as the new table opens: who does not come along (it started
+    // with a bot in a friend's seat, unsaid: rooms audit)
+    if (started && (f.rematch.agreed || []).includes(this.seat()) && leftOut(this, f.rematch).length) {
+      toast(leftOutText(this, f.rematch), "info", 6000);
+    }
     if (rematchOver(this)) {
       this.render(); // its 한 판 더 button goes (pressed, it did nothing: trial finding)
       return;
@@ -698,14 +704,31 @@ function rematchOver(ctl) {
   return !!r && r.state === "started" && !(r.agreed || []).includes(ctl.seat());
 }
 
+/** The table's people still there (no bot took their seat) who did not
+ * agree to the 한 판 더 that started: a bot plays their seat in the new
+ * game (docs/websocket.md 3.1). */
+function leftOut(ctl, r) {
+  const agreed = r.agreed || [];
+  const tookOver = (s) => (ctl.view ? botTookOver(ctl.view, s) : !!(ctl.final?.info?.substituted || [])[s]);
+  return (ctl.info?.players || []).filter((p) => p.kind === "human" && p.seat !== ctl.seat()
+    && !agreed.includes(p.seat) && !tookOver(p.seat)).map((p) => p.seat);
+}
+
+function leftOutText(ctl, r) {
+  const names = ctl.names();
+  return `${leftOut(ctl, r).map((s) => names[s] || `${s + 1}번`).join(", ")} 없이 시작해요. 그 자리는 봇이 맡아요.`;
+}
+
 function rematchStatus(ctl) {
   const r = ctl.rematch;
   if (!r) return null;
   const names = ctl.names();
-  const who = (seats) => seats.map((s) => names[s] || `${s + 1}번`).join(", ");
   const me = ctl.seat();
+  // my own name marked, as everywhere at the table (rooms audit)
+  const who = (seats) => seats.map((s) => `${names[s] || `${s + 1}번`}${s === me ? " (나)" : ""}`).join(", ");
   if (r.state === "started") {
-    return (r.agreed || []).includes(me) ? "새 게임을 시작해요…" : h("span", {}, `${josa(who(r.agreed), "이/가")} 한 판 더 시작했어요.`);
+    if (!(r.agreed || []).includes(me)) return h("span", {}, `${josa(who(r.agreed), "이/가")} 한 판 더 시작했어요.`);
+    return leftOut(ctl, r).length ? `새 게임을 시작해요… ${leftOutText(ctl, r)}` : "새 게임을 시작해요…";
   }
   // (pressed again, it asks the table anew: the line said nobody wanted it
   // right above the button: trial nitpick)
