@@ -123,6 +123,28 @@ def test_the_rules_from_a_room_lead_back_to_it(new_page: Any) -> None:
     assert page.locator("#room-code").inner_text() == code
 
 
+def test_the_lobby_leads_back_to_the_room_i_am_in(new_page: Any) -> None:
+    """Rooms audit: a guest in a room who tapped 딴짓 (the top bar) found a
+    lobby with no way back — 빠른 대전, 방 만들기 and 입장 each answered
+    "이미 방에 들어가 있어요.", only the browser's back button led to the
+    room. The lobby says which room, offers the way back, and starts
+    nothing else meanwhile."""
+    page = new_page(width=360, height=640)
+    sign_in(page, "방돌아가기")
+    page.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
+    code = page.locator("#room-code").inner_text()
+    page.locator(".topbar .brand").click()
+    page.wait_for_selector(".game-card")
+    assert page.locator(".banner.in-room").inner_text().startswith(f"원카드 방(코드 {code})에 들어가 있어요.")
+    assert page.locator('[data-act="quick"]:not([disabled]), [data-act="create"]:not([disabled])').count() == 0
+    page.locator('[data-act="back-to-room"]').click()
+    assert page.locator("#room-code").inner_text() == code
+    page.get_by_role("button", name="방 나가기").click()
+    page.wait_for_selector(".game-card")
+    assert page.locator(".banner.in-room").count() == 0
+    assert page.locator('[data-act="quick"]:not([disabled])').count() == 3
+
+
 def signed(n: int) -> str:
     """A score change as the client writes it (state.js ``signed``)."""
     return f"+{n}" if n > 0 else f"\u2212{-n}" if n < 0 else "\u00b10"

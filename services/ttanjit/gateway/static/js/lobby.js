@@ -40,6 +40,7 @@ export function showLobby(root) {
     page = h("section.page.lobby", {},
       h("h1.visually-hidden", {}, "로비"),
       gameBanner(),
+      roomBanner(),
       queueBanner(),
       games,
       join,
@@ -49,13 +50,14 @@ export function showLobby(root) {
     mount(root, page);
   };
   render();
-  unsubs.push(state.on("queue", render), state.on("ratings", render), state.on("playing", render));
+  unsubs.push(state.on("queue", render), state.on("ratings", render), state.on("playing", render),
+    state.on("room", render));
   if (net.state === "open") net.send({ type: "ratings" });
 }
 
-/** The lobby cannot start another table: queued, or a game under way. */
+/** The lobby cannot start another table: queued, in a room, or a game under way. */
 function lobbyBusy() {
-  return !!state.queue || game.playsNow();
+  return !!state.queue || !!state.room || game.playsNow();
 }
 
 function signIn() {
@@ -117,6 +119,17 @@ function gameBanner() {
   return h("div.banner.playing", { role: "status" },
     `${name} 게임이 진행 중이에요.`,
     button("게임으로 돌아가기", toGame, { class: "primary", dataset: { act: "back-to-game" } }));
+}
+
+/** The room this player sits in, left for the lobby by the top bar's 딴짓:
+ * the way back to it (every button of the lobby answered "이미 방에 들어가
+ * 있어요.", and only the browser's back button led there: rooms audit). */
+function roomBanner() {
+  if (!state.room || game.playsNow()) return null;
+  const name = GAMES[state.room.game]?.name || "";
+  return h("div.banner.in-room", { role: "status" },
+    `${name} 방(코드 ${state.room.code})에 들어가 있어요.`,
+    button("방으로 돌아가기", () => { location.hash = "#/room"; }, { class: "primary", dataset: { act: "back-to-room" } }));
 }
 
 function queueBanner() {
