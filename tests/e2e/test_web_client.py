@@ -145,6 +145,26 @@ def test_the_lobby_leads_back_to_the_room_i_am_in(new_page: Any) -> None:
     assert page.locator('[data-act="quick"]:not([disabled])').count() == 3
 
 
+def test_a_refused_seat_count_leaves_the_room_as_it_was(new_page: Any) -> None:
+    """Rooms audit: the host of a room with three seated picked 2명; the
+    refusal said "인원 수가 올바르지 않아요." (a size the game has not) and
+    the list stayed on 2명 over the three seats. It says why, and the list
+    shows the room's count again."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "인원바꾸기")
+    card = page.locator('.game-card[data-game="onecard"]')
+    card.locator('select[name="seats-onecard"]').select_option("3")
+    card.locator('[data-act="create"]').click()
+    page.wait_for_selector("#room-code")
+    for i in range(2):
+        page.locator('[data-act="add-bot"]').click()
+        page.wait_for_selector(f".seat.bot >> nth={i}")
+    page.locator('select[name="seats"]').select_option("2")
+    page.wait_for_selector('#toasts .toast:has-text("그 인원으로 줄일 수 없어요")')
+    page.wait_for_function("() => document.querySelector('select[name=seats]').value === '3'")
+    assert page.locator(".seat").count() == 3
+
+
 def signed(n: int) -> str:
     """A score change as the client writes it (state.js ``signed``)."""
     return f"+{n}" if n > 0 else f"\u2212{-n}" if n < 0 else "\u00b10"

@@ -87,6 +87,13 @@ def test_room_life() -> None:
     rooms.add_bot("a", "hard")
     with pytest.raises(LobbyError, match="room_full"):
         rooms.join("c", "다", r.code)
+    # fewer seats than those seated: said so, not as a size the game has not
+    # (it was bad_seats, "인원 수가 올바르지 않아요.": rooms audit)
+    with pytest.raises(LobbyError, match="seats_taken"):
+        rooms.set_options("a", 2, None)
+    assert r.seats == 3
+    with pytest.raises(LobbyError, match="bad_seats"):
+        rooms.set_options("a", 11, None)
     with pytest.raises(LobbyError, match="no_bot"):
         rooms.remove_bot("a", 1)
     rooms.remove_bot("a", 2)

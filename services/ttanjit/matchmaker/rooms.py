@@ -207,8 +207,8 @@ class Rooms:
         if seats:
             n = check_seats(room.game, seats)
             taken = [s for s in room.members if s is not None]
-            if len(taken) > n:
-                raise LobbyError("bad_seats")
+            if len(taken) > n:  # (it said bad_seats, as for a size the game has not: rooms audit)
+                raise LobbyError("seats_taken")
             members: list[Seat | None] = list(taken) + [None] * (n - len(taken))
             room.members, room.seats = members, n
         room.options = opts

@@ -14,8 +14,13 @@ export function endBadge(options) {
   return h("span.badge.end", {}, `빠른 판수 · ${n}판`);
 }
 
-function send(frame, types = ["room"]) {
-  return net.ask(frame, types, toast);
+/** A room request; refused (or unanswered), the room is drawn again as it
+ * is: a refused 인원 left its list on the count refused, over the seats as
+ * they were (rooms audit). */
+async function send(frame, types = ["room"]) {
+  const f = await net.ask(frame, types, toast);
+  if ((!f || f.type === "error") && location.hash.startsWith("#/room")) state.emit("room");
+  return f;
 }
 
 export function showRoom(root) {
