@@ -165,6 +165,25 @@ def test_a_refused_seat_count_leaves_the_room_as_it_was(new_page: Any) -> None:
     assert page.locator(".seat").count() == 3
 
 
+def test_copy_works_where_the_page_has_no_clipboard(new_page: Any) -> None:
+    """Rooms audit: opened at a LAN address over http (no secure context,
+    so no navigator.clipboard), 복사 did nothing at all. The code is copied
+    the old way or left selected for the phone's own copy, and it says so."""
+    page = new_page(width=390, height=844)
+    page.context.add_init_script(
+        "Object.defineProperty(Navigator.prototype, 'clipboard', {configurable: true, get: () => undefined});")
+    page.reload()
+    assert page.evaluate("() => navigator.clipboard") is None
+    sign_in(page, "코드복사")
+    page.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
+    code = page.locator("#room-code").inner_text()
+    page.get_by_role("button", name="복사").click()
+    page.wait_for_selector("#toasts .toast")
+    assert page.locator("#toasts .toast").inner_text() in (
+        "복사했어요.", "코드를 골라 두었어요. 길게 눌러 복사해 주세요.")
+    assert page.evaluate("() => getSelection().toString()") == code
+
+
 def signed(n: int) -> str:
     """A score change as the client writes it (state.js ``signed``)."""
     return f"+{n}" if n > 0 else f"\u2212{-n}" if n < 0 else "\u00b10"

@@ -59,7 +59,7 @@ function roomView(room) {
       h("h1", {}, meta?.name || room.game),
       room.game === "penalty_rows" ? endBadge(room.options) : null,
       h("p.code", {}, "방 코드 ", h("strong#room-code", { "data-code": room.code }, room.code),
-        button("복사", () => navigator.clipboard?.writeText(room.code).then(() => toast("복사했어요.")), { class: "small" }))),
+        button("복사", (e) => copyCode(e.currentTarget.parentElement.querySelector("#room-code"), room.code), { class: "small", dataset: { act: "copy" } }))),
     // bots are the host's to add: a guest is not told "혼자서도 봇을 넣어…" (trial nitpick)
     h("p.muted", {}, isHost ? "친구에게 방 코드를 알려 주세요. 혼자서도 봇을 넣어 바로 시작할 수 있어요 (봇마다 난이도를 골라요)."
       : "친구에게 방 코드를 알려 주면 같이 할 수 있어요. 봇은 방장이 넣어요."),
@@ -74,6 +74,24 @@ function roomView(room) {
     note,
     h("a.rules-link", { href: `#/rules/${room.game}` }, `${meta?.name || ""} 규칙`),
   );
+}
+
+/** 복사: the clipboard, else the code selected for the phone's own copy —
+ * a page not on https or localhost (a LAN address) has no clipboard, and
+ * the button did nothing (rooms audit). */
+async function copyCode(el, code) {
+  try {
+    await navigator.clipboard.writeText(code);
+    toast("복사했어요.");
+    return;
+  } catch { /* no clipboard here, or not allowed: select it instead */ }
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  getSelection().removeAllRanges();
+  getSelection().addRange(range);
+  let copied = false;
+  try { copied = document.execCommand("copy"); } catch { /* as not copied */ }
+  toast(copied ? "복사했어요." : "코드를 골라 두었어요. 길게 눌러 복사해 주세요.");
 }
 
 /** Who plays if the host starts now: empty seats are not dealt in (하카 카드
