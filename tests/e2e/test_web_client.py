@@ -18,6 +18,7 @@ from browserkit import (
     frames,
     hakka_act,
     hakka_my_turn,
+    host_and_guest,
     onecard_my_turn,
     onecard_play_turn,
     penalty_can_pick,
@@ -182,6 +183,19 @@ def test_copy_works_where_the_page_has_no_clipboard(new_page: Any) -> None:
     assert page.locator("#toasts .toast").inner_text() in (
         "복사했어요.", "코드를 골라 두었어요. 길게 눌러 복사해 주세요.")
     assert page.evaluate("() => getSelection().toString()") == code
+
+
+def test_the_room_says_who_came_who_went_and_who_is_host_now(new_page: Any) -> None:
+    """Rooms audit: the seats changed unsaid — the host heard nothing of a
+    friend coming in, and when the host left the guest became 방장 with no
+    word (the seat just turned 빈자리)."""
+    host, guest, _ = host_and_guest(new_page, "onecard", ("하늘방장", "준호손님"), (390, 844))
+    host.wait_for_selector('#toasts .toast:has-text("준호손님이 들어왔어요.")')
+    assert guest.locator('#toasts .toast:has-text("들어왔어요")').count() == 0  # not my own coming
+    host.get_by_role("button", name="방 나가기").click()
+    guest.wait_for_selector('#toasts .toast:has-text("하늘방장이 나갔어요.")')
+    guest.wait_for_selector('#toasts .toast:has-text("이제 내가 방장이에요.")')
+    assert guest.locator('.seat .badge:has-text("방장")').count() == 1
 
 
 def signed(n: int) -> str:

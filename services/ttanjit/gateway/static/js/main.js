@@ -8,7 +8,7 @@ import { showLobby } from "./lobby.js";
 import { showRoom } from "./room.js";
 import { showRules } from "./rules.js";
 import { game, showGame } from "./game.js";
-import { state } from "./state.js";
+import { state, roomNews } from "./state.js";
 import { showBoard, showHistory, showReplay } from "./records.js";
 import { showWatch, watcher } from "./watch.js";
 
@@ -240,9 +240,11 @@ async function queueAgain(frame, player) {
 }
 
 net.on("room", (f) => {
+  const before = state.room;
   state.room = f.room;
   if (!location.hash.startsWith("#/room") && !location.hash.startsWith("#/game")) go("#/room");
   state.emit("room");
+  if (location.hash.startsWith("#/room")) for (const said of roomNews(before, f.room, state.player)) toast(said);
 });
 
 net.on("room_left", (f) => {

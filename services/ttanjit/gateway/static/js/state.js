@@ -114,3 +114,21 @@ export function boardLine(b, mine) {
   const who = `순위에 오른 사람 ${b.players}명 (${b.min_games}게임 이상)`;
   return mine ? [who, mine] : [who];
 }
+
+/** What changed in my room between two of its frames, in words: who came
+ * in, who went, who is 방장 now (the seats changed silently — a host who
+ * left made the guest 방장 unsaid: rooms audit). Nothing for another room. */
+export function roomNews(before, after, me) {
+  if (!before || !after || before.code !== after.code) return [];
+  const people = (room) => new Map((room.members || []).filter((m) => m.kind === "human").map((m) => [m.player, m.nickname || "손님"]));
+  const was = people(before);
+  const now = people(after);
+  const out = [];
+  for (const [p, name] of now) if (!was.has(p) && p !== me) out.push(`${josa(name, "이/가")} 들어왔어요.`);
+  for (const [p, name] of was) if (!now.has(p) && p !== me) out.push(`${josa(name, "이/가")} 나갔어요.`);
+  if (before.host !== after.host && now.has(after.host)) {
+    out.push(after.host === me ? "이제 내가 방장이에요. 봇을 넣고 게임을 시작할 수 있어요."
+      : `이제 ${josa(now.get(after.host), "이/가")} 방장이에요.`);
+  }
+  return out;
+}

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { cannotGo, effectText, logLine, refusalText } from "../../static/js/onecard_text.js";
 import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter } from "../../static/js/cards.js";
 import { placeMs, REVEAL_MS } from "../../static/js/anim.js";
-import { placeText, josa, num, signed, scoreText, progressText, boardLine } from "../../static/js/state.js";
+import { placeText, josa, num, signed, scoreText, progressText, boardLine, roomNews } from "../../static/js/state.js";
 
 test("One Card preview adds up the attack strengths the view carries", () => {
   const view = { hand: ["2H", "2C", "5S"], pending: 0, attack: { "2H": 2, "2C": 2 } };
@@ -190,4 +190,21 @@ test("줄줄이 벌점's reveal places a small table's picks at 450 ms each, a b
   assert.equal(placeMs(10), 240);
   for (let n = 1; n <= 10; n++) assert.ok(placeMs(n) * n <= Math.max(REVEAL_MS, 450), n);
   assert.equal(placeMs(0), 450); // nothing to place: no division by zero
+});
+
+test("a room's news says who came in, who went and who is 방장 now (rooms audit: the seats changed unsaid)", () => {
+  const room = (host, ...people) => ({ code: "ABCDEF", host, members: [
+    ...people.map(([player, nickname], seat) => ({ seat, kind: "human", player, nickname })),
+    { seat: 9, kind: "bot", level: "hard" }] });
+  const ha = ["pa", "하늘"];
+  const jun = ["pb", "준호"];
+  assert.deepEqual(roomNews(room("pa", ha), room("pa", ha, jun), "pa"), ["준호가 들어왔어요."]);
+  assert.deepEqual(roomNews(room("pa", ha), room("pa", ha, jun), "pb"), []); // my own coming in
+  assert.deepEqual(roomNews(room("pa", ha, jun), room("pb", jun), "pb"),
+    ["하늘이 나갔어요.", "이제 내가 방장이에요. 봇을 넣고 게임을 시작할 수 있어요."]);
+  assert.deepEqual(roomNews(room("pa", ha, jun, ["pc", "민지"]), room("pc", jun, ["pc", "민지"]), "pb"),
+    ["하늘이 나갔어요.", "이제 민지가 방장이에요."]);
+  assert.deepEqual(roomNews(room("pa", ha, jun), room("pa", ha, jun), "pa"), []); // a bot or an option
+  assert.deepEqual(roomNews(null, room("pa", ha), "pa"), []);
+  assert.deepEqual(roomNews(room("pa", ha), { ...room("pa", ha, jun), code: "ZZZZZZ" }, "pa"), []);
 });
