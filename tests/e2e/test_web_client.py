@@ -724,3 +724,19 @@ def test_a_room_code_being_typed_stays_when_the_lobby_is_drawn_again(new_page: A
     assert page.input_value('input[name="code"]') == "ZZZZZZ"
     page.get_by_role("button", name="입장").click()
     page.wait_for_selector('.toast.error:has-text("방을 찾을 수 없어요")')  # asked with the code
+    # a try's words replace the last's, and a code as a chat may carry it
+    # is read (rooms audit: "ab-cd", an O for a 0, and an empty try's words
+    # beside the next try's said nothing useful)
+    page.fill('input[name="code"]', "")
+    page.get_by_role("button", name="입장").click()
+    page.wait_for_selector('.toast.error:has-text("방 코드를 넣어 주세요")')
+    page.fill('input[name="code"]', "o0o0o0")
+    page.get_by_role("button", name="입장").click()
+    page.wait_for_selector('.toast.error:has-text("0·O·1·I가 없어요")')
+    assert page.locator("#toasts .toast.error").count() == 1
+    page.fill('input[name="code"]', " zz-zz zz ")
+    page.get_by_role("button", name="입장").click()
+    page.wait_for_function("""() => window.__frames.filter((f) => f.dir === 'out' && f.type === 'room_join')
+      .length === 2""")
+    assert [f["code"] for f in frames(page) if f["dir"] == "out" and f["type"] == "room_join"] == \
+        ["ZZZZZZ", "ZZZZZZ"]
