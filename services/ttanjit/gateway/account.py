@@ -527,7 +527,11 @@ def _progress(view: dict[str, Any]) -> dict[str, Any]:
         if isinstance(total, int):
             out["rounds"] = total
     if view.get("game") == "onecard" and isinstance(view.get("hand_counts"), list):
-        out["cards"] = view["hand_counts"]
+        # the seats dealt in, one out of the game null (its 0 cards read as a
+        # winner's: "남은 카드 0·4·7"; an empty seat's 0 as a player's: audit)
+        dealt, out_of_it = view.get("dealt"), set(view.get("eliminated") or [])
+        out["cards"] = [None if s in out_of_it else n for s, n in enumerate(view["hand_counts"])
+                        if not isinstance(dealt, list) or s >= len(dealt) or dealt[s]]
     if view.get("paused"):  # every player away: it waits (RULES.md 4), nothing goes on
         out["paused"] = True
     return out

@@ -102,7 +102,7 @@ export function progressText(g) {
   if (typeof g.round === "number") {
     // 판: the word the rules use for a round of 줄줄이 벌점 and a hand of Hakka alike
     where = typeof g.rounds === "number" ? `${g.round}/${g.rounds}판` : `${g.round}판`;
-  } else if (Array.isArray(g.cards)) where = `남은 카드 ${g.cards.join("·")}`;
+  } else if (Array.isArray(g.cards)) where = `남은 카드 ${g.cards.map((c) => (c === null ? "탈락" : c)).join("·")}`;
   return [paused, where].filter(Boolean).join(" · ");
 }
 

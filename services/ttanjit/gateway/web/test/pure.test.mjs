@@ -151,6 +151,8 @@ test("the 관전 list says a game every player left is waiting (RULES.md 4), not
   assert.equal(progressText({ cards: [7, 6, 6] }), "남은 카드 7·6·6");
   assert.equal(progressText({ cards: [7, 6, 6], paused: true }), "멈춤 (모두 연결 끊김) · 남은 카드 7·6·6");
   assert.equal(progressText({}), "");
+  // a seat out of the game is 탈락, not 0 cards as a winner's (replay audit)
+  assert.equal(progressText({ cards: [null, 4, 7] }), "남은 카드 탈락·4·7");
 });
 
 test("순위 says how to get on when nobody is ranked yet (it said \"0명의 순위\")", () => {
