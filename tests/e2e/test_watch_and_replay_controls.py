@@ -143,3 +143,35 @@ def test_autopilot_offers_direct_play_on_a_live_table_only(new_page: Any, file: 
     page.evaluate("() => { const c = window.__ctl; c.replay = false; c.view = {...c.view, "
                   "finished: true, turn: null}; c.render(); }")
     assert page.locator(".banner.autopilot").count() == 0
+
+
+def test_a_replay_tells_nothing_still_to_come(new_page: Any) -> None:
+    """Replay audit: a replay read like the live table — "곧 다음 판을
+    시작해요" over 줄줄이 벌점's round summary, "곧 다음 판을 나눠 줘요." at
+    a Hakka hand's end, and to a One Card seat out of the game "남은 게임을
+    구경하거나 나가도 돼요."; the next step is what comes."""
+    page = new_page(width=390, height=844)
+    said = "() => document.querySelector('section.table').innerText"
+    v = engine_view("penalty_rows", 3)
+    v.update(phase="intermission", round=1)
+    render(page, "penalty", "penalty_rows", v)
+    assert "곧 다음 판" in page.evaluate(said)  # live
+    page.evaluate("() => { window.__ctl.eventsSoFar = () => []; }")
+    as_(page, "replay")
+    assert "1판 결과" in page.evaluate(said) and "곧" not in page.evaluate(said)
+    e = new_engine("hakka", 4)
+    while e.view(0)["phase"] != "scoring":
+        seat = e.view(0)["turn"]
+        assert e.apply(100, seat, e.legal_actions(seat)[0]).ok
+    render(page, "hakka", "hakka", dict(e.view(0)))
+    assert "곧 다음 판" in page.evaluate(said)
+    page.evaluate("() => { window.__ctl.eventsSoFar = () => []; }")
+    as_(page, "replay")
+    assert "판이 끝났어요." in page.evaluate(said) and "곧" not in page.evaluate(said)
+    v = engine_view("onecard", 3)
+    v.update(eliminated=[0], hand_counts=[0, *v["hand_counts"][1:]], hand=[])
+    render(page, "onecard", "onecard", v)
+    assert "구경하거나 나가도" in page.evaluate(said)
+    page.evaluate("() => { window.__ctl.eventsSoFar = () => []; }")
+    as_(page, "replay")
+    assert "탈락했어요." in page.evaluate(said) and "구경하거나" not in page.evaluate(said)

@@ -137,7 +137,8 @@ export function render(ctl, root) {
 
   let status;
   if (v.finished) status = "게임이 끝났어요.";
-  else if (v.phase === "scoring") status = "판이 끝났어요. 곧 다음 판을 나눠 줘요.";
+  // (a replay tells no "곧": the next step is the deal: replay audit)
+  else if (v.phase === "scoring") status = ctl.replay ? "판이 끝났어요." : "판이 끝났어요. 곧 다음 판을 나눠 줘요.";
   // whose turn it is meanwhile ("쉬어요" alone: UX audit); what my card
   // is for in a hint below, not read out again at every turn
   else if (me === v.dreamer) {

@@ -90,7 +90,7 @@ export function render(ctl, root) {
 
   const status = h("p.oc-status", { dataset: { say: "status" } }, // said by game.js sayChanges
     v.finished ? "게임이 끝났어요."
-      : out ? "탈락했어요. 남은 게임을 구경하거나 나가도 돼요."
+      : out ? (ctl.replay ? "탈락했어요." : "탈락했어요. 남은 게임을 구경하거나 나가도 돼요.")
         : myTurn ? (v.pending ? `공격을 받았어요! 공격 카드로 넘기거나 ${v.pending}장을 받아요.` : "내 차례예요.")
           : gone && v.turn === me ? "봇이 내 자리에서 하는 차례예요."
             : autoOn && v.turn === me ? "자동 진행이 내 차례를 대신 하고 있어요."

@@ -233,7 +233,7 @@ export function placementLine(p, names) {
 function roundSummary(ctl, names, final) {
   const v = ctl.view;
   return h("section.round-summary", { "aria-label": "판 결과" },
-    h("h2", {}, final ? "마지막 판 결과" : `${v.round}판 결과 — 곧 다음 판을 시작해요`),
+    h("h2", {}, final ? "마지막 판 결과" : ctl.replay ? `${v.round}판 결과` : `${v.round}판 결과 — 곧 다음 판을 시작해요`),
     penaltyTable(ctl, names));
 }
 
