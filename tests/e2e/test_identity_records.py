@@ -287,6 +287,23 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
       && document.querySelector('.replay-table section.results')""")
     assert page.evaluate("() => document.activeElement.getAttribute('name')") == "replay-seat"
     assert page.locator('[data-act="rematch"]').count() == 0
+    # ← → step, Home/End go to either end, as a video's keys (only the
+    # buttons did: replay audit); the lists keep their own arrows (above)
+    page.evaluate("() => document.activeElement.blur()")
+    page.keyboard.press("Home")
+    page.wait_for_selector('.replay-pos[data-step="0"]')
+    page.keyboard.press("ArrowRight")
+    page.wait_for_selector('.replay-pos[data-step="1"]')
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_selector('.replay-pos[data-step="0"]')
+    page.keyboard.press("End")
+    page.wait_for_selector(".replay-table section.results")
+    # 1× 재생 at the end plays it again from the start (it did nothing)
+    page.locator('[data-act="play1"]').click()
+    page.locator('[data-act="pause"]').click()
+    assert int(page.locator(".replay-pos").get_attribute("data-step")) <= 1
+    page.keyboard.press("End")
+    page.wait_for_selector(".replay-table section.results")
     shot(page, "replay-end")
     # on a phone the bar is two lines (three at 360 px: trial nitpick), the
     # position on the first beside the steps

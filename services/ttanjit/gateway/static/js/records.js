@@ -284,7 +284,10 @@ class ReplayCtl {
 /** A finished game's replay from a seat (mine by default), at step ``at``
  * (another seat's view opens at the step shown: the steps are the same
  * inputs from every seat). */
+let leaveReplay = null; // the replay shown: its timer and keys, stopped when another comes
+
 export async function showReplay(root, gid, seat = null, at = 0) {
+  leaveReplay?.();
   // another seat chosen from the keyboard: the picker keeps the focus (an
   // arrow key on it reloaded the replay and lost it: a11y trial)
   const picking = document.activeElement?.getAttribute("name") === "replay-seat";
@@ -307,6 +310,7 @@ export async function showReplay(root, gid, seat = null, at = 0) {
   const go = (i) => { ctl.i = Math.max(0, Math.min(n - 1, i)); ctl.tableState = {}; draw(); };
   const play = (x) => {
     stop();
+    if (ctl.i >= n - 1) go(0); // from the start again (at the end it did nothing: replay audit)
     speed = x;
     const tick = () => {
       if (ctl.i >= n - 1) { stop(); draw(); return; }
@@ -346,6 +350,15 @@ export async function showReplay(root, gid, seat = null, at = 0) {
     sayChanges(ctl, !shown || speed > 1);
     shown = true;
   }
+  // ← → step, Home/End go to either end, as a video's keys (only the
+  // buttons did: replay audit); not in the 판/seat lists, whose arrows are theirs
+  const keys = { ArrowLeft: () => go(ctl.i - 1), ArrowRight: () => go(ctl.i + 1), Home: () => go(0), End: () => go(n - 1) };
+  const onKey = (e) => {
+    if (!keys[e.key] || e.altKey || e.ctrlKey || e.metaKey || e.target.closest?.("select, input, textarea")) return;
+    e.preventDefault();
+    stop();
+    keys[e.key]();
+  };
   ctl.root = root;
   ctl.draw = draw;
   ctl.i = Math.max(0, Math.min(n - 1, at));
@@ -354,6 +367,13 @@ export async function showReplay(root, gid, seat = null, at = 0) {
     controls, tableBox));
   draw();
   if (picking) seatSel?.focus({ preventScroll: true });
-  const off = () => { stop(); window.removeEventListener("hashchange", off); };
+  const off = () => {
+    stop();
+    window.removeEventListener("hashchange", off);
+    document.removeEventListener("keydown", onKey);
+    if (leaveReplay === off) leaveReplay = null;
+  };
+  leaveReplay = off;
   window.addEventListener("hashchange", off);
+  document.addEventListener("keydown", onKey);
 }
