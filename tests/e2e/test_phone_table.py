@@ -507,6 +507,10 @@ def test_a_hakka_hand_nobody_won_scores_nothing(new_page: Any) -> None:
         render(page, "hakka", "hakka", {**v, "phase": "scoring", "last_hand": hand})
         text = page.locator(".hand-result").inner_text()
         assert ("혼자 점수를 내요" in text) is said and ("트릭" in text.split("카드 공개")[1]) is said, text
+    # the dreamer's card pops in once, not at each redraw (replay audit)
+    assert page.locator(".dreamer-reveal .card.pop-in").count() == 1  # the first drawing
+    page.evaluate("() => window.__ctl.render()")
+    assert page.locator(".dreamer-reveal .card.pop-in").count() == 0
     page.evaluate("""() => { document.getElementById("toasts").replaceChildren();
       window.__mod.onEvent(window.__ctl, {type: "void_deal", dealer: 1}); }""")
     assert page.locator("#toasts .toast").inner_text() == "모두 패스해서 이번 판은 무효예요. 카드를 다시 나눠요."

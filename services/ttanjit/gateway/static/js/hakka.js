@@ -262,6 +262,11 @@ async function send(ctl, type) {
 
 function handResult(ctl, lh) {
   const won = lh.winner !== null && lh.winner !== undefined;
+  // the dreamer's card pops in once, not again at each redraw of the table
+  // (caught half-faded while watching and in replays: replay audit)
+  const st = ctl.tableState;
+  const popIn = st.poppedHand !== lh.round;
+  st.poppedHand = lh.round;
   const how = { claim: "트릭과 상위 카드가 6 이상", five_tigers: "5마리 호랑이" }[lh.how] || lh.how; // (a won hand's)
   return h("section.hand-result", { "aria-label": "판 결과" },
     h("h2", {}, `${lh.round}판 결과`),
@@ -273,7 +278,7 @@ function handResult(ctl, lh) {
     lh.winning_cards?.length ? h("p.cards-line", {}, "우승 카드: ", lh.winning_cards.map((c) => hkCard(c, (lh.elders || []).includes(c), { shown: true, class: "small" }))) : null,
     // a hand nobody won scores nothing (RULES.md 3.7): no dreamer's tricks,
     // no privileged player who pays (it said both: UX audit)
-    h("p.dreamer-reveal", {}, isMine(ctl, lh.dreamer) ? "내 카드(드리머) 공개: " : `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { shown: true, class: "small pop-in" }),
+    h("p.dreamer-reveal", {}, isMine(ctl, lh.dreamer) ? "내 카드(드리머) 공개: " : `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { shown: true, class: popIn ? "small pop-in" : "small" }),
       won ? ` → ${lh.dreamer_tricks}트릭${lh.dreamer_tricks >= 6 ? " (점수를 받아요)" : ""}` : ""),
     won && lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${josa(name(ctl, lh.privileged), "이/가")} 판을 이기지 못해 혼자 점수를 내요.`) : null,
     h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적"))),
