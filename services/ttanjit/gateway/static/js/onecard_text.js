@@ -70,6 +70,20 @@ function reason(code, sel, view) {
   }
 }
 
+/** What a play did beyond its cards, for the log (RULES.md 1.3, 1.5): a
+ * block, the skips, a reversal, another turn (a replay's log said only
+ * "♦3 ♣3" of a block, "♠J" of a skip: replay audit). */
+function playNote(cards, blocked) {
+  const ranks = cards.map(ocParse).filter((p) => !p.joker).map((p) => p.rank);
+  const count = (r) => ranks.filter((x) => x === r).length;
+  const notes = [];
+  if (blocked && count("3")) notes.push(`공격 ${blocked}장을 막았어요`);
+  if (count("J")) notes.push(count("J") > 1 ? `${count("J")}명 건너뛰기` : "건너뛰기");
+  if (count("Q") % 2) notes.push("방향이 바뀌었어요");
+  if (count("K")) notes.push("한 번 더");
+  return notes.map((n) => ` · ${n}`).join("");
+}
+
 /** The log line an event makes, or null (the live table and the replay
  * viewer both read events through it). `said`: what the lines before it
  * said, kept across calls — a timeout's own draw, take or pass is said by
@@ -87,9 +101,13 @@ export function logLine(ev, name, me, said = {}) {
     case "played": {
       const suitNote = ev.cards.some((c) => { const p = ocParse(c); return p.joker || p.rank === "7"; })
         ? ` · 무늬 → ${SUIT_NAME[ev.suit]}` : "";
-      return { text: `${name(ev.seat)}: ${ev.cards.map(ocName).join(" ")}${suitNote}${ev.pending ? ` · 공격 ${ev.pending}장` : ""}` };
+      const blocked = said.pending && !ev.pending ? said.pending : 0; // 3s on 2s (RULES.md 1.5)
+      said.pending = ev.pending || 0;
+      return { text: `${name(ev.seat)}: ${ev.cards.map(ocName).join(" ")}${suitNote}${ev.pending ? ` · 공격 ${ev.pending}장` : ""}`
+        + playNote(ev.cards, blocked) };
     }
     case "drew":
+      if (ev.reason === "take") said.pending = 0;
       if (ev.reason === "take") return { text: `${name(ev.seat)}: 공격 ${ev.count}장을 받았어요.` };
       if (ev.reason === "draw") return { text: `${name(ev.seat)}: 1장 뽑았어요.` };
       if (ev.reason === "one_card_penalty") return { text: `${name(ev.seat)}: 벌칙으로 ${ev.count}장을 받았어요.`, kind: "warn" };

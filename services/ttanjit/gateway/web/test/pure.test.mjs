@@ -210,3 +210,16 @@ test("a room's news says who came in, who went and who is 방장 now (rooms audi
   assert.deepEqual(roomNews(null, room("pa", ha), "pa"), []);
   assert.deepEqual(roomNews(room("pa", ha), { ...room("pa", ha, jun), code: "ZZZZZZ" }, "pa"), []);
 });
+
+test("One Card's log says what a play did beyond its cards (RULES.md 1.3, 1.5; replay audit)", () => {
+  const name = (s) => ["나래", "민수", "봇3 (보통)"][s];
+  const lines = (events) => { const said = {}; return events.map((e) => logLine(e, name, 0, said)).filter(Boolean).map((l) => l.text); };
+  const played = (seat, cards, pending = 0) => ({ type: "played", seat, cards, suit: "C", pending, left: 5 });
+  assert.deepEqual(lines([played(0, ["2H"], 2), played(1, ["2C"], 4), played(2, ["3C", "3D"])]),
+    ["나래: ♥2 · 공격 2장", "민수: ♣2 · 공격 4장", "봇3 (보통): ♣3 ♦3 · 공격 4장을 막았어요"]);
+  // a 3 after the attack was taken blocks nothing
+  assert.deepEqual(lines([played(0, ["2H"], 2), { type: "drew", seat: 1, reason: "take", count: 2 }, played(2, ["3H"])]),
+    ["나래: ♥2 · 공격 2장", "민수: 공격 2장을 받았어요.", "봇3 (보통): ♥3"]);
+  assert.deepEqual(lines([played(0, ["JH"]), played(1, ["JC", "JS"]), played(2, ["QC"]), played(0, ["QC", "QH"]), played(1, ["KC"])]),
+    ["나래: ♥J · 건너뛰기", "민수: ♣J ♠J · 2명 건너뛰기", "봇3 (보통): ♣Q · 방향이 바뀌었어요", "나래: ♣Q ♥Q", "민수: ♣K · 한 번 더"]);
+});
