@@ -1,9 +1,9 @@
 """``GET /api/replay/{game_id}`` on my own game while it is still in play
 (docs/websocket.md 1.2), with real processes: the steps so far from my
 seat, ``finished: false`` and no result (it answered 500 ``internal_error``:
-One Card's engine has no result before the end); another seat's view and
-a stranger stay 403 ``not_your_game`` until the end; then the bots play it
-out and the whole replay answers as before."""
+One Card's engine has no result before the end); another seat's view is
+409 ``game_not_finished`` and a stranger 403 ``not_your_game`` until the
+end; then the bots play it out and the whole replay answers as before."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ async def test_my_live_game_replays_so_far(st: Stack, nats_url: str, game: str, 
     # another seat's view, before the end: no; nor any seat for a stranger
     other = (me + 1) % seats
     code, err = call(st.http(0), f"/api/replay/{gid}?seat={other}", token=c.ident["token"])
-    assert code == 403 and err["code"] == "not_your_game"
+    assert code == 409 and err["code"] == "game_not_finished", err  # (it said not_your_game)
     stranger = sign_in(st.http(0), "남의판")
     code, err = call(st.http(0), f"/api/replay/{gid}", token=stranger["token"])
     assert code == 403 and err["code"] == "not_your_game"

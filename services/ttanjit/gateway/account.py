@@ -343,7 +343,8 @@ def install(api: FastAPI, gw: Any) -> Account:
             if e.code == "store_unavailable":
                 return store_unavailable()
             status = 401 if e.code in ("unauthenticated", "bad_token", "bad_refresh") else \
-                403 if e.code == "not_your_game" else 404 if e.code == "no_record" else 400
+                403 if e.code == "not_your_game" else 404 if e.code == "no_record" else \
+                409 if e.code == "game_not_finished" else 400
             return refusal(e.code, status)
         except (NatsError, TimeoutError) as exc:  # JetStream away or not answering
             return store_unavailable(exc)
@@ -494,7 +495,9 @@ def install(api: FastAPI, gw: Any) -> Account:
             except RecordError:
                 raise FrameError("no_record") from None
             if seat is not None and seat != mine and not doc["finished"]:
-                raise FrameError("not_your_game")  # other seats only after the end
+                # other seats only after the end (it said not_your_game, "내가
+                # 참여한 게임만 …", of my own game: replay audit)
+                raise FrameError("game_not_finished")
             doc["game_id"] = game_id
             doc["my_seat"] = mine
             names = await acc.nicknames(players)
