@@ -198,6 +198,16 @@ def test_the_room_says_who_came_who_went_and_who_is_host_now(new_page: Any) -> N
     assert guest.locator('.seat .badge:has-text("방장")').count() == 1
 
 
+def test_the_room_shows_a_friend_whose_connection_went(new_page: Any) -> None:
+    """RULES.md 4: a room seat waits 60 s for a player whose connection
+    went. The others saw them as still there, until the seat let them go
+    (rooms audit): the seat says 연결 끊김, and so does a toast."""
+    host, guest, _ = host_and_guest(new_page, "onecard", ("기다리는방장", "창닫는손님"), (390, 844))
+    guest.close()
+    host.wait_for_selector('.seat:has-text("창닫는손님") .badge.away')
+    host.wait_for_selector('#toasts .toast:has-text("창닫는손님의 연결이 끊겼어요.")')
+
+
 def signed(n: int) -> str:
     """A score change as the client writes it (state.js ``signed``)."""
     return f"+{n}" if n > 0 else f"\u2212{-n}" if n < 0 else "\u00b10"

@@ -168,3 +168,38 @@ def test_the_lobby_forgets_connections_heard_long_ago() -> None:
     assert "a" in mm.back
     mm.gone("a", 500)
     assert "a" not in mm.back
+
+
+async def test_the_room_sees_a_member_away_and_back(
+        lobby: tuple[Matchmaker, matchmaker_pb2_grpc.MatchmakerStub], nc: Client) -> None:
+    """RULES.md 4: a room seat waits 60 s for a player whose connection
+    went. The others saw nothing of it — a host gone for good read as one
+    still there until the seat let them go (rooms audit). The room frame
+    marks the member ``away`` (docs/websocket.md 2) when their connection
+    goes, and not once they are back; so does the room a lobby call answers."""
+    mm, stub = lobby
+    host, guest = (f"p-{n}-{secrets.token_hex(3)}" for n in ("host", "guest"))
+    code = (await stub.CreateRoom(pb.CreateRoomRequest(player=ref(host), game="onecard",
+                                                       seats=3))).room.code
+    assert not (await stub.JoinRoom(pb.JoinRoomRequest(player=ref(guest), code=code))).error_code
+    sub = await nc.subscribe(mm.subjects.player_lobby(guest))
+
+    def member(frame: dict, player: str) -> dict:
+        return next(m for m in frame["room"]["members"] if m.get("player") == player)
+
+    try:
+        await stub.Away(pb.PlayerRequest(player=host))
+        told = orjson.loads((await sub.next_msg(timeout=5)).data)
+        assert told["type"] == "room" and member(told, host).get("away") is True
+        assert "away" not in member(told, guest)
+        # the room a lobby call answers marks them too (the guest's welcome)
+        state = await stub.GetPlayer(pb.PlayerRequest(player=guest))
+        assert [m.away for m in state.room.members if m.player == host] == [True]
+        await stub.Away(pb.PlayerRequest(player=host))
+        with pytest.raises(TimeoutError):  # told again: said once
+            await sub.next_msg(timeout=0.5)
+        await stub.GetPlayer(pb.PlayerRequest(player=host), metadata=opened_md(now_ms()))
+        told = orjson.loads((await sub.next_msg(timeout=5)).data)
+        assert told["type"] == "room" and "away" not in member(told, host)
+    finally:
+        await sub.unsubscribe()

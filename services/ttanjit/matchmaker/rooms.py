@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,7 +57,9 @@ class Room:
                 return i
         return None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, away: Container[str] = ()) -> dict[str, Any]:
+        """The room as its members see it (docs/websocket.md 2 ``room``);
+        ``away``: the players whose connection is gone (the lobby's)."""
         members: list[dict[str, Any]] = []
         for i, s in enumerate(self.members):
             if s is None:
@@ -70,6 +72,8 @@ class Room:
                 if s.player in self.ratings:
                     m["rating"] = round(self.ratings[s.player], 2)
                     m["display"] = display(self.ratings[s.player])
+                if s.player in away:
+                    m["away"] = True
                 members.append(m)
         return {"code": self.code, "game": self.game, "seats": self.seats,
                 "options": dict(self.options), "host": self.host, "members": members,

@@ -17,7 +17,7 @@ import secrets
 import socket
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine, Iterable
+from collections.abc import Awaitable, Callable, Container, Coroutine, Iterable
 from typing import Any, TypeVar
 
 import grpc
@@ -99,8 +99,8 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _pb_room(room: Room) -> client_pb2.Room:
-    j = room.to_json()
+def _pb_room(room: Room, away: Container[str] = ()) -> client_pb2.Room:
+    j = room.to_json(away)
     out = client_pb2.Room(code=j["code"], game=j["game"], seats=j["seats"], host=j["host"],
                           state=j["state"])
     out.options.update(j["options"])
@@ -478,7 +478,7 @@ class Matchmaker:
         await self.nc.publish(self.subjects.player_lobby(player), orjson.dumps(frame))
 
     async def notify_room(self, room: Room) -> None:
-        frame = {"type": "room", "room": room.to_json()}
+        frame = {"type": "room", "room": room.to_json(self.away)}
         for s in room.humans():
             await self.notify(s.player, frame)
 
@@ -1108,7 +1108,7 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
             return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message)
         if notify:
             await self.mm.notify_room(room)
-        return matchmaker_pb2.RoomReply(room=_pb_room(room))
+        return matchmaker_pb2.RoomReply(room=_pb_room(room, self.mm.away))
 
     async def Enqueue(self, req: Any, ctx: Any) -> Any:
         return await self._serve("Enqueue", req, ctx, self._enqueue)
@@ -1167,7 +1167,7 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         room.ratings.pop(req.player, None)
         if room.state != "closed":
             await self.mm.notify_room(room)
-        return matchmaker_pb2.RoomReply(room=_pb_room(room))
+        return matchmaker_pb2.RoomReply(room=_pb_room(room, self.mm.away))
 
     async def SetRoomOptions(self, req: Any, ctx: Any) -> Any:
         return await self._serve("SetRoomOptions", req, ctx, self._set_room_options)
@@ -1195,7 +1195,7 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
             room, game_id = await self.mm.start_room(req.player)
         except LobbyError as e:
             return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message)
-        return matchmaker_pb2.RoomReply(room=_pb_room(room), game_id=game_id)
+        return matchmaker_pb2.RoomReply(room=_pb_room(room, self.mm.away), game_id=game_id)
 
     async def Rematch(self, req: Any, ctx: Any) -> Any:
         return await self._serve("Rematch", req, ctx, self._rematch)
@@ -1223,13 +1223,19 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         since = now_ms() - max(0, req.away_ms)  # the close (told late: away_ms ago)
         ticket = self.mm.queue.by_player.get(req.player)
         changed = self.mm.queue.drop(req.player)
-        if self.mm.rooms.room_of(req.player) is not None:
+        room = self.mm.rooms.room_of(req.player)
+        newly = room is not None and req.player not in self.mm.away
+        if room is not None:
             # an older connection's end told late does not bring the seat's
             # 60 s forward
             self.mm.away[req.player] = max(since, self.mm.away.get(req.player, since))
             changed = True
         if changed:
             await self.mm.commit()
+        if newly and room is not None and room.state == "open":
+            # the others see the seat wait (a host gone for good read as
+            # one still there for its 60 s: rooms audit)
+            await self.mm.notify_room(room)
         if ticket is not None and req.away_ms:
             # told late: a connection of theirs whose calls the leader missed
             # (a second leader change) may be there; its 빠른 대전 must not
@@ -1245,6 +1251,9 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
     async def _get_player(self, req: Any) -> Any:
         if self.mm.away.pop(req.player, None) is not None:  # asked by a connected player: back
             await self.mm.commit()
+            room = self.mm.rooms.room_of(req.player)
+            if room is not None and room.state == "open":
+                await self.mm.notify_room(room)  # (its away mark goes)
         out = matchmaker_pb2.PlayerState()
         # the ratings first (reading them may wait for JetStream): the
         # lobby as it is once they are read, not as it was before
@@ -1252,7 +1261,7 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
             out.ratings.add(**r)
         room = self.mm.rooms.room_of(req.player)
         if room is not None:
-            out.room.CopyFrom(_pb_room(room))
+            out.room.CopyFrom(_pb_room(room, self.mm.away))
         t = self.mm.queue.by_player.get(req.player)
         if t is not None:
             out.queued_game, out.queued_seats = t.game, t.seats

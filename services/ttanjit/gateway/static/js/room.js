@@ -50,6 +50,8 @@ function roomView(room) {
           : [h("span.name", {}, m.nickname || "손님"),
             m.player === room.host ? h("span.badge", {}, "방장") : null,
             m.player === state.player ? h("span.badge.me", {}, "나") : null,
+            // gone: the seat waits a minute for them (RULES.md 4; rooms audit)
+            m.away ? h("span.badge.away", { title: "1분 안에 돌아오지 않으면 방에서 나가요" }, "연결 끊김") : null,
             typeof m.display === "number" ? h("span.muted.rating", {}, ` 레이팅 ${m.display.toLocaleString("ko-KR")}`) : null]));
   }
   const empty = room.seats - members.length;

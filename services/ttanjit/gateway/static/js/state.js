@@ -116,19 +116,26 @@ export function boardLine(b, mine) {
 }
 
 /** What changed in my room between two of its frames, in words: who came
- * in, who went, who is 방장 now (the seats changed silently — a host who
- * left made the guest 방장 unsaid: rooms audit). Nothing for another room. */
+ * in, who went, whose connection went or came back, who is 방장 now (the
+ * seats changed silently — a host who left made the guest 방장 unsaid:
+ * rooms audit). Nothing for another room. */
 export function roomNews(before, after, me) {
   if (!before || !after || before.code !== after.code) return [];
-  const people = (room) => new Map((room.members || []).filter((m) => m.kind === "human").map((m) => [m.player, m.nickname || "손님"]));
-  const was = people(before);
-  const now = people(after);
+  const humans = (room) => new Map((room.members || []).filter((m) => m.kind === "human").map((m) => [m.player, m]));
+  const was = humans(before);
+  const now = humans(after);
+  const name = (m) => m.nickname || "손님";
   const out = [];
-  for (const [p, name] of now) if (!was.has(p) && p !== me) out.push(`${josa(name, "이/가")} 들어왔어요.`);
-  for (const [p, name] of was) if (!now.has(p) && p !== me) out.push(`${josa(name, "이/가")} 나갔어요.`);
+  for (const [p, m] of now) {
+    if (p === me) continue;
+    if (!was.has(p)) out.push(`${josa(name(m), "이/가")} 들어왔어요.`);
+    else if (m.away && !was.get(p).away) out.push(`${name(m)}의 연결이 끊겼어요. 1분 안에 돌아오지 않으면 방에서 나가요.`);
+    else if (!m.away && was.get(p).away) out.push(`${josa(name(m), "이/가")} 다시 연결됐어요.`);
+  }
+  for (const [p, m] of was) if (!now.has(p) && p !== me) out.push(`${josa(name(m), "이/가")} 나갔어요.`);
   if (before.host !== after.host && now.has(after.host)) {
     out.push(after.host === me ? "이제 내가 방장이에요. 봇을 넣고 게임을 시작할 수 있어요."
-      : `이제 ${josa(now.get(after.host), "이/가")} 방장이에요.`);
+      : `이제 ${josa(name(now.get(after.host)), "이/가")} 방장이에요.`);
   }
   return out;
 }

@@ -223,3 +223,13 @@ test("One Card's log says what a play did beyond its cards (RULES.md 1.3, 1.5; r
   assert.deepEqual(lines([played(0, ["JH"]), played(1, ["JC", "JS"]), played(2, ["QC"]), played(0, ["QC", "QH"]), played(1, ["KC"])]),
     ["나래: ♥J · 건너뛰기", "민수: ♣J ♠J · 2명 건너뛰기", "봇3 (보통): ♣Q · 방향이 바뀌었어요", "나래: ♣Q ♥Q", "민수: ♣K · 한 번 더"]);
 });
+
+test("a room's news says whose connection went and came back (RULES.md 4: the seat waits a minute)", () => {
+  const room = (away) => ({ code: "ABCDEF", host: "pa", members: [
+    { seat: 0, kind: "human", player: "pa", nickname: "하늘" },
+    { seat: 1, kind: "human", player: "pb", nickname: "준호", ...(away ? { away: true } : {}) }] });
+  assert.deepEqual(roomNews(room(false), room(true), "pa"), ["준호의 연결이 끊겼어요. 1분 안에 돌아오지 않으면 방에서 나가요."]);
+  assert.deepEqual(roomNews(room(true), room(false), "pa"), ["준호가 다시 연결됐어요."]);
+  assert.deepEqual(roomNews(room(true), room(true), "pa"), []);
+  assert.deepEqual(roomNews(room(false), room(true), "pb"), []); // (my own: I am not here to read it)
+});
