@@ -206,6 +206,10 @@ def test_the_room_shows_a_friend_whose_connection_went(new_page: Any) -> None:
     guest.close()
     host.wait_for_selector('.seat:has-text("창닫는손님") .badge.away')
     host.wait_for_selector('#toasts .toast:has-text("창닫는손님의 연결이 끊겼어요.")')
+    # and 시작 says what starting now means for them (RULES.md 4)
+    assert host.locator("#start-note").inner_text() == (
+        "창닫는손님의 연결이 끊겨 있어요. 지금 시작하면 1분 안에 돌아오지 않을 때 봇이 이어받아요. "
+        "지금 시작하면 빈자리 2개는 빼고 2명이 해요.")
 
 
 def signed(n: int) -> str:

@@ -55,7 +55,11 @@ function roomView(room) {
             typeof m.display === "number" ? h("span.muted.rating", {}, ` 레이팅 ${m.display.toLocaleString("ko-KR")}`) : null]));
   }
   const empty = room.seats - members.length;
-  const note = isHost ? startNote(room, members.length, empty) : null;
+  // a friend away when the game starts plays from the start on its clock,
+  // and a bot takes their seat a minute later (RULES.md 4): the host is told
+  // before pressing 시작 (nothing warned: rooms audit)
+  const away = members.filter((m) => m.away).map((m) => m.nickname || "손님");
+  const note = isHost ? startNote(room, members.length, empty, away) : null;
   return h("section.page.room", {},
     h("div.room-head", {},
       h("h1", {}, meta?.name || room.game),
@@ -98,14 +102,19 @@ async function copyCode(el, code) {
 
 /** Who plays if the host starts now: empty seats are not dealt in (하카 카드
  * fills them with 보통 bots), so a 4-seat room with one bot is a game of two. */
-function startNote(room, seated, empty) {
-  const note = (text) => h("p#start-note.muted.start-note", {}, text);
-  if (empty <= 0) return null;
-  if (room.game === "hakka") return note(`지금 시작하면 빈자리 ${empty}개는 봇(${LEVELS.normal})이 채워요.`);
+function startNote(room, seated, empty, away = []) {
+  const gone = away.length ? `${away.join(", ")}의 연결이 끊겨 있어요. 지금 시작하면 1분 안에 돌아오지 않을 때 봇이 이어받아요.` : "";
+  const text = [gone, seatsNote(room, seated, empty)].filter(Boolean).join(" ");
+  return text ? h("p#start-note.muted.start-note", {}, text) : null;
+}
+
+function seatsNote(room, seated, empty) {
+  if (empty <= 0) return "";
+  if (room.game === "hakka") return `지금 시작하면 빈자리 ${empty}개는 봇(${LEVELS.normal})이 채워요.`;
   // why 시작 is off, in sight (it was the button's title: no hover on a
   // phone, and a screen reader skips a disabled button's title)
-  if (seated < 2) return note("2명부터 시작할 수 있어요. 봇을 넣거나 친구를 기다려 주세요.");
-  return note(`지금 시작하면 빈자리 ${empty}개는 빼고 ${seated}명이 해요.`);
+  if (seated < 2) return "2명부터 시작할 수 있어요. 봇을 넣거나 친구를 기다려 주세요.";
+  return `지금 시작하면 빈자리 ${empty}개는 빼고 ${seated}명이 해요.`;
 }
 
 function hostControls(room, empty) {
