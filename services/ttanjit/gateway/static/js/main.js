@@ -38,6 +38,12 @@ function route() {
   // a toast belongs to the screen it was shown on (the table's announcements)
   if (moved && screen !== "game") document.getElementById("toasts")?.replaceChildren();
   if (screen === "rules") return showRules(app(), arg);
+  if (screen === "join") { // a friend's invite link (room.js): joined once signed in and connected
+    if (arg) store.set("join", decodeURIComponent(arg));
+    location.replace("#/");
+    if (net.state === "open" && net.welcome) joinInvited(game.playsNow()); // else on the welcome
+    return undefined;
+  }
   if (!store.get("token", null)) return showLobby(app());
   if (screen === "room" && state.room) return showRoom(app());
   if (screen === "game" && arg) return showGame(app(), arg);
@@ -114,7 +120,24 @@ net.on("welcome", (f) => {
     route();
   }
   if (told) toast(told);
+  joinInvited(!!f.game_id && !f.finished);
 });
+
+/** The room of the invite link this tab was opened with (#/join/CODE), once
+ * the player is connected: joined as the lobby's 입장 would (the friend
+ * had to find the code box, a screen and a half down on a phone, and type
+ * it: rooms audit). Not over a game or a room the player is in: said. */
+function joinInvited(playing) {
+  const code = store.get("join", null);
+  if (!code) return;
+  store.del("join");
+  if (playing) { toast("게임이 진행 중이라 초대받은 방에 들어가지 않았어요.", "error"); return; }
+  if (state.room) {
+    if (state.room.code !== String(code).toUpperCase()) toast("이미 다른 방에 들어가 있어 초대받은 방에 들어가지 않았어요.", "error");
+    return;
+  }
+  net.ask({ type: "room_join", code: String(code).replace(/[\s-]+/g, "").toUpperCase() }, ["room"], toast);
+}
 
 /** The queue this tab waits in, kept across a reload (the page's memory
  * is gone, and the closed socket took the player out of the queue: the

@@ -65,7 +65,9 @@ function roomView(room) {
       h("h1", {}, meta?.name || room.game),
       room.game === "penalty_rows" ? endBadge(room.options) : null,
       h("p.code", {}, "방 코드 ", h("strong#room-code", { "data-code": room.code }, room.code),
-        button("복사", (e) => copyCode(e.currentTarget.parentElement.querySelector("#room-code"), room.code), { class: "small", dataset: { act: "copy" } }))),
+        button("복사", (e) => copyCode(e.currentTarget.parentElement.querySelector("#room-code"), room.code), { class: "small", dataset: { act: "copy" } }),
+        // a link a friend opens to come straight in (#/join/CODE: main.js)
+        button("초대 링크", () => copyLink(inviteLink(room.code)), { class: "small", dataset: { act: "invite" } }))),
     // bots are the host's to add: a guest is not told "혼자서도 봇을 넣어…" (trial nitpick)
     h("p.muted", {}, isHost ? "친구에게 방 코드를 알려 주세요. 혼자서도 봇을 넣어 바로 시작할 수 있어요 (봇마다 난이도를 골라요)."
       : "친구에게 방 코드를 알려 주면 같이 할 수 있어요. 봇은 방장이 넣어요."),
@@ -82,22 +84,41 @@ function roomView(room) {
   );
 }
 
+export function inviteLink(code) {
+  return `${location.origin}${location.pathname}#/join/${code}`;
+}
+
+/** The text to the clipboard, or the old way (a page with no clipboard):
+ * whether it was copied. */
+async function copied(text) {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch { /* no clipboard here, or not allowed: the old way */ }
+  const box = h("textarea", { readonly: true, style: { position: "fixed", opacity: "0", top: "0", left: "0" } }, text);
+  document.body.append(box);
+  box.select();
+  let ok = false;
+  try { ok = document.execCommand("copy"); } catch { /* as not copied */ }
+  box.remove();
+  return ok;
+}
+
+async function copyLink(link) {
+  if (await copied(link)) toast("초대 링크를 복사했어요. 친구에게 보내면 바로 이 방에 들어와요.");
+  else toast(`이 링크를 친구에게 보내 주세요: ${link}`, "info", 10_000);
+}
+
 /** 복사: the clipboard, else the code selected for the phone's own copy —
  * a page not on https or localhost (a LAN address) has no clipboard, and
  * the button did nothing (rooms audit). */
 async function copyCode(el, code) {
-  try {
-    await navigator.clipboard.writeText(code);
-    toast("복사했어요.");
-    return;
-  } catch { /* no clipboard here, or not allowed: select it instead */ }
-  const range = document.createRange();
+  if (await copied(code)) { toast("복사했어요."); return; }
+  const range = document.createRange(); // selected for the phone's own copy
   range.selectNodeContents(el);
   getSelection().removeAllRanges();
   getSelection().addRange(range);
-  let copied = false;
-  try { copied = document.execCommand("copy"); } catch { /* as not copied */ }
-  toast(copied ? "복사했어요." : "코드를 골라 두었어요. 길게 눌러 복사해 주세요.");
+  toast("코드를 골라 두었어요. 길게 눌러 복사해 주세요.");
 }
 
 /** Who plays if the host starts now: empty seats are not dealt in (하카 카드
