@@ -477,10 +477,13 @@ class Matchmaker:
     async def notify(self, player: str, frame: dict[str, Any]) -> None:
         await self.nc.publish(self.subjects.player_lobby(player), orjson.dumps(frame))
 
-    async def notify_room(self, room: Room) -> None:
+    async def notify_room(self, room: Room, skip: str | None = None) -> None:
+        """The room as it is now, to its members (but ``skip``: one away, or
+        one whose answer or welcome brings it)."""
         frame = {"type": "room", "room": room.to_json(self.away)}
         for s in room.humans():
-            await self.notify(s.player, frame)
+            if s.player != skip:
+                await self.notify(s.player, frame)
 
     # -- placement -------------------------------------------------------------
     def _stub(self, addr: str) -> shard_pb2_grpc.ShardServiceStub:
@@ -1044,6 +1047,11 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
                 if opened and not self.mm.called(name, _asker(req), opened, now_ms()):
                     return matchmaker_pb2.PlayerState()  # an Away outlived: nothing to do
                 try:
+                    if opened and name not in ("Away", "GetPlayer"):
+                        # a call of a connection: its player is here (an Away
+                        # told late left a host who went on adding bots 연결
+                        # 끊김, then let go: review)
+                        await self._back(_asker(req))
                     return await self._once(rid, lambda: local(req))
                 except Fenced:
                     self.mm.step_down()
@@ -1235,7 +1243,7 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         if newly and room is not None and room.state == "open":
             # the others see the seat wait (a host gone for good read as
             # one still there for its 60 s: rooms audit)
-            await self.mm.notify_room(room)
+            await self.mm.notify_room(room, skip=req.player)
         if ticket is not None and req.away_ms:
             # told late: a connection of theirs whose calls the leader missed
             # (a second leader change) may be there; its 빠른 대전 must not
@@ -1248,12 +1256,20 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
     async def GetPlayer(self, req: Any, ctx: Any) -> Any:
         return await self._serve("GetPlayer", req, ctx, self._get_player)
 
+    async def _back(self, player: str) -> None:
+        """A connected player's call: they are back, their room seat waits no
+        more; the others see its away mark go (the player's own room comes
+        with the answer, or their welcome: a frame before it broke the
+        welcome's seq)."""
+        if self.mm.away.pop(player, None) is None:
+            return
+        await self.mm.commit()
+        room = self.mm.rooms.room_of(player)
+        if room is not None and room.state == "open":
+            await self.mm.notify_room(room, skip=player)
+
     async def _get_player(self, req: Any) -> Any:
-        if self.mm.away.pop(req.player, None) is not None:  # asked by a connected player: back
-            await self.mm.commit()
-            room = self.mm.rooms.room_of(req.player)
-            if room is not None and room.state == "open":
-                await self.mm.notify_room(room)  # (its away mark goes)
+        await self._back(req.player)  # asked by a connected player: back
         out = matchmaker_pb2.PlayerState()
         # the ratings first (reading them may wait for JetStream): the
         # lobby as it is once they are read, not as it was before
