@@ -16,6 +16,15 @@ let routed = null; // the address last shown
 const SCREEN_TITLES = { rules: "규칙", room: "방", game: "게임", board: "순위", history: "내 기록",
   replay: "다시 보기", watch: "관전" };
 
+let forNextScreen = []; // toasts said as the screen being gone to is drawn (sayOnScreen)
+
+/** A toast for the screen shown once the address just set is drawn (its
+ * hashchange comes later, and drops the toasts shown before it). */
+function sayOnScreen(text, kind = "info") {
+  if (location.hash !== routed) forNextScreen.push([text, kind]);
+  else toast(text, kind);
+}
+
 function route() {
   const [, screen, arg] = (location.hash || "#/").split("/");
   // a new screen opens at its top (the room opened scrolled by the lobby's
@@ -37,10 +46,16 @@ function route() {
   routed = location.hash;
   // a toast belongs to the screen it was shown on (the table's announcements)
   if (moved && screen !== "game") document.getElementById("toasts")?.replaceChildren();
+  for (const [text, kind] of forNextScreen.splice(0)) toast(text, kind);
   if (screen === "rules") return showRules(app(), arg);
   if (screen === "join") { // a friend's invite link (room.js): joined once signed in and connected
-    if (arg) store.set("join", decodeURIComponent(arg));
-    location.replace("#/");
+    let code = "";
+    try { code = decodeURIComponent(arg || ""); } catch { /* a broken link: as none */ }
+    if (code) store.set("join", code);
+    // what is shown meanwhile: the game the player is in, their room, or the
+    // lobby (a player in a game was sent off it to the lobby: review)
+    history.replaceState(null, "", game.playsNow() ? `#/game/${game.id}` : state.room ? "#/room" : "#/");
+    route();
     if (net.state === "open" && net.welcome) joinInvited(game.playsNow()); // else on the welcome
     return undefined;
   }
@@ -127,16 +142,21 @@ net.on("welcome", (f) => {
  * the player is connected: joined as the lobby's 입장 would (the friend
  * had to find the code box, a screen and a half down on a phone, and type
  * it: rooms audit). Not over a game or a room the player is in: said. */
-function joinInvited(playing) {
-  const code = store.get("join", null);
-  if (!code) return;
+async function joinInvited(playing) {
+  const saved = store.get("join", null);
+  if (!saved) return;
   store.del("join");
-  if (playing) { toast("게임이 진행 중이라 초대받은 방에 들어가지 않았어요.", "error"); return; }
+  const code = String(saved).replace(/[\s-]+/g, "").toUpperCase(); // as 입장 reads it
+  if (playing) { sayOnScreen("게임이 진행 중이라 초대받은 방에 들어가지 않았어요.", "error"); return; }
   if (state.room) {
-    if (state.room.code !== String(code).toUpperCase()) toast("이미 다른 방에 들어가 있어 초대받은 방에 들어가지 않았어요.", "error");
+    if (state.room.code !== code) sayOnScreen("이미 다른 방에 들어가 있어 초대받은 방에 들어가지 않았어요.", "error");
+    else go("#/room");
     return;
   }
-  net.ask({ type: "room_join", code: String(code).replace(/[\s-]+/g, "").toUpperCase() }, ["room"], toast);
+  const f = await net.ask({ type: "room_join", code }, ["room"], sayOnScreen);
+  // in, from whatever was shown (a finished game's results stayed, the room
+  // frame taking no screen but the lobby's: review)
+  if (f?.type === "room") go("#/room");
 }
 
 /** The queue this tab waits in, kept across a reload (the page's memory
@@ -265,10 +285,37 @@ async function queueAgain(frame, player) {
 net.on("room", (f) => {
   const before = state.room;
   state.room = f.room;
-  if (!location.hash.startsWith("#/room") && !location.hash.startsWith("#/game")) go("#/room");
+  // a room just entered takes the screen; a change in it does not (a
+  // friend's phone going to sleep pulled the host off the rules, a game
+  // watched or the lobby: review) — the lobby leads back to it
+  const entered = !before || before.code !== f.room.code;
+  if (entered && !location.hash.startsWith("#/room") && !location.hash.startsWith("#/game")) go("#/room");
   state.emit("room");
-  if (location.hash.startsWith("#/room")) for (const said of roomNews(before, f.room, state.player)) toast(said);
+  if (location.hash.startsWith("#/room")) tellRoomNews(roomNews(before, f.room, state.player));
 });
+
+const AWAY_SAID_MS = 5000;
+const awaySaying = new Map(); // player → the timer that will say their connection went
+
+/** The room's news as toasts; a connection gone is said after 5 s unless
+ * back by then (every reload of a friend's said "…의 연결이 끊겼어요." and
+ * "…이 다시 연결됐어요." a second apart: review). The seat's badge shows at once. */
+function tellRoomNews(news) {
+  for (const n of news) {
+    if (n.away) {
+      clearTimeout(awaySaying.get(n.away));
+      awaySaying.set(n.away, setTimeout(() => {
+        awaySaying.delete(n.away);
+        if (location.hash.startsWith("#/room") && state.room?.members?.some((m) => m.player === n.away && m.away)) toast(n.text);
+      }, AWAY_SAID_MS));
+    } else if (n.back && awaySaying.has(n.back)) {
+      clearTimeout(awaySaying.get(n.back)); // gone and back unsaid
+      awaySaying.delete(n.back);
+    } else {
+      toast(n.text);
+    }
+  }
+}
 
 net.on("room_left", (f) => {
   if (state.room && f.code && state.room.code !== f.code) return; // an older room's, late

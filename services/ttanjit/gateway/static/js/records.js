@@ -281,19 +281,23 @@ class ReplayCtl {
   render() { if (this.draw) this.draw(); }
 }
 
+let leaveReplay = null; // the replay shown: its timer and keys, stopped when another comes
+let replayRuns = 0; // the newest showReplay: an older one's answer, come later, draws nothing
+
 /** A finished game's replay from a seat (mine by default), at step ``at``
  * (another seat's view opens at the step shown: the steps are the same
  * inputs from every seat). */
-let leaveReplay = null; // the replay shown: its timer and keys, stopped when another comes
-
 export async function showReplay(root, gid, seat = null, at = 0) {
   leaveReplay?.();
+  const run = ++replayRuns;
   // another seat chosen from the keyboard: the picker keeps the focus (an
   // arrow key on it reloaded the replay and lost it: a11y trial)
   const picking = document.activeElement?.getAttribute("name") === "replay-seat";
   mount(root, h("p.loading", {}, "기록을 다시 돌리는 중…"));
   const r = await identity.getJson(`api/replay/${gid}${seat === null ? "" : `?seat=${seat}`}`);
-  if (!location.hash.startsWith(`#/replay/${gid}`)) return;
+  // (a reload draws it twice, from the page's start and from the welcome:
+  // both kept their keys, and each step was read out twice: review)
+  if (!location.hash.startsWith(`#/replay/${gid}`) || run !== replayRuns) return;
   if (!r.ok) { mount(root, h("section.page", {}, h("p.form-error", {}, r.body.message || "기록을 불러올 수 없어요."), h("a", { href: "#/" }, "로비로"))); return; }
   const doc = r.body;
   const ctl = new ReplayCtl(doc, () => { stop(); location.hash = `#/history/${doc.game}`; });

@@ -118,7 +118,8 @@ export function boardLine(b, mine) {
 /** What changed in my room between two of its frames, in words: who came
  * in, who went, whose connection went or came back, who is 방장 now (the
  * seats changed silently — a host who left made the guest 방장 unsaid:
- * rooms audit). Nothing for another room. */
+ * rooms audit). Nothing for another room. Each `{text}`, and `away` or
+ * `back`: whose connection (main.js says a gone one only if not back soon). */
 export function roomNews(before, after, me) {
   if (!before || !after || before.code !== after.code) return [];
   const humans = (room) => new Map((room.members || []).filter((m) => m.kind === "human").map((m) => [m.player, m]));
@@ -128,14 +129,14 @@ export function roomNews(before, after, me) {
   const out = [];
   for (const [p, m] of now) {
     if (p === me) continue;
-    if (!was.has(p)) out.push(`${josa(name(m), "이/가")} 들어왔어요.`);
-    else if (m.away && !was.get(p).away) out.push(`${name(m)}의 연결이 끊겼어요. 1분 안에 돌아오지 않으면 방에서 나가요.`);
-    else if (!m.away && was.get(p).away) out.push(`${josa(name(m), "이/가")} 다시 연결됐어요.`);
+    if (!was.has(p)) out.push({ text: `${josa(name(m), "이/가")} 들어왔어요.` });
+    else if (m.away && !was.get(p).away) out.push({ text: `${name(m)}의 연결이 끊겼어요. 1분 안에 돌아오지 않으면 방에서 나가요.`, away: p });
+    else if (!m.away && was.get(p).away) out.push({ text: `${josa(name(m), "이/가")} 다시 연결됐어요.`, back: p });
   }
-  for (const [p, m] of was) if (!now.has(p) && p !== me) out.push(`${josa(name(m), "이/가")} 나갔어요.`);
+  for (const [p, m] of was) if (!now.has(p) && p !== me) out.push({ text: `${josa(name(m), "이/가")} 나갔어요.` });
   if (before.host !== after.host && now.has(after.host)) {
-    out.push(after.host === me ? "이제 내가 방장이에요. 봇을 넣고 게임을 시작할 수 있어요."
-      : `이제 ${josa(name(now.get(after.host)), "이/가")} 방장이에요.`);
+    out.push({ text: after.host === me ? "이제 내가 방장이에요. 봇을 넣고 게임을 시작할 수 있어요."
+      : `이제 ${josa(name(now.get(after.host)), "이/가")} 방장이에요.` });
   }
   return out;
 }

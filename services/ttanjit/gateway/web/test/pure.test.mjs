@@ -200,11 +200,11 @@ test("a room's news says who came in, who went and who is 방장 now (rooms audi
     { seat: 9, kind: "bot", level: "hard" }] });
   const ha = ["pa", "하늘"];
   const jun = ["pb", "준호"];
-  assert.deepEqual(roomNews(room("pa", ha), room("pa", ha, jun), "pa"), ["준호가 들어왔어요."]);
+  assert.deepEqual(roomNews(room("pa", ha), room("pa", ha, jun), "pa").map((n) => n.text), ["준호가 들어왔어요."]);
   assert.deepEqual(roomNews(room("pa", ha), room("pa", ha, jun), "pb"), []); // my own coming in
-  assert.deepEqual(roomNews(room("pa", ha, jun), room("pb", jun), "pb"),
+  assert.deepEqual(roomNews(room("pa", ha, jun), room("pb", jun), "pb").map((n) => n.text),
     ["하늘이 나갔어요.", "이제 내가 방장이에요. 봇을 넣고 게임을 시작할 수 있어요."]);
-  assert.deepEqual(roomNews(room("pa", ha, jun, ["pc", "민지"]), room("pc", jun, ["pc", "민지"]), "pb"),
+  assert.deepEqual(roomNews(room("pa", ha, jun, ["pc", "민지"]), room("pc", jun, ["pc", "민지"]), "pb").map((n) => n.text),
     ["하늘이 나갔어요.", "이제 민지가 방장이에요."]);
   assert.deepEqual(roomNews(room("pa", ha, jun), room("pa", ha, jun), "pa"), []); // a bot or an option
   assert.deepEqual(roomNews(null, room("pa", ha), "pa"), []);
@@ -228,8 +228,14 @@ test("a room's news says whose connection went and came back (RULES.md 4: the se
   const room = (away) => ({ code: "ABCDEF", host: "pa", members: [
     { seat: 0, kind: "human", player: "pa", nickname: "하늘" },
     { seat: 1, kind: "human", player: "pb", nickname: "준호", ...(away ? { away: true } : {}) }] });
-  assert.deepEqual(roomNews(room(false), room(true), "pa"), ["준호의 연결이 끊겼어요. 1분 안에 돌아오지 않으면 방에서 나가요."]);
-  assert.deepEqual(roomNews(room(true), room(false), "pa"), ["준호가 다시 연결됐어요."]);
+  assert.deepEqual(roomNews(room(false), room(true), "pa"), [{ text: "준호의 연결이 끊겼어요. 1분 안에 돌아오지 않으면 방에서 나가요.", away: "pb" }]);
+  assert.deepEqual(roomNews(room(true), room(false), "pa"), [{ text: "준호가 다시 연결됐어요.", back: "pb" }]);
   assert.deepEqual(roomNews(room(true), room(true), "pa"), []);
   assert.deepEqual(roomNews(room(false), room(true), "pb"), []); // (my own: I am not here to read it)
+});
+
+test("One Card's log notes no effect of a last card (RULES.md 1.6: it wins, its J, Q or K does nothing)", () => {
+  const name = (s) => ["나래", "민수"][s];
+  assert.equal(logLine({ type: "played", seat: 1, cards: ["KC"], suit: "C", pending: 0, left: 0 }, name, 0, {}).text, "민수: ♣K");
+  assert.equal(logLine({ type: "played", seat: 1, cards: ["7C"], suit: "C", pending: 0, left: 0 }, name, 0, {}).text, "민수: ♣7");
 });
