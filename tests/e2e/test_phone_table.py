@@ -367,7 +367,7 @@ def test_hakka_on_autopilot_asks_me_for_nothing(new_page: Any) -> None:
         v["seats"][0]["autopilot"] = True
         render(page, "hakka", "hakka", v)
         assert page.locator('.hk [data-act="call"], .hk [data-act="play"], .hk [data-act="discard"]').count() == 0
-        assert "자동 진행이 내 차례를 대신 하고 있어요." in page.locator("section.table").inner_text()
+        assert "자동 진행이 내 차례를 대신하고 있어요." in page.locator("section.table").inner_text()
         assert page.locator('[data-act="resume"]').is_visible()  # [직접 하기]
         assert page.locator(".hk-hand .card:not([disabled])").count() == 0  # nothing to pick
 
@@ -387,7 +387,7 @@ def test_one_card_on_autopilot_asks_me_for_nothing(new_page: Any) -> None:
     render(page, "onecard", "onecard", v)
     assert page.locator('.oc [data-act="draw"], .oc [data-act="play"], .oc [data-act="take"], '
                         '.oc [data-act="pass"]').count() == 0
-    assert page.locator(".oc-status").inner_text().startswith("자동 진행이 내 차례를 대신 하고 있어요.")
+    assert page.locator(".oc-status").inner_text().startswith("자동 진행이 내 차례를 대신하고 있어요.")
     assert page.locator('[data-act="resume"]').is_visible()  # [직접 하기]
     assert page.locator(".oc-hand .card:not([disabled])").count() == 0  # nothing to pick
     assert page.locator(".oc-hand .card.selected").count() == 0  # nor left picked

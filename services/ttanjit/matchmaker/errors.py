@@ -6,7 +6,7 @@ from __future__ import annotations
 MESSAGES: dict[str, str] = {
     "unknown_game": "없는 게임이에요.",
     "bad_seats": "인원 수가 올바르지 않아요.",
-    "seats_taken": "앉은 사람과 봇이 더 많아 그 인원으로 줄일 수 없어요. 봇을 빼거나 친구가 나간 뒤에 바꿔 주세요.",
+    "seats_taken": "앉은 사람과 봇이 그 인원보다 많아서 줄일 수 없어요. 봇을 빼거나 친구가 나간 뒤에 바꿔 주세요.",
     "bad_option": "방 설정 값이 올바르지 않아요.",
     "bad_level": "봇 난이도는 쉬움·보통·어려움 중에서 골라 주세요.",
     "already_queued": "이미 매칭을 기다리고 있어요.",

@@ -145,7 +145,7 @@ export function render(ctl, root) {
     status = "이번 판은 드리머예요." + (v.turn !== null && v.turn !== undefined ? ` ${name(ctl, v.turn)}의 차례예요.` : "");
   }
   else if (v.turn === me && me !== null && botTookOver(v, me)) status = "봇이 내 자리에서 하는 차례예요.";
-  else if (v.turn === me && auto && !ctl.replay) status = "자동 진행이 내 차례를 대신 하고 있어요.";
+  else if (v.turn === me && auto && !ctl.replay) status = "자동 진행이 내 차례를 대신하고 있어요.";
   else if (myTurn && v.phase === "calling") status = "콜 또는 패스를 골라요.";
   // the single's rule said before a refusal says it, for this hand (RULES.md
   // 3.6: a non-Elder card of my highest suit among them, any Elder when I

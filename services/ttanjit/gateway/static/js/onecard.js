@@ -93,7 +93,7 @@ export function render(ctl, root) {
       : out ? (ctl.replay ? "탈락했어요." : "탈락했어요. 남은 게임을 구경하거나 나가도 돼요.")
         : myTurn ? (v.pending ? `공격을 받았어요! 공격 카드로 넘기거나 ${v.pending}장을 받아요.` : "내 차례예요.")
           : gone && v.turn === me ? "봇이 내 자리에서 하는 차례예요."
-            : autoOn && v.turn === me ? "자동 진행이 내 차례를 대신 하고 있어요."
+            : autoOn && v.turn === me ? "자동 진행이 내 차례를 대신하고 있어요."
             : v.turn !== null ? `${seatName(ctl, v.turn)}의 차례예요.` : "",
     myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null);
 

@@ -99,12 +99,13 @@ export function logLine(ev, name, me, said = {}) {
   if (ev.type !== "autopilot" && ev.type !== "reshuffled") said.timedOut = ev.type === "timeout" ? ev.seat : null;
   switch (ev.type) {
     case "played": {
-      const suitNote = ev.cards.some((c) => { const p = ocParse(c); return p.joker || p.rank === "7"; })
+      const suitNote = ev.left !== 0 && ev.cards.some((c) => { const p = ocParse(c); return p.joker || p.rank === "7"; })
         ? ` · 무늬 → ${SUIT_NAME[ev.suit]}` : "";
       const blocked = said.pending && !ev.pending ? said.pending : 0; // 3s on 2s (RULES.md 1.5)
       said.pending = ev.pending || 0;
+      // (the last card wins: its J, Q or K does nothing, RULES.md 1.6)
       return { text: `${name(ev.seat)}: ${ev.cards.map(ocName).join(" ")}${suitNote}${ev.pending ? ` · 공격 ${ev.pending}장` : ""}`
-        + playNote(ev.cards, blocked) };
+        + (ev.left === 0 ? "" : playNote(ev.cards, blocked)) };
     }
     case "drew":
       if (ev.reason === "take") said.pending = 0;

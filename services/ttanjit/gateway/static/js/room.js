@@ -118,13 +118,13 @@ async function copyCode(el, code) {
   range.selectNodeContents(el);
   getSelection().removeAllRanges();
   getSelection().addRange(range);
-  toast("코드를 골라 두었어요. 길게 눌러 복사해 주세요.");
+  toast("코드를 선택해 두었어요. 길게 눌러 복사해 주세요.");
 }
 
 /** Who plays if the host starts now: empty seats are not dealt in (하카 카드
  * fills them with 보통 bots), so a 4-seat room with one bot is a game of two. */
 function startNote(room, seated, empty, away = []) {
-  const gone = away.length ? `${away.join(", ")}의 연결이 끊겨 있어요. 지금 시작하면 1분 안에 돌아오지 않을 때 봇이 이어받아요.` : "";
+  const gone = away.length ? `${away.join(", ")}의 연결이 끊겨 있어요. 시작한 뒤 1분 안에 돌아오지 않으면 봇이 그 자리를 이어받아요.` : "";
   const text = [gone, seatsNote(room, seated, empty)].filter(Boolean).join(" ");
   return text ? h("p#start-note.muted.start-note", {}, text) : null;
 }
