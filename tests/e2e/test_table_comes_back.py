@@ -539,7 +539,9 @@ def test_a_welcome_for_a_game_that_is_over_leaves_my_screen(new_page: Any) -> No
     """Defect (new-user trial): back within 30 s of a game's end, the
     welcome that named the game pulled the player off 내 기록 onto the
     finished table. A welcome saying `finished` (docs/websocket.md) opens
-    the game only from the lobby; a live game's welcome still opens it."""
+    the game only from the lobby. A live game's too (tabs audit: a tab
+    opened on 내 기록 or a replay during a game showed the table instead),
+    saying the game is on; from the lobby it opens the table."""
     page = new_page(width=390, height=844)
     sign_in(page, "기록보기")
     page.evaluate("() => { location.hash = '#/history/onecard'; }")
@@ -557,7 +559,12 @@ def test_a_welcome_for_a_game_that_is_over_leaves_my_screen(new_page: Any) -> No
     page.wait_for_function("() => location.hash === '#/game/defgh2345678'")
     page.evaluate("() => { location.hash = '#/history/onecard'; }")
     page.wait_for_selector("section.history h1")
-    page.evaluate(welcome, {"game_id": "efgh23456789"})  # a live game: back to the table
+    page.evaluate(welcome, {"game_id": "efgh23456789"})  # a live game: said
+    page.wait_for_selector('#toasts .toast:has-text("게임이 진행 중이에요. 로비에서 게임으로 돌아갈 수 있어요.")')
+    assert page.evaluate("() => location.hash") == "#/history/onecard"
+    page.evaluate("() => { location.hash = '#/'; }")
+    page.wait_for_selector(".game-card")
+    page.evaluate(welcome, {"game_id": "efgh23456789"})  # from the lobby: the table
     page.wait_for_function("() => location.hash === '#/game/efgh23456789'")
 
 

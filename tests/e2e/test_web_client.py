@@ -125,6 +125,26 @@ def test_the_rules_from_a_room_lead_back_to_it(new_page: Any) -> None:
     assert page.locator("#room-code").inner_text() == code
 
 
+def test_the_rules_from_a_table_open_here_and_lead_back_to_it(new_page: Any) -> None:
+    """Tabs audit: the table's 규칙 opened a new tab, whose connection took
+    the game from this one ("다른 곳에서 접속함"), and which showed the
+    table, not the rules. They open in this tab, the game going on, and
+    lead back to the table."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "규칙보며")
+    gid = quick_match(page, "onecard", 2)
+    pages = len(page.context.pages)
+    page.locator(".game-head a.rules-link").click()
+    page.wait_for_selector(".rules h2")
+    assert len(page.context.pages) == pages and page.evaluate("() => location.hash") == "#/rules/onecard"
+    page.locator('nav.tabs a[href="#/rules/hakka"]').click()  # another game's rules on the way
+    page.wait_for_selector('nav.tabs a.active[href="#/rules/hakka"]')
+    page.get_by_role("button", name="← 게임으로").click()
+    page.wait_for_selector('section.table[data-game="onecard"]')
+    assert page.evaluate("() => location.hash") == f"#/game/{gid}"
+    assert page.locator("#net").get_attribute("data-state") == "open"
+
+
 def test_the_lobby_leads_back_to_the_room_i_am_in(new_page: Any) -> None:
     """Rooms audit: a guest in a room who tapped 딴짓 (the top bar) found a
     lobby with no way back — 빠른 대전, 방 만들기 and 입장 each answered

@@ -582,7 +582,9 @@ export function gameHeader(ctl, extra = []) {
       watching ? null : button(sound ? "소리 켬" : "소리 끔", () => { alerts.setSound(!alerts.soundOn()); ctl.render(); },
         // its name is what it shows, its state pressed = on (it read "끄기", pressed = off: a11y trial)
         { class: "small sound", "aria-pressed": String(sound), title: "내 차례 알림 소리: 눌러서 켜거나 꺼요", dataset: { act: "sound" } }),
-      h("a.rules-link", { href: `#/rules/${ctl.info?.game}`, target: "_blank" }, "규칙"),
+      // in this tab (a new one connected and took the game from this one,
+      // and showed the table, not the rules: tabs audit); the rules lead back
+      h("a.rules-link", { href: `#/rules/${ctl.info?.game}` }, "규칙"),
       ctl.spectator ? null
         : button(ctl.replay ? "내 기록으로" : "나가기", () => ctl.leave(), { class: "small", dataset: { act: "leave" } })));
 }

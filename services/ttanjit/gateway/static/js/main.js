@@ -16,6 +16,7 @@ let routed = null; // the address last shown
 const SCREEN_TITLES = { rules: "규칙", room: "방", game: "게임", board: "순위", history: "내 기록",
   replay: "다시 보기", watch: "관전" };
 
+let rulesFrom = null; // the screen the rules were opened from, to go back to
 let forNextScreen = []; // toasts said as the screen being gone to is drawn (sayOnScreen)
 
 /** A toast for the screen shown once the address just set is drawn (its
@@ -43,11 +44,17 @@ function route() {
     screenTitle(SCREEN_TITLES[screen] ?? null);
     if (routed !== null) newScreen();
   }
+  const from = routed;
   routed = location.hash;
   // a toast belongs to the screen it was shown on (the table's announcements)
   if (moved && screen !== "game") document.getElementById("toasts")?.replaceChildren();
   for (const [text, kind] of forNextScreen.splice(0)) toast(text, kind);
-  if (screen === "rules") return showRules(app(), arg);
+  if (screen === "rules") {
+    // the table, game watched or replay it was opened from is where it leads back
+    if (moved && /^#\/(game|watch|replay)\//.test(from || "")) rulesFrom = from;
+    else if (moved && !(from || "").startsWith("#/rules/")) rulesFrom = null;
+    return showRules(app(), arg, rulesFrom);
+  }
   if (screen === "join") { // a friend's invite link (room.js): joined once signed in and connected
     let code = "";
     try { code = decodeURIComponent(arg || ""); } catch { /* a broken link: as none */ }
@@ -122,8 +129,13 @@ net.on("welcome", (f) => {
   updateHeader();
   const left = f.game_id && store.get(`left.${f.game_id}`, false); // results seen, or left
   // a game that is over takes only the lobby, as `game_result` does: not a
-  // screen the player chose (내 기록, rules, a replay)
-  const chosen = f.finished && screen && screen !== "game";
+  // screen the player chose (내 기록, rules, a replay); nor does one under
+  // way, which is said (a tab opened on 내 기록 or a replay during a game
+  // showed the table instead: tabs audit) — the lobby leads back to it
+  const chosen = screen && screen !== "game" && (f.finished || screen !== "room");
+  if (f.game_id && !left && chosen && !f.finished) {
+    sayOnScreen("게임이 진행 중이에요. 로비에서 게임으로 돌아갈 수 있어요.");
+  }
   if (f.game_id && !left && !chosen && !(screen === "game" && arg === f.game_id)) {
     go(`#/game/${f.game_id}`);
   } else if (!f.game_id && screen === "game") {

@@ -5,7 +5,11 @@
 import { h, mount, button } from "./ui.js";
 import { GAMES, state } from "./state.js";
 
-export async function showRules(root, gameName) {
+const BACK_TO = { game: "← 게임으로", watch: "← 관전으로", replay: "← 다시 보기로" };
+
+/** `from`: the table, game watched or replay the rules were opened from
+ * (main.js): the way back leads there. */
+export async function showRules(root, gameName, from = null) {
   const meta = GAMES[gameName];
   if (!meta) {
     mount(root, h("p", {}, "없는 게임이에요."));
@@ -18,8 +22,9 @@ export async function showRules(root, gameName) {
     // where it says: going back in the history left the app when the rules
     // page was opened from elsewhere (trial finding); a player waiting in a
     // room goes back to it (the lobby shows no room: review)
-    h("p", {}, state.room ? button("← 방으로", () => { location.hash = "#/room"; })
-      : button("← 로비로", () => { location.hash = "#/"; }))));
+    h("p", {}, from ? button(BACK_TO[from.split("/")[1]], () => { location.hash = from; })
+      : state.room ? button("← 방으로", () => { location.hash = "#/room"; })
+        : button("← 로비로", () => { location.hash = "#/"; }))));
   const res = await fetch(`rules/${gameName}.txt`);
   const text = await res.text();
   mount(body, ...renderRules(text));
