@@ -58,3 +58,25 @@ def test_signing_out_revokes_the_credential_or_says_it_could_not(stack: Any,
     assert page.evaluate("() => localStorage.getItem('ttanjit.signedout')") is None
     status, body = refresh_with(stack, cred)
     assert (status, body.get("code")) == (401, "bad_refresh"), body
+
+
+def test_another_tab_follows_a_sign_out(new_page: Any) -> None:
+    """Tabs audit: signed out in one tab, another tab of the browser went on
+    playing as the player signed out, then, its connection lost, stayed
+    "다시 연결 중…" for good (or, signed in anew meanwhile, showed the old
+    account's table under the new name). It follows: the sign-in screen,
+    saying so."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "두탭로그아웃")
+    other = page.context.new_page()
+    other.goto(page.url)
+    other.wait_for_selector(".game-card")
+    page.on("dialog", lambda d: d.accept())
+    page.locator('[data-act="signout"]').click()
+    page.wait_for_selector("#nickname")
+    other.wait_for_selector("#nickname")
+    assert "새 계정" in other.locator(".signed-out").inner_text()
+    # signed in anew in one tab: the other is that player too
+    sign_in(page, "새로시작")
+    other.wait_for_selector(".game-card")
+    assert other.locator("#who").inner_text() == "새로시작"

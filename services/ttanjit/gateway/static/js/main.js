@@ -389,6 +389,18 @@ net.on("error", (f) => {
   toast(f.message || f.code, "error");
 });
 
+// another tab of this browser signed out, or in as someone else (a code
+// from another device): this one follows, its own session of the player
+// before forgotten (it went on playing as the player signed out, then stayed
+// "다시 연결 중…" for good, or showed the old account's table under the new
+// one's name: tabs audit)
+window.addEventListener("storage", (e) => {
+  if (e.key !== "ttanjit.id.player" || e.newValue === e.oldValue) return;
+  for (const k of ["session", "last_seq", "queue"]) store.del(k);
+  location.replace("#/");
+  location.reload();
+});
+
 // an address set and drawn at once (location.hash then route(): a toast
 // goes with it) is not drawn again (showLobby twice sent `ratings` twice)
 window.addEventListener("hashchange", () => { if (location.hash !== routed) route(); });
