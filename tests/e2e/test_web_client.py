@@ -161,6 +161,13 @@ def test_the_lobby_leads_back_to_the_room_i_am_in(new_page: Any) -> None:
     assert page.locator('[data-act="quick"]:not([disabled]), [data-act="create"]:not([disabled])').count() == 0
     page.locator('[data-act="back-to-room"]').click()
     assert page.locator("#room-code").inner_text() == code
+    # a new nickname meanwhile: the room keeps the one it was joined with,
+    # said, and the words outlive the reconnect's move to the room (tabs audit)
+    page.locator(".topbar .brand").click()
+    page.fill('input[name="new-nickname"]', "방에서새이름")
+    page.locator('[data-act="rename"]').click()
+    page.wait_for_selector("#room-code")
+    page.wait_for_selector('#toasts .toast:has-text("이제 방에서새이름으로 보여요. 지금 방이나 게임에는 다음 판부터 보여요.")')
     page.get_by_role("button", name="방 나가기").click()
     page.wait_for_selector(".game-card")
     assert page.locator(".banner.in-room").count() == 0

@@ -47,7 +47,8 @@ function route() {
   const from = routed;
   routed = location.hash;
   // a toast belongs to the screen it was shown on (the table's announcements)
-  if (moved && screen !== "game") document.getElementById("toasts")?.replaceChildren();
+  // (but one said for the screen it leads to: `keep`)
+  if (moved && screen !== "game") for (const t of document.querySelectorAll("#toasts .toast:not(.keep)")) t.remove();
   for (const [text, kind] of forNextScreen.splice(0)) toast(text, kind);
   if (screen === "rules") {
     // the table, game watched or replay it was opened from is where it leads back

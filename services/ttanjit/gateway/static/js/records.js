@@ -7,12 +7,12 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import { serverNow } from "./clock.js";
 import * as store from "./store.js";
-import { GAMES, botName, placeText, josa, signed, boardLine } from "./state.js";
+import { state, GAMES, botName, placeText, josa, signed, boardLine } from "./state.js";
 import * as identity from "./identity.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
 import * as hakka from "./hakka.js";
-import { sayChanges, botMarked, duration } from "./game.js";
+import { game, sayChanges, botMarked, duration } from "./game.js";
 
 const TABLES = { onecard, penalty_rows: penalty, hakka };
 const OUTCOME = { win: "승", loss: "패", left: "나감", none: "무효" };
@@ -103,7 +103,10 @@ export function accountBox(rerender) {
     const r = await identity.rename(nick.value.trim());
     if (!r.ok) { toast(r.body.message || "닉네임을 확인해 주세요.", "error"); return; }
     typedNick = null;
-    toast(`이제 ${josa(r.body.nickname, "으로/로")} 보여요.`);
+    // kept over the screen the reconnect leads to (a room's: it was wiped at
+    // once); a room or game under way keeps the name it was joined with (tabs audit)
+    const now = state.room || game.playsNow() ? " 지금 방이나 게임에는 다음 판부터 보여요." : "";
+    toast(`이제 ${josa(r.body.nickname, "으로/로")} 보여요.${now}`, "info keep", 5000);
     document.getElementById("who").textContent = r.body.nickname;
     net.drop(); // the session resumes with the new token (and nickname)
     rerender();
