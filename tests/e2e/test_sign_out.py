@@ -68,15 +68,24 @@ def test_another_tab_follows_a_sign_out(new_page: Any) -> None:
     saying so."""
     page = new_page(width=390, height=844)
     sign_in(page, "두탭로그아웃")
+    # in a room: the question says its seat goes too (tabs audit: said nothing)
+    page.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
+    page.wait_for_selector("#room-code")
+    page.locator(".topbar .brand").click()
     other = page.context.new_page()
     other.goto(page.url)
-    other.wait_for_selector(".game-card")
-    page.on("dialog", lambda d: d.accept())
+    other.wait_for_selector("#room-code")  # (the room: a new tab's welcome leads there)
+    asked: list[str] = []
+    page.on("dialog", lambda d: (asked.append(d.message), d.accept()))
+    page.bring_to_front()
     page.locator('[data-act="signout"]').click()
     page.wait_for_selector("#nickname")
+    assert "들어가 있는 방의 자리는 1분 뒤 비워져요." in asked[0], asked
     other.wait_for_selector("#nickname")
     assert "새 계정" in other.locator(".signed-out").inner_text()
     # signed in anew in one tab: the other is that player too
-    sign_in(page, "새로시작")
+    # (the other tab, reloaded, connects last: this one is then replaced)
+    page.fill("#nickname", "새로시작")
+    page.get_by_role("button", name="손님으로 시작하기").click()
     other.wait_for_selector(".game-card")
     assert other.locator("#who").inner_text() == "새로시작"

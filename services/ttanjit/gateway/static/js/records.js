@@ -132,7 +132,11 @@ export function accountBox(rerender) {
     h("div.row", {},
       button("다른 기기에서 계속하기", code, { dataset: { act: "transfer" } }),
       button("로그아웃", async () => {
-        if (!confirm("이 브라우저에서 로그아웃할까요? 다시 들어오려면 다른 기기에서 받은 코드가 필요해요.")) return;
+        // what goes with it, said first (a game under way went on without a
+        // word, a bot taking the seat a minute later: tabs audit)
+        const also = game.playsNow() ? " 진행 중인 게임은 1분 뒤 봇이 내 자리를 이어받아요."
+          : state.room ? " 들어가 있는 방의 자리는 1분 뒤 비워져요." : "";
+        if (!confirm(`이 브라우저에서 로그아웃할까요?${also} 다시 들어오려면 다른 기기에서 받은 코드가 필요해요.`)) return;
         const why = await identity.signOut();
         if (why) { toast(why, "error"); return; } // still signed in: nothing was revoked
         location.hash = "#/";
