@@ -115,6 +115,12 @@ def join_room(guest: Any, code: str) -> None:
     guest.wait_for_selector(f'#room-code:has-text("{code}")')
 
 
+def open_room(page: Any, game: str) -> str:
+    """``page`` (signed in, on the lobby) opens a room of ``game``: its code."""
+    page.locator(f'.game-card[data-game="{game}"] [data-act="create"]').click()
+    return str(page.locator("#room-code").inner_text())
+
+
 def host_and_guest(new_page: Any, game: str, names: tuple[str, str],
                    size: tuple[int, int]) -> tuple[Any, Any, str]:
     """Two people (browser contexts of ``size``): the first opens a room of
@@ -122,8 +128,7 @@ def host_and_guest(new_page: Any, game: str, names: tuple[str, str],
     (host, guest, the room's code)"""
     host = new_page(width=size[0], height=size[1])
     sign_in(host, names[0])
-    host.locator(f'.game-card[data-game="{game}"] [data-act="create"]').click()
-    code = host.locator("#room-code").inner_text()
+    code = open_room(host, game)
     guest = new_page(width=size[0], height=size[1])
     sign_in(guest, names[1])
     join_room(guest, code)

@@ -14,7 +14,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from browserkit import sign_in
+from browserkit import open_room, sign_in
 
 REFRESH = "() => JSON.parse(localStorage.getItem('ttanjit.id.refresh'))"
 
@@ -69,8 +69,7 @@ def test_another_tab_follows_a_sign_out(new_page: Any) -> None:
     page = new_page(width=390, height=844)
     sign_in(page, "두탭로그아웃")
     # in a room: the question says its seat goes too (tabs audit: said nothing)
-    page.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
-    page.wait_for_selector("#room-code")
+    open_room(page, "onecard")
     page.locator(".topbar .brand").click()
     other = page.context.new_page()
     other.goto(page.url)

@@ -437,6 +437,12 @@ def test_abandoned_game_result_screen(new_page: Any) -> None:
     assert page.evaluate("() => location.hash") == "#/rules/onecard"
 
 
+def to_lobby(page: Any) -> None:
+    """The lobby, drawn (the top bar's 딴짓)."""
+    page.evaluate("() => { location.hash = '#/'; }")
+    page.wait_for_selector(".game-card")
+
+
 def directory_result(page: Any, game: str, players: list[dict[str, Any]],
                      info: dict[str, Any], game_id: str = "23456789") -> None:
     """The `game_result` a gateway sends from the game directory (the game
@@ -470,8 +476,7 @@ def test_a_result_from_the_directory_names_seats_and_scores(new_page: Any) -> No
     shot(page, "final-result-390")
     # 기본 66점 (RULES.md 2.4): who crossed 66 ended it, said as the live
     # result says it (only the table was shown: UX audit)
-    page.evaluate("() => { location.hash = '#/'; }")
-    page.wait_for_selector(".game-card")
+    to_lobby(page)
     directory_result(page, "penalty_rows", [
         {"seat": 0, "kind": "human", "player": "p_me", "nickname": "돌아온이"},
         {"seat": 1, "kind": "human", "player": "p_x", "nickname": "철수"},
@@ -507,8 +512,7 @@ def test_a_one_card_result_from_the_directory_says_where_each_seat_stood(new_pag
         ("철수", "승리"), ("원카드끝 (나)", "3장 남음"), ("봇3 (쉬움)", "탈락")], rows
     assert page.locator(".final-scores tr.me").inner_text().startswith("원카드끝 (나)")
     # a winner's seat a bot finished is said as live: "철수 자리의 봇이 이겼어요."
-    page.evaluate("() => { location.hash = '#/'; }")
-    page.wait_for_selector(".game-card")
+    to_lobby(page)
     directory_result(page, "onecard", [
         {"seat": 0, "kind": "human", "player": "p_me", "nickname": "원카드끝"},
         {"seat": 1, "kind": "human", "player": "p_x", "nickname": "철수"}],
@@ -519,8 +523,7 @@ def test_a_one_card_result_from_the_directory_says_where_each_seat_stood(new_pag
     assert page.locator(".result-title").inner_text() == "철수 자리의 봇이 이겼어요."
     # out of the game before going (kept, rules revision 3): 탈락 only, no
     # bot played the seat ("봇이 대신함" said otherwise: trial finding)
-    page.evaluate("() => { location.hash = '#/'; }")
-    page.wait_for_selector(".game-card")
+    to_lobby(page)
     directory_result(page, "onecard", [
         {"seat": 0, "kind": "human", "player": "p_me", "nickname": "원카드끝"},
         {"seat": 1, "kind": "human", "player": "p_x", "nickname": "철수"},
@@ -553,8 +556,7 @@ def test_a_welcome_for_a_game_that_is_over_leaves_my_screen(new_page: Any) -> No
     page.evaluate(welcome, {"finished": True})
     page.wait_for_timeout(700)
     assert page.evaluate("() => location.hash") == "#/history/onecard"
-    page.evaluate("() => { location.hash = '#/'; }")
-    page.wait_for_selector(".game-card")
+    to_lobby(page)
     page.evaluate(welcome, {"finished": True})  # from the lobby it shows the end
     page.wait_for_function("() => location.hash === '#/game/defgh2345678'")
     page.evaluate("() => { location.hash = '#/history/onecard'; }")
@@ -562,8 +564,7 @@ def test_a_welcome_for_a_game_that_is_over_leaves_my_screen(new_page: Any) -> No
     page.evaluate(welcome, {"game_id": "efgh23456789"})  # a live game: said
     page.wait_for_selector('#toasts .toast:has-text("게임이 진행 중이에요. 로비에서 게임으로 돌아갈 수 있어요.")')
     assert page.evaluate("() => location.hash") == "#/history/onecard"
-    page.evaluate("() => { location.hash = '#/'; }")
-    page.wait_for_selector(".game-card")
+    to_lobby(page)
     page.evaluate(welcome, {"game_id": "efgh23456789"})  # from the lobby: the table
     page.wait_for_function("() => location.hash === '#/game/efgh23456789'")
 

@@ -22,6 +22,7 @@ from browserkit import (
     join_room,
     onecard_my_turn,
     onecard_play_turn,
+    open_room,
     penalty_can_pick,
     penalty_pick,
     quick_match,
@@ -153,8 +154,7 @@ def test_the_lobby_leads_back_to_the_room_i_am_in(new_page: Any) -> None:
     nothing else meanwhile."""
     page = new_page(width=360, height=640)
     sign_in(page, "방돌아가기")
-    page.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
-    code = page.locator("#room-code").inner_text()
+    code = open_room(page, "onecard")
     page.locator(".topbar .brand").click()
     page.wait_for_selector(".game-card")
     assert page.locator(".banner.in-room").inner_text().startswith(f"원카드 방(코드 {code})에 들어가 있어요.")
@@ -209,8 +209,7 @@ def test_copy_works_where_the_page_has_no_clipboard(new_page: Any) -> None:
     page.reload()
     assert page.evaluate("() => navigator.clipboard") is None
     sign_in(page, "코드복사")
-    page.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
-    code = page.locator("#room-code").inner_text()
+    code = open_room(page, "onecard")
     page.get_by_role("button", name="복사").click()
     page.wait_for_selector("#toasts .toast")
     said = page.locator("#toasts .toast").inner_text()
@@ -240,8 +239,7 @@ def test_an_invite_link_brings_a_friend_straight_into_the_room(new_page: Any) ->
     sign-in it asks for first."""
     host = new_page(width=390, height=844)
     sign_in(host, "초대한방장")
-    host.locator('.game-card[data-game="onecard"] [data-act="create"]').click()
-    code = host.locator("#room-code").inner_text()
+    code = open_room(host, "onecard")
     host.locator('[data-act="invite"]').click()
     host.wait_for_selector('#toasts .toast:has-text("초대 링크")')
     link = host.evaluate("() => location.origin + location.pathname") + f"#/join/{code}"
