@@ -65,7 +65,7 @@ function roomView(room) {
       h("h1", {}, meta?.name || room.game),
       room.game === "penalty_rows" ? endBadge(room.options) : null,
       h("p.code", {}, "방 코드 ", h("strong#room-code", { "data-code": room.code }, room.code),
-        button("복사", (e) => copyCode(e.currentTarget.parentElement.querySelector("#room-code"), room.code), { class: "small", dataset: { act: "copy" } }),
+        button("복사", () => copyCode(document.getElementById("room-code"), room.code), { class: "small", dataset: { act: "copy" } }),
         // a link a friend opens to come straight in (#/join/CODE: main.js)
         button("초대 링크", () => copyLink(inviteLink(room.code)), { class: "small", dataset: { act: "invite" } }))),
     // bots are the host's to add: a guest is not told "혼자서도 봇을 넣어…" (trial nitpick)
@@ -84,7 +84,7 @@ function roomView(room) {
   );
 }
 
-export function inviteLink(code) {
+function inviteLink(code) {
   return `${location.origin}${location.pathname}#/join/${code}`;
 }
 
