@@ -1451,6 +1451,22 @@ def test_a_rematch_without_a_friend_says_who_a_bot_stands_in_for(new_page: Any) 
     assert page.locator("#rematch").inner_text() == "새 게임을 시작해요…"
 
 
+def test_a_block_right_after_a_reload_is_said(new_page: Any) -> None:
+    """RULES.md 1.5: 3s block an attack of 2s; the log says "공격 N장을
+    막았어요" from the attack it saw. Right after a reload it had seen none,
+    and the block read as a plain ♣3 (review): the whole view's attack counts."""
+    page = new_page(width=390, height=844)
+    v = engine_view("onecard", 2)
+    v.update(top="2C", suit="C", pending=4, twos_only=True)
+    render(page, "onecard", "onecard", v)
+    said = page.evaluate("""v => { const c = window.__ctl; c.tableState = {};
+      window.__mod.onWholeView(c, {view: v, game_seq: 9, resync: true});
+      window.__mod.onEvent(c, {type: 'played', seat: 1, cards: ['3C'], suit: 'C', pending: 0, left: 4},
+        {game_seq: 10});
+      return JSON.parse(sessionStorage.getItem('ttanjit.log.craft-onecard')).map((l) => l.text).pop(); }""", v)
+    assert said.endswith("♣3 · 공격 4장을 막았어요"), said
+
+
 def test_a_reload_that_missed_nothing_adds_no_gap_to_the_log(new_page: Any) -> None:
     """Trial finding: after any reload the One Card log said "… 이 창에서
     보지 못한 진행은 건너뛰었어요." though nothing had been missed. The tab

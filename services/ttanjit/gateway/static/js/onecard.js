@@ -273,6 +273,9 @@ export function onWholeView(ctl, f) {
   if (f.view?.finished || ctl.replay) return;
   const st = ctl.tableState;
   if (!st.log) st.log = logSoFar(ctl);
+  // the attack on the table now, for the log's next lines (a block right
+  // after a reload went unsaid: review)
+  st.said = { ...st.said, pending: f.view?.pending || 0 };
   const seq = typeof f.game_seq === "number" ? f.game_seq : null;
   const upTo = (f.recent || []).filter((e) => seq === null || e.game_seq <= seq);
   // the pile shows the last play whole, after any reload (one that missed
