@@ -755,8 +755,11 @@ def test_the_lobby_leads_back_to_the_game_under_way(new_page: Any) -> None:
     box = {**box, "y": top, "height": box["y"] + box["height"] - top}
     for toast in page.locator(".toast").all():
         assert not boxes_overlap(box, toast.bounding_box()), toast.inner_text()
+    # the tab that took it closed: this one takes the player back on its own,
+    # and goes on with the game (it waited for 이 창에서 계속하기, the game
+    # going on with nobody at it: tabs audit)
     tab.close()
-    page.locator("#use-here").click()  # taken back, the tab goes on with the game
+    page.wait_for_selector('#net[data-state="open"]')
     page.wait_for_selector('section.table[data-game="onecard"]')
     page.locator(".topbar .brand").click()
     page.wait_for_selector(".game-card")

@@ -390,6 +390,31 @@ net.on("error", (f) => {
   toast(f.message || f.code, "error");
 });
 
+// The tab of this browser that took the player from this one closing (the
+// rules or 내 기록 opened beside the game, then closed): this tab, replaced,
+// takes the player back once looked at, as [이 창에서 계속하기] does (the
+// game went on with nobody at it, a bot taking the seat a minute later:
+// tabs audit). A tab that connects says so, so a reload is not a close.
+const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel("ttanjit.tabs") : null;
+let holderGone = false;
+function takeBackIfSeen() {
+  if (!holderGone || net.state !== "replaced" || document.visibilityState !== "visible") return;
+  holderGone = false;
+  net.connect();
+  route();
+}
+if (tabs) {
+  const me = () => store.get("player", null);
+  tabs.onmessage = (e) => {
+    if (!e.data || e.data.player !== me()) return;
+    holderGone = e.data.type === "gone";
+    takeBackIfSeen();
+  };
+  window.addEventListener("pagehide", () => { if (net.state === "open") tabs.postMessage({ type: "gone", player: me() }); });
+  net.on("welcome", () => tabs.postMessage({ type: "here", player: me() }));
+  document.addEventListener("visibilitychange", takeBackIfSeen);
+}
+
 // another tab of this browser signed out, or in as someone else (a code
 // from another device): this one follows, its own session of the player
 // before forgotten (it went on playing as the player signed out, then stayed
