@@ -631,12 +631,13 @@ export function refusalBox() {
 }
 
 /** 자동 진행 and its [직접 하기], on a live table only (a replay and a
- * finished game showed them: replay audit); the seat's 자동 badge stays. */
-export function autopilotBar(ctl, on) {
+ * finished game showed them: replay audit); the seat's 자동 badge stays.
+ * `resuming`: 직접 하기 pressed, taking effect at my next turn (원카드). */
+export function autopilotBar(ctl, on, resuming = false) {
   if (!on || ctl.replay || ctl.view?.finished || takenOverBar(ctl)) return null;
   return h("div.banner.autopilot", { dataset: { say: "banner" } },
-    "시간이 세 번 지나 자동 진행 중이에요.",
-    button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } }));
+    resuming ? "다음 내 차례부터 직접 해요." : "시간이 세 번 지나 자동 진행 중이에요.",
+    resuming ? null : button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } }));
 }
 
 /** A result panel that has just appeared (the game's, a hand's, a

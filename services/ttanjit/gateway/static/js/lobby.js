@@ -3,7 +3,7 @@
 import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
-import { state, GAMES, LEVELS } from "./state.js";
+import { state, GAMES, LEVELS, roomCode } from "./state.js";
 import { signInAsGuest } from "./identity.js";
 import { accountBox, claimBox, ratingLabel } from "./records.js";
 import { liveBox } from "./watch.js";
@@ -195,8 +195,7 @@ function joinBox() {
     // a try's words replace the last try's (an empty try's "…넣어 주세요."
     // stayed beside the next one's "방을 찾을 수 없어요": rooms audit)
     for (const t of document.querySelectorAll("#toasts .toast.error")) t.remove();
-    // as a chat may carry it: spaces and a hyphen in it are not the code's
-    const c = code.value.replace(/[\s-]+/g, "").toUpperCase();
+    const c = roomCode(code.value);
     if (!c) { toast("친구에게 받은 방 코드를 넣어 주세요.", "error"); code.focus(); return; } // it did nothing
     if (/[01IO]/.test(c)) { // never in a code (rooms.py CODE_ALPHABET): said, not "not found"
       toast("방 코드에는 0·O·1·I가 없어요. 받은 코드를 다시 확인해 주세요.", "error");

@@ -8,7 +8,7 @@ import { showLobby } from "./lobby.js";
 import { showRoom } from "./room.js";
 import { showRules } from "./rules.js";
 import { game, showGame } from "./game.js";
-import { state, roomNews } from "./state.js";
+import { state, roomNews, roomCode } from "./state.js";
 import { showBoard, showHistory, showReplay } from "./records.js";
 import { showWatch, watcher } from "./watch.js";
 
@@ -17,13 +17,10 @@ const SCREEN_TITLES = { rules: "규칙", room: "방", game: "게임", board: "�
   replay: "다시 보기", watch: "관전" };
 
 let rulesFrom = null; // the screen the rules were opened from, to go back to
-let forNextScreen = []; // toasts said as the screen being gone to is drawn (sayOnScreen)
-
-/** A toast for the screen shown once the address just set is drawn (its
- * hashchange comes later, and drops the toasts shown before it). */
+/** A toast for the screen the address just set leads to (its hashchange
+ * comes later, and drops the toasts shown before it but kept ones). */
 function sayOnScreen(text, kind = "info") {
-  if (location.hash !== routed) forNextScreen.push([text, kind]);
-  else toast(text, kind);
+  toast(text, `${kind} keep`);
 }
 
 function route() {
@@ -49,7 +46,6 @@ function route() {
   // a toast belongs to the screen it was shown on (the table's announcements)
   // (but one said for the screen it leads to: `keep`)
   if (moved && screen !== "game") for (const t of document.querySelectorAll("#toasts .toast:not(.keep)")) t.remove();
-  for (const [text, kind] of forNextScreen.splice(0)) toast(text, kind);
   if (screen === "rules") {
     // the table, game watched or replay it was opened from is where it leads back
     if (moved && /^#\/(game|watch|replay)\//.test(from || "")) rulesFrom = from;
@@ -82,6 +78,12 @@ export function go(hash) {
   else location.hash = hash;
 }
 
+/** This tab takes the player back from another (이 창에서 계속하기). */
+function useHere() {
+  net.connect();
+  route();
+}
+
 function updateHeader() {
   document.getElementById("who").textContent = store.get("nickname", "") || "";
   const n = document.getElementById("net");
@@ -101,7 +103,7 @@ function updateHeader() {
   // here (it takes the player back; the other tab then waits in turn)
   const here = document.getElementById("use-here");
   here.hidden = net.state !== "replaced";
-  here.onclick = () => { net.connect(); route(); };
+  here.onclick = useHere;
 }
 
 // replaced: said by the header (read out: role="status"), the note atop every
@@ -159,7 +161,7 @@ async function joinInvited(playing) {
   const saved = store.get("join", null);
   if (!saved) return;
   store.del("join");
-  const code = String(saved).replace(/[\s-]+/g, "").toUpperCase(); // as 입장 reads it
+  const code = roomCode(saved);
   if (playing) { sayOnScreen("게임이 진행 중이라 초대받은 방에 들어가지 않았어요.", "error"); return; }
   if (state.room) {
     if (state.room.code !== code) sayOnScreen("이미 다른 방에 들어가 있어 초대받은 방에 들어가지 않았어요.", "error");
@@ -400,8 +402,7 @@ let holderGone = false;
 function takeBackIfSeen() {
   if (!holderGone || net.state !== "replaced" || document.visibilityState !== "visible") return;
   holderGone = false;
-  net.connect();
-  route();
+  useHere();
 }
 if (tabs) {
   const me = () => store.get("player", null);
@@ -421,8 +422,8 @@ if (tabs) {
 // "다시 연결 중…" for good, or showed the old account's table under the new
 // one's name: tabs audit)
 window.addEventListener("storage", (e) => {
-  if (e.key !== "ttanjit.id.player" || e.newValue === e.oldValue) return;
-  for (const k of ["session", "last_seq", "queue"]) store.del(k);
+  if (e.key !== store.keyName("player") || e.newValue === e.oldValue) return;
+  store.forgetTab();
   location.replace("#/");
   location.reload();
 });

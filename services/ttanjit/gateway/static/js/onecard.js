@@ -9,7 +9,7 @@
 import { josa } from "./state.js";
 import { h, mount, button, announce as say, focusHome } from "./ui.js";
 import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack, selectionAfter } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, resultsPanel, OUT_LINE, seatBadges, takenOverBar, meMark, isMine,
+import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, OUT_LINE, seatBadges, takenOverBar, meMark, isMine,
   tookOverMark, noWinnerTitle } from "./game.js";
 import * as clock from "./clock.js";
 import * as store from "./store.js";
@@ -42,7 +42,7 @@ export function render(ctl, root) {
   const st = ts(ctl);
   const me = ctl.seat();
   const gone = me !== null && botTookOver(v, me); // a bot plays my seat now: nothing to press
-  const autoOn = me !== null && onAutopilot(v, me) && !gone && !ctl.replay && !v.finished; // (as autopilotBar)
+  const autoOn = me !== null && onAutopilot(v, me) && !gone && !ctl.replay && !v.finished;
   // a replay is read-only; on autopilot the bot plays my turns until
   // [직접 하기] (RULES.md 1.9): nothing to pick or press (1장 뽑기 and 카드
   // 내기 were offered and "내 차례예요." said while the bot played, as at
@@ -140,9 +140,7 @@ export function render(ctl, root) {
     head,
     v.finished ? results(ctl) : null,
     takenOverBar(ctl),
-    autoOn ? h("div.banner.autopilot", { dataset: { say: "banner" } },
-      v.resume_pending?.[me] ? "다음 내 차례부터 직접 해요." : "시간이 세 번 지나 자동 진행 중이에요.",
-      v.resume_pending?.[me] ? null : button("직접 하기", () => ctl.act({ type: "resume" }), { class: "primary", dataset: { act: "resume" } })) : null,
+    autopilotBar(ctl, autoOn, !!v.resume_pending?.[me]),
     opp, center, status, log,
     // the preview, the buttons, 원카드! and the hand stay at the bottom of the
     // screen while the table scrolls, as 줄줄이 벌점's dock (on a 360×740
@@ -449,7 +447,7 @@ export function onEvent(ctl, ev, frame) {
         let left = 0;
         for (let s = 0; s < seatCount(v); s++) if (seatPlays(v, s) && !out.has(s)) left += 1;
         // (out of two, the game is over: its result says it, under no toast)
-        if (left > 1) bigToast("카드가 20장 이상이 되어 탈락했어요. 남은 게임을 구경해요.", "warn");
+        if (left > 1) bigToast(`${OUT_LINE} 남은 게임을 구경해요.`, "warn");
       }
       break;
     default:

@@ -140,3 +140,9 @@ export function roomNews(before, after, me) {
   }
   return out;
 }
+
+/** A room code as a friend may send it (spaces, a hyphen; lower case), as
+ * the matchmaker keeps it: the lobby's 입장 and an invite link. */
+export function roomCode(text) {
+  return String(text).replace(/[\s-]+/g, "").toUpperCase();
+}

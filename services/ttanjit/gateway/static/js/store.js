@@ -27,8 +27,19 @@ export function del(key) {
   try { area(key).removeItem(name(key)); } catch { /* ignore */ }
 }
 
+/** The storage key of ``key`` (a `storage` event names it so). */
+export function keyName(key) {
+  return name(key);
+}
+
+/** This tab's own keys of the player it holds: its session, last seq, queue. */
+export function forgetTab() {
+  for (const k of ["session", "last_seq", "queue"]) del(k);
+}
+
 export function clearAuth() {
-  for (const k of ["token", "player", "nickname", "refresh", "expires_ms", "session", "last_seq", "queue"]) del(k);
+  for (const k of LASTING) del(k);
+  forgetTab();
 }
 
 // This browser's choices (raw strings under PREFIX, every tab): null when

@@ -162,6 +162,8 @@ export function announce(text, urgent = false) {
 
 export const app = () => document.getElementById("app");
 
+/** A toast: `kind` info, error, warn…, and `keep` beside it for one that
+ * outlives the screen change under way (main.js route drops the others). */
 export function toast(text, kind = "info", ms = 3500) {
   const box = document.getElementById("toasts");
   // the same words again replace the ones shown (four "반응은 잠시 후에 다시
@@ -169,7 +171,7 @@ export function toast(text, kind = "info", ms = 3500) {
   for (const old of box.querySelectorAll(".toast")) {
     if (old.textContent === String(text)) old.remove();
   }
-  const el = h("div.toast", { class: kind, role: kind === "error" ? "alert" : "status" }, text);
+  const el = h("div.toast", { class: kind, role: kind.split(" ")[0] === "error" ? "alert" : "status" }, text);
   box.append(el);
   setTimeout(() => el.remove(), ms);
   return el;
