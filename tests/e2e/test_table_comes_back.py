@@ -920,6 +920,10 @@ def test_a_new_tab_shows_the_games_last_moves_in_its_log(new_page: Any) -> None:
     page.locator(".hand .card").first.click(force=True)  # a tap lands on nothing that acts
     assert page.locator(".hand .card.selected, .hand .card[aria-pressed='true']").count() == 0
     assert page.locator("#use-here").is_visible()
+    # its countdowns are not shown: they ran to 0초 while the game went on
+    timers = "() => [...document.querySelectorAll('.timer')].map((t) => getComputedStyle(t).visibility)"
+    assert page.locator("section.table .timer[data-deadline]").count() >= 1
+    assert set(page.evaluate(timers)) == {"hidden"}, page.evaluate(timers)
     bar = page.locator(".topbar").bounding_box()
     assert bar is not None and bar["height"] <= 50, bar
     # nor does a key press act: it is refused here and not kept to send once
