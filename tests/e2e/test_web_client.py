@@ -28,6 +28,7 @@ from browserkit import (
     quick_match,
     shot,
     sign_in,
+    start_with_a_bot,
     table_state,
     view,
     wait_in_history,
@@ -267,6 +268,53 @@ def test_an_invite_link_brings_a_friend_straight_into_the_room(new_page: Any) ->
     late.goto(link)
     late.wait_for_selector('.toast.error:has-text("게임이 진행 중이라 초대받은 방에 들어가지 않았어요.")')
     assert late.evaluate("() => location.hash") == f"#/game/{gid}"
+
+
+def test_a_friend_late_for_the_room_is_offered_its_game_to_watch(new_page: Any) -> None:
+    """Rooms audit: the friend who opened the invite link after 시작 heard
+    only "이미 시작한 방이에요." The lobby offers the friends' game to
+    watch (관전하기), by the link or the code typed; not when the host
+    turned 관전 off."""
+    host = new_page(width=390, height=844)
+    sign_in(host, "먼저시작한방장")
+    code = open_room(host, "onecard")
+    start_with_a_bot(host)
+    host.wait_for_selector('section.table[data-game="onecard"]', timeout=20_000)
+    gid = host.evaluate("() => window.ttanjit.game.id")
+    link = host.evaluate("() => location.origin + location.pathname") + f"#/join/{code}"
+    late = new_page(width=390, height=844)
+    sign_in(late, "늦게온친구")
+    late.goto(link)
+    late.wait_for_selector('.toast.error:has-text("이미 시작한 방이에요.")')
+    offer = late.locator(".join .late-room")
+    assert offer.inner_text().startswith(f"{code} 방은 이미 게임을 시작했어요."), offer.inner_text()
+    offer.get_by_role("button", name="관전하기").click()
+    late.wait_for_selector(f'section.page.watch[data-game-id="{gid}"] section.table', timeout=20_000)
+    assert late.locator(".page.watch .oc-hand .card").count() == 0  # a spectator's view
+    # typed on the lobby's 입장, the same; another try takes the offer away
+    late.locator('.watch-bar [data-act="lobby"]').click()
+    late.wait_for_selector(".game-card")
+    assert late.locator(".join .late-room").count() == 0
+    late.fill('input[name="code"]', code.lower())
+    late.get_by_role("button", name="입장").click()
+    late.wait_for_selector(f'.join .late-room[data-game-id="{gid}"]')
+    late.fill('input[name="code"]', "ZZZZZZ")
+    late.get_by_role("button", name="입장").click()
+    late.wait_for_selector('.toast.error:has-text("방을 찾을 수 없어요")')
+    assert late.locator(".join .late-room").count() == 0
+    # 관전 off: the refusal alone
+    shut = new_page(width=390, height=844)
+    sign_in(shut, "관전끈방장")
+    shut_code = open_room(shut, "onecard")
+    shut.locator('input[name="spectators"]').uncheck()
+    shut.wait_for_function("() => window.ttanjit.state.room.options.spectators === false")
+    start_with_a_bot(shut)
+    shut.wait_for_selector('section.table[data-game="onecard"]', timeout=20_000)
+    late.fill('input[name="code"]', shut_code)
+    late.get_by_role("button", name="입장").click()
+    late.wait_for_selector('.toast.error:has-text("이미 시작한 방이에요.")')
+    late.wait_for_timeout(300)
+    assert late.locator(".join .late-room").count() == 0
 
 
 def test_the_room_shows_a_friend_whose_connection_went(new_page: Any) -> None:

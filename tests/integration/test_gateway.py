@@ -480,8 +480,11 @@ async def test_a_room_that_started_says_so(gw: Stack) -> None:
     await late.send({"type": "room_join", "code": code})
     err = await late.wait_type("error")
     assert (err["code"], err["message"]) == ("room_started", "이미 시작한 방이에요.")
+    # the room's game, for the friend to watch (docs/websocket.md 3)
+    assert (err["ref"], err["game_id"]) == ("room_join", gid)
     await host.send({"type": "room_start"})
-    assert (await host.wait_type("error"))["code"] == "room_started"
+    err = await host.wait_type("error")
+    assert err["code"] == "room_started" and "game_id" not in err
     for c in (host, guest):
         await c.action(gid, {"type": "leave"})
     for c in (host, guest, late):

@@ -91,7 +91,7 @@ async def test_more_players_in_games_than_one_message_holds_are_written_and_take
         r.started_ms, r.place_id, r.new_game_id = now_ms(), f"pl-{i}", f"new-{i}"
         a.rematched[r.game_id] = r
     for i in range(3_000):
-        a.rooms.started_codes[f"C{i:05d}"] = (now_ms(), [f"player-{i:06d}", f"x-{i}"])
+        a.rooms.started_codes[f"C{i:05d}"] = (now_ms(), [f"player-{i:06d}", f"x-{i}"], f"g-{i}")
     b = await written_and_taken_over(a, nc, kvs, lobby)
     assert len(b.seated) == 60_000 and b.seated == a.seated
     assert b.seated_games == a.seated_games

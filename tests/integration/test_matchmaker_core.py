@@ -148,6 +148,41 @@ def test_a_started_rooms_code_says_it_started() -> None:
         later.join("e", "마", r2.code)
 
 
+def test_a_friend_late_for_a_started_room_is_offered_its_game_to_watch() -> None:
+    """Rooms audit: the friend who opened the invite after 시작 heard only
+    "이미 시작한 방이에요." — the refusal names the room's game
+    (``game_id``), so the client can offer 관전, unless the host turned
+    관전 off; a new leader keeps it, and a lobby stored before it was kept
+    reads as one without it."""
+    rooms = Rooms()
+    r = rooms.create("a", "가", "onecard", 2, None)
+    rooms.join("b", "나", r.code)
+    rooms.started(rooms.start_seats("a")[0], "g" * 12, 1_000)
+    with pytest.raises(LobbyError, match="room_started") as late:
+        rooms.join("c", "다", r.code)
+    assert late.value.game_id == "g" * 12
+    later = Rooms()
+    later.restore([], rooms.started_json())
+    with pytest.raises(LobbyError, match="room_started") as late:
+        later.join("c", "다", r.code)
+    assert late.value.game_id == "g" * 12
+    # 관전 off: nothing to offer
+    shut = rooms.create("d", "라", "onecard", 2, {"spectators": False})
+    rooms.join("e", "마", shut.code)
+    rooms.started(rooms.start_seats("d")[0], "h" * 12, 2_000)
+    with pytest.raises(LobbyError, match="room_started") as late:
+        rooms.join("c", "다", shut.code)
+    assert late.value.game_id == ""
+    # stored by a matchmaker before this: [ms, players]
+    old = Rooms()
+    old.restore([], {r.code: [1_000, ["a", "b"]]})
+    with pytest.raises(LobbyError, match="room_started") as late:
+        old.join("c", "다", r.code)
+    assert late.value.game_id == ""
+    with pytest.raises(LobbyError, match="room_started"):
+        old.leave("a")  # its players still known
+
+
 def test_solo_tables_start_with_bots_of_any_level() -> None:
     """Issue 14: one human and bots of any level per seat start, in every
     game; Hakka fills what is left with normal bots."""

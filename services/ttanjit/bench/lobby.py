@@ -83,7 +83,7 @@ def _fill(mm: Matchmaker, n: int) -> None:
             mm.rematched[r.game_id] = r
         if i % 16 == 8:
             mm.rooms.started_codes[f"R{g:07X}"] = (now_ms(), [f"p_{j:016x}" for j in
-                                                               range(i, i + 4)])
+                                                               range(i, i + 4)], f"g{g:011x}")
     # waiting: tickets that do not meet (apart in rating, each kind of table;
     # none waits long enough for bots)
     mm.queue.bot_wait_ms = 10**12
@@ -118,7 +118,7 @@ def _one_document(mm: Matchmaker) -> bytes:
     doc.update(seated={p: list(v) for p, v in mm.seated.items()},  # by player, then
                rematches=[r.to_json() for r in mm.rematches.values()],
                rematched=[r.to_json() for r in mm.rematched.values()],
-               started_rooms={c: [ms, ps] for c, (ms, ps) in mm.rooms.started_codes.items()})
+               started_rooms=mm.rooms.started_json())
     return orjson.dumps(doc)
 
 

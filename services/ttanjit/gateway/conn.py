@@ -358,7 +358,7 @@ class Connection:
         except FrameError as e:
             # a sync's refusal names the game it asked for (a client holding
             # another game by then must not take it for that one's: review)
-            gid = frame.get("game_id") if kind == "sync" else None
+            gid = frame.get("game_id") if kind == "sync" else e.game_id
             await self.reject(e.code, kind, frame.get("cmd_id"),
                               game_id=gid if codec.is_game_id(gid) else None)
         except grpc.aio.AioRpcError:
@@ -916,6 +916,8 @@ class Connection:
         self._not_in_game()
         rep = await self.mm.JoinRoom(matchmaker_pb2.JoinRoomRequest(
             player=self._player_ref(), code=f["code"]), timeout=LOBBY_TIMEOUT_S)
+        if rep.error_code == "room_started" and codec.is_game_id(rep.game_id):
+            raise FrameError("room_started", game_id=rep.game_id)  # late: 관전 is offered
         _check(rep)
 
     async def h_room_leave(self, f: dict[str, Any]) -> None:

@@ -55,11 +55,15 @@ class FrameError(Exception):
     """A client frame refused by the gateway: ``code`` is stable snake_case.
     ``ref`` and ``cmd_id``: the frame's type and command id, when the
     refusal comes before the frame reached its handler (``bad_frame``) but
-    the frame said them (docs/websocket.md 3)."""
+    the frame said them (docs/websocket.md 3). ``game_id``: the game the
+    refusal is about, when the client may act on it (``room_started``: the
+    room's game, to watch)."""
 
-    def __init__(self, code: str, ref: str | None = None, cmd_id: str | None = None) -> None:
+    def __init__(self, code: str, ref: str | None = None, cmd_id: str | None = None,
+                 game_id: str | None = None) -> None:
         super().__init__(code)
         self.code = code
         self.message = MESSAGES.get(code, MESSAGES["bad_frame"])
         self.ref = ref
         self.cmd_id = cmd_id
+        self.game_id = game_id

@@ -30,7 +30,11 @@ MESSAGES: dict[str, str] = {
 
 
 class LobbyError(Exception):
-    def __init__(self, code: str) -> None:
+    """``game_id``: ``room_started``'s game, when it may be watched (the
+    friend who came late is offered 관전)."""
+
+    def __init__(self, code: str, game_id: str = "") -> None:
         super().__init__(code)
         self.code = code
         self.message = MESSAGES.get(code, MESSAGES["bad_request"])
+        self.game_id = game_id

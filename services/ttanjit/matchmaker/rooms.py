@@ -101,9 +101,10 @@ class Rooms:
         # changed in place is touched)
         self.by_code: Parted[Room] = Parted()
         self.by_player: dict[str, str] = {}
-        # code -> (started ms, its human players), for STARTED_KEEP_MS (in
-        # the lobby's parts, docs/protocol.md 4.1)
-        self.started_codes: Parted[tuple[int, list[str]]] = Parted()
+        # code -> (started ms, its human players, its game's id when it may
+        # be watched, else ""), for STARTED_KEEP_MS (in the lobby's parts,
+        # docs/protocol.md 4.1)
+        self.started_codes: Parted[tuple[int, list[str], str]] = Parted()
         self.allow_test = allow_test_options
 
     def restore(self, stored: Iterable[Room], started: dict[str, Any] | None = None) -> None:
@@ -113,7 +114,9 @@ class Rooms:
         codes = []
         for code, v in (started or {}).items():
             try:
-                codes.append((str(code), (int(v[0]), [str(p) for p in v[1]])))
+                # (a lobby stored before the game's id was kept has none)
+                codes.append((str(code), (int(v[0]), [str(p) for p in v[1]],
+                                          str(v[2]) if len(v) > 2 else "")))
             except (TypeError, ValueError, IndexError):
                 continue
         self.started_codes = Parted(codes)
@@ -142,7 +145,9 @@ class Rooms:
         code = code.strip().upper()
         room = self.by_code.get(code)
         if room is None or room.state == "closed":
-            raise LobbyError("room_started" if code in self.started_codes else "room_not_found")
+            if code in self.started_codes:  # a friend who came late: 관전, if the room allows it
+                raise LobbyError("room_started", self.started_codes[code][2])
+            raise LobbyError("room_not_found")
         return room
 
     def create(self, player: str, nickname: str, game: str, seats: int | None,
@@ -192,7 +197,7 @@ class Rooms:
         room = self.room_of(player)
         if room is None:
             # e.g. 시작 pressed twice: the first press started the room
-            if any(player in players for _, players in self.started_codes.values()):
+            if any(player in players for _, players, _ in self.started_codes.values()):
                 raise LobbyError("room_started")
             raise LobbyError("not_in_room")
         return room
@@ -270,10 +275,12 @@ class Rooms:
         for s in room.humans():
             self.by_player.pop(s.player, None)
         self.by_code.pop(room.code, None)
-        for code, (ms, _) in list(self.started_codes.items()):
+        for code, (ms, *_) in list(self.started_codes.items()):
             if now_ms - ms >= STARTED_KEEP_MS:
                 del self.started_codes[code]
-        self.started_codes[room.code] = (now_ms, [s.player for s in room.humans()])
+        watchable = room.options.get("spectators", True) is not False  # the host's 관전 off
+        self.started_codes[room.code] = (now_ms, [s.player for s in room.humans()],
+                                         game_id if watchable else "")
 
     def started_json(self) -> dict[str, Any]:
-        return {code: [ms, players] for code, (ms, players) in self.started_codes.items()}
+        return {code: list(v) for code, v in self.started_codes.items()}

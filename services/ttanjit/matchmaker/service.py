@@ -1113,7 +1113,8 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
             await self.mm.commit()
             await self.mm._room_ratings(room)
         except LobbyError as e:
-            return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message)
+            return matchmaker_pb2.RoomReply(error_code=e.code, error_message=e.message,
+                                            game_id=e.game_id)
         if notify:
             await self.mm.notify_room(room)
         return matchmaker_pb2.RoomReply(room=_pb_room(room, self.mm.away))

@@ -37,6 +37,7 @@ export function showLobby(root) {
     for (const b of [...games.querySelectorAll('[data-act="quick"], [data-act="create"]'), ...join.querySelectorAll("button")]) {
       b.disabled = busy;
     }
+    join.querySelector(".late-slot").replaceChildren(...[lateLine()].filter(Boolean));
     page = h("section.page.lobby", {},
       h("h1.visually-hidden", {}, "로비"),
       gameBanner(),
@@ -51,8 +52,30 @@ export function showLobby(root) {
   };
   render();
   unsubs.push(state.on("queue", render), state.on("ratings", render), state.on("playing", render),
-    state.on("room", render));
+    state.on("room", render), state.on("late", render));
   if (net.state === "open") net.send({ type: "ratings" });
+}
+
+/** A friend's room whose game started before they came (its invite link
+ * opened late, its code typed late) said only "이미 시작한 방이에요."
+ * (rooms audit): its game is offered to watch, as the refusal names it
+ * (unless the host turned 관전 off). Whether `f` was that refusal. */
+export function lateForRoom(f, code) {
+  if (f?.type !== "error" || f.code !== "room_started" || !f.game_id) return false;
+  state.lateRoom = { code, game_id: f.game_id };
+  state.emit("late");
+  return true;
+}
+
+function lateLine() {
+  const late = state.lateRoom;
+  if (!late) return null;
+  return h("p.late-room", { dataset: { gameId: late.game_id } },
+    `${late.code} 방은 이미 게임을 시작했어요. `,
+    button("관전하기", () => {
+      state.lateRoom = null;
+      location.hash = `#/watch/${late.game_id}`;
+    }, { class: "small primary", dataset: { act: "watch-late" } }));
 }
 
 /** The lobby cannot start another table: queued, in a room, or a game under way. */
@@ -195,6 +218,7 @@ function joinBox() {
     // a try's words replace the last try's (an empty try's "…넣어 주세요."
     // stayed beside the next one's "방을 찾을 수 없어요": rooms audit)
     for (const t of document.querySelectorAll("#toasts .toast.error")) t.remove();
+    if (state.lateRoom) { state.lateRoom = null; state.emit("late"); }
     const c = roomCode(code.value);
     if (!c) { toast("친구에게 받은 방 코드를 넣어 주세요.", "error"); code.focus(); return; } // it did nothing
     if (/[01IO]/.test(c)) { // never in a code (rooms.py CODE_ALPHABET): said, not "not found"
@@ -204,10 +228,12 @@ function joinBox() {
     }
     const f = await net.ask({ type: "room_join", code: c }, ["room"], toast);
     if (f?.type === "room") typedCode = "";
+    lateForRoom(f, c);
   };
   return h("form.card-box.join", { onsubmit: join },
     h("h2", {}, "친구 방에 들어가기"),
-    h("div.row", {}, code, h("button", { type: "submit", disabled: lobbyBusy() }, "입장")));
+    h("div.row", {}, code, h("button", { type: "submit", disabled: lobbyBusy() }, "입장")),
+    h("div.late-slot", { "aria-live": "polite" }));
 }
 
 function ratingsBox() {

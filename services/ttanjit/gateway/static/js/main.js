@@ -4,7 +4,7 @@ import { net, REPLACED_MESSAGE } from "./net.js";
 import * as store from "./store.js";
 import { app, toast, newScreen } from "./ui.js";
 import { screenTitle } from "./alerts.js";
-import { showLobby } from "./lobby.js";
+import { showLobby, lateForRoom } from "./lobby.js";
 import { showRoom } from "./room.js";
 import { showRules } from "./rules.js";
 import { game, showGame } from "./game.js";
@@ -172,6 +172,7 @@ async function joinInvited(playing) {
   // in, from whatever was shown (a finished game's results stayed, the room
   // frame taking no screen but the lobby's: review)
   if (f?.type === "room") go("#/room");
+  if (lateForRoom(f, code)) go("#/"); // its game to watch: offered in the lobby
 }
 
 /** The queue this tab waits in, kept across a reload (the page's memory
