@@ -19,6 +19,7 @@ from browserkit import (
     new_engine,
     onecard_hand,
     onecard_my_turn,
+    onecard_play_turn,
     quick_match,
     render,
     sign_in,
@@ -204,6 +205,13 @@ def test_changes_are_said_once_and_the_clock_is_not(new_page: Any) -> None:
     assert page.locator(".oc-status .timer").get_attribute("aria-hidden") == "true"
     # no live region is redrawn with the table
     assert page.locator("#app [aria-live], #app [role=status], #app [role=alert]").count() == 0
+    # nor is the top bar's "연결됨" (role=status) written again with each
+    # move (its pending moves changing): a reader may say it again (a11y audit)
+    page.evaluate("""() => { window.__net = 0; new MutationObserver(() => { window.__net += 1; })
+      .observe(document.getElementById('net'), {childList: true, characterData: true, subtree: true}); }""")
+    onecard_play_turn(page)
+    page.wait_for_function("() => !window.ttanjit.net.pending.size")
+    assert page.evaluate("() => window.__net") == 0
 
 
 def test_a_hakka_table_says_what_was_called_and_played(new_page: Any) -> None:
@@ -341,3 +349,176 @@ def test_the_hand_is_one_tab_stop_its_cards_one_arrow_apart(new_page: Any) -> No
     page.keyboard.press("Enter")
     page.wait_for_function("() => window.__acts.length === 1")
     assert page.evaluate("() => window.__acts") == [{"type": "play", "cards": [cards[1]]}]
+
+
+URGENT = """() => { window.__urgent = []; const box = document.getElementById('announce-now');
+  new MutationObserver(() => { if (box.textContent) window.__urgent.push(box.textContent); })
+    .observe(box, {childList: true, characterData: true, subtree: true}); }"""
+
+
+def test_my_time_running_out_is_said(new_page: Any) -> None:
+    """A11y audit: the countdowns are hidden from screen readers (said every
+    second they drowned the table), and nothing was said before "시간이 지나
+    …" — three of those put the seat on 자동 진행 (RULES.md 1.9, 2.5, 3.9).
+    My own move's countdown is said at 10 seconds left and at 5 (then at
+    once), once each whatever redraws the table; another's is not."""
+    page = new_page(width=1100, height=900)
+    listen_said(page)
+    page.evaluate(URGENT)
+    v = engine_view("onecard", 2)
+    v.update(turn=0, pending=0, hand=["5S", "9H"], hand_counts=[2, 5])
+    render(page, "onecard", "onecard", v)
+    # the deadline 6.5 s away: its first look says what is left, then 5 s
+    page.evaluate("""() => { const at = Date.now() + 6_500; window.__ctl.at = (t) => (typeof t === 'number' ? at : null);
+      window.__ctl.render(); }""")
+    page.wait_for_function("() => window.__said.some((t) => /^[67]초 남았어요\\.$/.test(t))", timeout=3_000)
+    page.evaluate("() => { window.__ctl.render(); window.__ctl.render(); }")  # redraws say nothing more
+    page.wait_for_function("() => window.__urgent.includes('5초 남았어요.')", timeout=5_000)
+    page.wait_for_timeout(1_000)
+    said = [t for t in page.evaluate("() => window.__said") if "초 남았어요" in t]
+    assert len(said) == 1, said
+    assert page.evaluate("() => window.__urgent.filter((t) => t.includes('초 남았어요')).length") == 1
+    # another seat's turn: its countdown is not said
+    page.evaluate("() => { window.__said.splice(0); window.__urgent.splice(0); }")
+    v.update(turn=1)
+    page.evaluate("""v => { const at = Date.now() + 6_000; window.__ctl.at = (t) => (typeof t === 'number' ? at : null);
+      window.__ctl.view = v; window.__ctl.render(); }""", v)
+    assert page.locator(".timer[data-deadline]").count() >= 1
+    page.wait_for_timeout(1_500)
+    assert not [t for t in page.evaluate("() => [...window.__said, ...window.__urgent]") if "초 남았어요" in t]
+
+
+def test_the_focus_stays_on_the_table_after_a_penalty_pick_is_confirmed(new_page: Any) -> None:
+    """A11y audit: after [확정] the button became text and the hand's cards
+    were disabled: the focus fell to <body>, and every turn began there (8
+    of 8 turns). It rests on the line that says what now; the next turn
+    gives it to the hand. Rows that cannot be chosen are no Tab stop."""
+    page = new_page(width=1100, height=900)
+    v = engine_view("penalty_rows", 4, seed=4)
+    render(page, "penalty", "penalty_rows", v)
+    low = min(c["card"] if isinstance(c, dict) else c for c in v["hand"])
+    press_on(page, f'.pr-hand .card[data-card="{low}"]')
+    press_on(page, '.pr-row[data-row="2"]')
+    page.locator('[data-act="confirm"]').focus()
+    assert page.evaluate(FOCUSED)["act"] == "confirm"
+    confirmed = {**v, "confirmed": [True, False, False, False], "selection": {"card": low, "row": 2}}
+    page.evaluate("v => { window.__ctl.view = v; window.__ctl.render(); }", confirmed)
+    at = page.evaluate("() => document.activeElement.dataset.state || document.activeElement.tagName")
+    assert at == "confirmed", at
+    assert page.evaluate("() => [...document.querySelectorAll('.pr-row')].map((r) => r.tabIndex)") == [-1] * 4
+    assert page.locator('.pr-row[aria-disabled="true"]').count() == 4
+    # the next turn: the hand has the focus again
+    page.evaluate("v => { window.__ctl.tableState = {}; window.__ctl.view = v; window.__ctl.render(); }",
+                  {**v, "turn_key": (v.get("turn_key") or 0) + 1})
+    assert page.evaluate(FOCUSED)["card"] is not None
+
+
+SAY = """async () => { window.__say = (await import('./js/game.js')).sayChanges; window.__say(window.__ctl, true); }"""
+REDRAW_SAY = "v => { window.__ctl.view = v; window.__ctl.render(); window.__say(window.__ctl); }"
+
+
+def test_what_the_table_says_reads_as_words(new_page: Any) -> None:
+    """A11y audit: 줄줄이 벌점's reveal was said "지난 회차 공개벌점키보드2: 20
+    → 2번 줄에 이어 놓음 시간 초과봇3 …"; One Card's cards as their glyphs
+    ("♥K", "맨 위 카드 ♥6"); a game's end as "게임이 끝났어요." without who
+    won; 하카 카드's pick (what it makes, RULES.md 3.5) not at all."""
+    page = new_page(width=1100, height=900)
+    listen_said(page)
+    # 줄줄이 벌점: a turn revealed (RULES.md 2.3), each placement a sentence
+    e = new_engine("penalty_rows", 4, seed=4)
+    render(page, "penalty", "penalty_rows", dict(e.view(0)))
+    page.evaluate(SAY)
+    for seat in range(4):
+        v = e.view(seat)
+        card = min(c if isinstance(c, int) else c["card"] for c in v["hand"])
+        assert e.apply(10, seat, {"type": "select", "card": card, "row": 1}).ok
+        assert e.apply(10, seat, {"type": "confirm"}).ok
+    assert e.apply(15_000).ok  # the reveal placed (RULES.md 2.3)
+    page.evaluate(REDRAW_SAY, dict(e.view(0)))
+    page.wait_for_function("() => window.__said.some((t) => t.includes('지난 회차 공개'))")
+    said = next(t for t in page.evaluate("() => window.__said") if "지난 회차 공개" in t)
+    assert said.startswith("지난 회차 공개. "), said
+    assert re.search(r"\. 봇2 \(어려움\)", said) or re.search(r"\. 나", said), said
+    # One Card: the top card by its name; the game's end says who won (RULES.md 1.8)
+    v = engine_view("onecard", 2)
+    render(page, "onecard", "onecard", v)
+    top = page.locator(".top-card").get_attribute("aria-label")
+    assert re.fullmatch(r"맨 위 카드 (스페이드|하트|다이아몬드|클로버) (10|[2-9AJQK])|맨 위 카드 .+ 조커", top or ""), top
+    page.evaluate(SAY)
+    page.evaluate("() => window.__said.splice(0)")
+    page.evaluate(REDRAW_SAY, {**v, "finished": True, "winners": [1], "ended_by": "win", "hand_counts": [3, 0]})
+    page.wait_for_function("() => window.__said.length > 0")
+    title = page.locator(".result-title").inner_text()
+    assert title in " ".join(page.evaluate("() => window.__said")), (title, page.evaluate("() => window.__said"))
+    # 하카 카드: a card picked says what the pick is
+    h = new_engine("hakka", 4)
+    render(page, "hakka", "hakka", dict(h.view(0)))
+    page.evaluate(SAY)
+    page.evaluate("() => window.__said.splice(0)")
+    page.locator(".hk-hand .card").first.click()
+    page.evaluate("() => window.__say(window.__ctl)")
+    page.wait_for_function("() => window.__said.length > 0")
+    preview = page.locator(".hk-actions, .hk-dock, .table").locator("p.effect").first.inner_text()
+    assert preview in " ".join(page.evaluate("() => window.__said")), preview
+
+
+def test_quick_match_by_keyboard_keeps_the_focus(new_page: Any) -> None:
+    """A11y audit: Enter on 빠른 대전 disabled the button under the focus,
+    which fell to <body>; the queue's banner (a status inserted with its
+    words) went unsaid and its 취소 was many Tabs away. The focus goes to
+    취소, and the queue is said."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "키보드대기")
+    listen_said(page)
+    press_on(page, '.game-card[data-game="penalty_rows"] [data-act="quick"]')
+    page.wait_for_selector(".banner.queue")
+    assert page.evaluate("() => document.activeElement.closest('.banner.queue') !== null"), \
+        page.evaluate("() => document.activeElement.outerHTML")
+    assert page.evaluate("() => document.activeElement.textContent") == "취소"
+    page.wait_for_function("() => window.__said.some((t) => t.startsWith('줄줄이 벌점 ') && t.includes('상대를 찾고 있어요'))")
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".banner.queue", state="detached")
+    # and back where it was pressed
+    page.wait_for_function("() => document.activeElement.dataset.act === 'quick'")
+    assert page.evaluate("() => document.activeElement.closest('.game-card').dataset.game") == "penalty_rows"
+
+
+def test_a_watched_game_opens_with_its_heading_focused(new_page: Any) -> None:
+    """A11y audit: 관전 (and 다시 보기) opened with the focus on <body>:
+    their table is drawn later, into a box of their own, and the screen's
+    heading was looked for only in the first draw."""
+    player = new_page(width=1100, height=900)
+    sign_in(player, "보이는사람")
+    gid = quick_match(player, "onecard", seats=2)
+    fan = new_page(width=1100, height=900)
+    sign_in(fan, "키보드관전")
+    row = fan.locator(f'.live tr[data-game-id="{gid}"] [data-act="watch"]')
+    row.wait_for(timeout=20_000)
+    row.focus()
+    fan.keyboard.press("Enter")
+    fan.wait_for_selector(f'section.page.watch[data-game-id="{gid}"] section.table', timeout=20_000)
+    fan.wait_for_function("() => document.activeElement.tagName === 'H1'", timeout=5_000)
+    assert fan.evaluate("() => document.activeElement.closest('section.page.watch') !== null")
+
+
+def test_the_hosts_own_room_changes_are_said(new_page: Any) -> None:
+    """A11y audit: 봇 넣기, 빼기 and 인원 changed the seat list silently
+    (a friend coming is a toast, said; the host's own change was not), and
+    a seat read "1 키보드 방장 나"."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "키보드방장")
+    page.locator('.game-card[data-game="penalty_rows"] [data-act="create"]').click()
+    page.wait_for_selector("#room-code")
+    listen_said(page)
+    page.locator('select[name="bot-level"]').select_option("hard")
+    press_on(page, '[data-act="add-bot"]')
+    page.wait_for_function("() => window.__said.some((t) => t.startsWith('봇 (어려움)을 넣었어요.'))")
+    said = page.evaluate("() => window.__said")
+    seats = page.evaluate("() => window.ttanjit.state.room.seats")
+    assert f"봇 (어려움)을 넣었어요. 빈자리 {seats - 2}개예요." in said, said
+    press_on(page, '.seat.bot button')
+    page.wait_for_function(f"() => window.__said.includes('2번 자리 봇을 뺐어요. 빈자리 {seats - 1}개예요.')")
+    page.locator('select[name="seats"]').select_option("2")
+    page.wait_for_function("() => window.__said.includes('인원을 2명으로 바꿨어요. 빈자리 1개예요.')")
+    name = page.locator('.seat[data-seat="0"]').evaluate("e => e.textContent")
+    assert name.startswith("1번 자리:키보드방장"), name

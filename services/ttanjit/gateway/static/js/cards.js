@@ -24,6 +24,14 @@ export function ocSpoken(code) {
   return c.joker ? JOKER_NAME[code] : `${SUIT_NAME[c.suit]} ${c.rank}`;
 }
 
+/** Text as it is to be read out: One Card's cards written with a suit's
+ * sign (the log, a pick's effect: "♥K · 한 번 더") named as ocSpoken does
+ * ("하트 K"): a screen reader said them as the glyph or nothing (a11y audit). */
+export function spokenCards(text) {
+  const name = Object.fromEntries(Object.entries(SUIT_SYMBOL).map(([k, sym]) => [sym, SUIT_NAME[k]]));
+  return text.replace(/([♠♥♦♣])(10|[2-9AJQK])/g, (_, sym, rank) => `${name[sym]} ${rank}`);
+}
+
 /** A card's element: a button to press, or — given ``shown: true``, a card
  * only shown (the pile, a row, a trick, a reveal) — an image with its name
  * (a button that did nothing was read out as "버튼" and listed among the

@@ -11,6 +11,7 @@ import { h, mount, button, toast, announce } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import * as clock from "./clock.js";
+import { spokenCards } from "./cards.js";
 import { state, GAMES, botName, josa, fewestWin, scoreText } from "./state.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
@@ -553,11 +554,13 @@ export function showGame(root, id) {
 }
 
 /** Shared pieces of the three tables. */
-export function timerEl(ctl, gameT, totalMs = null) {
+export function timerEl(ctl, gameT, totalMs = null, mine = false) {
   const at = ctl.at(gameT);
   if (at === null || ctl.view?.paused) return h("span.timer.none");
-  // not read out: it changes every second (the turn's start is said instead)
-  return h("span.timer", { dataset: { deadline: String(at), ...(totalMs ? { total: String(totalMs) } : {}) },
+  // not read out: it changes every second (the turn's start is said
+  // instead); my own move's, at 10 and 5 seconds left (clock.js warn)
+  const warn = mine && !ctl.replay && !ctl.spectator ? { warn: "1" } : {};
+  return h("span.timer", { dataset: { deadline: String(at), ...(totalMs ? { total: String(totalMs) } : {}), ...warn },
     title: "남은 시간", "aria-hidden": "true" }, h("span.secs", {}, ""), "초");
 }
 
@@ -605,7 +608,13 @@ export function sayChanges(ctl, quiet = false) { // quiet: only note what is sho
     if (el.hidden) continue;
     const c = el.cloneNode(true);
     for (const x of c.querySelectorAll('[aria-hidden="true"]')) x.remove();
-    const t = c.textContent.replace(/\s+/g, " ").trim();
+    // a heading's or a list item's end is a pause (줄줄이 벌점's reveal was
+    // said "…공개벌점키보드2: 20 → 2번 줄에 이어 놓음 시간 초과봇3…": a11y audit)
+    for (const x of c.querySelectorAll("h2, h3, h4, li, p")) {
+      if (!/[.!?…:]\s*$/.test(x.textContent)) x.append(".");
+      x.append(" ");
+    }
+    const t = spokenCards(c.textContent.replace(/\s+/g, " ").trim());
     if (t) now[el.dataset.say] = now[el.dataset.say] ? `${now[el.dataset.say]} ${t}` : t;
   }
   const said = ctl.said || {};
@@ -667,6 +676,9 @@ export function resultsPanel(ctl, rows, title = "게임 결과") {
   // offered 한 판 더, refused: trial finding)
   const abandoned = (ctl.final?.info?.ended_by || ctl.view?.ended_by) === "abandoned";
   if (canRematch && !abandoned && !ctl.rematch) ctl.askRematchState?.();
+  // the result's line is said with the game's end (it said "게임이 끝났어요."
+  // and not who won: a11y audit)
+  for (const r of rows.flat()) if (r?.classList?.contains("result-title")) r.dataset.say = "result";
   return h("section.results", { role: "region", "aria-label": title },
     h("h2", { tabindex: -1 }, title),
     rows,

@@ -165,7 +165,8 @@ export function render(ctl, root) {
   // following, a pick of another size can neither beat nor be discarded
   // (RULES.md 3.6: as many cards as the lead; it said "엎어서 버리기만 돼요")
   const what = kind ? KIND[kind] + (kind === "single" ? "" : ` ${st.sel.length}장`) : "패턴이 아니에요";
-  const preview = st.sel.length ? h("p.effect", {}, `${st.sel.map(hkName).join(" · ")} — ${what}${
+  // said as the pick changes (a reader built runs and sets blind: a11y audit)
+  const preview = st.sel.length ? h("p.effect", { dataset: { say: "effect" } }, `${st.sel.map(hkName).join(" · ")} — ${what}${
     size && st.sel.length !== size ? ` (${size}장을 골라야 꺾거나 엎어서 버릴 수 있어요)` : !kind && size ? " (엎어서 버리기만 돼요)" : ""}`)
     : myTurn && v.phase === "playing" ? h("p.effect", { "aria-hidden": "true" }) : null;
 
@@ -204,7 +205,7 @@ export function render(ctl, root) {
     seats, elderRow, tableEl,
     // for sayChanges only (aria-hidden: the table above shows the same to a reader who looks)
     h("p.visually-hidden", { dataset: { say: "log" }, "aria-hidden": "true" }, lastLine(ctl, v)),
-    h("p.oc-status", { dataset: { say: "status" } }, status, myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null),
+    h("p.oc-status", { dataset: { say: "status" } }, status, myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms, true)] : null),
     // the call's explanation above; the buttons and the hand stay at the
     // bottom of the screen while the table scrolls (on a 360×740 phone they
     // were below the fold when following a lead: trial finding); a refusal

@@ -1,6 +1,6 @@
 // The lobby: guest sign-in with a nickname, quick match per game and table
 // size, private rooms by code, ratings, links to each game's rules.
-import { h, mount, button, toast } from "./ui.js";
+import { h, mount, button, toast, announce } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import { state, GAMES, LEVELS, roomCode } from "./state.js";
@@ -34,9 +34,12 @@ export function showLobby(root) {
     // under way is offered back by the banner instead (trial nitpick: 빠른
     // 대전 stayed pressable mid-game)
     const busy = lobbyBusy();
-    for (const b of [...games.querySelectorAll('[data-act="quick"], [data-act="create"]'), ...join.querySelectorAll("button")]) {
-      b.disabled = busy;
-    }
+    const held = [...games.querySelectorAll('[data-act="quick"], [data-act="create"]'), ...join.querySelectorAll("button")];
+    // the button pressed, disabled now: the focus goes to what the player
+    // may do next (the queue's 취소, the banner's way back), not to the page
+    // (a11y audit: 빠른 대전 left it on <body>, 취소 many Tabs away)
+    const lost = busy && held.includes(document.activeElement);
+    for (const b of held) b.disabled = busy;
     join.querySelector(".late-slot").replaceChildren(...[lateLine()].filter(Boolean));
     page = h("section.page.lobby", {},
       h("h1.visually-hidden", {}, "로비"),
@@ -49,6 +52,11 @@ export function showLobby(root) {
       ratingsBox(),
       accountBox(render));
     mount(root, page);
+    if (lost) {
+      const next = page.querySelector(".banner button:not([disabled])") || page.querySelector("h1");
+      if (next.tagName === "H1") next.tabIndex = -1;
+      next.focus();
+    }
   };
   render();
   unsubs.push(state.on("queue", render), state.on("ratings", render), state.on("playing", render),
@@ -158,14 +166,20 @@ function roomBanner() {
 function queueBanner() {
   if (!state.queue) return null;
   const name = GAMES[state.queue.game]?.name || state.queue.game;
-  return h("div.banner.queue", { role: "status" },
+  // (said by quick(): a status inserted with its words is often not read)
+  return h("div.banner.queue", {},
     h("span.spinner", { "aria-hidden": "true" }),
     `${name} ${state.queue.seats}인 상대를 찾고 있어요…`,
     button("취소", async () => {
+      const game = state.queue.game;
       const f = await net.ask({ type: "cancel_queue" }, ["queue_cancelled"], toast);
       if (f?.code === "not_queued" && state.queue) { // e.g. shown while asked again (main.js queueAgain)
         state.queue = null;
         state.emit("queue");
+      }
+      // the banner gone with the focus: back to the game's 빠른 대전
+      if (!state.queue && document.activeElement === document.body) {
+        document.querySelector(`.game-card[data-game="${game}"] [data-act="quick"]`)?.focus();
       }
     }));
 }
@@ -183,7 +197,8 @@ function gameCard(g) {
   const quick = async () => {
     const seats = Number(seatSel.value);
     state.queueLevel = levelSel.value; // asked again after a lost connection (main.js requeue)
-    await net.ask({ type: "queue", game: g, seats, level: levelSel.value }, ["queued", "matched"], toast);
+    const f = await net.ask({ type: "queue", game: g, seats, level: levelSel.value }, ["queued", "matched"], toast);
+    if (f?.type === "queued") announce(`${meta.name} ${seats}인 상대를 찾고 있어요. 취소할 수 있어요.`);
   };
   const create = async () => {
     await net.ask({ type: "room_create", game: g, seats: Number(seatSel.value) }, ["room"], toast);

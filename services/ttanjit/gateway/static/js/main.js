@@ -93,12 +93,15 @@ function updateHeader() {
   // connected once, each try again is "다시 연결 중…" (it went 다시 연결 중… /
   // 연결 중… / 다시 연결 중… over one lost connection: trial nitpick)
   const connecting = net.welcome ? "다시 연결 중…" : "연결 중…";
-  n.textContent = { open: "연결됨", connecting, closed: "다시 연결 중…", replaced: "다른 곳에서 접속함", idle: "" }[net.state] || "";
+  let text = { open: "연결됨", connecting, closed: "다시 연결 중…", replaced: "다른 곳에서 접속함", idle: "" }[net.state] || "";
   // moves kept to send once connected: said where the connection is (the
   // table went on saying 내 차례예요 with nothing to show one waits: trial)
   if ((net.state === "closed" || net.state === "connecting") && net.pending.size) {
-    n.textContent += ` · 보낼 수 ${net.pending.size}개`;
+    text += ` · 보낼 수 ${net.pending.size}개`;
   }
+  // (role=status: rewritten at each move's pending change, "연결됨" may
+  // be said again after every move: a11y audit)
+  if (n.textContent !== text) n.textContent = text;
   // another tab took this player over: this one waits until asked to go on
   // here (it takes the player back; the other tab then waits in turn)
   const here = document.getElementById("use-here");

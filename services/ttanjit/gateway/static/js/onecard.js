@@ -8,7 +8,7 @@
 // seed says players find them.
 import { josa } from "./state.js";
 import { h, mount, button, announce as say, focusHome } from "./ui.js";
-import { ocCard, ocName, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack, selectionAfter } from "./cards.js";
+import { ocCard, ocName, ocSpoken, ocParse, ocSort, SUIT_SYMBOL, SUIT_NAME, cardBack, selectionAfter } from "./cards.js";
 import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, OUT_LINE, seatBadges, takenOverBar, meMark, isMine,
   tookOverMark, noWinnerTitle } from "./game.js";
 import * as clock from "./clock.js";
@@ -95,7 +95,7 @@ export function render(ctl, root) {
           : gone && v.turn === me ? "봇이 내 자리에서 하는 차례예요."
             : autoOn && v.turn === me ? "자동 진행이 내 차례를 대신하고 있어요."
             : v.turn !== null ? `${seatName(ctl, v.turn)}의 차례예요.` : "",
-    myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms)] : null);
+    myTurn ? [" ", timerEl(ctl, v.deadline, v.turn_ms, true)] : null);
 
   const sel = st.sel;
   const effect = h("p.effect", { dataset: { say: "effect" } }, sel.length ? effectText(sel, v) : (myTurn ? "낼 카드를 눌러 골라요. 같은 숫자는 여러 장 함께 고를 수 있어요." : ""));
@@ -189,7 +189,7 @@ function lastPlay(st, v) {
   if (lp && lp.cards[lp.cards.length - 1] === v.top && lp.cards.length > 1 && lp.cards.every(onPile)) {
     return lp.cards.map((c, i) => ocCard(c, { shown: true, class: i === lp.cards.length - 1 ? "top-card" : "under" }, i + 1));
   }
-  return [ocCard(v.top, { shown: true, class: "top-card", "aria-label": `맨 위 카드 ${ocName(v.top)}` })];
+  return [ocCard(v.top, { shown: true, class: "top-card", "aria-label": `맨 위 카드 ${ocSpoken(v.top)}` })];
 }
 
 function toggle(ctl, code) {

@@ -99,7 +99,9 @@ export function render(ctl, root) {
     }
     // its name says what a player decides by: the cards, the end, 장 · 벌점 (a11y trial: only "2번 줄")
     const pen = r.penalty ?? cards.reduce((s, c) => s + prPenalty(c), 0);
-    return h("div.pr-row", { class: chosen ? "chosen" : "", role: "button", tabindex: 0, "aria-pressed": String(chosen),
+    // a stop for the keyboard only while it can be chosen (4 dead stops after 확정: a11y audit)
+    return h("div.pr-row", { class: chosen ? "chosen" : "", role: "button", tabindex: selecting ? 0 : -1,
+      "aria-pressed": String(chosen), "aria-disabled": String(!selecting),
       "aria-label": `${r.row}번 줄: ${cards.join(", ")}, 끝 ${cards[cards.length - 1]}, ${cards.length}장 벌점 ${pen}`, dataset: { row: r.row },
       onclick: () => { if (selecting && !ctl.holdRender) choose(ctl, st.card, r.row); },
       onkeydown: (e) => {
@@ -119,7 +121,7 @@ export function render(ctl, root) {
     const sel = v.selection;
     // the bot's 확정 when a bot plays my seat ("확정했어요" told a player who left: trial nitpick)
     const who = botTookOver(v, me) ? "봇이 내 자리에서 확정했어요." : sel ? `${sel.card} → ${sel.row}번 줄로 확정했어요.` : "확정했어요.";
-    action = h("div.pr-action", {}, h("p.muted", { dataset: { state: "confirmed", say: "status" } },
+    action = h("div.pr-action", {}, h("p.muted", { dataset: { state: "confirmed", say: "status", focusRest: "" } },
       `${who} 다른 사람을 기다리고 있어요…`));
   } else if (selecting) {
     let pv = null;
@@ -145,7 +147,7 @@ export function render(ctl, root) {
   const log = h("div#pr-log.pr-log", { dataset: { say: "log" } }, lastReveal(ctl, names));
 
   const dockTimer = v.phase === "select" && !v.finished && !ctl.replay
-    ? h("div.dock-timer", {}, "남은 시간 ", timerEl(ctl, v.deadline, v.select_ms)) : null;
+    ? h("div.dock-timer", {}, "남은 시간 ", timerEl(ctl, v.deadline, v.select_ms, selecting)) : null;
   const mine = (v.hand || []).length > 0;
   // the seat strip stays where it was swiped to: every update redraws it
   // (it went back to the start at each 확정: trial finding)

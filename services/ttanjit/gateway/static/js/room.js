@@ -1,8 +1,8 @@
 // The private room (대기방): its code, seats, bots and their levels, the
 // host's options, start and leave (docs/websocket.md §3, §7).
-import { h, mount, button, toast } from "./ui.js";
+import { h, mount, button, toast, announce } from "./ui.js";
 import { net } from "./net.js";
-import { state, GAMES, LEVELS } from "./state.js";
+import { state, GAMES, LEVELS, josa } from "./state.js";
 import * as store from "./store.js";
 
 let unsub = null;
@@ -17,10 +17,17 @@ export function endBadge(options) {
 /** A room request; refused (or unanswered), the room is drawn again as it
  * is: a refused 인원 left its list on the count refused, over the seats as
  * they were (rooms audit). */
-async function send(frame, types = ["room"]) {
+async function send(frame, types = ["room"], said = null) {
   const f = await net.ask(frame, types, toast);
   if ((!f || f.type === "error") && location.hash.startsWith("#/room")) state.emit("room");
+  // the host's own change said (a bot put in changed the list silently: a11y audit)
+  if (f?.type === "room" && said) announce(`${said} ${seatsLeft(f.room)}`);
   return f;
+}
+
+function seatsLeft(room) {
+  const empty = room.seats - (room.members || []).filter((m) => m.kind !== "empty").length;
+  return empty > 0 ? `빈자리 ${empty}개예요.` : "자리가 다 찼어요.";
 }
 
 export function showRoom(root) {
@@ -43,10 +50,12 @@ function roomView(room) {
   for (let s = 0; s < room.seats; s++) {
     const m = bySeat.get(s);
     seats.push(h("li.seat", { class: m ? m.kind : "empty", dataset: { seat: s } },
-      h("span.seat-no", {}, `${s + 1}`),
+      // read "1번 자리: 철수 방장 나", not "1 철수 방장 나" (a11y audit)
+      h("span.seat-no", {}, `${s + 1}`, h("span.visually-hidden", {}, "번 자리:")),
       !m ? h("span.muted", {}, "빈자리")
         : m.kind === "bot" ? [h("span.name", {}, `봇 (${LEVELS[m.level] || m.level})`),
-          isHost ? button("빼기", () => send({ type: "room_remove_bot", seat: s }), { class: "small", "aria-label": `빼기: ${s + 1}번 자리 봇` }) : null]
+          isHost ? button("빼기", () => send({ type: "room_remove_bot", seat: s }, ["room"], `${s + 1}번 자리 봇을 뺐어요.`),
+            { class: "small", "aria-label": `빼기: ${s + 1}번 자리 봇` }) : null]
           : [h("span.name", {}, m.nickname || "손님"),
             m.player === room.host ? h("span.badge", {}, "방장") : null,
             m.player === state.player ? h("span.badge.me", {}, "나") : null,
@@ -146,7 +155,8 @@ function hostControls(room, empty) {
     Object.entries(LEVELS).map(([k, v]) => h("option", { value: k, selected: k === saved }, v)));
   return h("div.row.host", {},
     level,
-    button("봇 넣기", () => send({ type: "room_add_bot", level: level.value }), { disabled: empty <= 0, dataset: { act: "add-bot" } }));
+    button("봇 넣기", () => send({ type: "room_add_bot", level: level.value }, ["room"],
+      `${josa(`봇 (${LEVELS[level.value]})`, "을/를")} 넣었어요.`), { disabled: empty <= 0, dataset: { act: "add-bot" } }));
 }
 
 function optionsSummary(room, isHost) {
@@ -161,7 +171,8 @@ function optionsSummary(room, isHost) {
   if (meta.seats.length > 1) {
     items.push(h("label.opt", {}, "인원",
       h("select", { name: "seats", disabled: !isHost,
-        onchange: (e) => send({ type: "room_options", seats: Number(e.target.value) }) },
+        onchange: (e) => send({ type: "room_options", seats: Number(e.target.value) }, ["room"],
+          `인원을 ${e.target.value}명으로 바꿨어요.`) },
       meta.seats.map((n) => h("option", { value: n, selected: room.seats === n }, `${n}명`)))));
   }
   if (room.game === "onecard") items.push(choice("제한 시간", "turn_ms", [30000, 45000], (v) => `${v / 1000}초`));

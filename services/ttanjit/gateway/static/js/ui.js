@@ -68,7 +68,13 @@ function refocus(root, mark) {
     el = peers[Math.min(mark.at, peers.length - 1)];
   }
   el?.focus({ preventScroll: true });
-  if (!el) focusHome(root);
+  // else the hand; a hand with nothing to press (줄줄이 벌점's after 확정)
+  // leaves it on the line that says what now (data-focus-rest): it fell to
+  // the page, and each turn began there (a11y audit)
+  if (!el && !focusHome(root)) {
+    const rest = root.querySelector("[data-focus-rest]");
+    if (rest) { rest.tabIndex = -1; rest.focus({ preventScroll: true }); }
+  }
 }
 
 /** Focus the first control of ``root``'s ``[data-focus-home]`` (a table's
@@ -129,7 +135,8 @@ export function mount(root, ...children) {
   append(root, children);
   refocus(root, mark);
   rove(root);
-  if (headingDue && root.id === "app") focusHeading(root);
+  // (a 관전 or 다시 보기 screen draws its table into a box of its own, later)
+  if (headingDue && (root.id === "app" || root.closest?.("#app"))) focusHeading(app());
   return root;
 }
 

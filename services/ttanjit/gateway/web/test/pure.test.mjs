@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import { cannotGo, effectText, logLine, refusalText } from "../../static/js/onecard_text.js";
-import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter } from "../../static/js/cards.js";
+import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter, spokenCards } from "../../static/js/cards.js";
 import { placeMs, REVEAL_MS } from "../../static/js/anim.js";
 import { placeText, josa, num, signed, scoreText, progressText, boardLine, roomNews } from "../../static/js/state.js";
 
@@ -238,4 +238,11 @@ test("One Card's log notes no effect of a last card (RULES.md 1.6: it wins, its 
   const name = (s) => ["나래", "민수"][s];
   assert.equal(logLine({ type: "played", seat: 1, cards: ["KC"], suit: "C", pending: 0, left: 0 }, name, 0, {}).text, "민수: ♣K");
   assert.equal(logLine({ type: "played", seat: 1, cards: ["7C"], suit: "C", pending: 0, left: 0 }, name, 0, {}).text, "민수: ♣7");
+});
+
+test("One Card's cards in a line to be said are named, not a suit's sign (a11y audit)", () => {
+  assert.equal(spokenCards("봇2 (보통): ♠7 ♣7 · 무늬 → 스페이드"), "봇2 (보통): 스페이드 7 클로버 7 · 무늬 → 스페이드");
+  assert.equal(spokenCards("키보드원: ♥K · 한 번 더"), "키보드원: 하트 K · 한 번 더");
+  assert.equal(spokenCards("♦10 · ♣A: 공격 3장"), "다이아몬드 10 · 클로버 A: 공격 3장");
+  assert.equal(spokenCards("흑백 조커 · 줄줄이 벌점 10"), "흑백 조커 · 줄줄이 벌점 10");
 });
