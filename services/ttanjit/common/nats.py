@@ -353,11 +353,28 @@ async def subscribed(nc: Client) -> None:
     await nc.flush()
 
 
+class NatsTaken(RuntimeError):
+    """A stream of ours on this NATS account serves another prefix's
+    subjects: another release's (docs/protocol.md 5)."""
+
+
 async def _stream(js: JetStreamContext, cfg: StreamConfig) -> None:
     try:
         await js.add_stream(cfg)
     except BadRequestError:
-        await js.update_stream(cfg)  # exists with other settings: converge
+        # exists with other settings: converge — but never onto other
+        # subjects: the names do not change with the prefix, and a second
+        # release with its own prefix moved the first one's record stream
+        # to its subjects (every append of the first then had no stream,
+        # no move accepted: operator audit)
+        have = (await js.stream_info(cfg.name)).config.subjects or []
+        if sorted(have) != sorted(cfg.subjects or []):
+            raise NatsTaken(
+                f"stream {cfg.name} on this NATS account serves {', '.join(have)}, not "
+                f"{', '.join(cfg.subjects or [])}: another release uses this account (its "
+                "streams and buckets have the same names whatever the prefix); give each "
+                "release a NATS account of its own (its user in TTANJIT_NATS_URL)") from None
+        await js.update_stream(cfg)
 
 
 async def _bucket(js: JetStreamContext, cfg: KeyValueConfig) -> KeyValue:
