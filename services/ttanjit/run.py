@@ -215,8 +215,12 @@ def prometheus_targets(env: dict[str, str]) -> list[dict[str, Any]]:
     """Every process's ``/metrics`` as a Prometheus ``file_sd_configs``
     file (``var/prometheus-targets.json``, written at each start): a local
     Prometheus follows the ports a run picked without a config change."""
+    # labelled as the chart's ServiceMonitors label them (job = the
+    # component, pod = the process), which the alerts and the per-pod
+    # panels go by: one job "ttanjit" for all left TtanjitShardDown unable
+    # to fire and "Games live by shard" one line (operator audit)
     return [{"targets": [f"127.0.0.1:{env[f'TTANJIT_{key}_METRICS_PORT']}"],
-             "labels": {"job": "ttanjit", "instance": name,
+             "labels": {"job": name.split("-")[0], "instance": name, "pod": name,
                         "service": name.split("-")[0]}}
             for name, key in METRICS]
 

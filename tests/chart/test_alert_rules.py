@@ -70,6 +70,12 @@ CASES = {
                 "0x200"),
          series("kube_deployment_spec_replicas", 'deployment="other-api"', "3x200"),
          series("kube_deployment_status_replicas_available", 'deployment="other-api"', "0x200"),
+         # nor another team's that ends in "gateway" (a critical page for
+         # Istio: operator audit)
+         series("kube_deployment_spec_replicas", 'deployment="istio-ingressgateway"', "2x200",
+                "istio-system"),
+         series("kube_deployment_status_replicas_available", 'deployment="istio-ingressgateway"',
+                "0x200", "istio-system"),
          series("kube_deployment_spec_replicas", 'deployment="ttanjit-gateway"', "1x200",
                 "staging"),
          series("kube_deployment_status_replicas_available", 'deployment="ttanjit-gateway"',
@@ -94,7 +100,10 @@ CASES = {
         [series("up", 'job="shard",pod="ttanjit-shard-1",instance="10.0.0.2:9090"', "1 1 0x18"),
          # a gateway down is not a shard down
          series("up", 'job="gateway",pod="ttanjit-gateway-x",instance="10.0.0.3:8080"', "0x20")],
-        [series("up", 'job="shard",pod="ttanjit-shard-0",instance="10.0.0.1:9090"', "1x200")],
+        [series("up", 'job="shard",pod="ttanjit-shard-0",instance="10.0.0.1:9090"', "1x200"),
+         # another team's database shards are not ours (operator audit)
+         series("up", 'job="mongodb-shard",pod="mongodb-shard0",instance="10.0.0.9:9216"', "0x200",
+                "db")],
         "2m",
         [{"job": "shard", "pod": "ttanjit-shard-1", "instance": "10.0.0.2:9090"}],
     ),
@@ -105,7 +114,9 @@ CASES = {
         [series("kube_statefulset_replicas",
                 'job="kube-state-metrics",statefulset="ttanjit-shard"', "3x200"),
          series("kube_statefulset_status_replicas_ready",
-                'job="kube-state-metrics",statefulset="ttanjit-shard"', "2x200")],
+                'job="kube-state-metrics",statefulset="ttanjit-shard"', "2x200"),
+         series("kube_statefulset_status_replicas_updated",
+                'job="kube-state-metrics",statefulset="ttanjit-shard"', "3x200")],
         [{"series": 'kube_statefulset_replicas{namespace="staging",statefulset="ttanjit-shard"}',
           "values": "2x200"},
          {"series": 'kube_statefulset_status_replicas_ready{namespace="staging",'
@@ -113,8 +124,33 @@ CASES = {
          {"series": 'kube_statefulset_replicas{namespace="staging",statefulset="other-db"}',
           "values": "3x200"},
          {"series": 'kube_statefulset_status_replicas_ready{namespace="staging",'
-                    'statefulset="other-db"}', "values": "0x200"}],
+                    'statefulset="other-db"}', "values": "0x200"},
+         # another team's "…-shard0" (operator audit), and a roll of 10
+         # shards for 15 minutes (one always draining or starting: longer
+         # than 5 minutes) — a roll stuck is TtanjitShardRolloutStuck's
+         *(series(name, 'statefulset="mongodb-shard0"', v, "db") for name, v in (
+             ("kube_statefulset_replicas", "3x200"), ("kube_statefulset_status_replicas_ready", "0x200"),
+             ("kube_statefulset_status_replicas_updated", "3x200"))),
+         *(series(name, 'statefulset="prod-ttanjit-shard"', v, "rolling") for name, v in (
+             ("kube_statefulset_replicas", "10x200"),
+             ("kube_statefulset_status_replicas_ready", "9x60 10x140"),
+             ("kube_statefulset_status_replicas_updated", "1x20 4x20 7x20 10x140")))],
         "6m",
+        [{"statefulset": "ttanjit-shard"}],
+        "1",
+    ),
+    "TtanjitShardRolloutStuck": Case(
+        # 2 of 3 updated, the third not ready for good (its new Pod crash-loops)
+        [series("kube_statefulset_replicas", 'statefulset="ttanjit-shard"', "3x200"),
+         series("kube_statefulset_status_replicas_ready", 'statefulset="ttanjit-shard"', "2x200"),
+         series("kube_statefulset_status_replicas_updated", 'statefulset="ttanjit-shard"', "2x200")],
+        # a roll that ends in 10 minutes (shards not ready with no roll are
+        # TtanjitShardsNotReady's: its case)
+        [*(series(name, 'statefulset="ttanjit-shard"', v, "upgrading") for name, v in (
+            ("kube_statefulset_replicas", "3x200"),
+            ("kube_statefulset_status_replicas_ready", "2x40 3x160"),
+            ("kube_statefulset_status_replicas_updated", "1x20 2x20 3x160")))],
+        "31m",
         [{"statefulset": "ttanjit-shard"}],
         "1",
     ),
@@ -150,7 +186,10 @@ CASES = {
     "TtanjitRecordAppendFailing": Case(
         [series("ttanjit_shard_record_append_failures_total", 'pod="ttanjit-shard-0"',
                 "0x4 1+1x200")],
-        [series("ttanjit_shard_record_append_failures_total", 'pod="ttanjit-shard-1"', "0x200")],
+        # one failure (a stream leader changing, or before: a stale owner's
+        # fenced append after a failover) pages nobody (operator audit)
+        [series("ttanjit_shard_record_append_failures_total", 'pod="ttanjit-shard-1"', "0x200"),
+         series("ttanjit_shard_record_append_failures_total", 'pod="ttanjit-shard-2"', "0x4 1x196")],
         "5m",
         [{"pod": "ttanjit-shard-0"}],
     ),
@@ -261,7 +300,7 @@ def healthy_case() -> dict[str, Any]:
     return {"name": "healthy", "interval": "15s",
             "input_series": [s for case in CASES.values() for s in case.healthy],
             "alert_rule_test": [{"eval_time": f"{m}m", "alertname": a, "exp_alerts": []}
-                                for a in rules() for m in (5, 25)]}
+                                for a in rules() for m in (5, 25, 45)]}  # (past the longest `for`)
 
 
 def run(promtool: Path, *args: str) -> subprocess.CompletedProcess[str]:

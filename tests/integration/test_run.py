@@ -154,6 +154,10 @@ async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) ->
         assert printed["gateway"] == f"127.0.0.1:{env['TTANJIT_GW_METRICS_PORT']}"
         sd = json.loads((tmp_path / "var" / "prometheus-targets.json").read_text())
         assert {t["labels"]["instance"]: t["targets"][0] for t in sd} == printed
+        # labelled as the chart's ServiceMonitors: what the alerts match (up{job="shard"}, by pod)
+        assert {t["labels"]["pod"]: t["labels"]["job"] for t in sd} == {
+            "gateway": "gateway", "matchmaker-1": "matchmaker", "matchmaker-2": "matchmaker",
+            "shard-1": "shard", "shard-2": "shard", "bots": "bots"}
         assert f"NATS      nats://127.0.0.1:{env['TTANJIT_NATS_PORT']}" in "".join(out)
         assert "ttanjit drain --addr" in "".join(out)
         grpc_addrs = dict(shard_line.findall("".join(out)))

@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -549,6 +551,13 @@ async def test_stalled_owner_is_fenced(svc: Services) -> None:
     while time.monotonic() < deadline and not let_go():
         await asyncio.sleep(0.1)
     assert let_go(), a.log()
+    # a fence is an ownership loss, not a failed append: TtanjitRecordAppendFailing
+    # (critical) paged at every failover a stale owner wrote in (operator audit)
+    scraped = urllib.request.urlopen(f"http://127.0.0.1:{a.ports['metrics']}/metrics",
+                                     timeout=5).read().decode()
+    assert re.search(r"^ttanjit_shard_record_append_failures_total 0\.0$", scraped, re.M), scraped
+    if '"why":"fenced"' in a.log():
+        assert re.search(r"^ttanjit_shard_ownership_losses_total [1-9]", scraped, re.M), scraped
     accepted += await play_humans(nc, tail, random.Random(3), max_moves=2, until_finished=False)
     await tail.caught_up()
     claims = [m["claim"]["shard"] for _, m in tail.rec.markers if "claim" in m]  # type: ignore[union-attr]

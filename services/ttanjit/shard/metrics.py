@@ -22,7 +22,8 @@ record_append = Histogram("ttanjit_shard_record_append_seconds",
                           "Write-ahead append to the record stream (publish -> ack)",
                           buckets=_FAST)
 record_append_failures = Counter("ttanjit_shard_record_append_failures_total",
-                                 "Record appends rejected (fenced) or failed")
+                                 "Record appends that failed (NATS away, no stream leader, a "
+                                 "timeout); a fenced one is an ownership loss")
 claims = Counter("ttanjit_shard_ownership_claims_total", "Games claimed", ["reason"])
 losses = Counter("ttanjit_shard_ownership_losses_total", "Games lost to another owner")
 handovers = Counter("ttanjit_shard_handovers_total", "Games handed over", ["direction"])
