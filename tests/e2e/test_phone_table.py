@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from browserkit import NAMES, engine_view, new_engine, onecard_hand, render, shot
 
+from ttanjit.games.penalty_rows_cards import row_penalty
+
 pytestmark = pytest.mark.e2e
 
 PHONE = {"width": 360, "height": 740}
@@ -301,6 +303,12 @@ def test_a_new_rounds_first_turn_shows_no_reveal_of_the_round_before(new_page: A
     v["turn_no"] = 2  # a later turn of the round: its last reveal is said
     render(page, "penalty", "penalty_rows", v)
     assert "9 → 1번 줄에 이어 놓음" in page.locator(".reveal-summary").inner_text()
+    # my own line marked (나), as my seat box is (found only by name among
+    # ten: 줄줄이 audit); so is my line while the cards go in
+    assert page.locator(".reveal-summary li").first.inner_text() == f"{NAMES[0]} (나): 9 → 1번 줄에 이어 놓음"
+    reveal(page, v, [{"seat": 0, "card": 50, "row": 2}, {"seat": 1, "card": 60, "row": 3}])
+    assert page.locator(".reveal li > span:not(.card)").all_inner_texts() == [
+        f"{NAMES[0]} (나) → 2번 줄", f"{NAMES[1]} → 3번 줄"]
 
 
 def test_the_last_reveal_marks_the_picks_the_game_made(new_page: Any) -> None:
@@ -874,3 +882,43 @@ def test_every_elder_card_is_in_sight_on_a_small_phone(new_page: Any) -> None:
         assert box and box["x"] >= 0 and box["x"] + box["width"] <= 360, (i, box)
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
     shot(page, "hakka-elders-360")
+
+
+def test_a_row_taken_counts_at_once_in_the_takers_box(new_page: Any) -> None:
+    """RULES.md 2.4: "penalties count the moment a row is taken" (the seed:
+    "누적 벌점은 줄을 가져가는 순간 바로 올라가요."). The seat boxes went up
+    only once every pick of the turn was placed (up to 4 s later with 10
+    seats: 줄줄이 audit); the taker's box says it as its card goes in."""
+    page = new_page(width=390, height=844)
+    v = engine_view("penalty_rows", 4, seed=5)
+    render(page, "penalty", "penalty_rows", v)
+    picks = [{"seat": 1, "card": 1, "row": 2}, {"seat": 0, "card": 100, "row": 1}]
+    reveal(page, v, picks)
+    pen = ".pr-player[data-seat=\"1\"] .pen"
+    assert page.locator(pen).inner_text().replace("\xa0", " ").split() == ["이번", "판", "0", "누적", "0"]
+    row = [c["card"] for c in v["rows"][1]["cards"]]
+    took = row_penalty(row)
+    page.evaluate("(ev) => window.__mod.onEvent(window.__ctl, ev)",
+                  {"type": "placed", "seat": 1, "card": 1, "row": 2, "outcome": "row_end_higher",
+                   "cards": len(row), "penalty": took, "row_cards": [1], "total": 40 + took})
+    page.wait_for_selector('.reveal li[data-card="1"].done')
+    text = page.locator(pen).inner_text().replace("\xa0", " ")
+    assert text.split() == ["이번", "판", str(took), f"({len(row)}장)", "누적", str(40 + took)], text
+    # the other pick still to go in: nobody else's box moved
+    assert page.locator(".pr-player[data-seat=\"0\"] .pen").inner_text().replace("\xa0", " ").split()[2] == "0"
+
+
+def test_the_final_table_names_its_round_column_the_last_rounds(new_page: Any) -> None:
+    """줄줄이 audit: the final results' "이번 판" column, beside 누적 벌점,
+    read as the game's penalty; it is the last round's (RULES.md 2.4)."""
+    page = new_page(width=390, height=844)
+    v = engine_view("penalty_rows", 3, seed=5)
+    v.update(phase="intermission", round_penalties=[3, 5, 0], penalties=[3, 5, 0])
+    render(page, "penalty", "penalty_rows", v)
+    heads = page.locator("section.round-summary th").all_inner_texts()
+    assert heads == ["순위", "이름", "이번 판", "누적 벌점"], heads
+    v.update(finished=True, winners=[2], ended_by="rounds", round_penalties=[3, 5, 0],
+             penalties=[30, 50, 20])
+    render(page, "penalty", "penalty_rows", v)
+    heads = page.locator("section.results th").all_inner_texts()
+    assert heads == ["순위", "이름", "마지막 판", "누적 벌점"], heads

@@ -807,7 +807,8 @@ def test_client_previews_follow_the_rules(new_page: Any) -> None:
     assert out["sixth"]["outcome"] == "sixth_card" and out["sixth"]["penalty"] == 7
     assert out["higher"]["outcome"] == "row_end_higher" and out["higher"]["penalty"] == 1
     # one card is taken, not "1장을 모두" (trial nitpick); two are taken "모두"
-    assert out["higherText"] == "2번 줄 끝(46)이 40보다 커서 2번 줄 1장을 가져가요 (벌점 1)."
+    # (벌점 1) not broken across lines (a no-break space: 줄줄이 audit)
+    assert out["higherText"] == "2번 줄 끝(46)이 40보다 커서 2번 줄 1장을 가져가요 (벌점\u00a01)."
     assert "2번 줄 2장을 모두 가져가요" in out["higherTwo"]
     assert "공격 4장" in out["twos"] and "공격 12장" in out["jokers"]
     assert (out["set"], out["run"], out["none"]) == ("set", "run", None)

@@ -24,11 +24,12 @@ export function preview(rowCards, card) {
   return { outcome: end < card ? "sixth_card" : "row_end_higher", position: 1, penalty, cards: taken.length };
 }
 
+// "(벌점 N)" is one piece: at 360 px "(벌점" ended a line, "1)." began the next (줄줄이 audit)
 export function previewText(card, row, p, end) {
   if (p.outcome === "append") return `${josa(card, "은/는")} ${row}번 줄 끝(${end}) 뒤 ${p.position}번째 자리에 놓여요.`;
-  if (p.outcome === "sixth_card") return `${row}번 줄이 이미 5장이라 ${p.cards}장을 가져가요 (벌점 ${p.penalty}). ${josa(card, "이/가")} 새 첫 카드가 돼요.`;
+  if (p.outcome === "sixth_card") return `${row}번 줄이 이미 5장이라 ${p.cards}장을 가져가요 (벌점\u00a0${p.penalty}). ${josa(card, "이/가")} 새 첫 카드가 돼요.`;
   // "모두" only where there is more than one card to take ("1장을 모두" read oddly)
-  return `${row}번 줄 끝(${end})이 ${card}보다 커서 ${row}번 줄 ${p.cards}장을 ${p.cards > 1 ? "모두 " : ""}가져가요 (벌점 ${p.penalty}).`;
+  return `${row}번 줄 끝(${end})이 ${card}보다 커서 ${row}번 줄 ${p.cards}장을 ${p.cards > 1 ? "모두 " : ""}가져가요 (벌점\u00a0${p.penalty}).`;
 }
 
 function ts(ctl) {
@@ -81,14 +82,7 @@ export function render(ctl, root) {
   h("span.name", {}, names[s.seat] || `${s.seat + 1}번`, meMark(ctl, s.seat)),
   v.confirmed?.[s.seat] && v.phase === "select" ? h("span.badge.ok", {}, "확정") : null,
   seatBadges(ctl, s.seat),
-  // the cards taken ride on the line they add to (a line of their own made
-  // the boxes taller and pushed 4번 줄 under a phone's dock: trial finding)
-  // two unbreakable parts side by side; a narrow seat box puts 누적 on a
-  // line of its own (a " · " between them ended the first line at 360 px)
-  h("span.pen", { title: "이번 판 벌점 (가져간 카드 수) / 누적 벌점" },
-    h("span.round-pen", {}, `이번 판\u00a0${v.round_penalties?.[s.seat] ?? 0}`,
-      (v.taken?.[s.seat] || []).length ? h("span.taken", { title: "이번 판에 가져간 카드" }, `\u00a0(${v.taken[s.seat].length}장)`) : null),
-    h("span.total-pen", {}, `누적\u00a0${v.penalties?.[s.seat] ?? 0}`)))));
+  penEl(v.round_penalties?.[s.seat] ?? 0, (v.taken?.[s.seat] || []).length, v.penalties?.[s.seat] ?? 0))));
 
   const rows = h("div.pr-rows", {}, (v.rows || []).map((r) => {
     const cards = r.cards.map((c) => (typeof c === "number" ? c : c.card));
@@ -222,14 +216,19 @@ function lastReveal(ctl, names) {
   if (!picks.length || (v.phase === "select" && v.turn_no === 1)) return null;
   return h("div.reveal-summary", {}, h("h3", {}, "지난 회차 공개"),
     // a pick the game made is marked as in the reveal (it was not: trial nitpick)
-    h("ul", {}, picks.map((p) => h("li", {}, placementLine(p, names),
+    h("ul", {}, picks.map((p) => h("li", {}, placementLine(p, pickWho(ctl, names)),
       p.timeout ? [" ", h("span.badge.auto", {}, "시간 초과")] : null))));
 }
 
-export function placementLine(p, names) {
-  const who = names[p.seat] || `${p.seat + 1}번`;
-  if (p.outcome === "append") return `${who}: ${p.card} → ${p.row}번 줄에 이어 놓음`;
-  return `${who}: ${p.card} → ${p.row}번 줄 ${p.cards}장 가져감 (벌점 ${p.penalty})`;
+export function placementLine(p, who) {
+  if (p.outcome === "append") return `${who(p.seat)}: ${p.card} → ${p.row}번 줄에 이어 놓음`;
+  return `${who(p.seat)}: ${p.card} → ${p.row}번 줄 ${p.cards}장 가져감 (벌점 ${p.penalty})`;
+}
+
+/** Who made a pick, my own marked (나) as the seat boxes mark it: in a
+ * reveal of ten my line was found only by name (줄줄이 audit). */
+function pickWho(ctl, names) {
+  return (s) => `${names[s] || `${s + 1}번`}${meMark(ctl, s)}`;
 }
 
 function roundSummary(ctl, names, final) {
@@ -247,7 +246,10 @@ function penaltyTable(ctl, names) {
   let rank = 0;
   let prev = null;
   return h("table.scores", {},
-    h("thead", {}, h("tr", {}, h("th", {}, "순위"), h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적 벌점"))),
+    // at the game's end the round column is the last round's (beside 누적
+    // 벌점, "이번 판" read as the game's: 줄줄이 audit)
+    h("thead", {}, h("tr", {}, h("th", {}, "순위"), h("th", {}, "이름"),
+      h("th.num", {}, v.finished ? "마지막 판" : "이번 판"), h("th.num", {}, "누적 벌점"))),
     h("tbody", {}, order.map((s, i) => {
       if (v.penalties[s] !== prev) { rank = i + 1; prev = v.penalties[s]; }
       const win = v.finished ? (v.winners || []).includes(s) : v.penalties[s] === low;
@@ -292,7 +294,7 @@ export function onEvent(ctl, ev) {
     // never let a lost event hold the table: the screen moves on regardless
     anim.guard = setTimeout(anim.finish, anim.step * ev.picks.length + 3000);
     st.anim = anim;
-    showReveal(st, ev.picks, names, ev.picks.find((p) => isMine(ctl, p.seat)));
+    showReveal(st, ev.picks, pickWho(ctl, names), ev.picks.find((p) => isMine(ctl, p.seat)));
     if (!ev.picks.length) anim.finish();
   } else if (ev.type === "placed") {
     const a = st.anim;
@@ -313,7 +315,7 @@ function revealLine(picks, mine) {
   return "모두 확정했어요. 모두의 카드를 공개해요…";
 }
 
-function showReveal(st, picks, names, mine) {
+function showReveal(st, picks, who, mine) {
   // the turn is over: nothing of it can be clicked while the picks are placed
   for (const b of document.querySelectorAll('.pr-hand .card, .pr [data-act="confirm"]')) b.disabled = true;
   // my card is on its way to its row: not still in my hand, picked (on a
@@ -329,7 +331,7 @@ function showReveal(st, picks, names, mine) {
   if (!log) return;
   mount(log, h("div.reveal", { dataset: { state: "revealing" } }, h("h3", {}, "모두의 카드 공개"),
     h("ul.picks", {}, picks.map((p) => h("li", { dataset: { card: p.card } },
-      prCard(p.card, { shown: true }), h("span", {}, `${names[p.seat] || `${p.seat + 1}번`} → ${p.row}번 줄`),
+      prCard(p.card, { shown: true }), h("span", {}, `${who(p.seat)} → ${p.row}번 줄`),
       p.timeout ? h("span.badge.auto", {}, "시간 초과") : null)))));
   // the hand (nothing in it can be played now) leaves the dock while the
   // picks go in, and the list is brought above the dock: on a phone three
@@ -372,6 +374,29 @@ function lineInView(li) {
   ul.scrollTop += at - (ul.clientHeight - li.offsetHeight) / 2;
 }
 
+/** A seat's penalties: this round's (the cards taken) and the game's.
+ * The cards taken ride on the line they add to (a line of their own made
+ * the boxes taller and pushed 4번 줄 under a phone's dock: trial finding);
+ * two unbreakable parts side by side, a narrow seat box puts 누적 on a line
+ * of its own (a " · " between them ended the first line at 360 px). */
+function penEl(round, taken, total) {
+  return h("span.pen", { title: "이번 판 벌점 (가져간 카드 수) / 누적 벌점", dataset: { round, taken, total } },
+    h("span.round-pen", {}, `이번 판\u00a0${round}`,
+      taken ? h("span.taken", { title: "이번 판에 가져간 카드" }, `\u00a0(${taken}장)`) : null),
+    h("span.total-pen", {}, `누적\u00a0${total}`));
+}
+
+/** A row taken counts at once (RULES.md 2.4: "the moment a row is
+ * taken"): the taker's box says so as the card goes in (it waited for
+ * every pick of the turn to be placed, up to 4 s with 10 seats: 줄줄이
+ * audit). */
+function countTaken(ev) {
+  const pen = document.querySelector(`.pr-player[data-seat="${ev.seat}"] .pen`);
+  if (!pen || ev.outcome === "append" || typeof ev.total !== "number") return;
+  pen.replaceWith(penEl(Number(pen.dataset.round) + (ev.penalty || 0), Number(pen.dataset.taken) + (ev.cards || 0),
+    ev.total));
+}
+
 function animatePlacement(ctl, ev, names, step) {
   return new Promise((resolve) => {
     const rowEl = document.querySelector(`.pr-row[data-row="${ev.row}"] .row-cards`);
@@ -389,6 +414,7 @@ function animatePlacement(ctl, ev, names, step) {
       rowEl.parentElement.classList.add(ev.outcome === "append" ? "flash" : "flash-take");
       if (info) info.textContent = `${cards.length}장 · 벌점 ${cards.reduce((s, c) => s + prPenalty(c), 0)}`;
     }
+    countTaken(ev);
     const li = document.querySelector(`.reveal li[data-card="${ev.card}"]`);
     if (li) {
       li.classList.add("done");
