@@ -125,8 +125,10 @@ def overview() -> Board:
            [(f"sum({q('ttanjit_mm_tickets_waiting')})", "waiting")])
     b.stat("Games live", "Live games on all shards.",
            [(f"sum({q('ttanjit_shard_games_live')})", "games")])
+    # 0 when every shard drains, not "No data" (`count` of nothing is
+    # nothing: operator audit)
     b.stat("Shards serving", "Shards reporting metrics and not draining.",
-           [(f"count({q('ttanjit_shard_draining')} == 0)", "shards")])
+           [(f"count({q('ttanjit_shard_draining')} == 0) or vector(0)", "shards")])
     b.row("Players")
     b.ts("Players online by gateway", "Open WebSockets per gateway Pod (players online).",
          [(f"sum by (pod) ({q('ttanjit_gateway_connections')})", "{{pod}}"),

@@ -138,6 +138,27 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+# the handover budget of a shard whose own is not known here (drained from
+# another host without --timeout): a shard's is 25 s, 45 in the chart, 100
+# in its production example
+UNKNOWN_BUDGET_S = 300.0
+
+
+def drain_deadline(timeout_s: float, env: dict[str, str]) -> float:
+    """How long ``ttanjit drain`` waits for the shard's answer: its budget
+    (``--timeout``, else the shard's ``TTANJIT_DRAIN_TIMEOUT_S`` when this
+    is its host, else :data:`UNKNOWN_BUDGET_S`) and 10 s. It waited 70 s
+    whatever the shard's budget was: a 100 s drain said exit 1, "cannot be
+    reached", while it went on (operator audit)."""
+    budget = timeout_s
+    if not budget:
+        try:
+            budget = float(env.get("TTANJIT_DRAIN_TIMEOUT_S") or 0)
+        except ValueError:
+            budget = 0
+    return (budget if budget > 0 else UNKNOWN_BUDGET_S) + 10
+
+
 def _drain(args: argparse.Namespace) -> int:
     """gRPC Drain on a shard (the Kubernetes preStop hook runs this on localhost)."""
     import grpc
@@ -145,12 +166,13 @@ def _drain(args: argparse.Namespace) -> int:
     from ttanjit.v1 import shard_pb2, shard_pb2_grpc
 
     request = shard_pb2.DrainRequest(timeout_s=args.timeout, exit=args.exit)
-    deadline = (args.timeout or 60) + 10
+    deadline = drain_deadline(args.timeout, dict(os.environ))
     try:
         with grpc.insecure_channel(args.addr) as channel:
             reply = shard_pb2_grpc.ShardServiceStub(channel).Drain(request, timeout=deadline)
     except grpc.RpcError as exc:
-        print(f"ttanjit drain: {args.addr}: {exc.code().name}: {exc.details()}", file=sys.stderr)
+        late = " (the shard may still be draining)" if exc.code() == grpc.StatusCode.DEADLINE_EXCEEDED else ""
+        print(f"ttanjit drain: {args.addr}: {exc.code().name}: {exc.details()}{late}", file=sys.stderr)
         return 1
     print(json.dumps({"handed_over": reply.handed_over, "finished": reply.finished,
                       "left": reply.left}))
@@ -222,26 +244,29 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog="ttanjit", description=__doc__)
+    # (the module's docstring is reStructuredText: its ``ttanjit`` showed as such)
+    p = Parser(prog="ttanjit", description="ttanjit's command line: replay, simulate, ladder, "
+                                           "record, drain and loadtest (ttanjit COMMAND --help for each).")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("replay", help="re-run a game record and print results, events and state")
-    r.add_argument("file")
-    r.add_argument("--indent", type=at_least(0), default=None)
+    r.add_argument("file", help="a game record (JSON: from `ttanjit record` or `simulate --write-record`)")
+    r.add_argument("--indent", type=at_least(0), default=None,
+                   help="indent the JSON printed by this many spaces (default: one line)")
     r.set_defaults(func=_replay)
 
     s = sub.add_parser("simulate", help="play random legal games as fast as possible")
-    s.add_argument("--game", required=True, choices=list(GAMES))
-    s.add_argument("--games", type=at_least(1), default=100)
-    s.add_argument("--seats", type=int, default=4)
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--game", required=True, choices=list(GAMES), help="the game: %(choices)s")
+    s.add_argument("--games", type=at_least(1), default=100, help="games to play (default 100)")
+    s.add_argument("--seats", type=int, default=4, help="seats at each table (default 4)")
+    s.add_argument("--seed", type=int, default=0, help="the first game's deal (default 0)")
     s.add_argument("--options", help="room options as a JSON object, e.g. '{\"turn_ms\": 45000}'")
     s.add_argument("--write-record", metavar="FILE", help="write the last game's record")
     s.set_defaults(func=_simulate)
 
     lad = sub.add_parser("ladder", help="bot levels against each other (and random play), "
                                         "with 95 %% confidence intervals")
-    lad.add_argument("--game", required=True, choices=list(GAMES))
+    lad.add_argument("--game", required=True, choices=list(GAMES), help="the game: %(choices)s")
     lad.add_argument("--games", type=at_least(1), default=100, help="games per matchup")
     lad.add_argument("--seats", type=at_least(2), default=None, help="default 4")
     lad.add_argument("--pairs", help="focus:field levels, e.g. 'hard:normal,normal:easy' "
@@ -249,25 +274,29 @@ def build_parser() -> argparse.ArgumentParser:
     lad.add_argument("--no-mixed", action="store_true", help="skip the all-levels table")
     lad.add_argument("--budget-ms", type=positive, default=None,
                      help="hard bots' search budget per decision (default 200)")
-    lad.add_argument("--seed", type=int, default=0)
+    lad.add_argument("--seed", type=int, default=0, help="the first game's deal (default 0)")
     lad.add_argument("--options", help="room options as a JSON object")
     lad.add_argument("--json", action="store_true", help="print the tables as JSON")
     lad.add_argument("--progress-s", type=positive, default=10.0,
                      help="seconds between progress lines on stderr (default 10)")
     lad.set_defaults(func=_ladder)
 
-    d = sub.add_parser("drain", help="drain a game shard: no new games, live games handed over")
+    d = sub.add_parser("drain", help="drain a game shard: no new games, live games handed over",
+                       epilog="exit 0: every live game handed over; 3: games left (no other shard "
+                              "took them); 1: the shard cannot be reached or did not answer in time")
     d.add_argument("--addr", default=f"127.0.0.1:{os.environ.get('TTANJIT_GRPC_PORT') or 7100}",
                    help="the shard's gRPC address (default: this host, $TTANJIT_GRPC_PORT)")
     d.add_argument("--timeout", type=at_least(0), default=0,
-                   help="seconds to wait for the handover (0 = the shard's default)")
+                   help="seconds to wait for the handover (0 = the shard's TTANJIT_DRAIN_TIMEOUT_S)")
     d.add_argument("--exit", action="store_true", help="the shard exits once drained")
     d.set_defaults(func=_drain)
 
     rec = sub.add_parser("record", help="a game's record from JetStream, for `ttanjit replay`")
-    rec.add_argument("game_id")
-    rec.add_argument("--nats", default=os.environ.get("TTANJIT_NATS_URL", "nats://127.0.0.1:4222"))
-    rec.add_argument("--prefix", default=os.environ.get("TTANJIT_NATS_PREFIX", "ttanjit.v1"))
+    rec.add_argument("game_id", help="the game's id (12 characters: the table's address, #/game/ID)")
+    rec.add_argument("--nats", default=os.environ.get("TTANJIT_NATS_URL", "nats://127.0.0.1:4222"),
+                     help="NATS URL (default: $TTANJIT_NATS_URL, else nats://127.0.0.1:4222)")
+    rec.add_argument("--prefix", default=os.environ.get("TTANJIT_NATS_PREFIX", "ttanjit.v1"),
+                     help="subject prefix (default: $TTANJIT_NATS_PREFIX, else ttanjit.v1)")
     rec.add_argument("-o", "--out", help="write to this file (default: stdout)")
     rec.set_defaults(func=_record)
 
@@ -283,5 +312,12 @@ def main(argv: list[str] | None = None) -> int:
         from ttanjit.loadtest.cli import run
 
         return run(args)
-    rc: int = args.func(args)
+    try:
+        rc: int = args.func(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the reader stopped (`ttanjit replay f.json | head`): no traceback
+        # (operator audit); the status a tool stopped by SIGPIPE has
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     return rc

@@ -555,7 +555,9 @@ BAD_VALUES = [
     ("gateway.resources.requests.cpu=lots", "/gateway/resources/requests/cpu"),
     ("gateway.autoscaling.minReplicas=9,gateway.autoscaling.maxReplicas=3", "minReplicas"),
     ("auth.tokenSecret=short", "auth.tokenSecret"),
-    ("shard.drain.timeoutSeconds=60", "below shard.terminationGracePeriodSeconds"),
+    ("shard.drain.timeoutSeconds=60", "must leave 10 s of shard.terminationGracePeriodSeconds"),
+    # the SIGTERM drain's 5 s after a preStop drain of 59 outlast 60 (operator audit)
+    ("shard.drain.timeoutSeconds=51", "must leave 10 s of shard.terminationGracePeriodSeconds (60)"),
     ("shard.drain.command=null", "/shard/drain"),
     ("bots.livenessPath=healthz", "/bots/livenessPath"),
     ("gateway.forwardedAllowIps=proxy;rm", "/gateway/forwardedAllowIps"),

@@ -62,6 +62,13 @@ async def test_prestop_drain_hands_games_over_then_sigterm_stops(svc: Services) 
     out = json.loads(done.stdout)
     assert out["handed_over"] == len(games) and out["left"] == 0
     assert a.alive(), "the hook drains; SIGTERM (next) stops the process"
+    # the shard's log says which games it made, and how the drain ended
+    # (only "draining" was there: operator audit)
+    made = [json.loads(line) for line in a.log().splitlines() if '"game made"' in line]
+    assert sorted(m["game"] for m in made) == sorted(games), a.log()[-2000:]
+    assert all(m["kind"] == "onecard" and m["humans"] == 2 for m in made), made
+    (drained,) = [json.loads(line) for line in a.log().splitlines() if '"drained"' in line]
+    assert (drained["handed_over"], drained["left"], drained["by"]) == (len(games), 0, "Drain call")
 
     nc = await nats.connect(svc.nats_url)
     try:

@@ -59,6 +59,29 @@ def test_why_no_shard_takes_a_game() -> None:
     assert table.why_none(20_000) == "no_shard"  # both silent for over 5 s
 
 
+def test_the_recovery_line_says_how_long_placements_failed(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Operator audit: "games are placed again (on shard-2) after 201.6 s of
+    failed placements" was 10 s of failures (50 ticks) and then 190 s with
+    nobody to place, the players gone: an SRE read a 3-minute outage. The
+    line says how long they failed, how many, and since when none was tried."""
+    from ttanjit.common.config import Settings
+    from ttanjit.matchmaker import service
+
+    clock = [1_000_000]
+    monkeypatch.setattr(service, "now_ms", lambda: clock[0])
+    mm = service.Matchmaker(None, None, Settings())
+    for _ in range(50):  # one each 200 ms tick, for 10 s
+        mm._placement_failed("draining")
+        clock[0] += 200
+    clock[0] += 190_000  # nobody waits: nothing is tried
+    with caplog.at_level("WARNING", logger="ttanjit.matchmaker"):
+        mm._placement_ok("shard-2")
+    (line,) = [r.getMessage() for r in caplog.records if RECOVERED in r.getMessage()]
+    assert line == ("games are placed again (on shard-2): placements failed for 9.8 s "
+                    "(50 tries), the last 190.2 s ago"), line
+
+
 async def test_players_waiting_for_a_shard_show_in_metrics_and_logs(svc: Services) -> None:
     services = svc  # a nats-server of its own: no other test's shard heartbeats
     mm = services.start("matchmaker", name="mm-noshard", env={"TTANJIT_BOT_WAIT_MS": "200"})

@@ -90,6 +90,9 @@ class ShardServicer(shard_pb2_grpc.ShardServiceServicer):
         if self.on_draining is not None:
             await self.on_draining()
         out = await self.shard.drain(request.timeout_s or None)
+        # its end in the log, as a stop signal's (the log said "draining",
+        # never how it ended: operator audit)
+        log.info("drained", extra={**out, "by": "Drain call"})
         if request.exit:
             self.on_drained()
         return shard_pb2.DrainResponse(**out)

@@ -404,6 +404,10 @@ class Shard:
                 log.warning("cannot remove owner entry of failed game", extra={"game": gid})
             raise
         await self._host(Room(self, hosted, 1, rev, seq, 0, self.loop.time()), "create")
+        # which shard got game X, and when (only its handovers, failovers and
+        # end were in the logs: operator audit)
+        log.info("game made", extra={"game": gid, "kind": hosted.setup.game,
+                                     "seats": len(hosted.setup.seats), "humans": len(hosted.players)})
         return gid
 
     async def _claim(self, gid: str, reason: str, rev: int, epoch: int, *,
