@@ -232,6 +232,9 @@ def test_rating_change_history_and_replay(new_page: Any) -> None:
         page.evaluate(f"() => {{ location.hash = '#/history/{game}'; }}")
         page.wait_for_selector(f'section.history nav.tabs a.active[href="#/history/{game}"]')
     item.locator('[data-act="replay"]').wait_for()
+    # named with its game: every link of the list read "다시 보기" alike (a11y audit)
+    label = item.locator('[data-act="replay"]').get_attribute("aria-label") or ""
+    assert label.startswith("다시 보기: ") and item.locator(".when").inner_text() in label, label
     with page.expect_response(lambda r: f"/api/replay/{gid}" in r.url) as got:
         item.locator('[data-act="replay"]').click()
     doc = got.value.json()

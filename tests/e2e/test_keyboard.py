@@ -102,7 +102,14 @@ def test_the_suit_picker_is_a_dialog_for_the_keyboard(new_page: Any) -> None:
     # a suit chosen with the keyboard: the play goes, the focus back to the hand
     page.keyboard.press("Enter")
     page.wait_for_selector(".suit-picker")
-    page.keyboard.press("ArrowRight")  # nothing but Tab moves in it; Enter on ♠
+    # the arrows move between the suits (only Tab did: a11y audit), round
+    # from ♠ back to ♣; each named by its suit, not its sign
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate(FOCUSED)["suit"] == "C"
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(FOCUSED)["suit"] == "H"
+    assert page.get_by_role("button", name="하트", exact=True).count() == 1
     page.keyboard.press("Enter")
     page.wait_for_selector(".suit-picker", state="detached", timeout=2_000)
     assert page.evaluate(FOCUSED)["card"] is not None
@@ -123,6 +130,17 @@ def test_the_one_card_window_is_said_and_takes_the_keyboard(new_page: Any) -> No
     page.wait_for_function("() => window.__urgent.length > 0")
     said = page.evaluate("() => window.__urgent")
     assert any("한 장 남았어요" in t and "원카드! 버튼을 눌러요" in t for t in said), said
+    # my own turn, my hand under the keyboard, another's card the one left:
+    # said, but the focus stays (an Enter meant for [카드 내기] pressed
+    # 원카드!: a11y audit)
+    page = new_page(width=1100, height=900)
+    v.update(turn=0, window=None)
+    render(page, "onecard", "onecard", v)
+    page.locator('.hand .card[data-card="5S"]').focus()
+    page.evaluate("v => { window.__ctl.view = v; window.__ctl.render(); }",
+                  {**v, "window": {"holder": 1, "closes_at": 1}})
+    page.wait_for_selector("#onecard-float:not([hidden])")
+    assert page.evaluate(FOCUSED)["card"] == "5S"
 
 
 def test_a_penalty_row_says_what_to_decide_by(new_page: Any) -> None:
@@ -142,6 +160,18 @@ def test_a_penalty_row_says_what_to_decide_by(new_page: Any) -> None:
     assert page.evaluate(FOCUSED)["row"] == "2"
     assert page.locator('.pr-row[data-row="2"]').get_attribute("aria-pressed") == "true"
     assert page.locator('.pr-row[data-row="1"]').get_attribute("aria-pressed") == "false"
+    # seen by more than colour, and the picked card's edge at 3:1 on the card
+    # (a11y audit: the row 1.8:1 on the felt; the edge 2.65:1)
+    after = "s => getComputedStyle(document.querySelector(s), '::after').content"
+    assert page.evaluate(after, '.pr-row[data-row="2"] .row-label') == '" ✓"'
+    assert page.evaluate(after, '.pr-row[data-row="1"] .row-label') in ("none", "normal")
+    edge = page.evaluate("""(sel) => { const lum = (rgb) => { const c = rgb.match(/\\d+(\\.\\d+)?/g).slice(0, 3)
+        .map((x) => Number(x) / 255).map((x) => (x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4));
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]; };
+      const st = getComputedStyle(document.querySelector(sel));
+      const [a, b] = [lum(st.borderTopColor), lum(st.backgroundColor)].sort((x, y) => y - x);
+      return (a + 0.05) / (b + 0.05); }""", f'.pr-hand .card.selected[data-card="{low}"]')
+    assert edge >= 3, edge
 
 
 def test_cards_only_shown_are_not_buttons(new_page: Any) -> None:
@@ -268,6 +298,11 @@ def test_a_new_screen_says_what_it_is(new_page: Any) -> None:
                                       "els => els.map((e) => e.getAttribute('aria-label'))")
     assert "빠른 대전: 원카드" in names and "순위: 하카 카드" in names, names
     assert len(set(names)) == len(names), names
+    # no column without a name (the ratings' links had an empty header: a11y audit)
+    assert all(t.strip() for t in page.locator(".ratings th").all_text_contents())
+    selects = page.eval_on_selector_all(".game-card select", "els => els.map((e) => e.getAttribute('aria-label'))")
+    assert "인원: 원카드" in selects and "봇 난이도: 하카 카드" in selects, selects
+    assert len(set(selects)) == len(selects), selects
     page.locator('a[href="#/board/onecard"]').first.focus()
     page.keyboard.press("Enter")
     page.wait_for_selector("section.page.board table, section.page.board .muted:not(.loading)")
@@ -494,11 +529,16 @@ def test_a_watched_game_opens_with_its_heading_focused(new_page: Any) -> None:
     sign_in(fan, "키보드관전")
     row = fan.locator(f'.live tr[data-game-id="{gid}"] [data-act="watch"]')
     row.wait_for(timeout=20_000)
+    # named with its game and players (five "관전" alike: a11y audit)
+    assert row.get_attribute("aria-label") == "관전: 원카드, 보이는사람", row.get_attribute("aria-label")
     row.focus()
     fan.keyboard.press("Enter")
     fan.wait_for_selector(f'section.page.watch[data-game-id="{gid}"] section.table', timeout=20_000)
     fan.wait_for_function("() => document.activeElement.tagName === 'H1'", timeout=5_000)
     assert fan.evaluate("() => document.activeElement.closest('section.page.watch') !== null")
+    # the badge is the status, not the bar with its 로비로 button (a11y audit)
+    assert fan.locator(".watch-bar[role=status]").count() == 0
+    assert fan.locator(".watch-bar .badge.live[role=status]").count() == 1
 
 
 def test_the_hosts_own_room_changes_are_said(new_page: Any) -> None:

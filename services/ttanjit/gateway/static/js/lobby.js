@@ -187,11 +187,12 @@ function queueBanner() {
 function gameCard(g) {
   const meta = GAMES[g];
   const chosen = store.lastSeats(g, meta.seats, meta.defaultSeats);
-  const seatSel = h("select", { "aria-label": "인원", name: `seats-${g}`,
+  // named with their game (three "인원", three "봇 난이도" alike: a11y audit)
+  const seatSel = h("select", { "aria-label": `인원: ${meta.name}`, name: `seats-${g}`,
     onchange: () => store.rememberSeats(g, Number(seatSel.value)) },
   meta.seats.map((n) => h("option", { value: n, selected: n === chosen }, `${n}명`)));
   const saved = store.lastBotLevel(g);
-  const levelSel = h("select", { "aria-label": "봇 난이도", name: `level-${g}`, title: "빈자리를 채울 봇의 난이도",
+  const levelSel = h("select", { "aria-label": `봇 난이도: ${meta.name}`, name: `level-${g}`, title: "빈자리를 채울 봇의 난이도",
     onchange: () => store.rememberBotLevel(g, levelSel.value) },
   Object.entries(LEVELS).map(([k, v]) => h("option", { value: k, selected: k === saved }, `봇 ${v}`)));
   const quick = async () => {
@@ -265,7 +266,8 @@ function ratingsBox() {
   return h("section.card-box.ratings", {},
     h("h2", {}, "내 레이팅"),
     rows.length
-      ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "게임"), h("th.num", {}, "점수"), h("th.num", {}, "게임 수"), h("th", {}, ""))),
+      ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "게임"), h("th.num", {}, "점수"), h("th.num", {}, "게임 수"),
+        h("th", {}, h("span.visually-hidden", {}, "순위와 내 기록")))), // (an empty header: a11y audit)
         h("tbody", {}, rows))
       : h("p.muted", {}, "아직 레이팅이 없어요. 한 판 해 보세요!"));
 }

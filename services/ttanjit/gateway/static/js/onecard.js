@@ -119,7 +119,8 @@ export function render(ctl, root) {
   const picker = st.picker ? h("div.suit-picker", { role: "dialog", "aria-modal": "true", "aria-label": "다음 무늬 고르기",
     onkeydown: (e) => pickerKey(e, () => closePicker('[data-act="play"]')) },
     h("p", {}, "다음 무늬를 골라요"),
-    h("div.row", {}, ["S", "H", "D", "C"].map((s) => button(`${SUIT_SYMBOL[s]} ${SUIT_NAME[s]}`,
+    // (named 스페이드, not "♠ 스페이드": the sign is for the eyes)
+    h("div.row", {}, ["S", "H", "D", "C"].map((s) => button([h("span", { "aria-hidden": "true" }, SUIT_SYMBOL[s]), ` ${SUIT_NAME[s]}`],
       () => { closePicker(".oc-hand .card"); play(ctl, s); }, { class: `suit-btn ${s === "H" || s === "D" ? "red" : ""}`, dataset: { suit: s } }))),
     button("취소", () => closePicker('[data-act="play"]'), { class: "small", dataset: { act: "picker_cancel" } })) : null;
 
@@ -219,8 +220,18 @@ async function act(ctl, action, explain = null) {
 }
 
 /** The suit picker's keys: Escape cancels, Tab and Shift+Tab go round its buttons. */
+const PICKER_ARROWS = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
+
 function pickerKey(e, cancel) {
   if (e.key === "Escape") { e.preventDefault(); cancel(); return; }
+  // the arrows move between the suits, as in the hand (only Tab did: a11y audit)
+  const suits = [...e.currentTarget.querySelectorAll("[data-suit]")];
+  const at = suits.indexOf(document.activeElement);
+  if (e.key in PICKER_ARROWS && at >= 0) {
+    e.preventDefault();
+    suits[(at + PICKER_ARROWS[e.key] + suits.length) % suits.length].focus();
+    return;
+  }
   if (e.key !== "Tab") return;
   const btns = [...e.currentTarget.querySelectorAll("button")];
   const i = btns.indexOf(document.activeElement);
@@ -399,7 +410,10 @@ function updateFloat(ctl) {
     // 3 s to press: said at once, and the keyboard is put on the button
     // (it was 11 Tabs away, last on the page: a11y trial)
     say(`${holder} 원카드! 버튼을 눌러요.`, true);
-    el.querySelector("button")?.focus({ preventScroll: true });
+    // not from my own turn's cards and buttons when another's card is the
+    // one left: an Enter meant for [카드 내기] pressed 원카드! (a11y audit)
+    const busy = w.holder !== me && v.turn === me && document.activeElement?.closest?.("section.table");
+    if (!busy) el.querySelector("button")?.focus({ preventScroll: true });
   }
   clearTimeout(floatTimer);
   floatTimer = setTimeout(() => updateFloat(ctl), Math.max(50, w.until - clock.serverNow() + 20));

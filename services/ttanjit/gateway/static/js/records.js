@@ -217,8 +217,8 @@ export async function showHistory(root, game, page = 0) {
   if (!location.hash.startsWith(`#/history/${game}`)) return;
   if (!r.ok) { mount(root, h("p.form-error", {}, r.body.message || "기록을 불러올 수 없어요.")); return; }
   const b = r.body;
-  const items = b.games.map((g) => h("li.history-item", { dataset: { gameId: g.game_id, outcome: g.outcome } },
-    h("span.when", {}, new Date(g.ended_ms).toLocaleString("ko-KR", { dateStyle: "short", timeStyle: "short" })),
+  const items = b.games.map((g) => { const when = new Date(g.ended_ms).toLocaleString("ko-KR", { dateStyle: "short", timeStyle: "short" }); return h("li.history-item", { dataset: { gameId: g.game_id, outcome: g.outcome } },
+    h("span.when", {}, when),
     h("span.outcome", { class: g.outcome }, OUTCOME[g.outcome] || g.outcome,
       placeText(g) ? h("small.place", {}, ` ${placeText(g)}`) : null),
     // labelled: Hakka's "−6점 −142" read as two scores (trial finding)
@@ -227,7 +227,9 @@ export async function showHistory(root, game, page = 0) {
       .flatMap((x, i) => (i ? [", ", x] : [x]))),
     // a record is kept 30 days: an older game is listed without its replay
     g.replay === false ? h("span.replay-link.muted", { title: "게임 기록은 30일 동안 보관해요." }, "다시 보기 기간 지남")
-      : h("a.replay-link", { href: `#/replay/${g.game_id}`, dataset: { act: "replay" } }, "다시 보기"),
+      // named with its game (every link of the list read "다시 보기" alike: a11y audit)
+      : h("a.replay-link", { href: `#/replay/${g.game_id}`, dataset: { act: "replay" },
+        "aria-label": `다시 보기: ${when} ${OUTCOME[g.outcome] || g.outcome}` }, "다시 보기"),
     // who won and how long it took (games of one minute could not be told
     // apart), and why the rating moved so, as the result screen said it
     // (a loss with +26 and nothing more: trial finding)
@@ -238,7 +240,7 @@ export async function showHistory(root, game, page = 0) {
         !!(g.substituted || [])[w])).join(", ")}` : null,
       typeof g.length_ms === "number" ? `게임 시간 ${duration(g.length_ms)}` : null,
     ].filter(Boolean).join(" · ")),
-    g.why ? h("small.why", {}, g.why) : null));
+    g.why ? h("small.why", {}, g.why) : null); });
   const pages = Math.ceil(b.total / size);
   mount(root, h("section.page.history", {},
     h("h1", {}, "내 기록"), tabs("history", game),

@@ -60,7 +60,8 @@ function liveTable(games) {
         // my own game: back to it (관전 there said only "이미 게임 중이에요.": trial)
         h("td", {}, g.game_id === game.id && game.playsNow()
           ? button("돌아가기", () => { location.hash = `#/game/${g.game_id}`; }, { class: "small primary", dataset: { act: "back-to-game" } })
-          : button("관전", () => watch(g), { class: "small", dataset: { act: "watch" } })));
+          : button("관전", () => watch(g), { class: "small", dataset: { act: "watch" },
+            "aria-label": `관전: ${GAMES[g.game]?.name || g.game}, ${humans.join(", ") || "봇"}` })));
     })));
 }
 
@@ -161,8 +162,9 @@ class WatchCtl extends GameController {
     if (!box) {
       box = h("div.watch-table");
       page = h("section.page.watch", { dataset: { game: this.info.game || "", gameId: this.id } },
-        h("div.watch-bar", { role: "status" },
-          h("span.badge.live", {}, "관전 중"),
+        // the badge is the status (관전 중 → 끝난 게임), not the bar with its button (a11y audit)
+        h("div.watch-bar", {},
+          h("span.badge.live", { role: "status" }, "관전 중"),
           h("span.watch-note", {}, "모두에게 보이는 것만 보여요 (손패는 보이지 않아요)."),
           button("로비로", () => this.done(), { class: "small", dataset: { act: "lobby" } })),
         box);
