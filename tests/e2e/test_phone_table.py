@@ -922,3 +922,22 @@ def test_the_final_table_names_its_round_column_the_last_rounds(new_page: Any) -
     render(page, "penalty", "penalty_rows", v)
     heads = page.locator("section.results th").all_inner_texts()
     assert heads == ["순위", "이름", "마지막 판", "누적 벌점"], heads
+
+
+@pytest.mark.parametrize(("file", "game", "n"), [("penalty", "penalty_rows", 3), ("hakka", "hakka", 4)])
+def test_a_reaction_is_not_over_the_headers_buttons(new_page: Any, file: str, game: str, n: int) -> None:
+    """Rooms audit: at 390 px the first seats' reaction bubbles sat on the
+    header's 나가기 (their top 14 px above the seat box); they sit in it."""
+    page = new_page(width=390, height=844)
+    render(page, file, game, engine_view(game, n))
+    page.evaluate(f"""async () => {{ const g = await import('./js/game.js');
+      window.__ctl.emotes = Object.fromEntries([...Array({n}).keys()].map((s) =>
+        [s, {{emote: 'laugh', until: Date.now() + 60000}}]));
+      g.showEmotes(window.__ctl); }}""")
+    leave = page.locator('.game-head [data-act="leave"]').bounding_box()
+    assert leave is not None
+    for i in range(n):
+        b = page.locator(".emote-bubble").nth(i).bounding_box()
+        seat = page.locator(".emote-bubble").nth(i).locator("xpath=..").bounding_box()
+        assert b and seat and b["y"] >= seat["y"] - 0.5, (i, b, seat)
+        assert b["y"] >= leave["y"] + leave["height"], (i, b, leave)
