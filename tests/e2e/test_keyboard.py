@@ -562,3 +562,22 @@ def test_the_hosts_own_room_changes_are_said(new_page: Any) -> None:
     page.wait_for_function("() => window.__said.includes('인원을 2명으로 바꿨어요. 빈자리 1개예요.')")
     name = page.locator('.seat[data-seat="0"]').evaluate("e => e.textContent")
     assert name.startswith("1번 자리:키보드방장"), name
+
+
+def test_the_lobby_drawn_again_keeps_the_players_place(new_page: Any) -> None:
+    """New-user trial: a redraw of the lobby (a `ratings` frame, the queue,
+    a room's change) sent a phone's page back to the top, and a control of
+    the game cards, the 입장 box or 관전 lost the focus (they move into the
+    new page before it is mounted): the 관전하기 offered a late friend, a
+    room code being typed."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "제자리")
+    page.locator('input[name="code"]').focus()
+    page.keyboard.type("AB")
+    y = page.evaluate("() => window.scrollY")
+    assert y > 0  # brought into view on a phone
+    page.evaluate("() => window.ttanjit.state.emit('ratings')")
+    assert page.evaluate("() => window.scrollY") == y
+    assert page.evaluate("() => document.activeElement.name") == "code"
+    page.keyboard.type("CD")
+    assert page.locator('input[name="code"]').input_value() == "ABCD"

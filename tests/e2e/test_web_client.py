@@ -288,6 +288,13 @@ def test_a_friend_late_for_the_room_is_offered_its_game_to_watch(new_page: Any) 
     late.wait_for_selector('.toast.error:has-text("이미 시작한 방이에요.")')
     offer = late.locator(".join .late-room")
     assert offer.inner_text().startswith(f"{code} 방은 이미 게임을 시작했어요."), offer.inner_text()
+    # in view on a phone, its button under the keyboard (the join box is a
+    # screen and a half down: only the toast was seen, new-user trial), and
+    # kept there by the lobby's redraws
+    late.wait_for_timeout(1_000)
+    box = offer.bounding_box()
+    assert box and 0 <= box["y"] and box["y"] + box["height"] <= 844, box
+    assert late.evaluate("() => document.activeElement.dataset.act") == "watch-late"
     offer.get_by_role("button", name="관전하기").click()
     late.wait_for_selector(f'section.page.watch[data-game-id="{gid}"] section.table', timeout=20_000)
     assert late.locator(".page.watch .oc-hand .card").count() == 0  # a spectator's view

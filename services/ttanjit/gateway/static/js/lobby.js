@@ -33,6 +33,15 @@ export function showLobby(root) {
     // in a queue or a game the server would only answer "이미 …": a game
     // under way is offered back by the banner instead (trial nitpick: 빠른
     // 대전 stayed pressable mid-game)
+    // drawn again (a `ratings` frame, the queue, a room's change), the page
+    // stays where the player scrolled it (it went back to the top: the 관전
+    // list or 입장 box scrolled to on a phone was left)
+    const again = page !== null;
+    const y = window.scrollY;
+    // the kept parts (the game cards, the 입장 box, 관전) move into the new
+    // page before it is mounted, and the control focused in them loses the
+    // focus on the way: given back (관전하기, 입장's box lost it at a redraw)
+    const focused = document.activeElement;
     const busy = lobbyBusy();
     const held = [...games.querySelectorAll('[data-act="quick"], [data-act="create"]'), ...join.querySelectorAll("button")];
     // the button pressed, disabled now: the focus goes to what the player
@@ -40,7 +49,14 @@ export function showLobby(root) {
     // (a11y audit: 빠른 대전 left it on <body>, 취소 many Tabs away)
     const lost = busy && held.includes(document.activeElement);
     for (const b of held) b.disabled = busy;
-    join.querySelector(".late-slot").replaceChildren(...[lateLine()].filter(Boolean));
+    // drawn anew only when it changes: a focused 관전하기 taken out of the
+    // page before the redraw lost the keyboard's place
+    const slot = join.querySelector(".late-slot");
+    const late = state.lateRoom ? `${state.lateRoom.code}:${state.lateRoom.game_id}` : "";
+    if (slot.dataset.late !== late) {
+      slot.dataset.late = late;
+      slot.replaceChildren(...[lateLine()].filter(Boolean));
+    }
     page = h("section.page.lobby", {},
       h("h1.visually-hidden", {}, "로비"),
       gameBanner(),
@@ -52,6 +68,16 @@ export function showLobby(root) {
       ratingsBox(),
       accountBox(render));
     mount(root, page);
+    if (again && window.scrollY !== y) window.scrollTo(0, y);
+    if (focused !== document.activeElement && focused?.isConnected && page.contains(focused)) {
+      focused.focus({ preventScroll: true });
+    }
+    const shown = state.lateRoom?.show && page.querySelector(".late-room");
+    if (shown) {
+      state.lateRoom.show = false;
+      shown.scrollIntoView({ block: "center" });
+      shown.querySelector("button").focus({ preventScroll: true });
+    }
     if (lost) {
       const next = page.querySelector(".banner button:not([disabled])") || page.querySelector("h1");
       if (next.tagName === "H1") next.tabIndex = -1;
@@ -68,9 +94,11 @@ export function showLobby(root) {
  * opened late, its code typed late) said only "이미 시작한 방이에요."
  * (rooms audit): its game is offered to watch, as the refusal names it
  * (unless the host turned 관전 off). Whether `f` was that refusal. */
-export function lateForRoom(f, code) {
+export function lateForRoom(f, code, show = false) {
   if (f?.type !== "error" || f.code !== "room_started" || !f.game_id) return false;
-  state.lateRoom = { code, game_id: f.game_id };
+  // show: brought into view (an invite link opened on a phone: the join box
+  // is a screen and a half down, only the refusal's toast was seen)
+  state.lateRoom = { code, game_id: f.game_id, show };
   state.emit("late");
   return true;
 }

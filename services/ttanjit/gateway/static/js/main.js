@@ -175,7 +175,7 @@ async function joinInvited(playing) {
   // in, from whatever was shown (a finished game's results stayed, the room
   // frame taking no screen but the lobby's: review)
   if (f?.type === "room") go("#/room");
-  if (lateForRoom(f, code)) go("#/"); // its game to watch: offered in the lobby
+  if (lateForRoom(f, code, true)) go("#/"); // its game to watch: offered in the lobby, in view
 }
 
 /** The queue this tab waits in, kept across a reload (the page's memory
