@@ -30,9 +30,6 @@ export function showLobby(root) {
       unsubs = [];
       return;
     }
-    // in a queue or a game the server would only answer "이미 …": a game
-    // under way is offered back by the banner instead (trial nitpick: 빠른
-    // 대전 stayed pressable mid-game)
     // drawn again (a `ratings` frame, the queue, a room's change), the page
     // stays where the player scrolled it (it went back to the top: the 관전
     // list or 입장 box scrolled to on a phone was left)
@@ -42,12 +39,15 @@ export function showLobby(root) {
     // page before it is mounted, and the control focused in them loses the
     // focus on the way: given back (관전하기, 입장's box lost it at a redraw)
     const focused = document.activeElement;
+    // in a queue or a game the server would only answer "이미 …": a game
+    // under way is offered back by the banner instead (trial nitpick: 빠른
+    // 대전 stayed pressable mid-game)
     const busy = lobbyBusy();
     const held = [...games.querySelectorAll('[data-act="quick"], [data-act="create"]'), ...join.querySelectorAll("button")];
     // the button pressed, disabled now: the focus goes to what the player
     // may do next (the queue's 취소, the banner's way back), not to the page
     // (a11y audit: 빠른 대전 left it on <body>, 취소 many Tabs away)
-    const lost = busy && held.includes(document.activeElement);
+    const lost = busy && held.includes(focused);
     for (const b of held) b.disabled = busy;
     // drawn anew only when it changes: a focused 관전하기 taken out of the
     // page before the redraw lost the keyboard's place
