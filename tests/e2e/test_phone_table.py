@@ -145,6 +145,18 @@ def test_the_turns_timer_is_not_under_the_dock_when_following(new_page: Any,
     assert timer["bottom"] <= dock["top"] + 1, (timer, dock)
     best = box(page, ".hk-table .play.best")
     assert best["top"] >= box(page, ".topbar")["bottom"] - 1, best
+    assert page.locator(".game-head .badge.phase").inner_text() == "플레이하기"  # not 플레이 (seed 004)
+    # a pick whose preview takes two lines grows the dock over that line:
+    # the time left shows in the dock, beside its buttons (하카 audit: it
+    # showed nowhere while a discard was chosen)
+    for card in page.locator(".hk-hand .card").all()[:3]:
+        card.click()
+    assert page.locator(".hk-dock .effect").inner_text()
+    chip = box(page, ".hk-dock > .dock-timer .timer")
+    assert chip["top"] >= box(page, ".hk-dock")["top"] - 1 and chip["bottom"] <= size["height"], chip
+    for sel in ('[data-act="discard"]', '[data-act="play"]'):
+        r = box(page, sel)
+        assert r["bottom"] <= size["height"] and r["right"] <= size["width"], (sel, r)
 
 
 def test_the_play_to_beat_is_brought_above_the_dock(new_page: Any) -> None:
@@ -827,6 +839,13 @@ def test_a_hakka_hands_result_is_not_under_the_hand(new_page: Any) -> None:
     settled(page, ".hand-result")
     rows = page.locator(".hand-result tr")
     assert rows.count() >= 4
+    # and without scrolling, the table right under who won: below the
+    # dreamer's reveal and the notes it was under the fold for its whole 5 s
+    # (하카 audit)
+    # the stage named as the seed names it (it said nothing while scoring: 하카 audit)
+    assert page.locator(".game-head .badge.phase").inner_text() == "점수 매기기"
+    table = box(page, ".hand-result table.scores")
+    assert table["top"] >= box(page, ".topbar")["bottom"] - 1 and table["bottom"] <= 640, table
     for i in range(rows.count()):
         rows.nth(i).scroll_into_view_if_needed()
         seen = page.evaluate("""(i) => { const r = document.querySelectorAll('.hand-result tr')[i]
@@ -865,6 +884,20 @@ def test_hakka_says_me_as_one_card_does(new_page: Any) -> None:
     assert "민지폰" not in page.locator(".last-trick").inner_text()
     render(page, "hakka", "hakka", scored)
     assert page.locator(".hand-winner").inner_text().startswith("내가 ")
+    # my play on the table is marked (나), as my seat's box (it was my
+    # nickname alone: 하카 audit); a replay of my turn says "내 차례예요."
+    mine = next(v for seed in range(40) for v in hakka_views(seed, seed)
+                if v.get("phase") == "playing" and v.get("turn") == 0
+                and any(p["seat"] == 0 for p in v.get("table") or []) is False
+                and any(p["seat"] != 0 for p in v.get("table") or []))
+    render(page, "hakka", "hakka", mine, names=["민지폰", *NAMES[1:]])
+    page.evaluate("() => { window.__ctl.replay = true; window.__ctl.doc = {my_seat: 0}; window.__ctl.render(); }")
+    assert page.locator(".oc-status").inner_text().startswith("내 차례예요."), page.locator(".oc-status").inner_text()
+    played = next(v for seed in range(40) for v in hakka_views(seed, seed)
+                  if v.get("phase") == "playing" and any(p["seat"] == 0 for p in v.get("table") or []))
+    render(page, "hakka", "hakka", played, names=["민지폰", *NAMES[1:]])
+    who = page.locator('.hk-table .play[data-seat="0"] .who').inner_text()
+    assert who.startswith("민지폰 (나) · "), who
 
 
 def test_every_elder_card_is_in_sight_on_a_small_phone(new_page: Any) -> None:

@@ -93,7 +93,7 @@ export function render(ctl, root) {
 
   const head = gameHeader(ctl, [
     h("span.round", {}, `${Math.min(v.round, v.hands_total || 4)}/${v.hands_total || 4}판`),
-    v.phase === "calling" ? h("span.badge", {}, "콜하기") : v.phase === "playing" ? h("span.badge", {}, "플레이") : null,
+    PHASES[v.phase] ? h("span.badge.phase", {}, PHASES[v.phase]) : null,
   ]);
 
   // the seats in counter-clockwise turn order starting with me
@@ -124,7 +124,9 @@ export function render(ctl, root) {
   const tableEl = h("div.hk-table", { "aria-label": "테이블" },
     (v.table || []).length
       ? (v.table || []).map((p, i) => h("div.play", { class: v.best === p.seat ? "best" : "", dataset: { seat: p.seat } },
-        h("span.who", {}, `${name(ctl, p.seat)} · ${i === 0 ? "리드 " : ""}${KIND[p.kind] || p.kind}`),
+        // mine marked (나), as my seat's box (my nickname alone, beside 지난
+        // 트릭's "나": 하카 audit)
+        h("span.who", {}, `${name(ctl, p.seat)}${meMark(ctl, p.seat)} · ${i === 0 ? "리드 " : ""}${KIND[p.kind] || p.kind}`),
         h("span.cards", {}, p.kind === "discard"
           ? Array.from({ length: p.count }, () => cardBack())
           : p.cards.map((c) => hkCard(c, false, { shown: true }))),
@@ -156,7 +158,8 @@ export function render(ctl, root) {
     status = `리드할 차례예요: 단일 카드(${single}), 런 또는 세트를 내요.`;
   }
   else if (myTurn) status = `테이블의 가장 높은 패턴을 꺾거나 ${size || ""}장을 엎어서 버려요.`;
-  else if (v.turn !== null && v.turn !== undefined) status = `${name(ctl, v.turn)}의 차례예요.`;
+  // (a replay of my seat: "내 차례예요.", not my nickname's: 하카 audit)
+  else if (v.turn !== null && v.turn !== undefined) status = isMine(ctl, v.turn) ? "내 차례예요." : `${name(ctl, v.turn)}의 차례예요.`;
   else status = "";
 
   const kind = classify(st.sel);
@@ -216,7 +219,7 @@ export function render(ctl, root) {
     h("div.table-dock.hk-dock", { class: me !== null && me !== v.dreamer && !botTookOver(v, me) && !v.finished && !ctl.replay && hand.length && v.phase !== "scoring" ? "docked" : "" },
       // no hand of mine when the view has none (a bot took my seat: the
       // spectator's share; an empty "내 손패" stood there: review nitpick)
-      refusalBox(), preview, buttons, v.hand ? handEl : null),
+      refusalBox(), preview, myTurn ? dockTimer(ctl) : null, buttons, v.hand ? handEl : null),
     discards));
   // my turn to follow: the play to beat, and the line under the table that
   // says what to do with the turn's time, are brought above the dock when
@@ -261,6 +264,18 @@ async function send(ctl, type) {
   if (r) st.sel = selectionAfter(sent, st.sel);
 }
 
+/** My turn's countdown in a phone's dock, as 줄줄이 벌점's: the line above
+ * the dock that has it went under the dock when a pick's preview took two
+ * lines, and no time left showed anywhere (하카 audit). app.css shows it
+ * where the dock is docked. */
+function dockTimer(ctl) {
+  return h("div.dock-timer", {}, "남은 시간 ", timerEl(ctl, ctl.view.deadline, ctl.view.turn_ms));
+}
+
+// the seed's names of a hand's stages (it said 플레이, and nothing while
+// the hand was scored: 하카 audit)
+const PHASES = { calling: "콜하기", playing: "플레이하기", scoring: "점수 매기기" };
+
 function handResult(ctl, lh) {
   const won = lh.winner !== null && lh.winner !== undefined;
   // the dreamer's card pops in once, not again at each redraw of the table
@@ -275,16 +290,19 @@ function handResult(ctl, lh) {
     !won
       ? h("p", { dataset: { say: "log" } }, "이번 판은 점수 없이 끝났어요.")
       : h("p.hand-winner", { dataset: { say: "log" } }, `${who(ctl, lh.winner)} ${lh.tricks}트릭으로 판을 이겼어요 (${how}).`),
+    // who paid what, right under who won: at 360×640 the table was below
+    // the fold for the whole 5 s the result shows (하카 audit); how it came
+    // about below it
+    h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적"))),
+      h("tbody", {}, [0, 1, 2, 3].map((s) => h("tr", { class: isMine(ctl, s) ? "me" : "" }, h("td", {}, name(ctl, s), meMark(ctl, s)),
+        h("td.num", {}, signed(lh.deltas[s])), h("td.num", {}, num(lh.scores[s])))))),
     trickNote(ctl, lh),
     lh.winning_cards?.length ? h("p.cards-line", {}, "우승 카드: ", lh.winning_cards.map((c) => hkCard(c, (lh.elders || []).includes(c), { shown: true, class: "small" }))) : null,
     // a hand nobody won scores nothing (RULES.md 3.7): no dreamer's tricks,
     // no privileged player who pays (it said both: UX audit)
     h("p.dreamer-reveal", {}, isMine(ctl, lh.dreamer) ? "내 카드(드리머) 공개: " : `드리머 ${name(ctl, lh.dreamer)}의 카드 공개: `, hkCard(lh.dreamer_card, false, { shown: true, class: popIn ? "small pop-in" : "small" }),
       won ? ` → ${lh.dreamer_tricks}트릭${lh.dreamer_tricks >= 6 ? " (점수를 받아요)" : ""}` : ""),
-    won && lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${josa(name(ctl, lh.privileged), "이/가")} 판을 이기지 못해 혼자 점수를 내요.`) : null,
-    h("table.scores", {}, h("thead", {}, h("tr", {}, h("th", {}, "이름"), h("th.num", {}, "이번 판"), h("th.num", {}, "누적"))),
-      h("tbody", {}, [0, 1, 2, 3].map((s) => h("tr", { class: isMine(ctl, s) ? "me" : "" }, h("td", {}, name(ctl, s), meMark(ctl, s)),
-        h("td.num", {}, signed(lh.deltas[s])), h("td.num", {}, num(lh.scores[s])))))));
+    won && lh.privileged !== null && lh.privileged !== undefined && lh.privileged !== lh.winner ? h("p.muted", {}, `특별 플레이어 ${josa(name(ctl, lh.privileged), "이/가")} 판을 이기지 못해 혼자 점수를 내요.`) : null);
 }
 
 /** RULES.md 3.7: the claim counts tricks won plus the Elders held, so the
