@@ -162,6 +162,22 @@ def test_last_card_rule_in_multi_plays(hand: list[str], cards: list[str], code: 
         assert res.ok and g.finished and g.winner == 0 and "one_card_window" not in names(res)
 
 
+def test_a_last_card_refused_under_attack_says_to_take_it() -> None:
+    """RULES 1.6 ("or, under attack, take"): a lone last 2 on an attack was
+    refused with "1장 뽑아요", and a draw was then refused under_attack
+    (원카드 audit). The refusal says both ways; the seat's view flags the
+    card before it is sent (``cannot``), as the engine refuses it first."""
+    g = game()
+    g = rig(g, {0: ["2H", "9C"], 1: ["2S"], 2: ["8S", "8D"]}, "5H")
+    ok(g, 10, 0, {"type": "play", "cards": ["2H"]})  # an attack of 2 on seat 1's lone 2
+    assert g.view(1)["cannot"] == {"2S": "last_card_forbidden"}
+    res = g.apply(20, 1, {"type": "play", "cards": ["2S"]})
+    assert res.code == "last_card_forbidden" and "공격받는 중이면 쌓인 카드를 받아요" in res.message
+    assert g.apply(30, 1, {"type": "draw"}).code == "under_attack"
+    ok(g, 40, 1, {"type": "take"})
+    assert len(g.hands[1]) == 3
+
+
 def test_multi_play_leaving_one_card_opens_the_window() -> None:
     """RULES 1.4/1.7: several cards leaving one card open a window."""
     g = game()

@@ -91,7 +91,9 @@ MESSAGES: dict[str, str] = {
     "named_suit": "무늬가 바뀌었어요. 바뀐 무늬나 맨 위 카드와 같은 숫자만 낼 수 있어요.",
     "joker_named_suit": "조커 위에는 조커가 정한 무늬의 카드나 조커만 낼 수 있어요.",
     "weaker_attack": "지금 공격보다 약한 카드로는 넘길 수 없어요.",
-    "last_card_forbidden": "마지막 카드로는 2·A·조커를 낼 수 없어요. 1장 뽑아요.",
+    # (under attack nothing is drawn: the attack is taken, RULES.md 1.6; it
+    # said "1장 뽑아요", and a draw was refused: 원카드 audit)
+    "last_card_forbidden": "마지막 카드로는 2·A·조커를 낼 수 없어요. 1장 뽑거나, 공격받는 중이면 쌓인 카드를 받아요.",
     "under_attack": "공격을 받는 중이에요. 공격 카드로 넘기거나 받아야 해요.",
     "cannot_defend": "3으로는 2만 이어진 공격만 막을 수 있어요.",
     "mixed_ranks": "같은 숫자 카드만 함께 낼 수 있어요(조커 두 장은 함께).",

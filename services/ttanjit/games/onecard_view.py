@@ -45,7 +45,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ttanjit.games.base import JSON, seats_view
-from ttanjit.games.onecard_cards import STRENGTH, refusal
+from ttanjit.games.onecard_cards import NOT_LAST, RANK, STRENGTH, refusal
 
 if TYPE_CHECKING:
     from ttanjit.games.onecard import OneCard
@@ -94,7 +94,10 @@ def private(g: OneCard, seat: int) -> JSON:
         "seat": seat,
         "hand": list(hand),
         "attack": {c: STRENGTH[c] for c in hand if STRENGTH[c]},
-        "cannot": {c: why for c in hand if (why := refusal(
+        # a lone 2, A or joker cannot be the last card (RULES.md 1.6), whatever
+        # the pile says: the engine refuses it first (it was not flagged: 원카드 audit)
+        "cannot": {c: why for c in hand if (why := "last_card_forbidden"
+                                            if len(hand) == 1 and RANK[c] in NOT_LAST else refusal(
             c, g.discard[-1], g.suit, g.pending, g.twos_only)) is not None},
         "false_call_used": g.false_call_turn[seat] == g.turn_no,
     }

@@ -28,6 +28,9 @@ export function effectText(sel, view) {
   else if (c.rank === "K") what = "한 번 더 해요";
   else what = "효과 없음";
   if (emptying && !atk && !c.joker) what = "마지막 카드 — 내면 이겨요";
+  // a 2, A or joker never empties a hand (RULES.md 1.6: it said "다음
+  // 사람에게 공격 2장" for a lone last 2: 원카드 audit)
+  else if (emptying && (c.joker || c.rank === "2" || c.rank === "A")) what = "2·A·조커는 마지막 카드가 될 수 없어요";
   return `${names}: ${what}`;
 }
 
@@ -58,6 +61,10 @@ function reason(code, sel, view) {
   const suit = `${SUIT_SYMBOL[view.suit]} ${SUIT_NAME[view.suit]}`;
   switch (code) {
     case "under_attack": return "공격을 받는 중이라 공격 카드로 넘기거나 받아야 해요";
+    // what to do instead, as the table stands (RULES.md 1.6)
+    case "last_card_forbidden": return view.pending
+      ? `2·A·조커는 마지막 카드가 될 수 없어요. 쌓인 공격 ${view.pending}장을 받아요`
+      : "2·A·조커는 마지막 카드가 될 수 없어요. 1장 뽑아요";
     case "cannot_defend": return "3으로는 2만 이어진 공격만 막을 수 있어요";
     case "weaker_attack": return "지금 공격보다 약한 카드로는 넘길 수 없어요";
     case "joker_named_suit": return `조커 위에는 바뀐 무늬 ${suit} 또는 조커만 낼 수 있어요`;

@@ -246,3 +246,14 @@ test("One Card's cards in a line to be said are named, not a suit's sign (a11y a
   assert.equal(spokenCards("♦10 · ♣A: 공격 3장"), "다이아몬드 10 · 클로버 A: 공격 3장");
   assert.equal(spokenCards("흑백 조커 · 줄줄이 벌점 10"), "흑백 조커 · 줄줄이 벌점 10");
 });
+
+test("One Card's lone last 2, A or joker says it cannot be the last card, and what to do (RULES.md 1.6, 원카드 audit)", () => {
+  const attacked = { hand: ["2S"], pending: 2, top: "2H", suit: "H", attack: { "2S": 2 } };
+  assert.equal(effectText(["2S"], attacked), "♠2: 2·A·조커는 마지막 카드가 될 수 없어요");
+  assert.equal(refusalText("last_card_forbidden", ["2S"], attacked),
+    "♠2: 낼 수 없어요 — 2·A·조커는 마지막 카드가 될 수 없어요. 쌓인 공격 2장을 받아요");
+  const calm = { hand: ["AS"], pending: 0, top: "5S", suit: "S", attack: { AS: 5 } };
+  assert.equal(refusalText("last_card_forbidden", ["AS"], calm),
+    "♠A: 낼 수 없어요 — 2·A·조커는 마지막 카드가 될 수 없어요. 1장 뽑아요");
+  assert.equal(effectText(["9S"], { hand: ["9S"], pending: 0, attack: {} }), "♠9: 마지막 카드 — 내면 이겨요");
+});
