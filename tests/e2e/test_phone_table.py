@@ -974,3 +974,37 @@ def test_a_reaction_is_not_over_the_headers_buttons(new_page: Any, file: str, ga
         seat = page.locator(".emote-bubble").nth(i).locator("xpath=..").bounding_box()
         assert b and seat and b["y"] >= seat["y"] - 0.5, (i, b, seat)
         assert b["y"] >= leave["y"] + leave["height"], (i, b, leave)
+
+
+@pytest.mark.parametrize("size", [(360, 640), (390, 844)])
+def test_a_picked_cards_order_number_is_not_cut_off(new_page: Any, size: tuple[int, int]) -> None:
+    """원카드 audit (360 px): a picked card of the docked hand's top row rose
+    10 px, its order number 8 px above it, and the hand's scroll box cut the
+    number in half. Every number is inside the box."""
+    page = new_page(width=size[0], height=size[1])
+    v = onecard_hand(engine_view("onecard", 4), ["5S", "5D", "5H", "9H", "9C", "KH", "KD", "2S", "3S",
+                                                 "4S", "6S", "7D"],
+                     turn=0, pending=0, hand_counts=[12, 7, 7, 7], top="5C", suit="C")
+    render(page, "onecard", "onecard", v)
+    for c in ("5S", "5D", "5H"):
+        page.locator(f'.oc-hand .card[data-card="{c}"]').click()
+    hand = box(page, ".oc-hand")
+    tops = page.evaluate("() => [...document.querySelectorAll('.oc-hand .card .order')]"
+                         ".map((o) => o.getBoundingClientRect().top)")
+    assert len(tops) == 3 and all(t >= hand["top"] - 0.5 for t in tops), (tops, hand)
+
+
+def test_an_attack_turn_says_what_may_answer_it(new_page: Any) -> None:
+    """RULES.md 1.5: nothing passes a 컬러 조커, and a chain of 2s alone may
+    be blocked with a 3 of the current suit. Under a 컬러 조커 the turn said
+    "공격 카드로 넘기거나 7장을 받아요" (원카드 audit), and never the 3."""
+    page = new_page(width=390, height=844)
+    v = engine_view("onecard", 2)
+    said = []
+    for top, pending, twos in (("CJ", 7, False), ("2H", 2, True), ("AH", 5, False)):
+        render(page, "onecard", "onecard", onecard_hand(v, ["3H", "9C"], turn=0, pending=pending, twos_only=twos,
+                                                        hand_counts=[2, 7], top=top, suit="H"))
+        said.append(page.locator(".oc-status").inner_text().split(" 초")[0])
+    assert said[0].startswith("공격을 받았어요! 컬러 조커는 넘길 수도 막을 수도 없어요. 7장을 받아요."), said
+    assert said[1].startswith("공격을 받았어요! 공격 카드로 넘기거나, 같은 무늬 3으로 막거나, 2장을 받아요."), said
+    assert said[2].startswith("공격을 받았어요! 공격 카드로 넘기거나 5장을 받아요."), said

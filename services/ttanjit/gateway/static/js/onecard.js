@@ -91,7 +91,7 @@ export function render(ctl, root) {
   const status = h("p.oc-status", { dataset: { say: "status" } }, // said by game.js sayChanges
     v.finished ? "게임이 끝났어요."
       : out ? (ctl.replay ? "탈락했어요." : "탈락했어요. 남은 게임을 구경하거나 나가도 돼요.")
-        : myTurn ? (v.pending ? `공격을 받았어요! 공격 카드로 넘기거나 ${v.pending}장을 받아요.` : "내 차례예요.")
+        : myTurn ? (v.pending ? `공격을 받았어요! ${defence(v)}${v.pending}장을 받아요.` : "내 차례예요.")
           : gone && v.turn === me ? "봇이 내 자리에서 하는 차례예요."
             : autoOn && v.turn === me ? "자동 진행이 내 차례를 대신하고 있어요."
             : v.turn !== null ? `${seatName(ctl, v.turn)}의 차례예요.` : "",
@@ -369,6 +369,14 @@ function results(ctl) {
   const whyOut = me !== null && isOut(v, me) && !ctl.replay ? h("p.muted", {}, OUT_LINE) : null;
   return resultsPanel(ctl, [h("p.result-title", {}, title), whyOut,
     h("table.scores", {}, h("tbody", {}, rows))], "게임 결과");
+}
+
+/** What may answer the attack, as the table stands (RULES.md 1.5): nothing
+ * passes a 컬러 조커 (it said "공격 카드로 넘기거나 …": 원카드 audit); a
+ * chain of 2s only may also be blocked with a 3 of the current suit. */
+function defence(v) {
+  if (v.top === "CJ") return "컬러 조커는 넘길 수도 막을 수도 없어요. ";
+  return v.twos_only ? "공격 카드로 넘기거나, 같은 무늬 3으로 막거나, " : "공격 카드로 넘기거나 ";
 }
 
 // -- the [원카드!] window, over every screen -----------------------------------

@@ -72,7 +72,8 @@ function reason(code, sel, view) {
     case "does_not_match":
       if (view.pending && card.rank === "3") return `${suit} 3으로만 막을 수 있어요`;
       if (view.pending) return `${suit} 공격 카드, 같은 숫자(${top.rank}) 또는 조커로만 넘길 수 있어요`;
-      return `${suit}, 같은 숫자(${top.rank}) 또는 조커만 낼 수 있어요`;
+      // (the suit said as a 무늬: "♦ 다이아몬드, 같은 숫자…" read tersely: 원카드 audit)
+      return `${suit} 무늬, 같은 숫자(${top.rank}) 또는 조커만 낼 수 있어요`;
     default: return "";
   }
 }

@@ -58,7 +58,7 @@ test("One Card refusal says why in the words of the table (RULES.md 1.2, 1.5)", 
   const named = { seat: 0, turn: 0, hand: ["5D", "9S"], top: "7D", suit: "S", pending: 0 };
   assert.equal(refusalText("named_suit", ["5D"], named), "♦5: 낼 수 없어요 — 바뀐 무늬 ♠ 스페이드, 같은 숫자(7) 또는 조커만 낼 수 있어요");
   const plain = { ...named, top: "9D", suit: "D" };
-  assert.equal(refusalText("does_not_match", ["JH"], plain), "♥J: 낼 수 없어요 — ♦ 다이아몬드, 같은 숫자(9) 또는 조커만 낼 수 있어요");
+  assert.equal(refusalText("does_not_match", ["JH"], plain), "♥J: 낼 수 없어요 — ♦ 다이아몬드 무늬, 같은 숫자(9) 또는 조커만 낼 수 있어요");
   const joker = { ...named, top: "BJ", suit: "H" };
   assert.equal(refusalText("joker_named_suit", ["9S"], joker), "♠9: 낼 수 없어요 — 조커 위에는 바뀐 무늬 ♥ 하트 또는 조커만 낼 수 있어요");
   const attacked = { seat: 0, turn: 0, top: "2H", suit: "H", pending: 2 };
