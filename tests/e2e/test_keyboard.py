@@ -309,9 +309,13 @@ def test_a_new_screen_says_what_it_is(new_page: Any) -> None:
     assert page.title() == "순위 — 딴짓"
     assert page.evaluate("() => document.activeElement.tagName") == "H1"
     assert page.evaluate("() => document.activeElement.textContent") == "순위"
+    # what was said for the last screen does not stay in the live regions
+    # (원카드 audit: a game's last words were there on the next screens)
+    page.evaluate("() => { document.getElementById('announce-now').textContent = '내가 한 장 남았어요!'; }")
     page.locator(".topbar .brand").focus()
     page.keyboard.press("Enter")
     page.wait_for_selector(".game-card")
+    assert page.evaluate("() => document.getElementById('announce-now').textContent") == ""
     assert page.title().startswith("딴짓")
     assert page.evaluate("() => document.activeElement.textContent") == "로비"
 
