@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -253,3 +254,64 @@ async def test_an_unseeded_room_refused_is_a_divergence_not_the_end(
     assert report["failures"] == [] and report["divergences"]
     err = capsys.readouterr().err
     assert " frames/s " in err and "msgs/s" not in err, err
+
+
+class _TokenRefusingConn(_RefusingConn):
+    """A gateway that does not take the sign-in's token (another
+    TTANJIT_TOKEN_SECRET behind the same address): every hello refused."""
+
+    async def send(self, frame: dict[str, Any]) -> asyncio.Future[dict[str, Any]]:
+        if frame["type"] != "hello":
+            return await super().send(frame)
+        fut = asyncio.get_running_loop().create_future()
+        fut.set_result({"type": "error", "code": "bad_token", "ref": "hello",
+                        "message": "로그인 정보가 올바르지 않아요. 다시 로그인해 주세요.",
+                        "server_ms": time.time() * 1000})
+        return fut
+
+
+async def test_a_replay_whose_hellos_are_refused_fails(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Load tester audit: behind a gateway that refused every hello, replay
+    sent every captured frame unauthenticated, timed the refusals as round
+    trips and exited 0. Each player fails at its hello, once per reason
+    with the likely cause, and the run exits 1."""
+    monkeypatch.setattr(replay_mod, "Conn", _TokenRefusingConn)
+    monkeypatch.setattr(replay_mod, "sign_in", _sign_in)
+    path = tmp_path / "plain.capture.jsonl"
+    _seeded_capture(path, seed=None)
+    report = await replay_mod.replay("http://gateway", str(path), speed=100, fanout=3,
+                                     progress=0, timeout_s=2)
+    assert report["counts"]["player_failures"] == 6
+    assert "action" not in report["rtt"]
+    args = type("A", (), {"json": None, "push": None})()
+    assert _finish(args, report) == 1  # type: ignore[arg-type]
+    assert re.fullmatch(r"p\d#\d, p\d#\d, p\d#\d and 3 more: hello refused: bad_token \(.+\); .+",
+                        report["failures"][0]), report["failures"]
+    assert "share TTANJIT_TOKEN_SECRET" in report["failures"][0] and len(report["failures"]) == 1
+    assert "server_ms" not in capsys.readouterr().err
+
+
+def test_what_a_run_would_write_or_replay_is_checked_first(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Load tester audit, each one line and exit 2 before any player starts:
+    --json to a folder that is not there (a traceback after the whole run);
+    --record of no player among -n (it recorded nobody, and the capture
+    "replayed" with exit 0, --strict too); a capture with no player; a
+    --ramp longer than the run (players still to start were reported)."""
+    def says(*args: str) -> str:
+        assert main(["loadtest", *args]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+        return err
+    assert "cannot write the report /nowhere/r.json: No such file or directory" in says(
+        "play", "--url", NOWHERE, "--duration", "30", "--json", "/nowhere/r.json")
+    assert "--record 5: no such player among -n 2 (0–1)" in says(
+        "record", "--url", NOWHERE, "-n", "2", "--record", "5", "-o", str(tmp_path / "c.jsonl"))
+    empty = tmp_path / "empty.jsonl"
+    CaptureWriter(empty, "loadtest", game="onecard").close()
+    assert f"{empty} holds no player's frames: nothing to replay" in says(
+        "replay", str(empty), "--url", NOWHERE, "--strict")
+    assert "--ramp 60 s is longer than --duration 12 s" in says(
+        "play", "--url", NOWHERE, "-n", "40", "--ramp", "60", "--duration", "12")

@@ -152,8 +152,11 @@ CLOSES = {
 
 
 def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
-    if report.get("failures"):  # Python reprs (``Refused('…')``) as their messages
-        report["failures"] = collapse(list(report["failures"]))
+    counts = report.get("counts") or {}
+    if report.get("failures"):  # Python reprs (``Refused('…')``) as their messages; the
+        # first 20 are kept: how many in all
+        report["failures"] = collapse(list(report["failures"]),
+                                      total=int(counts.get("player_failures") or 0) or None)
     print(table(report))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
@@ -168,7 +171,6 @@ def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
         if not 200 <= code < 300:
             raise CliError(f"the Pushgateway at {args.push} refused the report: HTTP {code}")
         print(f"pushed to {args.push}: HTTP {code}", file=sys.stderr)
-    counts = report.get("counts") or {}
     failed = int(counts.get("player_failures") or 0)
     cut = int(counts.get("reconnect_failures") or 0) + int(counts.get("connections_lost") or 0)
     if failed:  # a run whose players could not play is not a result: say why, exit 1
@@ -259,7 +261,20 @@ def _check_push(url: str) -> None:
                        f"HTTP {r.status_code} (--push)")
 
 
+def _writable(path: str | None, what: str, truncate: bool = False) -> None:
+    """A file the run writes, tried before any player starts: one line and
+    exit 2, not a traceback after the whole run (--json to a missing folder
+    ran for the run's length first: load tester audit)."""
+    if not path:
+        return
+    try:
+        open(path, "w" if truncate else "a").close()  # noqa: SIM115 - only tried
+    except OSError as exc:
+        raise CliError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
+
+
 def _url(args: argparse.Namespace, stack: ExitStack) -> str:
+    _writable(getattr(args, "json", None), "the report")
     if getattr(args, "push", None):
         _check_push(args.push)
     if not args.local:
@@ -273,7 +288,7 @@ def _url(args: argparse.Namespace, stack: ExitStack) -> str:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from ttanjit.loadtest.play import play
+    from ttanjit.loadtest.play import chosen, play
 
     if args.mode == "quick" and (args.seed is not None or args.options):
         given = " and ".join(name for name, on in (("--seed", args.seed is not None),
@@ -282,12 +297,19 @@ def _play(args: argparse.Namespace) -> int:
                        "deals at random, with the server's options")
     if args.mode == "room" and args.seats < 2:
         raise CliError(f"--mode room needs --seats of at least 2, not {args.seats}")
+    if args.ramp > args.duration and args.players > 1:
+        # (players still waiting to start were reported as players, and the
+        # rates divided by a longer run: load tester audit)
+        raise CliError(f"--ramp {args.ramp:g} s is longer than --duration {args.duration:g} s: "
+                       "players still to start when the run ends would play nothing")
     out = getattr(args, "out", None)
-    if out:
-        try:
-            open(out, "w").close()  # noqa: SIM115 - before any player starts
-        except OSError as exc:
-            raise CliError(f"cannot write the capture {out}: {exc.strerror or exc}") from None
+    _writable(out, "the capture", truncate=True)
+    record = getattr(args, "record", "all")
+    if out and record not in ("none", "") and not chosen(record, args.players):
+        # (the numbers past -n were dropped: the capture held nobody, and
+        # replayed "successfully": load tester audit)
+        raise CliError(f"--record {record}: no such player among -n {args.players} "
+                       f"(0–{args.players - 1})")
     with ExitStack() as stack:
         url = _url(args, stack)
         report = _run(play(url, args.players, _cfg(args), ramp_s=args.ramp,
@@ -306,6 +328,8 @@ def _replay(args: argparse.Namespace) -> int:
         capture = load(args.capture)  # before any stack starts
     except CaptureError as exc:
         raise CliError(str(exc)) from None
+    if not capture.players():  # (it "replayed" nobody, exit 0, --strict too: load tester audit)
+        raise CliError(f"{args.capture} holds no player's frames: nothing to replay")
     with ExitStack() as stack:
         url = _url(args, stack)
         report = _run(replay(url, args.capture, loaded=capture, speed=args.speed,

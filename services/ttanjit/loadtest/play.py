@@ -44,7 +44,7 @@ def ctrl_c_ends_run(end: Callable[[], None]) -> Iterator[None]:
         loop.remove_signal_handler(signal.SIGINT)
 
 
-def _chosen(spec: str, n: int) -> set[int]:
+def chosen(spec: str, n: int) -> set[int]:
     """``all``, ``none`` or ``0,2-3`` -> player numbers."""
     if spec in ("all", "*"):
         return set(range(n))
@@ -66,7 +66,7 @@ async def play(base: str, players: int, cfg: PlayConfig, *, ramp_s: float = 0.0,
                first: int = 0) -> dict[str, Any]:
     stats = stats or Stats()
     writer = CaptureWriter(capture, "loadtest", url=base, game=cfg.game) if capture else None
-    recorded = _chosen(record, players) if writer else set()
+    recorded = chosen(record, players) if writer else set()
     finished: set[str] = set()
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
     stop = asyncio.Event()
@@ -98,6 +98,10 @@ async def play(base: str, players: int, cfg: PlayConfig, *, ramp_s: float = 0.0,
         t0 = time.monotonic()
         tasks = [asyncio.create_task(one(i, p)) for i, p in enumerate(roster)]
         everyone = asyncio.ensure_future(asyncio.gather(*tasks))
+        # a second Ctrl-C abandons the run while it stops: its outcome is
+        # not awaited then, and asyncio printed a 40-line traceback of it at
+        # exit (load tester audit)
+        everyone.add_done_callback(lambda f: f.cancelled() or f.exception())
         tty = sys.stderr.isatty()
         peak = 0
         def end() -> None:  # Ctrl-C: the players stop, the report is of what they did

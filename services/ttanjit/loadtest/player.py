@@ -21,6 +21,7 @@ import httpx
 from ttanjit import bots
 from ttanjit.gateway.capture import CaptureWriter
 from ttanjit.loadtest.client import Conn, Frame, sign_in
+from ttanjit.loadtest.report import hello_refused
 from ttanjit.loadtest.stats import Stats
 
 GAME_OVER = ("game_ended", "game_over")  # One Card's game_over: before issue 13
@@ -198,7 +199,7 @@ class Player:
         self.conn = conn
         welcome = await conn.hello(self.ident["token"], resume)
         if welcome.get("type") != "welcome":
-            raise RuntimeError(f"hello refused: {welcome}")
+            raise RuntimeError(hello_refused(welcome))
         self._spawn(self._watch(conn))
 
     async def _watch(self, conn: Conn) -> None:
@@ -381,11 +382,16 @@ class Player:
         elif kind == "game_result" and f.get("game_id") == self.game_id:
             self._game_over()  # the game left its shard while this seat was away
         elif kind == "welcome":
-            if f.get("game_id") and not self.game_id:
-                self.game_id, self.seat = f["game_id"], f.get("seat")
-            if self.reconnects and self.game_id and self.in_game \
+            named = f.get("game_id")
+            if named and not self.game_id:
+                self.game_id, self.seat = named, f.get("seat")
+            # like the web client: a welcome naming the game is followed by
+            # what was missed or the whole view (docs/websocket.md 4), nothing
+            # to ask for; one without it asks (it synced after every resume,
+            # the gapless too: load tester audit)
+            elif self.reconnects and self.game_id and named != self.game_id and self.in_game \
                     and not self.game_done.is_set():
-                self._sync("resume")  # like the web client on every welcome
+                self._sync("resume")
 
     def _update(self, f: Frame) -> None:
         self.stats.count["updates"] += 1

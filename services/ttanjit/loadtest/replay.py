@@ -60,7 +60,7 @@ from ttanjit.gateway.capture import CLIENT, SERVER, Capture, ConnCapture, Line, 
 from ttanjit.loadtest.client import ANSWERED_BY, Conn, Frame, sign_in
 from ttanjit.loadtest.play import ctrl_c_ends_run
 from ttanjit.loadtest.player import read_update
-from ttanjit.loadtest.report import message
+from ttanjit.loadtest.report import hello_refused, message
 from ttanjit.loadtest.stats import ANSWERS, Stats
 
 LOBBY = frozenset({"queue", "cancel_queue", "room_create", "room_join", "room_leave",
@@ -505,6 +505,12 @@ class ReplayPlayer:
                 got = await asyncio.wait_for(fut, self.timeout_s)
             except TimeoutError:
                 got = {"type": "error", "code": "no_answer"}
+            # a hello refused where the capture's was welcomed: this player
+            # can replay nothing (it sent every frame unauthenticated, timed
+            # the refusals as round trips, and the run exited 0: load tester audit)
+            if kind == "hello" and got.get("type") != "welcome" \
+                    and (step.answer is None or step.answer.get("type") == "welcome"):
+                raise RuntimeError(hello_refused(got))
             if kind == "hello" and got.get("type") == "welcome":
                 self.conn.session = got["session"]
                 if got.get("resumed"):
@@ -598,6 +604,7 @@ async def replay(base: str, capture_path: str, speed: float = 1.0, fanout: int =
 
         tasks = [asyncio.ensure_future(one(rp)) for rp in players]
         everyone = asyncio.ensure_future(asyncio.gather(*tasks))
+        everyone.add_done_callback(lambda f: f.cancelled() or f.exception())  # (play.py's)
         interrupted = asyncio.Event()
 
         def end() -> None:  # Ctrl-C: the steps not replayed yet are left out

@@ -12,6 +12,21 @@ def message(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def hello_refused(frame: dict[str, object]) -> str:
+    """A refused ``hello`` (its ``error`` frame) as a failure says it: its
+    code and message, not the frame (whose ``server_ms`` made each player's
+    line differ, none collapsed: load tester audit), and what a token
+    refusal usually means."""
+    code = frame.get("code") or frame.get("type") or "no answer"
+    why = f"hello refused: {code}"
+    if frame.get("message"):
+        why += f" ({frame['message']})"
+    if code in ("bad_token", "unauthenticated"):
+        why += ("; the gateway does not take the token the sign-in gave: do all gateways "
+                "behind --url share TTANJIT_TOKEN_SECRET?")
+    return why
+
+
 def http_why(exc: BaseException) -> str:
     """An HTTP failure in words (``Connection refused``, ``timed out``):
     its message without the ``[Errno N]`` in front."""
