@@ -6,6 +6,7 @@ see the spectator count."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from browserkit import (
@@ -218,3 +219,26 @@ def test_a_player_who_left_watches_the_game_go_on(new_page: Any) -> None:
     assert "이미 게임 중이에요" not in guest.locator("#app").inner_text()
     assert "그때 남은 로그" not in guest.locator("#app").inner_text()
     shot(guest, "leaver-watches")
+
+
+def test_the_live_list_is_asked_for_only_while_in_sight(new_page: Any) -> None:
+    """Load tester audit: every lobby asked GET /api/live every 5 s whatever
+    it showed (on a phone the list is two screens down; a tab put away
+    asked on): 180 lobbies cost a gateway a tenth of a core. It is asked for
+    while the list is in sight, and at once when scrolled to."""
+    page = new_page(width=390, height=844)
+    asked: list[float] = []
+    page.on("request", lambda r: asked.append(time.monotonic()) if "/api/live" in r.url else None)
+    sign_in(page, "목록안봄")
+    page.wait_for_selector(".live .live-list table, .live .live-list p.muted:not(:has-text('불러오는 중'))")
+    page.evaluate("() => window.scrollTo(0, 0)")
+    first = len(asked)
+    page.wait_for_timeout(6_500)  # past a refresh: the list is off screen
+    assert len(asked) == first, asked
+    page.locator("section.live").scroll_into_view_if_needed()
+    deadline = time.monotonic() + 3
+    while len(asked) == first and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert len(asked) == first + 1, asked  # at once, the refresh it missed
+    page.wait_for_timeout(5_600)
+    assert len(asked) >= first + 2, asked  # and on while in sight

@@ -15,7 +15,11 @@ import { seatCount } from "./seats.js";
 
 const LIST_REFRESH_MS = 5000;
 
-/** The lobby's 관전 box: live games, refreshed while the lobby shows. */
+/** The lobby's 관전 box: live games, refreshed while it is in sight — the
+ * box on screen (or near it) and the tab shown. Every lobby asked every 5 s
+ * whatever it showed (on a phone the list is two screens down, a tab put
+ * away asked on): 180 lobbies cost a gateway a tenth of a core (load tester
+ * audit). Scrolled to, or the tab shown again, it asks at once. */
 export function liveBox() {
   // not a live region: it was read out again every 5 s (a11y trial)
   const body = h("div.live-list", {}, h("p.muted", {}, "진행 중인 게임을 불러오는 중…"));
@@ -23,9 +27,28 @@ export function liveBox() {
     h("h2", {}, "관전"), body);
   let timer = null;
   let shown = null;
+  let inSight = true; // until the observer says otherwise (the first list is asked for)
+  let stale = false; // a refresh skipped while out of sight: asked for when back
+  const sight = new IntersectionObserver((entries) => {
+    inSight = entries.some((e) => e.isIntersecting);
+    if (inSight && stale) load();
+  }, { rootMargin: "200px" });
+  sight.observe(box);
+  const onShown = () => { if (document.visibilityState === "visible" && stale && inSight) load(); };
+  document.addEventListener("visibilitychange", onShown);
   const load = async () => {
     clearTimeout(timer);
-    if (!box.isConnected && timer !== null) return; // the lobby was left
+    if (!box.isConnected && timer !== null) { // the lobby was left
+      sight.disconnect();
+      document.removeEventListener("visibilitychange", onShown);
+      return;
+    }
+    if (timer !== null && (!inSight || document.visibilityState === "hidden")) {
+      stale = true;
+      timer = setTimeout(load, LIST_REFRESH_MS);
+      return;
+    }
+    stale = false;
     const r = await identity.getJson("api/live");
     const now = r.ok ? JSON.stringify(r.body.games || []) : shown;
     if (r.ok && now !== shown) { // drawn again only when it changed (a focused 관전 button stays)
