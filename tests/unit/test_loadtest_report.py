@@ -42,6 +42,23 @@ def _report() -> dict:
     return s.report(players=2, divergences=[{"copy": 0}])
 
 
+def test_the_table_says_what_was_measured() -> None:
+    """Load tester audit: neither the table nor the JSON said the address,
+    the game, the pace, nor that the latencies are round trips."""
+    s = Stats()
+    play_rep = s.report(run={"url": "http://gw:8080", "game": "onecard", "seats": 4, "mode": "quick",
+                             "think_ms": [1000, 3000], "ramp_s": 5.0, "duration_s": 60.0}, players=2)
+    lines = table(play_rep).splitlines()
+    assert lines[0] == ("run: quick onecard with 4 seats against http://gw:8080: think 1000–3000 ms, "
+                        "ramp 5 s, 60 s"), lines[0]
+    assert "round trips, from a frame sent to its answer:" in lines
+    replay_rep = s.report(run={"url": "http://gw:8080", "capture": "c.jsonl", "speed": 10.0,
+                               "fanout": 100}, players=200)
+    assert table(replay_rep).splitlines()[0] == \
+        "run: replay of c.jsonl against http://gw:8080: speed 10x, 100 copies"
+    assert "run" not in prometheus_text(play_rep)  # (a label of its own: --run-label)
+
+
 def test_report_table_and_prometheus_text() -> None:
     rep = _report()
     assert rep["rtt"]["action"]["count"] == 4 and rep["rtt"]["action"]["p99_ms"] == 40.0

@@ -132,7 +132,10 @@ async def play(base: str, players: int, cfg: PlayConfig, *, ramp_s: float = 0.0,
         await asyncio.gather(everyone, return_exceptions=True)
     if writer is not None:
         writer.close()
-    return stats.report(players=players, games_finished=stats.count["games_finished"],
+    return stats.report(run={"url": base, "game": cfg.game, "seats": cfg.seats, "mode": cfg.mode,
+                             "think_ms": list(cfg.think_ms), "ramp_s": ramp_s,
+                             "duration_s": duration_s},
+                        players=players, games_finished=stats.count["games_finished"],
                         peak_in_game=peak, failures=failures,
                         games_played=sum(p.games_played for p in roster),
                         **({"capture": capture} if capture else {}))

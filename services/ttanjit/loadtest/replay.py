@@ -629,7 +629,8 @@ async def replay(base: str, capture_path: str, speed: float = 1.0, fanout: int =
                     if rp.conn is not None and not rp.conn.closed.is_set():
                         await rp.conn.close()
         _counts(stats, players)
-    return stats.report(players=len(players), copies=fanout, speed=speed,
+    return stats.report(run={"url": base, "capture": capture_path, "speed": speed, "fanout": fanout},
+                        players=len(players), copies=fanout, speed=speed,
                         capture=capture_path, checked=div.checked, same=div.same,
                         divergences=div.items, failures=failures,
                         games=sorted({g for rp in players for g in rp.games}))

@@ -102,10 +102,23 @@ class Stats:
         return out
 
 
+def measured(run: dict[str, Any]) -> str:
+    """What a run was, in one line (neither the table nor the JSON said the
+    address, the game, the pace: load tester audit)."""
+    if "capture" in run:
+        return (f"replay of {run['capture']} against {run['url']}: speed {run['speed']:g}x, "
+                f"{run['fanout']} copies")
+    think = run.get("think_ms") or [0, 0]
+    return (f"{run.get('mode', 'quick')} {run.get('game')} with {run.get('seats')} seats against "
+            f"{run['url']}: think {think[0]}–{think[1]} ms, ramp {run.get('ramp_s', 0):g} s, "
+            f"{run.get('duration_s', 0):g} s")
+
+
 def table(report: dict[str, Any]) -> str:
     """The report as a terminal table."""
-    lines = [f"elapsed {report['elapsed_s']} s   frames/s {report['throughput']['frames_per_s']}"
-             f"   commands/s {report['throughput']['commands_per_s']}"]
+    lines = [f"run: {measured(report['run'])}"] if report.get("run") else []
+    lines.append(f"elapsed {report['elapsed_s']} s   frames/s {report['throughput']['frames_per_s']}"
+                 f"   commands/s {report['throughput']['commands_per_s']}")
     for key in ("players", "games_finished"):
         if key in report:
             lines.append(f"{key}: {report[key]}")
@@ -118,6 +131,7 @@ def table(report: dict[str, Any]) -> str:
                         f"differing {len(items) - unsent}; steps not sent {unsent})"
                         if checked is not None else ""))
     lines.append("")
+    lines.append("round trips, from a frame sent to its answer:")
     lines.append(f"{'message':<16}{'count':>8}{'p50 ms':>10}{'p95 ms':>10}{'p99 ms':>10}"
                  f"{'max ms':>10}")
     for kind, s in report["rtt"].items():
