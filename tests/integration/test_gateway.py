@@ -660,3 +660,24 @@ def test_random_frames_never_break_the_gateway(gw: Stack, raw_ws: object, frame:
         if got["type"] == "pong" and got.get("client_ms") == 42.0:
             break
     assert gw.gateways[0].alive()
+
+
+async def test_a_deadline_names_the_seat_it_waits_for(gw: Stack) -> None:
+    """docs/websocket.md 3 (``deadline.seat``, "absent when every seat has
+    the deadline") and client.proto said it; no frame carried it (docs
+    audit). A One Card turn's deadline names the seat whose turn it is; 줄줄이
+    벌점's pick, every seat's, names none."""
+    c = await WSClient.signed_in(gw.http(), "마감자리")
+    for game, seats in (("onecard", 2), ("penalty_rows", 3)):
+        await c.send({"type": "queue", "game": game, "seats": seats})
+        gid = (await c.wait_type("matched", 20))["game_id"]
+        await c.send({"type": "sync", "game_id": gid})
+        got = await c.wait_for(lambda f, g=gid: f.get("type") == "view" and f.get("game_id") == g
+                               and bool(f.get("deadline")), 20)
+        if game == "onecard":
+            assert got["deadline"].get("seat") == got["view"]["turn"], got["deadline"]
+            assert isinstance(got["deadline"]["seat"], int)
+        else:
+            assert "seat" not in got["deadline"], got["deadline"]
+        await c.action(gid, {"type": "leave"})
+    await c.close()

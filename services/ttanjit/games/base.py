@@ -537,6 +537,22 @@ class Engine:
         due = self._due()
         return None if due is None else due[0]
 
+    # a game played in turns names the seat whose move the turn's timer
+    # waits for (its ``turn``); 줄줄이 벌점's pick waits for every seat
+    TURN_HAS_A_SEAT: ClassVar[bool] = False
+
+    def due_seat(self) -> int | None:
+        """The one seat whose move the next deadline waits for (docs/
+        websocket.md 3: ``deadline.seat``), else None: every seat's (줄줄이
+        벌점's pick), a 원카드! window, a seat's substitution, the cap, a pause,
+        a hand's intermission. The docs and the proto said it came; no frame
+        had it (docs audit)."""
+        if not self.TURN_HAS_A_SEAT:
+            return None
+        due = self._due()
+        turn = getattr(self, "turn", None)
+        return turn if due is not None and due[1] == TURN and isinstance(turn, int) else None
+
     def _advance(self, t: int, events: list[Event]) -> None:
         """Fire everything due by real ``t``, in time order, ties in the
         documented kind order."""

@@ -153,6 +153,7 @@ class Hakka(OneDeadline):
     MESSAGES: ClassVar[dict[str, str]] = MESSAGES
     MIN_SEATS: ClassVar[int] = SEATS
     MAX_SEATS: ClassVar[int] = SEATS
+    TURN_HAS_A_SEAT: ClassVar[bool] = True
     ACTIONS: ClassVar[frozenset[str]] = frozenset(GAME_ACTIONS)
     CAP_MS: ClassVar[int] = CAP_MS
 

@@ -116,6 +116,7 @@ class OneCard(Engine):
     MESSAGES: ClassVar[dict[str, str]] = MESSAGES
     MIN_SEATS: ClassVar[int] = 2
     MAX_SEATS: ClassVar[int] = 6
+    TURN_HAS_A_SEAT: ClassVar[bool] = True
     ACTIONS: ClassVar[frozenset[str]] = frozenset(
         {"play", "draw", "take", "pass", "one_card", "resume"})
     UNKNOWN_ACTION: ClassVar[str] = "bad_action"  # recorded games assert it

@@ -336,7 +336,11 @@ class HostedGame:
         nd = self.engine.next_deadline()
         if nd is None or self.engine.presence.paused:
             return None
-        return {"t": nd, "remaining_ms": max(0, nd - t), "server_ms": server_ms + max(0, nd - t)}
+        out: JSON = {"t": nd, "remaining_ms": max(0, nd - t), "server_ms": server_ms + max(0, nd - t)}
+        seat = self.engine.due_seat()
+        if seat is not None:
+            out["seat"] = seat
+        return out
 
     def replay_entry(self, entry: JSON) -> Applied:
         """Re-apply a recorded input (failover): it was accepted once, so it
