@@ -350,6 +350,12 @@ async def test_an_unknown_type_is_named_back_only_if_it_is_a_name(gw: Stack) -> 
     ('{"type": "queue", "game": 7}', "bad_frame"),
     ('{"type": "queue", "game": "onecard", "seats": -1}', "bad_frame"),
     ('{"type": "queue", "game": "onecard", "colour": "red"}', "bad_frame"),
+    # another frame's field (one list of all frames' fields took them: a
+    # misspelt seats queued the player for the default size, bad input audit)
+    ('{"type": "queue", "game": "penalty_rows", "seat": 2}', "bad_frame"),
+    ('{"type": "ping", "game": "onecard"}', "bad_frame"),
+    ('{"type": "room_create", "game": "onecard", "code": "MYROOM"}', "bad_frame"),
+    ('{"type": "ratings", "token": "zzz"}', "bad_frame"),
     ('{"type": "queue", "game": "chess"}', "unknown_game"),
     ('{"type": "queue", "game": "hakka", "seats": 3}', "bad_seats"),
     ('{"type": "room_join", "code": "ZZZZZZ"}', "room_not_found"),

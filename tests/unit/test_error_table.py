@@ -38,3 +38,14 @@ def test_every_code_a_shard_refuses_a_client_with_is_the_gateways() -> None:
     so in the table above (``bad_request`` only ever answers a gateway's
     malformed request)."""
     assert set(SHARD_MESSAGES) - {"bad_request"} <= set(MESSAGES)
+
+
+def test_every_client_frame_has_its_fields_listed() -> None:
+    """Each frame type the gateway handles has its own list of fields
+    (codec.FIELDS, docs/websocket.md 3): a type without one would take any
+    frame's fields (bad input audit)."""
+    from ttanjit.gateway import account  # noqa: F401 - registers 관전's frames (spectate.py)
+    from ttanjit.gateway.codec import FIELDS
+    from ttanjit.gateway.conn import HANDLERS
+
+    assert set(FIELDS) == set(HANDLERS)

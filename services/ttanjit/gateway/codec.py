@@ -101,13 +101,44 @@ def is_cmd_id(v: Any) -> bool:
     return type(v) is str and 1 <= len(v) <= MAX_CMD_ID
 
 
+# The fields of each client frame (docs/websocket.md 3, its client → server
+# table; besides ``type``): another frame's field is unknown here too — one
+# list of every frame's fields let ``queue``'s misspelt ``seat`` through, the
+# player queued for the default size (bad input audit). An unknown type is
+# refused later (``unknown_type``).
+FIELDS: dict[str, frozenset[str]] = {kind: frozenset(fields) for kind, fields in {
+    "hello": ("token", "resume"),
+    "ping": ("client_ms",),
+    "queue": ("game", "seats", "level"),
+    "cancel_queue": (),
+    "room_create": ("game", "seats", "options"),
+    "room_join": ("code",),
+    "room_leave": (),
+    "room_options": ("options", "seats"),
+    "room_add_bot": ("level",),
+    "room_remove_bot": ("seat",),
+    "room_start": (),
+    "action": ("game_id", "cmd_id", "action", "seat"),
+    "sync": ("game_id",),
+    "ratings": (),
+    "rematch": ("game_id",),
+    "rematch_decline": ("game_id",),
+    "rematch_state": ("game_id",),
+    "emote": ("game_id", "emote"),
+    "spectate": ("game_id",),
+    "spectate_stop": (),
+}.items()}
+
+
 def _checked(obj: Any) -> dict[str, Any]:
     if type(obj) is not dict:
         raise FrameError("bad_frame")
     kind = obj.get("type")
     if type(kind) is not str or not kind:
         raise FrameError("bad_frame")
-    if not _conforms(obj, CLIENT_SCHEMA):
+    fields = FIELDS.get(kind)
+    if not _conforms(obj, CLIENT_SCHEMA) or (fields is not None and any(
+            k not in fields and k != "type" and v is not None for k, v in obj.items())):
         # the error names the frame it refuses, as every other refusal does
         # (and an action's command, so its sender stops waiting for it)
         cmd_id = obj.get("cmd_id")
