@@ -210,3 +210,24 @@ async def test_a_later_offer_does_not_wait_for_one_who_went_to_the_lobby(st: Sta
     for c in (a, b):
         await c.close()
 
+
+
+async def test_a_later_offer_after_everyone_declined_does_not_wait_either(st: Stack) -> None:
+    """docs/websocket.md 3.1: who turned an offer down stays turned down. When
+    both went 로비로 the declines were forgotten, and one who asked later
+    waited the whole window for the other, in the lobby (docs audit): it
+    starts at once with a bot in their seat."""
+    a, b, gid = await room_of_two(st, ("다시온이", "로비로간"))
+    await play_to_the_end([a, b], gid)
+    seat_b = (await view_of(b, gid))["seat"]
+    for c in (a, b):
+        await c.send({"type": "rematch_decline", "game_id": gid})
+    await a.wait_for(rematch_frame(gid, "expired"), 20)
+    await a.send({"type": "rematch", "game_id": gid})
+    offer = (await a.wait_for(rematch_frame(gid, "open")))["rematch"]
+    assert offer["declined"] == [seat_b] and offer["waiting"] == [], offer
+    m = await a.wait_for(lambda f: f.get("type") == "matched" and f["game_id"] != gid, 5)
+    assert [p["kind"] for p in m["players"]].count("bot") == 1
+    await a.action(m["game_id"], {"type": "leave"})
+    for c in (a, b):
+        await c.close()

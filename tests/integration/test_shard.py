@@ -161,6 +161,12 @@ async def test_bot_only_game_plays_out_and_is_recorded(svc: Services, game: str,
                                                   "--nats", svc.nats_url, "-o", str(path)],
                                  capture_output=True, text=True, timeout=30)
     assert rc.returncode == 0, rc.stderr
+    # a game the NATS asked has not: says which NATS it asked (docs audit)
+    rc = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "ttanjit", "record",
+                                                  "gameisnthere", "--nats", svc.nats_url],
+                                 capture_output=True, text=True, timeout=30)
+    assert rc.returncode == 2 and rc.stderr.startswith(
+        f"ttanjit record: no record for game gameisnthere at {svc.nats_url} (--nats"), rc.stderr
     done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "ttanjit", "replay",
                                                     str(path)], capture_output=True, text=True,
                                    timeout=60)

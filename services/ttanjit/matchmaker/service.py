@@ -923,7 +923,12 @@ class Matchmaker:
                 continue
             if r.dead(now):
                 del self.rematches[gid]
-                if r.declined and set(r.declined) != set(r.humans):
+                # kept when everyone declined too (docs/websocket.md 3.1: who
+                # turned it down stays turned down): one who asks later is
+                # taken off the list by their own answer, the others not waited
+                # for (the later offer waited its 20 s for a player in the
+                # lobby, then started with a bot anyway: docs audit)
+                if r.declined:
                     self.declined_before[gid] = (list(r.declined), now)
                 await self.commit()
                 await self.notify_rematch(r, r.frame("expired"))

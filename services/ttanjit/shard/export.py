@@ -52,7 +52,10 @@ def main(url: str, game_id: str, prefix: str, out: str | None) -> int:
               file=sys.stderr)
         return 1
     if doc is None:
-        print(f"ttanjit record: no record for game {game_id}", file=sys.stderr)
+        # which NATS it asked (the default reached another one than `make
+        # run`'s, and "no record" read as a game that is not there: docs audit)
+        print(f"ttanjit record: no record for game {game_id} at {url} (--nats, or "
+              "TTANJIT_NATS_URL: `make run` prints its NATS address)", file=sys.stderr)
         return 2
     text = json.dumps(doc, ensure_ascii=False)
     if out:
