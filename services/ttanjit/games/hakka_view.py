@@ -24,6 +24,25 @@ is the public part with ``seat`` None.
   ``scores``, ``last_hand``.
 - Private (:func:`private_view`): ``seat``, ``hand`` (empty for the
   dreamer), ``my_discards``.
+- Events (RULES.md 3; a client author read One Card's only: docs audit):
+  ``dealt`` {round, deal, dealer, dreamer, hand_counts} with the seat's
+  own ``hand`` in ``private[seat]`` (none for the dreamer: its card stays
+  face down); ``turn`` {seat, phase (``calling`` | ``playing``), deadline
+  (real ``t``)}; ``called`` / ``passed`` {seat}; ``calling_ended``
+  {caller, privileged}; ``void_deal`` {dealer, next_dealer} (three passes,
+  3.3: dealt again); ``played`` {seat, cards, kind (``single`` | ``run`` |
+  ``set``), lead, elders? (the Elder cards now, when the play changed
+  them, 3.4)}; ``discarded`` {seat, count}, the seat's own adding its
+  ``cards`` (``private[seat]``); ``trick_won`` {seat, cards, tricks,
+  total}; ``hand_won`` {seat, how (``claim`` | ``five_tigers``), tricks,
+  won?, shown (the cards shown to claim)}; ``hand_scored`` {round, dealer,
+  dreamer, privileged, winner (or None: a hand nobody won), how, tricks,
+  winning_cards, dreamer_card, dreamer_tricks, deltas, scores, elders};
+  ``timeout`` {seat}; ``autopilot`` {seat, on, reason};
+  ``game_ended`` {ended_by (``hands`` | ``time_cap`` | ``abandoned``),
+  winners, scores} — every game's game-over event; ``time_cap`` {cap_ms}
+  before it when the game ran too long; presence
+  ``disconnected``/``reconnected``/``substituted`` (base).
 """
 
 from __future__ import annotations

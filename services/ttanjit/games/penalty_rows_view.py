@@ -25,6 +25,23 @@ is the public part with ``seat`` None.
 - Private (:func:`private_view`): ``seat``, ``hand`` (``[{card,
   penalty}]``), ``selection`` (``{card, row, confirmed, label, preview}`` or
   None), ``timeouts`` (the seat's timeouts in a row).
+- Events (RULES.md 2; a client author read One Card's only: docs audit):
+  ``round_started`` {round, rows (the four rows' cards)} with the seat's
+  own ``hand`` in ``private[seat]``; ``turn_started`` {round, turn,
+  deadline (real ``t``), select_ms}; ``confirmed`` {seat} — the seat's own
+  adds {card, row} (``private[seat]``: nobody else learns the pick before
+  the reveal); ``timed_out`` {seats} (the game picked for them, 2.5);
+  ``revealed`` {round, turn, picks: [{seat, card, row, timeout}]} in
+  placing order (lowest card first); then one ``placed`` per pick {seat,
+  card, row, outcome (``append`` | ``sixth_card`` | ``row_end_higher``),
+  position, cards (how many taken, 0 for ``append``), taken?, penalty,
+  row_cards (the row after it), total (the seat's game penalty now)};
+  ``round_ended`` {round, round_penalties, penalties, last, next_round_at};
+  ``autopilot`` {seat, on, reason (``timeouts`` | ``resume``)};
+  ``game_ended`` {ended_by (``rounds`` | ``score_66`` | ``time_cap`` |
+  ``abandoned``), winners, penalties} — every game's game-over event;
+  ``time_cap`` {cap_ms} before it when the game ran too long; presence
+  ``disconnected``/``reconnected``/``substituted`` (base).
 """
 
 from __future__ import annotations
