@@ -157,6 +157,10 @@ async def test_rematch_refused_for_a_live_game_or_a_stranger(st: Stack) -> None:
     await a.send({"type": "rematch", "game_id": gid})
     assert (await a.wait_type("error"))["code"] == "game_not_finished"
     c = await WSClient.signed_in(st.http(1), "구경꾼")
+    # a stranger learns nothing of a live game (it said game_not_finished:
+    # the game exists and is live, 관전 off too; bad input audit)
+    await c.send({"type": "rematch", "game_id": gid})
+    assert (await c.wait_type("error"))["code"] == "no_rematch"
     await play_to_the_end([a, b], gid)
     await c.send({"type": "rematch", "game_id": gid})
     assert (await c.wait_type("error"))["code"] == "no_rematch"

@@ -852,15 +852,24 @@ class Matchmaker:
             room.ratings[s.player] = (await self.rating(room.game, s.player)).ordinal
 
     # -- 한 판 더 (rematch; ttanjit.matchmaker.rematch) ---------------------------
-    async def _finished_table(self, game_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """The finished game's record header and directory entry."""
+    async def _finished_table(self, game_id: str, player: str
+                              ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The finished game's record header and directory entry, for one
+        who sat in it: to anyone else it is ``no_rematch`` whatever its state
+        (a stranger's ``rematch`` was told ``game_not_finished``: whether a
+        game exists and is live, 관전 off too: bad input audit)."""
         js = self.nc.jetstream()
         try:
-            kv = await js.key_value(GAMES_BUCKET)
-            entry = await finished_entry(kv, game_id, FINISHING_S)
             msg = await js.get_msg(RECORDS_STREAM, seq=1, subject=self.subjects.record(game_id),
                                    next=True)
             header = orjson.loads(msg.data or b"{}")
+        except Exception:  # noqa: BLE001 - no such game (or JetStream away)
+            raise LobbyError("no_rematch") from None
+        if player not in (header.get("players") or {}):
+            raise LobbyError("no_rematch")
+        try:
+            kv = await js.key_value(GAMES_BUCKET)
+            entry = await finished_entry(kv, game_id, FINISHING_S)
         except Exception:  # noqa: BLE001 - no such game (or JetStream away)
             raise LobbyError("no_rematch") from None
         return header, entry
@@ -870,7 +879,7 @@ class Matchmaker:
             return
         r = self.rematches.get(game_id)
         if r is None:  # the first answer opens the offer (a "no" too: the others see it)
-            header, entry = await self._finished_table(game_id)
+            header, entry = await self._finished_table(game_id, player)
             if await self._answer_started(player, game_id):  # it started while we read
                 return
             r = self.rematches.get(game_id) or Rematch.from_game(
