@@ -44,6 +44,14 @@ class Case:
         self.fires_at, self.alerts, self.value = fires_at, alerts, value
 
 
+def statefulset(name: str, replicas: str, ready: str, updated: str,
+                ns: str = NS) -> list[dict[str, str]]:
+    """kube-state-metrics' series of a StatefulSet: replicas asked for, ready, updated."""
+    return [series(f"kube_statefulset_{m}", f'statefulset="{name}"', v, ns) for m, v in (
+        ("replicas", replicas), ("status_replicas_ready", ready),
+        ("status_replicas_updated", updated))]
+
+
 RTT = "ttanjit_gateway_command_rtt_seconds"
 
 
@@ -128,28 +136,19 @@ CASES = {
          # another team's "…-shard0" (operator audit), and a roll of 10
          # shards for 15 minutes (one always draining or starting: longer
          # than 5 minutes) — a roll stuck is TtanjitShardRolloutStuck's
-         *(series(name, 'statefulset="mongodb-shard0"', v, "db") for name, v in (
-             ("kube_statefulset_replicas", "3x200"), ("kube_statefulset_status_replicas_ready", "0x200"),
-             ("kube_statefulset_status_replicas_updated", "3x200"))),
-         *(series(name, 'statefulset="prod-ttanjit-shard"', v, "rolling") for name, v in (
-             ("kube_statefulset_replicas", "10x200"),
-             ("kube_statefulset_status_replicas_ready", "9x60 10x140"),
-             ("kube_statefulset_status_replicas_updated", "1x20 4x20 7x20 10x140")))],
+         *statefulset("mongodb-shard0", "3x200", "0x200", "3x200", "db"),
+         *statefulset("prod-ttanjit-shard", "10x200", "9x60 10x140", "1x20 4x20 7x20 10x140",
+                      "rolling")],
         "6m",
         [{"statefulset": "ttanjit-shard"}],
         "1",
     ),
     "TtanjitShardRolloutStuck": Case(
         # 2 of 3 updated, the third not ready for good (its new Pod crash-loops)
-        [series("kube_statefulset_replicas", 'statefulset="ttanjit-shard"', "3x200"),
-         series("kube_statefulset_status_replicas_ready", 'statefulset="ttanjit-shard"', "2x200"),
-         series("kube_statefulset_status_replicas_updated", 'statefulset="ttanjit-shard"', "2x200")],
+        statefulset("ttanjit-shard", "3x200", "2x200", "2x200"),
         # a roll that ends in 10 minutes (shards not ready with no roll are
         # TtanjitShardsNotReady's: its case)
-        [*(series(name, 'statefulset="ttanjit-shard"', v, "upgrading") for name, v in (
-            ("kube_statefulset_replicas", "3x200"),
-            ("kube_statefulset_status_replicas_ready", "2x40 3x160"),
-            ("kube_statefulset_status_replicas_updated", "1x20 2x20 3x160")))],
+        statefulset("ttanjit-shard", "3x200", "2x40 3x160", "1x20 2x20 3x160", "upgrading"),
         "31m",
         [{"statefulset": "ttanjit-shard"}],
         "1",
