@@ -531,6 +531,7 @@ def test_a_watched_game_opens_with_its_heading_focused(new_page: Any) -> None:
     gid = quick_match(player, "onecard", seats=2)
     fan = new_page(width=1100, height=900)
     sign_in(fan, "키보드관전")
+    fan.locator("section.live").scroll_into_view_if_needed()  # in sight, it refreshes itself
     row = fan.locator(f'.live tr[data-game-id="{gid}"] [data-act="watch"]')
     row.wait_for(timeout=20_000)
     # named with its game and players (five "관전" alike: a11y audit)

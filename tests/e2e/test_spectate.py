@@ -40,8 +40,9 @@ def test_watch_a_live_game_from_the_lobby(new_page: Any) -> None:
 
     fan = new_page(width=1000, height=800)  # another browser context: another person
     sign_in(fan, "구경하는이")
+    fan.locator("section.live").scroll_into_view_if_needed()  # in sight, it refreshes itself
     row = fan.locator(f'.live tr[data-game-id="{gid}"]')
-    row.wait_for(timeout=30_000)  # the list refreshes itself
+    row.wait_for(timeout=30_000)
     assert "보여주는이" in row.inner_text() and "봇 1" in row.inner_text()
     # on a phone only the players column may wrap: 관전 and the button stay
     # on one line each (they broke into 관 / 전); the progress rides under
@@ -205,6 +206,7 @@ def test_a_player_who_left_watches_the_game_go_on(new_page: Any) -> None:
     # the moves since missing, unsaid)
     guest.evaluate("""gid => sessionStorage.setItem('ttanjit.log.' + gid,
         JSON.stringify([{text: '그때 남은 로그', kind: ''}]))""", gid)
+    guest.locator("section.live").scroll_into_view_if_needed()  # in sight, it refreshes itself
     row = guest.locator(f'.live tr[data-game-id="{gid}"]')
     row.wait_for(timeout=30_000)
     # the list says a bot plays the seat left, and counts the bots in 명

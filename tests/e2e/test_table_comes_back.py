@@ -737,8 +737,11 @@ def test_the_lobby_leads_back_to_the_game_under_way(new_page: Any) -> None:
     assert starts.count() == 7 and all(b.is_disabled() for b in starts.all())
     # the 관전 list's row of it leads back too (its 관전 said only "이미 게임
     # 중이에요.": trial nitpick)
+    # (scrolled to, as a player does: the list is refreshed while in sight)
+    page.locator("section.live").scroll_into_view_if_needed()
     row = page.locator(f'.live tr[data-game-id="{gid}"]')
     row.wait_for(timeout=15_000)
+    page.evaluate("() => window.scrollTo(0, 0)")
     assert row.locator('[data-act="watch"]').count() == 0
     assert row.locator('[data-act="back-to-game"]').inner_text() == "돌아가기"
     # another tab takes the player over: this one says so in its top bar

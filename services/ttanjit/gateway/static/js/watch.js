@@ -27,8 +27,11 @@ export function liveBox() {
     h("h2", {}, "관전"), body);
   let timer = null;
   let shown = null;
-  let inSight = true; // until the observer says otherwise (the first list is asked for)
+  let inSight = true; // until the observer says otherwise
   let stale = false; // a refresh skipped while out of sight: asked for when back
+  let first = true; // the first list is asked for wherever the box is (the
+  // observer's first word, "not in sight" while the box was not yet on the
+  // page, came before it and skipped it: the list stayed 불러오는 중… below)
   const sight = new IntersectionObserver((entries) => {
     inSight = entries.some((e) => e.isIntersecting);
     if (inSight && stale) load();
@@ -43,12 +46,13 @@ export function liveBox() {
       document.removeEventListener("visibilitychange", onShown);
       return;
     }
-    if (timer !== null && (!inSight || document.visibilityState === "hidden")) {
+    if (!first && (!inSight || document.visibilityState === "hidden")) {
       stale = true;
       timer = setTimeout(load, LIST_REFRESH_MS);
       return;
     }
     stale = false;
+    first = false;
     const r = await identity.getJson("api/live");
     const now = r.ok ? JSON.stringify(r.body.games || []) : shown;
     if (r.ok && now !== shown) { // drawn again only when it changed (a focused 관전 button stays)
