@@ -564,6 +564,11 @@ export function timerEl(ctl, gameT, totalMs = null, mine = false) {
     title: "남은 시간", "aria-hidden": "true" }, h("span.secs", {}, ""), "초");
 }
 
+/** A phone dock's "남은 시간 N초" (줄줄이 벌점's pick, 하카 카드's turn). */
+export function dockTimer(ctl, gameT, totalMs = null, mine = false) {
+  return h("div.dock-timer", {}, "남은 시간 ", timerEl(ctl, gameT, totalMs, mine));
+}
+
 export function gameHeader(ctl, extra = []) {
   const meta = GAMES[ctl.info?.game] || { name: "" };
   const sound = alerts.soundOn();

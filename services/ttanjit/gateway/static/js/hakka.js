@@ -5,7 +5,7 @@
 import { josa, num, signed, scoreText } from "./state.js";
 import { h, mount, button, toast } from "./ui.js";
 import { hkCard, hkName, hkParse, hkSort, cardBack, selectionAfter, HK_SUITS, HK_SUIT_NAME } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark, isMine,
+import { gameHeader, timerEl, dockTimer, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark, isMine,
   tookOverMark, winnersTitle, aboveDock } from "./game.js";
 import { seatCount, onAutopilot, handCount, botTookOver } from "./seats.js";
 
@@ -219,7 +219,10 @@ export function render(ctl, root) {
     h("div.table-dock.hk-dock", { class: me !== null && me !== v.dreamer && !botTookOver(v, me) && !v.finished && !ctl.replay && hand.length && v.phase !== "scoring" ? "docked" : "" },
       // no hand of mine when the view has none (a bot took my seat: the
       // spectator's share; an empty "내 손패" stood there: review nitpick)
-      refusalBox(), preview, myTurn ? dockTimer(ctl) : null, buttons, v.hand ? handEl : null),
+      // my turn's time in a phone's dock too, as 줄줄이 벌점's: the line above
+      // went under the dock when a pick's preview took two lines, and no time
+      // showed anywhere (하카 audit); app.css shows it where docked
+      refusalBox(), preview, myTurn ? dockTimer(ctl, v.deadline, v.turn_ms) : null, buttons, v.hand ? handEl : null),
     discards));
   // my turn to follow: the play to beat, and the line under the table that
   // says what to do with the turn's time, are brought above the dock when
@@ -262,14 +265,6 @@ async function send(ctl, type) {
   const sent = [...st.sel];
   const r = await ctl.act({ type, cards: sent });
   if (r) st.sel = selectionAfter(sent, st.sel);
-}
-
-/** My turn's countdown in a phone's dock, as 줄줄이 벌점's: the line above
- * the dock that has it went under the dock when a pick's preview took two
- * lines, and no time left showed anywhere (하카 audit). app.css shows it
- * where the dock is docked. */
-function dockTimer(ctl) {
-  return h("div.dock-timer", {}, "남은 시간 ", timerEl(ctl, ctl.view.deadline, ctl.view.turn_ms));
 }
 
 // the seed's names of a hand's stages (it said 플레이, and nothing while

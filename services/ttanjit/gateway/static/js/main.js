@@ -37,10 +37,6 @@ function route() {
   if (moved && screen !== "rules" && game.id && routed === `#/game/${game.id}` && game.isOver()) game.doneWith();
   if (moved) {
     window.scrollTo(0, 0);
-    // what was said for the last screen is not left in the live regions (a
-    // game's "내가 한 장 남았어요! …" stayed there on 내 기록 and in the next
-    // game, for a reader browsing the page: 원카드 audit)
-    for (const id of ["announce", "announce-now"]) document.getElementById(id).textContent = "";
     // the tab's title names the screen; its heading takes the focus
     screenTitle(SCREEN_TITLES[screen] ?? null);
     if (routed !== null) newScreen();

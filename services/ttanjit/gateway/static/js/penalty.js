@@ -7,7 +7,7 @@
 import { josa } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { prCard, prPenalty } from "./cards.js";
-import { gameHeader, timerEl, refusalBox, autopilotBar, resultsPanel, over66Line, seatBadges, takenOverBar, meMark, isMine,
+import { gameHeader, timerEl, dockTimer, refusalBox, autopilotBar, resultsPanel, over66Line, seatBadges, takenOverBar, meMark, isMine,
   tookOverMark, winnersTitle, aboveDock } from "./game.js";
 import { placeMs } from "./anim.js";
 import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
@@ -140,13 +140,13 @@ export function render(ctl, root) {
 
   const log = h("div#pr-log.pr-log", { dataset: { say: "log" } }, lastReveal(ctl, names));
 
-  const dockTimer = v.phase === "select" && !v.finished && !ctl.replay
-    ? h("div.dock-timer", {}, "남은 시간 ", timerEl(ctl, v.deadline, v.select_ms, selecting)) : null;
+  const timeLeft = v.phase === "select" && !v.finished && !ctl.replay
+    ? dockTimer(ctl, v.deadline, v.select_ms, selecting) : null;
   const mine = (v.hand || []).length > 0;
   // the seat strip stays where it was swiped to: every update redraws it
   // (it went back to the start at each 확정: trial finding)
   const swiped = root.querySelector(".pr-players")?.scrollLeft || 0;
-  const docked = !v.finished && (mine || dockTimer || action);
+  const docked = !v.finished && (mine || timeLeft || action);
   mount(root, h("section.table.pr", { dataset: { game: "penalty_rows", phase: v.phase } },
     head, v.finished ? results(ctl, names) : null,
     v.phase === "intermission" && !v.finished ? roundSummary(ctl, names, false) : null,
@@ -161,7 +161,7 @@ export function render(ctl, root) {
     // (in a replay nothing is picked: it stays in the page, off the rows);
     // a refusal shows over the rows right above it (app.css)
     docked ? h("div.pr-dock", { class: ctl.replay ? "still" : "" },
-      refusalBox(), dockTimer, action, mine ? [h("h2.visually-hidden", {}, "내 손패"), hand] : null) : null));
+      refusalBox(), timeLeft, action, mine ? [h("h2.visually-hidden", {}, "내 손패"), hand] : null) : null));
   if (swiped) players.scrollLeft = swiped;
   // a row or card the keyboard moves to is scrolled to above the sticky
   // dock, not under it (at 200 % zoom the dock is 40 % of the screen: a11y trial)

@@ -145,7 +145,16 @@ let headingDue = false;
 /** The router opened another screen: its heading takes the focus once it
  * is drawn (a screen change was silent, the focus left on the page: a11y
  * trial), unless the player has focused something on it meanwhile. */
-export function newScreen() { headingDue = true; }
+export function newScreen() {
+  headingDue = true;
+  // what was said for the last screen is not left in the live regions (a
+  // game's "내가 한 장 남았어요! …" stayed there on 내 기록 and in the next
+  // game, for a reader browsing the page: 원카드 audit)
+  for (const id of ["announce", "announce-now"]) {
+    const box = document.getElementById(id);
+    if (box) box.textContent = "";
+  }
+}
 
 function focusHeading(root) {
   const h1 = root.querySelector("h1");
