@@ -12,7 +12,7 @@ import { net } from "./net.js";
 import * as store from "./store.js";
 import * as clock from "./clock.js";
 import { spokenCards } from "./cards.js";
-import { state, GAMES, botName, josa, fewestWin, scoreText } from "./state.js";
+import { state, GAMES, seatNames, josa, fewestWin, scoreText } from "./state.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
 import * as hakka from "./hakka.js";
@@ -215,13 +215,7 @@ export class GameController {
     setTimeout(() => showEmotes(this), EMOTE_MS + 30);
   }
 
-  names() {
-    const out = {};
-    for (const p of this.info?.players || []) {
-      out[p.seat] = p.kind === "bot" ? botName(p.seat, p.level) : (p.nickname || `${p.seat + 1}번`);
-    }
-    return out;
-  }
+  names() { return seatNames(this.info?.players || []); }
 
   /** The game's frames, from `matched` (or the screen's opening) until done(). */
   listen() {

@@ -7,7 +7,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import { serverNow } from "./clock.js";
 import * as store from "./store.js";
-import { state, GAMES, botName, placeText, josa, signed, boardLine } from "./state.js";
+import { state, GAMES, seatNames, placeText, josa, signed, boardLine } from "./state.js";
 import * as identity from "./identity.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
@@ -204,10 +204,7 @@ export async function showBoard(root, game) {
 }
 
 // -- 내 기록 ----------------------------------------------------------------------------
-function seatName(s, i) {
-  if (s.kind === "bot") return botName(i, s.level);
-  return s.nickname || `${i + 1}번`;
-}
+const gameNames = (g) => seatNames(g.seats.map((s, seat) => ({ ...s, seat })));
 
 export async function showHistory(root, game, page = 0) {
   game = knownGame("history", game);
@@ -217,13 +214,13 @@ export async function showHistory(root, game, page = 0) {
   if (!location.hash.startsWith(`#/history/${game}`)) return;
   if (!r.ok) { mount(root, h("p.form-error", {}, r.body.message || "기록을 불러올 수 없어요.")); return; }
   const b = r.body;
-  const items = b.games.map((g) => { const when = new Date(g.ended_ms).toLocaleString("ko-KR", { dateStyle: "short", timeStyle: "short" }); return h("li.history-item", { dataset: { gameId: g.game_id, outcome: g.outcome } },
+  const items = b.games.map((g) => { const when = new Date(g.ended_ms).toLocaleString("ko-KR", { dateStyle: "short", timeStyle: "short" }); const names = gameNames(g); return h("li.history-item", { dataset: { gameId: g.game_id, outcome: g.outcome } },
     h("span.when", {}, when),
     h("span.outcome", { class: g.outcome }, OUTCOME[g.outcome] || g.outcome,
       placeText(g) ? h("small.place", {}, ` ${placeText(g)}`) : null),
     // labelled: Hakka's "−6점 −142" read as two scores (trial finding)
     h("span.delta", { title: g.why || "" }, typeof g.delta === "number" ? `레이팅 ${signed(g.delta)}` : "—"),
-    h("span.seats", {}, g.seats.map((s, i) => (i === g.seat ? h("strong", {}, seatName(s, i)) : seatName(s, i)))
+    h("span.seats", {}, g.seats.map((_, i) => (i === g.seat ? h("strong", {}, names[i]) : names[i]))
       .flatMap((x, i) => (i ? [", ", x] : [x]))),
     // a record is kept 30 days: an older game is listed without its replay
     g.replay === false ? h("span.replay-link.muted", { title: "게임 기록은 30일 동안 보관해요." }, "다시 보기 기간 지남")
@@ -236,7 +233,7 @@ export async function showHistory(root, game, page = 0) {
     h("span.detail", {}, [
       // a winner a bot stood in for is marked, as the results say it (a
       // player whose seat's bot won read "우승: 나": review)
-      (g.winners || []).length ? `우승: ${g.winners.map((w) => botMarked(g.seats[w] ? seatName(g.seats[w], w) : `${w + 1}번`,
+      (g.winners || []).length ? `우승: ${g.winners.map((w) => botMarked(names[w] || `${w + 1}번`,
         !!(g.substituted || [])[w])).join(", ")}` : null,
       typeof g.length_ms === "number" ? `게임 시간 ${duration(g.length_ms)}` : null,
     ].filter(Boolean).join(" · ")),
@@ -273,11 +270,7 @@ class ReplayCtl {
   eventsSoFar() { return this.doc.steps.slice(0, this.i + 1).flatMap((s) => s.events || []); }
   /** The events of the step shown (what a live table says by a toast). */
   stepEvents() { return this.doc.steps[this.i].events || []; }
-  names() {
-    const out = {};
-    for (const p of this.info.players) out[p.seat] = seatName(p, p.seat);
-    return out;
-  }
+  names() { return seatNames(this.info.players); }
   seat() { return this.doc.seat; }
   at() { return null; } // no clocks in a replay
   mySeatIsHuman() { return false; }

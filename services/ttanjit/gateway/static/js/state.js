@@ -33,6 +33,23 @@ export function botName(seat, level) {
   return `봇${seat + 1} (${LEVELS[level] || "보통"})`;
 }
 
+/** The seats' names at one table (`players`: `{seat, kind, level,
+ * nickname}`), by seat: a bot's botName, a person's nickname — with the
+ * seat's number when another at the table has the same one (two 민수 could
+ * not be told apart in the seats, the log or the results) — or N번. */
+export function seatNames(players) {
+  const nick = (p) => (p.kind === "bot" ? "" : p.nickname || "");
+  const count = new Map();
+  for (const p of players) if (nick(p)) count.set(nick(p), (count.get(nick(p)) || 0) + 1);
+  const out = {};
+  for (const p of players) {
+    const n = nick(p);
+    out[p.seat] = p.kind === "bot" ? botName(p.seat, p.level)
+      : !n ? `${p.seat + 1}번` : count.get(n) > 1 ? `${n} (${p.seat + 1}번)` : n;
+  }
+  return out;
+}
+
 const PLACED = { penalty_rows: "low", hakka: "high" }; // by score: fewest / most first
 
 /** Whether the game places its seats by score (the results' `scores`). */

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { cannotGo, effectText, logLine, refusalText } from "../../static/js/onecard_text.js";
 import { ocParse, ocName, ocSort, prPenalty, hkParse, hkSort, selectionAfter, spokenCards } from "../../static/js/cards.js";
 import { placeMs, REVEAL_MS } from "../../static/js/anim.js";
-import { placeText, josa, num, signed, scoreText, progressText, boardLine, roomNews } from "../../static/js/state.js";
+import { placeText, josa, num, signed, scoreText, progressText, boardLine, roomNews, seatNames } from "../../static/js/state.js";
 
 test("One Card preview adds up the attack strengths the view carries", () => {
   const view = { hand: ["2H", "2C", "5S"], pending: 0, attack: { "2H": 2, "2C": 2 } };
@@ -256,4 +256,11 @@ test("One Card's lone last 2, A or joker says it cannot be the last card, and wh
   assert.equal(refusalText("last_card_forbidden", ["AS"], calm),
     "♠A: 낼 수 없어요 — 2·A·조커는 마지막 카드가 될 수 없어요. 1장 뽑아요");
   assert.equal(effectText(["9S"], { hand: ["9S"], pending: 0, attack: {} }), "♠9: 마지막 카드 — 내면 이겨요");
+});
+
+test("Two players of one nickname at a table are told apart by their seats", () => {
+  const players = [{ seat: 0, kind: "human", nickname: "민수" }, { seat: 1, kind: "bot", level: "hard" },
+    { seat: 2, kind: "human", nickname: "민수" }, { seat: 3, kind: "human", nickname: "지은" }, { seat: 4, kind: "human" }];
+  assert.deepEqual(seatNames(players), { 0: "민수 (1번)", 1: "봇2 (어려움)", 2: "민수 (3번)", 3: "지은", 4: "5번" });
+  assert.deepEqual(seatNames([{ seat: 0, kind: "human", nickname: "민수" }]), { 0: "민수" });
 });
