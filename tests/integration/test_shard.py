@@ -239,7 +239,8 @@ async def test_commands_refusals_dedup_full_game(svc: Services) -> None:
 async def test_a_legal_move_with_a_nested_field_is_refused_and_the_game_goes_on(
         svc: Services) -> None:
     """games/base.py flat_object: an action with anything nested or long in
-    it is ``bad_action`` before the engine sees it. Three players' legal
+    it, or a field its type does not have (``Engine.foreign_fields``), is
+    ``bad_action`` before the engine sees it. Three players' legal
     selects, each with a 250-deep extra field, sent at once: they were
     accepted, the record message of the batch could not be encoded, and
     the game stopped for good (every later command game_unavailable)."""
@@ -259,9 +260,10 @@ async def test_a_legal_move_with_a_nested_field_is_refused_and_the_game_goes_on(
     replies = await asyncio.gather(*(raw_request(nc, SUBJ.cmd(gid), moves[p + "raw"])
                                      for p in pids))
     assert [r["code"] for r in replies] == ["bad_action"] * 3 and all(r["message"] for r in replies)
-    for pid in pids:  # a long text too
-        r = await command(nc, gid, pid, {**moves[pid], "pad": "x" * 65})
-        assert (r["ok"], r["code"]) == (False, "bad_action")
+    for pid in pids:  # a long text too; a flat field its type does not have
+        for extra in ({"pad": "x" * 65}, {"x": 1}, {"seat": 0}, {"cards": []}):
+            r = await command(nc, gid, pid, {**moves[pid], **extra})
+            assert (r["ok"], r["code"], r["message"]) == (False, "bad_action", "잘못된 요청이에요."), extra
     await tail.caught_up()
     assert tail.seq == before  # nothing recorded
     # the same moves without the extra field: accepted, recorded, the game goes on

@@ -97,7 +97,7 @@ from __future__ import annotations
 import copy
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, TypeVar
 
@@ -128,6 +128,10 @@ ABANDONED = "abandoned"  # the result's ``ended_by``
 CAP, WINDOW, ABSENCE, TURN, ABANDON = 0, 1, 2, 3, 4
 
 PRESENCE_ACTIONS = frozenset({"disconnect", "reconnect", "leave"})
+# fields any game action may have: ``type``; ``turn_key`` (module docstring);
+# ``auto``, the shard's own mark (:func:`auto_flag`)
+COMMON_FIELDS = frozenset({"type", "turn_key", "auto"})
+NO_FIELDS: frozenset[str] = frozenset()  # an action of only those
 
 # Common refusal codes and their Korean messages. Each engine has its own
 # table (:attr:`Engine.MESSAGES`), looked up first by :func:`message_for`.
@@ -433,8 +437,11 @@ class Engine:
     MESSAGES: ClassVar[dict[str, str]] = {}
     MIN_SEATS: ClassVar[int] = 2
     MAX_SEATS: ClassVar[int] = 10
-    # The game's own action types (presence actions are everyone's).
-    ACTIONS: ClassVar[frozenset[str]] = frozenset()
+    # The game's own action types (presence actions are everyone's), each
+    # with its fields beside ``type`` and :data:`COMMON_FIELDS`
+    # (DESIGN.md 3.1): the shard refuses a player's action with any other
+    # field (:meth:`foreign_fields`), so a record holds only these.
+    ACTIONS: ClassVar[Mapping[str, frozenset[str]]] = {}
     # Code of an action type the game does not have (malformed either way;
     # the code differs by game because recorded games assert it).
     UNKNOWN_ACTION: ClassVar[str] = "unknown_action"
@@ -569,6 +576,17 @@ class Engine:
                 self._time_cap(rt - self.presence.paused_total, events)
             else:
                 self._fire(kind, rt - self.presence.paused_total, events)
+
+    @classmethod
+    def foreign_fields(cls, action: JSON) -> list[str]:
+        """The fields of ``action`` (a flat object) that its type does not
+        have; none when it has no type the game has (the engine's own
+        refusal says that: :attr:`UNKNOWN_ACTION`, ``bad_action``)."""
+        kind = action.get("type")
+        if not isinstance(kind, str) or (kind not in cls.ACTIONS and kind not in PRESENCE_ACTIONS):
+            return []
+        own = cls.ACTIONS.get(kind, NO_FIELDS)
+        return sorted(k for k in action if k not in own and k not in COMMON_FIELDS)
 
     def _would_fire(self, t: int) -> bool:
         nd = self.next_deadline()

@@ -51,6 +51,7 @@ and a calling dealer always keeps the deal.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -58,6 +59,7 @@ from ttanjit.games import hakka_view as views
 from ttanjit.games.base import (
     ABANDONED,
     JSON,
+    NO_FIELDS,
     Event,
     IllegalAction,
     InvalidAction,
@@ -102,7 +104,6 @@ AUTOPILOT_AFTER = 3  # consecutive timeouts (3.9)
 OPTION_KEYS = {"seats", "turn_ms", "absence_ms", "abandon_ms"}
 
 CALLING, PLAYING, SCORING, FINISHED = "calling", "playing", "scoring", "finished"
-GAME_ACTIONS = ("call", "pass", "play", "discard", "resume")
 
 MESSAGES: dict[str, str] = (
     {
@@ -154,7 +155,9 @@ class Hakka(OneDeadline):
     MIN_SEATS: ClassVar[int] = SEATS
     MAX_SEATS: ClassVar[int] = SEATS
     TURN_HAS_A_SEAT: ClassVar[bool] = True
-    ACTIONS: ClassVar[frozenset[str]] = frozenset(GAME_ACTIONS)
+    ACTIONS: ClassVar[Mapping[str, frozenset[str]]] = {
+        "call": NO_FIELDS, "pass": NO_FIELDS, "play": frozenset({"cards"}),
+        "discard": frozenset({"cards"}), "resume": NO_FIELDS}
     CAP_MS: ClassVar[int] = CAP_MS
 
     def __init__(self, setup: Setup) -> None:

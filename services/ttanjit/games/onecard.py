@@ -46,13 +46,14 @@ Views, events and replies: :mod:`ttanjit.games.onecard_view`.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ttanjit.games import onecard_view
 from ttanjit.games.base import (
     ABANDONED,
     JSON,
+    NO_FIELDS,
     TURN,
     WINDOW,
     Engine,
@@ -117,8 +118,9 @@ class OneCard(Engine):
     MIN_SEATS: ClassVar[int] = 2
     MAX_SEATS: ClassVar[int] = 6
     TURN_HAS_A_SEAT: ClassVar[bool] = True
-    ACTIONS: ClassVar[frozenset[str]] = frozenset(
-        {"play", "draw", "take", "pass", "one_card", "resume"})
+    ACTIONS: ClassVar[Mapping[str, frozenset[str]]] = {
+        "play": frozenset({"cards", "suit"}), "draw": NO_FIELDS, "take": NO_FIELDS,
+        "pass": NO_FIELDS, "one_card": NO_FIELDS, "resume": NO_FIELDS}
     UNKNOWN_ACTION: ClassVar[str] = "bad_action"  # recorded games assert it
     CAP_MS: ClassVar[int] = CAP_MS
 

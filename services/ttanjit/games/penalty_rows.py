@@ -31,11 +31,13 @@ Decisions taken here (beyond RULES.md):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from ttanjit.games import penalty_rows_view as views
 from ttanjit.games.base import (
     JSON,
+    NO_FIELDS,
     Event,
     IllegalAction,
     InvalidAction,
@@ -72,7 +74,8 @@ class PenaltyRows(OneDeadline):
     MESSAGES: ClassVar[dict[str, str]] = MESSAGES
     MIN_SEATS: ClassVar[int] = 2
     MAX_SEATS: ClassVar[int] = 10
-    ACTIONS: ClassVar[frozenset[str]] = frozenset({"select", "confirm", "resume"})
+    ACTIONS: ClassVar[Mapping[str, frozenset[str]]] = {
+        "select": frozenset({"card", "row"}), "confirm": NO_FIELDS, "resume": NO_FIELDS}
     CAP_MS: ClassVar[int] = CAP_MS
 
     def __init__(self, setup: Setup) -> None:

@@ -312,6 +312,9 @@ class Room:
         if not flat_object(action):  # nothing nested, no long text: what a record holds
             return self._refuse(msg, t0, refusal("bad_action", cmd_id, message_for("bad_action")),
                                 remember=key)
+        if hosted.engine.foreign_fields(action):  # it would be recorded as sent
+            return self._refuse(msg, t0, refusal("bad_action", cmd_id, message_for("bad_action")),
+                                remember=key)
         if "auto" in action:
             # ``auto`` marks the shard's own autopilot/bot actions (it keeps
             # autopilot on); a player can never send it for themselves.
@@ -748,7 +751,8 @@ class Room:
                 return  # the seat changed while the bot thought: the human pressed
                 # [직접 하기], say (its reply was for a seat no longer the bot's)
             action = reply.get("action") if isinstance(reply, dict) else None
-            if not isinstance(action, dict) or not flat_object(action):
+            if (not isinstance(action, dict) or not flat_object(action)
+                    or hosted.engine.foreign_fields(action)):
                 # checked as a player's command is: a reply nested past the
                 # record's depth could not be written, and stopped the game
                 log.warning("bot reply refused", extra={"game": self.game_id, "seat": seat})
