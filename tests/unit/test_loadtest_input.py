@@ -299,7 +299,8 @@ def test_what_a_run_would_write_or_replay_is_checked_first(
     --json to a folder that is not there (a traceback after the whole run);
     --record of no player among -n (it recorded nobody, and the capture
     "replayed" with exit 0, --strict too); a capture with no player; a
-    --ramp longer than the run (players still to start were reported)."""
+    --ramp longer than the run (players still to start were reported);
+    --local with a --url it did not use."""
     def says(*args: str) -> str:
         assert main(["loadtest", *args]) == 2
         err = capsys.readouterr().err
@@ -315,3 +316,5 @@ def test_what_a_run_would_write_or_replay_is_checked_first(
         "replay", str(empty), "--url", NOWHERE, "--strict")
     assert "--ramp 60 s is longer than --duration 12 s" in says(
         "play", "--url", NOWHERE, "-n", "40", "--ramp", "60", "--duration", "12")
+    # --local with --url played against the local stack, the URL unused
+    assert "give --url or --local, not both" in says("play", "--local", "--url", NOWHERE)

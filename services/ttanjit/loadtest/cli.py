@@ -69,6 +69,9 @@ def _which(raw: str) -> str:
     return raw
 
 
+DEFAULT_URL = "http://127.0.0.1:8080"
+
+
 def _base_url(raw: str) -> str:
     if not re.fullmatch(r"https?://[^/\s]+(/\S*)?", raw):
         raise argparse.ArgumentTypeError(f"not an http:// or https:// URL: {raw!r}")
@@ -91,8 +94,8 @@ class CliError(Exception):
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--url", type=_base_url, default="http://127.0.0.1:8080",
-                   help="the gateway's base URL (default %(default)s)")
+    p.add_argument("--url", type=_base_url, default=None,
+                   help=f"the gateway's base URL (default {DEFAULT_URL})")
     p.add_argument("--local", action="store_true",
                    help="start a whole local stack for the run and use its gateway")
     p.add_argument("--json", metavar="FILE", help="also write the report as JSON")
@@ -277,8 +280,11 @@ def _url(args: argparse.Namespace, stack: ExitStack) -> str:
     _writable(getattr(args, "json", None), "the report")
     if getattr(args, "push", None):
         _check_push(args.push)
+    if args.local and args.url is not None:  # it was ignored (load tester audit)
+        raise CliError("--local starts its own stack and plays against its gateway: "
+                       "give --url or --local, not both")
     if not args.local:
-        url = str(args.url).rstrip("/")
+        url = str(args.url or DEFAULT_URL).rstrip("/")
         _check_gateway(url)
         return url
     from ttanjit.loadtest.localstack import LocalStack
