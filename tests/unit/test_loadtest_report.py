@@ -80,6 +80,19 @@ def test_report_table_and_prometheus_text() -> None:
     assert all(s.labels["run"] == "r1" for f in fams.values() for s in f.samples)
 
 
+def test_a_clean_runs_counts_are_pushed_as_zero() -> None:
+    """A run in which nothing failed pushes its failure counts and resumes
+    as 0 (they were absent: a dashboard or alert on them read "No data";
+    load tester audit)."""
+    fams = {f.name: f for f in text_string_to_metric_families(prometheus_text(Stats().report()))}
+    counts = {s.labels["what"]: s.value for s in fams["ttanjit_loadtest_count"].samples}
+    assert {k: counts[k] for k in ("games_finished", "player_failures", "client_errors",
+                                   "seq_gaps", "reconnect_failures")} == dict.fromkeys(
+        ("games_finished", "player_failures", "client_errors", "seq_gaps", "reconnect_failures"), 0)
+    assert {s.labels["result"]: s.value for s in fams["ttanjit_loadtest_resumes"].samples} == {
+        "gapless": 0, "resync": 0, "failed": 0}
+
+
 def test_push_puts_the_text_to_a_pushgateway_path() -> None:
     got: dict[str, object] = {}
 
