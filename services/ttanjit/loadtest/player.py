@@ -4,9 +4,10 @@ from the view the server sends it — never more. It acts like the web client
 (issue 13): each ``update`` frame brings a burst of events and the seat's
 view after them, so it asks for a view (``sync``) only after a resume (on
 its ``welcome``) or when an update's events skip a ``game_seq`` (a gap);
-then it thinks for a human pause before it moves; it pings every 15 s, and
-(optionally) makes mistakes (a move sent twice: the second is refused) and
-loses its connection once in a while and resumes its session.
+then it thinks for a human pause before it moves; it pings every 10 s (as
+the web client's net.js), and (optionally) makes mistakes (a move sent
+twice: the second is refused) and loses its connection once in a while and
+resumes its session.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class PlayConfig:
     resume_rate: float = 0.0  # chance per game to lose the connection once and resume
     seed: int | None = None  # room games: the room option ``seed`` (test deployments)
     games: int = 0  # games per player (0 = until the run stops)
-    ping_s: float = 15.0
+    ping_s: float = 10.0  # the web client's PING_MS (it said 15 s: load tester audit)
     proto: bool = False
     options: dict[str, Any] = field(default_factory=dict)
 
