@@ -49,6 +49,9 @@ def scrape(port: int) -> dict[str, str]:
     """Family name (as documented: counters keep `_total`) → type."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
         text = resp.read().decode()
+    # no `*_created` series beside the counters and histograms (no
+    # dashboard or alert reads them; they doubled what Prometheus stored)
+    assert not [ln for ln in text.splitlines() if "_created{" in ln or "_created " in ln]
     out = {}
     for family in text_string_to_metric_families(text):
         name = family.name + ("_total" if family.type == "counter" else "")
