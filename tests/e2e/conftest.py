@@ -55,7 +55,7 @@ class Stack:
         try:
             # a short drain: at the end nobody is left to hand live games to
             self.svc.start("shard", name="shard-e2e", env={"TTANJIT_DRAIN_TIMEOUT_S": "1"})
-            self.svc.start("bots", name="bots-e2e", ready="bot worker on")
+            self.svc.start("bots", name="bots-e2e", ready="bot worker ready")
             mm = self.svc.start("matchmaker", name="matchmaker-e2e", ready="matchmaker ready",
                                 env={"TTANJIT_BOT_WAIT_MS": "300",
                                      # room option `seed` (a deal the test knows), and

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import signal
 
-from ttanjit.bots.worker import BotWorker
+from ttanjit.bots.worker import QUEUE_GROUP, BotWorker
 from ttanjit.common import log as logsetup
 from ttanjit.common import metrics_http
 from ttanjit.common.config import Settings
@@ -31,7 +31,9 @@ async def main(cfg: Settings) -> int:
     await worker.start()
     if cfg.metrics_port:
         metrics_http.serve(cfg.metrics_port, cfg.metrics_host, healthy=lambda: nc.is_connected)
-    log.info("bot worker ready", extra={"subject": worker.subject, "capacity": capacity})
+    # (one line: the worker logged its start a second time: operator audit)
+    log.info("bot worker ready", extra={"subject": worker.subject, "queue": QUEUE_GROUP,
+                                        "capacity": capacity})
     await stop.wait()
     log.info("draining", extra={"inflight": worker.inflight})
     await worker.drain()

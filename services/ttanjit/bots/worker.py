@@ -146,8 +146,6 @@ class BotWorker:
         self._sub = await self.nc.subscribe(self.subject, queue=QUEUE_GROUP, cb=self._on_msg,
                                             pending_msgs_limit=10_000)
         await subscribed(self.nc)  # "ready" means a shard's next ask reaches us
-        log.info("bot worker on %s (queue %s), capacity %d", self.subject, QUEUE_GROUP,
-                 self.capacity)
 
     async def _on_msg(self, msg: Any) -> None:
         task = asyncio.get_running_loop().create_task(self._handle(msg))
