@@ -60,9 +60,15 @@ def test_refresh_rotates_and_reuse_revokes(st: Stack) -> None:
     code, r1 = call(st.http(1), "/api/refresh", {"refresh": me["refresh"]})
     assert code == 200 and r1["player"] == me["player"] and r1["nickname"] == "오래가는이"
     assert r1["refresh"] and r1["refresh"] != me["refresh"]
-    # the replaced one within the grace period (another tab raced): a token, no rotation
-    code, r2 = call(st.http(0), "/api/refresh", {"refresh": me["refresh"]})
-    assert code == 200 and r2["player"] == me["player"] and r2["refresh"] is None
+    # the replaced one within the grace period (another tab raced, or the
+    # answer above was lost — a reload, a phone changing networks — and the
+    # browser still holds only the replaced one): a token and the same
+    # replacement again, from any gateway, no rotation (it said null, the
+    # browser kept the replaced one, and its next use after the grace
+    # revoked the family: the guest's account gone; identity audit)
+    for gw in (0, 1):
+        code, r2 = call(st.http(gw), "/api/refresh", {"refresh": me["refresh"]})
+        assert code == 200 and r2["player"] == me["player"] and r2["refresh"] == r1["refresh"]
     code, r3 = call(st.http(0), "/api/refresh", {"refresh": r1["refresh"]})
     assert code == 200 and r3["refresh"] not in (None, r1["refresh"])
     # garbage and a forged secret
@@ -111,6 +117,29 @@ async def test_nickname_and_another_device(st: Stack) -> None:
     await old.send({"type": "room_leave"})
     await old.wait_type("room_left")
     await old.close()
+
+
+def test_a_token_left_after_signing_out_makes_nothing_lasting(st: Stack) -> None:
+    """After 로그아웃 the 1-hour access token still names the player, but a
+    code for another device (a new lasting family) and a new nickname need
+    the family it came from to stand: ``bad_token`` (a leftover token made
+    a code whose claim gave a new device for good; identity audit)."""
+    me = sign_in(st.http(0), "나간사람")
+    _, refreshed = call(st.http(1), "/api/refresh", {"refresh": me["refresh"]})
+    codes = []
+    for tok in (me["token"], refreshed["token"]):  # a signed-in token of either kind works
+        code, tr = call(st.http(0), "/api/transfer", {}, tok)
+        assert code == 200
+        codes.append(tr["code"])
+    assert call(st.http(1), "/api/signout", {"refresh": refreshed["refresh"]})[1] == {"revoked": True}
+    for tok in (me["token"], refreshed["token"]):
+        for path, body in (("/api/transfer", {}), ("/api/nickname", {"nickname": "훔친이름"})):
+            code, err = call(st.http(0), path, body, tok)
+            assert (code, err["code"]) == (401, "bad_token"), (path, err)
+            assert err["message"]
+    # the name was not changed (a code made while signed in says it)
+    code, other = call(st.http(1), "/api/transfer/claim", {"code": codes[0]})
+    assert code == 200 and other["nickname"] == "나간사람"
 
 
 def claim_from(http: str, code: str, address: str) -> tuple[int, dict[str, Any], str | None]:

@@ -12,7 +12,7 @@ from ttanjit.gateway.errors import FrameError
 
 
 @pytest.mark.parametrize("raw", ["딴짓왕", "  딴짓왕 ", "Kim Ji-woo", "ㅋㅋㅋ", "é", "e\u0301",
-                                 "1", "★별★", "ㅤ딴짓"])
+                                 "1", "★별★", "ㅤ딴짓", "하트\u2764\ufe0f", "\u263a\ufe0e웃음"])
 def test_names_people_choose_are_taken(raw: str) -> None:
     assert clean_nickname(raw) == raw.strip().replace("e\u0301", "é")
 
@@ -49,3 +49,17 @@ def test_a_bot_seats_name_in_other_spaces_or_full_width_is_refused(raw: str) -> 
     with pytest.raises(FrameError) as err:
         clean_nickname(raw)
     assert err.value.code == "bot_nickname"
+
+
+@pytest.mark.parametrize("raw", ["봇2 (보통)\u034f", "봇2 (보\u034f통)", "봇2 (보통)\ufe00", "봇2 (보통)\u180b",
+                                 "봇2 (보통)\u17b4", "봇2 (보통)\U000e0100", "봇2 (보통)\ufe0f",
+                                 "이기는사람\u034f", "딴\ufe0f짓", "\u2764\ufe0f\u180b"])
+def test_characters_drawn_as_nothing_are_refused(raw: str) -> None:
+    """Identity audit: Unicode's default-ignorable characters that are not
+    control characters (U+034F, U+17B4, variation selectors, tags) passed,
+    and "봇2 (보통)" with one looked the bot's name exactly (the bot-name
+    check read them as letters). An emoji's presentation selector right
+    after a symbol (❤️) is taken; anywhere else it is refused."""
+    with pytest.raises(FrameError) as err:
+        clean_nickname(raw)
+    assert err.value.code in ("bad_nickname", "bot_nickname")

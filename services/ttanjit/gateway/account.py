@@ -279,7 +279,7 @@ class Account:
         ident = await js.key_value(IDENTITY_BUCKET)  # made at start (ensure_jetstream)
         names = Nicknames(self.gw.nc, ident)
         await names.start()
-        self.ids, self.names = Identities(ident, js), names
+        self.ids, self.names = Identities(ident, js, self.gw.tokens.key), names
         self.history = await js.key_value(HISTORY_BUCKET)
 
     async def _start_board(self) -> None:
@@ -296,9 +296,22 @@ class Account:
             raise FrameError("unauthenticated")
         return self.gw.tokens.verify(authorization[7:].strip(), now_ms())  # type: ignore[no-any-return]
 
+    async def standing(self, authorization: str | None) -> Identity:
+        """:meth:`who`, for a route that makes something lasting: the token's
+        refresh family must still stand (``bad_token`` after 로그아웃 or a
+        revocation, though the token has not expired: a 1-hour token left
+        behind made a code for another device, a new lasting family, after
+        its owner had signed out; identity audit)."""
+        me = self.who(authorization)
+        assert self.ids is not None
+        if not me.family or not await self.ids.stands(me.family, me.player, now_ms()):
+            raise FrameError("bad_token")
+        return me
+
     def issue(self, player: str, nickname: str, refresh: str | None = None,
-              with_refresh: bool = False) -> dict[str, Any]:
-        token, ident = self.gw.tokens.issue(player, nickname, now_ms())
+              with_refresh: bool = False, family: str = "") -> dict[str, Any]:
+        family = family or (refresh.split(".")[0] if refresh else "")
+        token, ident = self.gw.tokens.issue(player, nickname, now_ms(), family)
         out: dict[str, Any] = {"player": player, "nickname": nickname, "token": token,
                                "expires_ms": ident.expires_ms}
         if with_refresh:
@@ -357,7 +370,7 @@ def install(api: FastAPI, gw: Any) -> Account:
         async def go() -> Any:
             assert acc.ids is not None
             r = await acc.ids.refresh(body.refresh, now_ms())
-            return acc.issue(r.player, r.nickname, r.refresh, with_refresh=True)
+            return acc.issue(r.player, r.nickname, r.refresh, with_refresh=True, family=r.family)
         return await guarded(go)
 
     @api.post("/api/signout")
@@ -373,10 +386,10 @@ def install(api: FastAPI, gw: Any) -> Account:
         """Change my nickname; a new access token carries it."""
         async def go() -> Any:
             assert acc.ids is not None
-            me = acc.who(authorization)
+            me = await acc.standing(authorization)
             nick = clean_nickname(body.nickname)
             await acc.ids.set_nickname(me.player, nick, now_ms())
-            return acc.issue(me.player, nick)
+            return acc.issue(me.player, nick, family=me.family)
         return await guarded(go)
 
     @api.post("/api/transfer")
@@ -384,7 +397,7 @@ def install(api: FastAPI, gw: Any) -> Account:
         """다른 기기에서 계속하기: a one-time code (10 minutes)."""
         async def go() -> Any:
             assert acc.ids is not None
-            me = acc.who(authorization)
+            me = await acc.standing(authorization)
             code, expires = await acc.ids.new_code(me.player, now_ms())
             return {"code": code, "expires_ms": expires}
         return await guarded(go)

@@ -643,7 +643,7 @@ def create_app(settings: Settings | None = None) -> Any:
             if limit is not None:  # nobody was made: the try is not counted (review finding)
                 limit.give_back(address, time.monotonic())
             return store_unavailable()
-        token, ident = gw.tokens.issue(player, nick, now_ms())
+        token, ident = gw.tokens.issue(player, nick, now_ms(), refresh.split(".")[0])
         return GuestOut(player=ident.player, nickname=nick, token=token,
                         expires_ms=ident.expires_ms, refresh=refresh)
 

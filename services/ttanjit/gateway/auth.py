@@ -21,6 +21,22 @@ NICK_MAX = 16
 # characters that show nothing but are not Unicode spaces (not stripped)
 BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800")  # Hangul fillers, braille blank
 
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): drawn
+# as nothing. Those not refused as control characters or blanks already
+# are mostly combining marks (U+034F, U+17B4, variation selectors): "봇2
+# (보통)" with one of them looked the bot's name exactly (identity audit).
+_IGNORABLE = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160),
+              (0x17B4, 0x17B5), (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E),
+              (0x2060, 0x206F), (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF),
+              (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+              (0xE0000, 0xE0FFF))
+EMOJI_STYLE = frozenset("\ufe0e\ufe0f")  # text/emoji presentation: ❤️ from a phone's keyboard
+
+
+def ignorable(c: str) -> bool:
+    o = ord(c)
+    return any(lo <= o <= hi for lo, hi in _IGNORABLE)
+
 
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
@@ -45,6 +61,11 @@ def clean_nickname(raw: object) -> str:
     nick = unicodedata.normalize("NFC", raw).strip()
     if not 1 <= len(nick) <= NICK_MAX or any(unicodedata.category(c)[0] == "C" for c in nick):
         raise FrameError("bad_nickname")
+    # nothing drawn as nothing, but an emoji's presentation right after it
+    if any(ignorable(c) and c not in BLANKS and not (
+            c in EMOJI_STYLE and i and not unicodedata.category(nick[i - 1]).startswith("L"))
+           for i, c in enumerate(nick)):
+        raise FrameError("bad_nickname")
     # something to see: not only blanks that are not spaces (the Hangul
     # fillers, the braille blank), and no more combining marks than letters
     # (a name stacked with them runs over the names beside it)
@@ -54,7 +75,7 @@ def clean_nickname(raw: object) -> str:
     if not seen or marks > seen:
         raise FrameError("bad_nickname")
     if BOT_NAME.fullmatch("".join(c for c in unicodedata.normalize("NFKC", nick)
-                                  if not c.isspace() and c not in BLANKS)):
+                                  if not c.isspace() and c not in BLANKS and not ignorable(c))):
         # the tables name a bot's seat so (state.js botName): a person
         # named so could not be told from the bot (trial finding)
         raise FrameError("bot_nickname")
@@ -66,6 +87,10 @@ class Identity:
     player: str
     nickname: str
     expires_ms: int
+    # the refresh family the token came from ("" for one issued before
+    # tokens named it): a route that makes something lasting — a code for
+    # another device, a new nickname — asks that the family still stands
+    family: str = ""
 
 
 class Tokens:
@@ -77,9 +102,13 @@ class Tokens:
     def _sig(self, body: str) -> str:
         return _b64(hmac.new(self.key, body.encode(), hashlib.sha256).digest()[:20])
 
-    def issue(self, player: str, nickname: str, now_ms: int) -> tuple[str, Identity]:
-        ident = Identity(player, nickname, now_ms + TOKEN_TTL_MS)
-        body = _b64(orjson.dumps({"p": player, "n": nickname, "e": ident.expires_ms}))
+    def issue(self, player: str, nickname: str, now_ms: int,
+              family: str = "") -> tuple[str, Identity]:
+        ident = Identity(player, nickname, now_ms + TOKEN_TTL_MS, family)
+        doc: dict[str, object] = {"p": player, "n": nickname, "e": ident.expires_ms}
+        if family:
+            doc["f"] = family
+        body = _b64(orjson.dumps(doc))
         return f"{body}.{self._sig(body)}", ident
 
     def verify(self, token: object, now_ms: int) -> Identity:
@@ -92,7 +121,7 @@ class Tokens:
             raise FrameError("bad_token")
         try:
             doc = orjson.loads(_unb64(body))
-            ident = Identity(str(doc["p"]), str(doc["n"]), int(doc["e"]))
+            ident = Identity(str(doc["p"]), str(doc["n"]), int(doc["e"]), str(doc.get("f") or ""))
         except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
             raise FrameError("bad_token") from None
         if ident.expires_ms < now_ms:

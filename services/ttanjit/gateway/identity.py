@@ -9,9 +9,15 @@ JetStream KV bucket ``ttanjit_identity``:
   "created_ms"}``. Every use (``POST /api/refresh``) rotates the secret
   (a revision-checked update, so of two concurrent uses one wins). The
   secret just replaced (``prev``) is still accepted for ``GRACE_MS`` without
-  rotating again (another tab of the same browser raced us: the caller gets
-  an access token and reads the new credential from local storage); later,
-  a replaced secret is a stolen copy and the whole family is revoked.
+  rotating again, and answered with the same replacement again (another tab
+  of the same browser raced us, or the first answer was lost — a tab
+  reloaded or a phone changing networks while it came: the browser still
+  holds only ``prev``, and a replaced secret used after the grace revoked
+  the family, the guest's account lost; identity audit): the replacement is
+  derived from the gateway's key, ``prev`` and the rotation's time
+  (:meth:`Identities._successor`), so any gateway can say it again without
+  storing it. Later, a replaced secret is a stolen copy and the whole
+  family is revoked.
   ``POST /api/signout`` revokes the family; a family unused for 180 days
   expires.
 - ``n.<player>``: ``{"nickname", "changed_ms"}``, the player's current
@@ -33,6 +39,7 @@ that lives 1 s instead of a delete marker (which a KV keeps for ever)
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import logging
@@ -71,13 +78,28 @@ def normalize_code(raw: object) -> str:
 class Refreshed:
     player: str
     nickname: str
-    refresh: str | None  # None: another tab rotated it a moment ago (keep yours)
+    # None: rotated a moment ago by a gateway without the key, or before
+    # replacements were derived (keep the one in local storage)
+    refresh: str | None
+    family: str = ""
 
 
 class Identities:
-    def __init__(self, kv: KeyValue, js: JetStreamContext) -> None:
+    def __init__(self, kv: KeyValue, js: JetStreamContext, key: bytes = b"") -> None:
+        """``key``: the gateways' shared secret (``TTANJIT_TOKEN_SECRET``);
+        without it replacements are random and a lost answer is not said
+        again."""
         self.kv = kv
         self.expiring = Expiring(js, kv, IDENTITY_BUCKET)
+        self.key = hmac.new(key, b"ttanjit refresh rotation", hashlib.sha256).digest() if key else b""
+
+    def _successor(self, family: str, prev_hash: str, rotated_ms: int) -> str:
+        """The secret that replaces the one hashed ``prev_hash`` at
+        ``rotated_ms`` (module docstring); random without a key."""
+        if not self.key:
+            return secrets.token_urlsafe(24)
+        mac = hmac.new(self.key, f"{family}.{prev_hash}.{rotated_ms}".encode(), hashlib.sha256)
+        return base64.urlsafe_b64encode(mac.digest()[:24]).decode()
 
     @property
     def msg_ttl(self) -> bool:
@@ -134,8 +156,12 @@ class Identities:
                 raise FrameError("bad_refresh")
             h = _hash(secret)
             if hmac.compare_digest(h, str(doc.get("prev") or "")):
-                if now - int(doc.get("rotated_ms", 0)) <= GRACE_MS:  # type: ignore[call-overload]
-                    return Refreshed(player, await self._nick(player), None)
+                rotated = int(doc.get("rotated_ms", 0))  # type: ignore[call-overload]
+                if now - rotated <= GRACE_MS:  # the same replacement again
+                    again = self._successor(family, h, rotated) if self.key else ""
+                    said = again and hmac.compare_digest(_hash(again), str(doc.get("hash") or ""))
+                    return Refreshed(player, await self._nick(player),
+                                     f"{family}.{again}" if said else None, family)
                 await self._drop(family, "replaced secret used")  # revoke it
                 raise FrameError("bad_refresh")
             if not hmac.compare_digest(h, str(doc.get("hash") or "")):
@@ -145,7 +171,7 @@ class Identities:
             # failure after it left the client the replaced secret, which
             # revokes the family when used after the grace period)
             nick = await self._nick(player)
-            new_secret = secrets.token_urlsafe(24)
+            new_secret = self._successor(family, h, now)
             doc.update(hash=_hash(new_secret), prev=h, rotated_ms=now,
                        expires_ms=now + REFRESH_TTL_MS)
             try:
@@ -158,7 +184,7 @@ class Identities:
                 # then this answer must carry its secret
                 if not passing(exc) or not await self._rotated_to(family, new_secret):
                     raise
-            return Refreshed(player, nick, f"{family}.{new_secret}")
+            return Refreshed(player, nick, f"{family}.{new_secret}", family)
         raise FrameError("store_unavailable")  # used at once by others, again and again
 
     async def _rotated_to(self, family: str, secret: str) -> bool:
@@ -182,6 +208,18 @@ class Identities:
         except Exception as exc:  # noqa: BLE001 - logged: the refusal is the answer
             log.warning("cannot remove a refresh family: %r", exc,
                         extra={"family": family, "why": why})
+
+    async def stands(self, family: str, player: str, now: int) -> bool:
+        """Whether the refresh family ``family`` of ``player`` is still
+        there (not signed out of, revoked or expired)."""
+        if not (family.isascii() and family.isalnum()):
+            return False
+        try:
+            entry = await self.kv.get(f"r.{family}")
+        except KeyNotFoundError:
+            return False
+        doc = orjson.loads(entry.value or b"{}")
+        return bool(doc) and doc.get("player") == player and int(doc.get("expires_ms", 0)) >= now
 
     async def revoke(self, cred: object) -> bool:
         try:
