@@ -103,6 +103,8 @@ def _request(url: str, method: str, body: bytes | None) -> tuple[int, Any, dict[
     ("GET", "/api/leaderboard/onecard?limit=lots", None, 422, "bad_field", "limit"),
     ("GET", "/api/no-such-route", None, 404, "not_found", None),
     ("GET", "/no-such-file", None, 404, "not_found", None),
+    ("GET", "/api/replay/..%2F..", None, 404, "not_found", None),  # a bodyless 307 before
+    ("GET", "/api/leaderboard/onecard/", None, 404, "not_found", None),  # a bodyless 307 too
 ])
 def test_http_junk_gets_the_projects_error_shape(gw: Stack, method: str, path: str,
                                                  body: bytes | None, status: int, code: str,

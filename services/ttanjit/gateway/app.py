@@ -28,7 +28,7 @@ from urllib.parse import parse_qs
 
 import grpc
 import orjson
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from google.protobuf import json_format
@@ -115,6 +115,18 @@ PLACEHOLDER = """<!doctype html>
 # a hello's saved session, read again after these pauses while NATS does
 # not answer (each read waits at most 1 s): at most ~5 s, then a new session
 SESSION_READ_RETRY_S = (0.2, 0.5, 0)
+
+
+class ClientFiles(StaticFiles):
+    """The web client's files. An address with a ``..`` segment is
+    ``not_found`` (``/api/replay/..%2F..`` came to the files as the root
+    folder, answered with a bodyless 307 to ``/api/replay/../../``; the
+    project's error shape everywhere else: identity audit)."""
+
+    def get_path(self, scope: Any) -> str:
+        if ".." in str(scope.get("path", "")).split("/"):
+            raise HTTPException(status_code=404)
+        return super().get_path(scope)
 
 
 class Gateway:
@@ -605,7 +617,10 @@ def create_app(settings: Settings | None = None) -> Any:
 
     api = FastAPI(title="ttanjit gateway", version="1",
                   description="Guest sign-in and health. The game protocol is the "
-                              "WebSocket at /ws (docs/websocket.md).", lifespan=lifespan)
+                              "WebSocket at /ws (docs/websocket.md).", lifespan=lifespan,
+                  # an address with a slash too many is not_found like any
+                  # other, not a bodyless 307 to it without (identity audit)
+                  redirect_slashes=False)
     install_http_errors(api)  # {code, message} for every HTTP error, never {"detail"}
 
     cfg = gw.s
@@ -662,7 +677,7 @@ def create_app(settings: Settings | None = None) -> Any:
     account = install_account(api, gw)  # issue 15's routes, before the client's mount
 
     if (STATIC / "index.html").exists():
-        api.mount("/", StaticFiles(directory=STATIC, html=True), name="client")
+        api.mount("/", ClientFiles(directory=STATIC, html=True), name="client")
     else:
         @api.get("/", response_class=HTMLResponse)
         async def index() -> HTMLResponse:
