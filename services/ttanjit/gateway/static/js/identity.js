@@ -23,17 +23,34 @@ function keep(body) {
 export const OFFLINE_MESSAGE = "서버에 연결할 수 없어요. 잠시 후 다시 해 주세요.";
 const offline = () => ({ ok: false, status: 0, body: { code: "offline", message: OFFLINE_MESSAGE } });
 
-async function post(path, body, auth = false) {
-  const headers = { "content-type": "application/json" };
-  if (auth) headers.authorization = `Bearer ${store.get("token", "")}`;
+/** A request, answered `{ok, status, body}` (`token`: the access token it carries). */
+async function call(path, { body = null, token = null } = {}) {
+  const headers = body ? { "content-type": "application/json" } : {};
+  if (token) headers.authorization = `Bearer ${token}`;
   let res;
   try {
-    res = await fetch(path, { method: "POST", headers, body: JSON.stringify(body || {}) });
+    res = await fetch(path, body ? { method: "POST", headers, body: JSON.stringify(body) } : { headers });
   } catch {
     return offline();
   }
   const out = await res.json().catch(() => ({}));
   return { ok: res.ok, status: res.status, body: out };
+}
+
+const post = (path, body) => call(path, { body });
+
+/** A route of mine: with the access token (refreshed first when about to
+ * expire), and once more with a new one when the server refuses it
+ * (`bad_token`: this device's clock behind the server's, so it looked
+ * fresh; every screen said "다시 로그인해 주세요." until a reload; identity
+ * audit). */
+async function mine(path, body = null) {
+  let r = await call(path, { body, token: await ensureToken() });
+  if (r.status === 401 && r.body.code === "bad_token" && store.get("refresh", null)) {
+    const token = await ensureToken(true);
+    if (token) r = await call(path, { body, token });
+  }
+  return r;
 }
 
 /** Sign in as a new guest: remember everything the server sent. */
@@ -58,7 +75,7 @@ async function refresh() {
   const cred = store.get("refresh", null);
   const r = await post("api/refresh", { refresh: cred });
   if (r.ok) {
-    // refresh: null = another tab rotated it a moment ago; local storage has the new one
+    // refresh: null = rotated a moment ago by an older server; local storage has the new one
     keep({ ...r.body, refresh: r.body.refresh || store.get("refresh", null) });
     return r.body.token;
   }
@@ -66,36 +83,24 @@ async function refresh() {
     // another tab may have rotated it just now: only a credential nobody changed is dead
     if (store.get("refresh", null) !== cred) return ensureToken(true);
     store.clearAuth();
-    store.markSignedOut(true); // as after 로그아웃: a new start is a new account (review)
+    // a new start is a new account, as after 로그아웃 (review) — said as what
+    // it is: refused, not signed out of (identity audit)
+    store.markSignedOut("refused");
     return null;
   }
   return store.get("token", null); // offline, or the store away: the old token may still do
 }
 
 /** GET a "me" route with the access token in the header. */
-export async function getJson(path) {
-  const token = await ensureToken();
-  let res;
-  try {
-    res = await fetch(path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
-  } catch {
-    return offline();
-  }
-  const body = await res.json().catch(() => ({}));
-  return { ok: res.ok, status: res.status, body };
-}
+export const getJson = (path) => mine(path);
 
 export async function rename(nickname) {
-  await ensureToken();
-  const r = await post("api/nickname", { nickname }, true);
+  const r = await mine("api/nickname", { nickname });
   if (r.ok) keep(r.body);
   return r;
 }
 
-export async function transferCode() {
-  await ensureToken();
-  return post("api/transfer", {}, true);
-}
+export const transferCode = () => mine("api/transfer", {});
 
 export async function claimCode(code) {
   const r = await post("api/transfer/claim", { code });

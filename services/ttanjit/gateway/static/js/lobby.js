@@ -149,7 +149,12 @@ function signIn() {
   return h("section.page.signin", {},
     h("h1", {}, "시작하기"), // the top bar already says 딴짓
     h("p.lead", {}, "원카드 · 줄줄이 벌점 · 하카 카드를 친구나 봇과 함께해요."),
-    out ? h("p.note.signed-out", { role: "status" }, "로그아웃했어요. 여기서 새로 시작하면 기록과 레이팅이 없는 ",
+    // refused: not "로그아웃했어요" — the player did not, and may have had the
+    // credential used elsewhere (identity audit)
+    out ? h("p.note.signed-out", { role: "status", dataset: { why: out } },
+      out === "refused" ? "이 기기의 로그인 정보를 더 이상 쓸 수 없어요 (다른 곳에서 쓰였거나 오래 쓰지 않아 만료됐어요). "
+        : "로그아웃했어요. ",
+      "여기서 새로 시작하면 기록과 레이팅이 없는 ",
       h("strong", {}, "새 계정"), "이에요. 이전 계정은 아래에 다른 기기에서 받은 코드를 넣어야 이어서 할 수 있어요.") : null,
     h("form.card-box", { onsubmit: submit, novalidate: true },
       h("label", { for: "nickname" }, "닉네임"),

@@ -147,7 +147,8 @@ export function accountBox(rerender) {
 
 /** The sign-in screen's "a code from my other device" form. */
 export function claimBox() {
-  const input = h("input", { name: "transfer-code", maxlength: 9, placeholder: "ABCD-EFGH", autocapitalize: "characters",
+  // room for a pasted "ABCD - EFGH" (cut at 9, a wrong code cost one of the 10 tries: identity audit)
+  const input = h("input", { name: "transfer-code", maxlength: 20, placeholder: "ABCD-EFGH", autocapitalize: "characters",
     "aria-label": "다른 기기에서 받은 코드" });
   const msg = h("p.form-error", { role: "alert" });
   const submit = async (ev) => {

@@ -59,15 +59,18 @@ export function lastNickname() {
   return remembered("nickname") || "";
 }
 
-/** This browser signed its player out (로그아웃): the sign-in screen then
- * says a new start is a new account, and fills in no nickname (trial: the
- * old one, filled in, made a new empty account of the same name). */
+/** This browser signed its player out (로그아웃), or the server refused its
+ * credential: the sign-in screen then says a new start is a new account,
+ * and fills in no nickname (trial: the old one, filled in, made a new empty
+ * account of the same name). "signout", "refused" or null. */
 export function signedOut() {
-  return remembered("signedout") === "1";
+  const why = remembered("signedout");
+  return why === "1" ? "signout" : why === "refused" ? "refused" : null;
 }
 
-export function markSignedOut(yes) {
-  remember("signedout", yes ? "1" : null);
+/** `why`: true (로그아웃), "refused" (the credential no longer works), or false. */
+export function markSignedOut(why) {
+  remember("signedout", why === "refused" ? "refused" : why ? "1" : null);
 }
 
 export function rememberNickname(name) {

@@ -42,3 +42,48 @@ test("a token due for refresh stays the old one while the network is away", asyn
   assert.equal(await identity.ensureToken(), "old");
   assert.equal(store.get("refresh", null), "r");
 });
+
+/** A fetch answering from `routes` (path → (request) → [status, body]), logging each call. */
+function serve(routes, log) {
+  return async (path, opts = {}) => {
+    const auth = opts.headers?.authorization || null;
+    log.push([path, auth]);
+    const [status, body] = routes[path]({ auth, body: opts.body ? JSON.parse(opts.body) : null });
+    return { ok: status < 300, status, json: async () => body };
+  };
+}
+
+test("a token the server refuses is refreshed and the request made once more", async () => {
+  // the device's clock is behind the server's: the token looks fresh here
+  store.set("token", "stale");
+  store.set("expires_ms", Date.now() + 3_600_000);
+  store.set("refresh", "fam.s0");
+  const log = [];
+  globalThis.fetch = serve({
+    "api/history/onecard": ({ auth }) => (auth === "Bearer new" ? [200, { games: [] }] : [401, { code: "bad_token", message: "…" }]),
+    "api/refresh": () => [200, { token: "new", player: "p_1", nickname: "나", expires_ms: Date.now() + 3_600_000, refresh: "fam.s1" }],
+  }, log);
+  const r = await identity.getJson("api/history/onecard");
+  assert.equal(r.ok, true);
+  assert.deepEqual(log.map(([p, a]) => `${p} ${a}`),
+    ["api/history/onecard Bearer stale", "api/refresh null", "api/history/onecard Bearer new"]);
+  assert.equal(store.get("refresh", null), "fam.s1");
+});
+
+test("a credential the server refuses signs out as refused, not as 로그아웃", async () => {
+  store.set("token", "stale");
+  store.set("expires_ms", Date.now() + 3_600_000);
+  store.set("refresh", "fam.gone");
+  const log = [];
+  globalThis.fetch = serve({
+    "api/transfer": () => [401, { code: "bad_token", message: "…" }],
+    "api/refresh": () => [401, { code: "bad_refresh", message: "…" }],
+  }, log);
+  const r = await identity.transferCode();
+  assert.equal(r.status, 401);
+  assert.equal(log.length, 2); // the refusal, the refresh; nothing more
+  assert.equal(store.signedOut(), "refused");
+  assert.equal(store.get("refresh", null), null);
+  store.markSignedOut(true);
+  assert.equal(store.signedOut(), "signout");
+});
