@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import logging
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 import orjson
@@ -332,6 +333,26 @@ class CodeIn(BaseModel):
 
 
 STORE_RETRY_S = "2"  # Retry-After of a 503 store_unavailable
+RENAME_RATE, RENAME_BURST = 1 / 10, 5  # nickname changes: 5 at once, then one every 10 s
+CODE_RATE, CODE_BURST = 1 / 60, 5  # 다른 기기에서 계속하기 codes: 5 at once, then one a minute
+
+
+@contextlib.asynccontextmanager
+async def per_player(limit: Attempts, player: str, code: str) -> AsyncIterator[Any]:
+    """One of ``player``'s tries of ``limit``: yields a 429 ``code`` refusal
+    (with ``Retry-After``) when none is left, else None; a try that fails
+    is given back (only what was made counts)."""
+    wait = limit.take(player, time.monotonic())
+    if wait:
+        yield refusal(code, 429, headers={"Retry-After": str(math.ceil(wait))})
+        return
+    made = False
+    try:
+        yield None
+        made = True
+    finally:
+        if not made:
+            limit.give_back(player, time.monotonic())
 
 
 def store_unavailable(exc: BaseException | None = None) -> Any:
@@ -362,6 +383,12 @@ def install(api: FastAPI, gw: Any) -> Account:
         except (NatsError, TimeoutError) as exc:  # JetStream away or not answering
             return store_unavailable(exc)
 
+    # each a KV write (a rename also goes to every gateway; a code lives 10
+    # minutes): 200 of each took under half a second (identity audit).
+    # Per player, each gateway process on its own (as ``claims``).
+    renames = Attempts(RENAME_RATE, RENAME_BURST)
+    codes = Attempts(CODE_RATE, CODE_BURST)
+
     @api.post("/api/refresh")
     async def refresh(body: RefreshIn) -> Any:
         """Trade the refresh credential for an access token and its
@@ -388,7 +415,10 @@ def install(api: FastAPI, gw: Any) -> Account:
             assert acc.ids is not None
             me = await acc.standing(authorization)
             nick = clean_nickname(body.nickname)
-            await acc.ids.set_nickname(me.player, nick, now_ms())
+            async with per_player(renames, me.player, "too_many_renames") as refused:
+                if refused is not None:
+                    return refused
+                await acc.ids.set_nickname(me.player, nick, now_ms())
             return acc.issue(me.player, nick, family=me.family)
         return await guarded(go)
 
@@ -398,7 +428,10 @@ def install(api: FastAPI, gw: Any) -> Account:
         async def go() -> Any:
             assert acc.ids is not None
             me = await acc.standing(authorization)
-            code, expires = await acc.ids.new_code(me.player, now_ms())
+            async with per_player(codes, me.player, "too_many_codes") as refused:
+                if refused is not None:
+                    return refused
+                code, expires = await acc.ids.new_code(me.player, now_ms())
             return {"code": code, "expires_ms": expires}
         return await guarded(go)
 

@@ -36,6 +36,8 @@ MESSAGES: dict[str, str] = {
     "bad_refresh": "로그인이 만료됐어요. 다시 시작해 주세요.",
     "bad_code": "코드가 맞지 않거나 시간이 지났어요. 새 코드를 받아 주세요.",
     "too_many_attempts": "코드를 너무 많이 잘못 넣었어요. 잠시 후 다시 해 주세요.",
+    "too_many_renames": "닉네임을 너무 자주 바꿨어요. 잠시 후 다시 해 주세요.",
+    "too_many_codes": "코드를 너무 자주 받았어요. 잠시 후 다시 해 주세요.",
     "not_your_game": "내가 참여한 게임만 다시 볼 수 있어요.",
     "no_record": "게임 기록을 찾을 수 없어요.",
     "no_spectating": SHARD_MESSAGES["no_spectating"],
