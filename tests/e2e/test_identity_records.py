@@ -420,3 +420,18 @@ def test_my_ratings_read_on_a_phone(new_page: Any) -> None:
     assert lines and all(n == 1 for _, n in lines), lines
     assert " · " not in page.locator(".ratings").inner_text()
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 360
+
+
+def test_the_board_marks_a_rating_under_ten_games_provisional(new_page: Any) -> None:
+    """Identity audit: a 4-game player led 순위 as plain "1,744", though
+    every other place a rating shows says (잠정) under 10 games."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "순위보기")
+    board = {"game": "onecard", "min_games": 3, "players": 2, "entries": [
+        {"rank": 1, "player": "p_a", "nickname": "네판", "display": 1744, "games": 4},
+        {"rank": 2, "player": "p_b", "nickname": "열두판", "display": 1620, "games": 12}]}
+    page.route("**/api/leaderboard/onecard*", lambda route: route.fulfill(json=board))
+    page.evaluate("() => { location.hash = '#/board/onecard'; }")
+    page.wait_for_selector(".board-table tbody tr")
+    rows = page.eval_on_selector_all(".board-table tbody tr", "rs => rs.map((r) => r.innerText)")
+    assert "1,744 (잠정)" in rows[0] and "잠정" not in rows[1], rows

@@ -189,7 +189,9 @@ export async function showBoard(root, game) {
   const b = r.body;
   const me = store.get("player", "");
   const rows = b.entries.map((e) => h("tr", { class: e.player === me ? "me" : "" },
-    h("td.num", {}, String(e.rank)), h("td", {}, e.nickname), h("td.num", {}, e.display.toLocaleString("ko-KR")),
+    // (잠정) under 10 games, as everywhere else a rating shows (a 4-game
+    // player led the board as plain 1,744: identity audit)
+    h("td.num", {}, String(e.rank)), h("td", {}, e.nickname), h("td.num", {}, ratingLabel({ display: e.display, games: e.games })),
     h("td.num", {}, String(e.games))));
   const mine = b.me ? (b.me.rank
     ? `내 순위: ${b.me.rank}위 (${b.me.display.toLocaleString("ko-KR")})`
