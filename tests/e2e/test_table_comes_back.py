@@ -9,6 +9,7 @@ and then shaped to the case, so they are caught every time."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -672,6 +673,37 @@ def test_a_silent_network_is_noticed_and_the_game_goes_on(new_page: Any) -> None
     page.wait_for_selector('#net[data-state="closed"]', timeout=5_000)
     page.evaluate("() => { const n = window.ttanjit.net; delete n.onFrame; n.pingMs = 10000; n.pongWaitMs = 5000; }")
     page.wait_for_selector('#net[data-state="open"]', timeout=8_000)
+    seq = page.evaluate("() => window.ttanjit.game.gameSeq")
+    deadline = time.monotonic() + 60  # and the game goes on from where it was
+    while page.evaluate("() => window.ttanjit.game.gameSeq") <= seq:
+        assert time.monotonic() < deadline, "the game did not move after reconnecting"
+        if onecard_my_turn(page):
+            onecard_play_turn(page)
+        page.wait_for_timeout(100)
+
+
+def test_a_reconnect_whose_handshake_is_swallowed_is_tried_again(new_page: Any) -> None:
+    """Network audit: a reconnect begun in a dead zone (a half-open NAT, a
+    captive Wi-Fi: the socket opens, nothing answers its hello) left the
+    page 다시 연결 중… for good, and a bot took the seat while the network
+    was back. A connection with no welcome after a while (here 2 s) is
+    dropped and tried again; the game goes on."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "먹힌연결")
+    gid = quick_match(page, "onecard", seats=2)
+    page.wait_for_selector('#net[data-state="open"]')
+    tries: list[Any] = []
+
+    def route(ws: Any) -> None:
+        tries.append(ws)
+        if len(tries) > 1:  # the first try is swallowed, the next ones go through
+            ws.connect_to_server()
+
+    page.route_web_socket(re.compile(r".*/ws$"), route)
+    page.evaluate("() => { const n = window.ttanjit.net; n.handshakeMs = 2000; n.drop(); }")
+    page.wait_for_selector('#net[data-state="open"]', timeout=15_000)
+    assert len(tries) >= 2
+    assert page.evaluate("() => window.ttanjit.game.id") == gid
     seq = page.evaluate("() => window.ttanjit.game.gameSeq")
     deadline = time.monotonic() + 60  # and the game goes on from where it was
     while page.evaluate("() => window.ttanjit.game.gameSeq") <= seq:

@@ -482,7 +482,9 @@ def test_a_double_tap_makes_one_move_and_no_refusal(new_page: Any) -> None:
     """Trial finding: a double tap on [1장 뽑기] drew once (right) but its
     second tap, answered after the turn had moved on, put "내 차례가
     아니에요." on the table for 5 s, under "내 차례예요" once the turn came
-    back. A tap while the one before it is on its way is not said refused
+    back. A tap while the one before it is on its way is not sent (network
+    audit: a second press on a slow network came back refused for a move
+    that was played), and one answered after the first is not said refused
     (nor "그 수를 고른 차례가 이미 끝나서…": it carries the first's turn)."""
     page = new_page(width=390, height=844)
     sign_in(page, "두번탭")
@@ -493,15 +495,17 @@ def test_a_double_tap_makes_one_move_and_no_refusal(new_page: Any) -> None:
     pending = view(page).get("pending") or 0
     page.locator(".oc-actions button").first.dblclick()  # [1장 뽑기] (or 공격 받기, 넘기기)
     page.wait_for_function("""() => window.__frames.filter((f) => f.dir === 'in' && f.cmd_id
-      && (f.type === 'result' || f.type === 'error')).length >= 2""", timeout=10_000)
+      && (f.type === 'result' || f.type === 'error')).length >= 1""", timeout=10_000)
+    page.wait_for_timeout(500)
     sent = [f for f in frames(page) if f["dir"] == "out" and f["type"] == "action"]
     answers = {f["cmd_id"]: f for f in frames(page) if f["dir"] == "in" and f["cmd_id"]}
-    assert len(sent) == 2, sent  # both taps went out; the server made one move
+    # the second tap not sent while the first was on its way; or, answered
+    # already, sent: chosen on the first's turn (its turn_key), or once the
+    # view moved on — and the server made one move
     kinds = sorted((answers[f["cmd_id"]]["type"], answers[f["cmd_id"]]["code"]) for f in sent)
-    # the second chosen on the first's turn (its turn_key), or once the view moved on
-    assert kinds in ([("error", "turn_passed"), ("result", None)],
+    assert kinds in ([("result", None)], [("error", "turn_passed"), ("result", None)],
                      [("error", "not_your_turn"), ("result", None)]), kinds
-    page.wait_for_timeout(300)
+    assert not page.locator(".toast").filter(has_text="보내는 중").count()  # a double tap: unsaid
     assert page.locator("#refusal:not([hidden])").count() == 0, page.locator("#refusal").inner_text()
     assert not page.locator('.toast.error:has-text("내 차례가 아니에요")').count()
     assert page.evaluate("() => window.ttanjit.game.id") == game_id

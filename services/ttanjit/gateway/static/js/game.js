@@ -63,6 +63,8 @@ const VIEW_DUE_MS = 2500;
 export class GameController {
   constructor() {
     this.watchers = 0; // 관전: how many watch this table (`spectators` frames)
+    this.inFlight = new Set(); // game:type:turn_key of moves sent, not answered yet (act)
+    this.playedKey = null; // game:turn_key of the last move played (act)
     this.id = null;
     this.info = null; // the `matched` frame: game, seat, players, options
     this.view = null;
@@ -418,12 +420,31 @@ export class GameController {
     if (!ANY_TURN.has(action.type) && !("turn_key" in action) && Number.isInteger(key)) {
       action = { ...action, turn_key: key };
     }
-    const f = await net.action(this.id, action);
-    if (f.type === "error") {
-      const late = f.code === "not_your_turn" || f.code === "turn_passed";
-      if (!(again && late)) this.refused({ ...f, message: explain?.(f) || f.message });
+    // the same move of the same turn still on its way is not sent twice (a
+    // slow network: pressed again after 1.2 s, it came back "차례가 이미
+    // 끝나서 내지 않았어요." for a move that was played; network audit). A
+    // pick (줄줄이 벌점's select) may change meanwhile: the last one counts.
+    const flight = `${this.id}:${action.type}:${action.turn_key ?? ""}`;
+    if (action.type !== "select" && "turn_key" in action && this.inFlight.has(flight)) {
+      if (!again) toast("앞서 누른 수를 보내는 중이에요."); // (a double tap: nothing to say)
       return null;
     }
+    this.inFlight.add(flight);
+    let f;
+    try {
+      f = await net.action(this.id, action,
+        action.type === "one_card" ? "연결이 끊겨 있던 사이에 누른 원카드!는 보내지 않았어요." : null);
+    } finally {
+      this.inFlight.delete(flight);
+    }
+    if (f.type === "error") {
+      const late = f.code === "not_your_turn" || f.code === "turn_passed";
+      // late after a move of that turn was played: that move stands, not said
+      const played = "turn_key" in action && this.playedKey === `${this.id}:${action.turn_key}`;
+      if (!((again || played) && late)) this.refused({ ...f, message: explain?.(f) || f.message });
+      return null;
+    }
+    if ("turn_key" in action && action.type !== "select") this.playedKey = `${this.id}:${action.turn_key}`;
     this.clearRefusal(); // an earlier refusal no longer stands (its update already drew the table)
     return f;
   }

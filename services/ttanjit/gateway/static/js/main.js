@@ -98,6 +98,8 @@ function updateHeader() {
   // table went on saying 내 차례예요 with nothing to show one waits: trial)
   if ((net.state === "closed" || net.state === "connecting") && net.pending.size) {
     text += ` · 보낼 수 ${net.pending.size}개`;
+  } else if (net.state === "open" && net.sending()) {
+    text += " · 보내는 중…"; // a slow network, or a silent drop not noticed yet (network audit)
   }
   // (role=status: rewritten at each move's pending change, "연결됨" may
   // be said again after every move: a11y audit)

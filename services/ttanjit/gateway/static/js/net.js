@@ -16,6 +16,15 @@ const PONG_WAIT_MS = 5_000;
 // the socket "open", and a move pressed then waited up to 15 s, unsaid
 // (review finding)
 const ANSWER_WAIT_MS = 1_500;
+// a game action unanswered this long is said to be on its way (on a slow
+// network a move showed nothing for 3 s, and a second press of it was
+// refused "차례가 이미 끝나서": network audit)
+export const SLOW_ANSWER_MS = 800;
+// a connection that has not said welcome this long after it was opened is
+// tried again: a handshake into a network that swallows it (a dead zone, a
+// half-open NAT, a captive Wi-Fi) left the page 다시 연결 중… for good, and a
+// bot took the seat while the network was back (network audit)
+const HANDSHAKE_MS = 10_000;
 export const REPLACED_MESSAGE = "다른 창이나 기기에서 하고 있어요. 위의 '이 창에서 계속하기'를 누르면 여기서 이어서 해요.";
 
 export class Session extends EventTarget {
@@ -38,9 +47,10 @@ export class Session extends EventTarget {
     // the device says it lost or found its network: act at once
     window.addEventListener("offline", () => this.lost());
     window.addEventListener("online", () => {
-      if (this.state !== "closed") return;
       this.backoff = 500;
-      this.connect();
+      // a try under way when the network went is dropped for a new one
+      if (this.state === "connecting" && this.ws) this.lost();
+      else if (this.state === "closed") this.connect();
     });
   }
 
@@ -65,6 +75,9 @@ export class Session extends EventTarget {
     const ws = new WebSocket(`${proto}//${location.host}/ws`);
     this.ws = ws;
     this.setState("connecting");
+    clearTimeout(this.handshakeTimer);
+    this.handshakeTimer = setTimeout(() => { if (this.ws === ws && this.state === "connecting") this.lost(); },
+      this.handshakeMs || HANDSHAKE_MS);
     ws.onopen = () => {
       const hello = { type: "hello", token: this.token };
       if (this.session) hello.resume = { session: this.session, last_seq: this.lastSeq };
@@ -95,6 +108,7 @@ export class Session extends EventTarget {
   }
 
   onClose(ev) {
+    clearTimeout(this.handshakeTimer);
     clearInterval(this.pingTimer);
     clearTimeout(this.deadTimer);
     this.deadTimer = null;
@@ -133,10 +147,20 @@ export class Session extends EventTarget {
       this.session = f.session;
       store.set("session", f.session);
       this.backoff = 500;
+      clearTimeout(this.handshakeTimer);
       this.setState("open");
       this.startPings();
-      // answered actions are forgotten; the rest go again with the same cmd_id
-      for (const { frame } of this.pending.values()) this.raw(frame);
+      // answered actions are forgotten; the rest go again with the same
+      // cmd_id — but one whose moment has passed by now (원카드!: its
+      // window is 3 s, and pressed in a silent drop it came back after the
+      // reconnect as a false call, one card drawn: network audit)
+      for (const [cmd_id, p] of [...this.pending]) {
+        if (p.notAgain) {
+          this.pending.delete(cmd_id);
+          p.resolve({ type: "error", code: "not_sent", cmd_id, message: p.notAgain });
+        } else this.raw(p.frame);
+      }
+      this.emit("pending", {});
     }
     if (typeof f.seq === "number") {
       this.lastSeq = f.seq;
@@ -237,8 +261,16 @@ export class Session extends EventTarget {
     }
   }
 
-  /** A game action; resolves with the `result` or `error` frame. */
-  action(gameId, action) {
+  /** Whether an action has waited for its answer at least SLOW_ANSWER_MS. */
+  sending() {
+    const now = Date.now();
+    return [...this.pending.values()].some((p) => now - p.at >= SLOW_ANSWER_MS);
+  }
+
+  /** A game action; resolves with the `result` or `error` frame.
+   * `notAgain`: not sent again after a reconnect; resolved then with an
+   * error frame of code `not_sent` and this message. */
+  action(gameId, action, notAgain = null) {
     // another tab holds the player: nothing is sent, nor kept to send when
     // this tab takes the player back (a key press queued a move: trial finding)
     if (this.state === "replaced") return Promise.resolve(this.replacedError());
@@ -246,9 +278,10 @@ export class Session extends EventTarget {
     const cmd_id = `c${Date.now().toString(36)}${this.cmdCounter}`;
     const frame = { type: "action", game_id: gameId, cmd_id, action };
     return new Promise((resolve) => {
-      this.pending.set(cmd_id, { frame, resolve });
+      this.pending.set(cmd_id, { frame, resolve, at: Date.now(), notAgain });
       this.emit("pending", {});
       this.raw(frame);
+      setTimeout(() => { if (this.pending.has(cmd_id)) this.emit("pending", {}); }, SLOW_ANSWER_MS);
       setTimeout(() => { if (this.pending.has(cmd_id) && this.state === "open") this.ping(); }, ANSWER_WAIT_MS);
     });
   }

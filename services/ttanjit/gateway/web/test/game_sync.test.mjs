@@ -137,3 +137,79 @@ test("the event frame is gone: an `event` frame is not a table event", async () 
   assert.deepEqual(syncs(), []);
   ctl.close();
 });
+
+// -- moves over a bad network (network audit) ---------------------------------
+const el = () => ({ setAttribute: noop, addEventListener: noop, append: noop, remove: noop, dataset: {}, style: {},
+  className: "", textContent: "", querySelectorAll: () => [] });
+function withToasts(fn) {
+  const doc = globalThis.document;
+  const was = [doc.getElementById, doc.createElement, doc.createTextNode, globalThis.Node];
+  const toasts = [];
+  const box = { ...el(), append: (e) => toasts.push(e) };
+  doc.getElementById = (id) => (id === "toasts" ? box : null);
+  doc.createElement = el;
+  doc.createTextNode = (t) => ({ text: t });
+  globalThis.Node = class {};
+  return Promise.resolve(fn(toasts)).finally(() => {
+    [doc.getElementById, doc.createElement, doc.createTextNode, globalThis.Node] = was;
+  });
+}
+
+test("a 원카드! pressed before a reconnect is not sent again after it; a move is", async () => {
+  net.pending.clear();
+  const press = net.action("g1", { type: "one_card" }, "보내지 않았어요.");
+  const move = net.action("g1", { type: "draw", turn_key: 5 });
+  assert.equal(sent.filter((f) => f.type === "action").length, 2);
+  sent = [];
+  frame({ type: "welcome", session: "s9", player: "p1", resumed: true, resume_result: "gapless", game_id: "g1" });
+  assert.deepEqual(sent.filter((f) => f.type === "action").map((f) => f.action.type), ["draw"]);
+  assert.deepEqual(await press, { type: "error", code: "not_sent", cmd_id: (await press).cmd_id, message: "보내지 않았어요." });
+  const again = sent.find((f) => f.type === "action");
+  frame({ type: "result", cmd_id: again.cmd_id, game_id: "g1" });
+  assert.equal((await move).type, "result");
+  clearInterval(net.pingTimer);
+  clearTimeout(net.deadTimer);
+});
+
+test("a connection whose welcome never comes is dropped and tried again", async () => {
+  const sockets = [];
+  globalThis.WebSocket = class { constructor() { this.readyState = 0; this.closed = null; sockets.push(this); }
+    close(code) { this.closed = code; this.readyState = 3; } send() {} };
+  Object.assign(globalThis.WebSocket, { CONNECTING: 0, OPEN: 1 });
+  net.ws = null;
+  net.handshakeMs = 30;
+  net.open();
+  assert.equal(net.state, "connecting");
+  await tick(80);
+  // (it stayed "connecting" for good: a handshake a dead zone swallowed)
+  assert.equal(sockets[0].closed, 4000);
+  assert.equal(net.state, "closed");
+  net.handshakeMs = undefined;
+});
+
+test("the same move of a turn still on its way is not sent twice; a late refusal after it was played is not shown", async () => {
+  const { ctl } = controller();
+  net.state = "open";
+  frame({ type: "view", game_id: "g1", game_seq: 1, view: { ...view(1), turn_key: 7 } });
+  await withToasts(async (toasts) => {
+    const first = ctl.act({ type: "draw" });
+    assert.equal(await ctl.act({ type: "draw" }), null); // a double tap: not sent, nothing said
+    assert.equal(toasts.length, 0);
+    ctl.lastAct = null; // pressed again a while later, still before its answer: said
+    assert.equal(await ctl.act({ type: "draw" }), null);
+    const actions = sent.filter((f) => f.type === "action");
+    assert.deepEqual(actions.map((f) => f.action), [{ type: "draw", turn_key: 7 }]);
+    assert.equal(toasts.length, 1);
+    frame({ type: "result", cmd_id: actions[0].cmd_id, game_id: "g1" });
+    assert.equal((await first).type, "result");
+    // the table not redrawn yet: pressed again later, refused as late — said nothing
+    ctl.lastAct = null;
+    const late = ctl.act({ type: "draw" });
+    const cmd = sent.filter((f) => f.type === "action").at(-1);
+    assert.notEqual(cmd.cmd_id, actions[0].cmd_id);
+    frame({ type: "error", cmd_id: cmd.cmd_id, code: "turn_passed", message: "…" });
+    assert.equal(await late, null);
+    assert.equal(ctl.refusal ?? null, null);
+  });
+  ctl.close();
+});
