@@ -484,10 +484,25 @@ async def test_replay_matches_the_record(st: Stack, nats_url: str, game: str,
     c, gid = await solo_finished(st, "다시보기", game, seats, **(
         {"rounds": 3} if game == "penalty_rows" else {}))
     other = sign_in(st.http(0), "남의게임")
-    code, err = call(st.http(0), f"/api/replay/{gid}", token=other["token"])
+    # a stranger is refused from the record's header alone: no consumer
+    # reads the rest (its whole record was read before the 403: identity audit)
+    nc = await nats.connect(nats_url)
+    reads: list[str] = []
+
+    async def seen(m: Any) -> None:
+        if ".TTANJIT_RECORDS" in m.subject:
+            reads.append(m.subject)
+    await nc.subscribe("$JS.API.CONSUMER.>", cb=seen)
+    await nc.flush()
+    code, err = await asyncio.to_thread(call, st.http(0), f"/api/replay/{gid}", token=other["token"])
     assert code == 403 and err["code"] == "not_your_game"
-    code, doc = call(st.http(1), f"/api/replay/{gid}", token=c.ident["token"])
+    await nc.flush()
+    assert reads == []
+    code, doc = await asyncio.to_thread(call, st.http(1), f"/api/replay/{gid}", token=c.ident["token"])
     assert code == 200 and doc["finished"] and doc["game"] == game
+    await nc.flush()
+    assert reads  # (the subject the test watches is the one a read uses)
+    await nc.close()
     me = doc["my_seat"]
     rec = await fetch(nats_url, gid)
     assert rec is not None

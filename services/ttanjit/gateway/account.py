@@ -516,8 +516,22 @@ def install(api: FastAPI, gw: Any) -> Account:
             me = acc.who(authorization)
             if not codec.is_game_id(game_id):
                 raise FrameError("no_record")
+            subject = Subjects(gw.prefix).record(game_id)
             try:
-                rec = await records.read(gw.nc.jetstream(), Subjects(gw.prefix).record(game_id))
+                # who sat in it first, from its header alone: a stranger's
+                # ask had the whole record read before its 403 (identity audit)
+                head = await records.first(gw.nc.jetstream(), subject)
+            except (NatsError, TimeoutError):
+                raise  # JetStream away: 503 store_unavailable (guarded)
+            except Exception as exc:  # noqa: BLE001 - a header that cannot be read as one
+                log.warning("record unreadable: %r", exc, extra={"game": game_id})
+                raise FrameError("no_record") from None
+            if head is None:
+                raise FrameError("no_record")
+            if not isinstance((head.get("players") or {}).get(me.player), int):
+                raise FrameError("not_your_game")
+            try:
+                rec = await records.read(gw.nc.jetstream(), subject)
             except (NatsError, TimeoutError):
                 raise  # JetStream away: 503 store_unavailable (guarded), try again later
             except Exception as exc:  # noqa: BLE001 - a record that cannot be read as one

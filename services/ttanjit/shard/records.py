@@ -62,6 +62,17 @@ def split(doc: JSON, rec: StoredRecord) -> None:
         rec.markers.append((len(rec.entries), doc))
 
 
+async def first(js: JetStreamContext, subject: str) -> JSON | None:
+    """The game's first message, its header (None: no record, or its header
+    aged out): one request, for who may read the rest."""
+    try:
+        msg = await js.get_msg(RECORDS_STREAM, seq=1, subject=subject, next=True)
+    except NotFoundError:
+        return None
+    doc = orjson.loads(msg.data or b"{}")
+    return doc if isinstance(doc, dict) and "players" in doc else None
+
+
 async def read(js: JetStreamContext, subject: str, timeout: float = 5.0) -> StoredRecord | None:
     """Every message on the game's subject (None: no record, or none whole)."""
     try:
