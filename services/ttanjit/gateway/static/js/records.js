@@ -238,7 +238,10 @@ export async function showHistory(root, game, page = 0) {
       // player whose seat's bot won read "우승: 나": review)
       (g.winners || []).length ? `우승: ${g.winners.map((w) => botMarked(names[w] || `${w + 1}번`,
         !!(g.substituted || [])[w])).join(", ")}` : null,
-      typeof g.length_ms === "number" ? `게임 시간 ${duration(g.length_ms)}` : null,
+      // abandoned: why it ended, not the seconds it was played before
+      // everyone went ("게임 시간 2초" for a game that sat 10 minutes: identity audit)
+      g.ended_by === "abandoned" ? "모두 10분 넘게 연결이 끊겨 끝났어요"
+        : typeof g.length_ms === "number" ? `게임 시간 ${duration(g.length_ms)}` : null,
     ].filter(Boolean).join(" · ")),
     g.why ? h("small.why", {}, g.why) : null); });
   const pages = Math.ceil(b.total / size);

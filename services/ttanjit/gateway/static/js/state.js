@@ -74,7 +74,8 @@ export function scoreText(game, n) { return fewestWin(game) ? `벌점 ${num(n)}`
 export function placeText(g) {
   const scores = Array.isArray(g.scores) ? g.scores : null;
   const mine = scores?.[g.seat];
-  if (typeof mine !== "number" || !placedByScore(g.game)) return "";
+  // an abandoned game has no places ("무효 1위 · 0점" read as a win: identity audit)
+  if (typeof mine !== "number" || !placedByScore(g.game) || g.ended_by === "abandoned") return "";
   const low = fewestWin(g.game);
   const better = scores.filter((x) => typeof x === "number" && (low ? x < mine : x > mine)).length;
   // the seat the player left: where the bot that took it finished (its

@@ -107,6 +107,8 @@ test("내 기록 says where I finished: by 벌점 fewest first, by 점수 most f
   assert.equal(placeText({ game: "penalty_rows", seat: 2, scores: [30, 12, 12] }), "1위 · 벌점 12");
   assert.equal(placeText({ game: "hakka", seat: 0, scores: [42, 50, 10, 3] }), "2위 · 42점");
   assert.equal(placeText({ game: "onecard", seat: 0, scores: null }), ""); // 승/패 says it
+  // an abandoned game has no places (it read "무효 1위 · 0점")
+  assert.equal(placeText({ game: "hakka", seat: 0, scores: [0, 0, 0, 0], ended_by: "abandoned" }), "");
   assert.equal(placeText({ game: "hakka", seat: 3, scores: [1, 2] }), ""); // no score of mine
   // a seat I left: the bot's place (the rating counts me last)
   assert.equal(placeText({ game: "penalty_rows", seat: 1, scores: [12, 30, 71], outcome: "left" }),
