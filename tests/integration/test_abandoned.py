@@ -92,6 +92,8 @@ async def test_abandoned_game_ends_is_freed_and_returning_players_see_it(
     result = orjson.loads(msg.data)
     assert result["game_id"] == gid and result["ended_by"] == "abandoned"
     assert result["winners"] == [] and result["result"]["ended_by"] == "abandoned"
+    # One Card's standing rides along: the ratings place losers by cards left
+    assert len(result["hand_counts"]) == len(result["seats"]) and result["eliminated"] == []
 
     # freed: no owner, not live, counted
     owners = await js.key_value(OWNERS_BUCKET)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ttanjit.matchmaker import standings
+from ttanjit.matchmaker import ratings, standings
 from ttanjit.matchmaker.ratings import Rating, rate_result
 
 
@@ -138,3 +138,33 @@ def test_a_loss_that_moved_nothing_is_not_told_it_could_rise_or_go_down() -> Non
     # in a new player's first games it is mostly the uncertainty shrinking (review)
     new = standings.explain("loss", 0, 3, seats=4)
     assert new.startswith("졌지만 점수는 그대로예요. 처음 몇 게임은 실력을 재는 중이라") and "공동" not in new, new
+
+
+def test_one_card_losers_place_by_the_cards_they_keep() -> None:
+    """Solo-player audit: in One Card every loser shared 2nd place, so a
+    loss to three 어려움 bots — 탈락 with 20 cards too — raised the rating
+    ("졌지만 +23점"), 30 such losses to 1,834. Now the fewest cards left
+    place first, a seat out (탈락) after every seat still in, the later
+    out before the earlier; a room's empty seat is nobody."""
+    def onecard(hand_counts: list[int], eliminated: list[int], dealt: list[bool] | None = None,
+                winners: tuple[int, ...] = (1,)) -> dict[str, Any]:
+        out = {**result([H, HARD, HARD, HARD], [False] * 4, list(winners)), "players": {"p_a": 0},
+               "hand_counts": hand_counts, "eliminated": eliminated}
+        return {**out, "dealt": dealt} if dealt is not None else out
+    assert ratings.place(onecard([3, 0, 5, 7], []), 0) == 2  # fewest cards of the losers
+    assert ratings.place(onecard([6, 0, 5, 2], []), 0) == 4
+    assert ratings.place(onecard([21, 0, 5, 7], [0]), 0) == 4  # out: after the seats still in
+    assert ratings.place(onecard([21, 0, 20, 7], [2, 0]), 0) == 3  # out later than seat 2
+    assert ratings.place(onecard([6, 0, 0, 2], [], [True, True, False, True]), 0) == 3  # empty seat
+    settled = {"p_a": Rating(20.0, 2.0, 80)}
+    out = rate_result(onecard([21, 0, 5, 7], [0]), settled)["p_a"]
+    assert out.ordinal < settled["p_a"].ordinal  # a 탈락 loss to hard bots goes down
+    best = rate_result(onecard([1, 0, 9, 12], []), settled)["p_a"]
+    assert best.ordinal > out.ordinal
+    # without the cards (a result from before): all losers share 2nd, as before
+    legacy = {**result([H, HARD, HARD, HARD], [False] * 4, [1]), "players": {"p_a": 0}}
+    assert ratings.place(legacy, 0) == 2 and not ratings.placed(legacy)
+    # said in the game's words
+    why = standings.change("g1", "onecard", "loss", settled["p_a"].ordinal, out.ordinal, out.games,
+                           seats=4, placed=True)["why"]
+    assert "남은 카드가 많을수록(탈락은 꼴찌)" in why and "공동 2위" not in why

@@ -6,8 +6,12 @@ Bots take part with a fixed rating per level (never stored), so a player
 who plays bots alone still moves. Winners share rank 1; the others rank by
 the game's score where it has one (하카 카드: most points first, 줄줄이 벌점:
 fewest penalties first; equal scores share a rank), so second of five is
-not rated as last — in One Card, which has no score, everybody else
-shares rank 2. A player whose seat was substituted by a bot (left, or away
+not rated as last — in One Card, which has no score, by the cards left
+(fewest first; a seat eliminated (탈락) after every seat that was not,
+the later out before the earlier). Every loser shared rank 2 there, so a
+loss to stronger bots, 탈락 too, raised the rating ("졌지만 +23점";
+solo-player audit); a result from before the shard sent the cards left
+still does. A player whose seat was substituted by a bot (left, or away
 60 s) ranks last, whatever the seat did afterwards — unless the seat was
 out of the game already (the result's ``kept``: One Card's eliminated, rules
 revision 3), which keeps its place; a game with no winner
@@ -95,10 +99,42 @@ SCORED = frozenset({"hakka", "penalty_rows"})  # games whose results carry score
 LOW_WINS = frozenset({"penalty_rows"})  # the fewest penalties win
 
 
+def _cards_left(result: dict[str, Any]) -> tuple[list[int], list[int], list[bool]] | None:
+    """One Card's standing: the cards left by seat, the seats eliminated in
+    the order they went and the seats dealt in (a room's empty seat is
+    not); None when the result does not carry them."""
+    counts, out = result.get("hand_counts"), result.get("eliminated")
+    if result.get("game") != "onecard" or not isinstance(counts, list) or not isinstance(out, list) \
+            or not all(type(x) is int for x in counts) or not all(type(x) is int for x in out):
+        return None
+    dealt = result.get("dealt")
+    if not isinstance(dealt, list) or len(dealt) != len(counts):
+        dealt = [True] * len(counts)
+    return counts, out, [bool(d) for d in dealt]
+
+
+def placed(result: dict[str, Any]) -> bool:
+    """Whether those who did not win place apart (by score, or by cards left)."""
+    scores = result.get("scores")
+    return _cards_left(result) is not None or (
+        result.get("game") in SCORED and isinstance(scores, list)
+        and all(isinstance(x, int | float) and not isinstance(x, bool) for x in scores))
+
+
 def place(result: dict[str, Any], seat: int) -> int:
     """The rank of a seat that did not win: 2 plus the other seats that did
-    not win either and scored strictly better; 2 when the game has no score
-    for every seat (One Card)."""
+    not win either and did strictly better — scored better, or in One Card
+    kept fewer cards (or went out later); 2 when the result says neither."""
+    winners = set(result.get("winners") or [])
+    standing = _cards_left(result)
+    if standing is not None and seat < len(standing[0]):
+        counts, out, dealt = standing
+
+        def key(s: int) -> tuple[int, int]:  # smaller is better
+            return (1, -out.index(s)) if s in out else (0, counts[s])
+        mine = key(seat)
+        return 2 + sum(1 for s in range(len(counts))
+                       if dealt[s] and s not in winners and key(s) < mine)
     scores = result.get("scores")
     if result.get("game") not in SCORED or not isinstance(scores, list) or not all(
             isinstance(x, int | float) and not isinstance(x, bool) for x in scores) \
@@ -106,7 +142,6 @@ def place(result: dict[str, Any], seat: int) -> int:
         return 2
     low = result.get("game") in LOW_WINS
     mine = scores[seat]
-    winners = set(result.get("winners") or [])
     better = sum(1 for i, x in enumerate(scores)
                  if i not in winners and (x < mine if low else x > mine))
     return 2 + better

@@ -55,7 +55,7 @@ from ttanjit.matchmaker.errors import LobbyError
 from ttanjit.matchmaker.options import BOT_LEVELS, check_seats, defaults
 from ttanjit.matchmaker.placement import ShardTable
 from ttanjit.matchmaker.queue import QuickMatch, QuickQueue, Ticket
-from ttanjit.matchmaker.ratings import Rating, rate_result, seat_players
+from ttanjit.matchmaker.ratings import Rating, placed, rate_result, seat_players
 from ttanjit.matchmaker.readiness import watch_placement
 from ttanjit.matchmaker.rematch import Rematch
 from ttanjit.matchmaker.rooms import Room, Rooms, Seat
@@ -446,7 +446,7 @@ class Matchmaker:
                                             standings.others_left(result, seat),
                                             any((s or {}).get("kind") == "bot"
                                                 for s in result.get("seats") or []),
-                                            standings.table_seats(result))
+                                            standings.table_seats(result), placed(result))
             r.last, r.change = gid, changes[pid]
             key, doc = f"{game}.{pid}", orjson.dumps(r.to_json())
             if current[pid].rev:

@@ -85,6 +85,11 @@ LEVEL_PROVISIONAL = "처음 몇 게임은 실력을 재는 중이라, 점수의 
 # a loss that rose where those who did not win place by score: "점수로 앞선
 # 상대" alone read as a rival ahead of me, the opposite (trial finding)
 RISE_BY_SCORE = "우승은 못 했어도 내가 점수로 앞선 상대가 있으면 그 순위만큼 올라요."
+# One Card's losers place by the cards they keep (ratings.place): the same
+# three lines in its words
+LOSS_BY_CARDS = "남은 카드가 많을수록(탈락은 꼴찌), 상대가 약할수록 더 내려가요."
+LEVEL_BY_CARDS = "우승은 못 했어도 나보다 카드가 많이 남은 상대가 있으면 그만큼 덜 내려가요."
+RISE_BY_CARDS = "우승은 못 했어도 나보다 카드가 많이 남은 상대가 있으면 그 순위만큼 올라요."
 # a loss that rose with another seat's player gone (counted last)
 RISE_LEFT = "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, 졌어도 그보다 앞선 순위예요."
 # ... and up: sharing it with stronger seats (not only in a new player's
@@ -94,14 +99,19 @@ RISE_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 나보다
 
 
 def explain(kind: str, delta: int, games: int, by_score: bool = False,
-            others_left: bool = False, bots: bool = True, seats: int = 2) -> str:
+            others_left: bool = False, bots: bool = True, seats: int = 2,
+            by_cards: bool = False) -> str:
     """The one line under a rating change (Korean, the result screen).
     ``by_score``: the game places those who did not win by score (ratings);
     ``others_left``: another seat's player left (a bot took it), and counts
     last whatever its score; ``bots``: the game had bot seats (a win over
     people alone said how bots are rated: trial nitpick); ``seats``: the
-    table's seats."""
+    table's seats; ``by_cards``: One Card's losers placed by the cards they
+    keep (``by_score`` in its words)."""
     prov = games < PROVISIONAL_GAMES
+    by_score = by_score or by_cards
+    loss_by, level_by, rise_by = (LOSS_BY_CARDS, LEVEL_BY_CARDS, RISE_BY_CARDS) if by_cards \
+        else (LOSS_BY_SCORE, LEVEL_BY_SCORE, RISE_BY_SCORE)
     # (at a table of two the loser is 2nd whatever the scores)
     shared, placed = seats > 2 and not by_score, seats > 2 and by_score
     if kind == "win":
@@ -121,17 +131,17 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
         head = "졌지만 점수는 그대로예요."
         # (in the first games, mostly the shrinking uncertainty: review)
         why = LEVEL_PROVISIONAL if prov else LEVEL_SHARED if shared else \
-            LEVEL_BY_SCORE if placed else "나보다 훨씬 강한 상대에게 지면 거의 내려가지 않아요."
+            level_by if placed else "나보다 훨씬 강한 상대에게 지면 거의 내려가지 않아요."
     else:
         head = f"져서 {signed(delta)}점." if delta <= 0 else f"졌지만 {signed(delta)}점."
         # not "약한 상대에게 질수록 더 내려가요." alone: two new players of
         # equal rating read it as "my opponent was weak" (trial nitpick); a
         # loss that moved nothing is one that did not rise (review finding:
         # "±0점 … 오를 수 있어요")
-        why = LOSS_BY_SCORE if delta <= 0 and placed else \
+        why = loss_by if delta <= 0 and placed else \
             LOSS_SHARED if delta <= 0 and shared else \
             "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." if delta <= 0 else \
-            RISE_BY_SCORE if placed else \
+            rise_by if placed else \
             RISE_SHARED if shared else \
             PROVISIONAL_RISE
     # 5th of 5 by score and still up: the seat that left ranked below
@@ -141,19 +151,22 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
         # that is the rise's reason (by score, maybe not the only one): said
         # first, not after "처음 몇 게임은 …" (a room whose other person left:
         # trial finding), nor after a place by score that was last (trial)
-        why, left = f"{RISE_LEFT} {RISE_BY_SCORE}" if placed else RISE_LEFT, ""
+        why, left = f"{RISE_LEFT} {rise_by}" if placed else RISE_LEFT, ""
     tail = f" {games}/{PROVISIONAL_GAMES}게임 — 10게임까지는 잠정 점수라 크게 움직여요." if prov else ""
     return " ".join(x for x in (head, why, left) if x) + tail
 
 
 def change(game_id: str, game: str, kind: str, before_ordinal: float, after_ordinal: float,
            games: int, others_left: bool = False, bots: bool = True,
-           seats: int = 2) -> dict[str, Any]:
+           seats: int = 2, placed: bool | None = None) -> dict[str, Any]:
+    """``placed``: the result placed those who did not win (ratings.placed;
+    by default, the games with scores)."""
     before, after = display(before_ordinal), display(after_ordinal)
+    placed = game in SCORED if placed is None else placed
     return {"game_id": game_id, "game": game, "outcome": kind, "before": before, "after": after,
             "delta": after - before, "games": games, "provisional": games < PROVISIONAL_GAMES,
-            "why": explain(kind, after - before, games, game in SCORED, others_left, bots,
-                           seats)}
+            "why": explain(kind, after - before, games, placed and game in SCORED, others_left,
+                           bots, seats, by_cards=placed and game not in SCORED)}
 
 
 def table_seats(result: dict[str, Any]) -> int:

@@ -403,11 +403,8 @@ class HostedGame:
             out["spectators"] = False
         if self.finished:
             doc = self.result_doc()
-            out["result"] = {k: doc[k] for k in ("ended_by", "winners", "scores",
-                                                 "substituted", "kept", "length_ms")}
-            if doc["scores"] is None:  # One Card: a seat stands by its cards left
-                public = self.engine.view(None)  # (public: every seat saw the counts)
-                out["result"].update({k: public[k] for k in STANDING_KEYS if k in public})
+            out["result"] = {k: doc[k] for k in ("ended_by", "winners", "scores", "substituted",
+                                                 "kept", "length_ms", *STANDING_KEYS) if k in doc}
         return out
 
     def result_doc(self) -> JSON:
@@ -418,7 +415,7 @@ class HostedGame:
             w = res.get("winner")
             winners = [] if w is None else [w]
         scores = res.get("scores", res.get("penalties"))
-        return {
+        doc = {
             "game_id": self.game_id, "game": self.setup.game, "players": dict(self.players),
             "seats": [s.to_json() for s in self.setup.seats], "winners": winners,
             "scores": scores, "substituted": list(self.engine.presence.substituted),
@@ -427,6 +424,10 @@ class HostedGame:
             "length_ms": res.get("length_ms", self.engine.now), "ended_by": res.get("ended_by"),
             "result": res,
         }
+        if scores is None:  # One Card: a seat stands by its cards left (the ratings place by it)
+            public = self.engine.view(None)  # (public: every seat saw the counts)
+            doc.update({k: public[k] for k in STANDING_KEYS if k in public})
+        return doc
 
 
 def _spliced(out: JSON, key: bytes, items: Iterable[bytes]) -> bytes:
