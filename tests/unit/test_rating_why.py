@@ -168,3 +168,36 @@ def test_one_card_losers_place_by_the_cards_they_keep() -> None:
     why = standings.change("g1", "onecard", "loss", settled["p_a"].ordinal, out.ordinal, out.games,
                            seats=4, placed=True)["why"]
     assert "남은 카드가 많을수록(탈락은 꼴찌)" in why and "공동 2위" not in why
+
+
+def test_wins_over_bots_alone_rise_only_to_the_bots_level() -> None:
+    """Solo-player audit: straight wins over 쉬움 bots took a rating to
+    3,006 in 30 games — the leaderboards could be climbed with bots alone.
+    A game of one person and bots raises the rating at most to the
+    strongest bot's plus a margin (display 1,820 over 쉬움, 2,380 over
+    어려움), and says so; a higher rating from games with people is kept;
+    two people at the table are rated as ever."""
+    easy = {"kind": "bot", "level": "easy"}
+
+    def win_over(level_seats: list[dict[str, Any]], players: dict[str, int]) -> dict[str, Any]:
+        return {**result([H, *level_seats], [False] * (1 + len(level_seats)), [0]),
+                "game": "penalty_rows", "players": players, "scores": [3] + [20] * len(level_seats)}
+    r = Rating()
+    for _ in range(30):
+        r = rate_result(win_over([easy, easy, easy], {"p_a": 0}), {"p_a": r})["p_a"]
+    assert standings.display(r.ordinal) <= 1820 and r.capped
+    assert standings.display(r.ordinal) >= 1800  # it does rise that far
+    hard = Rating()
+    for _ in range(30):
+        hard = rate_result(win_over([HARD, HARD, HARD], {"p_a": 0}), {"p_a": hard})["p_a"]
+    assert 2300 < standings.display(hard.ordinal) <= 2380
+    # rated above the cap with people: an easy win keeps it, does not lower it
+    strong = Rating(40.0, 2.0, 50)
+    kept = rate_result(win_over([easy, easy, easy], {"p_a": 0}), {"p_a": strong})["p_a"]
+    assert kept.ordinal == strong.ordinal and kept.capped
+    why = standings.change("g1", "penalty_rows", "win", strong.ordinal, kept.ordinal, kept.games,
+                           seats=4, capped=kept.capped)["why"]
+    assert why.startswith("이겨서 ±0점. 봇만 상대한 게임으로는 가장 강한 봇의 점수보다 크게 오르지 않아요.")
+    # a friend at the table: not held
+    two = win_over([H, easy, easy], {"p_a": 0, "p_b": 1})
+    assert not rate_result(two, {"p_a": strong})["p_a"].capped

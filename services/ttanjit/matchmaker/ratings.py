@@ -3,7 +3,8 @@
 ``TTANJIT_RESULTS``) and the players' current ratings into new ones.
 
 Bots take part with a fixed rating per level (never stored), so a player
-who plays bots alone still moves. Winners share rank 1; the others rank by
+who plays bots alone still moves — up to the level of the bots beaten
+(``BOT_CAP_MARGIN``). Winners share rank 1; the others rank by
 the game's score where it has one (하카 카드: most points first, 줄줄이 벌점:
 fewest penalties first; equal scores share a rank), so second of five is
 not rated as last — in One Card, which has no score, by the cards left
@@ -32,6 +33,12 @@ MODEL = PlackettLuce()
 UNRATED = (ABANDONED,)  # ``ended_by`` values that never change ratings (RULES.md 4)
 BOT_MU = {"easy": 18.0, "normal": 25.0, "hard": 32.0}
 BOT_SIGMA = 4.0
+# A game of one person and bots raises the rating at most to the strongest
+# bot's (its ordinal, display 1,740 / 2,020 / 2,300) plus this (display
+# +80): winning again and again against 쉬움 bots took it to 3,006 in 30
+# games, and the leaderboards could be climbed with bots alone (solo-player
+# audit). A rating above that from games with people is kept, not lowered.
+BOT_CAP_MARGIN = 2.0
 
 
 @dataclass(slots=True)
@@ -49,6 +56,8 @@ class Rating:
     # the bucket's revision it was read or written at (0: none stored), for a
     # write that must not land on a newer one (not stored in the entry)
     rev: int = field(default=0, compare=False)
+    # (rate_result) held at the bots' level (BOT_CAP_MARGIN): not stored
+    capped: bool = field(default=False, compare=False)
 
     @property
     def ordinal(self) -> float:
@@ -184,8 +193,21 @@ def rate_result(result: dict[str, Any], current: dict[str, Rating]) -> dict[str,
         return {}
     rated = MODEL.rate(teams, ranks=ranks)
     out: dict[str, Rating] = {}
+    bot_levels = [(s or {}).get("level") or "normal" for i, s in enumerate(seats)
+                  if i not in humans and isinstance(s, dict) and s.get("kind") == "bot"]
+    # one person and bots: what the win proves is bounded by the bots beaten
+    cap = max(bot_ordinal(lv) for lv in bot_levels) + BOT_CAP_MARGIN \
+        if len(humans) == 1 and bot_levels else None
     for pid, team in zip(who, rated, strict=True):
         if pid is not None:
             old = current.get(pid, Rating())
-            out[pid] = Rating(team[0].mu, team[0].sigma, old.games + 1)
+            new = Rating(team[0].mu, team[0].sigma, old.games + 1)
+            if cap is not None and new.ordinal > max(old.ordinal, cap):
+                new.mu = max(old.ordinal, cap) + 3 * new.sigma
+                new.capped = True
+            out[pid] = new
     return out
+
+
+def bot_ordinal(level: str) -> float:
+    return BOT_MU.get(level, BOT_MU["normal"]) - 3 * BOT_SIGMA

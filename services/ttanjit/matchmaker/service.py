@@ -446,7 +446,8 @@ class Matchmaker:
                                             standings.others_left(result, seat),
                                             any((s or {}).get("kind") == "bot"
                                                 for s in result.get("seats") or []),
-                                            standings.table_seats(result), placed(result))
+                                            standings.table_seats(result), placed(result),
+                                            r.capped)
             r.last, r.change = gid, changes[pid]
             key, doc = f"{game}.{pid}", orjson.dumps(r.to_json())
             if current[pid].rev:

@@ -98,9 +98,13 @@ RISE_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 나보다
     "졌어도 오를 수 있어요."
 
 
+# a win against bots alone held at their level (ratings.BOT_CAP_MARGIN)
+CAPPED = "봇만 상대한 게임으로는 가장 강한 봇의 점수보다 크게 오르지 않아요. 사람과 하면 더 오를 수 있어요."
+
+
 def explain(kind: str, delta: int, games: int, by_score: bool = False,
             others_left: bool = False, bots: bool = True, seats: int = 2,
-            by_cards: bool = False) -> str:
+            by_cards: bool = False, capped: bool = False) -> str:
     """The one line under a rating change (Korean, the result screen).
     ``by_score``: the game places those who did not win by score (ratings);
     ``others_left``: another seat's player left (a bot took it), and counts
@@ -116,7 +120,8 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
     shared, placed = seats > 2 and not by_score, seats > 2 and by_score
     if kind == "win":
         head = f"이겨서 {signed(delta)}점."
-        why = "강한 상대(봇은 난이도별 고정 점수)를 이길수록 더 올라요." if bots else \
+        why = CAPPED if capped else \
+            "강한 상대(봇은 난이도별 고정 점수)를 이길수록 더 올라요." if bots else \
             "강한 상대를 이길수록 더 올라요."
     elif kind == "left":
         # up although counted last (a new player's first games: the
@@ -158,15 +163,16 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
 
 def change(game_id: str, game: str, kind: str, before_ordinal: float, after_ordinal: float,
            games: int, others_left: bool = False, bots: bool = True,
-           seats: int = 2, placed: bool | None = None) -> dict[str, Any]:
+           seats: int = 2, placed: bool | None = None, capped: bool = False) -> dict[str, Any]:
     """``placed``: the result placed those who did not win (ratings.placed;
-    by default, the games with scores)."""
+    by default, the games with scores); ``capped``: held at the bots' level
+    (ratings.BOT_CAP_MARGIN)."""
     before, after = display(before_ordinal), display(after_ordinal)
     placed = game in SCORED if placed is None else placed
     return {"game_id": game_id, "game": game, "outcome": kind, "before": before, "after": after,
             "delta": after - before, "games": games, "provisional": games < PROVISIONAL_GAMES,
             "why": explain(kind, after - before, games, placed and game in SCORED, others_left,
-                           bots, seats, by_cards=placed and game not in SCORED)}
+                           bots, seats, by_cards=placed and game not in SCORED, capped=capped)}
 
 
 def table_seats(result: dict[str, Any]) -> int:
