@@ -4,6 +4,7 @@ hard bots that cannot peek, deterministic timing."""
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import pytest
@@ -207,9 +208,12 @@ def test_ladder_cli_prints_tables_with_confidence_intervals(capsys: pytest.Captu
     assert [t["matchup"] for t in tables] == ["normal vs 3×easy", "easy vs 3×random"]
     for t in tables:
         assert t["games"] == 6 and t["seats"] == 4
+        assert 0 <= t["void_deals"] <= 1  # Hakka: the share of deals nobody called
         for lv in t["levels"]:
             assert lv["mean_ci"][0] <= lv["mean"] <= lv["mean_ci"][1]
             assert 0 <= lv["win_ci"][0] <= lv["win_rate"] <= lv["win_ci"][1] <= 1
+    assert main(["ladder", "--game", "hakka", "--games", "2", "--pairs", "normal:easy", "--no-mixed"]) == 0
+    assert re.search(r"void deals \d+ of \d+ \(\d+\.\d%\)", capsys.readouterr().out)
     assert main(["ladder", "--game", "penalty_rows", "--games", "2", "--seats", "3",
                  "--budget-ms", "3", "--options", "{\"rounds\": 1}"]) == 0
     assert "mixed hard/normal/easy" in capsys.readouterr().out

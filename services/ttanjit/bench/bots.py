@@ -9,7 +9,8 @@ budget (hard: 200 ms) on positions from normal-bot games, timed on one core
 Targets (issue 4): One Card hard vs 3 normals wins ≥ 40 %, normal vs 3 easies
 ≥ 35 %; penalty rows hard's mean penalty ≤ 0.75× the normals', normal's ≤ 0.8×
 the easies'; Hakka hard > normal > easy in mean score with separated CIs;
-hard p99 ≤ 300 ms, normal p99 ≤ 5 ms.
+hard p99 ≤ 300 ms, normal p99 ≤ 5 ms. And Hakka's deals nobody called (dealt
+again) with one normal seat among three hard bots: ≤ 10 %.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ttanjit.games import engine_class
 from ttanjit.games.base import JSON, SeatSpec, Setup
 
 LADDER_HARD_BUDGET_MS = 100.0  # ladders: half the production budget (run time)
+VOID_TARGET = 0.10  # Hakka: deals nobody called, one normal seat among three hard bots
 
 
 def _lv(m: JSON, level: str) -> JSON:
@@ -51,6 +53,16 @@ def ladders(quick: bool) -> JSON:
         print(ladder.format_matchup(mixed), flush=True)
         tables.append(mixed.to_json())
         out[game] = {"tables": tables, "targets": targets(game, tables)}
+        if game == "hakka":
+            # one seat that calls readily among hard bots (as a person alone
+            # with them): deals everyone passed, dealt again, a fifth to a
+            # half of them before CALL_BONUS (solo-player audit)
+            vm = ladder.run_matchup(game, ladder.focal("normal", "hard", 4), nh, seed=3,
+                                    budget_ms=LADDER_HARD_BUDGET_MS, name="normal vs 3×hard",
+                                    check_legal=True)
+            print(ladder.format_matchup(vm), flush=True)
+            out[game]["void_deals"] = {"matchup": vm.to_json(), "share": vm.void_share(),
+                                       "target": "≤ 10 %", "met": vm.void_share() <= VOID_TARGET}
         print(f"  targets: {out[game]['targets']}", flush=True)
     return out
 

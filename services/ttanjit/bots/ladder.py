@@ -67,6 +67,7 @@ class GameOutcome:
     values: list[float]  # per seat: 1/0 win (onecard), penalty, or score
     decisions: int
     decide_s: dict[str, list[float]] = field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)  # the engine's (deals, void deals, …)
 
 
 def _seat_spec(level: str) -> SeatSpec:
@@ -200,7 +201,8 @@ def play_game(game: str, levels: list[str], seed: int, options: JSON | None = No
     else:
         raise RuntimeError(f"{game}: no end after {MAX_INPUTS} inputs")
     winners, values = _values(game, engine)
-    return GameOutcome(levels, winners, values, decisions, decide_s)
+    return GameOutcome(levels, winners, values, decisions, decide_s,
+                       dict(getattr(engine, "counters", {}) or {}))
 
 
 # -- matchups ---------------------------------------------------------------------
@@ -231,9 +233,13 @@ class Matchup:
     stats: dict[str, LevelStats] = field(default_factory=dict)
     decide_s: dict[str, list[float]] = field(default_factory=dict)
     seconds: float = 0.0
+    counters: dict[str, int] = field(default_factory=dict)  # summed over the games
 
     def add(self, out: GameOutcome) -> None:
         self.games += 1
+        for k, v in out.counters.items():
+            if isinstance(v, int):
+                self.counters[k] = self.counters.get(k, 0) + v
         for seat, level in enumerate(out.levels):
             st = self.stats.setdefault(level, LevelStats(level))
             st.games += 1
@@ -246,7 +252,12 @@ class Matchup:
         return {"game": self.game, "matchup": self.name, "seats": self.seats,
                 "games": self.games, "seconds": round(self.seconds, 1),
                 "levels": [s.to_json() for s in self.stats.values()],
-                "latency_ms": {lv: latency(xs) for lv, xs in self.decide_s.items()}}
+                "latency_ms": {lv: latency(xs) for lv, xs in self.decide_s.items()},
+                **({"void_deals": self.void_share()} if "void_deals" in self.counters else {})}
+
+    def void_share(self) -> float:
+        """Hakka: the share of deals nobody called (RULES.md 3.3: dealt again)."""
+        return _r(self.counters.get("void_deals", 0) / max(1, self.counters.get("deals", 0)))
 
 
 def latency(xs: Sequence[float]) -> JSON:
@@ -301,6 +312,9 @@ def format_matchup(m: Matchup) -> str:
             fig = (f"{unit} {d['mean']:.2f} [{d['mean_ci'][0]:.2f}, {d['mean_ci'][1]:.2f}]"
                    f"  win {d['win_rate']:.3f}")
         lines.append(f"  {st.level:<7} ({per_seat:>5} seat-games)  {fig}")
+    if "void_deals" in m.counters:  # a deal everyone passed is dealt again: dull in a row
+        lines.append(f"  void deals {m.counters['void_deals']} of {m.counters.get('deals', 0)}"
+                     f" ({m.void_share():.1%})")
     lat = m.to_json()["latency_ms"]
     lines.append("  decision ms: " + "  ".join(
         f"{lv} p50 {v['p50']} p99 {v['p99']}" for lv, v in lat.items() if v))
