@@ -248,7 +248,7 @@ function gameCard(g) {
       button("빠른 대전", quick, { class: "primary", disabled: lobbyBusy(), dataset: { act: "quick" },
         "aria-label": `빠른 대전: ${meta.name}` }),
       button("방 만들기", create, { disabled: lobbyBusy(), dataset: { act: "create" }, "aria-label": `방 만들기: ${meta.name}` })),
-    h("p.muted.small", {}, "상대가 없으면 고른 난이도의 봇과 바로 해요. 방을 만들면 혼자서도 봇과 연습할 수 있어요."),
+    h("p.muted.small", {}, "상대가 없으면 잠시 기다린 뒤 고른 난이도의 봇과 해요 (방을 만들면 혼자서 봇과 바로 할 수 있어요)."),
     h("a.rules-link", { href: `#/rules/${g}` }, `${meta.name} 규칙`),
   );
 }
