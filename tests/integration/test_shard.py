@@ -889,6 +889,32 @@ async def test_bot_seat_thinks_before_acting(svc: Services) -> None:
     await nc.close()
 
 
+async def test_a_bots_pick_is_confirmed_without_a_second_pause(svc: Services) -> None:
+    """Solo-player audit: a 줄줄이 벌점 bot thought before its select and
+    again before its confirm, each pause 700-1,500 ms for a normal bot —
+    a pick took up to 3.6 s. The pause is before the decision; the
+    confirm of a standing pick follows it (Engine.choice_made)."""
+    shard = svc.start("shard", name="shard-a")
+    svc.start("bots", ready="ready")
+    nc = await nats.connect(svc.nats_url)
+    pids, seats = humans(1)
+    seats.append({"kind": "bot", "level": "normal"})
+    gid = await create_game(shard.ports["grpc"], "penalty_rows", seats, QUICK.get("penalty_rows"), 3)
+    tail = await RecordTail(nc, gid).start()
+    deadline = time.monotonic() + 30
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    while time.monotonic() < deadline and len(pairs) < 2:
+        bot = [e for e in tail.entries if e.get("by") == "bot"]
+        pairs = [(a, b) for a, b in zip(bot, bot[1:], strict=False)
+                 if a["action"]["type"] == "select" and b["action"]["type"] == "confirm"]
+        await play_humans(nc, tail, random.Random(4), max_moves=1, until_finished=False)
+        await asyncio.sleep(0.05)
+    assert pairs, tail.entries
+    for select, confirm in pairs:  # (a normal bot's pause is at least 700 ms)
+        assert confirm["t"] - select["t"] < 650, (select, confirm)
+    await nc.close()
+
+
 async def test_nats_restart_loses_no_accepted_move(svc: Services) -> None:
     """No input loses a move: the NATS server restarts (same JetStream store)
     under a live game; the shard reconnects, takes the game back from its

@@ -577,6 +577,13 @@ class Engine:
             else:
                 self._fire(kind, rt - self.presence.paused_total, events)
 
+    def choice_made(self, seat: int) -> bool:
+        """Whether ``seat``'s next move only completes a choice it made
+        already (줄줄이 벌점's confirm of a standing pick): a bot takes it
+        without a second thinking pause (RULES.md 4's pause is before a
+        decision)."""
+        return False
+
     @classmethod
     def foreign_fields(cls, action: JSON) -> list[str]:
         """The fields of ``action`` (a flat object) that its type does not

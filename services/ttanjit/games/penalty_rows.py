@@ -254,6 +254,10 @@ class PenaltyRows(OneDeadline):
         return ev
 
     # -- inputs --------------------------------------------------------------
+    def choice_made(self, seat: int) -> bool:
+        """A pick stands and waits for its 확정 (:meth:`Engine.choice_made`)."""
+        return self.selection[seat] is not None and not self.confirmed[seat]
+
     def _act(self, t: int, seat: int, action: JSON, events: list[Event]) -> JSON | None:
         kind = action["type"]
         if not self.active[seat]:

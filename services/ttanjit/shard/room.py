@@ -732,7 +732,10 @@ class Room:
             level = hosted.level_of(seat)
             # deterministic per game seed (RULES.md 4, docs/protocol.md 3)
             seed = hash((hosted.setup.seed, hosted.inputs, seat)) & 0xFFFFFFFF
-            if hosted.has_active_humans():
+            # (none before completing a choice already made: a bot's 줄줄이
+            # 벌점 pick waited twice, for its select and for its confirm,
+            # 1.2-3.6 s; solo-player audit)
+            if hosted.has_active_humans() and not hosted.engine.choice_made(seat):
                 # The pause counts from the game's last input: after a
                 # failover (the game already stood still for seconds) the
                 # bot does not make the players wait a second time.
