@@ -261,6 +261,18 @@ async def test_hello_ping_and_metrics(gw: Stack) -> None:
     assert 'ttanjit_gateway_frames_in_total{type="ping"}' in text
 
 
+def test_a_token_in_the_address_is_not_taken(gw: Stack) -> None:
+    """docs/websocket.md 1.1: no route takes a secret in its address (one
+    there is logged by proxies): ``/ws?token=…`` was taken for a hello
+    without a token, unused by any client of ours (identity audit)."""
+    ident = sign_in(gw.http(), "주소토큰")
+    url = gw.http().replace("http", "ws") + "/ws?token=" + ident["token"]
+    with sync_connect(url, compression=None) as ws:
+        ws.send(orjson.dumps({"type": "hello"}).decode())
+        got = orjson.loads(ws.recv(timeout=10))
+    assert (got["type"], got["code"]) == ("error", "bad_token"), got
+
+
 def test_no_token_secret_no_gateway(services: Services) -> None:
     """Without TTANJIT_TOKEN_SECRET (and without TTANJIT_DEV=1) a gateway
     refuses to start: exit 1 and one line saying what to set."""

@@ -24,7 +24,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
 
 import grpc
 import orjson
@@ -565,9 +564,9 @@ async def websocket(gw: Gateway, scope: dict[str, Any], receive: Any, send: Any)
                   None)
     proto = chosen == codec.PROTO_SUBPROTOCOL
     await send({"type": "websocket.accept", "subprotocol": chosen})
-    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-    conn = Connection(gw, AsgiTransport(send), proto, (query.get("token") or [None])[0],
-                      opened)
+    # (no token from the address: a secret in a URL is logged by proxies;
+    # the hello frame carries it, docs/websocket.md 1.1)
+    conn = Connection(gw, AsgiTransport(send), proto, opened)
     gw.conns.add(conn)
     m.CONNECTIONS.inc()
     try:

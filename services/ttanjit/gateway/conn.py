@@ -176,11 +176,10 @@ class Superseded(Exception):
 
 class Connection:
     def __init__(self, gw: GatewayLink, transport: Transport, proto: bool,
-                 url_token: str | None = None, opened_ms: int | None = None) -> None:
+                 opened_ms: int | None = None) -> None:
         self.gw = gw
         self.t = transport
         self.proto = proto
-        self.url_token = url_token
         self.id = secrets.token_hex(8)
         self.session: Session | None = None
         self.finished_game = False
@@ -371,7 +370,7 @@ class Connection:
     async def h_hello(self, f: dict[str, Any]) -> None:
         if self.session is not None:
             raise FrameError("already_hello")
-        ident = self.gw.tokens.verify(f.get("token") or self.url_token, now_ms())
+        ident = self.gw.tokens.verify(f.get("token"), now_ms())
         # the nickname as last set on any device (a token keeps the one it
         # was issued with, for up to an hour)
         nickname = await self.gw.nickname(ident.player) or ident.nickname
