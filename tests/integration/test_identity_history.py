@@ -85,6 +85,11 @@ async def test_nickname_and_another_device(st: Stack) -> None:
     me = sign_in(st.http(0), "첫이름")
     code, err = call(st.http(0), "/api/nickname", {"nickname": "바뀐이름"})
     assert code == 401 and err["code"] == "unauthenticated"
+    # the scheme's name in any case (RFC 7235; "bearer …" was unauthenticated)
+    req = urllib.request.Request(st.http(0) + "/api/history/onecard",
+                                 headers={"Authorization": f"bearer {me['token']}"})
+    with urllib.request.urlopen(req, timeout=15) as r:
+        assert r.status == 200
     code, renamed = call(st.http(0), "/api/nickname", {"nickname": "  "}, me["token"])
     assert code == 400 and renamed["code"] == "bad_nickname"
     code, renamed = call(st.http(0), "/api/nickname", {"nickname": "바뀐이름"}, me["token"])

@@ -293,9 +293,11 @@ class Account:
         return await self.names.names(pids)
 
     def who(self, authorization: str | None) -> Identity:
-        if not authorization or not authorization.startswith("Bearer "):
+        # the scheme's name in any case (RFC 7235: "bearer …" was unauthenticated)
+        scheme, _, token = (authorization or "").strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
             raise FrameError("unauthenticated")
-        return self.gw.tokens.verify(authorization[7:].strip(), now_ms())  # type: ignore[no-any-return]
+        return self.gw.tokens.verify(token.strip(), now_ms())  # type: ignore[no-any-return]
 
     async def standing(self, authorization: str | None) -> Identity:
         """:meth:`who`, for a route that makes something lasting: the token's
