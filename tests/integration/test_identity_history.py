@@ -85,6 +85,10 @@ async def test_nickname_and_another_device(st: Stack) -> None:
     me = sign_in(st.http(0), "첫이름")
     code, err = call(st.http(0), "/api/nickname", {"nickname": "바뀐이름"})
     assert code == 401 and err["code"] == "unauthenticated"
+    # a route of mine asks who first, whatever else is wrong (history of an
+    # unknown game said unknown_game to nobody signed in)
+    assert call(st.http(0), "/api/history/zzz")[1]["code"] == "unauthenticated"
+    assert call(st.http(0), "/api/history/zzz", token=me["token"])[1]["code"] == "unknown_game"
     # the scheme's name in any case (RFC 7235; "bearer …" was unauthenticated)
     req = urllib.request.Request(st.http(0) + "/api/history/onecard",
                                  headers={"Authorization": f"bearer {me['token']}"})

@@ -487,9 +487,9 @@ def install(api: FastAPI, gw: Any) -> Account:
                       authorization: str | None = Header(None)) -> Any:
         """내 기록: my last 50 games of a game, newest first, paginated."""
         async def go() -> Any:
+            me = acc.who(authorization)  # (first, as every route of mine: identity audit)
             if game not in GAMES:
                 raise FrameError("unknown_game")
-            me = acc.who(authorization)
             assert acc.history is not None
             games = await standings.read_history(acc.history, game, me.player)
             page = games[offset:offset + limit]
