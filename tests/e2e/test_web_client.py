@@ -563,6 +563,37 @@ def test_a_move_pressed_offline_is_said_to_go_once_connected(new_page: Any) -> N
     assert len(sent) == 1, sent  # the move, not 원카드!
 
 
+def test_a_move_pressed_offline_survives_a_reload(new_page: Any) -> None:
+    """Network audit: a move pressed offline said "다시 연결되면 보내요"; the
+    player reloaded (the browser's offline page), then again once online —
+    and the move was gone, unsaid (kept in memory only). It is kept in the
+    tab's storage and sent once connected, with its command id (the shard
+    deduplicates: once, even if it had arrived)."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "새로고침손")
+    quick_match(page, "onecard", seats=2)
+    page.wait_for_function("() => { const v = window.ttanjit.game.view; return v && v.turn === v.seat; }",
+                           timeout=30_000)
+    # the game's connection goes nowhere (as offline; the page itself reloads)
+    through = {"on": False}
+    page.route_web_socket(re.compile(r".*/ws$"),
+                          lambda ws: ws.connect_to_server() if through["on"] else None)
+    page.evaluate("() => window.ttanjit.net.drop()")
+    page.wait_for_function("() => window.ttanjit.net.state !== 'open'")
+    page.locator(".oc-actions button").first.click()  # [1장 뽑기] (or 공격 받기, 넘기기)
+    page.wait_for_selector('#net:has-text("보낼 수 1개")')
+    held = page.evaluate("() => [...window.ttanjit.net.pending.keys()]")
+    assert len(held) == 1
+    through["on"] = True
+    page.reload()
+    page.wait_for_function("""(id) => window.__frames && window.__frames.some((f) => f.dir === 'in'
+      && f.cmd_id === id && (f.type === 'result' || f.type === 'error'))""", arg=held[0], timeout=30_000)
+    sent = [f for f in frames(page) if f["dir"] == "out" and f["type"] == "action"]
+    assert [f["cmd_id"] for f in sent] == held, sent
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => window.ttanjit.net.pending.size") == 0
+
+
 def test_a_move_on_a_connection_gone_quiet_is_said_and_sent_once_back(stack: Any,
                                                                      new_page: Any) -> None:
     """Review finding: a phone off its network keeps its socket "open" (no

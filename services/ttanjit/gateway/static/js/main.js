@@ -116,6 +116,8 @@ function updateHeader() {
 // banner on a phone for its 8 s: trial finding)
 net.on("net", updateHeader);
 net.on("pending", updateHeader);
+// a move sent before a reload, refused once sent again (its turn over meanwhile): said
+net.on("restored", (f) => { if (f.type === "error") toast(f.message || f.code, "error"); });
 // another tab took this player over, queue and all: this one forgets it
 // (a reload here later must not queue again what the other tab cancelled)
 net.on("net", () => { if (net.state === "replaced" && state.queue) forgetQueue(); });

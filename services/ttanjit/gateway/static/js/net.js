@@ -44,6 +44,16 @@ export class Session extends EventTarget {
     this.deadTimer = null;
     this.cmdCounter = 0;
     this.welcome = null;
+    // moves this tab sent and saw no answer to before a reload: sent again
+    // once connected (same cmd_id: the shard deduplicates), their answer
+    // an event ("restored"); a move pressed offline was lost, unsaid, when
+    // the tab was reloaded (network audit)
+    for (const frame of store.get("pending", null) || []) {
+      if (frame && typeof frame.cmd_id === "string") {
+        this.pending.set(frame.cmd_id, { frame, at: Date.now(), notAgain: null,
+          resolve: (f) => this.emit("restored", f) });
+      }
+    }
     // the device says it lost or found its network: act at once
     window.addEventListener("offline", () => this.lost());
     window.addEventListener("online", () => {
@@ -160,6 +170,7 @@ export class Session extends EventTarget {
           p.resolve({ type: "error", code: "not_sent", cmd_id, message: p.notAgain });
         } else this.raw(p.frame);
       }
+      this.keepPending();
       this.emit("pending", {});
     }
     if (typeof f.seq === "number") {
@@ -172,6 +183,7 @@ export class Session extends EventTarget {
     if ((f.type === "result" || f.type === "error") && f.cmd_id && this.pending.has(f.cmd_id)) {
       const p = this.pending.get(f.cmd_id);
       this.pending.delete(f.cmd_id);
+      this.keepPending();
       p.resolve(f);
       this.emit("pending", {});
     }
@@ -261,6 +273,11 @@ export class Session extends EventTarget {
     }
   }
 
+  /** The unanswered moves into this tab's storage (the constructor reads them). */
+  keepPending() {
+    store.set("pending", [...this.pending.values()].filter((p) => !p.notAgain).map((p) => p.frame));
+  }
+
   /** Whether an action has waited for its answer at least SLOW_ANSWER_MS. */
   sending() {
     const now = Date.now();
@@ -279,6 +296,7 @@ export class Session extends EventTarget {
     const frame = { type: "action", game_id: gameId, cmd_id, action };
     return new Promise((resolve) => {
       this.pending.set(cmd_id, { frame, resolve, at: Date.now(), notAgain });
+      this.keepPending();
       this.emit("pending", {});
       this.raw(frame);
       setTimeout(() => { if (this.pending.has(cmd_id)) this.emit("pending", {}); }, SLOW_ANSWER_MS);

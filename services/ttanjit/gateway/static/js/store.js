@@ -32,9 +32,10 @@ export function keyName(key) {
   return name(key);
 }
 
-/** This tab's own keys of the player it holds: its session, last seq, queue. */
+/** This tab's own keys of the player it holds: its session, last seq, queue,
+ * unanswered moves. */
 export function forgetTab() {
-  for (const k of ["session", "last_seq", "queue"]) del(k);
+  for (const k of ["session", "last_seq", "queue", "pending"]) del(k);
 }
 
 export function clearAuth() {

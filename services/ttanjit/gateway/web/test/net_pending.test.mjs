@@ -1,0 +1,52 @@
+// A move the tab sent and saw no answer to before a reload (static/js/net.js):
+// kept in the tab's storage, sent again once connected (same cmd_id: the
+// shard deduplicates), its refusal said. It was lost, unsaid, when the tab
+// was reloaded offline (network audit).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+class Storage {
+  constructor() { this.m = new Map(); }
+  getItem(k) { return this.m.has(k) ? this.m.get(k) : null; }
+  setItem(k, v) { this.m.set(k, String(v)); }
+  removeItem(k) { this.m.delete(k); }
+}
+const noop = () => {};
+globalThis.localStorage = new Storage();
+globalThis.sessionStorage = new Storage();
+globalThis.location = { hash: "#/", protocol: "http:", host: "localhost" };
+globalThis.document = { title: "딴짓", hidden: false, addEventListener: noop, getElementById: () => null,
+  querySelector: () => null, querySelectorAll: () => [] };
+globalThis.window = { addEventListener: noop };
+const realSetInterval = setInterval;
+globalThis.setInterval = (f, ms) => { const t = realSetInterval(f, ms); t.unref?.(); return t; };
+
+// the tab before its reload: a draw pressed offline, a 원카드! too
+const held = { type: "action", game_id: "g1", cmd_id: "c1", action: { type: "draw", turn_key: 9 } };
+sessionStorage.setItem("ttanjit.pending", JSON.stringify([held]));
+
+const { net } = await import("../../static/js/net.js");
+const store = await import("../../static/js/store.js");
+
+test("a move unanswered before a reload is sent again once connected, its refusal said", async () => {
+  assert.deepEqual([...net.pending.keys()], ["c1"]);
+  const sent = [];
+  net.raw = (f) => { sent.push(f); return true; };
+  net.onFrame(JSON.stringify({ type: "welcome", session: "s1", player: "p1", resumed: true, game_id: "g1" }));
+  assert.deepEqual(sent.filter((f) => f.type === "action"), [held]);
+  const said = [];
+  net.addEventListener("restored", (e) => said.push(e.detail));
+  net.onFrame(JSON.stringify({ type: "error", cmd_id: "c1", code: "turn_passed", message: "지났어요." }));
+  assert.deepEqual(said.map((f) => f.code), ["turn_passed"]);
+  assert.equal(net.pending.size, 0);
+  assert.deepEqual(store.get("pending", null), []); // nothing left to send after another reload
+  // a move now is kept until answered; a 원카드! never (its moment passes)
+  const p = net.action("g1", { type: "pass", turn_key: 10 });
+  net.action("g1", { type: "one_card" }, "보내지 않았어요.");
+  assert.deepEqual(store.get("pending", []).map((f) => f.action.type), ["pass"]);
+  const cmd = sent.filter((f) => f.type === "action").at(-2).cmd_id;
+  net.onFrame(JSON.stringify({ type: "result", cmd_id: cmd, game_id: "g1" }));
+  assert.equal((await p).type, "result");
+  clearInterval(net.pingTimer);
+  clearTimeout(net.deadTimer);
+});
