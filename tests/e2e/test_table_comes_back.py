@@ -1640,10 +1640,12 @@ def test_a_pick_kept_offline_past_its_turn_is_not_made_on_the_next(new_page: Any
     guest.wait_for_selector('#refusal:not([hidden])[data-code="turn_passed"]', timeout=20_000)
     assert "그 수를 고른 차례가 이미 끝나서 내지 않았어요." in guest.locator("#refusal").inner_text()
     sent = [f for f in frames(guest) if f["dir"] == "out" and f["type"] == "action"]
-    assert sent and {f["act"] for f in sent} == {"select"}, sent  # the kept pick; no confirm
+    # the kept pick and its 확정 (which carries the pick), both of that turn
+    assert sent and {f["act"] for f in sent} <= {"select", "confirm"}, sent
     assert {f["turn_key"] for f in sent} == {key}
-    answers = [f for f in frames(guest) if f["dir"] == "in" and f["cmd_id"] == sent[-1]["cmd_id"]]
-    assert [(f["type"], f["code"]) for f in answers] == [("error", "turn_passed")]
+    for s in sent:
+        answers = [f for f in frames(guest) if f["dir"] == "in" and f["cmd_id"] == s["cmd_id"]]
+        assert [(f["type"], f["code"]) for f in answers] == [("error", "turn_passed")], s
     # turn 2 is the player's to choose: nothing picked, nothing confirmed for them
     guest.wait_for_function("() => window.ttanjit.game.view.turn_no === 2")
     v = view(guest)

@@ -42,7 +42,7 @@ def test_every_offered_action_has_only_its_types_fields(cls: type[Engine], n: in
 def test_a_field_the_type_does_not_have_is_named() -> None:
     assert OneCard.foreign_fields({"type": "draw", "x": 1}) == ["x"]
     assert OneCard.foreign_fields({"type": "play", "cards": ["5H"], "suit": "H", "seat": 1}) == ["seat"]
-    assert PenaltyRows.foreign_fields({"type": "confirm", "card": 5}) == ["card"]
+    assert PenaltyRows.foreign_fields({"type": "confirm", "card": 5, "seat": 1}) == ["seat"]
     assert PenaltyRows.foreign_fields({"type": "select", "card": 5, "row": 1, "auto": True}) == []
     assert Hakka.foreign_fields({"type": "call", "cards": []}) == ["cards"]
     assert Hakka.foreign_fields({"type": "leave", "why": "bye"}) == ["why"]  # presence: type only

@@ -135,6 +135,30 @@ def test_confirm_event_is_seat_filtered() -> None:
     assert e.view(1)["confirmed"] == [True, False, False]
 
 
+def test_a_confirm_may_carry_its_pick() -> None:
+    """RULES.md 2.3 step 1 (choose, change until confirmed; confirmation is
+    final): a ``confirm`` with its ``card`` and ``row`` selects and confirms
+    in one input — one round trip for a 확정 near the deadline (network
+    audit) — checked as a select is, and refused whole when it is wrong."""
+    e = make(3, decks=deck_1_to_104())
+    card, other = e.hands[0][0], e.hands[0][1]
+    assert e.apply(1000, 0, {"type": "select", "card": card, "row": 2}).ok
+    for bad, code in (({"card": 999, "row": 1}, "bad_action"), ({"card": other, "row": 5}, "bad_row"),
+                      ({"card": e.hands[1][0], "row": 1}, "card_not_in_hand")):
+        r = e.apply(1050, 0, {"type": "confirm", **bad})
+        assert (r.ok, r.code) == (False, code)
+    assert e.selection[0] == (card, 2) and not e.confirmed[0]  # a refused one changes nothing
+    res = e.apply(1100, 0, {"type": "confirm", "card": other, "row": 3})
+    assert res.ok and res.info == {"confirmed": {"card": other, "row": 3}}
+    (ev,) = res.events
+    assert ev.for_seat(0) == {"type": "confirmed", "seat": 0, "card": other, "row": 3}
+    assert ev.for_seat(1) == {"type": "confirmed", "seat": 0}
+    # the same pick as selected, carried: confirmed (not already_selected)
+    assert e.apply(1200, 1, {"type": "select", "card": e.hands[1][0], "row": 1}).ok
+    assert e.apply(1300, 1, {"type": "confirm", "card": e.hands[1][0], "row": 1}).ok
+    assert e.apply(1400, 1, {"type": "confirm", "card": e.hands[1][1], "row": 1}).code == "already_confirmed"
+
+
 def test_round_start_deals_privately() -> None:
     """RULES.md 2.1: hands are private; the next round's deal too."""
     e = make(2, seed=9)

@@ -201,10 +201,15 @@ const onTurn = (st) => (Number.isInteger(st.turnKey) ? { turn_key: st.turnKey } 
 // the turn of the pick `st` is over (the view may be ahead of the drawn table)
 const over = (ctl, st) => ctl.tableState !== st || ctl.view?.turn_key !== st.turnKey;
 
+/** [확정] sends the pick with it (selected and confirmed in one input):
+ * it waited for the select's answer first, two round trips near the
+ * deadline — 4.8 s on a slow network, the button still enabled (network
+ * audit). A select still on its way goes before it on the connection. */
 async function confirmPick(ctl) {
   const st = ctl.tableState;
-  if (!(await sendSelect(ctl, st)) || over(ctl, st)) return;
-  await ctl.act({ type: "confirm", ...onTurn(st) });
+  if (st.card === null || st.row === null || over(ctl, st)) return;
+  const pick = { card: st.card, row: st.row };
+  if (await ctl.act({ type: "confirm", ...pick, ...onTurn(st) })) st.sent = pick;
 }
 
 function lastReveal(ctl, names) {
