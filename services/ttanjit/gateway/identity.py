@@ -16,8 +16,10 @@ JetStream KV bucket ``ttanjit_identity``:
   the family, the guest's account lost; identity audit): the replacement is
   derived from the gateway's key, ``prev`` and the rotation's time
   (:meth:`Identities._successor`), so any gateway can say it again without
-  storing it. Later, a replaced secret is a stolen copy and the whole
-  family is revoked.
+  storing it. (So within the grace a copy of the replaced secret gets the
+  live one, as another tab would; the family is split then, and whichever
+  holder uses a replaced secret after the next grace revokes it.) Later, a
+  replaced secret is a stolen copy and the whole family is revoked.
   ``POST /api/signout`` revokes the family; a family unused for 180 days
   expires.
 - ``n.<player>``: ``{"nickname", "changed_ms"}``, the player's current
