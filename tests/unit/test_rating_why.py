@@ -201,3 +201,9 @@ def test_wins_over_bots_alone_rise_only_to_the_bots_level() -> None:
     # a friend at the table: not held
     two = win_over([H, easy, easy], {"p_a": 0, "p_b": 1})
     assert not rate_result(two, {"p_a": strong})["p_a"].capped
+    # ... but one who left at once (a second account) is no one (review finding)
+    gone = {**two, "substituted": [False, True, False, False]}
+    farmed = Rating()
+    for _ in range(30):
+        farmed = rate_result(gone, {"p_a": farmed})["p_a"]
+    assert standings.display(farmed.ordinal) <= 1820 and farmed.capped

@@ -196,8 +196,11 @@ def rate_result(result: dict[str, Any], current: dict[str, Rating]) -> dict[str,
     bot_levels = [(s or {}).get("level") or "normal" for i, s in enumerate(seats)
                   if i not in humans and isinstance(s, dict) and s.get("kind") == "bot"]
     # one person and bots: what the win proves is bounded by the bots beaten
+    # (a person who left counts as none: a second account leaving at once
+    # turned the cap off — review finding)
+    stayed = [seat for seat in humans if not left_in_play(result, seat)]
     cap = max(bot_ordinal(lv) for lv in bot_levels) + BOT_CAP_MARGIN \
-        if len(humans) == 1 and bot_levels else None
+        if len(stayed) == 1 and bot_levels else None
     for pid, team in zip(who, rated, strict=True):
         if pid is not None:
             old = current.get(pid, Rating())
