@@ -225,6 +225,11 @@ export class GameController {
     this.unsubs.push(net.on("update", (f) => this.onUpdate(f)));
     this.unsubs.push(net.on("view", (f) => this.onView(f)));
     this.unsubs.push(net.on("spectators", (f) => this.onWatchers(f)));
+    // a move from before a reload, played once sent again: its turn's (act)
+    this.unsubs.push(net.on("restored", (f) => {
+      const key = f.sent?.action?.turn_key;
+      if (f.type === "result" && Number.isInteger(key)) this.playedKey = `${f.sent.game_id}:${key}`;
+    }));
     // reconnected: the gateway follows a welcome that names this game with
     // what was missed (a resumed session) or the whole view (a new one;
     // docs/websocket.md 4), so there is nothing to ask for then; a welcome
@@ -433,7 +438,8 @@ export class GameController {
     let f;
     try {
       f = await net.action(this.id, action,
-        action.type === "one_card" ? "연결이 끊겨 있던 사이에 누른 원카드!는 보내지 않았어요." : null);
+        // (it may have arrived before the connection went: the table shows it if so)
+        action.type === "one_card" ? "연결이 끊겼던 사이의 원카드!는 다시 보내지 않았어요." : null);
     } finally {
       this.inFlight.delete(flight);
     }

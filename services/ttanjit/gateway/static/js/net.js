@@ -51,7 +51,7 @@ export class Session extends EventTarget {
     for (const frame of store.get("pending", null) || []) {
       if (frame && typeof frame.cmd_id === "string") {
         this.pending.set(frame.cmd_id, { frame, at: Date.now(), notAgain: null,
-          resolve: (f) => this.emit("restored", f) });
+          resolve: (f) => this.emit("restored", { ...f, sent: frame }) });
       }
     }
     // the device says it lost or found its network: act at once
@@ -86,8 +86,14 @@ export class Session extends EventTarget {
     this.ws = ws;
     this.setState("connecting");
     clearTimeout(this.handshakeTimer);
-    this.handshakeTimer = setTimeout(() => { if (this.ws === ws && this.state === "connecting") this.lost(); },
-      this.handshakeMs || HANDSHAKE_MS);
+    // longer at each try in a row (10, 20, 30 s): a network that takes more
+    // than 10 s to say welcome still gets there (review finding)
+    const wait = (this.handshakeMs || HANDSHAKE_MS) * Math.min(3, 1 + (this.handshakeTries || 0));
+    this.handshakeTimer = setTimeout(() => {
+      if (this.ws !== ws || this.state !== "connecting") return;
+      this.handshakeTries = (this.handshakeTries || 0) + 1;
+      this.lost();
+    }, wait);
     ws.onopen = () => {
       const hello = { type: "hello", token: this.token };
       if (this.session) hello.resume = { session: this.session, last_seq: this.lastSeq };
@@ -158,6 +164,7 @@ export class Session extends EventTarget {
       store.set("session", f.session);
       this.backoff = 500;
       clearTimeout(this.handshakeTimer);
+      this.handshakeTries = 0;
       this.setState("open");
       this.startPings();
       // answered actions are forgotten; the rest go again with the same

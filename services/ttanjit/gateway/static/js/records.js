@@ -155,7 +155,7 @@ export function claimBox() {
     ev.preventDefault();
     const r = await identity.claimCode(input.value);
     if (!r.ok) { msg.textContent = r.body.message || "코드를 확인해 주세요."; return; }
-    store.del("session");
+    store.forgetTab(); // the player before's session, queue and unanswered moves (review finding)
     store.set("last_seq", 0);
     location.hash = "#/";
     location.reload();

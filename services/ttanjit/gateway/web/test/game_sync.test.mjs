@@ -184,6 +184,21 @@ test("a connection whose welcome never comes is dropped and tried again", async 
   // (it stayed "connecting" for good: a handshake a dead zone swallowed)
   assert.equal(sockets[0].closed, 4000);
   assert.equal(net.state, "closed");
+  // the next try waits twice as long (a slow network still gets there)
+  net.ws = null;
+  net.open();
+  await tick(45);
+  assert.equal(sockets[1].closed, null);
+  await tick(40);
+  assert.equal(sockets[1].closed, 4000);
+  // a welcome starts the count again
+  net.ws = null;
+  net.open();
+  net.raw = (f) => { sent.push(f); return true; };
+  frame({ type: "welcome", session: "s10", player: "p1", resumed: false });
+  assert.equal(net.handshakeTries, 0);
+  clearInterval(net.pingTimer);
+  clearTimeout(net.deadTimer);
   net.handshakeMs = undefined;
 });
 
