@@ -494,9 +494,18 @@ def test_a_double_tap_makes_one_move_and_no_refusal(new_page: Any) -> None:
     cards = len(view(page)["hand"])
     pending = view(page).get("pending") or 0
     page.locator(".oc-actions button").first.dblclick()  # [1장 뽑기] (or 공격 받기, 넘기기)
-    page.wait_for_function("""() => window.__frames.filter((f) => f.dir === 'in' && f.cmd_id
-      && (f.type === 'result' || f.type === 'error')).length >= 1""", timeout=10_000)
+    # every move sent answered (one, or two when the second tap came after
+    # the first's answer)
+    page.wait_for_function("""() => { const fs = window.__frames;
+      const sent = fs.filter((f) => f.dir === 'out' && f.type === 'action').map((f) => f.cmd_id);
+      const answered = new Set(fs.filter((f) => f.dir === 'in' && f.cmd_id
+        && (f.type === 'result' || f.type === 'error')).map((f) => f.cmd_id));
+      return sent.length && sent.every((id) => answered.has(id)); }""", timeout=10_000)
     page.wait_for_timeout(500)
+    page.wait_for_function("""() => { const fs = window.__frames;
+      const answered = new Set(fs.filter((f) => f.dir === 'in' && f.cmd_id).map((f) => f.cmd_id));
+      return fs.filter((f) => f.dir === 'out' && f.type === 'action').every((f) => answered.has(f.cmd_id)); }""",
+                           timeout=10_000)
     sent = [f for f in frames(page) if f["dir"] == "out" and f["type"] == "action"]
     answers = {f["cmd_id"]: f for f in frames(page) if f["dir"] == "in" and f["cmd_id"]}
     # the second tap not sent while the first was on its way; or, answered
