@@ -646,6 +646,17 @@ def test_a_queue_kept_for_a_reload_is_only_the_players_own_and_recent(new_page: 
     other.close()
 
 
+def game_goes_on(page: Any) -> None:
+    """The One Card game moves on from where it was (the page plays its turns)."""
+    seq = page.evaluate("() => window.ttanjit.game.gameSeq")
+    deadline = time.monotonic() + 60
+    while page.evaluate("() => window.ttanjit.game.gameSeq") <= seq:
+        assert time.monotonic() < deadline, "the game did not move after reconnecting"
+        if onecard_my_turn(page):
+            onecard_play_turn(page)
+        page.wait_for_timeout(100)
+
+
 def test_a_silent_network_is_noticed_and_the_game_goes_on(new_page: Any) -> None:
     """Trial finding: a phone off its network (Chromium's offline mode keeps
     the socket "open") said 연결됨 for 75 s over a frozen table. The
@@ -673,13 +684,7 @@ def test_a_silent_network_is_noticed_and_the_game_goes_on(new_page: Any) -> None
     page.wait_for_selector('#net[data-state="closed"]', timeout=5_000)
     page.evaluate("() => { const n = window.ttanjit.net; delete n.onFrame; n.pingMs = 10000; n.pongWaitMs = 5000; }")
     page.wait_for_selector('#net[data-state="open"]', timeout=8_000)
-    seq = page.evaluate("() => window.ttanjit.game.gameSeq")
-    deadline = time.monotonic() + 60  # and the game goes on from where it was
-    while page.evaluate("() => window.ttanjit.game.gameSeq") <= seq:
-        assert time.monotonic() < deadline, "the game did not move after reconnecting"
-        if onecard_my_turn(page):
-            onecard_play_turn(page)
-        page.wait_for_timeout(100)
+    game_goes_on(page)
 
 
 def test_a_reconnect_whose_handshake_is_swallowed_is_tried_again(new_page: Any) -> None:
@@ -704,13 +709,7 @@ def test_a_reconnect_whose_handshake_is_swallowed_is_tried_again(new_page: Any) 
     page.wait_for_selector('#net[data-state="open"]', timeout=15_000)
     assert len(tries) >= 2
     assert page.evaluate("() => window.ttanjit.game.id") == gid
-    seq = page.evaluate("() => window.ttanjit.game.gameSeq")
-    deadline = time.monotonic() + 60  # and the game goes on from where it was
-    while page.evaluate("() => window.ttanjit.game.gameSeq") <= seq:
-        assert time.monotonic() < deadline, "the game did not move after reconnecting"
-        if onecard_my_turn(page):
-            onecard_play_turn(page)
-        page.wait_for_timeout(100)
+    game_goes_on(page)
 
 
 def test_a_new_screen_and_a_new_result_open_at_their_top(new_page: Any) -> None:

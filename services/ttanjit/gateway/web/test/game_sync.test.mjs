@@ -6,22 +6,7 @@
 import { test, beforeEach } from "node:test";
 import assert from "node:assert/strict";
 
-// -- a browser stand-in, before the client's modules load --------------------
-class Storage {
-  constructor() { this.m = new Map(); }
-  getItem(k) { return this.m.has(k) ? this.m.get(k) : null; }
-  setItem(k, v) { this.m.set(k, String(v)); }
-  removeItem(k) { this.m.delete(k); }
-}
-const noop = () => {};
-globalThis.localStorage = new Storage();
-globalThis.sessionStorage = new Storage();
-globalThis.location = { hash: "#/", protocol: "http:", host: "localhost" };
-globalThis.document = { title: "딴짓", hidden: false, addEventListener: noop, getElementById: () => null,
-  querySelector: () => null, querySelectorAll: () => [] };
-globalThis.window = { addEventListener: noop, matchMedia: () => ({ matches: false }) };
-const realSetInterval = setInterval;
-globalThis.setInterval = (f, ms) => { const t = realSetInterval(f, ms); t.unref?.(); return t; };
+import { noop } from "./standin.mjs"; // the browser's stand-in, before the client's modules load
 
 const { GameController } = await import("../../static/js/game.js");
 const { net } = await import("../../static/js/net.js");

@@ -5,15 +5,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-class Storage {
-  constructor() { this.m = new Map(); }
-  getItem(k) { return this.m.has(k) ? this.m.get(k) : null; }
-  setItem(k, v) { this.m.set(k, String(v)); }
-  removeItem(k) { this.m.delete(k); }
-}
-globalThis.localStorage = new Storage();
-globalThis.sessionStorage = new Storage();
-globalThis.window = { addEventListener: () => {} };
+import "./standin.mjs";
+
 globalThis.fetch = async () => { throw new TypeError("Failed to fetch"); };
 
 const identity = await import("../../static/js/identity.js");
@@ -53,11 +46,15 @@ function serve(routes, log) {
   };
 }
 
-test("a token the server refuses is refreshed and the request made once more", async () => {
-  // the device's clock is behind the server's: the token looks fresh here
+/** Signed in with an access token that looks fresh here and `refresh`. */
+function signedIn(refresh) {
   store.set("token", "stale");
   store.set("expires_ms", Date.now() + 3_600_000);
-  store.set("refresh", "fam.s0");
+  store.set("refresh", refresh);
+}
+
+test("a token the server refuses is refreshed and the request made once more", async () => {
+  signedIn("fam.s0"); // the device's clock is behind the server's: the token looks fresh here
   const log = [];
   globalThis.fetch = serve({
     "api/history/onecard": ({ auth }) => (auth === "Bearer new" ? [200, { games: [] }] : [401, { code: "bad_token", message: "…" }]),
@@ -71,9 +68,7 @@ test("a token the server refuses is refreshed and the request made once more", a
 });
 
 test("a credential the server refuses signs out as refused, not as 로그아웃", async () => {
-  store.set("token", "stale");
-  store.set("expires_ms", Date.now() + 3_600_000);
-  store.set("refresh", "fam.gone");
+  signedIn("fam.gone");
   const log = [];
   globalThis.fetch = serve({
     "api/transfer": () => [401, { code: "bad_token", message: "…" }],

@@ -5,23 +5,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 
-class Storage {
-  constructor() { this.m = new Map(); }
-  getItem(k) { return this.m.has(k) ? this.m.get(k) : null; }
-  setItem(k, v) { this.m.set(k, String(v)); }
-  removeItem(k) { this.m.delete(k); }
-}
-const noop = () => {};
-globalThis.localStorage = new Storage();
-globalThis.sessionStorage = new Storage();
-globalThis.location = { hash: "#/", protocol: "http:", host: "localhost" };
-globalThis.document = { title: "딴짓", hidden: false, addEventListener: noop, getElementById: () => null,
-  querySelector: () => null, querySelectorAll: () => [] };
-globalThis.window = { addEventListener: noop };
-const realSetInterval = setInterval;
-globalThis.setInterval = (f, ms) => { const t = realSetInterval(f, ms); t.unref?.(); return t; };
+import "./standin.mjs";
 
-// the tab before its reload: a draw pressed offline, a 원카드! too
+// the tab before its reload: a draw pressed offline, unanswered
 const held = { type: "action", game_id: "g1", cmd_id: "c1", action: { type: "draw", turn_key: 9 } };
 sessionStorage.setItem("ttanjit.pending", JSON.stringify([held]));
 
