@@ -45,7 +45,7 @@ function sayHeld() {
 }
 net.on("net", ({ state }) => {
   if (state === "open") heldSaid = false;
-  else if (state === "closed" && net.pending.size) sayHeld();
+  else if (state === "closed" && net.held()) sayHeld();
 });
 
 // a refusal shows over the table above the dock, on a phone over the turn

@@ -5,6 +5,7 @@
 import * as store from "./store.js";
 
 const EARLY_MS = 5 * 60_000; // refresh a token this long before it expires
+const REQUEST_MS = 15_000; // an HTTP request unanswered this long is lost (offline)
 let inflight = null;
 
 function keep(body) {
@@ -29,7 +30,10 @@ async function call(path, { body = null, token = null } = {}) {
   if (token) headers.authorization = `Bearer ${token}`;
   let res;
   try {
-    res = await fetch(path, body ? { method: "POST", headers, body: JSON.stringify(body) } : { headers });
+    // not waited for for ever: a refresh the network swallowed held every
+    // reconnect behind it (connect() waits for the token; browser check)
+    const signal = AbortSignal.timeout?.(REQUEST_MS);
+    res = await fetch(path, body ? { method: "POST", headers, body: JSON.stringify(body), signal } : { headers, signal });
   } catch {
     return offline();
   }

@@ -96,8 +96,8 @@ function updateHeader() {
   let text = { open: "연결됨", connecting, closed: "다시 연결 중…", replaced: "다른 곳에서 접속함", idle: "" }[net.state] || "";
   // moves kept to send once connected: said where the connection is (the
   // table went on saying 내 차례예요 with nothing to show one waits: trial)
-  if ((net.state === "closed" || net.state === "connecting") && net.pending.size) {
-    text += ` · 보낼 수 ${net.pending.size}개`;
+  if ((net.state === "closed" || net.state === "connecting") && net.held()) {
+    text += ` · 보낼 수 ${net.held()}개`;
   } else if (net.state === "open" && net.sending()) {
     text += " · 보내는 중…"; // a slow network, or a silent drop not noticed yet (network audit)
   }

@@ -285,6 +285,13 @@ export class Session extends EventTarget {
     store.set("pending", [...this.pending.values()].filter((p) => !p.notAgain).map((p) => p.frame));
   }
 
+  /** The moves waiting to be sent again once connected (not a 원카드!,
+   * which is not: "보낼 수 1개" over a 원카드! then said "보내지 않았어요";
+   * browser check). */
+  held() {
+    return [...this.pending.values()].filter((p) => !p.notAgain).length;
+  }
+
   /** Whether an action has waited for its answer at least SLOW_ANSWER_MS. */
   sending() {
     const now = Date.now();

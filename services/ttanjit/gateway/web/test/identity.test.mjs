@@ -82,3 +82,12 @@ test("a credential the server refuses signs out as refused, not as 로그아웃"
   store.markSignedOut(true);
   assert.equal(store.signedOut(), "signout");
 });
+
+test("a request is not waited for for ever", async () => {
+  // a refresh the network swallowed held every reconnect behind it
+  let signal = null;
+  globalThis.fetch = async (path, opts) => { signal = opts.signal; throw new TypeError("Failed to fetch"); };
+  signedIn("fam.x");
+  await identity.ensureToken(true);
+  assert.ok(signal instanceof AbortSignal);
+});

@@ -30,6 +30,7 @@ test("a move unanswered before a reload is sent again once connected, its refusa
   const p = net.action("g1", { type: "pass", turn_key: 10 });
   net.action("g1", { type: "one_card" }, "보내지 않았어요.");
   assert.deepEqual(store.get("pending", []).map((f) => f.action.type), ["pass"]);
+  assert.equal(net.held(), 1); // what the top bar says waits to be sent: not the 원카드!
   const cmd = sent.filter((f) => f.type === "action").at(-2).cmd_id;
   net.onFrame(JSON.stringify({ type: "result", cmd_id: cmd, game_id: "g1" }));
   assert.equal((await p).type, "result");
