@@ -429,9 +429,11 @@ def test_the_board_marks_a_rating_under_ten_games_provisional(new_page: Any) -> 
     sign_in(page, "순위보기")
     board = {"game": "onecard", "min_games": 3, "players": 2, "entries": [
         {"rank": 1, "player": "p_a", "nickname": "네판", "display": 1744, "games": 4},
-        {"rank": 2, "player": "p_b", "nickname": "열두판", "display": 1620, "games": 12}]}
+        {"rank": 2, "player": "p_b", "nickname": "열두판", "display": 1620, "games": 12}],
+        "me": {"rank": 1, "display": 1744, "games": 4}}
     page.route("**/api/leaderboard/onecard*", lambda route: route.fulfill(json=board))
     page.evaluate("() => { location.hash = '#/board/onecard'; }")
     page.wait_for_selector(".board-table tbody tr")
     rows = page.eval_on_selector_all(".board-table tbody tr", "rs => rs.map((r) => r.innerText)")
     assert "1,744 (잠정)" in rows[0] and "잠정" not in rows[1], rows
+    assert "내 순위: 1위 (1,744, 잠정)" in page.locator(".board-note").inner_text()  # (browser check)

@@ -43,7 +43,7 @@ def fresh(board: Board, game: str, me: str | None, limit: int) -> dict[str, Any]
             out["entries"].append({"rank": rank, "player": pid, "display": disp,
                                    "games": ratings[pid].games})
         if pid == me:
-            out["me"] = {"rank": rank, "display": disp}
+            out["me"] = {"rank": rank, "display": disp, "games": ratings[pid].games}
     if me is not None and "me" not in out:
         r = ratings.get(me, Rating())
         out["me"] = {"rank": None, "display": standings.display(r.ordinal), "games": r.games,

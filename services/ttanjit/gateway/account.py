@@ -248,7 +248,7 @@ class Board:
             mine = self._row(r, me)
             if mine is not None:  # the first row of my display is my rank
                 out["me"] = {"rank": bisect.bisect_left(rows, (mine[0], "")) + 1,
-                             "display": -mine[0]}
+                             "display": -mine[0], "games": r.games}
             else:
                 out["me"] = {"rank": None, "display": standings.display(r.ordinal),
                              "games": r.games,

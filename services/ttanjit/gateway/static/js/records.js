@@ -193,9 +193,11 @@ export async function showBoard(root, game) {
     // player led the board as plain 1,744: identity audit)
     h("td.num", {}, String(e.rank)), h("td", {}, e.nickname), h("td.num", {}, ratingLabel({ display: e.display, games: e.games })),
     h("td.num", {}, String(e.games))));
+  // (잠정) here too, as in the rows (browser check)
+  const shown = b.me ? `${b.me.display.toLocaleString("ko-KR")}${(b.me.games ?? 10) < 10 ? ", 잠정" : ""}` : "";
   const mine = b.me ? (b.me.rank
-    ? `내 순위: ${b.me.rank}위 (${b.me.display.toLocaleString("ko-KR")})`
-    : `${b.me.needs}게임 더 하면 순위에 올라요 (지금 ${b.me.display.toLocaleString("ko-KR")}).`) : "";
+    ? `내 순위: ${b.me.rank}위 (${shown})`
+    : `${b.me.needs}게임 더 하면 순위에 올라요 (지금 ${shown}).`) : "";
   const [who, rank] = boardLine(b, mine);
   mount(root, h("section.page.board", {},
     h("h1", {}, "순위"), tabs("board", game),
