@@ -122,12 +122,18 @@ def _cards_left(result: dict[str, Any]) -> tuple[list[int], list[int], list[bool
     return counts, out, [bool(d) for d in dealt]
 
 
+def _scores(result: dict[str, Any]) -> list[float] | None:
+    """The scores to place by (None: the game has none, or not for every seat)."""
+    scores = result.get("scores")
+    if result.get("game") not in SCORED or not isinstance(scores, list) or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in scores):
+        return None
+    return scores
+
+
 def placed(result: dict[str, Any]) -> bool:
     """Whether those who did not win place apart (by score, or by cards left)."""
-    scores = result.get("scores")
-    return _cards_left(result) is not None or (
-        result.get("game") in SCORED and isinstance(scores, list)
-        and all(isinstance(x, int | float) and not isinstance(x, bool) for x in scores))
+    return _cards_left(result) is not None or _scores(result) is not None
 
 
 def place(result: dict[str, Any], seat: int) -> int:
@@ -144,10 +150,8 @@ def place(result: dict[str, Any], seat: int) -> int:
         mine = key(seat)
         return 2 + sum(1 for s in range(len(counts))
                        if dealt[s] and s not in winners and key(s) < mine)
-    scores = result.get("scores")
-    if result.get("game") not in SCORED or not isinstance(scores, list) or not all(
-            isinstance(x, int | float) and not isinstance(x, bool) for x in scores) \
-            or seat >= len(scores):
+    scores = _scores(result)
+    if scores is None or seat >= len(scores):
         return 2
     low = result.get("game") in LOW_WINS
     mine = scores[seat]
