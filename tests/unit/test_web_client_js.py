@@ -44,3 +44,33 @@ def test_the_clients_game_facts_are_the_services() -> None:
     for game, (lo, hi, default) in SEATS.items():
         assert client[game] == {"seats": list(range(lo, hi + 1)), "def": default,
                                 "scored": game in SCORED, "low": game in LOW_WINS}, game
+
+
+def test_the_clients_hakka_pattern_preview_is_the_engines() -> None:
+    """RULES.md 3.5: a single card, a run (3+ of one suit in sequence) or a
+    set (3+ of one number, 완 among the 1s). The table's preview names the
+    pick's pattern ("패턴이 아니에요" otherwise: hakka.js ``classify``, written
+    apart from the engine's): every triple of the 37 cards and a sample of
+    larger picks, the same kind as ``hakka_patterns.classify`` says."""
+    import itertools
+    import random
+
+    from ttanjit.games.hakka_patterns import CARDS, classify
+
+    node = shutil.which("node")
+    assert node
+    rng = random.Random(5)
+    picks = [[c] for c in CARDS] + [list(t) for t in itertools.combinations(CARDS, 3)]
+    runs = [list(CARDS[i:i + k]) for k in (4, 5, 6) for i in range(len(CARDS) - k)]
+    picks += runs + [rng.sample(CARDS, rng.randint(4, 6)) for _ in range(3000)]
+    script = """import("./test/standin.mjs").then(() => import("../static/js/hakka.js")).then((m) => {
+      let s = ""; process.stdin.on("data", (d) => { s += d; }).on("end", () =>
+        console.log(JSON.stringify(JSON.parse(s).map((p) => m.classify(p))))); })"""
+    run = subprocess.run([node, "--input-type=module", "-e", script], cwd=WEB, input=json.dumps(picks),
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+    client = json.loads(run.stdout)
+    engine = [(classify(p).kind if classify(p) else None) for p in picks]  # type: ignore[union-attr]
+    differ = [(p, c, e) for p, c, e in zip(picks, client, engine, strict=True) if c != e]
+    assert not differ, differ[:10]
+    assert {"single", "run", "set", None} <= set(engine)
