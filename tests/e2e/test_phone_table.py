@@ -432,6 +432,12 @@ def test_a_hakka_pick_of_another_size_says_it_can_go_neither_way(new_page: Any) 
     said = page.locator(".hk .effect").inner_text()
     assert said.endswith(f"({size}장을 골라야 꺾거나 엎어서 버릴 수 있어요)"), said
     assert "버리기만" not in said
+    # neither is offered (pressed, each was refused by the server: left-alone item)
+    assert page.locator('[data-act="play"]').is_disabled() and page.locator('[data-act="discard"]').is_disabled()
+    page.locator(f'.hk-hand .card[data-card="{sorted(v["hand"])[size]}"]').click()  # back to the lead's size
+    assert not page.locator('[data-act="discard"]').is_disabled()
+    # not a pattern of that size: 엎어서 버리기 only
+    assert page.locator('[data-act="play"]').is_disabled() == ("패턴이 아니에요" in page.locator(".hk .effect").inner_text())
 
 
 def test_a_hakka_hand_my_seat_s_bot_won_is_not_mine(new_page: Any) -> None:

@@ -189,9 +189,13 @@ export function render(ctl, root) {
       button("패스", () => ctl.act({ type: "pass" }), { dataset: { act: "pass" } }),
       button("콜", () => ctl.act({ type: "call" }), { class: "primary", dataset: { act: "call" } }));
   } else if (myTurn && v.phase === "playing") {
+    // a pick that cannot be played (not a pattern) or of another size than
+    // the lead's is not offered (the preview says why; the engine's pattern
+    // check and this one are tested alike: test_web_client_js.py)
+    const wrongSize = !!size && st.sel.length !== size;
     buttons = h("div.hk-actions", {},
-      leading ? null : button("엎어서 버리기", () => send(ctl, "discard"), { disabled: !st.sel.length, dataset: { act: "discard" } }),
-      button(leading ? "리드하기" : "꺾기", () => send(ctl, "play"), { class: "primary", disabled: !st.sel.length, dataset: { act: "play" } }));
+      leading ? null : button("엎어서 버리기", () => send(ctl, "discard"), { disabled: !st.sel.length || wrongSize, dataset: { act: "discard" } }),
+      button(leading ? "리드하기" : "꺾기", () => send(ctl, "play"), { class: "primary", disabled: !st.sel.length || !kind || wrongSize, dataset: { act: "play" } }));
   }
 
   const handEl = h("div.hand.hk-hand", { role: "group", "aria-label": "내 손패", dataset: { focusHome: "" } }, hkSort(hand).map((c) => hkCard(c, elders.has(c), {
