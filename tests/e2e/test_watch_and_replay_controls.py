@@ -121,6 +121,8 @@ def test_a_finished_table_keeps_no_dock_and_a_replay_goes_back_to_the_records(
     assert page.locator('section.results [data-act="lobby"]').inner_text() == "로비로"
     as_(page, "replay")
     assert page.locator('section.results [data-act="lobby"]').inner_text() == "내 기록으로"
+    # one way back, not two alike (the header's too: left-alone item)
+    assert page.get_by_role("button", name="내 기록으로").count() == 1
     shot(page, "replay-penalty-end")
 
 

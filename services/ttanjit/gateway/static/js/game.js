@@ -614,7 +614,8 @@ export function gameHeader(ctl, extra = []) {
       // in this tab (a new one connected and took the game from this one,
       // and showed the table, not the rules: tabs audit); the rules lead back
       h("a.rules-link", { href: `#/rules/${ctl.info?.game}` }, "규칙"),
-      ctl.spectator ? null
+      // (a replay's end has its own 내 기록으로 under the result: one, not two alike)
+      ctl.spectator || (ctl.replay && ctl.view?.finished) ? null
         : button(ctl.replay ? "내 기록으로" : "나가기", () => ctl.leave(), { class: "small", dataset: { act: "leave" } })));
 }
 
