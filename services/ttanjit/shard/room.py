@@ -45,7 +45,7 @@ from nats.aio.subscription import Subscription
 from nats.errors import ConnectionClosedError, NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
-from ttanjit.games.base import ABANDONED, JSON, Result, flat_object, message_for
+from ttanjit.games.base import ABANDONED, JSON, Engine, Result, flat_object, message_for
 from ttanjit.shard import metrics as m
 from ttanjit.shard import records
 from ttanjit.shard.game import (
@@ -139,6 +139,13 @@ class Outbox:
                     await publish(subject, data, reply, headers)
         finally:
             self.sending = False
+
+
+def recordable(engine: Engine, action: JSON) -> bool:
+    """An action a record may hold as sent, a player's or a bot's: flat
+    (nothing nested, no long text: games/base.py) and no field its type
+    does not have (``Engine.foreign_fields``)."""
+    return flat_object(action) and not engine.foreign_fields(action)
 
 
 class Room:
@@ -309,10 +316,7 @@ class Room:
             # another gateway: it never moves the route)
             self.routes[player] = gw
         key = (player, cmd_id)
-        if not flat_object(action):  # nothing nested, no long text: what a record holds
-            return self._refuse(msg, t0, refusal("bad_action", cmd_id, message_for("bad_action")),
-                                remember=key)
-        if hosted.engine.foreign_fields(action):  # it would be recorded as sent
+        if not recordable(hosted.engine, action):
             return self._refuse(msg, t0, refusal("bad_action", cmd_id, message_for("bad_action")),
                                 remember=key)
         if "auto" in action:
@@ -754,8 +758,7 @@ class Room:
                 return  # the seat changed while the bot thought: the human pressed
                 # [직접 하기], say (its reply was for a seat no longer the bot's)
             action = reply.get("action") if isinstance(reply, dict) else None
-            if (not isinstance(action, dict) or not flat_object(action)
-                    or hosted.engine.foreign_fields(action)):
+            if not isinstance(action, dict) or not recordable(hosted.engine, action):
                 # checked as a player's command is: a reply nested past the
                 # record's depth could not be written, and stopped the game
                 log.warning("bot reply refused", extra={"game": self.game_id, "seat": seat})
