@@ -51,6 +51,28 @@ def test_a_bot_seats_name_in_other_spaces_or_full_width_is_refused(raw: str) -> 
     assert err.value.code == "bot_nickname"
 
 
+@pytest.mark.parametrize("raw", ["👨\u200d💻개발자", "\u2764\ufe0f\u200d\U0001f525", "\U0001f3f3\ufe0f\u200d\U0001f308",
+                                 "\U0001f469\U0001f3fd\u200d\U0001f4bb", "1\ufe0f\u20e3", "#\ufe0f\u20e3번"])
+def test_emoji_joined_or_keycapped_are_taken(raw: str) -> None:
+    """Emoji of several code points a phone's keyboard gives: joined by
+    U+200D (👨‍💻, ❤️‍🔥, 🏳️‍🌈, 👩🏽‍💻) or a keycap (1️⃣). The joiner was
+    refused as a control character and the keycap's selector counted as
+    a combining mark; the message said 닉네임은 1~16자."""
+    assert clean_nickname(raw) == raw
+
+
+@pytest.mark.parametrize("raw", ["민\u200d수", "a\u200d", "\u200d👨", "👨\u200d", "👨\u200d\u200d💻",
+                                 "👨\u200da", "봇2 (보통)\u200d", "\u2764\ufe0f\ufe0f", "\ufe0f"])
+def test_a_joiner_or_selector_outside_an_emoji_is_refused(raw: str) -> None:
+    """A joiner between letters (민\u200d수 looks 민수 exactly), at an end
+    or doubled, and a second presentation selector (❤️️ looks ❤️), are
+    refused, saying the name must be of characters one sees."""
+    with pytest.raises(FrameError) as err:
+        clean_nickname(raw)
+    assert err.value.code in ("bad_nickname", "bot_nickname")
+    assert "보이는 글자" in err.value.message or err.value.code == "bot_nickname"
+
+
 @pytest.mark.parametrize("raw", ["봇2 (보통)\u034f", "봇2 (보\u034f통)", "봇2 (보통)\ufe00", "봇2 (보통)\u180b",
                                  "봇2 (보통)\u17b4", "봇2 (보통)\U000e0100", "봇2 (보통)\ufe0f",
                                  "이기는사람\u034f", "딴\ufe0f짓", "\u2764\ufe0f\u180b"])

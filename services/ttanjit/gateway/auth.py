@@ -31,6 +31,29 @@ _IGNORABLE = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1
               (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
               (0xE0000, 0xE0FFF))
 EMOJI_STYLE = frozenset("\ufe0e\ufe0f")  # text/emoji presentation: ❤️ from a phone's keyboard
+ZWJ = "\u200d"  # joins two emoji into one (👨‍💻, ❤️‍🔥): refused anywhere else
+
+
+def _emoji_side(c: str) -> bool:
+    """A character a ZWJ may join: a symbol (👨, 💻, ❤, 🏳), a skin tone
+    (🏽), or the presentation selector that follows a symbol (❤️)."""
+    return c in EMOJI_STYLE or unicodedata.category(c) in ("So", "Sk")
+
+
+def _styled(nick: str, i: int) -> bool:
+    """``nick[i]`` is an emoji's presentation selector right after the
+    symbol or digit it styles (❤️, 1️⃣), not after a letter (딴\ufe0f짓), a
+    mark or another selector (❤️️️ would look ❤️)."""
+    prev = nick[i - 1] if i else ""
+    return (nick[i] in EMOJI_STYLE and prev != "" and unicodedata.category(prev)[0] not in "LM"
+            and not ignorable(prev))
+
+
+def _joined_emoji(nick: str, i: int) -> bool:
+    """``nick[i]`` is a ZWJ between two emoji parts, not between letters
+    (민\u200d수 would look 민수 exactly)."""
+    return (0 < i < len(nick) - 1 and nick[i] == ZWJ and _emoji_side(nick[i - 1])
+            and unicodedata.category(nick[i + 1]) == "So")
 
 
 def ignorable(c: str) -> bool:
@@ -59,17 +82,22 @@ def clean_nickname(raw: object) -> str:
     if not isinstance(raw, str):
         raise FrameError("bad_nickname")
     nick = unicodedata.normalize("NFC", raw).strip()
-    if not 1 <= len(nick) <= NICK_MAX or any(unicodedata.category(c)[0] == "C" for c in nick):
+    if not 1 <= len(nick) <= NICK_MAX or any(
+            unicodedata.category(c)[0] == "C" and not _joined_emoji(nick, i)
+            for i, c in enumerate(nick)):
         raise FrameError("bad_nickname")
     # nothing drawn as nothing, but an emoji's presentation right after it
-    if any(ignorable(c) and c not in BLANKS and not (
-            c in EMOJI_STYLE and i and not unicodedata.category(nick[i - 1]).startswith("L"))
+    # and the joiner inside one emoji (👨‍💻: refused as a control character,
+    # the message said 1~16자)
+    if any(ignorable(c) and c not in BLANKS and not _styled(nick, i) and not _joined_emoji(nick, i)
            for i, c in enumerate(nick)):
         raise FrameError("bad_nickname")
     # something to see: not only blanks that are not spaces (the Hangul
     # fillers, the braille blank), and no more combining marks than letters
-    # (a name stacked with them runs over the names beside it)
-    marks = sum(unicodedata.category(c)[0] == "M" for c in nick)
+    # (a name stacked with them runs over the names beside it; a keycap's
+    # selector is part of its emoji: 1️⃣)
+    marks = sum(unicodedata.category(c)[0] == "M" and not _styled(nick, i)
+                for i, c in enumerate(nick))
     seen = sum(not c.isspace() and c not in BLANKS and unicodedata.category(c)[0] != "M"
                for c in nick)
     if not seen or marks > seen:

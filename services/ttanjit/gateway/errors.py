@@ -26,7 +26,7 @@ MESSAGES: dict[str, str] = {
     "reserved_action": "연결 상태는 서버가 알려요. 보낼 수 없는 동작이에요.",
     "game_unavailable": SHARD_MESSAGES["game_unavailable"],  # said alike by both
     "matchmaker_unavailable": "매칭 서버에 잠시 연결할 수 없어요. 잠시 후 다시 해 주세요.",
-    "bad_nickname": "닉네임은 1~16자로 정해 주세요.",
+    "bad_nickname": "닉네임은 1~16자, 보이는 글자로 정해 주세요.",
     "bot_nickname": "봇의 이름(봇2 (보통) 같은)처럼 보이는 닉네임은 쓸 수 없어요.",
     "internal_error": SHARD_MESSAGES["internal_error"],
     "seat_is_bot": "봇이 이어받은 자리예요. 구경만 할 수 있어요.",
