@@ -80,6 +80,16 @@ export function go(hash) {
 
 /** This tab takes the player back from another (이 창에서 계속하기). */
 function useHere() {
+  // the queue the other tab still waited in as it closed (its close took
+  // the player out of it): this tab waits in it again, as after a lost
+  // connection — it forgot its own when replaced, and the queue ended
+  // unsaid (a 빠른 대전 left waiting while the rules were read in a new tab)
+  const q = handedQueue;
+  handedQueue = null;
+  if (q && !state.queue && q.player === state.player) {
+    state.queueLevel = q.level || state.queueLevel; // (a queue shown from a welcome has none)
+    showQueued({ game: q.game, seats: q.seats, ms: q.ms }, q.player);
+  }
   net.connect();
   route();
 }
@@ -407,6 +417,7 @@ net.on("error", (f) => {
 // tabs audit). A tab that connects says so, so a reload is not a close.
 const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel("ttanjit.tabs") : null;
 let holderGone = false;
+let handedQueue = null; // the queue the tab that held the player was in as it closed (useHere)
 function takeBackIfSeen() {
   if (!holderGone || net.state !== "replaced" || document.visibilityState !== "visible") return;
   holderGone = false;
@@ -417,9 +428,15 @@ if (tabs) {
   tabs.onmessage = (e) => {
     if (!e.data || e.data.player !== me()) return;
     holderGone = e.data.type === "gone";
+    handedQueue = holderGone ? e.data.queue || null : null;
     takeBackIfSeen();
   };
-  window.addEventListener("pagehide", () => { if (net.state === "open") tabs.postMessage({ type: "gone", player: me() }); });
+  window.addEventListener("pagehide", () => {
+    if (net.state !== "open") return;
+    const q = state.queue;
+    tabs.postMessage({ type: "gone", player: me(), queue: q && q.player === me()
+      ? { game: q.game, seats: q.seats, level: state.queueLevel, player: q.player, ms: q.ms } : null });
+  });
   net.on("welcome", () => tabs.postMessage({ type: "here", player: me() }));
   document.addEventListener("visibilitychange", takeBackIfSeen);
 }

@@ -1,0 +1,76 @@
+"""빠른 대전 across the browser's tabs (docs/websocket.md ``welcome``
+``queued?``): a tab another tab takes the player from forgets its queue (a
+reload of it must not queue again what the other tab cancelled), and the
+player's last connection closing takes them out of the queue. So a queue
+left waiting while the rules were read in a new tab ended unsaid when that
+tab closed: the first tab, taking the player back, showed the lobby with no
+queue (left-alone item). The closing tab hands its queue over.
+
+A module of its own: its matchmaker fills no table with bots, so a queue
+lasts as long as the test needs it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browserkit import frames, sign_in
+
+MATCHMAKER_ENV = {"TTANJIT_BOT_WAIT_MS": "600000"}
+
+WAITING = '.banner.queue:has-text("상대를 찾고 있어요")'
+
+
+def queue_onecard(page: Any) -> None:
+    page.locator('.game-card[data-game="onecard"]').get_by_role("button", name="빠른 대전").click()
+    page.wait_for_selector(WAITING)
+
+
+def ticket_after_last_welcome(page: Any) -> bool:
+    """The server's word since this page's last welcome: waiting in the
+    queue (the welcome's ``queued`` is not logged: a ``queued`` frame is the
+    answer to the client's ``queue``)."""
+    log = frames(page)
+    last = max(i for i, f in enumerate(log) if f["type"] == "welcome")
+    return any(f["dir"] == "in" and f["type"] == "queued" for f in log[last:])
+
+
+def test_a_queue_the_closing_tab_still_waited_in_is_waited_in_again(new_page: Any) -> None:
+    page = new_page(width=390, height=844)
+    sign_in(page, "탭건너대기")
+    queue_onecard(page)
+    tab = page.context.new_page()
+    tab.goto(page.url)
+    tab.wait_for_selector(WAITING)  # its welcome names the queue
+    page.wait_for_selector('#net[data-state="replaced"]')
+    page.wait_for_selector(".banner.queue", state="detached")
+    # the tab that held the player closes still waiting: this one takes the
+    # player back and waits in the queue again (the close took them out)
+    tab.close()
+    page.wait_for_selector('#net[data-state="open"]')
+    page.wait_for_selector(WAITING)
+    page.wait_for_function(
+        """() => { const log = window.__frames; let w = -1;
+          log.forEach((f, i) => { if (f.type === 'welcome') w = i; });
+          return log.slice(w).some((f) => f.dir === 'in' && f.type === 'queued'); }""",
+        timeout=15_000)
+    assert ticket_after_last_welcome(page)
+    assert page.evaluate("() => window.ttanjit.state.queue.game") == "onecard"
+
+
+def test_a_queue_cancelled_in_the_other_tab_stays_cancelled(new_page: Any) -> None:
+    page = new_page(width=390, height=844)
+    sign_in(page, "탭에서취소")
+    queue_onecard(page)
+    tab = page.context.new_page()
+    tab.goto(page.url)
+    tab.wait_for_selector(WAITING)
+    page.wait_for_selector('#net[data-state="replaced"]')
+    tab.get_by_role("button", name="취소").click()
+    tab.wait_for_selector(".banner.queue", state="detached")
+    tab.close()
+    page.wait_for_selector('#net[data-state="open"]')
+    page.wait_for_timeout(1500)  # a re-queue would have been sent by now
+    assert page.locator(".banner.queue").count() == 0
+    assert page.evaluate("() => window.ttanjit.state.queue") is None
+    # queued once, by the button: not again by the tab taking the player back
+    assert [f["type"] for f in frames(page) if f["dir"] == "out" and f["type"] == "queue"] == ["queue"]
