@@ -7,6 +7,7 @@ from JetStream after the shard restarted, and replays matching the record
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 import urllib.error
@@ -16,15 +17,17 @@ from typing import Any
 
 import nats
 import nats.js.errors
+import orjson
 import pytest
 import websockets
 from nats.js.api import DiscardPolicy, StorageType, StreamConfig
-from stack import Stack, stack
+from stack import SECRET, Stack, stack
 from wsclient import WSClient, flat, sign_in, start_with_bot
 
 from ttanjit.common.nats import HISTORY_BUCKET, Subjects, ensure_jetstream
 from ttanjit.common.natsserver import NatsServer
 from ttanjit.games.record import record_from_json, replay
+from ttanjit.gateway.auth import Tokens
 from ttanjit.gateway.errors import MESSAGES, FrameError
 from ttanjit.gateway.identity import Identities
 from ttanjit.matchmaker import standings
@@ -149,6 +152,21 @@ def test_a_token_left_after_signing_out_makes_nothing_lasting(st: Stack) -> None
     # the name was not changed (a code made while signed in says it)
     code, other = call(st.http(1), "/api/transfer/claim", {"code": codes[0]})
     assert code == 200 and other["nickname"] == "나간사람"
+
+
+def test_a_token_of_an_older_release_still_renames_and_makes_codes(st: Stack) -> None:
+    """Version-skew audit: during an upgrade the older gateways issue
+    tokens that name no refresh family (and the web client's live an hour):
+    the routes that ask the family to stand refused them all with
+    bad_token — every rename and code failed, "다시 로그인해 주세요". A token
+    without a family passes as it did before (``Account.standing``)."""
+    me = sign_in(st.http(0), "예전토큰")
+    old, _ = Tokens(SECRET).issue(me["player"], "예전토큰", int(time.time() * 1000))
+    assert "f" not in orjson.loads(base64.urlsafe_b64decode(old.split(".")[0] + "=="))
+    code, renamed = call(st.http(0), "/api/nickname", {"nickname": "새토큰"}, old)
+    assert code == 200 and renamed["nickname"] == "새토큰", renamed
+    code, tr = call(st.http(1), "/api/transfer", {}, old)
+    assert code == 200 and tr["code"], tr
 
 
 def test_renames_and_codes_are_limited_per_player(st: Stack) -> None:
