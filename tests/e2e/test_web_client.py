@@ -890,6 +890,36 @@ def test_a_page_whose_code_did_not_load_loads_again_once(new_page: Any) -> None:
     sign_in(page, "다시불러옴")
 
 
+def test_a_page_whose_modules_do_not_link_loads_again_once(new_page: Any) -> None:
+    """Version-skew audit: during an upgrade a page's modules came from two
+    releases (asked of two gateways, or one kept from before): the newer
+    game.js imports ``seatNames``, which the older state.js does not
+    export, and the page stayed on "불러오는 중…" for good — a module that
+    does not link fires no error at its script element. It loads again
+    once by itself and runs."""
+    page = new_page(width=390, height=844)
+    new_page.expected.append("does not provide an export named 'seatNames'")
+    older: list[str] = []
+
+    def older_once(route: Any) -> None:
+        if older:
+            route.continue_()
+            return
+        body = route.fetch().text()
+        assert "export function seatNames" in body
+        older.append(route.request.url)
+        route.fulfill(body=body.replace("export function seatNames", "function seatNames"),
+                      content_type="text/javascript")
+
+    page.route("**/js/state.js", older_once)
+    loads: list[str] = []
+    page.on("framenavigated", lambda f: loads.append(f.url) if f == page.main_frame else None)
+    page.reload()
+    page.wait_for_selector("#nickname")  # the client ran, after a second load
+    assert len(older) == 1 and page.evaluate("() => !!window.ttanjit")
+    assert len(loads) == 2, loads  # this test's reload, and the page's own
+
+
 def test_a_page_whose_code_cannot_load_says_so(new_page: Any) -> None:
     """Lost again on the second load: the page says so, with a button,
     instead of "불러오는 중…" for good (and does not reload over and over)."""

@@ -302,6 +302,25 @@ def test_security_headers_on_every_response(gw: Stack) -> None:
                                                          f"wss://{host}"], path
 
 
+def test_the_client_files_are_asked_for_again_but_the_fonts(gw: Stack) -> None:
+    """Version-skew audit: without Cache-Control a browser kept the web
+    client's modules by its own guess (a fraction of the time since their
+    Last-Modified) and, after an upgrade, ran some of the release before
+    with the new ones': a page that did not start. Each is asked again
+    (``no-cache``: 304 while unchanged); the fonts are kept a week."""
+    for path in ("/", "/index.html", "/js/main.js", "/js/state.js", "/app.css", "/rules/onecard.txt"):
+        with _open(f"{gw.http()}{path}") as r:
+            assert r.headers["Cache-Control"] == "no-cache", path
+            etag = r.headers["ETag"]
+        req = urllib.request.Request(f"{gw.http()}{path}", headers={"If-None-Match": etag})
+        with pytest.raises(urllib.error.HTTPError) as unchanged:
+            urllib.request.urlopen(req, timeout=5)
+        assert unchanged.value.code == 304, path
+        assert unchanged.value.headers["Cache-Control"] == "no-cache", path
+    with _open(f"{gw.http()}/fonts/fonts.css") as r:
+        assert r.headers["Cache-Control"] == "public, max-age=604800"
+
+
 async def test_permessage_deflate_is_never_negotiated(gw: Stack) -> None:
     """PERFORMANCE.md: compression off even when the client offers it (browsers do)."""
     url = gw.http().replace("http://", "ws://") + "/ws"

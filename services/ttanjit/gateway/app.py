@@ -127,6 +127,18 @@ class ClientFiles(StaticFiles):
             raise HTTPException(status_code=404)
         return super().get_path(scope)
 
+    def file_response(self, full_path: Any, stat_result: Any, scope: Any,
+                      status_code: int = 200) -> Any:
+        """Asked again each time (``no-cache``: a 304 while unchanged), but
+        the fonts (a week): a browser kept modules of the release before an
+        upgrade by its own guess (no Cache-Control, a Last-Modified days old)
+        and ran them with the new ones' — a page that did not start
+        (version-skew audit)."""
+        response = super().file_response(full_path, stat_result, scope, status_code)
+        fonts = str(scope.get("path", "")).startswith(("/fonts/", "fonts/"))
+        response.headers["cache-control"] = "public, max-age=604800" if fonts else "no-cache"
+        return response
+
 
 class Gateway:
     def __init__(self, settings: Settings) -> None:

@@ -4,16 +4,17 @@
 // way when a network interface comes or goes — stayed on "불러오는 중…"
 // for good. The client's module graph failing fires `error` at its script
 // element: the page is loaded again once by itself, and if that fails too
-// it says so, with a button.
+// it says so, with a button. So does a graph that does not link — a module
+// of another release (an upgrade under way: the files asked of two
+// gateways; one cached from before), which fires a SyntaxError at the
+// window before any module runs (version-skew audit: "불러오는 중…" for good).
 (() => {
   const KEY = "ttanjit.reloaded"; // when this tab last reloaded itself
   const ONCE_MS = 30_000;
   const lastReload = () => {
     try { return Number(sessionStorage.getItem(KEY) || 0); } catch { return Date.now(); }
   };
-  document.addEventListener("error", (ev) => {
-    const el = ev.target;
-    if (!(el instanceof HTMLScriptElement) || el.type !== "module") return;
+  const failed = () => {
     if (Date.now() - lastReload() > ONCE_MS) {
       let kept = true;
       try { sessionStorage.setItem(KEY, String(Date.now())); } catch { kept = false; }
@@ -35,5 +36,16 @@
     again.textContent = "다시 불러오기";
     again.addEventListener("click", () => location.reload());
     app.replaceChildren(say, again);
+  };
+  document.addEventListener("error", (ev) => {
+    const el = ev.target;
+    if (el instanceof HTMLScriptElement && el.type === "module") failed();
   }, true);
+  // a module of this origin that does not link, while the client has not
+  // started (its lobby, or any screen, replaces "불러오는 중…")
+  window.addEventListener("error", (ev) => {
+    if (!(ev.error instanceof SyntaxError) || !document.querySelector("#app > p.loading")) return;
+    if (!String(ev.filename || "").startsWith(location.origin + "/")) return;
+    failed();
+  });
 })();
