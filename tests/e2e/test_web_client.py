@@ -742,6 +742,49 @@ def test_penalty_rows_round(new_page: Any) -> None:
     page.wait_for_selector("section.results")
 
 
+def test_a_confirm_carries_its_pick_only_where_the_view_says_so(new_page: Any) -> None:
+    """Version-skew audit: a 확정 carrying its pick reached shards of the
+    release before (an upgrade under way), which confirmed the selection
+    they held — another card, its select still on the way — and wrote the
+    pick in the record: the next release's shard replayed it as picked,
+    refused the game's next input and never took the game. A seat's view
+    says ``confirm_with_pick``; without it the 확정 waits for its select's
+    answer and carries nothing."""
+    page = new_page(width=1000, height=900)
+    sign_in(page, "예전샤드")
+    quick_match(page, "penalty_rows", seats=2)
+    page.evaluate("""() => { const ws = window.ttanjit.net.ws; const send = ws.send.bind(ws);
+      window.__raw = []; ws.send = (d) => { window.__raw.push(JSON.parse(d)); return send(d); }; }""")
+    confirms: list[dict[str, Any]] = []
+    for older in (True, False):
+        page.wait_for_function(
+            "() => document.querySelector('.pr-hand .card:not([disabled])')"
+            " && document.querySelector('.pr [data-act=\"confirm\"]')", timeout=30_000)
+        card = page.eval_on_selector(".pr-hand .card:not([disabled])", "e => e.dataset.card")
+        page.locator(f'.pr-hand .card[data-card="{card}"]').click()
+        page.locator('.pr-row[data-row="1"]').click()
+        confirm = page.locator(f'[data-act="confirm"]:has-text("{card} → 1번 줄 확정")')
+        confirm.wait_for()
+        if older:
+            page.evaluate("() => { window.ttanjit.game.view.confirm_with_pick = undefined; }")
+        else:
+            assert page.evaluate("() => window.ttanjit.game.view.confirm_with_pick") is True
+        confirm.click()
+        page.wait_for_function(f"""() => window.__raw.some((f) => f.action?.type === 'confirm'
+          && {len(confirms)} === window.__raw.filter((g) => g.action?.type === 'confirm').length - 1)""")
+        page.wait_for_function("() => window.ttanjit.game.view.selection?.confirmed === true"
+                               " || window.ttanjit.game.view.turn_no > 1 || window.ttanjit.game.view.round > 1")
+        confirms.append([f for f in page.evaluate("() => window.__raw")
+                         if f.get("action", {}).get("type") == "confirm"][-1]["action"])
+        if older:  # what was picked was revealed
+            page.wait_for_function("() => window.ttanjit.game.view.turn_no > 1")
+            v = view(page)
+            mine = [p for p in v["last_reveal"] if p.get("seat") == v["seat"]]
+            assert [p["card"] for p in mine] == [int(card)], v["last_reveal"]
+    assert "card" not in confirms[0] and "row" not in confirms[0], confirms
+    assert {"card", "row"} <= confirms[1].keys(), confirms
+
+
 def test_hakka_hand(new_page: Any) -> None:
     """A Hakka hand against three bots: call, lead, beat or discard face down,
     until the hand is claimed and scored with the dreamer's reveal."""

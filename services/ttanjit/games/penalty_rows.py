@@ -29,7 +29,11 @@ Decisions taken here (beyond RULES.md):
   ``select``'s): it is selected and confirmed in one input, so a 확정 near
   the deadline needs one round trip, not a select's answer first (a slow
   network: the web client's 확정 took two round trips, 4.8 s at 1.2 s each
-  way; network audit).
+  way; network audit). A seat's view says so (``confirm_with_pick``):
+  shards of the releases before confirmed the selection they held and
+  wrote the pick in the record as sent, which this engine replays as
+  picked (version-skew audit) — so a client sends it only where the view
+  says it.
 - Only seats of kind ``empty`` sit out (not dealt, never win); every other
   seat, connected or not, must confirm or be picked for.
 """

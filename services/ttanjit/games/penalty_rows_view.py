@@ -120,12 +120,16 @@ def selection_view(e: PenaltyRows, seat: int) -> JSON | None:
 
 def private_view(e: PenaltyRows, seat: int) -> JSON:
     """What a seat's view adds to :func:`public_view`: its hand, its own
-    selection with the placement preview, its timeout count."""
+    selection with the placement preview, its timeout count, and that a
+    ``confirm`` may carry the pick (``confirm_with_pick``: a shard of an
+    older release confirmed the selection it held and ignored the pick — a
+    client sends the pick with a 확정 only where the view says so)."""
     return {
         "seat": seat,
         "hand": _cards(e.hands[seat]),
         "selection": selection_view(e, seat),
         "timeouts": e.timeouts[seat],
+        "confirm_with_pick": True,
     }
 
 

@@ -204,10 +204,19 @@ const over = (ctl, st) => ctl.tableState !== st || ctl.view?.turn_key !== st.tur
 /** [확정] sends the pick with it (selected and confirmed in one input):
  * it waited for the select's answer first, two round trips near the
  * deadline — 4.8 s on a slow network, the button still enabled (network
- * audit). A select still on its way goes before it on the connection. */
+ * audit). But to a game whose view does not say `confirm_with_pick` (its
+ * shard of an older release, during an upgrade) it still does: such a
+ * shard confirmed the selection it held — another card than the one
+ * picked — and wrote the pick in the record, which the next release's
+ * shard replayed as picked and refused, the game stuck (version-skew audit). */
 async function confirmPick(ctl) {
   const st = ctl.tableState;
   if (st.card === null || st.row === null || over(ctl, st)) return;
+  if (!ctl.view?.confirm_with_pick) {
+    if (!(await sendSelect(ctl, st)) || over(ctl, st)) return;
+    await ctl.act({ type: "confirm", ...onTurn(st) });
+    return;
+  }
   const pick = { card: st.card, row: st.row };
   if (await ctl.act({ type: "confirm", ...pick, ...onTurn(st) })) st.sent = pick;
 }
