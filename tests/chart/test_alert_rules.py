@@ -200,6 +200,15 @@ CASES = {
         "5m",
         [{"pod": "ttanjit-shard-0"}],
     ),
+    "TtanjitGameUnreplayable": Case(
+        # a record another release wrote, held for good; a claim that could
+        # not replay for a minute (the writing release's shard took it) pages nobody
+        [series("ttanjit_shard_unreplayable_games", 'pod="ttanjit-shard-0"', "0x4 1x200")],
+        [series("ttanjit_shard_unreplayable_games", 'pod="ttanjit-shard-1"', "0x4 1x2 0x200")],
+        "10m",
+        [{"pod": "ttanjit-shard-0"}],
+        "1",
+    ),
     "TtanjitMatchmakingWaitHigh": Case(
         # onecard: everyone waits 30–60 s → p90 57 s; penalty_rows: nobody is
         # matched (no shard takes games), its oldest ticket has waited 57 s;

@@ -71,7 +71,7 @@ REQUIRED_ALERTS = {
     "TtanjitShardDown", "TtanjitTimerLagHigh", "TtanjitCommandErrors",
     "TtanjitRecordAppendFailing", "TtanjitMatchmakingWaitHigh", "TtanjitBotPoolSaturated",
     "TtanjitNoShardForGames", "TtanjitShardsNotReady", "TtanjitServiceUnavailable",
-    "TtanjitCommandLatencyHigh",
+    "TtanjitCommandLatencyHigh", "TtanjitGameUnreplayable",
 }
 
 

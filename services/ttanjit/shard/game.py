@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from ttanjit.games.base import JSON, Engine, Result, Setup
-from ttanjit.games.record import FORMAT, Input, Record, setup_from_json
+from ttanjit.games.record import FORMAT, Input, Record, RecordError, setup_from_json
 
 # a scoreless game's standing in its directory entry: cards left, who was out, who was dealt in
 STANDING_KEYS = ("hand_counts", "eliminated", "dealt")
@@ -53,6 +53,13 @@ def refusal(code: str, cmd_id: Any = None, message: str | None = None) -> JSON:
 GAME_OVER = 1  # the game ended in this burst
 SEAT_AWAY = 2  # this seat was marked away (``disconnected``)
 SEAT_BOT = 4  # a bot took this seat for good (``substituted``)
+
+
+class Unreplayable(RuntimeError):
+    """A game's record this release cannot replay: a newer release's rules,
+    or a recorded input its engine refuses (it was accepted by the engine
+    that wrote it). Claiming it again cannot help until a shard of a
+    release that can comes: the game waits (shard/service.py)."""
 
 
 @dataclass(slots=True)
@@ -182,7 +189,10 @@ class HostedGame:
 
     @classmethod
     def from_header(cls, doc: JSON, backlog: int = 256) -> HostedGame:
-        setup = setup_from_json({**doc, "format": doc.get("format", FORMAT)})
+        try:
+            setup = setup_from_json({**doc, "format": doc.get("format", FORMAT)})
+        except RecordError as exc:  # e.g. a newer release's rules
+            raise Unreplayable(f"{doc.get('game_id')}: {exc}") from exc
         game = cls(doc["game_id"], setup, {str(k): int(v) for k, v in doc["players"].items()},
                    int(doc.get("origin_ms", 0)), backlog)
         game.spectators = doc.get("spectators") is not False
@@ -348,7 +358,7 @@ class HostedGame:
         inp = Input(int(entry["t"]), entry.get("seat"), entry.get("action"))
         res = self.engine.apply(inp.t, inp.seat, inp.action)
         if not res.ok:
-            raise RuntimeError(f"{self.game_id}: recorded input {entry} refused on replay: "
+            raise Unreplayable(f"{self.game_id}: recorded input {entry} refused on replay: "
                                f"{res.code}")
         return self._accepted(entry, res, int(entry.get("ms", 0)), push=False)
 

@@ -34,6 +34,9 @@ bot_timeouts = Counter("ttanjit_shard_bot_request_timeouts_total",
 draining = Gauge("ttanjit_shard_draining", "1 while draining")
 links_dropped = Counter("ttanjit_shard_links_dropped_total",
                         "Gateway links this shard dropped (shard/link.py)", ["why"])
+unreplayable = Gauge("ttanjit_shard_unreplayable_games",
+                     "Games this shard owns whose record it cannot replay (a newer release's, "
+                     "or an input its engine refuses): they wait, their players held")
 games_abandoned = Counter("ttanjit_shard_games_abandoned_total",
                           "Games ended as abandoned: every human away 10 min (RULES.md 4)",
                           ["game"])

@@ -64,7 +64,7 @@ from ttanjit.games.base import JSON, SeatSpec, Setup
 from ttanjit.shard import metrics as m
 from ttanjit.shard import records
 from ttanjit.shard.commit import Committer
-from ttanjit.shard.game import HostedGame
+from ttanjit.shard.game import HostedGame, Unreplayable
 from ttanjit.shard.link import LinkServer
 from ttanjit.shard.ownership import (
     SHARD_PREFIX,
@@ -81,6 +81,7 @@ log = logging.getLogger("ttanjit.shard")
 
 RECORD_READ_TIMEOUT_S = 3.0  # one record read of a claim (a stream without a leader never answers)
 KV_TIMEOUT_S = 1.0  # one lease read/renewal (a stuck request must not outlive the lease)
+UNREPLAYABLE_RETRY_S = 30.0  # a claim of a record this release cannot replay, tried again
 
 __all__ = ["CreateError", "IdTaken", "OwnedElsewhere", "Shard"]
 
@@ -154,6 +155,9 @@ class Shard:
         self.creating: dict[str, tuple[bytes, asyncio.Task[str]]] = {}
         self.adopting = 0  # handovers accepted, their claims not all begun or done
         self.reclaiming: set[str] = set()
+        # games owned here whose record this release cannot replay: tried
+        # again slowly, said once (an upgrade's older shard, a rollback)
+        self.unreplayable: dict[str, str] = {}
         self.claims_from = 0.0  # loop time before which no failover claim is made
         self.nats_back = asyncio.Event()  # set (and replaced) when NATS reconnects
         self.nats_back_at = -1e9  # loop time of the last reconnect
@@ -479,6 +483,15 @@ class Shard:
                 # owner entry names this shard, so the game is claimed from its
                 # record when this shard's lease expires, as after a crash
                 log.warning("claim cut short by the stop: %r", exc, extra={"game": gid})
+            elif isinstance(exc, Unreplayable):
+                # it stays so until a shard of a release that can replay it
+                # comes: one error a game (a traceback a game a second, for
+                # good, before: version-skew audit), tried again slowly
+                if gid not in self.unreplayable:
+                    log.error("cannot replay the game's record, the game waits for a shard "
+                              "of a release that can: %s", exc, extra={"game": gid})
+                self.unreplayable[gid] = str(exc)
+                m.unreplayable.set(len(self.unreplayable))
             elif isinstance(exc, (APIError, NoRespondersError, TimeoutError)):  # NATS's too
                 # JetStream refused or did not answer (its storage full, a
                 # leader election): one line a try, not a traceback a game a second
@@ -504,12 +517,15 @@ class Shard:
             await self._reclaim_loop(gid, ran_to)
         finally:
             self.reclaiming.discard(gid)
+            if self.unreplayable.pop(gid, None) is not None:  # taken, gone or ended
+                m.unreplayable.set(len(self.unreplayable))
 
     async def _reclaim_loop(self, gid: str, ran_to: int) -> None:
         delay = 0.25
         while not self.stopping.is_set() and gid not in self.rooms:
             await self.nats_back_wait(delay)  # at once when NATS reconnects
-            delay = min(delay * 2, 1.0)
+            # (a record it cannot replay: every 30 s, for another owner or the end)
+            delay = min(delay * 2, UNREPLAYABLE_RETRY_S if gid in self.unreplayable else 1.0)
             if not self.nc.is_connected:
                 continue
             try:
