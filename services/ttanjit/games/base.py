@@ -121,6 +121,11 @@ ABANDON_MS = 600_000
 #    (:attr:`Presence.kept`; the shard's result says ``kept``: before, the
 #    rating counted it last, as a player who left a game in play —
 #    RULES.md 1.8: they may watch, and going costs nothing more).
+# A new field an input may carry is such a change as well when an older
+# engine would ignore it (and record it as sent): 줄줄이 벌점's confirm
+# with its pick — there a seat's view says the shard takes it
+# (``confirm_with_pick``) and a client sends it only then, as a revision
+# cannot keep an older release's shard from taking such an input.
 RULES_REVISION = 3
 ABANDONED = "abandoned"  # the result's ``ended_by``
 
