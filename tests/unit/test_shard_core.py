@@ -5,6 +5,7 @@ record giving exactly what the first owner had (docs/protocol.md 1, 2, 5)."""
 from __future__ import annotations
 
 import random
+import tracemalloc
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -304,3 +305,25 @@ def test_a_player_whose_seat_a_bot_took_watches_as_a_spectator(game: str) -> Non
     synced = orjson.loads(h.sync("p_1", -1, t))
     assert synced["view"] == h.engine.view(None)
     assert orjson.loads(h.sync("p_2", -1, t))["view"] == h.engine.view(2)  # the others' own
+
+
+@pytest.mark.parametrize("game", _games())
+def test_what_a_game_keeps_costs_its_length(game: str) -> None:
+    """Soak audit: a shard held ~3 MiB per live game (docs/capacity.md: ~30
+    KiB) — its backlogs' events and the replies kept for repeats were
+    orjson.dumps results, each in a buffer of ~4 KiB whatever its length.
+    What a game keeps is allocated at about its length."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+        h, _ = play(game, 9, moves=120, backlog=256)
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    kept = [data for bl in h.backlogs.values() for _, data in bl.frames] + list(h.dedup.values())
+    assert len(kept) > 200
+    length = sum(len(x) for x in kept)
+    grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
+    # each kept bytes object costs its length and a 33-byte header; the
+    # engine's own state adds a little (a 4 KiB buffer each: ~14x the length)
+    assert grown < 3 * length + 200_000, (grown, length, len(kept))

@@ -54,6 +54,7 @@ import orjson
 from nats.js.errors import KeyWrongLastSequenceError, NotFoundError
 from nats.js.kv import KeyValue
 
+from ttanjit.common.kept import kept
 from ttanjit.games.base import JSON
 
 log = logging.getLogger("ttanjit.matchmaker")
@@ -230,7 +231,7 @@ class LobbyStore:
         for key, value in items:
             into[key] = value
             part = (group, part_of(key))
-            self.items.setdefault(part, {}).setdefault(name, {})[key] = orjson.dumps(value)
+            self.items.setdefault(part, {}).setdefault(name, {})[key] = kept(orjson.dumps(value))
             if moved:
                 self.unwritten.add(part)
 
@@ -311,7 +312,7 @@ class LobbyStore:
                 part = (group, part_of(key))
                 items = self.items.setdefault(part, {}).setdefault(name, {})
                 if key in coll:
-                    items[key] = orjson.dumps(encode(coll[key]))
+                    items[key] = kept(orjson.dumps(encode(coll[key])))
                 else:
                     items.pop(key, None)
                 self.unwritten.add(part)

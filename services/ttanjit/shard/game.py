@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from ttanjit.common.kept import kept
 from ttanjit.games.base import JSON, Engine, Result, Setup
 from ttanjit.games.record import FORMAT, Input, Record, RecordError, setup_from_json
 
@@ -238,7 +239,7 @@ class HostedGame:
         return self.dedup.get((player, cmd_id))
 
     def remember(self, player: str, cmd_id: str, reply: bytes) -> None:
-        self.dedup[(player, cmd_id)] = reply
+        self.dedup[(player, cmd_id)] = kept(reply)
         if len(self.dedup) > DEDUP_WINDOW:
             self.dedup.popitem(last=False)
 
@@ -299,7 +300,7 @@ class HostedGame:
                     bl.seq += 1
                     data = ev.for_seat(sees)
                     item = dumps({"game_seq": bl.seq, "t": t, "event": data})
-                    bl.frames.append((bl.seq, item))
+                    bl.frames.append((bl.seq, kept(item)))
                     items.append(item)
                     kind = ev.type
                     if kind == "disconnected" and seat is not None \
@@ -395,8 +396,8 @@ class HostedGame:
         else:
             out["resync"] = True
             if recent > 0 and bl.frames:
-                kept = islice(bl.frames, max(0, len(bl.frames) - recent), None)
-                return _spliced(out, b"recent", (data for _, data in kept))
+                newest = islice(bl.frames, max(0, len(bl.frames) - recent), None)
+                return _spliced(out, b"recent", (data for _, data in newest))
         return orjson.dumps(out)
 
     # -- summary -------------------------------------------------------------
