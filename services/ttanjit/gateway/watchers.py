@@ -139,6 +139,14 @@ class Watchers:
                 del self.roles[c.id][role]
             return
         if c.closed or self.roles.get(c.id, {}).get(role) != gid:
+            # gone, or on to another game, while the subscription was made:
+            # the unfollow then found the game not ready and left it — let
+            # it go now (it stayed subscribed for good: soak audit)
+            if c.closed and self.roles.get(c.id, {}).get(role) == gid:
+                self.roles[c.id].pop(role)
+                if not self.roles[c.id]:
+                    self.roles.pop(c.id)
+            await self._drop(c, gid)
             return
         g.conns.add(c)
         await c.send({"type": "spectators", "game_id": gid, "count": g.total})
