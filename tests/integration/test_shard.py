@@ -40,9 +40,11 @@ from shardkit import (
     sync,
 )
 
+from ttanjit.common.nats import OWNERS_BUCKET
 from ttanjit.games import GAMES, engine_class
 from ttanjit.games.record import Input, Record, replay
 from ttanjit.shard.game import record_from_messages
+from ttanjit.shard.ownership import SHARD_PREFIX
 from ttanjit.shard.service import stop_budget
 from ttanjit.v1 import shard_pb2, shard_pb2_grpc
 
@@ -1074,3 +1076,23 @@ def test_record_is_replayable_with_cli(tmp_path: Path) -> None:
               "players": {"p_a": 0, "p_b": 1}, "origin_ms": 0}
     rec = record_from_messages(header, [{"t": 0, "ms": 0}])
     assert isinstance(rec, Record) and rec.inputs == [Input(0)]
+
+
+async def test_a_shard_that_stops_leaves_no_marker_for_good(svc: Services) -> None:
+    """Soak audit: a shard that stopped with no game removed its lease
+    entry with a plain delete, a marker kept in the owners bucket for good
+    (no max age there) and replayed by every shard's owners watch; under
+    the default TTANJIT_SHARD_ID (the host name) each new container left
+    one more. It is purged with a TTL now, as a finished game's entry."""
+    a = svc.start("shard", name="shard-gone-for-good")
+    a.stop()  # SIGTERM: no game, the lease is released at once
+    nc = await nats.connect(svc.nats_url)
+    try:
+        js = nc.jetstream()
+        msg = await js.get_last_msg(f"KV_{OWNERS_BUCKET}",
+                                    f"$KV.{OWNERS_BUCKET}.{SHARD_PREFIX}shard-gone-for-good")
+        headers = msg.headers or {}
+        assert headers.get("KV-Operation") == "PURGE", headers
+        assert int(headers.get("Nats-TTL", "0").rstrip("s") or 0) > 0, headers
+    finally:
+        await nc.close()

@@ -58,3 +58,4 @@ async def test_a_record_this_release_cannot_replay_is_said_once_and_counted(
         assert "refused on replay" in log
     finally:
         await nc.close()
+

@@ -215,7 +215,7 @@ class Shard:
         for room in list(self.rooms.values()):
             self.drop(room, "shutdown")
         if not left:  # nothing to fail over: release the lease now (else it expires)
-            release = self.owners.delete(SHARD_PREFIX + self.id, last=self.lease_rev)
+            release = self.owner_entries.remove(SHARD_PREFIX + self.id, last=self.lease_rev)
             await unless_disconnected(self.nc, release, 2.0)
         if await unless_disconnected(self.nc, self.nc.drain(), 5.0) is not None:
             try:  # stop its reconnecting
@@ -403,7 +403,7 @@ class Shard:
         except BaseException:  # re-raised: no half-made game left behind
             # (the caller places it again)
             try:
-                await self.owners.delete(gid, last=rev)
+                await self.owner_entries.remove(gid, last=rev)
             except Exception:  # noqa: BLE001 - logged; the first error is the one raised
                 log.warning("cannot remove owner entry of failed game", extra={"game": gid})
             raise
@@ -437,7 +437,7 @@ class Shard:
                                              RECORD_READ_TIMEOUT_S)
                 if rec is None:
                     log.error("no record for game", extra={"game": gid})
-                    await self.owners.delete(gid)
+                    await self.owner_entries.remove(gid)
                     owned = False
                     return False
                 hosted = HostedGame.from_header(rec.header, self.cfg.backlog)
@@ -803,7 +803,7 @@ class Shard:
                     o.shard == lease.shard and lease.names(o.inc)
                     for o in self.book.owners.values()):
                 try:
-                    await self.owners.delete(SHARD_PREFIX + lease.shard, last=lease.revision)
+                    await self.owner_entries.remove(SHARD_PREFIX + lease.shard, last=lease.revision)
                 except Exception:  # noqa: BLE001 - someone else did, or it came back
                     pass
 
