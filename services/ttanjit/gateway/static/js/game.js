@@ -83,6 +83,9 @@ export class GameController {
 
   matched(f) {
     this.info = { game: f.game, seat: f.seat, players: f.players || [], options: f.options || {}, kind: f.kind };
+    // a new table: the game before may still show its results (한 판 더);
+    // the others' keys go (store.keepGames)
+    if (this.id !== f.game_id) store.keepGames([f.game_id, this.id]);
     store.set(`match.${f.game_id}`, this.info);
     if (this.id !== f.game_id) this.reset(f.game_id);
     this.viewDue = !this.view;

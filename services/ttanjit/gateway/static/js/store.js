@@ -38,6 +38,27 @@ export function forgetTab() {
   for (const k of ["session", "last_seq", "queue", "pending"]) del(k);
 }
 
+// a game's keys in this tab (`t0.<id>`, `log.<id>`, …): what its table,
+// log, results and 한 판 더 need while it is on screen or may come back
+const PER_GAME = ["t0", "log", "logseq", "watchlog", "change", "left", "final", "match", "rematch"];
+
+/** This tab's keys of games other than ``ids``, removed: each game left ~5
+ * keys and ~1 KB for good (14 games: 72 keys), games left through 한 판 더
+ * their match and offer too, and the storage's quota, once reached, would
+ * drop the writes a reload needs (session, pending moves) unsaid
+ * (long-session audit). */
+export function keepGames(ids) {
+  const keep = new Set(ids.filter(Boolean));
+  try {
+    for (let i = sessionStorage.length - 1; i >= 0; i -= 1) {
+      const k = sessionStorage.key(i);
+      if (!k?.startsWith(PREFIX)) continue;
+      const [kind, ...rest] = k.slice(PREFIX.length).split(".");
+      if (PER_GAME.includes(kind) && rest.length && !keep.has(rest.join("."))) sessionStorage.removeItem(k);
+    }
+  } catch { /* no storage (private mode) */ }
+}
+
 export function clearAuth() {
   for (const k of LASTING) del(k);
   forgetTab();

@@ -213,3 +213,20 @@ test("the same move of a turn still on its way is not sent twice; a late refusal
   });
   ctl.close();
 });
+
+test("a new table keeps this tab's keys of it and the game before, no others (long-session audit)", () => {
+  const put = (k, v = 1) => sessionStorage.setItem(`ttanjit.${k}`, JSON.stringify(v));
+  for (const id of ["old1", "old2"]) for (const kind of ["t0", "log", "logseq", "change", "left", "final", "match", "rematch"]) put(`${kind}.${id}`);
+  put("watchlog.w1", []);
+  put("session", "s-1");
+  put("pending", []);
+  const ctl = new GameController();
+  ctl.matched({ game_id: "old2", game: "onecard", seat: 0, players: [], options: {}, server_ms: 1_000_000 });
+  ctl.matched({ game_id: "new1", game: "onecard", seat: 0, players: [], options: {}, server_ms: 1_000_000 });
+  const keys = [];
+  for (let i = 0; i < sessionStorage.length; i += 1) keys.push(sessionStorage.key(i));
+  assert.deepEqual(keys.filter((k) => k.endsWith(".old1") || k.endsWith(".w1")), []);
+  for (const kind of ["t0", "log", "final", "match", "rematch"]) assert.ok(keys.includes(`ttanjit.${kind}.old2`), kind);
+  assert.ok(keys.includes("ttanjit.match.new1"));
+  assert.ok(keys.includes("ttanjit.session") && keys.includes("ttanjit.pending"));
+});

@@ -6,6 +6,8 @@ class Storage {
   getItem(k) { return this.m.has(k) ? this.m.get(k) : null; }
   setItem(k, v) { this.m.set(k, String(v)); }
   removeItem(k) { this.m.delete(k); }
+  get length() { return this.m.size; }
+  key(i) { return [...this.m.keys()][i] ?? null; }
 }
 export const noop = () => {};
 globalThis.localStorage = new Storage();
