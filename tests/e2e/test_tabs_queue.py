@@ -37,14 +37,21 @@ def in_since_last_welcome(page: Any) -> set[str]:
     return {f["type"] for f in log[last:] if f["dir"] == "in"}
 
 
-def test_a_queue_the_closing_tab_still_waited_in_is_waited_in_again(new_page: Any) -> None:
+def queued_then_taken(new_page: Any, nickname: str) -> tuple[Any, Any]:
+    """A page waiting in 원카드's queue, then a second tab of the browser
+    that takes the player from it: (page, tab)."""
     page = new_page(width=390, height=844)
-    sign_in(page, "탭건너대기")
+    sign_in(page, nickname)
     queue_onecard(page)
     tab = page.context.new_page()
     tab.goto(page.url)
     tab.wait_for_selector(WAITING)  # its welcome names the queue
     page.wait_for_selector('#net[data-state="replaced"]')
+    return page, tab
+
+
+def test_a_queue_the_closing_tab_still_waited_in_is_waited_in_again(new_page: Any) -> None:
+    page, tab = queued_then_taken(new_page, "탭건너대기")
     page.wait_for_selector(".banner.queue", state="detached")
     # the tab that held the player closes still waiting while this one is
     # in the background; looked at, it takes the player back and waits in
@@ -67,13 +74,7 @@ def test_a_queue_the_closing_tab_still_waited_in_is_waited_in_again(new_page: An
 
 
 def test_a_queue_cancelled_in_the_other_tab_stays_cancelled(new_page: Any) -> None:
-    page = new_page(width=390, height=844)
-    sign_in(page, "탭에서취소")
-    queue_onecard(page)
-    tab = page.context.new_page()
-    tab.goto(page.url)
-    tab.wait_for_selector(WAITING)
-    page.wait_for_selector('#net[data-state="replaced"]')
+    page, tab = queued_then_taken(new_page, "탭에서취소")
     tab.get_by_role("button", name="취소").click()
     tab.wait_for_selector(".banner.queue", state="detached")
     page.evaluate(HIDDEN)

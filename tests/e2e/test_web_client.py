@@ -908,6 +908,16 @@ def test_client_previews_follow_the_rules(new_page: Any) -> None:
     assert (out["set"], out["run"], out["none"]) == ("set", "run", None)
 
 
+def reload_until_it_runs(page: Any) -> list[str]:
+    """``page`` reloaded until the client runs (the sign-in screen): the
+    addresses its main frame loaded meanwhile."""
+    loads: list[str] = []
+    page.on("framenavigated", lambda f: loads.append(f.url) if f == page.main_frame else None)
+    page.reload()
+    page.wait_for_selector("#nickname")
+    return loads
+
+
 def test_a_page_whose_code_did_not_load_loads_again_once(new_page: Any) -> None:
     """A module of the client lost on the way (the network changed under
     the page: Chromium fails every request under way when a network
@@ -924,10 +934,7 @@ def test_a_page_whose_code_did_not_load_loads_again_once(new_page: Any) -> None:
             route.abort("internetdisconnected")
 
     page.route("**/js/lobby.js", once)
-    loads: list[str] = []
-    page.on("framenavigated", lambda f: loads.append(f.url) if f == page.main_frame else None)
-    page.reload()
-    page.wait_for_selector("#nickname")  # the client ran, after a second load
+    loads = reload_until_it_runs(page)
     assert len(lost) == 1 and page.evaluate("() => !!window.ttanjit")
     assert len(loads) == 2, loads  # this test's reload, and the page's own
     sign_in(page, "다시불러옴")
@@ -955,10 +962,7 @@ def test_a_page_whose_modules_do_not_link_loads_again_once(new_page: Any) -> Non
                       content_type="text/javascript")
 
     page.route("**/js/state.js", older_once)
-    loads: list[str] = []
-    page.on("framenavigated", lambda f: loads.append(f.url) if f == page.main_frame else None)
-    page.reload()
-    page.wait_for_selector("#nickname")  # the client ran, after a second load
+    loads = reload_until_it_runs(page)
     assert len(older) == 1 and page.evaluate("() => !!window.ttanjit")
     assert len(loads) == 2, loads  # this test's reload, and the page's own
 
