@@ -68,6 +68,29 @@ async def test_a_connection_gone_while_its_game_is_followed_leaves_no_subscripti
     assert c.sent == []
 
 
+async def test_a_table_mate_waiting_for_the_subscription_keeps_it() -> None:
+    """Review finding: the fix above dropped the game as soon as it was
+    ready — while another connection of the same table, waiting for that
+    subscription, was not yet among its connections: it never heard the
+    count, its role lost (four players matched at once, one drops)."""
+    nc = NC()
+    w = Watchers(SimpleNamespace(nc=nc, prefix="ttanjit.v1"))
+    a, b = conn("a"), conn("b")
+    first = asyncio.create_task(w.follow(a, "g1", "own"))
+    await asyncio.sleep(0)
+    second = asyncio.create_task(w.follow(b, "g1", "own"))
+    await asyncio.sleep(0)
+    a.closed = True
+    await w.unfollow(a)
+    nc.opened.set()
+    await asyncio.gather(first, second)
+    assert list(w.games) == ["g1"] and w.roles == {"b": {"own": "g1"}}
+    assert [s.gone for s in nc.subs] == [False]
+    assert b.sent == [{"type": "spectators", "game_id": "g1", "count": 0}]
+    await w.unfollow(b)
+    assert w.games == {} and nc.subs[0].gone
+
+
 async def test_a_role_moved_on_while_its_first_game_was_followed_drops_that_game() -> None:
     nc = NC()
     w = Watchers(SimpleNamespace(nc=nc, prefix="ttanjit.v1"))

@@ -40,7 +40,7 @@ def now_ms() -> int:
 
 
 class _Game:
-    __slots__ = ("conns", "counts", "total", "sub", "ready")
+    __slots__ = ("conns", "counts", "total", "sub", "ready", "waiting")
 
     def __init__(self) -> None:
         self.conns: set[Any] = set()
@@ -48,6 +48,7 @@ class _Game:
         self.total = 0
         self.sub: Any = None
         self.ready = asyncio.Event()
+        self.waiting = 0  # follows waiting for ``ready`` (not in ``conns`` yet)
 
 
 class Watchers:
@@ -133,7 +134,11 @@ class Watchers:
             finally:
                 g.ready.set()
         else:
-            await g.ready.wait()
+            g.waiting += 1
+            try:
+                await g.ready.wait()
+            finally:
+                g.waiting -= 1
         if self.games.get(gid) is not g:  # its subscription failed
             if self.roles.get(c.id, {}).get(role) == gid:
                 del self.roles[c.id][role]
@@ -167,7 +172,8 @@ class Watchers:
         if g is None:
             return
         g.conns.discard(c)
-        if not g.conns and g.ready.is_set():
+        # (a table-mate's follow still waiting for the subscription keeps it)
+        if not g.conns and g.ready.is_set() and not g.waiting:
             self.games.pop(gid, None)
             if g.sub is not None:
                 try:
