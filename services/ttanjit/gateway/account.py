@@ -317,9 +317,10 @@ class Account:
         return me
 
     def issue(self, player: str, nickname: str, refresh: str | None = None,
-              with_refresh: bool = False, family: str = "") -> dict[str, Any]:
+              with_refresh: bool = False, family: str = "",
+              until_ms: int | None = None) -> dict[str, Any]:
         family = family or (refresh.split(".")[0] if refresh else "")
-        token, ident = self.gw.tokens.issue(player, nickname, now_ms(), family)
+        token, ident = self.gw.tokens.issue(player, nickname, now_ms(), family, until_ms)
         out: dict[str, Any] = {"player": player, "nickname": nickname, "token": token,
                                "expires_ms": ident.expires_ms}
         if with_refresh:
@@ -426,7 +427,11 @@ def install(api: FastAPI, gw: Any) -> Account:
                 if refused is not None:
                     return refused
                 await acc.ids.set_nickname(me.player, nick, now_ms())
-            return acc.issue(me.player, nick, family=me.family)
+            # a token of an older release (no family) is renewed no further
+            # than it ran: renamed every hour, it lived on for good, never
+            # asked whether its device had signed out (review finding)
+            return acc.issue(me.player, nick, family=me.family,
+                             until_ms=None if me.family else me.expires_ms)
         return await guarded(go)
 
     @api.post("/api/transfer")

@@ -131,8 +131,11 @@ class Tokens:
         return _b64(hmac.new(self.key, body.encode(), hashlib.sha256).digest()[:20])
 
     def issue(self, player: str, nickname: str, now_ms: int,
-              family: str = "") -> tuple[str, Identity]:
-        ident = Identity(player, nickname, now_ms + TOKEN_TTL_MS, family)
+              family: str = "", until_ms: int | None = None) -> tuple[str, Identity]:
+        """``until_ms``: expire no later (a token that names no family
+        gives none a longer life)."""
+        expires = now_ms + TOKEN_TTL_MS if until_ms is None else min(now_ms + TOKEN_TTL_MS, until_ms)
+        ident = Identity(player, nickname, expires, family)
         doc: dict[str, object] = {"p": player, "n": nickname, "e": ident.expires_ms}
         if family:
             doc["f"] = family
