@@ -87,3 +87,18 @@ def test_a_queue_cancelled_in_the_other_tab_stays_cancelled(new_page: Any) -> No
     assert page.evaluate("() => window.ttanjit.state.queue") is None
     # queued once, by the button: not again by the tab taking the player back
     assert [f["type"] for f in frames(page) if f["dir"] == "out" and f["type"] == "queue"] == ["queue"]
+
+
+def test_a_queue_handed_over_long_ago_is_not_waited_in_again(new_page: Any) -> None:
+    """Review finding: a tab looked at hours after the other closed queued a
+    game long forgotten. As a queue kept across a reload: 10 minutes."""
+    page, tab = queued_then_taken(new_page, "오래된대기")
+    page.evaluate(HIDDEN)
+    tab.close()
+    page.wait_for_timeout(1500)
+    page.evaluate("() => { const real = Date.now; Date.now = () => real() + 11 * 60_000; }")
+    page.evaluate(SEEN)
+    page.wait_for_selector('#net[data-state="open"]')
+    page.wait_for_timeout(1500)  # a re-queue would have been sent by now
+    assert page.locator(".banner.queue").count() == 0
+    assert [f["type"] for f in frames(page) if f["dir"] == "out" and f["type"] == "queue"] == ["queue"]

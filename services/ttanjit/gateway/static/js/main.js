@@ -86,7 +86,9 @@ function useHere() {
   // unsaid (a 빠른 대전 left waiting while the rules were read in a new tab)
   const q = handedQueue;
   handedQueue = null;
-  if (q && !state.queue && q.player === state.player) {
+  // (as a queue kept across a reload: 10 minutes — a tab looked at hours
+  // later queued a game long forgotten: review finding)
+  if (q && !state.queue && q.player === state.player && Date.now() - q.handed < QUEUE_KEPT_MS) {
     state.queueLevel = q.level || state.queueLevel; // (a queue shown from a welcome has none)
     showQueued({ game: q.game, seats: q.seats, ms: q.ms }, q.player);
   }
@@ -435,7 +437,8 @@ if (tabs) {
     if (net.state !== "open") return;
     const q = state.queue;
     tabs.postMessage({ type: "gone", player: me(), queue: q && q.player === me()
-      ? { game: q.game, seats: q.seats, level: state.queueLevel, player: q.player, ms: q.ms } : null });
+      ? { game: q.game, seats: q.seats, level: state.queueLevel, player: q.player, ms: q.ms, handed: Date.now() }
+      : null });
   });
   net.on("welcome", () => tabs.postMessage({ type: "here", player: me() }));
   document.addEventListener("visibilitychange", takeBackIfSeen);

@@ -50,8 +50,9 @@ const PER_GAME = ["t0", "log", "logseq", "watchlog", "change", "left", "final", 
 export function keepGames(ids) {
   const keep = new Set(ids.filter(Boolean));
   try {
-    for (let i = sessionStorage.length - 1; i >= 0; i -= 1) {
-      const k = sessionStorage.key(i);
+    const keys = []; // (all first: removing reorders the storage's keys)
+    for (let i = 0; i < sessionStorage.length; i += 1) keys.push(sessionStorage.key(i));
+    for (const k of keys) {
       if (!k?.startsWith(PREFIX)) continue;
       const [kind, ...rest] = k.slice(PREFIX.length).split(".");
       if (PER_GAME.includes(kind) && rest.length && !keep.has(rest.join("."))) sessionStorage.removeItem(k);
