@@ -753,8 +753,13 @@ def test_a_confirm_carries_its_pick_only_where_the_view_says_so(new_page: Any) -
     page = new_page(width=1000, height=900)
     sign_in(page, "예전샤드")
     quick_match(page, "penalty_rows", seats=2)
+    page.wait_for_function("() => window.ttanjit.game.view?.confirm_with_pick === true")
     page.evaluate("""() => { const ws = window.ttanjit.net.ws; const send = ws.send.bind(ws);
-      window.__raw = []; ws.send = (d) => { window.__raw.push(JSON.parse(d)); return send(d); }; }""")
+      window.__raw = []; ws.send = (d) => { window.__raw.push(JSON.parse(d)); return send(d); };
+      // while __older, the shard's frames say what an older release's do
+      const net = window.ttanjit.net; const take = net.onFrame.bind(net);
+      net.onFrame = (data) => take(window.__older && typeof data === 'string'
+        ? data.replaceAll('"confirm_with_pick":true', '"confirm_with_pick":false') : data); }""")
     confirms: list[dict[str, Any]] = []
     for older in (True, False):
         page.wait_for_function(
@@ -765,10 +770,10 @@ def test_a_confirm_carries_its_pick_only_where_the_view_says_so(new_page: Any) -
         page.locator('.pr-row[data-row="1"]').click()
         confirm = page.locator(f'[data-act="confirm"]:has-text("{card} → 1번 줄 확정")')
         confirm.wait_for()
-        if older:
-            page.evaluate("() => { window.ttanjit.game.view.confirm_with_pick = undefined; }")
-        else:
-            assert page.evaluate("() => window.ttanjit.game.view.confirm_with_pick") is True
+        # (the view as the shard says it from now on: its frames are rewritten)
+        flag = str(not older).lower()
+        page.evaluate(f"""() => {{ window.__older = {str(older).lower()};
+          window.ttanjit.game.view.confirm_with_pick = {flag}; }}""")
         confirm.click()
         page.wait_for_function(f"""() => window.__raw.some((f) => f.action?.type === 'confirm'
           && {len(confirms)} === window.__raw.filter((g) => g.action?.type === 'confirm').length - 1)""")
