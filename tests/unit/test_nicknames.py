@@ -62,7 +62,8 @@ def test_emoji_joined_or_keycapped_are_taken(raw: str) -> None:
 
 
 @pytest.mark.parametrize("raw", ["민\u200d수", "a\u200d", "\u200d👨", "👨\u200d", "👨\u200d\u200d💻",
-                                 "👨\u200da", "봇2 (보통)\u200d", "\u2764\ufe0f\ufe0f", "\ufe0f"])
+                                 "👨\u200da", "봇2 (보통)\u200d", "\u2764\ufe0f\ufe0f", "\ufe0f",
+                                 "👨\u200d💻\u0301\u0301\u0301"])
 def test_a_joiner_or_selector_outside_an_emoji_is_refused(raw: str) -> None:
     """A joiner between letters (민\u200d수 looks 민수 exactly), at an end
     or doubled, and a second presentation selector (❤️️ looks ❤️), are

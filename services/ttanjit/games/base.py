@@ -125,7 +125,9 @@ ABANDON_MS = 600_000
 # engine would ignore it (and record it as sent): 줄줄이 벌점's confirm
 # with its pick — there a seat's view says the shard takes it
 # (``confirm_with_pick``) and a client sends it only then, as a revision
-# cannot keep an older release's shard from taking such an input.
+# cannot keep an older release's shard from taking such an input. (No
+# revision for it: the release that brought it wrote it under 3, and its
+# shards replay it as picked, as this one does.)
 RULES_REVISION = 3
 ABANDONED = "abandoned"  # the result's ``ended_by``
 

@@ -99,7 +99,7 @@ def clean_nickname(raw: object) -> str:
     marks = sum(unicodedata.category(c)[0] == "M" and not _styled(nick, i)
                 for i, c in enumerate(nick))
     seen = sum(not c.isspace() and c not in BLANKS and unicodedata.category(c)[0] != "M"
-               for c in nick)
+               and not ignorable(c) for c in nick)  # (an emoji's joiner is seen as nothing)
     if not seen or marks > seen:
         raise FrameError("bad_nickname")
     if BOT_NAME.fullmatch("".join(c for c in unicodedata.normalize("NFKC", nick)

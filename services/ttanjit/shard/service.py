@@ -157,7 +157,7 @@ class Shard:
         self.reclaiming: set[str] = set()
         # games owned here whose record this release cannot replay: tried
         # again slowly, said once (an upgrade's older shard, a rollback)
-        self.unreplayable: dict[str, str] = {}
+        self.unreplayable: set[str] = set()
         self.claims_from = 0.0  # loop time before which no failover claim is made
         self.nats_back = asyncio.Event()  # set (and replaced) when NATS reconnects
         self.nats_back_at = -1e9  # loop time of the last reconnect
@@ -490,7 +490,7 @@ class Shard:
                 if gid not in self.unreplayable:
                     log.error("cannot replay the game's record, the game waits for a shard "
                               "of a release that can: %s", exc, extra={"game": gid})
-                self.unreplayable[gid] = str(exc)
+                self.unreplayable.add(gid)
                 m.unreplayable.set(len(self.unreplayable))
             elif isinstance(exc, (APIError, NoRespondersError, TimeoutError)):  # NATS's too
                 # JetStream refused or did not answer (its storage full, a
@@ -517,7 +517,8 @@ class Shard:
             await self._reclaim_loop(gid, ran_to)
         finally:
             self.reclaiming.discard(gid)
-            if self.unreplayable.pop(gid, None) is not None:  # taken, gone or ended
+            if gid in self.unreplayable:  # taken, gone or ended
+                self.unreplayable.discard(gid)
                 m.unreplayable.set(len(self.unreplayable))
 
     async def _reclaim_loop(self, gid: str, ran_to: int) -> None:
