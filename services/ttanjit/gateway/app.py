@@ -135,7 +135,7 @@ class ClientFiles(StaticFiles):
         and ran them with the new ones' — a page that did not start
         (version-skew audit)."""
         response = super().file_response(full_path, stat_result, scope, status_code)
-        fonts = str(scope.get("path", "")).startswith(("/fonts/", "fonts/"))
+        fonts = self.get_path(scope).startswith("fonts/")
         response.headers["cache-control"] = "public, max-age=604800" if fonts else "no-cache"
         return response
 

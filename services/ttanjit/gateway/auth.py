@@ -82,9 +82,10 @@ def clean_nickname(raw: object) -> str:
     if not isinstance(raw, str):
         raise FrameError("bad_nickname")
     nick = unicodedata.normalize("NFC", raw).strip()
+    # (format characters drawn as nothing, the joiner among them, are the
+    # next check's)
     if not 1 <= len(nick) <= NICK_MAX or any(
-            unicodedata.category(c)[0] == "C" and not _joined_emoji(nick, i)
-            for i, c in enumerate(nick)):
+            unicodedata.category(c)[0] == "C" and not ignorable(c) for c in nick):
         raise FrameError("bad_nickname")
     # nothing drawn as nothing, but an emoji's presentation right after it
     # and the joiner inside one emoji (👨‍💻: refused as a control character,

@@ -177,8 +177,7 @@ export class Session extends EventTarget {
           p.resolve({ type: "error", code: "not_sent", cmd_id, message: p.notAgain });
         } else this.raw(p.frame);
       }
-      this.keepPending();
-      this.emit("pending", {});
+      this.pendingChanged();
     }
     if (typeof f.seq === "number") {
       this.lastSeq = f.seq;
@@ -190,9 +189,8 @@ export class Session extends EventTarget {
     if ((f.type === "result" || f.type === "error") && f.cmd_id && this.pending.has(f.cmd_id)) {
       const p = this.pending.get(f.cmd_id);
       this.pending.delete(f.cmd_id);
-      this.keepPending();
       p.resolve(f);
-      this.emit("pending", {});
+      this.pendingChanged();
     }
     for (const w of [...this.waiters]) {
       if (w.types.includes(f.type) || (f.type === "error" && w.ref && f.ref === w.ref)) {
@@ -280,16 +278,23 @@ export class Session extends EventTarget {
     }
   }
 
-  /** The unanswered moves into this tab's storage (the constructor reads them). */
-  keepPending() {
-    store.set("pending", [...this.pending.values()].filter((p) => !p.notAgain).map((p) => p.frame));
+  /** The unanswered moves changed: into this tab's storage (the
+   * constructor reads them), and said ("pending"). */
+  pendingChanged() {
+    store.set("pending", this.resendable().map((p) => p.frame));
+    this.emit("pending", {});
   }
 
-  /** The moves waiting to be sent again once connected (not a 원카드!,
-   * which is not: "보낼 수 1개" over a 원카드! then said "보내지 않았어요";
-   * browser check). */
+  /** The unanswered moves sent again once connected (not a 원카드!, which
+   * is not: "보낼 수 1개" over a 원카드! then said "보내지 않았어요"; browser
+   * check). */
+  resendable() {
+    return [...this.pending.values()].filter((p) => !p.notAgain);
+  }
+
+  /** How many moves wait to be sent again once connected. */
   held() {
-    return [...this.pending.values()].filter((p) => !p.notAgain).length;
+    return this.resendable().length;
   }
 
   /** Whether an action has waited for its answer at least SLOW_ANSWER_MS. */
@@ -310,8 +315,7 @@ export class Session extends EventTarget {
     const frame = { type: "action", game_id: gameId, cmd_id, action };
     return new Promise((resolve) => {
       this.pending.set(cmd_id, { frame, resolve, at: Date.now(), notAgain });
-      this.keepPending();
-      this.emit("pending", {});
+      this.pendingChanged();
       this.raw(frame);
       setTimeout(() => { if (this.pending.has(cmd_id)) this.emit("pending", {}); }, SLOW_ANSWER_MS);
       setTimeout(() => { if (this.pending.has(cmd_id) && this.state === "open") this.ping(); }, ANSWER_WAIT_MS);

@@ -18,9 +18,12 @@ const TABLES = { onecard, penalty_rows: penalty, hakka };
 const OUTCOME = { win: "승", loss: "패", left: "나감", none: "무효" };
 
 /** "1,532" (or "1,500 (잠정)") with the explanation on hover/tap. */
+const PROVISIONAL_GAMES = 10; // a rating of fewer games is 잠정 (matchmaker/standings.py)
+const provisional = (r) => r.provisional ?? (r.games ?? 0) < PROVISIONAL_GAMES;
+
 export function ratingLabel(r) {
   const d = r.display ?? Math.round(1500 + 40 * Number(r.ordinal ?? 0));
-  const prov = r.provisional ?? (r.games ?? 0) < 10;
+  const prov = provisional(r);
   return h("span.rating", { title: prov ? `10게임까지는 잠정 점수예요 (${r.games ?? 0}/10게임).` : "1,500점에서 시작하는 표시 레이팅이에요.",
     dataset: { display: String(d) } }, d.toLocaleString("ko-KR"), prov ? h("small.prov", {}, " (잠정)") : null);
 }
@@ -194,7 +197,8 @@ export async function showBoard(root, game) {
     h("td.num", {}, String(e.rank)), h("td", {}, e.nickname), h("td.num", {}, ratingLabel({ display: e.display, games: e.games })),
     h("td.num", {}, String(e.games))));
   // (잠정) here too, as in the rows (browser check)
-  const shown = b.me ? `${b.me.display.toLocaleString("ko-KR")}${(b.me.games ?? 10) < 10 ? ", 잠정" : ""}` : "";
+  const shown = b.me ? `${b.me.display.toLocaleString("ko-KR")}${
+    provisional({ games: b.me.games ?? PROVISIONAL_GAMES }) ? ", 잠정" : ""}` : "";
   const mine = b.me ? (b.me.rank
     ? `내 순위: ${b.me.rank}위 (${shown})`
     : `${b.me.needs}게임 더 하면 순위에 올라요 (지금 ${shown}).`) : "";
