@@ -133,7 +133,7 @@ def context_files() -> list[str]:
         line = raw.strip()
         if line and not line.startswith("#"):
             patterns.append((line.startswith("!"), line.lstrip("!").rstrip("/").removeprefix("**/")))
-    roots = ["pyproject.toml", "proto", "services", "deploy/build-wheel.sh",
+    roots = ["pyproject.toml", "constraints.txt", "proto", "services", "deploy/build-wheel.sh",
              "deploy/Dockerfile", "deploy/image", ".dockerignore"]
     out: list[str] = []
     for top in roots:

@@ -85,6 +85,23 @@ def test_runtime_stage_is_slim_non_root_and_has_no_build_tools() -> None:
     assert cmd.json and list(cmd.value) == ["python", "-m", "ttanjit.gateway"]
 
 
+def test_the_builder_takes_every_package_at_its_pinned_version() -> None:
+    """Every pip in the builder that resolves from an index is held to
+    constraints.txt (`make lock`: the versions the tests passed with) — an
+    image built from a commit runs what that commit was tested with."""
+    resolving = []
+    for stage in stages():
+        copied = {src for c in stage if c.cmd == "COPY" for src in c.value[:-1]}
+        for c in stage:
+            body = " ".join(c.value)
+            for step in re.split(r"&&|;", body) if c.cmd == "RUN" else []:
+                if re.search(r"\bpip (install|wheel)\b", step) and "--no-index" not in step:
+                    resolving.append(step.strip())
+                    assert "-c constraints.txt" in step, step
+                    assert "constraints.txt" in copied, "constraints.txt is not copied before: " + step
+    assert len(resolving) >= 2, resolving  # grpcio-tools, and the wheels of every dependency
+
+
 def test_every_copied_source_is_in_the_build_context() -> None:
     for c in instructions():
         if c.cmd != "COPY" or any(f.startswith("--from=") for f in c.flags):

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -293,6 +294,28 @@ def test_the_image_is_what_the_chart_expects(cluster: Cluster) -> None:
                 assert probe.returncode == 0, (w.name, cmd)
             elif cmd:
                 assert pod.exec("sh", "-c", f"command -v {cmd[0]}").returncode == 0, cmd
+
+
+def test_the_image_runs_every_package_at_its_pinned_version(cluster: Cluster) -> None:
+    """The image has what the tests ran with: each Python package in it at its
+    version in constraints.txt (`make lock`), none from outside it."""
+    pinned = {}
+    for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.strip().split("==")
+            pinned[canonical(name)] = version
+    pod = next(iter(cluster.pods.values()))
+    done = pod.exec("python", "-c", "import json, importlib.metadata as m; print(json.dumps("
+                    "{d.metadata['Name']: d.version for d in m.distributions()}))")
+    assert done.returncode == 0, done.stderr
+    installed = {canonical(k): v for k, v in json.loads(done.stdout).items()}
+    assert installed.pop("ttanjit")
+    assert len(installed) >= 20, installed
+    assert {k: v for k, v in installed.items() if pinned.get(k) != v} == {}
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def test_every_pod_is_ready_by_its_probes_and_locked_down(cluster: Cluster) -> None:
