@@ -486,24 +486,24 @@ def test_display_math() -> None:
     assert standings.display(10.0) == 1900
     ch = standings.change("g", "onecard", "win", 0.0, 3.1, 1)
     assert (ch["before"], ch["after"], ch["delta"]) == (1500, 1624, 124)
-    assert ch["why"].startswith("이겨서 +124점.") and ch["provisional"]
+    assert ch["why"].startswith("이겨서 레이팅 +124.") and ch["provisional"]
     down = standings.change("g", "onecard", "loss", 5, 4.8, 12)
-    assert not down["provisional"] and down["why"].startswith("져서 −8점.")  # U+2212, as the label
+    assert not down["provisional"] and down["why"].startswith("져서 레이팅 −8.")  # U+2212, as the label
     # both ways, never that this opponent was weak (two new players of equal
     # rating read "약한 상대에게 질수록 더 내려가요." so: trial nitpick)
     assert "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." in down["why"]
     # a loss that still rose: by place where the game has a score, else the
     # provisional rating's shrinking uncertainty
     up = standings.change("g", "penalty_rows", "loss", 5, 5.5, 12, seats=5)["why"]
-    assert up.startswith("졌지만 +20점.") and "내가 점수로 앞선 상대" in up
-    assert "불확실성" in standings.change("g", "onecard", "loss", 0, 0.5, 2)["why"]
+    assert up.startswith("졌지만 레이팅 +20.") and "게임 순위가 나보다 낮은 상대" in up
+    assert "져도 오를 수 있어요" in standings.change("g", "onecard", "loss", 0, 0.5, 2)["why"]
     # 5th of 5 by score yet up: the seat that left counted below it, and the
     # line says so (nothing on the screen did: trial nitpick)
     result = {"substituted": [False, False, True]}
     assert standings.others_left(result, 0) and not standings.others_left(result, 2)
     why = standings.change("g", "penalty_rows", "loss", 5, 5.1, 12, standings.others_left(result, 0),
                            seats=3)["why"]
-    assert why.startswith("졌지만 +4점. 자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, 졌어도 "
+    assert why.startswith("졌지만 레이팅 +4. 자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, 졌어도 "
                           "그보다 앞선 순위예요."), why
     assert "자리를 비운" not in standings.change("g", "penalty_rows", "loss", 5, 5.1, 12, seats=3)["why"]
 

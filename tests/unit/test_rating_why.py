@@ -57,9 +57,9 @@ def test_an_eliminated_player_who_went_keeps_their_place() -> None:
 
 def test_a_rise_after_leaving_is_said_why() -> None:
     up = standings.explain("left", 12, 3)
-    assert up.startswith("자리를 비워 봇이 대신해서 꼴찌로 계산했지만 +12점.")
-    assert "불확실성이 줄며 오를 수 있어요" in up
-    assert standings.explain("left", -12, 20) == "자리를 비워 봇이 대신해서 꼴찌로 계산했어요 (−12점)."
+    assert up.startswith("자리를 비워 봇이 대신해서 꼴찌로 계산했지만 레이팅 +12.")
+    assert "실력을 재는 중이라 져도 오를 수 있어요" in up
+    assert standings.explain("left", -12, 20) == "자리를 비워 봇이 대신해서 꼴찌로 계산했어요 (레이팅 −12)."
 
 
 def test_a_win_over_people_alone_does_not_say_how_bots_are_rated() -> None:
@@ -67,7 +67,7 @@ def test_a_win_over_people_alone_does_not_say_how_bots_are_rated() -> None:
     난이도별 고정 점수)를 이길수록 더 올라요." with no bot at the table."""
     people = standings.explain("win", 20, 20, bots=False)
     assert "봇" not in people and "강한 상대를 이길수록 더 올라요." in people
-    assert "봇은 난이도별 고정 점수" in standings.explain("win", 20, 20, bots=True)
+    assert "봇은 난이도별 고정 레이팅" in standings.explain("win", 20, 20, bots=True)
     assert "봇" not in standings.change("g1", "onecard", "win", 0.0, 1.0, 20, bots=False)["why"]
 
 
@@ -87,9 +87,9 @@ def test_a_loss_says_what_moved_it_most() -> None:
     duel = standings.explain("loss", -32, 3, seats=2)
     assert "상대가 약할수록 더 내려가고, 강할수록 덜 내려가요." in duel and "공동" not in duel
     scored = standings.explain("loss", -40, 20, by_score=True, seats=5)
-    assert "점수 순위가 낮을수록, 상대가 약할수록 더 내려가요." in scored and "공동" not in scored
+    assert "게임 순위가 낮을수록, 상대가 약할수록 더 내려가요." in scored and "공동" not in scored
     # at a table of two the loser is 2nd whatever the scores
-    assert "점수 순위" not in standings.explain("loss", -40, 20, by_score=True, seats=2)
+    assert "게임 순위" not in standings.explain("loss", -40, 20, by_score=True, seats=2)
     # up though lost, long after the first games: sharing 2nd with stronger
     # seats (review finding: "처음 몇 판은 …" said to a player of 80 games)
     hard = {**result([H, HARD, HARD, HARD], [False] * 4, [1]), "players": {"p_a": 0}}
@@ -109,7 +109,7 @@ def test_a_rise_after_a_loss_because_another_left_says_so_first() -> None:
     사람은 점수와 관계없이 꼴찌로 계산해요." — the rise's reason came last,
     after one that was not it."""
     why = standings.explain("loss", 51, 2, others_left=True)
-    assert why.startswith("졌지만 +51점. 자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, "
+    assert why.startswith("졌지만 레이팅 +51. 자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, "
                           "졌어도 그보다 앞선 순위예요.")
     assert "처음 몇 게임" not in why
     assert "앞선 순위" not in standings.explain("loss", 0, 20, others_left=True)  # no rise to explain
@@ -117,8 +117,8 @@ def test_a_rise_after_a_loss_because_another_left_says_so_first() -> None:
     # points, up +74 only for the leaver, read "점수로 앞선 상대가 있으면 …"
     # first), then the place by score, which may be a reason too
     scored = standings.explain("loss", 12, 20, by_score=True, others_left=True, seats=4)
-    assert scored == ("졌지만 +12점. 자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, 졌어도 그보다 "
-                      "앞선 순위예요. 우승은 못 했어도 내가 점수로 앞선 상대가 있으면 그 순위만큼 올라요.")
+    assert scored == ("졌지만 레이팅 +12. 자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해서, 졌어도 그보다 "
+                      "앞선 순위예요. 우승은 못 했어도 게임 순위가 나보다 낮은 상대가 있으면 그 순위만큼 올라요.")
     down = standings.explain("loss", -5, 20, others_left=True)  # down all the same: both said
     assert "상대가 약할수록" in down and "자리를 비운 사람은 점수와 관계없이 꼴찌로 계산해요." in down
 
@@ -131,13 +131,13 @@ def test_a_loss_that_moved_nothing_is_not_told_it_could_rise_or_go_down() -> Non
     said = {}
     for key, kw in (("duel", {}), ("shared", {"seats": 4}), ("placed", {"seats": 4, "by_score": True})):
         why = standings.explain("loss", 0, 20, **kw)
-        assert why.startswith("졌지만 점수는 그대로예요. ") and "오를" not in why and "더 내려가요" not in why, \
+        assert why.startswith("졌지만 레이팅은 그대로예요. ") and "오를" not in why and "더 내려가요" not in why, \
             (kw, why)
         said[key] = why
-    assert "공동 2위" in said["shared"] and "점수로 앞선" in said["placed"] and "강한 상대" in said["duel"]
+    assert "공동 2위" in said["shared"] and "나보다 낮은" in said["placed"] and "강한 상대" in said["duel"]
     # in a new player's first games it is mostly the uncertainty shrinking (review)
     new = standings.explain("loss", 0, 3, seats=4)
-    assert new.startswith("졌지만 점수는 그대로예요. 처음 몇 게임은 실력을 재는 중이라") and "공동" not in new, new
+    assert new.startswith("졌지만 레이팅은 그대로예요. 처음 몇 게임은 실력을 재는 중이라") and "공동" not in new, new
 
 
 def test_one_card_losers_place_by_the_cards_they_keep() -> None:
@@ -197,7 +197,7 @@ def test_wins_over_bots_alone_rise_only_to_the_bots_level() -> None:
     assert kept.ordinal == strong.ordinal and kept.capped
     why = standings.change("g1", "penalty_rows", "win", strong.ordinal, kept.ordinal, kept.games,
                            seats=4, capped=kept.capped)["why"]
-    assert why.startswith("이겨서 ±0점. 봇만 상대한 게임으로는 가장 강한 봇의 점수보다 크게 오르지 않아요.")
+    assert why.startswith("이겨서 레이팅 ±0. 봇만 상대한 게임으로는 가장 강한 봇의 레이팅보다 크게 오르지 않아요.")
     # a friend at the table: not held
     two = win_over([H, easy, easy], {"p_a": 0, "p_b": 1})
     assert not rate_result(two, {"p_a": strong})["p_a"].capped

@@ -65,11 +65,11 @@ def signed(n: int) -> str:
 
 
 # a rise after a loss or a leave, in a new player's first games
-PROVISIONAL_RISE = "처음 몇 게임은 실력을 재는 중이라 점수의 불확실성이 줄며 오를 수 있어요."
+PROVISIONAL_RISE = "처음 몇 게임은 실력을 재는 중이라 져도 오를 수 있어요."
 
 
 # a loss where those who did not win place by score (ratings.place)
-LOSS_BY_SCORE = "점수 순위가 낮을수록, 상대가 약할수록 더 내려가요."
+LOSS_BY_SCORE = "게임 순위가 낮을수록, 상대가 약할수록 더 내려가요."
 # a loss at a table of three or more with no score (One Card: everybody
 # but the winner shares 2nd place, ratings.place): −3 losing to three 보통
 # bots beside −32 losing to one 어려움 bot, both under "상대가 약할수록 더
@@ -79,12 +79,11 @@ LOSS_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 여럿이
 # a loss that moved nothing: what held it
 LEVEL_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 함께 2위인 상대가 나보다 강하면 " \
     "거의 내려가지 않아요."
-LEVEL_BY_SCORE = "우승은 못 했어도 내가 점수로 앞선 상대가 있으면 그만큼 덜 내려가요."
-LEVEL_PROVISIONAL = "처음 몇 게임은 실력을 재는 중이라, 점수의 불확실성이 줄어 진 만큼의 하락이 " \
-    "상쇄됐어요."
+LEVEL_BY_SCORE = "우승은 못 했어도 게임 순위가 나보다 낮은 상대가 있으면 그만큼 덜 내려가요."
+LEVEL_PROVISIONAL = "처음 몇 게임은 실력을 재는 중이라 진 만큼 내려가지 않았어요."
 # a loss that rose where those who did not win place by score: "점수로 앞선
 # 상대" alone read as a rival ahead of me, the opposite (trial finding)
-RISE_BY_SCORE = "우승은 못 했어도 내가 점수로 앞선 상대가 있으면 그 순위만큼 올라요."
+RISE_BY_SCORE = "우승은 못 했어도 게임 순위가 나보다 낮은 상대가 있으면 그 순위만큼 올라요."
 # One Card's losers place by the cards they keep (ratings.place): the same
 # three lines in its words
 LOSS_BY_CARDS = "남은 카드가 많을수록(탈락은 꼴찌), 상대가 약할수록 더 내려가요."
@@ -99,7 +98,7 @@ RISE_SHARED = "우승자 말고는 모두 공동 2위로 계산해서, 나보다
 
 
 # a win against bots alone held at their level (ratings.BOT_CAP_MARGIN)
-CAPPED = "봇만 상대한 게임으로는 가장 강한 봇의 점수보다 크게 오르지 않아요. 사람과 하면 더 오를 수 있어요."
+CAPPED = "봇만 상대한 게임으로는 가장 강한 봇의 레이팅보다 크게 오르지 않아요. 사람과 하면 더 오를 수 있어요."
 
 
 def explain(kind: str, delta: int, games: int, by_score: bool = False,
@@ -119,26 +118,26 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
     # (at a table of two the loser is 2nd whatever the scores)
     shared, placed = seats > 2 and not by_score, seats > 2 and by_score
     if kind == "win":
-        head = f"이겨서 {signed(delta)}점."
+        head = f"이겨서 레이팅 {signed(delta)}."
         why = CAPPED if capped else \
-            "강한 상대(봇은 난이도별 고정 점수)를 이길수록 더 올라요." if bots else \
+            "강한 상대(봇은 난이도별 고정 레이팅)를 이길수록 더 올라요." if bots else \
             "강한 상대를 이길수록 더 올라요."
     elif kind == "left":
         # up although counted last (a new player's first games: the
         # conservative rating rises as its uncertainty shrinks): said why,
         # as for a loss ("나감 +32" read as a reward for leaving: trial)
-        head = f"자리를 비워 봇이 대신해서 꼴찌로 계산했어요 ({signed(delta)}점)." if delta <= 0 else \
-            f"자리를 비워 봇이 대신해서 꼴찌로 계산했지만 {signed(delta)}점."
+        head = f"자리를 비워 봇이 대신해서 꼴찌로 계산했어요 (레이팅 {signed(delta)})." if delta <= 0 else \
+            f"자리를 비워 봇이 대신해서 꼴찌로 계산했지만 레이팅 {signed(delta)}."
         why = "" if delta <= 0 else PROVISIONAL_RISE
     elif delta == 0:
         # not "져서 ±0점. … 상대가 약할수록 더 내려가요.": it did not go down
         # at all, and the line read as wrong (UX audit); what kept it
-        head = "졌지만 점수는 그대로예요."
+        head = "졌지만 레이팅은 그대로예요."
         # (in the first games, mostly the shrinking uncertainty: review)
         why = LEVEL_PROVISIONAL if prov else LEVEL_SHARED if shared else \
             level_by if placed else "나보다 훨씬 강한 상대에게 지면 거의 내려가지 않아요."
     else:
-        head = f"져서 {signed(delta)}점." if delta <= 0 else f"졌지만 {signed(delta)}점."
+        head = f"져서 레이팅 {signed(delta)}." if delta <= 0 else f"졌지만 레이팅 {signed(delta)}."
         # not "약한 상대에게 질수록 더 내려가요." alone: two new players of
         # equal rating read it as "my opponent was weak" (trial nitpick); a
         # loss that moved nothing is one that did not rise (review finding:
@@ -157,7 +156,7 @@ def explain(kind: str, delta: int, games: int, by_score: bool = False,
         # first, not after "처음 몇 게임은 …" (a room whose other person left:
         # trial finding), nor after a place by score that was last (trial)
         why, left = f"{RISE_LEFT} {rise_by}" if placed else RISE_LEFT, ""
-    tail = f" {games}/{PROVISIONAL_GAMES}게임 — 10게임까지는 잠정 점수라 크게 움직여요." if prov else ""
+    tail = f" {games}/{PROVISIONAL_GAMES}게임 — 10게임을 채울 때까지는 잠정 레이팅이라 크게 움직여요." if prov else ""
     return " ".join(x for x in (head, why, left) if x) + tail
 
 

@@ -299,7 +299,7 @@ function ratingsBox() {
   return h("section.card-box.ratings", {},
     h("h2", {}, "내 레이팅"),
     rows.length
-      ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "게임"), h("th.num", {}, "점수"), h("th.num", {}, "게임 수"),
+      ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "게임"), h("th.num", {}, "레이팅"), h("th.num", {}, "게임 수"),
         h("th", {}, h("span.visually-hidden", {}, "순위와 내 기록")))), // (an empty header: a11y audit)
         h("tbody", {}, rows))
       : h("p.muted", {}, "아직 레이팅이 없어요. 한 판 해 보세요!"));

@@ -24,7 +24,7 @@ const provisional = (r) => r.provisional ?? (r.games ?? 0) < PROVISIONAL_GAMES;
 export function ratingLabel(r) {
   const d = r.display ?? Math.round(1500 + 40 * Number(r.ordinal ?? 0));
   const prov = provisional(r);
-  return h("span.rating", { title: prov ? `10게임까지는 잠정 점수예요 (${r.games ?? 0}/10게임).` : "1,500점에서 시작하는 표시 레이팅이에요.",
+  return h("span.rating", { title: prov ? `10게임을 채울 때까지는 잠정 레이팅이에요 (${r.games ?? 0}/10게임).` : "처음 1,500에서 시작하는 레이팅이에요.",
     dataset: { display: String(d) } }, d.toLocaleString("ko-KR"), prov ? h("small.prov", {}, " (잠정)") : null);
 }
 
