@@ -258,7 +258,7 @@ def test_penalty_rows_reveal_clears_the_pick_from_the_dock(new_page: Any) -> Non
       window.__mod.onEvent(c, {type: 'revealed', round: c.view.round, turn: c.view.turn_no,
         picks: [{seat: 0, card, row: 1}, {seat: 1, card: 104, row: 2}]}); }""", card)
     dock = page.locator(".pr-dock").inner_text()
-    assert "놓여요" not in dock and "모두의 카드를 공개해요" in dock, dock
+    assert "놓여" not in dock and "모두의 카드를 공개해요" in dock, dock
     assert page.locator('.pr-dock [data-act="confirm"]').count() == 0
     assert page.locator(".pr-dock .timer").count() == 0  # nor a countdown of a turn that is over
 

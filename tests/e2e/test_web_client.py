@@ -537,7 +537,7 @@ def test_a_move_pressed_offline_is_said_to_go_once_connected(new_page: Any) -> N
     page.locator(".oc-actions button").first.click()  # [1장 뽑기] (or 공격 받기, 넘기기)
     page.wait_for_selector('.toast:has-text("연결이 끊겨 있어요. 다시 연결되면 보내요.")')
     # the top bar says a move waits to be sent (nothing on the page did: trial)
-    page.wait_for_selector('#net:has-text("보낼 수 1개")')
+    page.wait_for_selector('#net:has-text("보낼 동작 1개")')
     # in sight whole on a small phone, beside a long nickname (cut off: review)
     page.set_viewport_size({"width": 360, "height": 640})
     page.evaluate("() => { document.getElementById('who').textContent = '열여섯글자닉네임열여섯글자닉네'; }")
@@ -559,8 +559,8 @@ def test_a_move_pressed_offline_is_said_to_go_once_connected(new_page: Any) -> N
     # one wording for the whole time (it switched with each try: trial nitpick)
     # (nor is it written again unchanged: a11y audit, role=status)
     labels = page.evaluate("() => [...window.__labels]")
-    assert set(labels) <= {"다시 연결 중… · 보낼 수 1개"}, labels
-    assert page.locator("#net").inner_text() == "다시 연결 중… · 보낼 수 1개"
+    assert set(labels) <= {"다시 연결 중… · 보낼 동작 1개"}, labels
+    assert page.locator("#net").inner_text() == "다시 연결 중… · 보낼 동작 1개"
     assert page.evaluate("() => window.__held") == 0
     page.context.set_offline(False)
     page.wait_for_function("""() => window.__frames.some((f) => f.dir === 'in' && f.cmd_id
@@ -590,7 +590,7 @@ def test_a_move_pressed_offline_survives_a_reload(new_page: Any) -> None:
     page.evaluate("() => window.ttanjit.net.drop()")
     page.wait_for_function("() => window.ttanjit.net.state !== 'open'")
     page.locator(".oc-actions button").first.click()  # [1장 뽑기] (or 공격 받기, 넘기기)
-    page.wait_for_selector('#net:has-text("보낼 수 1개")')
+    page.wait_for_selector('#net:has-text("보낼 동작 1개")')
     held = page.evaluate("() => [...window.ttanjit.net.pending.keys()]")
     assert len(held) == 1
     through["on"] = True
@@ -891,6 +891,7 @@ def test_client_previews_follow_the_rules(new_page: Any) -> None:
         sixth: pr.preview([25, 29, 31, 34, 35], 36),
         higher: pr.preview([46], 40),
         higherText: pr.previewText(40, 2, pr.preview([46], 40), 46),
+        appendText: pr.previewText(35, 2, pr.preview([25, 29, 31, 34], 35), 34),
         higherTwo: pr.previewText(40, 2, pr.preview([39, 46], 40), 46),
         twos: oc.effectText(['2H', '2C'], {hand: ['2H', '2C', '5S'], pending: 0,
                                            attack: {'2H': 2, '2C': 2}}),
@@ -903,6 +904,8 @@ def test_client_previews_follow_the_rules(new_page: Any) -> None:
     }""")
     assert out["total"] == 171
     assert out["append"] == {"outcome": "append", "position": 5, "penalty": 0, "cards": 0}
+    # the card's place in the row ("끝(34) 뒤 5번째 자리에" read as the 5th place after 34: copy audit)
+    assert out["appendText"] == "35는 2번 줄 끝(34) 뒤에 놓여 5번째 카드가 돼요."
     assert out["sixth"]["outcome"] == "sixth_card" and out["sixth"]["penalty"] == 7
     assert out["higher"]["outcome"] == "row_end_higher" and out["higher"]["penalty"] == 1
     # one card is taken, not "1장을 모두" (trial nitpick); two are taken "모두"

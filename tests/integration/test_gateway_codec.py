@@ -337,7 +337,7 @@ def _lobby_frames() -> list[dict]:
          "resumed": True, "resume_result": "gapless", "limits": limits_json(60_000, 10_000), "ratings": []},
         {**base, "type": "pong", "client_ms": 12.5},
         {"seq": 0, "server_ms": NOW, "type": "error", "code": "unauthenticated",
-         "message": "먼저 로그인해 주세요.", "ref": "ping"},
+         "message": "로그인 정보가 없어요. 먼저 시작해 주세요.", "ref": "ping"},
         {**base, "type": "error", "code": "not_your_turn", "message": "x", "ref": "action",
          "cmd_id": "c1"},
         {**base, "type": "queued", "game": "hakka", "seats": 4, "ticket": "t_1"},

@@ -265,7 +265,7 @@ class _TokenRefusingConn(_RefusingConn):
             return await super().send(frame)
         fut = asyncio.get_running_loop().create_future()
         fut.set_result({"type": "error", "code": "bad_token", "ref": "hello",
-                        "message": "로그인 정보가 올바르지 않아요. 다시 로그인해 주세요.",
+                        "message": "로그인 정보가 올바르지 않아요. 다시 시작해 주세요.",
                         "server_ms": time.time() * 1000})
         return fut
 

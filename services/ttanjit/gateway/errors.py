@@ -13,8 +13,8 @@ MESSAGES: dict[str, str] = {
     "unknown_type": "알 수 없는 메시지 종류예요.",
     "frame_too_large": "메시지가 너무 커요.",
     "rate_limited": "너무 빨리 보내고 있어요. 잠시 후 다시 해 주세요.",
-    "unauthenticated": "먼저 로그인해 주세요.",
-    "bad_token": "로그인 정보가 올바르지 않아요. 다시 로그인해 주세요.",
+    "unauthenticated": "로그인 정보가 없어요. 먼저 시작해 주세요.",
+    "bad_token": "로그인 정보가 올바르지 않아요. 다시 시작해 주세요.",
     "already_hello": "이미 연결되어 있어요.",
     "missing_field": "필요한 값이 빠졌어요.",
     "bad_cmd_id": "명령 번호가 올바르지 않아요.",
@@ -48,7 +48,7 @@ MESSAGES: dict[str, str] = {
     "not_found": "없는 주소예요.",
     "method_not_allowed": "이 주소에서는 쓸 수 없는 요청 방식이에요.",
     "body_too_large": "요청 내용이 너무 커요.",
-    "too_many_signups": "이 주소에서 새 손님 계정을 너무 많이 만들었어요. 잠시 후 다시 해 주세요.",
+    "too_many_signups": "이 네트워크에서 새 손님 계정을 너무 많이 만들었어요. 잠시 후 다시 해 주세요.",
     **LOBBY_MESSAGES,
 }
 

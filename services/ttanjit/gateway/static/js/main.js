@@ -109,7 +109,7 @@ function updateHeader() {
   // moves kept to send once connected: said where the connection is (the
   // table went on saying 내 차례예요 with nothing to show one waits: trial)
   if ((net.state === "closed" || net.state === "connecting") && net.held()) {
-    text += ` · 보낼 수 ${net.held()}개`;
+    text += ` · 보낼 동작 ${net.held()}개`; // ("보낼 수 1개" read as "can send 1": copy audit)
   } else if (net.state === "open" && net.sending()) {
     text += " · 보내는 중…"; // a slow network, or a silent drop not noticed yet (network audit)
   }

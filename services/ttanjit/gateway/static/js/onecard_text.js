@@ -20,8 +20,14 @@ export function effectText(sel, view) {
   let what;
   if (c.joker) what = `공격 ${atk}장${view.pending ? ` (쌓인 공격 ${view.pending + atk}장을 다음 사람에게 넘겨요)` : ""} · 다음 무늬를 골라요`;
   else if (atk) what = view.pending ? `공격을 넘겨요: 모두 ${view.pending + atk}장` : `다음 사람에게 공격 ${atk}장`;
-  // a 3 blocks only an attack of 2s (RULES.md 1.5): not "공격 8장을 막아요" on a joker's
-  else if (view.pending && c.rank === "3") what = view.twos_only ? `같은 무늬 2의 공격 ${view.pending}장을 막아요` : "2로만 이어진 공격을 막아요";
+  // a 3 of the current suit blocks only an attack of 2s (RULES.md 1.5): not
+  // "공격 8장을 막아요" on a joker's; and not "같은 무늬 2의 공격": a chain of
+  // 2s mixes suits, the 3's must be the current one (copy audit)
+  else if (view.pending && c.rank === "3") {
+    what = !view.twos_only ? "3은 2로만 이어진 공격만 막아요"
+      : !view.suit || c.suit === view.suit ? `2 공격 ${view.pending}장을 막아요`
+        : `지금 무늬(${SUIT_SYMBOL[view.suit]})의 3만 2 공격을 막아요`;
+  }
   else if (c.rank === "7") what = "다음 무늬를 골라요";
   else if (c.rank === "J") what = k > 1 ? `${k}명을 건너뛰어요` : "다음 사람을 건너뛰어요";
   else if (c.rank === "Q") what = k % 2 ? "순서 방향이 바뀌어요" : "방향이 두 번 바뀌어 그대로예요";
@@ -67,7 +73,11 @@ function reason(code, sel, view) {
       : "2·A·조커는 마지막 카드가 될 수 없어요. 1장 뽑아요";
     case "cannot_defend": return "3으로는 2만 이어진 공격만 막을 수 있어요";
     case "weaker_attack": return "지금 공격보다 약한 카드로는 넘길 수 없어요";
-    case "joker_named_suit": return `조커 위에는 바뀐 무늬 ${suit} 또는 조커만 낼 수 있어요`;
+    // under a 흑백 조커's attack the named suit is not playable, only what
+    // passes it on (RULES.md 1.5; "바뀐 무늬 ♥ 하트 또는 조커만" read as any ♥: copy audit)
+    case "joker_named_suit": return view.pending && top.rank === "BJ"
+      ? "흑백 조커 공격은 컬러 조커로, 고른 무늬가 ♠이면 ♠A로도 넘길 수 있어요"
+      : `조커 위에는 바뀐 무늬 ${suit} 또는 조커만 낼 수 있어요`;
     case "named_suit": return `바뀐 무늬 ${suit}, 같은 숫자(${top.rank}) 또는 조커만 낼 수 있어요`;
     case "does_not_match":
       if (view.pending && card.rank === "3") return `${suit} 3으로만 막을 수 있어요`;

@@ -26,7 +26,8 @@ export function preview(rowCards, card) {
 
 // "(벌점 N)" is one piece: at 360 px "(벌점" ended a line, "1)." began the next (줄줄이 audit)
 export function previewText(card, row, p, end) {
-  if (p.outcome === "append") return `${josa(card, "은/는")} ${row}번 줄 끝(${end}) 뒤 ${p.position}번째 자리에 놓여요.`;
+  // (not "끝(30) 뒤 3번째 자리에": read as the third place after 30: copy audit)
+  if (p.outcome === "append") return `${josa(card, "은/는")} ${row}번 줄 끝(${end}) 뒤에 놓여 ${p.position}번째 카드가 돼요.`;
   if (p.outcome === "sixth_card") return `${row}번 줄이 이미 5장이라 ${p.cards}장을 가져가요 (벌점\u00a0${p.penalty}). ${josa(card, "이/가")} 새 첫 카드가 돼요.`;
   // "모두" only where there is more than one card to take ("1장을 모두" read oddly)
   return `${row}번 줄 끝(${end})이 ${card}보다 커서 ${row}번 줄 ${p.cards}장을 ${p.cards > 1 ? "모두 " : ""}가져가요 (벌점\u00a0${p.penalty}).`;

@@ -31,35 +31,43 @@ export async function showRules(root, gameName, from = null) {
 }
 
 /** The seed pages were copied from the service's web page: list numbers
- * and table cells ran into the text ("1. 1맨 위…", "• 551장벌점 7"). The
- * files stay verbatim; the page shows them tidied. */
+ * and table cells ran into the text ("1. 1맨 위…", "• 551장벌점 7"), and
+ * the 줄줄이 벌점 example's rows lost their cards (pictures on the page; the
+ * steps under them name the cards, and the rows show those). The files stay
+ * verbatim; the page shows them tidied. */
+const EXAMPLE_ROWS = { "1번 줄": "…·12", "2번 줄": "25·29·31·34", "3번 줄": "46" };
 export function tidy(line) {
   return line
     .replace(/^(\d+)\.\s*\1(?:\.\s*|(?=\D)|(?=\d))/, "$1. ")
     .replace(/^• 55(1장)(벌점 7)$/, "• 55 — $1 · $2")
     .replace(/^• (.*\D)(\d+장)(벌점 \d+)$/, "• $1 — $2 · $3")
-    .replace(/^• (\d+번 줄)(\d+장 · 벌점 \d+)$/, "• $1 — $2");
+    .replace(/^• (\d+번 줄)(\d+장 · 벌점 \d+)$/, (_, row, size) =>
+      `• ${row} — ${EXAMPLE_ROWS[row] ? `${EXAMPLE_ROWS[row]} (${size})` : size}`);
 }
 
-export function renderRules(text) {
+/** The page's blocks: the title, headings, paragraphs, and lists of
+ * bullets ("• ") or numbered steps ("1. "). A line that only starts with a
+ * number is text ("7이나 조커로…", "2~10명이…", "36을 낸 사람이…" were
+ * list items); bullets and steps side by side are two lists. */
+export function rulesBlocks(text) {
   const lines = text.split("\n").map((l) => tidy(l.trim())).filter(Boolean);
   const out = [];
   let list = null;
   lines.forEach((line, i) => {
-    const bullet = line.startsWith("• ");
-    const numbered = /^\d+\.?\s*\d*/.test(line) && /^\d/.test(line) && !/^\d+\s*(명|장|초|분)/.test(line);
-    if (i === 0) {
-      out.push(h("h2", {}, line));
-    } else if (bullet || numbered) {
-      if (!list) { list = h(bullet ? "ul" : "ol"); out.push(list); }
-      list.append(h("li", {}, bullet ? line.slice(2) : line));
+    const kind = line.startsWith("• ") ? "ul" : /^\d+\. /.test(line) ? "ol" : null;
+    if (i > 0 && kind) {
+      if (list?.tag !== kind) { list = { tag: kind, items: [] }; out.push(list); }
+      list.items.push(kind === "ul" ? line.slice(2) : line);  // the step keeps its number
       return;
-    } else if (line.length <= 20 && !/[.요다]$/.test(line)) {
-      out.push(h("h3", {}, line));
-    } else {
-      out.push(h("p", {}, line));
     }
     list = null;
+    out.push({ tag: i === 0 ? "h2" : line.length <= 20 && !/[.요다]$/.test(line) ? "h3" : "p", text: line });
   });
   return out;
+}
+
+export function renderRules(text) {
+  return rulesBlocks(text).map((b) => b.items
+    ? h(b.tag, {}, b.items.map((item) => h("li", {}, item)))
+    : h(b.tag, {}, b.text));
 }

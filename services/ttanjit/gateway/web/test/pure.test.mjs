@@ -19,9 +19,11 @@ test("One Card preview adds up the attack strengths the view carries", () => {
 
 test("One Card preview of cards without attack", () => {
   const view = { hand: ["3H", "7S", "JD", "JC", "QS", "KH", "5C"], pending: 2, twos_only: true, attack: {} };
-  assert.equal(effectText(["3H"], view), "♥3: 같은 무늬 2의 공격 2장을 막아요");
+  assert.equal(effectText(["3H"], { ...view, suit: "H" }), "♥3: 2 공격 2장을 막아요");
+  // only a 3 of the current suit: "같은 무늬 2의 공격" read as a chain of one suit (copy audit)
+  assert.equal(effectText(["3H"], { ...view, suit: "C" }), "♥3: 지금 무늬(♣)의 3만 2 공격을 막아요");
   // a 3 blocks only 2s (RULES.md 1.5): on a joker's 공격 8장 it said "공격 8장을 막아요" (trial finding)
-  assert.equal(effectText(["3S"], { ...view, pending: 8, twos_only: false }), "♠3: 2로만 이어진 공격을 막아요");
+  assert.equal(effectText(["3S"], { ...view, pending: 8, twos_only: false }), "♠3: 3은 2로만 이어진 공격만 막아요");
   const calm = { ...view, pending: 0 };
   assert.equal(effectText(["7S"], calm), "♠7: 다음 무늬를 골라요");
   assert.equal(effectText(["JD", "JC"], calm), "♦J · ♣J: 2명을 건너뛰어요");
@@ -61,6 +63,9 @@ test("One Card refusal says why in the words of the table (RULES.md 1.2, 1.5)", 
   assert.equal(refusalText("does_not_match", ["JH"], plain), "♥J: 낼 수 없어요 — ♦ 다이아몬드 무늬, 같은 숫자(9) 또는 조커만 낼 수 있어요");
   const joker = { ...named, top: "BJ", suit: "H" };
   assert.equal(refusalText("joker_named_suit", ["9S"], joker), "♠9: 낼 수 없어요 — 조커 위에는 바뀐 무늬 ♥ 하트 또는 조커만 낼 수 있어요");
+  // under the joker's attack the named suit is not what may be played (copy audit)
+  assert.equal(refusalText("joker_named_suit", ["AS"], { ...joker, pending: 5 }),
+    "♠A: 낼 수 없어요 — 흑백 조커 공격은 컬러 조커로, 고른 무늬가 ♠이면 ♠A로도 넘길 수 있어요");
   const attacked = { seat: 0, turn: 0, top: "2H", suit: "H", pending: 2 };
   assert.equal(refusalText("under_attack", ["JH"], attacked), "♥J: 낼 수 없어요 — 공격을 받는 중이라 공격 카드로 넘기거나 받아야 해요");
   assert.equal(refusalText("does_not_match", ["3C"], attacked), "♣3: 낼 수 없어요 — ♥ 하트 3으로만 막을 수 있어요");
@@ -265,4 +270,41 @@ test("Two players of one nickname at a table are told apart by their seats", () 
     { seat: 2, kind: "human", nickname: "민수" }, { seat: 3, kind: "human", nickname: "지은" }, { seat: 4, kind: "human" }];
   assert.deepEqual(seatNames(players), { 0: "민수 (1번)", 1: "봇2 (어려움)", 2: "민수 (3번)", 3: "지은", 4: "5번" });
   assert.deepEqual(seatNames([{ seat: 0, kind: "human", nickname: "민수" }]), { 0: "민수" });
+});
+
+test("the rules pages' lists hold only their bullets and numbered steps (copy audit)", async () => {
+  const { rulesBlocks } = await import("../../static/js/rules.js");
+  const { readFileSync } = await import("node:fs");
+  const page = (g) => rulesBlocks(readFileSync(new URL(`../../static/rules/${g}.txt`, import.meta.url), "utf8"));
+  const after = (blocks, text) => blocks[blocks.findIndex((b) => b.text === text) + 1];
+  const onecard = page("onecard");
+  // a line that only starts with a number is text: it was the 4th step of 내 차례
+  const turn = after(onecard, "내 차례");
+  assert.equal(turn.tag, "ol");
+  assert.deepEqual(turn.items.map((s) => s.slice(0, 2)), ["1.", "2.", "3."]);
+  assert.equal(onecard[onecard.indexOf(turn) + 1].tag, "p");
+  assert.match(onecard[onecard.indexOf(turn) + 1].text, /^7이나 조커로/);
+  const rows = page("penalty_rows");
+  assert.equal(after(rows, "목표").tag, "p");
+  assert.ok(rows.some((b) => b.tag === "p" && b.text.startsWith("2~10명이")), "2~10명이 is a paragraph");
+  // the example: its rows (with the cards the steps name) and its steps are two lists
+  const example = rows.slice(rows.findIndex((b) => b.text === "처리 예시"));
+  assert.deepEqual(example.slice(1, 5).map((b) => b.tag), ["p", "ul", "ol", "p"]);
+  assert.deepEqual(example[2].items, ["1번 줄 — …·12 (2장 · 벌점 2)", "2번 줄 — 25·29·31·34 (4장 · 벌점 5)",
+    "3번 줄 — 46 (1장 · 벌점 1)", "4번 줄 — 2장 · 벌점 8"]);
+  assert.match(example[3].items[0], /^1\. 35는 2번 줄 끝\(34\)/);
+  assert.match(example[4].text, /^36을 낸 사람이/);
+  // every numbered step reads "N. " once (the seed's "1. 1. 고른 줄")
+  for (const g of ["onecard", "penalty_rows", "hakka"]) {
+    for (const b of page(g).filter((x) => x.tag === "ol")) {
+      b.items.forEach((s, i) => assert.ok(s.startsWith(`${i + 1}. `) && !s.startsWith(`${i + 1}. ${i + 1}.`), `${g}: ${s}`));
+    }
+  }
+});
+
+test("the Hakka rules call leading a trick 리드, as the table's buttons and the seed do", async () => {
+  const { readFileSync } = await import("node:fs");
+  const text = readFileSync(new URL("../../static/rules/hakka.txt", import.meta.url), "utf8");
+  assert.match(text, /리드라고 해요/);
+  assert.doesNotMatch(text, /트릭을 시작|시작할 때는|로 시작/);
 });
