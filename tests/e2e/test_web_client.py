@@ -993,6 +993,38 @@ def test_a_page_whose_code_cannot_load_says_so(new_page: Any) -> None:
     page.wait_for_selector("#nickname")
 
 
+def test_a_nickname_being_typed_keeps_its_caret_and_syllable_when_the_lobby_is_drawn_again(
+        new_page: Any) -> None:
+    """IME audit: the lobby drawn anew (a friend joining my room, a
+    `ratings` frame, a reconnect) while a new nickname was being typed put
+    the caret at the box's start — 김 then 철수 became 철수김 — and split the
+    Hangul syllable being composed. The box and its caret stay, and a
+    redraw waits for the syllable."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "이름바꾸기")
+    box = page.locator('input[name="new-nickname"]')
+    box.fill("")
+    box.focus()
+    page.keyboard.insert_text("김")
+    page.evaluate("() => window.ttanjit.state.emit('ratings')")  # drawn again
+    page.keyboard.insert_text("철수")
+    assert box.input_value() == "김철수"
+    # a redraw while a syllable is being composed (Chromium's IME, by CDP)
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Input.imeSetComposition", {"text": "ㅇ", "selectionStart": 1, "selectionEnd": 1})
+    cdp.send("Input.imeSetComposition", {"text": "영", "selectionStart": 1, "selectionEnd": 1})
+    page.evaluate("() => window.ttanjit.state.emit('ratings')")
+    cdp.send("Input.imeSetComposition", {"text": "영ㅎ", "selectionStart": 2, "selectionEnd": 2})
+    cdp.send("Input.imeSetComposition", {"text": "영희", "selectionStart": 2, "selectionEnd": 2})
+    cdp.send("Input.insertText", {"text": "영희"})  # the syllable committed
+    assert box.input_value() == "김철수영희"
+    assert page.evaluate("() => document.activeElement.name") == "new-nickname"
+    # the redraw that waited came once the syllable was done
+    page.wait_for_function("() => document.querySelector('.lobby').isConnected")
+    page.get_by_role("button", name="닉네임 바꾸기").click()
+    page.wait_for_selector('.toast:has-text("김철수영희")')
+
+
 def test_a_room_code_being_typed_stays_when_the_lobby_is_drawn_again(new_page: Any) -> None:
     """The lobby drawn anew (a connection's welcome; after sign-in, the
     address set) came up with an empty code box: what was typed was gone,

@@ -21,6 +21,20 @@ export function showLobby(root) {
   // must not wipe it.
   const games = h("div.games", {}, Object.keys(GAMES).map(gameCard));
   const join = joinBox();
+  // the account box too: a nickname being typed in a box drawn anew lost
+  // its caret and the syllable being composed (IME audit)
+  const account = accountBox(() => render());
+  // a syllable being composed (a Hangul IME) is not drawn over: moving its
+  // box split it (뮤 + 뮻 → 뮤뮻); the redraw waits for the syllable
+  let composing = false;
+  let due = false;
+  for (const box of [join, account]) {
+    box.addEventListener("compositionstart", () => { composing = true; });
+    box.addEventListener("compositionend", () => {
+      composing = false;
+      if (due) { due = false; render(); }
+    });
+  }
   let page = null;
   const render = () => {
     // another screen took #app (a game's table): the lobby is gone, and a
@@ -30,6 +44,7 @@ export function showLobby(root) {
       unsubs = [];
       return;
     }
+    if (composing) { due = true; return; }
     // drawn again (a `ratings` frame, the queue, a room's change), the page
     // stays where the player scrolled it (it went back to the top: the 관전
     // list or 입장 box scrolled to on a phone was left)
@@ -66,7 +81,7 @@ export function showLobby(root) {
       join,
       live,
       ratingsBox(),
-      accountBox(render));
+      account);
     mount(root, page);
     if (again && window.scrollY !== y) window.scrollTo(0, y);
     if (focused !== document.activeElement && focused?.isConnected && page.contains(focused)) {

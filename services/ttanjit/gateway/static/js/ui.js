@@ -50,8 +50,12 @@ function focusMark(root) {
   if (!el || el === document.body || el === root || !root.contains(el)) return null;
   const box = el.parentElement?.closest("[class]") || root;
   const peers = [...box.querySelectorAll(FOCUSABLE)];
+  // a text box's caret too: its look-alike took the focus with the caret
+  // at the start, and what was typed next went before the rest (IME audit:
+  // 김 + 철수 became 철수김)
+  const caret = typeof el.selectionStart === "number" ? [el.value, el.selectionStart, el.selectionEnd] : null;
   return { sig: signature(el), box: box === root ? null : { tag: box.tagName, cls: box.className },
-    at: Math.max(0, peers.indexOf(el)) };
+    at: Math.max(0, peers.indexOf(el)), caret };
 }
 
 function refocus(root, mark) {
@@ -68,6 +72,7 @@ function refocus(root, mark) {
     el = peers[Math.min(mark.at, peers.length - 1)];
   }
   el?.focus({ preventScroll: true });
+  if (el && mark.caret && el.value === mark.caret[0]) el.setSelectionRange(mark.caret[1], mark.caret[2]);
   // else the hand; a hand with nothing to press (줄줄이 벌점's after 확정)
   // leaves it on the line that says what now (data-focus-rest): it fell to
   // the page, and each turn began there (a11y audit)
