@@ -1014,3 +1014,64 @@ def test_an_attack_turn_says_what_may_answer_it(new_page: Any) -> None:
     assert said[0].startswith("공격을 받았어요! 컬러 조커는 넘길 수도 막을 수도 없어요. 7장을 받아요."), said
     assert said[1].startswith("공격을 받았어요! 공격 카드로 넘기거나, 같은 무늬 3으로 막거나, 2장을 받아요."), said
     assert said[2].startswith("공격을 받았어요! 공격 카드로 넘기거나 5장을 받아요."), said
+
+
+def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
+    return a["left"] < b["right"] - 1 and b["left"] < a["right"] - 1 and \
+        a["top"] < b["bottom"] - 1 and b["top"] < a["bottom"] - 1
+
+
+@pytest.mark.parametrize(("width", "height"), [(740, 360), (640, 360), (844, 390)])
+@pytest.mark.parametrize(("file", "game", "n", "table"), [
+    ("onecard", "onecard", 4, ".top-card"), ("penalty", "penalty_rows", 6, ".pr-row:last-child"),
+    ("hakka", "hakka", 4, ".hk-table")])
+def test_a_phone_on_its_side_shows_the_table_beside_the_dock(
+        new_page: Any, width: int, height: int, file: str, game: str, n: int, table: str) -> None:
+    """IME/touch audit: a phone held sideways got the dock at the bottom,
+    170–250 px of a 315 px screen — 원카드's top card never in view with my
+    hand, every 줄줄이 벌점 row tap a scroll first, the rows' 장 · 벌점 cut
+    off. The dock stands at the right, the screen's height below the top
+    bar; what the turn is decided on, beside it, is brought into view by
+    scrolling the table, never under the dock; and the [원카드!] prompt
+    pops up over the table, not over the dock's buttons."""
+    page = new_page(width=width, height=height)
+    v = engine_view(game, n, seed=5)
+    if game == "onecard":
+        v["turn"] = 0
+    render(page, file, game, v)
+    dock = settled(page, ".pr-dock, .table-dock")
+    bar = box(page, ".topbar")
+    assert dock["top"] >= bar["bottom"] - 1 and dock["bottom"] <= height + 1, dock
+    assert dock["left"] >= width / 2, dock  # beside the table, not across it
+    page.locator(table).scroll_into_view_if_needed()
+    page.wait_for_timeout(100)
+    seen = box(page, table)
+    assert seen["top"] >= bar["bottom"] - 1 and seen["bottom"] <= height + 1, seen
+    assert not overlap(seen, dock), (seen, dock)
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+    # nothing cut off at the table's side, nothing of it under the dock
+    for sel in (".pr-row", ".pr-row .row-info", ".pr-players", ".oc-opponents", ".hk-seats", ".game-head"):
+        assert page.evaluate("""([s, edge]) => [...document.querySelectorAll(s)].every((e) =>
+          e.scrollWidth <= e.clientWidth + 1 || getComputedStyle(e).overflowX === 'auto')
+          && [...document.querySelectorAll(s)].every((e) => e.getBoundingClientRect().right <= edge + 1)""",
+                             [sel, dock["left"]]), sel
+    buttons = page.locator(".pr-dock button, .table-dock button").all()
+    assert buttons and all(not overlap(box_of(b), dock) or inside(box_of(b), dock) for b in buttons)
+    if game == "onecard":
+        page.evaluate("""() => { window.__ctl.at = (t) => t;
+          window.__mod.onEvent(window.__ctl, {type: 'one_card_window', holder: 1, closes_at: Date.now() + 60000},
+                               {game_seq: 5}); }""")
+        page.wait_for_timeout(300)
+        pop = box(page, "#onecard-float:not([hidden]) .float-inner")
+        for act in ("draw", "play"):
+            assert not overlap(pop, box(page, f'[data-act="{act}"]')), act
+    shot(page, f"{game}-sideways-{width}x{height}")
+
+
+def box_of(locator: Any) -> dict[str, float]:
+    b = locator.bounding_box()
+    return {"left": b["x"], "top": b["y"], "right": b["x"] + b["width"], "bottom": b["y"] + b["height"]}
+
+
+def inside(a: dict[str, float], b: dict[str, float]) -> bool:
+    return a["left"] >= b["left"] - 1 and a["right"] <= b["right"] + 1

@@ -13,7 +13,8 @@ import { placeMs } from "./anim.js";
 import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
 
 // a short phone: app.css's block of the same query tightens the rows there
-const SHORT_PHONE = "(max-width: 719px) and (max-height: 760px)";
+// (and a phone on its side: app.css, the dock at the right)
+const SHORT_PHONE = "(max-width: 719px) and (max-height: 760px), (orientation: landscape) and (max-height: 500px)";
 
 /** Where a card would land on a row as it is now (seed: 놓는 규칙). */
 export function preview(rowCards, card) {
