@@ -437,3 +437,43 @@ def test_the_board_marks_a_rating_under_ten_games_provisional(new_page: Any) -> 
     rows = page.eval_on_selector_all(".board-table tbody tr", "rs => rs.map((r) => r.innerText)")
     assert "1,744 (잠정)" in rows[0] and "잠정" not in rows[1], rows
     assert "내 순위: 1위 (1,744, 잠정)" in page.locator(".board-note").inner_text()  # (browser check)
+
+
+def test_codes_typed_in_hangul_and_second_taps_send_nothing(new_page: Any) -> None:
+    """IME/touch audit: a code typed with the keyboard in 한글 mode ("abcd"
+    comes out "뮻ㅇ") went as typed — the room's said 방을 찾을 수 없어요, the
+    device code's 새 코드를 받아 주세요 and cost one of the 10 tries, as an
+    empty one did; and a second tap on a slow network made a second guest
+    account (and a second rename). Each is said before anything is sent;
+    a form sends one request at a time."""
+    page = new_page(width=360, height=740)
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url.split("/api/")[-1]) if "/api/" in r.url else None)
+    page.locator(".claim summary").click()
+    page.fill('input[name="transfer-code"]', "뮻ㅇ2ㅌ-ㅁㄴㅇㄹ")
+    page.get_by_role("button", name="계속하기").click()
+    page.wait_for_selector('.claim .form-error:has-text("한/영 키를 눌러 영문으로")')
+    assert "transfer/claim" not in sent
+    # an empty one goes, and is told it is no code (no try spent: the server's malformed_code)
+    page.fill('input[name="transfer-code"]', "")
+    page.get_by_role("button", name="계속하기").click()
+    page.wait_for_selector('.claim .form-error:has-text("8자리")')
+    # two submits of the sign-in form at once: one guest account
+    page.fill("#nickname", "두번누름")
+    page.evaluate("""() => { const f = document.querySelector('.signin form.card-box');
+      f.requestSubmit(); f.requestSubmit(); }""")
+    page.wait_for_selector(".game-card")
+    assert sent.count("guest") == 1, sent
+    # the room code in Hangul: said, no room_join sent
+    page.fill('input[name="code"]', "뮻ㅇ2ㅌ")
+    page.get_by_role("button", name="입장").click()
+    page.wait_for_selector('.toast.error:has-text("한/영 키를 눌러 영문으로")')
+    assert not [f for f in page.evaluate("() => window.__frames")
+                if f.get("dir") == "out" and f.get("type") == "room_join"]
+    # two renames at once: one request
+    page.fill('input[name="new-nickname"]', "한번만")
+    page.evaluate("""() => { const f = document.querySelector('.account form');
+      f.requestSubmit(); f.requestSubmit(); }""")
+    page.wait_for_selector('#who:has-text("한번만")')
+    page.wait_for_timeout(300)
+    assert sent.count("nickname") == 1, sent

@@ -220,6 +220,11 @@ def test_wrong_transfer_codes_are_limited_per_address(st: Stack) -> None:
     def new_code() -> str:
         return str(call(st.http(0), "/api/transfer", {}, me["token"])[1]["code"])
 
+    # no code at all is not a guess (IME audit: 11 empty tries locked the
+    # address out): said as such, no attempt spent
+    for bad in ["", "  - ", "뮻ㅇㅁ-ㄴㅇㄹ", "ABCD", "ABCD-EFGH-JKLM"] * 3:
+        assert claim_from(http, bad, "203.0.113.7")[:2] == (
+            400, {"code": "malformed_code", "message": MESSAGES["malformed_code"]}), bad
     # a right code gives its attempt back: 9 wrong, 1 right, 1 wrong, still answered
     for _ in range(9):
         assert claim_from(http, "ZZZZZZZZ", "203.0.113.7")[:2] == (

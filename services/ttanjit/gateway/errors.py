@@ -35,6 +35,7 @@ MESSAGES: dict[str, str] = {
     # issue 15: lasting identity, history, replays, spectating
     "bad_refresh": "로그인이 만료됐어요. 다시 시작해 주세요.",
     "bad_code": "코드가 맞지 않거나 시간이 지났어요. 새 코드를 받아 주세요.",
+    "malformed_code": "코드는 영문과 숫자 8자리예요 (예: ABCD-EFGH). 받은 코드를 다시 확인해 주세요.",
     "too_many_attempts": "코드를 너무 많이 잘못 넣었어요. 잠시 후 다시 해 주세요.",
     "too_many_renames": "닉네임을 너무 자주 바꿨어요. 잠시 후 다시 해 주세요.",
     "too_many_codes": "코드를 너무 자주 받았어요. 잠시 후 다시 해 주세요.",

@@ -253,7 +253,10 @@ class Identities:
         code; ``bad_code`` otherwise. The code is gone afterwards."""
         code = normalize_code(raw)
         if len(code) != CODE_LEN:
-            raise FrameError("bad_code")
+            # not a guess at any code (empty, Hangul typed with the keyboard
+            # in 한글 mode, cut short): said as such, and it costs no
+            # attempt (IME audit: 11 empty tries locked the address out)
+            raise FrameError("malformed_code")
         try:
             entry = await self.kv.get(f"c.{code}")
         except KeyNotFoundError:

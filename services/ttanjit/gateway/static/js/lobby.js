@@ -3,7 +3,7 @@
 import { h, mount, button, toast, announce } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
-import { state, GAMES, LEVELS, roomCode } from "./state.js";
+import { state, GAMES, LEVELS, roomCode, hangulTyped, HANGUL_CODE } from "./state.js";
 import { signInAsGuest } from "./identity.js";
 import { accountBox, claimBox, ratingLabel } from "./records.js";
 import { liveBox } from "./watch.js";
@@ -139,8 +139,10 @@ function signIn() {
   const input = h("input#nickname", { name: "nickname", maxlength: 16, autocomplete: "nickname",
     placeholder: "닉네임 (1~16자)", value: out ? "" : store.lastNickname() });
   const msg = h("p.form-error", { role: "alert" });
+  let asking = false; // a second tap on a slow network made a second guest account (IME/touch audit)
   const submit = async (ev) => {
     ev.preventDefault();
+    if (asking) return;
     msg.textContent = "";
     const nickname = input.value.trim();
     if (!nickname) { // our own words, not the browser's English "Please fill out this field."
@@ -148,7 +150,8 @@ function signIn() {
       input.focus();
       return;
     }
-    const r = await signInAsGuest(nickname); // the lasting identity (identity.js); offline: its words
+    asking = true;
+    const r = await signInAsGuest(nickname).finally(() => { asking = false; }); // the lasting identity (identity.js); offline: its words
     if (!r.ok) {
       msg.textContent = r.body.message || r.body.detail?.message || "닉네임을 확인해 주세요.";
       return;
@@ -275,6 +278,7 @@ let typedCode = "";
 
 function joinBox() {
   const code = h("input", { name: "code", placeholder: "방 코드", autocapitalize: "characters",
+    autocomplete: "off", autocorrect: "off", spellcheck: "false",
     maxlength: 12, "aria-label": "방 코드", value: typedCode,
     oninput: () => { typedCode = code.value; } });
   const join = async (ev) => {
@@ -283,6 +287,7 @@ function joinBox() {
     // stayed beside the next one's "방을 찾을 수 없어요": rooms audit)
     for (const t of document.querySelectorAll("#toasts .toast.error")) t.remove();
     if (state.lateRoom) { state.lateRoom = null; state.emit("late"); }
+    if (hangulTyped(code.value)) { toast(HANGUL_CODE, "error"); code.focus(); return; }
     const c = roomCode(code.value);
     if (!c) { toast("친구에게 받은 방 코드를 넣어 주세요.", "error"); code.focus(); return; } // it did nothing
     if (/[01IO]/.test(c)) { // never in a code (rooms.py CODE_ALPHABET): said, not "not found"

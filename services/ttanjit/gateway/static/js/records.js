@@ -7,7 +7,7 @@ import { h, mount, button, toast } from "./ui.js";
 import { net } from "./net.js";
 import { serverNow } from "./clock.js";
 import * as store from "./store.js";
-import { state, GAMES, seatNames, placeText, josa, signed, boardLine } from "./state.js";
+import { state, GAMES, seatNames, placeText, josa, signed, boardLine, hangulTyped, HANGUL_CODE } from "./state.js";
 import * as identity from "./identity.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
@@ -101,9 +101,12 @@ export function accountBox(rerender) {
     "aria-label": "새 닉네임", oninput: () => { typedNick = nick.value; } });
   const out = h("div.code-out", { role: "status" });
   if (transfer && transfer.expires_ms > serverNow()) codeLine(out);
+  let renaming = false; // one at a time: a second tap sent a second rename and a second reconnect
   const rename = async (ev) => {
     ev.preventDefault();
-    const r = await identity.rename(nick.value.trim());
+    if (renaming) return;
+    renaming = true;
+    const r = await identity.rename(nick.value.trim()).finally(() => { renaming = false; });
     if (!r.ok) { toast(r.body.message || "닉네임을 확인해 주세요.", "error"); return; }
     typedNick = null;
     // kept over the screen the reconnect leads to (a room's: it was wiped at
@@ -152,12 +155,20 @@ export function accountBox(rerender) {
 export function claimBox() {
   // room for a pasted "ABCD - EFGH" (cut at 9, a wrong code cost one of the 10 tries: identity audit)
   const input = h("input", { name: "transfer-code", maxlength: 20, placeholder: "ABCD-EFGH", autocapitalize: "characters",
-    "aria-label": "다른 기기에서 받은 코드" });
+    autocomplete: "off", autocorrect: "off", spellcheck: "false", "aria-label": "다른 기기에서 받은 코드" });
   const msg = h("p.form-error", { role: "alert" });
+  // said where it is seen: with the keyboard up the line under the form was
+  // below the screen's edge, and nothing seemed to happen (IME/touch audit)
+  const say = (text) => { msg.textContent = text; msg.scrollIntoView({ block: "nearest" }); };
+  let asking = false;
   const submit = async (ev) => {
     ev.preventDefault();
-    const r = await identity.claimCode(input.value);
-    if (!r.ok) { msg.textContent = r.body.message || "코드를 확인해 주세요."; return; }
+    if (asking) return;
+    // (not sent: the server's malformed_code costs no try, but says less)
+    if (hangulTyped(input.value)) { say(HANGUL_CODE); input.focus(); return; }
+    asking = true;
+    const r = await identity.claimCode(input.value).finally(() => { asking = false; });
+    if (!r.ok) { say(r.body.message || "코드를 확인해 주세요."); return; }
     store.forgetTab(); // the player before's session, queue and unanswered moves (review finding)
     store.set("last_seq", 0);
     location.hash = "#/";

@@ -159,6 +159,14 @@ export function roomNews(before, after, me) {
   return out;
 }
 
+/** A code typed with the keyboard in 한글 mode ("abcd" comes out "뮻ㅇ"):
+ * said before it is sent, as what to do — it went as typed and was refused
+ * as a code not found, or a wrong one (IME audit). */
+export const HANGUL_CODE = "한글로 입력됐어요. 한/영 키를 눌러 영문으로 넣어 주세요.";
+export function hangulTyped(text) {
+  return /[\u1100-\u11FF\u3131-\u318E\uAC00-\uD7A3]/.test(String(text));
+}
+
 /** A room code as a friend may send it (spaces, a hyphen; lower case), as
  * the matchmaker keeps it: the lobby's 입장 and an invite link. */
 export function roomCode(text) {

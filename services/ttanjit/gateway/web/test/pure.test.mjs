@@ -308,3 +308,11 @@ test("the Hakka rules call leading a trick 리드, as the table's buttons and th
   assert.match(text, /리드라고 해요/);
   assert.doesNotMatch(text, /트릭을 시작|시작할 때는|로 시작/);
 });
+
+test("a code typed with the keyboard in 한글 mode is told apart (IME audit)", async () => {
+  const { hangulTyped } = await import("../../static/js/state.js");
+  assert.equal(hangulTyped("뮻ㅇ2ㅌ"), true); // "abcd2x" in 두벌식
+  assert.equal(hangulTyped("ㅁ"), true);
+  assert.equal(hangulTyped("ABCD-EFGH"), false);
+  assert.equal(hangulTyped(" abcd efgh "), false);
+});
