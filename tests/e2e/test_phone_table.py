@@ -479,7 +479,7 @@ def test_a_66_point_game_says_who_ended_it(new_page: Any) -> None:
     page = new_page(width=390, height=844)
     render(page, "penalty", "penalty_rows", v)
     assert page.locator(".end-why").inner_text() == \
-        f"{NAMES[0]} (나) 106점, {NAMES[2]} 70점: 벌점이 66점 이상이 되어 게임이 끝났어요."
+        f"{NAMES[0]} (나) 벌점 106, {NAMES[2]} 벌점 70: 벌점이 66점 이상이 되어 게임이 끝났어요."
     v.update(ended_by="rounds")
     render(page, "penalty", "penalty_rows", v)
     assert page.locator(".end-why").count() == 0

@@ -486,7 +486,7 @@ def test_a_result_from_the_directory_names_seats_and_scores(new_page: Any) -> No
          "substituted": [False, False, False], "length_ms": 900000}, game_id="34567890")
     page.wait_for_selector(".end-why")
     assert page.locator(".end-why").inner_text() == \
-        "돌아온이 (나) 71점: 벌점이 66점 이상이 되어 게임이 끝났어요."
+        "돌아온이 (나) 벌점 71: 벌점이 66점 이상이 되어 게임이 끝났어요."
 
 
 def test_a_one_card_result_from_the_directory_says_where_each_seat_stood(new_page: Any) -> None:
@@ -583,7 +583,7 @@ def test_a_lost_connection_while_queued_queues_again(new_page: Any) -> None:
     # a lost connection)
     page.evaluate("""() => window.ttanjit.net.onFrame(JSON.stringify({type: 'queued',
       seq: window.ttanjit.net.lastSeq, game: 'onecard', seats: 2, ticket: 't1'}))""")
-    page.wait_for_selector('.banner.queue:has-text("원카드 2인 상대를 찾고 있어요")')
+    page.wait_for_selector('.banner.queue:has-text("원카드 2인 게임 상대를 찾고 있어요")')
     page.evaluate("() => window.ttanjit.net.drop()")
     page.wait_for_function("() => location.hash.startsWith('#/game/')", timeout=20_000)
     assert page.evaluate("() => window.ttanjit.game.info.game") == "onecard"
@@ -604,7 +604,7 @@ def test_a_reload_while_queued_queues_again(new_page: Any) -> None:
     page.evaluate("""() => { window.ttanjit.state.queueLevel = 'hard';
       window.ttanjit.net.onFrame(JSON.stringify({type: 'queued',
       seq: window.ttanjit.net.lastSeq, game: 'onecard', seats: 2, ticket: 't1'})); }""")
-    page.wait_for_selector('.banner.queue:has-text("원카드 2인 상대를 찾고 있어요")')
+    page.wait_for_selector('.banner.queue:has-text("원카드 2인 게임 상대를 찾고 있어요")')
     page.reload()
     page.wait_for_function("() => location.hash.startsWith('#/game/')", timeout=20_000)
     assert page.evaluate("() => window.ttanjit.game.info.game") == "onecard"

@@ -813,7 +813,7 @@ const ENDED_BY = {
 export function over66Line(endedBy, penalties, nameOf) {
   const over = endedBy === "score_66" && Array.isArray(penalties)
     ? [...penalties.keys()].filter((s) => (penalties[s] ?? 0) >= 66) : [];
-  return over.length ? h("p.muted.end-why", {}, `${over.map((s) => `${nameOf(s)} ${penalties[s]}점`)
+  return over.length ? h("p.muted.end-why", {}, `${over.map((s) => `${nameOf(s)} 벌점 ${penalties[s]}`)
     .join(", ")}: 벌점이 66점 이상이 되어 게임이 끝났어요.`) : null;
 }
 

@@ -220,7 +220,7 @@ function queueBanner() {
   // (said by quick(): a status inserted with its words is often not read)
   return h("div.banner.queue", {},
     h("span.spinner", { "aria-hidden": "true" }),
-    `${name} ${state.queue.seats}인 상대를 찾고 있어요…`,
+    `${name} ${state.queue.seats}인 게임 상대를 찾고 있어요…`,
     button("취소", async () => {
       const game = state.queue.game;
       const f = await net.ask({ type: "cancel_queue" }, ["queue_cancelled"], toast);
@@ -250,7 +250,7 @@ function gameCard(g) {
     const seats = Number(seatSel.value);
     state.queueLevel = levelSel.value; // asked again after a lost connection (main.js requeue)
     const f = await net.ask({ type: "queue", game: g, seats, level: levelSel.value }, ["queued", "matched"], toast);
-    if (f?.type === "queued") announce(`${meta.name} ${seats}인 상대를 찾고 있어요. 취소할 수 있어요.`);
+    if (f?.type === "queued") announce(`${meta.name} ${seats}인 게임 상대를 찾고 있어요. 취소할 수 있어요.`);
   };
   const create = async () => {
     await net.ask({ type: "room_create", game: g, seats: Number(seatSel.value) }, ["room"], toast);

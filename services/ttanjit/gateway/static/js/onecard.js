@@ -300,7 +300,7 @@ export function onWholeView(ctl, f) {
   const from = recent.length ? recent[0].game_seq : (seq ?? Infinity) + 1;
   if (from > Math.max(had, 0) + 1 && st.log[st.log.length - 1]?.kind !== "gap") {
     addLog(ctl, st.log.length ? "… 이 창에서 보지 못한 진행은 건너뛰었어요."
-      : recent.length ? "… 그 앞의 진행은 건너뛰었어요." : "… 이 창에서는 지금부터 진행을 보여요.", "gap");
+      : recent.length ? "… 그 앞의 진행은 건너뛰었어요." : "… 이 창에서는 지금부터 진행을 보여 줘요.", "gap");
   }
   const events = recent.map((e) => e.event).filter(Boolean);
   for (const line of linesOf(ctl, events)) addLog(ctl, line.text, line.kind);

@@ -278,7 +278,7 @@ function penaltyTable(ctl, names) {
 
 function results(ctl, names) {
   const v = ctl.view;
-  const title = v.ended_by === "time_cap" ? "45분이 지나 승자 없이 끝났어요"
+  const title = v.ended_by === "time_cap" ? "45분이 지나 승자 없이 끝났어요."
     : winnersTitle(v, (s) => names[s] || `${s + 1}번`);
   // 기본 66점: who crossed it, the game's end (nothing said why it ended: UX audit)
   const why = over66Line(v.ended_by, v.penalties, (s) => `${names[s] || `${s + 1}번`}${meMark(ctl, s)}`);

@@ -92,7 +92,7 @@ let typedNick = null;
 function codeLine(out) {
   if (!transfer) return;
   const c = transfer.code;
-  mount(out, h("p", {}, "다른 기기의 첫 화면에서 이 코드를 넣으세요 (10분, 한 번만): ",
+  mount(out, h("p", {}, "다른 기기의 첫 화면에서 이 코드를 넣어 주세요. 10분 안에 한 번만 쓸 수 있어요: ",
     h("strong.code", { dataset: { code: c } }, `${c.slice(0, 4)}-${c.slice(4)}`)));
 }
 
@@ -318,7 +318,7 @@ export async function showReplay(root, gid, seat = null, at = 0) {
   // another seat chosen from the keyboard: the picker keeps the focus (an
   // arrow key on it reloaded the replay and lost it: a11y trial)
   const picking = document.activeElement?.getAttribute("name") === "replay-seat";
-  mount(root, h("p.loading", {}, "기록을 다시 돌리는 중…"));
+  mount(root, h("p.loading", {}, "다시 보기를 준비하는 중…"));
   const r = await identity.getJson(`api/replay/${gid}${seat === null ? "" : `?seat=${seat}`}`);
   // (a reload draws it twice, from the page's start and from the welcome:
   // both kept their keys, and each step was read out twice: review)

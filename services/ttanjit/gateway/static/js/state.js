@@ -23,7 +23,7 @@ export const GAMES = {
   penalty_rows: { name: "줄줄이 벌점", seats: [2, 3, 4, 5, 6, 7, 8, 9, 10], defaultSeats: 5,
     blurb: "모두 카드 한 장과 줄을 몰래 골라 동시에 내요. 벌점이 가장 적으면 이겨요." },
   hakka: { name: "하카 카드", seats: [4], defaultSeats: 4,
-    blurb: "네 사람이 하는 트릭 게임. 트릭 6개를 먼저 모아 판을 이겨요." },
+    blurb: "네 사람이 하는 트릭 게임이에요. 트릭 6개를 먼저 모으면 판을 이겨요." },
 };
 
 export const LEVELS = { easy: "쉬움", normal: "보통", hard: "어려움" };
