@@ -59,6 +59,27 @@ def test_why_no_shard_takes_a_game() -> None:
     assert table.why_none(20_000) == "no_shard"  # both silent for over 5 s
 
 
+def test_placements_under_way_count_as_a_shards_games() -> None:
+    """Overload audit: a tick's matches all went to the shard with room for
+    a few (its heartbeat said 1,998 of 2,000), and it refused the rest
+    "full" 7,120 times. A placement asked of a shard counts as one of its
+    games until it is answered."""
+    table = ShardTable()
+    table.heartbeat({"shard": "a", "grpc": "h:1", "games": 8, "capacity": 10}, 10_000)
+    table.heartbeat({"shard": "b", "grpc": "h:2", "games": 9, "capacity": 10}, 10_000)
+    assert [s.shard for s in table.candidates(10_000)] == ["a", "b"]
+    table.asking("a", 1)
+    table.asking("a", 1)
+    assert [s.shard for s in table.candidates(10_000)] == ["b"]
+    table.asking("b", 1)
+    assert not table.candidates(10_000) and table.why_none(10_000) == "capacity"
+    # a heartbeat while they are under way keeps them counted
+    table.heartbeat({"shard": "a", "grpc": "h:1", "games": 8, "capacity": 10}, 10_500)
+    assert not table.candidates(10_500)
+    table.asking("a", -1)  # answered (refused, or made: then placed() counts it)
+    assert [s.shard for s in table.candidates(10_500)] == ["a"]
+
+
 def test_the_recovery_line_says_how_long_placements_failed(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     """Operator audit: "games are placed again (on shard-2) after 201.6 s of
@@ -99,11 +120,20 @@ async def test_players_waiting_for_a_shard_show_in_metrics_and_logs(svc: Service
     try:
         stub = matchmaker_pb2_grpc.MatchmakerStub(channel)
         players = ["p_" + secrets.token_hex(8) for _ in range(2)]
+        # and 40 more of another table, 10 matches a tick: while no shard
+        # can take one, none is formed (each was tried, failed and put back,
+        # 1,860 a second with 4,300 waiting: overload audit)
+        crowd = ["p_" + secrets.token_hex(8) for _ in range(40)]
         lobby = await nc.subscribe(f"ttanjit.v1.player.{players[0]}.lobby")
         for i, p in enumerate(players):
             rep = await stub.Enqueue(matchmaker_pb2.EnqueueRequest(
                 player=matchmaker_pb2.PlayerRef(player=p, nickname=f"대기{i}"), game="onecard",
                 seats=2))
+            assert rep.ticket and not rep.error_code, rep
+        for i, p in enumerate(crowd):
+            rep = await stub.Enqueue(matchmaker_pb2.EnqueueRequest(
+                player=matchmaker_pb2.PlayerRef(player=p, nickname=f"무리{i}"), game="penalty_rows",
+                seats=4))
             assert rep.ticket and not rep.error_code, rep
         port = mm.ports["metrics"]
         # past the matchmaker's first 3 s (it waits for heartbeats then)
@@ -118,6 +148,7 @@ async def test_players_waiting_for_a_shard_show_in_metrics_and_logs(svc: Service
         for _ in range(15):
             got = samples(port)
             assert value(got, "ttanjit_mm_tickets_waiting", game="onecard") == 2, got
+            assert value(got, "ttanjit_mm_tickets_waiting", game="penalty_rows") == 40, got
             assert value(got, "ttanjit_mm_tickets_waiting", game="hakka") == 0
             ages.append(value(got, "ttanjit_mm_oldest_ticket_age_seconds", game="onecard"))
             await asyncio.sleep(0.13)
@@ -126,6 +157,12 @@ async def test_players_waiting_for_a_shard_show_in_metrics_and_logs(svc: Service
                     for r in ("error", "no_shard", "draining", "capacity")}
         assert failures["draining"] >= 5 and failures["error"] == 0, failures
         assert value(got, "ttanjit_mm_match_wait_seconds_count", game="onecard") == 0
+        # one failure a tick (5 a second), not one per match (11 a tick)
+        before, t0 = failures["draining"], time.monotonic()
+        await asyncio.sleep(2)
+        rate = (value(samples(port), "ttanjit_mm_placement_failures_total", reason="draining")
+                - before) / (time.monotonic() - t0)
+        assert 2 <= rate <= 8, rate
 
         # the shard stops draining but is full: another reason, the same episode
         beat.update(draining=False, games=2000)

@@ -22,10 +22,19 @@ class ShardInfo:
     draining: bool
     seen_ms: int
     failed_until_ms: int = 0
+    # placements asked of it and not answered yet: counted as its games, so
+    # a tick's many matches do not all go to a shard with room for a few (a
+    # full lobby's ~400 matches a tick met the shard's own "full" 7,120
+    # times: overload audit)
+    asked: int = 0
 
     @property
     def load(self) -> float:
-        return self.games / max(1, self.capacity)
+        return (self.games + self.asked) / max(1, self.capacity)
+
+    @property
+    def full(self) -> bool:
+        return self.games + self.asked >= self.capacity
 
 
 class ShardTable:
@@ -44,7 +53,7 @@ class ShardTable:
         self.shards[sid] = ShardInfo(
             sid, addr, int(hb.get("games") or 0), int(hb.get("players") or 0),
             int(hb.get("capacity") or 1), bool(hb.get("draining")), now_ms,
-            old.failed_until_ms if old else 0)
+            old.failed_until_ms if old else 0, old.asked if old else 0)
 
     def live(self, now_ms: int) -> list[ShardInfo]:
         """The shards heard from in the last :data:`FRESH_MS`."""
@@ -52,7 +61,7 @@ class ShardTable:
 
     def candidates(self, now_ms: int) -> list[ShardInfo]:
         """Live, not draining, not recently failed: least loaded first."""
-        live = [s for s in self.live(now_ms) if not s.draining and s.games < s.capacity]
+        live = [s for s in self.live(now_ms) if not s.draining and not s.full]
         ok = [s for s in live if s.failed_until_ms <= now_ms]
         return sorted(ok or live, key=lambda s: (s.load, s.players, s.shard))
 
@@ -90,6 +99,11 @@ class ShardTable:
         out = sorted(({s.grpc for s in gone} | self.moved) - kept)
         self.moved.clear()
         return out
+
+    def asking(self, shard: str, delta: int) -> None:
+        """A placement asked of ``shard`` (+1) or answered (-1)."""
+        if shard in self.shards:
+            self.shards[shard].asked = max(0, self.shards[shard].asked + delta)
 
     def placed(self, shard: str) -> None:
         """Count the new game at once so a burst spreads before the next heartbeat."""
