@@ -230,3 +230,32 @@ test("a new table keeps this tab's keys of it and the game before, no others (lo
   assert.ok(keys.includes("ttanjit.match.new1"));
   assert.ok(keys.includes("ttanjit.session") && keys.includes("ttanjit.pending"));
 });
+
+test("players a gateway dropped at once come back spread over half their backoff (overload audit)", async () => {
+  const { spread } = await import("../../static/js/net.js");
+  assert.equal(spread(500, () => 0), 250);
+  assert.equal(spread(500, () => 0.999999), 500);
+  assert.equal(spread(5000, () => 0.5), 3750);
+  // the reconnect after a drop waits that long (1,833 of 2,000 came at exactly +0.5 s)
+  const waits = [];
+  const realTimeout = globalThis.setTimeout;
+  const realRandom = Math.random;
+  let r = 0;
+  Math.random = () => (r = (r + 0.37) % 1);
+  globalThis.setTimeout = (f, ms) => { waits.push(ms); return 0; };
+  try {
+    for (let i = 0; i < 4; i++) {
+      net.backoff = 500;
+      net.state = "open";
+      net.onClose({ code: 1006 });
+    }
+  } finally {
+    globalThis.setTimeout = realTimeout;
+    Math.random = realRandom;
+  }
+  assert.equal(waits.length, 4);
+  assert.ok(waits.every((w) => w >= 250 && w <= 500), waits);
+  assert.ok(new Set(waits).size > 1, waits);
+  clearInterval(net.pingTimer);
+  clearTimeout(net.deadTimer);
+});
