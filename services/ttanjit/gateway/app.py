@@ -204,11 +204,19 @@ class Gateway:
         self.ready = False
         conns = list(self.conns)
         await asyncio.gather(*(c.close(1001, "going_away") for c in conns))
-        try:  # sessions saved for resume elsewhere; bounded, NATS may be gone
-            await asyncio.wait_for(asyncio.gather(*(c.finish() for c in conns),
-                                                  return_exceptions=True), 3.0)
-        except TimeoutError:
-            log.warning("shutdown: %d sessions not saved in time", len(conns))
+        # sessions saved for resume elsewhere; bounded, NATS may be gone
+        finishing = [asyncio.ensure_future(c.finish()) for c in conns]
+        if finishing:
+            done, late = await asyncio.wait(finishing, timeout=3.0)
+            for t in done:
+                if not t.cancelled() and t.exception() is not None:
+                    log.warning("shutdown: a session's end failed: %r", t.exception())
+            for t in late:
+                t.cancel()
+            if late:  # (it said every connection's count: 6,020 of 6,020 read as none
+                # saved, overload audit; the checkpoints have the rest)
+                log.warning("shutdown: %d of %d sessions not saved in time", len(late),
+                            len(finishing))
 
     async def stop(self) -> None:
         self.ready = False
