@@ -1049,6 +1049,9 @@ def test_a_phone_on_its_side_shows_the_table_beside_the_dock(
     assert seen["top"] >= bar["bottom"] - 1 and seen["bottom"] <= height + 1, seen
     assert not overlap(seen, dock), (seen, dock)
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+    # a quick second tap (a card, then another of its rank) is a tap, not a zoom
+    assert page.evaluate("""() => [...document.querySelectorAll('.hand button, .pr-dock button, .pr-row')]
+      .every((e) => getComputedStyle(e).touchAction === 'manipulation')""")
     # nothing cut off at the table's side, nothing of it under the dock
     for sel in (".pr-row", ".pr-row .row-info", ".pr-players", ".oc-opponents", ".hk-seats", ".game-head"):
         assert page.evaluate("""([s, edge]) => [...document.querySelectorAll(s)].every((e) =>
