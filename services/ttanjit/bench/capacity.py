@@ -248,6 +248,9 @@ async def _steps(st: LocalStack, steps: list[int], settle_s: float,
                 "errors": sum(stats.errors.values()) - e0,
                 "player_failures": stats.count["player_failures"],
                 "disconnects": stats.count["disconnects"],
+                # memory at the step (the chart's limits: docs/capacity.md)
+                "gateway_rss_mib": round(scrape.rss_mib(gw.pid), 1),
+                "shard_rss_mib": round(scrape.rss_mib(shard.pid), 1),
             }
             row["load_avg_1m"] = round(os.getloadavg()[0], 1)
             row["passed"] = bool(acts) and row["command_p99_ms"] <= TARGETS["p99_ms"] \
@@ -258,7 +261,8 @@ async def _steps(st: LocalStack, steps: list[int], settle_s: float,
                   f"{row['updates_per_s']:7.1f} updates/s  command p50 "
                   f"{row['command_p50_ms']:6.1f} p99 {row['command_p99_ms']:6.1f} ms (gateway "
                   f"{row['gateway_command_p99_ms']}, shard {row['shard_command_p99_ms']})  "
-                  f"CPU {cpu_line(row['cpu'])}  loadgen lag p99 {row['loadgen_lag_p99_ms']} ms  "
+                  f"CPU {cpu_line(row['cpu'])}  RSS gateway {row['gateway_rss_mib']} "
+                  f"shard {row['shard_rss_mib']} MiB  loadgen lag p99 {row['loadgen_lag_p99_ms']} ms  "
                   f"load {row['load_avg_1m']}  {'ok' if row['passed'] else 'OVER'}", flush=True)
             gone = _exited(st)
             if gone:
@@ -309,9 +313,11 @@ def players_in_games(quick: bool) -> dict[str, Any]:
             "cpu_cores": cpu,
             "per_gateway_process": {"players": best["in_game_avg"],
                                     "cpu_cores": cpu.get("gateway-0"),
+                                    "rss_mib": best["gateway_rss_mib"],
                                     "command_p99_ms": best["gateway_command_p99_ms"]},
             "per_shard_process": {"players": best["in_game_avg"],
                                   "cpu_cores": cpu.get("shard-0"),
+                                  "rss_mib": best["shard_rss_mib"],
                                   "commands_per_s": best["shard_commands_per_s"],
                                   "command_p99_ms": best["shard_command_p99_ms"]},
         })
