@@ -25,9 +25,10 @@ def st(nats_url: str) -> Iterator[Stack]:
         yield s
 
 
-async def view_of(c: WSClient, gid: str) -> dict[str, Any]:
+async def view_of(c: WSClient, gid: str, timeout: float = 15.0) -> dict[str, Any]:
     await c.send({"type": "sync", "game_id": gid})
-    return (await c.wait_for(lambda f: f.get("type") == "view" and f["game_id"] == gid))["view"]
+    return (await c.wait_for(lambda f: f.get("type") == "view" and f["game_id"] == gid,
+                             timeout))["view"]
 
 
 def candidates(game: str, v: dict[str, Any]) -> list[dict[str, Any]]:
@@ -64,7 +65,13 @@ async def play_some(c: WSClient, game: str, gid: str, moves: int, limit_s: float
     made = 0
     end = asyncio.get_running_loop().time() + limit_s
     while made < moves and asyncio.get_running_loop().time() < end:
-        v = await view_of(c, gid)
+        # a game between owners (its shard gone, the next one's claim after
+        # the lease runs out) answers no view for a while: asked again, up
+        # to the limit (a loaded CI took over 15 s after a kill)
+        try:
+            v = await view_of(c, gid, min(15.0, max(1.0, end - asyncio.get_running_loop().time())))
+        except TimeoutError:
+            continue
         if v.get("finished"):
             break
         if not my_turn(game, v):
