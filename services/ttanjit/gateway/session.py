@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import secrets
 import zlib
-from array import array
-from collections.abc import Iterable, Iterator
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,71 +43,6 @@ def new_session_id() -> str:
     return "s_" + secrets.token_hex(10)
 
 
-class Pairs:
-    """The last :data:`RECENT` ``(seq, game_seq)`` pairs, oldest first, as a
-    ``deque(maxlen=RECENT)`` of them would keep them, in one ring of machine
-    integers: the deque of tuples took ~33 KiB per player once a game had
-    sent 256 events — 330 MB of a gateway's 10,000 players in games, over
-    the chart's 512Mi with the rest (overload audit) — the ring 4 KiB, made
-    at the first pair (an idle player's session keeps none)."""
-
-    __slots__ = ("_a", "_start", "_len")
-    maxlen = RECENT
-
-    def __init__(self, pairs: Iterable[tuple[int, int]] = ()) -> None:
-        self._a: array[int] | None = None
-        self._start = 0
-        self._len = 0
-        self.extend(pairs)
-
-    def _at(self, k: int) -> int:
-        return 2 * ((self._start + k) % self.maxlen)
-
-    def append(self, pair: tuple[int, int]) -> None:
-        if self._a is None:
-            self._a = array("q", bytes(16 * self.maxlen))
-        if self._len < self.maxlen:
-            i = self._at(self._len)
-            self._len += 1
-        else:  # full: the oldest goes
-            i = self._at(0)
-            self._start = (self._start + 1) % self.maxlen
-        self._a[i], self._a[i + 1] = pair
-
-    def extend(self, pairs: Iterable[tuple[int, int]]) -> None:
-        for p in pairs:
-            self.append(p)
-
-    def pop(self) -> tuple[int, int]:
-        """Remove and return the newest pair."""
-        if not self._len:
-            raise IndexError("pop from an empty Pairs")
-        self._len -= 1
-        return self._pair(self._len)
-
-    def clear(self) -> None:
-        self._start = self._len = 0
-
-    def _pair(self, k: int) -> tuple[int, int]:
-        assert self._a is not None
-        i = self._at(k)
-        return self._a[i], self._a[i + 1]
-
-    def __getitem__(self, k: int) -> tuple[int, int]:
-        if k < 0:
-            k += self._len
-        if not 0 <= k < self._len:
-            raise IndexError("Pairs index out of range")
-        return self._pair(k)
-
-    def __len__(self) -> int:
-        return self._len
-
-    def __iter__(self) -> Iterator[tuple[int, int]]:
-        for k in range(self._len):
-            yield self._pair(k)
-
-
 @dataclass(slots=True)
 class Session:
     id: str
@@ -117,7 +52,7 @@ class Session:
     game_id: str = ""  # the game the player is seated in ("" = none)
     seat: int | None = None
     game_seq: int = 0  # last game event seq sent
-    recent: Pairs = field(default_factory=Pairs)
+    recent: deque[tuple[int, int]] = field(default_factory=lambda: deque(maxlen=RECENT))
     closed_ms: int | None = None
     saved_seq: int = -1  # seq at the last save (dirty check)
     substituted: bool = False  # a bot took the seat for good (RULES.md 4): watch only
