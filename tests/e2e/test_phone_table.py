@@ -1060,6 +1060,12 @@ def test_a_phone_on_its_side_shows_the_table_beside_the_dock(
                              [sel, dock["left"]]), sel
     buttons = page.locator(".pr-dock button, .table-dock button").all()
     assert buttons and all(not overlap(box_of(b), dock) or inside(box_of(b), dock) for b in buttons)
+    if game == "penalty_rows":  # a row tapped beside the dock is chosen (the page scrolled
+        # "above" a dock that was not below it, between the press and the click)
+        page.evaluate("() => window.scrollTo(0, 0)")  # the page can scroll on
+        page.locator(".pr-dock .hand button").first.click()
+        page.locator('.pr-row[data-row="1"]').click()
+        page.wait_for_selector('.pr-row.chosen[data-row="1"]', timeout=5000)
     if game == "onecard":
         page.evaluate("""() => { window.__ctl.at = (t) => t;
           window.__mod.onEvent(window.__ctl, {type: 'one_card_window', holder: 1, closes_at: Date.now() + 60000},

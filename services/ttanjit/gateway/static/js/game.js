@@ -877,11 +877,22 @@ function finalPanel(ctl) {
 
 /** The seat is the player's own: the seat shown, except in a replay seen
  * from another player's seat. */
+/** Whether the table's `dock` can cover `el`: it is below it, across the
+ * screen; beside it (a phone on its side: app.css) it covers nothing, and
+ * scrolling "above" it moved a 줄줄이 벌점 row away between the press and
+ * the click (a tap on a row chose nothing: the new-user trial). */
+export function dockCovers(dock, el) {
+  if (!dock || !el) return false;
+  const d = dock.getBoundingClientRect();
+  const e = el.getBoundingClientRect();
+  return d.left < e.right && e.left < d.right;
+}
+
 /** Scroll so `el` ends above the table's sticky `dock` (none: nothing to
  * do), not so far that `keep`'s top goes under the top bar (줄줄이 벌점's
  * rows and reveal, 하카 카드's call and lead lines). */
 export function aboveDock(el, dock, keep = null) {
-  if (!dock) return;
+  if (!dockCovers(dock, el)) return;
   const below = el.getBoundingClientRect().bottom + 8 - dock.getBoundingClientRect().top;
   const room = keep ? keep.getBoundingClientRect().top - (document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0)
     : Infinity;

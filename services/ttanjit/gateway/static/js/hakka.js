@@ -6,7 +6,7 @@ import { josa, num, signed, scoreText } from "./state.js";
 import { h, mount, button, toast } from "./ui.js";
 import { hkCard, hkName, hkParse, hkSort, cardBack, selectionAfter, HK_SUITS, HK_SUIT_NAME } from "./cards.js";
 import { gameHeader, timerEl, dockTimer, refusalBox, autopilotBar, resultsPanel, seatBadges, takenOverBar, meMark, isMine,
-  tookOverMark, winnersTitle, aboveDock } from "./game.js";
+  tookOverMark, winnersTitle, aboveDock, dockCovers } from "./game.js";
 import { seatCount, onAutopilot, handCount, botTookOver } from "./seats.js";
 
 // the seed's words (단일 카드, 우승 카드, 모양: seeds/004)
@@ -239,7 +239,7 @@ export function render(ctl, root) {
     const best = root.querySelector(".hk-table .play.best");
     const dock = root.querySelector(".hk-dock.docked");
     const line = root.querySelector(".oc-status");
-    if (best && dock) {
+    if (best && dockCovers(dock, best)) {
       const dockTop = dock.getBoundingClientRect().top;
       const barBottom = document.querySelector(".topbar")?.getBoundingClientRect().bottom || 0;
       const b = best.getBoundingClientRect();

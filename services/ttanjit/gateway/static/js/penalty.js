@@ -8,7 +8,7 @@ import { josa } from "./state.js";
 import { h, mount, button } from "./ui.js";
 import { prCard, prPenalty } from "./cards.js";
 import { gameHeader, timerEl, dockTimer, refusalBox, autopilotBar, resultsPanel, over66Line, seatBadges, takenOverBar, meMark, isMine,
-  tookOverMark, winnersTitle, aboveDock } from "./game.js";
+  tookOverMark, winnersTitle, aboveDock, dockCovers } from "./game.js";
 import { placeMs } from "./anim.js";
 import { onAutopilot, seatPlays, botTookOver } from "./seats.js";
 
@@ -374,7 +374,8 @@ function fitReveal(box) {
   const r = rows.getBoundingClientRect();
   const b = box.getBoundingClientRect();
   const u = ul.getBoundingClientRect();
-  const screen = window.innerHeight - top - dock.getBoundingClientRect().height - 8;
+  // (a dock beside the rows takes none of their height: app.css)
+  const screen = window.innerHeight - top - (dockCovers(dock, rows) ? dock.getBoundingClientRect().height : 0) - 8;
   const room = screen - (b.top - r.top) - (b.height - u.height);
   const line = ul.firstElementChild?.getBoundingClientRect().height || 48;
   if (u.height <= room) return;
