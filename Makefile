@@ -34,13 +34,14 @@ pushgateway:
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c constraints.txt -e '.[dev,bench]'
+	PIP_CONSTRAINT=$(CURDIR)/constraints.txt $(BIN)/pip install -q -c constraints.txt -e '.[dev,bench]'
 	touch $(STAMP)
 
 # constraints.txt anew: the newest releases pyproject.toml allows, resolved in
 # a scratch venv (then `make test`, and commit both).
 LOCK_VENV := build/lock-venv
 lock:
+	$(PY) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11) and "make lock: Python 3.11 (the image'"'"'s), not " + sys.version.split()[0])'
 	rm -rf $(LOCK_VENV)
 	$(PY) -m venv $(LOCK_VENV)
 	$(LOCK_VENV)/bin/pip install -q --upgrade pip

@@ -1066,6 +1066,12 @@ def test_a_phone_on_its_side_shows_the_table_beside_the_dock(
         page.locator(".pr-dock .hand button").first.click()
         page.locator('.pr-row[data-row="1"]').click()
         page.wait_for_selector('.pr-row.chosen[data-row="1"]', timeout=5000)
+        # a spectator's dock (the seconds left, no hand) keeps to the bottom:
+        # it took a 42 % column for its timer (review)
+        page.evaluate("""() => { const c = window.__ctl; c.view = {...c.view, hand: []};
+          c.seat = () => null; c.render(); }""")
+        spectator = box(page, ".pr-dock")
+        assert spectator["right"] - spectator["left"] > 0.8 * width and spectator["top"] > height / 2, spectator
     if game == "onecard":
         page.evaluate("""() => { window.__ctl.at = (t) => t;
           window.__mod.onEvent(window.__ctl, {type: 'one_card_window', holder: 1, closes_at: Date.now() + 60000},

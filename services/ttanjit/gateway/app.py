@@ -213,6 +213,7 @@ class Gateway:
                     log.warning("shutdown: a session's end failed: %r", t.exception())
             for t in late:
                 t.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
             if late:  # (it said every connection's count: 6,020 of 6,020 read as none
                 # saved, overload audit; the checkpoints have the rest)
                 log.warning("shutdown: %d of %d sessions not saved in time", len(late),

@@ -65,6 +65,12 @@ class ShardTable:
         ok = [s for s in live if s.failed_until_ms <= now_ms]
         return sorted(ok or live, key=lambda s: (s.load, s.players, s.shard))
 
+    def has_room(self, now_ms: int) -> bool:
+        """A live shard that does not drain has fewer games than its
+        capacity, placements under way aside (readiness: a leader with
+        placements in flight on an almost full shard is still placing)."""
+        return any(not s.draining and s.games < s.capacity for s in self.live(now_ms))
+
     def why_none(self, now_ms: int) -> str:
         """Why :meth:`candidates` is empty (a ``reason`` of
         ``ttanjit_mm_placement_failures_total``): ``no_shard`` (no heartbeat

@@ -35,7 +35,7 @@ async def watch_placement(shards: ShardTable, servicer: health.aio.HealthService
     status = None
     try:
         while not stop.is_set():
-            ok = has_leader() and bool(shards.candidates(int(time.time() * 1000)))
+            ok = has_leader() and shards.has_room(int(time.time() * 1000))
             new = serving if ok else not_serving
             if new != status:
                 await servicer.set(PLACEMENT_SERVICE, new)

@@ -28,12 +28,14 @@ export function showLobby(root) {
   // box split it (뮤 + 뮻 → 뮤뮻); the redraw waits for the syllable
   let composing = false;
   let due = false;
+  const composed = () => {
+    composing = false;
+    if (due) { due = false; render(); }
+  };
   for (const box of [join, account]) {
     box.addEventListener("compositionstart", () => { composing = true; });
-    box.addEventListener("compositionend", () => {
-      composing = false;
-      if (due) { due = false; render(); }
-    });
+    box.addEventListener("compositionend", composed);
+    box.addEventListener("focusout", () => { if (composing) composed(); }); // (one never ended)
   }
   let page = null;
   const render = () => {

@@ -109,6 +109,7 @@ export function accountBox(rerender) {
     const r = await identity.rename(nick.value.trim()).finally(() => { renaming = false; });
     if (!r.ok) { toast(r.body.message || "닉네임을 확인해 주세요.", "error"); return; }
     typedNick = null;
+    nick.value = r.body.nickname; // as the server keeps it (the box is kept across redraws)
     // kept over the screen the reconnect leads to (a room's: it was wiped at
     // once); a room or game under way keeps the name it was joined with (tabs audit)
     const now = state.room || game.playsNow() ? " 지금 방이나 게임에는 다음 판부터 보여요." : "";
@@ -117,8 +118,11 @@ export function accountBox(rerender) {
     net.drop(); // the session resumes with the new token (and nickname)
     rerender();
   };
+  let coding = false; // one at a time, as the other forms
   const code = async () => {
-    const r = await identity.transferCode();
+    if (coding) return;
+    coding = true;
+    const r = await identity.transferCode().finally(() => { coding = false; });
     if (!r.ok) { toast(r.body.message || "코드를 만들 수 없어요.", "error"); return; }
     transfer = { code: r.body.code, expires_ms: r.body.expires_ms };
     codeLine(out);

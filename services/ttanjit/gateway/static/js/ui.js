@@ -72,7 +72,9 @@ function refocus(root, mark) {
     el = peers[Math.min(mark.at, peers.length - 1)];
   }
   el?.focus({ preventScroll: true });
-  if (el && mark.caret && el.value === mark.caret[0]) el.setSelectionRange(mark.caret[1], mark.caret[2]);
+  if (el && mark.caret && el.value === mark.caret[0] && typeof el.setSelectionRange === "function") {
+    try { el.setSelectionRange(mark.caret[1], mark.caret[2]); } catch { /* a box of a type without a caret */ }
+  }
   // else the hand; a hand with nothing to press (줄줄이 벌점's after 확정)
   // leaves it on the line that says what now (data-focus-rest): it fell to
   // the page, and each turn began there (a11y audit)
