@@ -229,6 +229,11 @@ def shards() -> Board:
     b.row("Gateways")
     b.ts("Resumes", "Session resumes by result (gapless, resync, failed).",
          [(f"sum by (result) ({rate('ttanjit_gateway_resumes_total')})", "{{result}}")], unit="ops")
+    b.ts("Connecting", "A WebSocket accepted to its welcome (p50, p99): what a player waits "
+         "for on connecting or resuming. Seconds after another gateway's crash, while its "
+         "players come back here all at once (a reconnect herd).",
+         [(quant(0.5, "ttanjit_gateway_hello_seconds"), "p50"),
+          (quant(0.99, "ttanjit_gateway_hello_seconds"), "p99")], unit="s")
     b.ts("WebSocket frames", "Frames in and out per second by type.",
          [(f"sum by (type) ({rate('ttanjit_gateway_frames_in_total')})", "in {{type}}"),
           (f"sum by (type) ({rate('ttanjit_gateway_frames_out_total')})", "out {{type}}")], unit="ops")

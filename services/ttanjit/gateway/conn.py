@@ -456,6 +456,7 @@ class Connection:
             welcome["lobby_known"] = True
             welcome.update(lobby_part(state))
         await self.send(welcome)
+        m.HELLO.observe(time.monotonic() - self.opened)
         if catch_up is not None:
             await self.deliver_catch_up(catch_up)
         elif final is not None:
