@@ -1056,3 +1056,22 @@ def test_a_room_code_being_typed_stays_when_the_lobby_is_drawn_again(new_page: A
       .length === 2""")
     assert [f["code"] for f in frames(page) if f["dir"] == "out" and f["type"] == "room_join"] == \
         ["ZZZZZZ", "ZZZZZZ"]
+
+
+def test_a_quick_match_waiting_over_a_minute_says_so(new_page: Any) -> None:
+    """Overload audit: with every shard full the queue waits (no match is
+    formed), and the banner spun on as if all were well. A quick match is a
+    table within ~15 s (bots fill it); one waiting a minute says it takes
+    longer than usual, and that it may wait on or cancel — when the minute
+    passes, with nothing else drawing the lobby."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "오래기다림")
+    page.evaluate("""() => { const s = window.ttanjit.state;
+      s.queue = {game: 'onecard', seats: 4, ms: Date.now() - 5000}; s.emit('queue'); }""")
+    page.wait_for_selector(".banner.queue")
+    assert page.locator(".banner.queue .long-wait").count() == 0
+    page.evaluate("""() => { const s = window.ttanjit.state;
+      s.queue = {...s.queue, ms: Date.now() - 59_500}; s.emit('queue'); }""")
+    assert page.locator(".banner.queue .long-wait").count() == 0
+    page.wait_for_selector('.banner.queue .long-wait:has-text("평소보다 오래 걸리고 있어요")', timeout=5000)
+    assert page.locator(".banner.queue button").inner_text() == "취소"

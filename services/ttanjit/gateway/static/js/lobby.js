@@ -216,13 +216,24 @@ function roomBanner() {
     button("방으로 돌아가기", () => { location.hash = "#/room"; }, { class: "primary", dataset: { act: "back-to-room" } }));
 }
 
+// a quick match is a table within ~15 s (bots fill it then): one still
+// waiting after a minute says so — no shard could take its game (every one
+// full or draining: the queue waits, overload audit), or the lobby is
+// changing leaders — rather than spinning on as if all were well
+export const LONG_WAIT_MS = 60_000;
+let longWaitTimer = 0;
+
 function queueBanner() {
+  clearTimeout(longWaitTimer);
   if (!state.queue) return null;
   const name = GAMES[state.queue.game]?.name || state.queue.game;
+  const waited = Date.now() - (state.queue.ms || Date.now());
+  if (waited < LONG_WAIT_MS) longWaitTimer = setTimeout(() => state.emit("queue"), LONG_WAIT_MS - waited + 50);
   // (said by quick(): a status inserted with its words is often not read)
   return h("div.banner.queue", {},
     h("span.spinner", { "aria-hidden": "true" }),
     `${name} ${state.queue.seats}인 게임 상대를 찾고 있어요…`,
+    waited >= LONG_WAIT_MS ? h("span.long-wait", {}, " 평소보다 오래 걸리고 있어요. 계속 기다리거나 취소할 수 있어요.") : null,
     button("취소", async () => {
       const game = state.queue.game;
       const f = await net.ask({ type: "cancel_queue" }, ["queue_cancelled"], toast);
