@@ -1075,3 +1075,5 @@ def test_a_quick_match_waiting_over_a_minute_says_so(new_page: Any) -> None:
     assert page.locator(".banner.queue .long-wait").count() == 0
     page.wait_for_selector('.banner.queue .long-wait:has-text("평소보다 오래 걸리고 있어요")', timeout=5000)
     assert page.locator(".banner.queue button").inner_text() == "취소"
+    # and said to a screen reader (the banner's changed words are not read)
+    page.wait_for_function("() => document.getElementById('announce').textContent.includes('평소보다 오래')")

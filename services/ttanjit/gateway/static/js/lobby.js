@@ -221,6 +221,7 @@ function roomBanner() {
 // full or draining: the queue waits, overload audit), or the lobby is
 // changing leaders — rather than spinning on as if all were well
 export const LONG_WAIT_MS = 60_000;
+const LONG_WAIT_TEXT = "평소보다 오래 걸리고 있어요. 계속 기다리거나 취소할 수 있어요.";
 let longWaitTimer = 0;
 
 function queueBanner() {
@@ -228,12 +229,18 @@ function queueBanner() {
   if (!state.queue) return null;
   const name = GAMES[state.queue.game]?.name || state.queue.game;
   const waited = Date.now() - (state.queue.ms || Date.now());
-  if (waited < LONG_WAIT_MS) longWaitTimer = setTimeout(() => state.emit("queue"), LONG_WAIT_MS - waited + 50);
+  if (waited < LONG_WAIT_MS) {
+    longWaitTimer = setTimeout(() => {
+      state.emit("queue");
+      // said too (the banner's words are not read when they change)
+      if (state.queue && document.querySelector(".banner.queue .long-wait")) announce(LONG_WAIT_TEXT);
+    }, LONG_WAIT_MS - waited + 50);
+  }
   // (said by quick(): a status inserted with its words is often not read)
   return h("div.banner.queue", {},
     h("span.spinner", { "aria-hidden": "true" }),
     `${name} ${state.queue.seats}인 게임 상대를 찾고 있어요…`,
-    waited >= LONG_WAIT_MS ? h("span.long-wait", {}, " 평소보다 오래 걸리고 있어요. 계속 기다리거나 취소할 수 있어요.") : null,
+    waited >= LONG_WAIT_MS ? h("span.long-wait", {}, ` ${LONG_WAIT_TEXT}`) : null,
     button("취소", async () => {
       const game = state.queue.game;
       const f = await net.ask({ type: "cancel_queue" }, ["queue_cancelled"], toast);
