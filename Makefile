@@ -34,7 +34,7 @@ pushgateway:
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	PIP_CONSTRAINT=$(CURDIR)/constraints.txt $(BIN)/pip install -q -c constraints.txt -e '.[dev,bench]'
+	PIP_CONSTRAINT=$(CURDIR)/constraints.txt $(BIN)/pip install -q -e '.[dev,bench]'
 	touch $(STAMP)
 
 # constraints.txt anew: the newest releases pyproject.toml allows, resolved in

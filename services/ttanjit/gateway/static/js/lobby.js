@@ -1,6 +1,6 @@
 // The lobby: guest sign-in with a nickname, quick match per game and table
 // size, private rooms by code, ratings, links to each game's rules.
-import { h, mount, button, toast, announce } from "./ui.js";
+import { h, mount, button, toast, announce, oneAtATime } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
 import { state, GAMES, LEVELS, roomCode, hangulTyped, HANGUL_CODE } from "./state.js";
@@ -141,10 +141,9 @@ function signIn() {
   const input = h("input#nickname", { name: "nickname", maxlength: 16, autocomplete: "nickname",
     placeholder: "닉네임 (1~16자)", value: out ? "" : store.lastNickname() });
   const msg = h("p.form-error", { role: "alert" });
-  let asking = false; // a second tap on a slow network made a second guest account (IME/touch audit)
+  const signUp = oneAtATime(signInAsGuest);
   const submit = async (ev) => {
     ev.preventDefault();
-    if (asking) return;
     msg.textContent = "";
     const nickname = input.value.trim();
     if (!nickname) { // our own words, not the browser's English "Please fill out this field."
@@ -152,8 +151,8 @@ function signIn() {
       input.focus();
       return;
     }
-    asking = true;
-    const r = await signInAsGuest(nickname).finally(() => { asking = false; }); // the lasting identity (identity.js); offline: its words
+    const r = await signUp(nickname); // the lasting identity (identity.js); offline: its words
+    if (!r) return; // (the first tap's answer is on its way)
     if (!r.ok) {
       msg.textContent = r.body.message || r.body.detail?.message || "닉네임을 확인해 주세요.";
       return;

@@ -3,7 +3,7 @@
 // game, leaderboards, 내 기록 (history) and the replay viewer. Replays are
 // views computed by the server from the game's record through its engine
 // (docs/websocket.md 1.2); this file only draws them with the live tables.
-import { h, mount, button, toast } from "./ui.js";
+import { h, mount, button, toast, oneAtATime } from "./ui.js";
 import { net } from "./net.js";
 import { serverNow } from "./clock.js";
 import * as store from "./store.js";
@@ -101,12 +101,11 @@ export function accountBox(rerender) {
     "aria-label": "새 닉네임", oninput: () => { typedNick = nick.value; } });
   const out = h("div.code-out", { role: "status" });
   if (transfer && transfer.expires_ms > serverNow()) codeLine(out);
-  let renaming = false; // one at a time: a second tap sent a second rename and a second reconnect
+  const renamed = oneAtATime(identity.rename);
   const rename = async (ev) => {
     ev.preventDefault();
-    if (renaming) return;
-    renaming = true;
-    const r = await identity.rename(nick.value.trim()).finally(() => { renaming = false; });
+    const r = await renamed(nick.value.trim());
+    if (!r) return;
     if (!r.ok) { toast(r.body.message || "닉네임을 확인해 주세요.", "error"); return; }
     typedNick = null;
     nick.value = r.body.nickname; // as the server keeps it (the box is kept across redraws)
@@ -118,11 +117,10 @@ export function accountBox(rerender) {
     net.drop(); // the session resumes with the new token (and nickname)
     rerender();
   };
-  let coding = false; // one at a time, as the other forms
+  const newCode = oneAtATime(identity.transferCode);
   const code = async () => {
-    if (coding) return;
-    coding = true;
-    const r = await identity.transferCode().finally(() => { coding = false; });
+    const r = await newCode();
+    if (!r) return;
     if (!r.ok) { toast(r.body.message || "코드를 만들 수 없어요.", "error"); return; }
     transfer = { code: r.body.code, expires_ms: r.body.expires_ms };
     codeLine(out);
@@ -164,14 +162,13 @@ export function claimBox() {
   // said where it is seen: with the keyboard up the line under the form was
   // below the screen's edge, and nothing seemed to happen (IME/touch audit)
   const say = (text) => { msg.textContent = text; msg.scrollIntoView({ block: "nearest" }); };
-  let asking = false;
+  const claim = oneAtATime(identity.claimCode);
   const submit = async (ev) => {
     ev.preventDefault();
-    if (asking) return;
     // (not sent: the server's malformed_code costs no try, but says less)
     if (hangulTyped(input.value)) { say(HANGUL_CODE); input.focus(); return; }
-    asking = true;
-    const r = await identity.claimCode(input.value).finally(() => { asking = false; });
+    const r = await claim(input.value);
+    if (!r) return;
     if (!r.ok) { say(r.body.message || "코드를 확인해 주세요."); return; }
     store.forgetTab(); // the player before's session, queue and unanswered moves (review finding)
     store.set("last_seq", 0);

@@ -176,6 +176,18 @@ function focusHeading(root) {
 /** Say ``text`` to a screen reader once, through the page's one live
  * region (index.html #announce): the screens redraw too often to be live
  * regions themselves. ``urgent`` interrupts (assertive). */
+/** ``fn`` (a request) one call at a time: a call while one is under way
+ * resolves to undefined at once and sends nothing (a second tap on a slow
+ * network made a second guest account, rename, code: IME/touch audit). */
+export function oneAtATime(fn) {
+  let busy = false;
+  return async (...args) => {
+    if (busy) return undefined;
+    busy = true;
+    try { return await fn(...args); } finally { busy = false; }
+  };
+}
+
 export function announce(text, urgent = false) {
   const box = document.getElementById(urgent ? "announce-now" : "announce");
   if (!box || !text) return;
