@@ -172,7 +172,7 @@ class Gateway:
         self._games_sub: Any = None
 
     async def start(self) -> None:
-        self.nc = await connect(self.s.nats_url, "gateway")
+        self.nc = await connect(self.s.nats_url, "gateway", reconnected_cb=self.on_nats_back)
         self.replies = Replies(self.nc)
         await self.replies.start()
         # one subscription (one task) for the game traffic of every local player
@@ -323,6 +323,9 @@ class Gateway:
         await asyncio.gather(*(self.save(s, pointer=False) for s in sessions))
 
     async def on_games(self, msg: Any) -> None:
+        if msg.reply:  # a shard asking whether we are still here (docs/protocol.md 2.1)
+            await msg.respond(b"")
+            return
         self.on_burst(msg.data)
 
     def on_burst(self, data: bytes) -> None:
@@ -347,6 +350,22 @@ class Gateway:
         m.LINKS_CLOSED.labels(how).inc()
         if how == "bye":
             return
+        self.catch_up_unlinked(addr)
+
+    async def on_nats_back(self) -> None:
+        """NATS reconnected: the bursts sent to us there meanwhile are lost
+        (core NATS keeps nothing for an absent subscriber), and a game that
+        had nothing more to say would never show the gap (its end, or a
+        pause: a shard that found us gone meanwhile marked our players away,
+        docs/protocol.md 2.1). Every player here whose game's bursts do not
+        come down an open link catches up (a sync, which also tells that
+        shard they are here)."""
+        log.warning("nats reconnected: catching up players not on a shard link")
+        self.catch_up_unlinked()
+
+    def catch_up_unlinked(self, lost: str | None = None) -> None:
+        """Every player here in a live game whose bursts may have been lost:
+        its route is the link ``lost``, a link not open, or none known."""
         routes, open_links = self.links.routes, self.links.conns
         for conn in list(self.conns):
             s = conn.session
@@ -356,7 +375,7 @@ class Gateway:
             # have moved since (a handover), and a sync tells its new owner
             # to send this gateway's bursts down its own link
             route = routes.get(s.game_id)
-            if route is None or route == addr or route not in open_links:
+            if route is None or route == lost or route not in open_links:
                 conn.catch_up(s.game_id)
 
     # -- shard and matchmaker calls ------------------------------------------------

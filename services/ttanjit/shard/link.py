@@ -234,6 +234,7 @@ class LinkConn(Framed):
         self.server.conns.discard(self)
         if self.gw and self.server.by_gw.get(self.gw) is self:
             del self.server.by_gw[self.gw]
+            self.server.shard.gateways.link_lost(self.gw)  # is that gateway still there?
         super().connection_lost(exc)
 
     def on_frame(self, kind: int, body: bytes) -> None:

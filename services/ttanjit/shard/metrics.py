@@ -34,6 +34,11 @@ bot_timeouts = Counter("ttanjit_shard_bot_request_timeouts_total",
 draining = Gauge("ttanjit_shard_draining", "1 while draining")
 links_dropped = Counter("ttanjit_shard_links_dropped_total",
                         "Gateway links this shard dropped (shard/link.py)", ["why"])
+gateways_gone = Counter("ttanjit_shard_gateways_gone_total",
+                        "Gateways found gone without a word (killed): their players here "
+                        "marked away (shard/gateways.py)")
+players_marked_away = Counter("ttanjit_shard_players_marked_away_total",
+                              "Players marked away because their gateway was gone")
 unreplayable = Gauge("ttanjit_shard_unreplayable_games",
                      "Games this shard owns whose record it cannot replay (a newer release's, "
                      "or an input its engine refuses): they wait, their players held")

@@ -182,6 +182,9 @@ class Room:
         # player -> the gateway that serves them (from their commands and
         # syncs): their parts of a burst go in that gateway's message
         self.routes: dict[str, str] = {}
+        # players this shard marked away because their gateway was gone
+        # (shard/gateways.py): back at their next command or sync
+        self.marked_away: set[str] = set()
         self.gone = False  # lost / handed over / dropped
         self.frozen = False  # being handed over
         self.marker: asyncio.Future[int] | None = None  # a handover marker still in flight
@@ -310,11 +313,14 @@ class Room:
         if seat is None:
             return self._refuse(msg, t0, refusal("not_seated", cmd_id))
         gw = req.get("gw")
-        if isinstance(gw, str) and gw and self.routes.get(player) != gw and not (
+        if isinstance(gw, str) and gw and not (
                 isinstance(action, dict) and action.get("type") == "disconnect"):
             # (a goodbye may come from a connection already replaced on
             # another gateway: it never moves the route)
-            self.routes[player] = gw
+            if self.routes.get(player) != gw:
+                self.routes[player] = gw
+            if player in self.marked_away:
+                self.mark_back(player, action)
         key = (player, cmd_id)
         if not recordable(hosted.engine, action):
             return self._refuse(msg, t0, refusal("bad_action", cmd_id, message_for("bad_action")),
@@ -366,6 +372,8 @@ class Room:
             gw = req.get("gw")
             if isinstance(gw, str) and gw:
                 self.routes[player] = gw
+                if player in self.marked_away:
+                    self.mark_back(player)
         last, recent = req.get("last_seq", 0), req.get("recent", 0)
         if any(not isinstance(x, int) or isinstance(x, bool) for x in (last, recent)):
             return self.out.reply(msg, refusal("bad_request"))
@@ -375,6 +383,55 @@ class Room:
             return None
         return self.out.reply(msg, self.hosted.sync(player, last, wall_ms(),
                                                     self.now_t(self.loop.time()), recent))
+
+    # ======================================================================
+    # players whose gateway is gone (shard/gateways.py)
+    # ======================================================================
+    def present(self, player: str) -> bool:
+        """Whether ``player``'s seat counts as connected (RULES.md 4)."""
+        seat = self.hosted.seat_of(player)
+        presence = self.hosted.engine.presence
+        return seat is not None and presence.connected[seat] and \
+            presence.is_active_human(seat)
+
+    def mark_away(self, player: str) -> bool:
+        """``player``'s gateway is gone without a word: away, as it would
+        have said (their absence and the game's pause count from now)."""
+        if self.gone or self.frozen or self.hosted.finished or not self.present(player):
+            return False
+        if not self._presence(player, "disconnect"):
+            return False
+        self.marked_away.add(player)
+        return True
+
+    def mark_back(self, player: str, action: object = None) -> None:
+        """A command or sync of ``player`` came through a gateway after all
+        (marked away while theirs lived: its NATS connection was away when
+        ours asked): here, unless the command is itself the gateway's word."""
+        self.marked_away.discard(player)
+        if isinstance(action, dict) and action.get("type") in ("reconnect", "leave"):
+            return
+        if not self.gone and not self.frozen and not self.hosted.finished:
+            self._presence(player, "reconnect")
+
+    def _presence(self, player: str, kind: str) -> bool:
+        seat = self.hosted.seat_of(player)
+        if seat is None:
+            return False
+        try:
+            out = self.hosted.apply(self.now_t(self.loop.time()), seat, {"type": kind},
+                                    player=player, server_ms=wall_ms(), by="shard")
+        except Exception:  # noqa: BLE001 - an engine bug: rebuild the game from its record
+            log.exception("engine error on a presence input", extra={"game": self.game_id})
+            self.engine_failed()
+            return False
+        if isinstance(out, Result):  # (e.g. a bot took the seat meanwhile)
+            return False
+        log.info("player marked %s: their gateway %s", "away" if kind == "disconnect" else "back",
+                 "is gone" if kind == "disconnect" else "is there",
+                 extra={"game": self.game_id, "seat": seat})
+        self.submit(out, None)
+        return True
 
     async def _sync_later(self, msg: Msg, player: str | None, last: int, recent: int) -> None:
         await self.idle.wait()

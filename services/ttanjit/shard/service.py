@@ -65,6 +65,7 @@ from ttanjit.shard import metrics as m
 from ttanjit.shard import records
 from ttanjit.shard.commit import Committer
 from ttanjit.shard.game import HostedGame, Unreplayable
+from ttanjit.shard.gateways import GatewayWatch
 from ttanjit.shard.link import LinkServer
 from ttanjit.shard.ownership import (
     SHARD_PREFIX,
@@ -166,6 +167,7 @@ class Shard:
         self.out = Outbox(self)
         self.committer = Committer(self)  # the group commit of every room's appends
         self.link = LinkServer(self)  # gateways' direct connections (shard/link.py)
+        self.gateways = GatewayWatch(self)  # players whose gateway is gone (shard/gateways.py)
         self.tasks: set[asyncio.Task[Any]] = set()  # every background task running
         self.loops: list[asyncio.Task[Any]] = []  # the service's own, stopped first
 
@@ -198,7 +200,8 @@ class Shard:
         self.loops = [self.spawn(self._watchdog(), "watchdog"),
                       self.spawn(self._lease_loop(), "lease"),
                       self.spawn(self._heartbeat_loop(), "heartbeat"),
-                      self.spawn(self._orphan_loop(), "orphans")]
+                      self.spawn(self._orphan_loop(), "orphans"),
+                      self.spawn(self.gateways.run(), "gateways")]
         if not self.draining:
             self.adopt_sub = await self.nc.subscribe(self.subj.adopt(self.id), cb=self._on_adopt)
         log.info("shard started", extra={"shard": self.id, "inc": self.inc,

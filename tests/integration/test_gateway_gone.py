@@ -1,0 +1,184 @@
+"""RULES.md 4 when a gateway dies without a word (docs/protocol.md 2.1): a
+gateway killed outright never says ``disconnect`` for its players, and
+their seats stayed connected for good — no bot after 60 s, no pause, no
+abandonment. The shard asks the gateways its players are routed through
+whether they are still there, and marks away the players of one that NATS
+says nobody listens for; a gateway that answers, or that does not answer
+(busy, an older release), is left alone, and a player marked away whose
+command or sync comes through a gateway after all is back.
+
+Here the gateways are the test's own NATS subscriptions (or none), as the
+shard sees a gateway: a route from a command's or sync's ``gw``."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import urllib.request
+from typing import Any
+
+import nats
+import orjson
+import pytest
+from conftest import Services
+from shardkit import RecordTail, create_game, player_id, raw_request
+from wsclient import WSClient, two_in_a_room
+
+from ttanjit.common.nats import GAMES_BUCKET
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+PREFIX = "ttanjit.v1"
+SECRET = "test-secret"
+
+
+def scrape(port: int, series: str) -> float | None:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(series + " "):
+                return float(line.split()[-1])
+    return None
+
+
+async def _until(pred: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.05)
+
+
+def presence_inputs(tail: RecordTail) -> list[tuple[int, str, str | None]]:
+    return [(e["seat"], e["action"]["type"], e.get("by")) for e in tail.entries
+            if e.get("action", {}).get("type") in ("disconnect", "reconnect")]
+
+
+async def test_players_of_a_gateway_gone_are_marked_away_and_come_back(
+        svc: Services) -> None:
+    shard = svc.start("shard", name="shard-a")
+    nc = await nats.connect(svc.nats_url)
+    pids = [player_id(str(i)) for i in range(5)]
+    gid = await create_game(shard.ports["grpc"], "penalty_rows",
+                            [{"kind": "human", "player_id": p} for p in pids], {"rounds": 1}, 5)
+    tail = await RecordTail(nc, gid).start()
+
+    # the live gateway answers every ask; the older one hears them and never
+    # answers (both get their players' bursts there too: no reply subject)
+    asked = {"live": 0, "old": 0}
+
+    async def live(msg: Any) -> None:
+        if msg.reply:
+            asked["live"] += 1
+            await msg.respond(b"")
+
+    async def old(msg: Any) -> None:
+        if msg.reply:
+            asked["old"] += 1
+    await nc.subscribe(f"{PREFIX}.gw.gwlive.games", cb=live)
+    await nc.subscribe(f"{PREFIX}.gw.gwold.games", cb=old)
+    await nc.flush()
+
+    # routes, as a gateway's syncs set them: seats 0 and 4 through gateways
+    # nobody listens for (killed), 1 the live one, 3 the older one, 2 none
+    for seat, gw in ((0, "gwdead0"), (1, "gwlive"), (3, "gwold"), (4, "gwdead4")):
+        got = await raw_request(nc, f"{PREFIX}.game.{gid}.sync", orjson.dumps(
+            {"player": pids[seat], "last_seq": 0, "gw": gw}))
+        assert got.get("view"), got
+    await raw_request(nc, f"{PREFIX}.game.{gid}.sync",
+                      orjson.dumps({"player": pids[2], "last_seq": 0}))
+
+    # the gone gateways' players are marked away, as their gateway would
+    # have: recorded, "by" the shard
+    async def marked() -> bool:
+        await tail.caught_up()
+        return {(0, "disconnect", "shard"), (4, "disconnect", "shard")} <= set(
+            presence_inputs(tail))
+    deadline = time.monotonic() + 30
+    while not await marked():
+        assert time.monotonic() < deadline, presence_inputs(tail)
+        await asyncio.sleep(0.1)
+    # and nobody else: the live and the older gateway were asked (more
+    # rounds than it takes to find one gone) and kept their players
+    await _until(lambda: asked["live"] >= 3 and asked["old"] >= 3, 30, "more rounds of asks")
+    await tail.caught_up()
+    assert sorted(presence_inputs(tail)) == [(0, "disconnect", "shard"),
+                                             (4, "disconnect", "shard")]
+    eng = tail.hosted.engine  # type: ignore[union-attr]
+    assert eng.presence.connected == [False, True, True, True, False]
+    assert not eng.presence.paused  # others are here: nothing waits
+    port = shard.ports["metrics"]
+    assert scrape(port, "ttanjit_shard_gateways_gone_total") == 2.0
+    assert scrape(port, "ttanjit_shard_players_marked_away_total") == 2.0
+
+    # seat 0 was on a gateway after all (a sync through one): back
+    got = await raw_request(nc, f"{PREFIX}.game.{gid}.sync", orjson.dumps(
+        {"player": pids[0], "last_seq": 0, "gw": "gwlive"}))
+    assert got.get("view"), got
+    # seat 4's next move comes through one: back first, then the move taken
+    await tail.caught_up()
+    select = next(a for a in eng.legal_actions(4) if a["type"] == "select")
+    msg = await nc.request(f"{PREFIX}.game.{gid}.cmd", orjson.dumps(
+        {"player": pids[4], "cmd_id": "c-back", "action": select, "gw": "gwlive"}), timeout=5)
+    reply = orjson.loads(msg.data.split(b"\n")[0])  # (the mover's own part follows it)
+    assert reply["ok"] is True, reply
+    await tail.caught_up()
+    assert presence_inputs(tail)[2:] == [(0, "reconnect", "shard"), (4, "reconnect", "shard")]
+    assert tail.entries[-1]["action"] == select and tail.entries[-1]["cmd"] == "c-back"
+    assert eng.presence.connected == [True] * 5
+    await nc.close()
+
+
+async def test_a_killed_gateways_players_get_a_bot_and_a_game_left_by_all_is_abandoned(
+        svc: Services) -> None:
+    """The whole way, real gateways killed with kill -9 (RULES.md 4): the
+    host's gateway dies mid-game — the guest, on another gateway, sees the
+    host's seat away and, the (shortened) absence later, a bot take it; then
+    the guest's gateway dies too — every human away, the game pauses and,
+    the (shortened) abandonment time later, ends ``abandoned``. Before, both
+    seats stayed connected: no bot, no pause, a game played out by timeouts."""
+    svc.start("shard", name="shard-a", env={"TTANJIT_ABSENCE_MS": "3000",
+                                            "TTANJIT_ABANDON_MS": "3000"})
+    svc.start("bots", ready="ready")
+    mm = svc.start("matchmaker", name="matchmaker", env={"TTANJIT_TEST_OPTIONS": "1"})
+    gws = [svc.start("gateway", name=f"gateway-{i}", env={
+        "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{mm.ports['grpc']}",
+        "TTANJIT_TOKEN_SECRET": SECRET}) for i in range(3)]
+    http = [f"http://127.0.0.1:{g.ports['http']}" for g in gws]
+    host = await WSClient.signed_in(http[0], "방장")
+    guest = await WSClient.signed_in(http[1], "손님")
+    await two_in_a_room(host, guest)
+    await host.send({"type": "room_start"})
+    gid = (await host.wait_type("matched", 20))["game_id"]
+    host_seat = 1 - (await guest.wait_type("matched", 20))["seat"]
+    for c in (host, guest):
+        await c.wait_for(lambda f: f.get("type") == "view" and f["game_id"] == gid)
+    # both have played through their gateways (routes known, links open)
+    await guest.send({"type": "sync", "game_id": gid})
+    await guest.wait_for(lambda f: f.get("type") == "view" and f["game_id"] == gid)
+
+    gws[0].kill()  # the host's gateway: no goodbye for the host
+    gone = await guest.wait_event(lambda e: e["type"] == "disconnected", 20, game_id=gid)
+    assert gone["event"] == {"type": "disconnected", "seat": host_seat, "paused": False}
+    taken = await guest.wait_event(lambda e: e["type"] == "substituted", 20, game_id=gid)
+    assert taken["event"]["seat"] == host_seat and taken["event"]["reason"] == "absent"
+
+    gws[1].kill()  # and now the guest's
+    nc = await nats.connect(svc.nats_url)
+    kv = await nc.jetstream().key_value(GAMES_BUCKET)
+    deadline = time.monotonic() + 40
+    while True:
+        doc = orjson.loads((await kv.get(gid)).value or b"{}")
+        if doc.get("state") == "finished":
+            break
+        assert time.monotonic() < deadline, doc
+        await asyncio.sleep(0.2)
+    assert doc["result"]["ended_by"] == "abandoned", doc
+
+    # the guest, back on the gateway left, sees how it ended
+    back = WSClient(http[2], guest.ident)
+    await back.connect()
+    await back.hello({"session": guest.session, "last_seq": guest.last_seq})
+    over = await back.wait_event(lambda e: e["type"] in ("game_over", "game_ended"), 20,
+                                 game_id=gid)
+    assert over["event"]["ended_by"] == "abandoned"
+    await back.close()
+    await nc.close()
