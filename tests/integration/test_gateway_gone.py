@@ -20,7 +20,7 @@ from typing import Any
 import nats
 import orjson
 import pytest
-from conftest import Services
+from conftest import Proc, Services
 from shardkit import RecordTail, create_game, player_id, raw_request
 from wsclient import WSClient, two_in_a_room
 
@@ -45,6 +45,17 @@ async def _until(pred: Any, timeout: float, what: str) -> None:
     while not pred():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         await asyncio.sleep(0.05)
+
+
+def lobby(svc: Services, gateways: int, env: dict[str, str]
+          ) -> tuple[Proc, list[Proc], list[str]]:
+    """A matchmaker (with ``env``) and ``gateways`` gateways: them and
+    the gateways' HTTP addresses."""
+    mm = svc.start("matchmaker", name="matchmaker", env={"TTANJIT_TEST_OPTIONS": "1", **env})
+    gws = [svc.start("gateway", name=f"gateway-{i}", env={
+        "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{mm.ports['grpc']}",
+        "TTANJIT_TOKEN_SECRET": SECRET}) for i in range(gateways)]
+    return mm, gws, [f"http://127.0.0.1:{g.ports['http']}" for g in gws]
 
 
 def presence_inputs(tail: RecordTail) -> list[tuple[int, str, str | None]]:
@@ -138,11 +149,7 @@ async def test_a_killed_gateways_players_get_a_bot_and_a_game_left_by_all_is_aba
     svc.start("shard", name="shard-a", env={"TTANJIT_ABSENCE_MS": "3000",
                                             "TTANJIT_ABANDON_MS": "3000"})
     svc.start("bots", ready="ready")
-    mm = svc.start("matchmaker", name="matchmaker", env={"TTANJIT_TEST_OPTIONS": "1"})
-    gws = [svc.start("gateway", name=f"gateway-{i}", env={
-        "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{mm.ports['grpc']}",
-        "TTANJIT_TOKEN_SECRET": SECRET}) for i in range(3)]
-    http = [f"http://127.0.0.1:{g.ports['http']}" for g in gws]
+    mm, gws, http = lobby(svc, 3, {})
     host = await WSClient.signed_in(http[0], "방장")
     guest = await WSClient.signed_in(http[1], "손님")
     await two_in_a_room(host, guest)
@@ -182,3 +189,40 @@ async def test_a_killed_gateways_players_get_a_bot_and_a_game_left_by_all_is_aba
     assert over["event"]["ended_by"] == "abandoned"
     await back.close()
     await nc.close()
+
+
+async def test_a_killed_gateways_lobby_players_leave_the_queue_and_their_rooms(
+        svc: Services) -> None:
+    """The lobby's side (docs/protocol.md 4.1): a host in an open room and a
+    player waiting in the quick-match queue, both on a gateway killed with
+    kill -9. The guest, on another gateway, sees the host's seat away and,
+    the (shortened) 60 s later, the host gone from the room; the queued
+    player's ticket is gone (back elsewhere, they are not queued). Before,
+    both stayed for good: the guest waited on a host who would never press
+    시작, and the ticket would have been matched into a game nobody came to."""
+    svc.start("shard", name="shard-a")
+    mm, gws, http = lobby(svc, 2, {"TTANJIT_ROOM_AWAY_MS": "3000",
+                                   "TTANJIT_BOT_WAIT_MS": "600000"})
+    host = await WSClient.signed_in(http[0], "방장")
+    guest = await WSClient.signed_in(http[1], "손님")
+    waiting = await WSClient.signed_in(http[0], "대기")
+    await two_in_a_room(host, guest)
+    await waiting.send({"type": "queue", "game": "penalty_rows", "seats": 4})
+    await waiting.wait_type("queued")
+    hp = host.ident["player"]
+
+    def host_member(frame: dict[str, Any]) -> dict[str, Any] | None:
+        return next((m for m in frame["room"]["members"] if m.get("player") == hp), None)
+
+    gws[0].kill()
+    await guest.wait_for(lambda f: f.get("type") == "room"
+                         and (host_member(f) or {}).get("away") is True, 25)
+    await guest.wait_for(lambda f: f.get("type") == "room" and host_member(f) is None, 20)
+
+    back = WSClient(http[1], waiting.ident)
+    await back.connect()
+    welcome = await back.hello()
+    assert "queued" not in welcome, welcome
+    await back.close()
+    assert scrape(mm.ports["metrics"], "ttanjit_mm_gateways_gone_total") == 1.0
+    await guest.close()

@@ -104,6 +104,7 @@ class FakeGateway:
     """``GatewayLink`` with scripted shard and directory answers."""
 
     def __init__(self) -> None:
+        self.id = "gw-unit"
         self.tokens = Tokens("s" * 32)
         self.mm: Any = FakeMatchmaker()
         self.registered: list[Connection] = []
@@ -1222,6 +1223,8 @@ async def test_a_lost_link_catches_up_the_players_whose_game_may_be_on_that_shar
     links.conns["10.0.0.2:7300"] = LinkClient(links, "10.0.0.2:7300")  # open
     gw.syncs.clear()
     fake = SimpleNamespace(links=links, conns=set(conns))
+    fake.catch_up_unlinked = lambda lost=None: Gateway.catch_up_unlinked(
+        fake, lost)  # type: ignore[arg-type]
     Gateway.on_link_lost(fake, "10.0.0.1:7300", "bye")  # type: ignore[arg-type]
     await asyncio.sleep(0.05)
     assert not gw.syncs  # a bye: nothing lost

@@ -29,6 +29,11 @@ class Owner:
     def __init__(self) -> None:
         self.loop = asyncio.get_running_loop()
         self.rooms: dict[str, Any] = {}
+        self.lost: list[str] = []  # the gateways whose link closed (shard/gateways.py asks)
+        self.gateways = self
+
+    def link_lost(self, gw: str) -> None:
+        self.lost.append(gw)
 
 
 async def a_link(gw: str, rcvbuf: int = 16 * 1024) -> tuple[LinkServer, socket.socket]:
@@ -193,6 +198,8 @@ async def a_link_closed_while_its_peer_reads_nothing_is_dropped_all_the_same() -
         while conn.transport is not None:
             assert loop.time() < end, "the closed link never let go"
             await asyncio.sleep(0.05)
+        # and the shard asks whether that gateway is still there (shard/gateways.py)
+        assert server.shard.lost == ["gw-gone"]  # type: ignore[attr-defined]
     finally:
         sock.close()
 

@@ -220,10 +220,16 @@ REQUEST_MD = "ttanjit-request"
 # (ms, Connection.opened_at); the matchmaker orders a player's connections
 # by it (an Away of one opened before another it heard from is ignored)
 OPENED_MD = "ttanjit-opened"
+# and the gateway it is on (its id, the shards' route): the lobby asks that
+# gateway whether it is still there (docs/protocol.md 4.1, a gateway killed)
+GATEWAY_MD = "ttanjit-gateway"
 
 
-def opened_md(opened_ms: int) -> tuple[tuple[str, str], ...]:
-    """A call's metadata naming the player connection opened at ``opened_ms``."""
+def opened_md(opened_ms: int, gateway: str = "") -> tuple[tuple[str, str], ...]:
+    """A call's metadata naming the player connection opened at
+    ``opened_ms`` (on ``gateway``)."""
+    if gateway:
+        return ((OPENED_MD, str(opened_ms)), (GATEWAY_MD, gateway))
     return ((OPENED_MD, str(opened_ms)),)
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 PAUSE_S = 0.05  # between attempts; doubled (to PAUSE_MAX_S) while every replica fails

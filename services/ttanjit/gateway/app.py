@@ -501,7 +501,7 @@ class Gateway:
         try:
             rep = await self.mm.GetPlayer(
                 matchmaker_pb2.PlayerRequest(player=player), timeout=3,
-                metadata=opened_md(opened_ms) if opened_ms else ())
+                metadata=opened_md(opened_ms, self.id) if opened_ms else ())
         except grpc.aio.AioRpcError:
             return None
         out = json_format.MessageToDict(rep, preserving_proto_field_name=True,

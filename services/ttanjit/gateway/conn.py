@@ -139,6 +139,7 @@ class GatewayLink(Protocol):
     tokens, the matchmaker, the shard calls, sessions, and the player's
     NATS subjects. Nothing else of the gateway is reached from here."""
 
+    id: str  # this gateway's id: the shards' route, named on lobby calls
     tokens: Tokens  # sign-in tokens (hello)
     mm: matchmaker_pb2_grpc.MatchmakerStub  # lobby calls
     limits: dict[str, float]  # the welcome's (limits.limits_json)
@@ -572,7 +573,7 @@ class Connection:
     @property
     def mm(self) -> Any:
         """The lobby's stub, every call naming this connection (opened_md)."""
-        return _Named(self.gw.mm, opened_md(self.opened_at[0]))
+        return _Named(self.gw.mm, opened_md(self.opened_at[0], self.gw.id))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)

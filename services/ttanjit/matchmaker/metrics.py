@@ -23,6 +23,10 @@ PLACEMENT_FAILURES = Counter(
     "Game placements that failed, by reason: error (a CreateGame call failed; retried "
     "elsewhere), no_shard / draining / capacity (no shard to try: none heard from, every "
     "one draining, every other one at capacity)", ["reason"])
+GATEWAYS_GONE = Counter(
+    "ttanjit_mm_gateways_gone_total",
+    "Gateways the lobby leader found gone without a word (killed): their players waiting "
+    "in the queue or a room were told away (matchmaker/gateways.py)")
 LEADER = Gauge("ttanjit_mm_leader", "1 on the matchmaker replica that leads the lobby")
 LOBBY_BYTES = Gauge(
     "ttanjit_mm_lobby_document_bytes",

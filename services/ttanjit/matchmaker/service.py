@@ -28,6 +28,7 @@ from nats.js.kv import KeyValue
 
 from ttanjit.common.config import Settings
 from ttanjit.common.grpcutil import (
+    GATEWAY_MD,
     OPENED_MD,
     OWNER_MD,
     REQUEST_MD,
@@ -52,6 +53,7 @@ from ttanjit.games import GAMES
 from ttanjit.matchmaker import metrics as m
 from ttanjit.matchmaker import standings
 from ttanjit.matchmaker.errors import LobbyError
+from ttanjit.matchmaker.gateways import LobbyGatewayWatch
 from ttanjit.matchmaker.options import BOT_LEVELS, check_seats, defaults
 from ttanjit.matchmaker.placement import ShardTable
 from ttanjit.matchmaker.queue import QuickMatch, QuickQueue, Ticket
@@ -224,6 +226,11 @@ class Matchmaker:
         # its gateway saw late). This replica's memory only: a second leader
         # change meanwhile lets such an Away through.
         self.back: dict[str, tuple[int, int]] = {}
+        # player -> (opened_ms, gateway id) of the latest-opened connection
+        # a call named its gateway for, while they wait in the queue or a
+        # room: watched for a gateway killed without a word (gateways.py).
+        # This replica's memory only.
+        self.via: dict[str, tuple[int, str]] = {}
         self.placing: Parted[QuickMatch] = Parted()  # quick matches being placed, by id
         self.rematches: Parted[Rematch] = Parted()  # open 한 판 더 offers, by the old game id
         # 한 판 더 offers that started, by the old game id: being placed (no
@@ -756,6 +763,13 @@ class Matchmaker:
         was = self.back.get(player)
         return was is not None and was[0] > opened_ms
 
+    def called_via(self, player: str, opened_ms: int, gateway: str) -> None:
+        """A call of the player's connection opened at ``opened_ms`` came
+        through ``gateway`` (:attr:`via`: the latest-opened one counts)."""
+        was = self.via.get(player)
+        if was is None or was[0] <= opened_ms:
+            self.via[player] = (opened_ms, gateway)
+
     def gone(self, player: str, opened_ms: int) -> None:
         """The connection heard last went away: nothing outlives it."""
         was = self.back.get(player)
@@ -1082,12 +1096,15 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
         forwarded = FORWARDED in md
         rid = str(md.get(REQUEST_MD) or "")
         opened = _opened(md.get(OPENED_MD))
+        gateway = str(md.get(GATEWAY_MD) or "")[:64]
         loop = asyncio.get_running_loop()
         deadline = loop.time() + FORWARD_WAIT_S
         while True:
             if self.mm.leading:
                 if opened and not self.mm.called(name, _asker(req), opened, now_ms()):
                     return matchmaker_pb2.PlayerState()  # an Away outlived: nothing to do
+                if opened and gateway and name != "Away":
+                    self.mm.called_via(_asker(req), opened, gateway)
                 try:
                     if opened and name not in ("Away", "GetPlayer"):
                         # a call of a connection: its player is here (an Away
@@ -1113,7 +1130,7 @@ class Servicer(matchmaker_pb2_grpc.MatchmakerServicer):
                     rep = await getattr(self._stub(self.lease.leader_addr), name)(
                         req, timeout=max(0.01, min(2.5, left)),
                         metadata=((FORWARDED, "1"),) + (((REQUEST_MD, rid),) if rid else ())
-                        + (opened_md(opened) if opened else ()))
+                        + (opened_md(opened, gateway) if opened else ()))
                     m.FORWARDED.inc()
                     return rep
                 except grpc.aio.AioRpcError as exc:
@@ -1491,6 +1508,8 @@ async def serve(settings: Settings, nc: Client, stop: asyncio.Event,
     if ready is not None:
         ready.set()
     leadership = asyncio.create_task(lead_loop(mm, lease, js, stop))
+    gateways = asyncio.create_task(LobbyGatewayWatch(mm, lambda player, away_ms: servicer._away(
+        matchmaker_pb2.PlayerRequest(player=player, away_ms=away_ms))).run(stop))
     try:
         while not stop.is_set():
             try:
@@ -1507,6 +1526,7 @@ async def serve(settings: Settings, nc: Client, stop: asyncio.Event,
     finally:
         await health.set(False)
         placeable.cancel()
+        gateways.cancel()
         leadership.cancel()
         await asyncio.gather(leadership, return_exceptions=True)
         await server.stop(2)
