@@ -234,6 +234,18 @@ def shards() -> Board:
          "players come back here all at once (a reconnect herd).",
          [(quant(0.5, "ttanjit_gateway_hello_seconds"), "p50"),
           (quant(0.99, "ttanjit_gateway_hello_seconds"), "p99")], unit="s")
+    b.ts("Event loop lag", "How late each gateway's once-a-second sweep woke (p50, p99 per "
+         "gateway): every frame of every player there waits behind it. High under a "
+         "reconnect herd, long GC passes or a CPU limit reached.",
+         [(quant(0.5, "ttanjit_gateway_event_loop_lag_seconds"), "p50"),
+          (quant(0.99, "ttanjit_gateway_event_loop_lag_seconds", "pod"), "p99 {{pod}}")],
+         unit="s")
+    b.ts("Gateways gone", "Gateways found gone without a word (killed, OOM-killed, their node "
+         "lost), per interval: by the shards, which marked their players in games away, and "
+         "by the lobby leader, which told their queued and room players away "
+         "(docs/protocol.md 2.1, 4.1). Not counted for a gateway that stopped on SIGTERM.",
+         [(f"sum(increase({sel('ttanjit_shard_gateways_gone_total')}[{RI}]))", "shards"),
+          (f"sum(increase({sel('ttanjit_mm_gateways_gone_total')}[{RI}]))", "lobby")])
     b.ts("WebSocket frames", "Frames in and out per second by type.",
          [(f"sum by (type) ({rate('ttanjit_gateway_frames_in_total')})", "in {{type}}"),
           (f"sum by (type) ({rate('ttanjit_gateway_frames_out_total')})", "out {{type}}")], unit="ops")

@@ -268,6 +268,16 @@ async def test_hello_ping_and_metrics(gw: Stack) -> None:
     # the wait to connect is measured (overload audit: a reconnect herd's
     # 13 s median showed nowhere)
     assert _hellos(gw) >= before + 1
+    # and the event loop's lag, once a second
+    deadline = time.monotonic() + 10
+    while True:
+        text = _get(f"{gw.metrics()}/metrics")[2]
+        lags = re.search(r"^ttanjit_gateway_event_loop_lag_seconds_count (\S+)$", text, re.M)
+        assert lags is not None
+        if float(lags.group(1)) >= 1:
+            break
+        assert time.monotonic() < deadline, "no lag measured in 10 s"
+        await asyncio.sleep(0.2)
 
 
 def test_a_token_in_the_address_is_not_taken(gw: Stack) -> None:

@@ -302,9 +302,11 @@ class Gateway:
         the client has are skipped), so it can be rare."""
         tick = 0
         while True:
+            asleep = time.monotonic()
             await asyncio.sleep(1.0)
             tick += 1
             now = time.monotonic()
+            m.LOOP_LAG.observe(max(0.0, now - asleep - 1.0))
             for c in list(self.conns):
                 if c.closed:
                     continue

@@ -20,6 +20,12 @@ RESUMES = Counter("ttanjit_gateway_resumes_total", "Session resumes", ["result"]
 # players resuming at once waited 13 s at the median, which nothing showed)
 HELLO = Histogram("ttanjit_gateway_hello_seconds", "WebSocket accepted to welcome sent",
                   buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30))
+# how late the gateway's once-a-second sweep woke: the event loop's lag
+# (every frame of every player waits behind it; a reconnect herd, a long GC
+# pass, a CPU limit reached)
+LOOP_LAG = Histogram("ttanjit_gateway_event_loop_lag_seconds",
+                     "How late a 1 s sleep of the gateway's event loop woke",
+                     buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
 # game commands by the way they reached their shard (issue 13): ``link``
 # (the owner's direct link) or ``nats`` (finding the owner, or the fallback)
 SHARD_PATH = Counter("ttanjit_gateway_shard_commands_total",
