@@ -226,3 +226,33 @@ async def test_a_killed_gateways_lobby_players_leave_the_queue_and_their_rooms(
     await back.close()
     assert scrape(mm.ports["metrics"], "ttanjit_mm_gateways_gone_total") == 1.0
     await guest.close()
+
+
+async def test_a_room_member_away_at_the_start_is_away_in_the_game(svc: Services) -> None:
+    """RULES.md 4 from a game's first moment: a room member whose connection
+    closed (the room shows them away, their seat waiting its 60 s) when the
+    host presses 시작 sits in the game away — no gateway would say so, it
+    told the lobby — so the (shortened) absence later a bot takes the seat.
+    Before, the seat counted as connected: its turns ran out one by one, no
+    bot came, and a game left by the rest never paused nor was abandoned."""
+    svc.start("shard", name="shard-a", env={"TTANJIT_ABSENCE_MS": "3000"})
+    svc.start("bots", ready="ready")
+    _, _, http = lobby(svc, 1, {})
+    host = await WSClient.signed_in(http[0], "방장")
+    guest = await WSClient.signed_in(http[0], "손님")
+    await two_in_a_room(host, guest, "penalty_rows", 4)
+    gp = guest.ident["player"]
+    await guest.close()
+    await host.wait_for(lambda f: f.get("type") == "room" and any(
+        m.get("player") == gp and m.get("away") for m in f["room"]["members"]), 15)
+    await host.send({"type": "room_start"})
+    matched = await host.wait_type("matched", 20)
+    gid = matched["game_id"]
+    guest_seat = next(p["seat"] for p in matched["players"] if p.get("nickname") == "손님")
+    # (marked before the host's first view: it shows the seat away)
+    view = (await host.wait_for(lambda f: f.get("type") == "view" and f["game_id"] == gid))
+    seats = view["view"]["seats"]
+    assert seats[guest_seat]["connected"] is False and seats[matched["seat"]]["connected"]
+    taken = await host.wait_event(lambda e: e["type"] == "substituted", 20, game_id=gid)
+    assert taken["event"]["seat"] == guest_seat and taken["event"]["reason"] == "absent"
+    await host.close()

@@ -520,7 +520,10 @@ class Matchmaker:
         req = shard_pb2.CreateGameRequest(game=game, options_json=orjson.dumps(options).decode(),
                                           seed=seed, game_id=game_id or new_game_id())
         for s in seats:
-            req.seats.add(kind=s.kind, level=s.level, player_id=s.player)
+            # a room member away (its 60 s running) is away in the game too:
+            # nobody's gateway would say so (it said so to the lobby)
+            req.seats.add(kind=s.kind, level=s.level, player_id=s.player,
+                          away=s.kind == "human" and s.player in self.away)
         loop = asyncio.get_running_loop()
         until = loop.time() + PLACE_BUDGET_S
         refused: set[str] = set()  # shards that made nothing and said why: not asked again

@@ -46,8 +46,8 @@ class ShardServicer(shard_pb2_grpc.ShardServiceServicer):
             options = orjson.loads(request.options_json) if request.options_json else {}
         except orjson.JSONDecodeError:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "options_json is not JSON")
-        seats = [{"kind": s.kind or "human", "level": s.level, "player_id": s.player_id}
-                 for s in request.seats]
+        seats = [{"kind": s.kind or "human", "level": s.level, "player_id": s.player_id,
+                  "away": s.away} for s in request.seats]
         seed = request.seed if request.HasField("seed") else None
         try:
             gid = await self.shard.create_game(request.game, options, seats, seed,

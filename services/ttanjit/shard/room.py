@@ -394,12 +394,14 @@ class Room:
         return seat is not None and presence.connected[seat] and \
             presence.is_active_human(seat)
 
-    def mark_away(self, player: str) -> bool:
-        """``player``'s gateway is gone without a word: away, as it would
-        have said (their absence and the game's pause count from now)."""
+    def mark_away(self, player: str, why: str = "their gateway is gone") -> bool:
+        """``player`` has no connection and nobody will say so (their
+        gateway is gone without a word; a room member away at the start):
+        away, as a gateway would have said (their absence and the game's
+        pause count from now)."""
         if self.gone or self.frozen or self.hosted.finished or not self.present(player):
             return False
-        if not self._presence(player, "disconnect"):
+        if not self._presence(player, "disconnect", why):
             return False
         self.marked_away.add(player)
         return True
@@ -412,9 +414,9 @@ class Room:
         if isinstance(action, dict) and action.get("type") in ("reconnect", "leave"):
             return
         if not self.gone and not self.frozen and not self.hosted.finished:
-            self._presence(player, "reconnect")
+            self._presence(player, "reconnect", "a gateway speaks for them")
 
-    def _presence(self, player: str, kind: str) -> bool:
+    def _presence(self, player: str, kind: str, why: str) -> bool:
         seat = self.hosted.seat_of(player)
         if seat is None:
             return False
@@ -427,9 +429,8 @@ class Room:
             return False
         if isinstance(out, Result):  # (e.g. a bot took the seat meanwhile)
             return False
-        log.info("player marked %s: their gateway %s", "away" if kind == "disconnect" else "back",
-                 "is gone" if kind == "disconnect" else "is there",
-                 extra={"game": self.game_id, "seat": seat})
+        log.info("player marked %s", "away" if kind == "disconnect" else "back",
+                 extra={"game": self.game_id, "seat": seat, "why": why})
         self.submit(out, None)
         return True
 

@@ -37,7 +37,7 @@ import logging
 import os
 import random
 import secrets
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 import orjson
@@ -366,7 +366,11 @@ class Shard:
         except ValueError as exc:
             raise CreateError(str(exc)) from None
         hosted.spectators = watch
-        task = self.loop.create_task(self._make(hosted, now))
+        # players without a connection at the start (room members away):
+        # away from the first input on (not in the request key: a retry of
+        # the same placement may say otherwise)
+        away = [str(s["player_id"]) for s in seats if s.get("away") and s.get("player_id")]
+        task = self.loop.create_task(self._make(hosted, now, away))
         self.creating[gid] = (key, task)
         task.add_done_callback(lambda t: self._made(gid, t))
         return await asyncio.shield(task)
@@ -378,7 +382,7 @@ class Shard:
             # caller may be gone, e.g. its deadline passed)
             log.info("game not made", extra={"game": gid, "why": repr(task.exception())})
 
-    async def _make(self, hosted: HostedGame, now: int) -> str:
+    async def _make(self, hosted: HostedGame, now: int, away: Sequence[str] = ()) -> str:
         """:meth:`create_game`'s durable part: owner entry (created: the id's
         one maker), record header and claim marker, directory entry; then
         serve it. A failure undoes the owner entry (the caller places the
@@ -410,7 +414,10 @@ class Shard:
             except Exception:  # noqa: BLE001 - logged; the first error is the one raised
                 log.warning("cannot remove owner entry of failed game", extra={"game": gid})
             raise
-        await self._host(Room(self, hosted, 1, rev, seq, 0, self.loop.time()), "create")
+        room = Room(self, hosted, 1, rev, seq, 0, self.loop.time())
+        await self._host(room, "create")
+        for player in away:
+            room.mark_away(player, "away from the room at the start")
         # which shard got game X, and when (only its handovers, failovers and
         # end were in the logs: operator audit)
         log.info("game made", extra={"game": gid, "kind": hosted.setup.game,
