@@ -13,6 +13,7 @@ shard sees a gateway: a route from a command's or sync's ``gw``."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import urllib.request
 from typing import Any
@@ -25,6 +26,7 @@ from shardkit import RecordTail, create_game, player_id, raw_request
 from wsclient import WSClient, two_in_a_room
 
 from ttanjit.common.nats import GAMES_BUCKET
+from ttanjit.common.natsserver import free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -47,15 +49,74 @@ async def _until(pred: Any, timeout: float, what: str) -> None:
         await asyncio.sleep(0.05)
 
 
-def lobby(svc: Services, gateways: int, env: dict[str, str]
-          ) -> tuple[Proc, list[Proc], list[str]]:
-    """A matchmaker (with ``env``) and ``gateways`` gateways: them and
-    the gateways' HTTP addresses."""
+def lobby(svc: Services, gateways: int, env: dict[str, str],
+          nats_urls: dict[int, str] | None = None) -> tuple[Proc, list[Proc], list[str]]:
+    """A matchmaker (with ``env``) and ``gateways`` gateways (gateway i on
+    ``nats_urls[i]`` if given): them and the gateways' HTTP addresses."""
     mm = svc.start("matchmaker", name="matchmaker", env={"TTANJIT_TEST_OPTIONS": "1", **env})
     gws = [svc.start("gateway", name=f"gateway-{i}", env={
         "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{mm.ports['grpc']}",
-        "TTANJIT_TOKEN_SECRET": SECRET}) for i in range(gateways)]
+        "TTANJIT_TOKEN_SECRET": SECRET,
+        **({"TTANJIT_NATS_URL": (nats_urls or {})[i]} if i in (nats_urls or {}) else {})})
+        for i in range(gateways)]
     return mm, gws, [f"http://127.0.0.1:{g.ports['http']}" for g in gws]
+
+
+class Cuttable:
+    """A TCP proxy to NATS that can be cut (every connection closed, none
+    taken) and mended: a gateway cut off from NATS alone, alive. It runs
+    on an event loop of its own, in a thread (the test's loop waits in
+    blocking calls while services start)."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.port = free_port()
+        self.server: asyncio.Server | None = None
+        self.open: set[asyncio.StreamWriter] = set()
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+
+    def _run(self, coro: Any) -> None:
+        asyncio.run_coroutine_threadsafe(coro, self.loop).result(10)
+
+    def mend(self) -> None:
+        async def pipe(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            try:
+                while data := await r.read(65536):
+                    w.write(data)
+                    await w.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                w.close()
+
+        async def serve(cr: asyncio.StreamReader, cw: asyncio.StreamWriter) -> None:
+            sr, sw = await asyncio.open_connection("127.0.0.1", self.target_port)
+            self.open.update((cw, sw))
+            await asyncio.gather(pipe(cr, sw), pipe(sr, cw))
+
+        async def start() -> None:
+            self.server = await asyncio.start_server(serve, "127.0.0.1", self.port)
+        self._run(start())
+
+    def cut(self) -> None:
+        async def stop() -> None:
+            assert self.server is not None
+            self.server.close()
+            for w in self.open:
+                w.close()
+            self.open.clear()
+        self._run(stop())
+
+    def close(self) -> None:
+        """Stop it, its thread gone before the test goes on (CPython 3.11's
+        compiler, for pytest's assertion rewriting, is not safe beside a
+        thread still running: a SystemError at exit)."""
+        self.cut()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
 
 
 def presence_inputs(tail: RecordTail) -> list[tuple[int, str, str | None]]:
@@ -256,3 +317,54 @@ async def test_a_room_member_away_at_the_start_is_away_in_the_game(svc: Services
     taken = await host.wait_event(lambda e: e["type"] == "substituted", 20, game_id=gid)
     assert taken["event"]["seat"] == guest_seat and taken["event"]["reason"] == "absent"
     await host.close()
+
+
+async def test_a_gateway_cut_off_from_nats_alone_has_its_lobby_players_back(
+        svc: Services) -> None:
+    """A live gateway whose NATS connection is cut for longer than the
+    lobby's 10 s (its WebSockets and lobby calls fine) is taken for gone:
+    its room guest is marked away and its queued player's ticket goes. When
+    it answers again, its players are back — the guest's room seat waits no
+    more — and the queued player, whose first word went to a gateway NATS
+    could not reach, is told the ticket went (adversarial review: before,
+    the guest was let go from the room 60 s later though connected, and the
+    queue banner spun on for a ticket that was gone)."""
+    svc.start("shard", name="shard-a")
+    assert svc.nats is not None
+    proxy = Cuttable(svc.nats.port)
+    proxy.mend()
+    try:
+        await cut_off_and_back(svc, proxy)
+    finally:
+        proxy.close()
+
+
+async def cut_off_and_back(svc: Services, proxy: Cuttable) -> None:
+    mm, _, http = lobby(svc, 2, {"TTANJIT_BOT_WAIT_MS": "600000"},
+                        {1: f"nats://127.0.0.1:{proxy.port}"})
+    host = await WSClient.signed_in(http[0], "방장")
+    guest = await WSClient.signed_in(http[1], "손님")
+    waiting = await WSClient.signed_in(http[1], "대기")
+    await two_in_a_room(host, guest)
+    await waiting.send({"type": "queue", "game": "penalty_rows", "seats": 4})
+    await waiting.wait_type("queued")
+    gp = guest.ident["player"]
+
+    def guest_away(frame: dict[str, Any]) -> bool | None:
+        if frame.get("type") != "room":
+            return None
+        m = next((m for m in frame["room"]["members"] if m.get("player") == gp), None)
+        return m is not None and bool(m.get("away"))
+
+    proxy.cut()
+    await host.wait_for(lambda f: guest_away(f) is True, 30)
+    proxy.mend()
+    await host.wait_for(lambda f: guest_away(f) is False, 30)  # back, still in the room
+    said = await waiting.wait_type("queue_cancelled", 30)
+    assert said["game"] == "penalty_rows" and said["reason"] == "away"
+    assert scrape(mm.ports["metrics"], "ttanjit_mm_gateways_revived_total") == 1.0
+    # and the room goes on with both (nobody let go at the 60 s)
+    await host.send({"type": "room_start"})
+    assert (await guest.wait_type("matched", 20))["game_id"]
+    for c in (host, guest, waiting):
+        await c.close()

@@ -7,8 +7,8 @@ request to the gateway's games subject, which a gateway answers at once. An
 answer, a timeout (a busy gateway, or one of an earlier release, which
 reads the ask as an empty burst) or any other error means it is there;
 NATS's own "no responders" (nobody subscribes there: the gateway's
-connection is gone from the server) :data:`GONE_AFTER` rounds in a row
-means it is gone. The caller judges nothing while its own NATS connection
+connection is gone from the server) in every round for a while (3 s for
+the shards, 10 s for the lobby) means it is gone. The caller judges nothing while its own NATS connection
 is away or just back (its view of the servers' subscriptions may lag)."""
 
 from __future__ import annotations
@@ -24,46 +24,49 @@ from ttanjit.common.nats import Subjects
 
 CHECK_S = 3.0  # between two rounds of asks
 ASK_TIMEOUT_S = 2.0  # an ask unanswered this long: there (busy, or an older gateway)
-GONE_AFTER = 2  # "no responders" this many rounds in a row: gone
 SETTLE_S = 5.0  # after the asker's own NATS reconnect, no judging for this long
 # the ask: a burst with no parts (an older gateway reads it as one)
 PROBE = b'{"g":"","p":[]}'
 
 
 class GatewayCheck:
-    """Rounds of asks, remembering which gateways were missing in a row."""
+    """Rounds of asks, remembering since when each gateway has been missed
+    in every round: gone once that lasted ``gone_after_s`` (at least two
+    rounds: a round called early, a lost link's, does not shorten it)."""
 
-    def __init__(self, subjects: Subjects) -> None:
+    def __init__(self, subjects: Subjects, gone_after_s: float = CHECK_S) -> None:
         self.subjects = subjects
-        self.missing: dict[str, tuple[int, float]] = {}  # gw -> (rounds, first missed, wall s)
+        self.gone_after_s = gone_after_s
+        self.missing: dict[str, float] = {}  # gw -> first missed (wall s), missed every round since
 
     def reset(self) -> None:
         self.missing.clear()
 
-    async def round(self, nc: Client, gws: Iterable[str]) -> list[tuple[str, float]]:
-        """Ask every gateway of ``gws`` once; the ones found gone now, each
-        with when it was first missed (``time.time()``). Gateways not asked
-        this round start over."""
+    async def round(self, nc: Client, gws: Iterable[str]
+                    ) -> tuple[list[tuple[str, float]], set[str]]:
+        """Ask every gateway of ``gws`` once: the ones found gone now, each
+        with when it was first missed (``time.time()``), and the ones that
+        are there. Gateways not asked this round start over."""
         asks = list(dict.fromkeys(gws))
         for gw in list(self.missing):
             if gw not in asks:
                 del self.missing[gw]
         if not asks:
-            return []
+            return [], set()
         answers = await asyncio.gather(*(self.no_one(nc, gw) for gw in asks))
         now = time.time()
         gone: list[tuple[str, float]] = []
+        there: set[str] = set()
         for gw, no_one in zip(asks, answers, strict=True):
             if not no_one:
                 self.missing.pop(gw, None)
+                there.add(gw)
                 continue
-            rounds, first = self.missing.get(gw, (0, now))
-            if rounds + 1 >= GONE_AFTER:
+            first = self.missing.setdefault(gw, now)
+            if now - first >= self.gone_after_s:
                 del self.missing[gw]
                 gone.append((gw, first))
-            else:
-                self.missing[gw] = (rounds + 1, first)
-        return gone
+        return gone, there
 
     async def no_one(self, nc: Client, gw: str) -> bool:
         """Whether NATS says nobody subscribes to ``gw``'s games subject."""

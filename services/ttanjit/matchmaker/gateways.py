@@ -10,12 +10,14 @@ waiting on a 시작 nobody would press.
 So the leader remembers which gateway each player's connection calls
 through (the calls' ``ttanjit-gateway`` metadata, :attr:`Matchmaker.via`),
 asks the gateways of the players queued or in open rooms whether they are
-there (:class:`ttanjit.common.gateways.GatewayCheck`), and tells itself
-``Away`` for those of one found gone, dated from when it was first missed —
-unless a connection of theirs opened later was heard (it is their going
-only if nothing outlives it, as for a gateway's own ``Away``). The memory
-is the leader's: after a leader change a player is watched again from
-their next call."""
+there (:class:`ttanjit.common.gateways.GatewayCheck`: missed for 10 s),
+and tells itself ``Away`` for those of one found gone, dated from when it
+was first missed — unless a connection of theirs opened later was heard
+(it is their going only if nothing outlives it, as for a gateway's own
+``Away``). A gateway found gone that answers again within 2 minutes (cut
+off from NATS, not killed) has its players back. The memory is the
+leader's term's: a replica forgets it when it leads or steps down, and a
+player is watched again from their next call."""
 
 from __future__ import annotations
 
@@ -35,13 +37,27 @@ if TYPE_CHECKING:
 log = logging.getLogger("ttanjit.matchmaker.gateways")
 
 
+# A gateway is taken for gone only after this long missed: a lobby Away
+# costs a queued player their ticket (it cannot be given back), and a
+# gateway cut off from NATS alone for a few seconds lives on
+LOBBY_GONE_S = 10.0
+# a gateway found gone is asked on for this long: should it answer after
+# all, the players told away through it are back
+REVIVE_S = 120.0
+
+
 class LobbyGatewayWatch:
-    def __init__(self, mm: Matchmaker, away: Callable[[str, int], Awaitable[object]]) -> None:
+    def __init__(self, mm: Matchmaker, away: Callable[[str, int], Awaitable[object]],
+                 back: Callable[[str], Awaitable[object]]) -> None:
         self.mm = mm
         self.away = away  # (player, away_ms): the lobby's own Away
-        self.check = GatewayCheck(Subjects(mm.s.prefix))
+        self.back = back  # (player): a connected player's call would say so
+        self.check = GatewayCheck(Subjects(mm.s.prefix), LOBBY_GONE_S)
         self.reconnects = -1
         self.back_at = 0.0  # monotonic time NATS last came back (or we started)
+        # gateway found gone -> (when, {player told away: the game of the
+        # quick-match ticket that took, or ""})
+        self.told: dict[str, tuple[float, dict[str, str]]] = {}
 
     def watched(self) -> dict[str, list[str]]:
         """Gateway -> its players waiting in the queue or an open room
@@ -87,20 +103,52 @@ class LobbyGatewayWatch:
         mm = self.mm
         if not mm.leading or not self.settled():
             self.check.reset()
+            self.told.clear()  # (a new leader's lobby, or one we cannot judge)
             return
-        gone = await self.check.round(mm.nc, self.watched())
+        now = time.monotonic()
+        for gw in [gw for gw, (at, _) in self.told.items() if now - at > REVIVE_S]:
+            del self.told[gw]
+        watched = self.watched()
+        gone, there = await self.check.round(mm.nc, [*watched, *self.told])
         if not mm.leading or not self.settled():  # no verdict
             self.check.reset()
             return
+        for gw in there & self.told.keys():
+            await self.revive(gw, self.told.pop(gw)[1])
+        if gone:
+            watched = self.watched()  # as they are now (the asks took time)
         for gw, first in gone:
-            told = 0
-            for player in self.watched().get(gw, []):  # as they are now
+            told: dict[str, str] = {}
+            for player in watched.get(gw, []):
                 opened = mm.via[player][0]
                 if mm.outlived(player, opened):
                     continue  # a later connection of theirs called: not their going
+                if not mm.leading:
+                    return
+                ticket = mm.queue.by_player.get(player)
                 mm.gone(player, opened)
                 await self.away(player, max(0, int((time.time() - first) * 1000)))
-                told += 1
+                told[player] = ticket.game if ticket is not None else ""
+            self.told[gw] = (time.monotonic(), told)
             log.warning("gateway gone: its lobby players away",
-                        extra={"gateway": gw, "players": told})
+                        extra={"gateway": gw, "players": len(told)})
             m.GATEWAYS_GONE.inc()
+
+    async def revive(self, gw: str, told: dict[str, str]) -> None:
+        """``gw`` answers after all (it was cut off from NATS, not gone):
+        its players told away are back, as a call of theirs would have
+        said, and one whose ticket went is told so again (that word went
+        to a gateway NATS could not reach)."""
+        log.warning("gateway found gone answers again: its lobby players back",
+                    extra={"gateway": gw, "players": len(told)})
+        m.GATEWAYS_REVIVED.inc()
+        for player, game in told.items():
+            seen = self.mm.via.get(player)
+            if seen is not None and seen[1] != gw:
+                continue  # heard from elsewhere since: that connection speaks for them
+            await self.back(player)
+            if game:
+                from ttanjit.matchmaker.service import AWAY_UNQUEUED
+
+                await self.mm.notify(player, {"type": "queue_cancelled", "game": game,
+                                              "reason": "away", "message": AWAY_UNQUEUED})

@@ -27,6 +27,10 @@ GATEWAYS_GONE = Counter(
     "ttanjit_mm_gateways_gone_total",
     "Gateways the lobby leader found gone without a word (killed): their players waiting "
     "in the queue or a room were told away (matchmaker/gateways.py)")
+GATEWAYS_REVIVED = Counter(
+    "ttanjit_mm_gateways_revived_total",
+    "Gateways found gone that answered again within 2 minutes (cut off from NATS, not "
+    "killed): the players told away through them are back")
 LEADER = Gauge("ttanjit_mm_leader", "1 on the matchmaker replica that leads the lobby")
 LOBBY_BYTES = Gauge(
     "ttanjit_mm_lobby_document_bytes",

@@ -311,6 +311,7 @@ class Matchmaker:
         assert self.store is not None
         doc = await self.store.claim(replica, epoch)
         self.restore(doc)
+        self.via.clear()  # (a replica leading again: its last term's are stale)
         self.leading = True
         self.since_ms = now_ms()
         log.info("lobby taken over", extra={
@@ -361,6 +362,7 @@ class Matchmaker:
         for task in list(self._tasks):
             task.cancel()
         self.restore(None)
+        self.via.clear()
         self.failing = None
         self.gauges(now_ms())  # the leader counts the waiting tickets, not this replica
 
@@ -1512,7 +1514,7 @@ async def serve(settings: Settings, nc: Client, stop: asyncio.Event,
         ready.set()
     leadership = asyncio.create_task(lead_loop(mm, lease, js, stop))
     gateways = asyncio.create_task(LobbyGatewayWatch(mm, lambda player, away_ms: servicer._away(
-        matchmaker_pb2.PlayerRequest(player=player, away_ms=away_ms))).run(stop))
+        matchmaker_pb2.PlayerRequest(player=player, away_ms=away_ms)), servicer._back).run(stop))
     try:
         while not stop.is_set():
             try:

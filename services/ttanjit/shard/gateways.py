@@ -84,7 +84,7 @@ class GatewayWatch:
             return
         links = self.shard.link.by_gw
         asks = [gw for gw in self.seated() if not (gw in links and links[gw].open)]
-        gone = await self.check.round(self.shard.nc, asks)
+        gone, _ = await self.check.round(self.shard.nc, asks)
         if not self.settled():  # our own connection went away meanwhile: no verdict
             self.check.reset()
             return

@@ -410,11 +410,12 @@ class Room:
         """A command or sync of ``player`` came through a gateway after all
         (marked away while theirs lived: its NATS connection was away when
         ours asked): here, unless the command is itself the gateway's word."""
+        if self.gone or self.frozen or self.hosted.finished:
+            return  # (being handed over: the mark stays, should the game thaw here)
         self.marked_away.discard(player)
         if isinstance(action, dict) and action.get("type") in ("reconnect", "leave"):
             return
-        if not self.gone and not self.frozen and not self.hosted.finished:
-            self._presence(player, "reconnect", "a gateway speaks for them")
+        self._presence(player, "reconnect", "a gateway speaks for them")
 
     def _presence(self, player: str, kind: str, why: str) -> bool:
         seat = self.hosted.seat_of(player)
