@@ -241,9 +241,10 @@ def shards() -> Board:
           (quant(0.99, "ttanjit_gateway_event_loop_lag_seconds", "pod"), "p99 {{pod}}")],
          unit="s")
     b.ts("Gateways gone", "Gateways found gone without a word (killed, OOM-killed, their node "
-         "lost), per interval: by the shards, which marked their players in games away, and "
-         "by the lobby leader, which told their queued and room players away "
-         "(docs/protocol.md 2.1, 4.1). Not counted for a gateway that stopped on SIGTERM.",
+         "lost), per interval: by the shards, which marked their players in games away (one "
+         "gateway counts once for each shard that had its players), and by the lobby leader, "
+         "which told their queued and room players away (docs/protocol.md 2.1, 4.1). Not "
+         "counted for a gateway that stopped on SIGTERM.",
          [(f"sum(increase({sel('ttanjit_shard_gateways_gone_total')}[{RI}]))", "shards"),
           (f"sum(increase({sel('ttanjit_mm_gateways_gone_total')}[{RI}]))", "lobby")])
     b.ts("WebSocket frames", "Frames in and out per second by type.",

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from ttanjit.common.gateways import CHECK_S, SETTLE_S, GatewayCheck
 from ttanjit.common.nats import Subjects
 from ttanjit.matchmaker import metrics as m
+from ttanjit.matchmaker.store import Fenced
 
 if TYPE_CHECKING:
     from ttanjit.matchmaker.service import Matchmaker
@@ -55,9 +56,9 @@ class LobbyGatewayWatch:
         self.check = GatewayCheck(Subjects(mm.s.prefix), LOBBY_GONE_S)
         self.reconnects = -1
         self.back_at = 0.0  # monotonic time NATS last came back (or we started)
-        # gateway found gone -> (when, {player told away: the game of the
-        # quick-match ticket that took, or ""})
-        self.told: dict[str, tuple[float, dict[str, str]]] = {}
+        # gateway found gone -> (when first, {player told away: (the game
+        # of the quick-match ticket that took, or ""; their room's code, or "")})
+        self.told: dict[str, tuple[float, dict[str, tuple[str, str]]]] = {}
 
     def watched(self) -> dict[str, list[str]]:
         """Gateway -> its players waiting in the queue or an open room
@@ -96,6 +97,8 @@ class LobbyGatewayWatch:
                 await self.round()
             except asyncio.CancelledError:
                 raise
+            except Fenced:  # another replica leads now (an Away's lobby write said so)
+                self.mm.step_down()
             except Exception:  # noqa: BLE001 - a bug here must not stop the watch
                 log.exception("lobby gateway watch round failed")
 
@@ -118,37 +121,52 @@ class LobbyGatewayWatch:
         if gone:
             watched = self.watched()  # as they are now (the asks took time)
         for gw, first in gone:
-            told: dict[str, str] = {}
+            again = gw in self.told  # (asked on since: found gone again)
+            told = self.told[gw][1] if again else {}
             for player in watched.get(gw, []):
-                opened = mm.via[player][0]
-                if mm.outlived(player, opened):
+                seen = mm.via.get(player)
+                if not mm.leading or seen is None:
+                    return  # stepped down meanwhile (its memory went with it)
+                if mm.outlived(player, seen[0]):
                     continue  # a later connection of theirs called: not their going
-                if not mm.leading:
-                    return
                 ticket = mm.queue.by_player.get(player)
-                mm.gone(player, opened)
+                room = mm.rooms.room_of(player)
+                mm.gone(player, seen[0])
                 await self.away(player, max(0, int((time.time() - first) * 1000)))
-                told[player] = ticket.game if ticket is not None else ""
+                told[player] = (ticket.game if ticket is not None else "",
+                                room.code if room is not None else "")
+            if again:
+                continue  # said and counted once
             self.told[gw] = (time.monotonic(), told)
             log.warning("gateway gone: its lobby players away",
                         extra={"gateway": gw, "players": len(told)})
             m.GATEWAYS_GONE.inc()
 
-    async def revive(self, gw: str, told: dict[str, str]) -> None:
+    def heard_from(self, gw: str) -> None:
+        """A lobby call came through ``gw``: it is there (its NATS
+        connection may be away, not its players), whatever the asks say."""
+        self.check.missing.pop(gw, None)
+
+    async def revive(self, gw: str, told: dict[str, tuple[str, str]]) -> None:
         """``gw`` answers after all (it was cut off from NATS, not gone):
         its players told away are back, as a call of theirs would have
-        said, and one whose ticket went is told so again (that word went
-        to a gateway NATS could not reach)."""
+        said, and what they were told meanwhile — went to a gateway NATS
+        could not reach — is told again: a ticket that went, a room seat
+        whose wait ran out."""
+        from ttanjit.matchmaker.service import AWAY_LEFT_MESSAGE, AWAY_UNQUEUED
+
         log.warning("gateway found gone answers again: its lobby players back",
                     extra={"gateway": gw, "players": len(told)})
         m.GATEWAYS_REVIVED.inc()
-        for player, game in told.items():
-            seen = self.mm.via.get(player)
+        mm = self.mm
+        for player, (game, code) in told.items():
+            seen = mm.via.get(player)
             if seen is not None and seen[1] != gw:
                 continue  # heard from elsewhere since: that connection speaks for them
             await self.back(player)
             if game:
-                from ttanjit.matchmaker.service import AWAY_UNQUEUED
-
-                await self.mm.notify(player, {"type": "queue_cancelled", "game": game,
-                                              "reason": "away", "message": AWAY_UNQUEUED})
+                await mm.notify(player, {"type": "queue_cancelled", "game": game,
+                                         "reason": "away", "message": AWAY_UNQUEUED})
+            if code and mm.rooms.room_of(player) is None:
+                await mm.notify(player, {"type": "room_left", "code": code, "reason": "away",
+                                         "message": AWAY_LEFT_MESSAGE})

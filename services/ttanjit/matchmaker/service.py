@@ -231,6 +231,8 @@ class Matchmaker:
         # room: watched for a gateway killed without a word (gateways.py).
         # This replica's memory only.
         self.via: dict[str, tuple[int, str]] = {}
+        # told of every call through a gateway (gateways.py: it is there)
+        self.on_gateway_call: Callable[[str], None] | None = None
         self.placing: Parted[QuickMatch] = Parted()  # quick matches being placed, by id
         self.rematches: Parted[Rematch] = Parted()  # open 한 판 더 offers, by the old game id
         # 한 판 더 offers that started, by the old game id: being placed (no
@@ -774,6 +776,8 @@ class Matchmaker:
         was = self.via.get(player)
         if was is None or was[0] <= opened_ms:
             self.via[player] = (opened_ms, gateway)
+        if self.on_gateway_call is not None:
+            self.on_gateway_call(gateway)
 
     def gone(self, player: str, opened_ms: int) -> None:
         """The connection heard last went away: nothing outlives it."""
@@ -1513,8 +1517,10 @@ async def serve(settings: Settings, nc: Client, stop: asyncio.Event,
     if ready is not None:
         ready.set()
     leadership = asyncio.create_task(lead_loop(mm, lease, js, stop))
-    gateways = asyncio.create_task(LobbyGatewayWatch(mm, lambda player, away_ms: servicer._away(
-        matchmaker_pb2.PlayerRequest(player=player, away_ms=away_ms)), servicer._back).run(stop))
+    watch = LobbyGatewayWatch(mm, lambda player, away_ms: servicer._away(
+        matchmaker_pb2.PlayerRequest(player=player, away_ms=away_ms)), servicer._back)
+    mm.on_gateway_call = watch.heard_from
+    gateways = asyncio.create_task(watch.run(stop))
     try:
         while not stop.is_set():
             try:
