@@ -62,6 +62,19 @@ def lobby(svc: Services, gateways: int, env: dict[str, str],
     return mm, gws, [f"http://127.0.0.1:{g.ports['http']}" for g in gws]
 
 
+async def room_and_queue(host_at: str, guest_at: str, waiting_at: str
+                         ) -> tuple[WSClient, WSClient, WSClient]:
+    """방장 and 손님 in a room, 대기 waiting in the quick-match queue (of
+    4, no bots for 10 minutes), each on the gateway at the address given."""
+    host = await WSClient.signed_in(host_at, "방장")
+    guest = await WSClient.signed_in(guest_at, "손님")
+    waiting = await WSClient.signed_in(waiting_at, "대기")
+    await two_in_a_room(host, guest)
+    await waiting.send({"type": "queue", "game": "penalty_rows", "seats": 4})
+    await waiting.wait_type("queued")
+    return host, guest, waiting
+
+
 class Cuttable:
     """A TCP proxy to NATS that can be cut (every connection closed, none
     taken) and mended: a gateway cut off from NATS alone, alive. It runs
@@ -264,12 +277,7 @@ async def test_a_killed_gateways_lobby_players_leave_the_queue_and_their_rooms(
     svc.start("shard", name="shard-a")
     mm, gws, http = lobby(svc, 2, {"TTANJIT_ROOM_AWAY_MS": "3000",
                                    "TTANJIT_BOT_WAIT_MS": "600000"})
-    host = await WSClient.signed_in(http[0], "방장")
-    guest = await WSClient.signed_in(http[1], "손님")
-    waiting = await WSClient.signed_in(http[0], "대기")
-    await two_in_a_room(host, guest)
-    await waiting.send({"type": "queue", "game": "penalty_rows", "seats": 4})
-    await waiting.wait_type("queued")
+    host, guest, waiting = await room_and_queue(http[0], http[1], http[0])
     hp = host.ident["player"]
 
     def host_member(frame: dict[str, Any]) -> dict[str, Any] | None:
@@ -342,12 +350,7 @@ async def test_a_gateway_cut_off_from_nats_alone_has_its_lobby_players_back(
 async def cut_off_and_back(svc: Services, proxy: Cuttable) -> None:
     mm, _, http = lobby(svc, 2, {"TTANJIT_BOT_WAIT_MS": "600000"},
                         {1: f"nats://127.0.0.1:{proxy.port}"})
-    host = await WSClient.signed_in(http[0], "방장")
-    guest = await WSClient.signed_in(http[1], "손님")
-    waiting = await WSClient.signed_in(http[1], "대기")
-    await two_in_a_room(host, guest)
-    await waiting.send({"type": "queue", "game": "penalty_rows", "seats": 4})
-    await waiting.wait_type("queued")
+    host, guest, waiting = await room_and_queue(http[0], http[1], http[1])
     gp = guest.ident["player"]
 
     def guest_away(frame: dict[str, Any]) -> bool | None:

@@ -229,7 +229,7 @@ class Matchmaker:
         # player -> (opened_ms, gateway id) of the latest-opened connection
         # a call named its gateway for, while they wait in the queue or a
         # room: watched for a gateway killed without a word (gateways.py).
-        # This replica's memory only.
+        # This leading term's memory only (cleared by lead and step_down).
         self.via: dict[str, tuple[int, str]] = {}
         # told of every call through a gateway (gateways.py: it is there)
         self.on_gateway_call: Callable[[str], None] | None = None
