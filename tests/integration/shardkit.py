@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import itertools
 import time
+import urllib.request
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -97,6 +98,30 @@ async def _stream_full(nc: Client, stream: str) -> AsyncIterator[None]:
         yield
     finally:
         await js.update_stream(before)
+
+
+async def until(pred: Any, timeout: float, what: str) -> None:
+    """Wait until ``pred()`` holds, polling; fail saying ``what`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+def metrics_text(port: int) -> str:
+    """A service's ``/metrics`` page (its metrics port)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+        return str(r.read().decode())
+
+
+def metric(text: str, series: str) -> float | None:
+    """The value of ``series`` (name with its labels, as written) in a
+    ``/metrics`` page, None when absent."""
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[-1])
+    return None
 
 
 async def raw_request(nc: Client, subject: str, payload: bytes) -> dict[str, Any]:

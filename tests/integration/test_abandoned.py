@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-import urllib.request
 from typing import Any
 
 import nats
 import orjson
 import pytest
 from conftest import Services
+from shardkit import metric, metrics_text
 from wsclient import WSClient, sign_in, two_in_a_room
 
 from ttanjit.common.nats import GAMES_BUCKET, OWNERS_BUCKET, RESULTS_STREAM
@@ -27,18 +27,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 ABANDON_MS = 2000
 SECRET = "test-secret"
-
-
-def scrape(port: int) -> str:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-        return str(r.read().decode())
-
-
-def sample(text: str, series: str) -> float | None:
-    for line in text.splitlines():
-        if line.startswith(series + " "):
-            return float(line.split()[-1])
-    return None
 
 
 async def directory(js: Any, gid: str) -> dict[str, Any] | None:
@@ -99,9 +87,9 @@ async def test_abandoned_game_ends_is_freed_and_returning_players_see_it(
     owners = await js.key_value(OWNERS_BUCKET)
     with pytest.raises(Exception):  # noqa: B017 - nats' KeyNotFoundError / KeyDeletedError
         await owners.get(gid)
-    text = scrape(shard.ports["metrics"])
-    assert sample(text, 'ttanjit_shard_games_abandoned_total{game="onecard"}') == 1.0
-    assert sample(text, 'ttanjit_shard_games_live{game="onecard"}') == 0.0
+    text = metrics_text(shard.ports["metrics"])
+    assert metric(text, 'ttanjit_shard_games_abandoned_total{game="onecard"}') == 1.0
+    assert metric(text, 'ttanjit_shard_games_live{game="onecard"}') == 0.0
 
     # back within the shard's 30 s: the events the client missed, the last
     # one the game's end

@@ -15,14 +15,13 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-import urllib.request
 from typing import Any
 
 import nats
 import orjson
 import pytest
 from conftest import Proc, Services
-from shardkit import RecordTail, create_game, player_id, raw_request
+from shardkit import RecordTail, create_game, metric, metrics_text, player_id, raw_request, until
 from wsclient import WSClient, two_in_a_room
 
 from ttanjit.common.nats import GAMES_BUCKET
@@ -32,21 +31,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
 PREFIX = "ttanjit.v1"
 SECRET = "test-secret"
-
-
-def scrape(port: int, series: str) -> float | None:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith(series + " "):
-                return float(line.split()[-1])
-    return None
-
-
-async def _until(pred: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.05)
 
 
 def lobby(svc: Services, gateways: int, env: dict[str, str],
@@ -183,7 +167,7 @@ async def test_players_of_a_gateway_gone_are_marked_away_and_come_back(
         await asyncio.sleep(0.1)
     # and nobody else: the live and the older gateway were asked (more
     # rounds than it takes to find one gone) and kept their players
-    await _until(lambda: asked["live"] >= 3 and asked["old"] >= 3, 30, "more rounds of asks")
+    await until(lambda: asked["live"] >= 3 and asked["old"] >= 3, 30, "more rounds of asks")
     await tail.caught_up()
     assert sorted(presence_inputs(tail)) == [(0, "disconnect", "shard"),
                                              (4, "disconnect", "shard")]
@@ -191,8 +175,8 @@ async def test_players_of_a_gateway_gone_are_marked_away_and_come_back(
     assert eng.presence.connected == [False, True, True, True, False]
     assert not eng.presence.paused  # others are here: nothing waits
     port = shard.ports["metrics"]
-    assert scrape(port, "ttanjit_shard_gateways_gone_total") == 2.0
-    assert scrape(port, "ttanjit_shard_players_marked_away_total") == 2.0
+    assert metric(metrics_text(port), "ttanjit_shard_gateways_gone_total") == 2.0
+    assert metric(metrics_text(port), "ttanjit_shard_players_marked_away_total") == 2.0
 
     # seat 0 was on a gateway after all (a sync through one): back
     got = await raw_request(nc, f"{PREFIX}.game.{gid}.sync", orjson.dumps(
@@ -293,7 +277,7 @@ async def test_a_killed_gateways_lobby_players_leave_the_queue_and_their_rooms(
     welcome = await back.hello()
     assert "queued" not in welcome, welcome
     await back.close()
-    assert scrape(mm.ports["metrics"], "ttanjit_mm_gateways_gone_total") == 1.0
+    assert metric(metrics_text(mm.ports["metrics"]), "ttanjit_mm_gateways_gone_total") == 1.0
     await guest.close()
 
 
@@ -365,7 +349,7 @@ async def cut_off_and_back(svc: Services, proxy: Cuttable) -> None:
     await host.wait_for(lambda f: guest_away(f) is False, 30)  # back, still in the room
     said = await waiting.wait_type("queue_cancelled", 30)
     assert said["game"] == "penalty_rows" and said["reason"] == "away"
-    assert scrape(mm.ports["metrics"], "ttanjit_mm_gateways_revived_total") == 1.0
+    assert metric(metrics_text(mm.ports["metrics"]), "ttanjit_mm_gateways_revived_total") == 1.0
     # and the room goes on with both (nobody let go at the 60 s)
     await host.send({"type": "room_start"})
     assert (await guest.wait_type("matched", 20))["game_id"]

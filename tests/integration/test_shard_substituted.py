@@ -6,14 +6,12 @@ playing the seat; sync (watching) keeps working (docs/protocol.md 1, 2)."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import Any
 
 import nats
 import pytest
 from conftest import Services
-from shardkit import EventLog, RecordTail, command, create_game, player_id, sync
+from shardkit import EventLog, RecordTail, command, create_game, player_id, sync, until
 
 from ttanjit.games.base import COMMON_MESSAGES
 
@@ -23,14 +21,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 def _refused_seat_is_bot(reply: dict[str, Any], what: Any) -> None:
     assert reply["ok"] is False and reply["code"] == "seat_is_bot", (what, reply)
     assert reply["message"] == COMMON_MESSAGES["seat_is_bot"], reply
-
-
-async def _wait(pred: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 async def test_substituted_player_cannot_retake_the_seat(svc: Services) -> None:
@@ -66,7 +56,7 @@ async def test_substituted_player_cannot_retake_the_seat(svc: Services) -> None:
     assert (await command(nc, gid, pids[0], {"type": "leave"}))["ok"]
     marks = [await try_seat(0)]
     assert (await command(nc, gid, pids[1], {"type": "disconnect"}))["ok"]
-    await _wait(lambda: any(f["event"]["type"] == "substituted" and f["event"]["seat"] == 1
+    await until(lambda: any(f["event"]["type"] == "substituted" and f["event"]["seat"] == 1
                             for f in watch.frames), 10, "seat 1 substituted by the timer")
     marks.append(await try_seat(1))
 
@@ -80,7 +70,7 @@ async def test_substituted_player_cannot_retake_the_seat(svc: Services) -> None:
     # the bot plays the seats; the player's commands never reach the record
     def bot_played() -> bool:
         return {0, 1} <= {e.get("seat") for e in tail.entries[marks[0]:] if e.get("by") == "bot"}
-    await _wait(bot_played, 20, "the bot playing both substituted seats")
+    await until(bot_played, 20, "the bot playing both substituted seats")
     await tail.caught_up()
     for seat in (0, 1):
         assert not [e for e in tail.entries[marks[seat]:] if e.get("player") == pids[seat]]

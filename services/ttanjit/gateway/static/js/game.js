@@ -875,8 +875,6 @@ function finalPanel(ctl) {
   return resultsPanel(ctl, rows, "게임 결과");
 }
 
-/** The seat is the player's own: the seat shown, except in a replay seen
- * from another player's seat. */
 /** Whether the table's `dock` can cover `el`: it is below it, across the
  * screen; beside it (a phone on its side: app.css) it covers nothing, and
  * scrolling "above" it moved a 줄줄이 벌점 row away between the press and
@@ -899,6 +897,8 @@ export function aboveDock(el, dock, keep = null) {
   if (below > 0) window.scrollBy(0, Math.min(below, Math.max(0, room)));
 }
 
+/** The seat is the player's own: the seat shown, except in a replay seen
+ * from another player's seat. */
 export function isMine(ctl, s) {
   return s !== null && s !== undefined && s === ctl.seat() && (!ctl.replay || ctl.doc?.my_seat === s);
 }

@@ -173,9 +173,6 @@ function focusHeading(root) {
   h1.focus({ preventScroll: true });
 }
 
-/** Say ``text`` to a screen reader once, through the page's one live
- * region (index.html #announce): the screens redraw too often to be live
- * regions themselves. ``urgent`` interrupts (assertive). */
 /** ``fn`` (a request) one call at a time: a call while one is under way
  * resolves to undefined at once and sends nothing (a second tap on a slow
  * network made a second guest account, rename, code: IME/touch audit). */
@@ -188,6 +185,9 @@ export function oneAtATime(fn) {
   };
 }
 
+/** Say ``text`` to a screen reader once, through the page's one live
+ * region (index.html #announce): the screens redraw too often to be live
+ * regions themselves. ``urgent`` interrupts (assertive). */
 export function announce(text, urgent = false) {
   const box = document.getElementById(urgent ? "announce-now" : "announce");
   if (!box || !text) return;
