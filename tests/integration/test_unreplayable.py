@@ -17,8 +17,7 @@ from typing import Any
 import nats
 import pytest
 from conftest import Services
-from shardkit import SUBJ, RecordTail, play_humans
-from test_abandoned import sample, scrape
+from shardkit import SUBJ, RecordTail, metric, metrics_text, play_humans
 from test_shard import _games_on
 
 from ttanjit.common.nats import RECORDS_STREAM
@@ -50,7 +49,7 @@ async def test_a_record_this_release_cannot_replay_is_said_once_and_counted(
         while SAID not in b.log():
             assert time.monotonic() < deadline, b.log()[-3000:]
             await asyncio.sleep(0.2)
-        assert sample(scrape(b.ports["metrics"]), "ttanjit_shard_unreplayable_games") == 1.0
+        assert metric(metrics_text(b.ports["metrics"]), "ttanjit_shard_unreplayable_games") == 1.0
         await asyncio.sleep(4)  # tried again every second, with a traceback each, before
         log: Any = b.log()
         assert log.count(SAID) == 1, log[-3000:]
