@@ -234,6 +234,12 @@ def shards() -> Board:
          "players come back here all at once (a reconnect herd).",
          [(quant(0.5, "ttanjit_gateway_hello_seconds"), "p50"),
           (quant(0.99, "ttanjit_gateway_hello_seconds"), "p99")], unit="s")
+    b.ts("Refused: full", "WebSockets refused per second at a gateway's most "
+         "(gateway.maxConnections: server_full, close 1013), per gateway: players kept out, "
+         "their clients trying again in 2.5–30 s. A minute of them after another gateway is "
+         "lost is the cap at work; more is too few gateways (alert TtanjitGatewaysFull).",
+         [(f"sum by (pod) ({rate('ttanjit_gateway_connections_refused_total')})", "{{pod}}")],
+         unit="ops")
     b.ts("Event loop lag", "How late each gateway's once-a-second sweep woke (p50, p99 per "
          "gateway): every frame of every player there waits behind it. High under a "
          "reconnect herd, long GC passes or a CPU limit reached.",

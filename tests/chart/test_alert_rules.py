@@ -190,6 +190,14 @@ CASES = {
         [{}],
         "333.3m",  # 5 a 15 s step: per second
     ),
+    "TtanjitGatewaysFull": Case(
+        [series("ttanjit_gateway_connections_refused_total", 'pod="gw-0"', "0x4 6+6x200")],
+        # (a herd's minute of refusals: test_a_herds_refusals_page_nobody)
+        [series("ttanjit_gateway_connections_refused_total", 'pod="gw-0"', "0x200", ns="other")],
+        "10m",
+        [{}],
+        "400m",  # 6 a 15 s step: per second
+    ),
     "TtanjitRecordAppendFailing": Case(
         [series("ttanjit_shard_record_append_failures_total", 'pod="ttanjit-shard-0"',
                 "0x4 1+1x200")],
@@ -356,6 +364,23 @@ def test_alert_fires_for_its_failure_only(promtool: Path, tmp_path: Path, alert:
 def test_a_healthy_system_fires_nothing(promtool: Path, tmp_path: Path) -> None:
     spec = {"rule_files": [str(ALERTS)], "evaluation_interval": "15s", "tests": [healthy_case()]}
     path = tmp_path / "test.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))
+    done = run(promtool, "test", "rules", str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_herds_refusals_page_nobody(promtool: Path, tmp_path: Path) -> None:
+    """TtanjitGatewaysFull: a reconnect herd refused for a minute or two
+    (the cap doing its work) never fires it, evaluated every minute until
+    long after; refusals that go on do."""
+    herd = series("ttanjit_gateway_connections_refused_total", 'pod="gw-0"',
+                  "0x4 50+50x8 450x200")  # refused from 1 to 3 min
+    spec = {"rule_files": [str(ALERTS)], "evaluation_interval": "15s", "tests": [{
+        "interval": "15s", "input_series": [herd],
+        "alert_rule_test": [{"eval_time": f"{m}m", "alertname": "TtanjitGatewaysFull",
+                             "exp_alerts": []} for m in range(1, 21)],
+    }]}
+    path = tmp_path / "herd.yaml"
     path.write_text(yaml.safe_dump(spec, sort_keys=False, allow_unicode=True))
     done = run(promtool, "test", "rules", str(path))
     assert done.returncode == 0, done.stdout + done.stderr

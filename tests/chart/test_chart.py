@@ -561,6 +561,7 @@ BAD_VALUES = [
     ("shard.drain.command=null", "/shard/drain"),
     ("bots.livenessPath=healthz", "/bots/livenessPath"),
     ("gateway.forwardedAllowIps=proxy;rm", "/gateway/forwardedAllowIps"),
+    ("gateway.maxConnections=-1", "/gateway/maxConnections"),
 ]
 
 
@@ -575,19 +576,25 @@ def test_an_upgrade_that_reuses_a_releases_values_renders(helm: Path, tmp_path: 
     """README's upgrade (`--reuse-values`) keeps the release's values, not
     the new chart's defaults: values from before `gateway.signupLimit`
     existed failed to render (review finding). The gateway gets the
-    defaults then; a burst of 0 (no limit) stays 0."""
+    defaults then; a burst of 0 (no limit) stays 0. So with
+    `gateway.maxConnections` (12,000; 0 = no cap)."""
     chart = tmp_path / "ttanjit"
     shutil.copytree(CHART, chart)
     old = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
     del old["gateway"]["signupLimit"]  # the values of a release from before it
+    del old["gateway"]["maxConnections"]
     (chart / "values.yaml").write_text(yaml.safe_dump(old), encoding="utf-8")
 
-    def signup_env(path: Path, *args: str) -> dict[str, str]:
+    def gw_env(path: Path, *args: str) -> dict[str, str]:
         done = run_helm(helm, "template", "ttanjit", str(path), "--namespace", "games", *args)
         assert done.returncode == 0, done.stderr
         (gw,) = pod_specs([d for d in yaml.safe_load_all(done.stdout) if d])[
             "Deployment/ttanjit-gateway"]["containers"]
-        return {e["name"]: e["value"] for e in gw["env"] if e["name"].startswith("TTANJIT_SIGNUP_")}
+        return {e["name"]: e["value"] for e in gw["env"]
+                if e["name"].startswith(("TTANJIT_SIGNUP_", "TTANJIT_MAX_CONNECTIONS"))}
 
-    assert signup_env(chart) == {"TTANJIT_SIGNUP_BURST": "30", "TTANJIT_SIGNUP_PER_MIN": "30"}
-    assert signup_env(CHART, "--set", "gateway.signupLimit.burst=0")["TTANJIT_SIGNUP_BURST"] == "0"
+    assert gw_env(chart) == {"TTANJIT_SIGNUP_BURST": "30", "TTANJIT_SIGNUP_PER_MIN": "30",
+                             "TTANJIT_MAX_CONNECTIONS": "12000"}
+    assert gw_env(CHART) == gw_env(chart)
+    assert gw_env(CHART, "--set", "gateway.signupLimit.burst=0")["TTANJIT_SIGNUP_BURST"] == "0"
+    assert gw_env(CHART, "--set", "gateway.maxConnections=0")["TTANJIT_MAX_CONNECTIONS"] == "0"

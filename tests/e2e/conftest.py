@@ -48,7 +48,8 @@ def _integration_helpers() -> Any:
 class Stack:
     """nats-server + shard + bots + matchmaker + gateway on free loopback ports."""
 
-    def __init__(self, logdir: Path, mm_env: dict[str, str] | None = None) -> None:
+    def __init__(self, logdir: Path, mm_env: dict[str, str] | None = None,
+                 gw_env: dict[str, str] | None = None) -> None:
         it = _integration_helpers()
         self.nats = NatsServer().start()
         self.svc = it.Services(self.nats.url, logdir)
@@ -64,7 +65,7 @@ class Stack:
                                      "TTANJIT_REMATCH_MS": "8000", **(mm_env or {})})
             gw = self.svc.start("gateway", name="gateway-e2e", ready="gateway ready", env={
                 "TTANJIT_MATCHMAKER_ADDR": f"127.0.0.1:{mm.ports['grpc']}",
-                "TTANJIT_HTTP_HOST": "127.0.0.1"})
+                "TTANJIT_HTTP_HOST": "127.0.0.1", **(gw_env or {})})
             wait_port("127.0.0.1", gw.ports["http"])
             self.url = f"http://127.0.0.1:{gw.ports['http']}/"
             with urllib.request.urlopen(self.url + "readyz", timeout=5) as r:
@@ -99,11 +100,13 @@ class Stack:
 @pytest.fixture(scope="module")
 def stack(request: pytest.FixtureRequest) -> Iterator[Stack]:
     """The module's stack; a module's ``MATCHMAKER_ENV`` adds to the
-    matchmaker's environment (e.g. a short room-seat wait)."""
+    matchmaker's environment (e.g. a short room-seat wait), its
+    ``GATEWAY_ENV`` to the gateway's."""
     if not (ROOT / "services/ttanjit/gateway/static/fonts/fonts.css").exists():
         pytest.fail("the web font is missing: run `make web` (make test does)")
     with tempfile.TemporaryDirectory(prefix="ttanjit-e2e-") as tmp:
-        s = Stack(Path(tmp), getattr(request.module, "MATCHMAKER_ENV", None))
+        s = Stack(Path(tmp), getattr(request.module, "MATCHMAKER_ENV", None),
+                  getattr(request.module, "GATEWAY_ENV", None))
         try:
             yield s
         finally:

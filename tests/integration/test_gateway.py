@@ -522,6 +522,54 @@ async def test_idle_and_silent_connections_are_closed(gw: Stack) -> None:
     short.stop()
 
 
+async def test_a_full_gateway_refuses_sockets_until_one_goes(gw: Stack) -> None:
+    """docs/websocket.md 5: a gateway holding TTANJIT_MAX_CONNECTIONS
+    sockets answers the next one ``server_full`` (in its subprotocol) and
+    closes it with 1013 before any hello is worked on; /readyz says
+    ``full`` from 95 % on (the Service sends sockets elsewhere); a socket
+    that goes makes room (overload audit's left-alone item: a reconnect
+    herd took a gateway past the memory it is sized for)."""
+    small = gw.add_gateway(TTANJIT_MAX_CONNECTIONS="2")
+    http = f"http://127.0.0.1:{small.ports['http']}"
+    one = await WSClient.signed_in(http, "첫째")
+    assert _ready(small) == (200, "ready")
+    two = await WSClient.signed_in(http, "둘째")
+    assert _ready(small) == (503, "full")
+    for proto in (False, True):
+        third = WSClient(http, sign_in(http, "셋째"), proto=proto)
+        await third.connect()
+        refused = await third.recv()
+        assert (refused["type"], refused["code"]) == ("error", "server_full")
+        assert refused["message"] == MESSAGES["server_full"]
+        with pytest.raises(websockets.ConnectionClosed) as exc:
+            await third.recv(5)
+        assert exc.value.rcvd is not None and exc.value.rcvd.code == 1013
+    assert _counter(small, "ttanjit_gateway_connections_refused_total") == 2
+    assert _counter(small, "ttanjit_gateway_connections") == 2  # the refused never counted
+    await one.close()
+    deadline = time.monotonic() + 10
+    while _ready(small) != (200, "ready"):
+        assert time.monotonic() < deadline, "the gone socket's room never came back"
+        await asyncio.sleep(0.1)
+    third = await WSClient.signed_in(http, "셋째")
+    assert third.frames[0]["type"] == "welcome"
+    await third.close()
+    await two.close()
+    small.stop()
+
+
+def _ready(p: Any) -> tuple[int, str]:
+    status, _, body = _get(f"http://127.0.0.1:{p.ports['http']}/readyz")
+    return status, json.loads(body)["status"]
+
+
+def _counter(p: Any, name: str) -> float:
+    text = _get(f"http://127.0.0.1:{p.ports['metrics']}/metrics")[2]
+    found = re.search(rf"^{name} (\S+)$", text, re.M)
+    assert found is not None, name
+    return float(found.group(1))
+
+
 async def test_a_room_that_started_says_so(gw: Stack) -> None:
     """The code of a room that started, typed by a friend a moment late:
     "이미 시작한 방이에요." (``room_started``), not "방을 찾을 수 없어요.

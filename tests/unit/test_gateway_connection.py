@@ -131,6 +131,9 @@ class FakeGateway:
     def register(self, conn: Connection) -> None:
         self.registered.append(conn)
 
+    def full(self) -> bool:  # (app.websocket: room for every socket here)
+        return False
+
     def unregister(self, conn: Connection) -> None:
         self.registered.remove(conn)
 

@@ -81,6 +81,11 @@ class Settings:
     ws_impl: str = "websockets-sansio"  # uvicorn's WebSocket implementation
     ws_idle_ms: int = 60_000  # a socket silent this long is closed (shorter in tests)
     ws_hello_ms: int = 10_000  # a socket without hello this long is closed
+    # WebSockets a gateway holds at most; one more is refused (close 1013,
+    # ``server_full``) and /readyz says ``full`` from 95 % of it on
+    # (docs/capacity.md: ~43 KiB per player in a game, the chart's 1Gi);
+    # 0 = no cap
+    max_connections: int = 12_000
     # A sample of sessions recorded to capture files (docs/capacity.md):
     # 0 = none, 1 = every session.
     record_sample: float = 0.0
@@ -164,6 +169,7 @@ class Settings:
             ws_impl=_env_str("TTANJIT_WS_IMPL", cls.ws_impl),
             ws_idle_ms=_env_int("TTANJIT_WS_IDLE_MS", cls.ws_idle_ms),
             ws_hello_ms=_env_int("TTANJIT_WS_HELLO_MS", cls.ws_hello_ms),
+            max_connections=max(0, _env_int("TTANJIT_MAX_CONNECTIONS", cls.max_connections)),
             record_sample=_env_float("TTANJIT_RECORD_SAMPLE", cls.record_sample),
             record_dir=_env_str("TTANJIT_RECORD_DIR", cls.record_dir),
             record_max_mb=_env_float("TTANJIT_RECORD_MAX_MB", cls.record_max_mb),

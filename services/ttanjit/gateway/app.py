@@ -97,6 +97,9 @@ SETTLE_S = LOBBY_TIMEOUT_S + 11
 # a whole view asks for the seat's last events too, as many as a One Card log
 # shows (docs/protocol.md 2 `recent`)
 RECENT_EVENTS = 30
+# /readyz says full from this share of TTANJIT_MAX_CONNECTIONS on (a
+# socket is refused only at the whole of it)
+READY_SHARE = 0.95
 
 log = logging.getLogger("ttanjit.gateway")
 NICKNAME_S = 1.0  # a hello waits this long at most for the nickname as last set
@@ -196,6 +199,12 @@ class Gateway:
         gc.collect()
         gc.freeze()  # start-up objects never need collecting again (PERFORMANCE.md)
         gc.set_threshold(20_000, 20, 20)  # fewer passes over 1,000s of sockets
+
+    def full(self, share: float = 1.0) -> bool:
+        """Holding ``share`` of the most sockets it takes
+        (TTANJIT_MAX_CONNECTIONS; 0: no most)."""
+        cap = self.s.max_connections
+        return cap > 0 and len(self.conns) >= cap * share
 
     async def going_away(self) -> None:
         """Shutdown, first step (before the HTTP server lets go of its
@@ -609,6 +618,16 @@ async def websocket(gw: Gateway, scope: dict[str, Any], receive: Any, send: Any)
     # (no token from the address: a secret in a URL is logged by proxies;
     # the hello frame carries it, docs/websocket.md 1.1)
     conn = Connection(gw, AsgiTransport(send), proto, opened)
+    if gw.full():
+        # at its most (a reconnect herd, too few gateways): said and closed
+        # with "try again later" before any hello is worked on — the client
+        # comes back in a few seconds, to this gateway or another (its
+        # /readyz said full from 95 % on); a browser cannot read a refused
+        # upgrade's status, so the socket is accepted to say it
+        m.REFUSED_FULL.inc()
+        await conn.reject("server_full")
+        await conn.close(1013, "server_full")
+        return
     gw.conns.add(conn)
     m.CONNECTIONS.inc()
     try:
@@ -710,10 +729,14 @@ def create_app(settings: Settings | None = None) -> Any:
 
     @api.get("/readyz")
     async def readyz() -> Response:
-        """Readiness: connected to NATS and started."""
+        """Readiness: connected to NATS and started, and not near its most
+        sockets (``full`` from 95 % of TTANJIT_MAX_CONNECTIONS on: the
+        Service sends new sockets to the other gateways before this one
+        must refuse them; those it holds stay)."""
         ok = gw.ready and gw.nc is not None and gw.nc.is_connected
-        return JSONResponse({"status": "ready" if ok else "not_ready",
-                             "connections": len(gw.conns)}, status_code=200 if ok else 503)
+        status = "not_ready" if not ok else "full" if gw.full(READY_SHARE) else "ready"
+        return JSONResponse({"status": status, "connections": len(gw.conns)},
+                            status_code=200 if status == "ready" else 503)
 
     account = install_account(api, gw)  # issue 15's routes, before the client's mount
 

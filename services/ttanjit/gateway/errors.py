@@ -16,6 +16,7 @@ MESSAGES: dict[str, str] = {
     "unauthenticated": "로그인 정보가 없어요. 먼저 시작해 주세요.",
     "bad_token": "로그인 정보가 올바르지 않아요. 다시 시작해 주세요.",
     "already_hello": "이미 연결되어 있어요.",
+    "server_full": "지금 접속한 사람이 많아요. 잠시 후 저절로 다시 연결할게요.",
     "missing_field": "필요한 값이 빠졌어요.",
     "bad_cmd_id": "명령 번호가 올바르지 않아요.",
     "bad_action": COMMON_MESSAGES["bad_action"],  # the shard's own refusal, said the same

@@ -8,6 +8,10 @@ import grpc
 from prometheus_client import Counter, Gauge, Histogram
 
 CONNECTIONS = Gauge("ttanjit_gateway_connections", "Open WebSockets")
+# sockets refused at the gateway's connection cap (TTANJIT_MAX_CONNECTIONS):
+# players kept out, their clients trying again a few seconds later
+REFUSED_FULL = Counter("ttanjit_gateway_connections_refused_total",
+                       "WebSockets refused: the gateway held its most (close 1013)")
 FRAMES_IN = Counter("ttanjit_gateway_frames_in_total", "Client frames by type", ["type"])
 FRAMES_OUT = Counter("ttanjit_gateway_frames_out_total", "Server frames by type", ["type"])
 COMMAND_RTT = Histogram("ttanjit_gateway_command_rtt_seconds",

@@ -104,8 +104,10 @@ function updateHeader() {
   document.getElementById("app").dataset.note = net.state === "replaced" ? REPLACED_MESSAGE : "";
   // connected once, each try again is "다시 연결 중…" (it went 다시 연결 중… /
   // 연결 중… / 다시 연결 중… over one lost connection: trial nitpick)
-  const connecting = net.welcome ? "다시 연결 중…" : "연결 중…";
-  let text = { open: "연결됨", connecting, closed: "다시 연결 중…", replaced: "다른 곳에서 접속함", idle: "" }[net.state] || "";
+  // (a full gateway refused us: said until one takes us, docs/websocket.md 5)
+  const again = net.busy ? "접속한 사람이 많아요 · 다시 연결 중…" : "다시 연결 중…";
+  const connecting = net.busy || net.welcome ? again : "연결 중…";
+  let text = { open: "연결됨", connecting, closed: again, replaced: "다른 곳에서 접속함", idle: "" }[net.state] || "";
   // moves kept to send once connected: said where the connection is (the
   // table went on saying 내 차례예요 with nothing to show one waits: trial)
   if ((net.state === "closed" || net.state === "connecting") && net.held()) {
@@ -400,6 +402,7 @@ const SHOWN_BY_SCREEN = new Set(["queue", "cancel_queue", "room_create", "room_j
   "rematch_decline", "rematch_state", "emote", "spectate", "ratings"]);
 net.on("error", (f) => {
   if (f.cmd_id || SHOWN_BY_SCREEN.has(f.ref)) return;
+  if (f.code === "server_full") return; // the top bar says it while it lasts (updateHeader)
   if (f.ref === "sync" && game.final) return; // the game is over and gone: its result is shown
   if (f.ref === "sync" && f.code === "not_in_game" && location.hash.startsWith("#/game/") && !game.view) {
     game.unavailable(f); // the screen says it, with the way out

@@ -31,6 +31,12 @@ const HANDSHAKE_MS = 10_000;
 export function spread(backoff, random = Math.random) {
   return Math.round(backoff / 2 + random() * (backoff / 2));
 }
+/** A full gateway's refusal (close 1013, `server_full`: a reconnect herd,
+ * too few gateways): the first try again after 2.5–5 s, each next one
+ * twice as long, up to 15–30 s, so the refused do not come back as a
+ * herd of their own (docs/websocket.md 5). */
+const BUSY_MS = 5_000;
+const BUSY_MAX_MS = 30_000;
 export const REPLACED_MESSAGE = "다른 창이나 기기에서 하고 있어요. 위의 '이 창에서 계속하기'를 누르면 여기서 이어서 해요.";
 
 export class Session extends EventTarget {
@@ -43,6 +49,7 @@ export class Session extends EventTarget {
     this.pending = new Map(); // cmd_id -> {frame, resolve}
     this.waiters = []; // {type, resolve, reject, timer}
     this.backoff = 500;
+    this.busy = 0; // the wait while gateways refuse us as full (1013), 0 when not
     this.pingTimer = null;
     this.pingMs = PING_MS;
     this.pongWaitMs = PONG_WAIT_MS;
@@ -145,9 +152,16 @@ export class Session extends EventTarget {
       this.emit("signed_out", {});
       return;
     }
+    let wait;
+    if (ev.code === 1013) { // the gateway is full: said in the top bar, tried again later
+      this.busy = Math.min(this.busy ? this.busy * 2 : BUSY_MS, BUSY_MAX_MS);
+      wait = spread(this.busy);
+    } else {
+      this.busy = 0;
+      wait = spread(this.backoff);
+      this.backoff = Math.min(this.backoff * 2, 5000);
+    }
     this.setState("closed");
-    const wait = spread(this.backoff);
-    this.backoff = Math.min(this.backoff * 2, 5000);
     setTimeout(() => this.connect(), wait);
   }
 
@@ -169,6 +183,7 @@ export class Session extends EventTarget {
       this.session = f.session;
       store.set("session", f.session);
       this.backoff = 500;
+      this.busy = 0;
       clearTimeout(this.handshakeTimer);
       this.handshakeTries = 0;
       this.setState("open");
