@@ -147,12 +147,17 @@ class Services:
         """Start a service with free gRPC/metrics/HTTP ports; wait until its
         log shows ``ready`` (default per service in ``READY``)."""
         name = name or f"{svc}-{len(self.procs)}"
-        ports = {"grpc": free_port(), "metrics": free_port(), "http": free_port()}
-        full = self.env(TTANJIT_GRPC_PORT=str(ports["grpc"]),
-                        TTANJIT_METRICS_PORT=str(ports["metrics"]),
-                        TTANJIT_HTTP_PORT=str(ports["http"]),
-                        TTANJIT_SHARD_ID=name, TTANJIT_ADVERTISE_HOST="127.0.0.1",
-                        **(env or {}))
+        env = env or {}
+        # free ports, but one ``env`` names (a process started again on its
+        # address)
+        ports = {key: int(env[var]) if var in env else free_port() for key, var in (
+            ("grpc", "TTANJIT_GRPC_PORT"), ("metrics", "TTANJIT_METRICS_PORT"),
+            ("http", "TTANJIT_HTTP_PORT"))}
+        full = self.env(**{"TTANJIT_GRPC_PORT": str(ports["grpc"]),
+                           "TTANJIT_METRICS_PORT": str(ports["metrics"]),
+                           "TTANJIT_HTTP_PORT": str(ports["http"]),
+                           "TTANJIT_SHARD_ID": name, "TTANJIT_ADVERTISE_HOST": "127.0.0.1",
+                           **env})
         proc = Proc(svc, name, full, self.logdir, ports)
         self.procs.append(proc)
         if wait:

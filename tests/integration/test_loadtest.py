@@ -292,6 +292,55 @@ async def test_a_queue_the_gateway_refuses_fails_its_players_at_once(st: Stack) 
     assert all("queue refused: bad_seats" in f for f in report["failures"])
 
 
+async def test_players_a_full_gateway_refuses_try_again_and_do_not_fail(st: Stack) -> None:
+    """A gateway that holds one socket (TTANJIT_MAX_CONNECTIONS=1) refuses
+    the second player (``server_full``, close 1013): as the web client,
+    that player tries again while it lasts (counted ``refused_full``),
+    not a failed player — before, its hello's refusal failed it at once."""
+    gw = st.add_gateway(TTANJIT_MAX_CONNECTIONS="1")
+    try:
+        http = f"http://127.0.0.1:{gw.ports['http']}"
+        cfg = PlayConfig(game="onecard", seats=2, mode="quick", think_ms=FAST, games=1)
+        report = await play(http, 2, cfg, duration_s=12, progress=0)
+    finally:
+        st.gateways.remove(gw)
+        gw.stop()
+    counts = report["counts"]
+    assert counts["player_failures"] == 0, report["failures"]
+    assert counts["refused_full"] >= 2, counts  # tried again, at 2.5–5 s, then 5–10 s
+    assert counts["games_finished"] >= 1  # the one let in played (with a bot)
+
+
+async def test_a_player_whose_gateway_restarts_resumes_on_it(st: Stack) -> None:
+    """The gateway is killed under a player in a game and started again on
+    its address 2 s later: the player, trying again as the web client
+    does, resumes there — before, its one try at once found nobody and the
+    player was lost for good (``reconnect_failures``)."""
+    gw = st.add_gateway()
+    port = gw.ports["http"]
+    http = f"http://127.0.0.1:{port}"
+    cfg = PlayConfig(game="onecard", seats=2, mode="quick", think_ms=(800, 1500))
+    run = asyncio.ensure_future(play(http, 1, cfg, duration_s=25, progress=0))
+    again = None
+    try:
+        await asyncio.sleep(6)  # matched with a bot, playing
+        await asyncio.to_thread(gw.kill)
+        st.gateways.remove(gw)
+        await asyncio.sleep(2)
+        again = await asyncio.to_thread(st.add_gateway, TTANJIT_HTTP_PORT=str(port))
+        report = await asyncio.wait_for(run, 60)
+    finally:
+        run.cancel()
+        for g in (gw, again):
+            if g is not None:
+                g.stop()
+                if g in st.gateways:
+                    st.gateways.remove(g)
+    counts = report["counts"]
+    assert counts["reconnect_failures"] == 0 and counts["player_failures"] == 0, report
+    assert report["disconnects"] >= 1 and sum(report["resumes"].values()) >= 1, report
+
+
 def test_ctrl_c_ends_a_run_with_its_report(st: Stack, capture: tuple[str, dict],
                                            tmp_path: Path) -> None:
     """A first Ctrl-C stops `loadtest play` or `replay` early: the report of

@@ -13,7 +13,9 @@ resumes its session.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,6 +104,25 @@ class PlayConfig:
 LASTING = frozenset({"unknown_game", "bad_seats", "bad_option", "bad_frame", "unauthenticated"})
 
 
+# a full gateway's refusal (close 1013, server_full): tried again after
+# 2.5–5 s, then twice as long each time up to 15–30 s, as the web client
+# does (docs/websocket.md 5)
+BUSY_S = (5.0, 30.0)
+# a resume that fails otherwise (no gateway answers: a kill, a rolling
+# upgrade) is tried again with the web client's backoff (0.5 s doubling to
+# 5 s, each wait half to all of it) for this long before it counts as lost
+RESUME_FOR_S = 60.0
+
+
+def spread(wait: float, rng: random.Random) -> float:
+    """Half the wait and up to as much again at random (web client net.js)."""
+    return wait / 2 + rng.random() * wait / 2
+
+
+class GatewayFull(RuntimeError):
+    """The gateway refused the socket: it holds its most (close 1013)."""
+
+
 class Refused(RuntimeError):
     """A queue or room_create refused for good: the player (or its room's
     group) cannot play."""
@@ -180,7 +201,7 @@ class Player:
     # -- connection --------------------------------------------------------------
     async def start(self) -> None:
         self.ident = await sign_in(self.http, self.base, f"부하{self.n}")
-        await self._connect(None)
+        await self._connect_until_in(None, None)
         self._online(True)
 
     def _online(self, on: bool) -> None:
@@ -200,8 +221,40 @@ class Player:
         self.conn = conn
         welcome = await conn.hello(self.ident["token"], resume)
         if welcome.get("type") != "welcome":
+            if welcome.get("code") == "connection_closed":  # (server_full has no ref)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(conn.closed.wait(), 5)
+                if conn.close_code == 1013:
+                    raise GatewayFull(hello_refused({"code": "server_full"}))
             raise RuntimeError(hello_refused(welcome))
         self._spawn(self._watch(conn))
+
+    async def _connect_until_in(self, resume: dict[str, Any] | None,
+                                give_up_s: float | None) -> None:
+        """Connect as the web client does: a full gateway's refusal is tried
+        again for as long as it lasts (counted ``refused_full``), another
+        failure for ``give_up_s`` (None: not at all) — a player resuming
+        after their gateway went tried once, and a second gateway still
+        starting lost them for good (overload audit's left-alone item)."""
+        t0 = time.monotonic()
+        busy, backoff = 0.0, 0.5
+        while True:
+            try:
+                await self._connect(resume)
+                return
+            except GatewayFull:
+                self.stats.count["refused_full"] += 1
+                busy = min(busy * 2 if busy else BUSY_S[0], BUSY_S[1])
+                wait = spread(busy, self.rng)
+            except Exception:
+                wait = spread(backoff, self.rng)
+                if give_up_s is None or time.monotonic() - t0 + wait > give_up_s:
+                    raise
+                backoff = min(backoff * 2, 5.0)
+            if self.stopping:
+                raise RuntimeError("stopped while connecting")
+            await asyncio.sleep(wait)
+            self.reconnects += 1
 
     async def _watch(self, conn: Conn) -> None:
         """An unexpected close: resume the session like a real client."""
@@ -215,8 +268,9 @@ class Player:
     async def _resume(self, old: Conn) -> None:
         self.reconnects += 1
         try:
-            await self._connect({"session": old.session, "last_seq": old.last_seq})
-        except Exception:  # noqa: BLE001 - the gateway is gone for good
+            await self._connect_until_in({"session": old.session, "last_seq": old.last_seq},
+                                         RESUME_FOR_S)
+        except Exception:  # noqa: BLE001 - no gateway took it for a minute
             self.stats.count["reconnect_failures"] += 1
             return
         self._online(True)
