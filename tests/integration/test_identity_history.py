@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -555,6 +556,52 @@ async def test_replay_matches_the_record(st: Stack, nats_url: str, game: str,
     code, theirs = call(st.http(0), f"/api/replay/{gid}?seat={seat}", token=c.ident["token"])
     assert code == 200 and theirs["steps"][0]["view"]["seat"] == seat
     assert theirs["steps"][0]["view"]["hand"] == engine_hand_at_deal(rec, seat)
+    await c.close()
+
+
+async def test_a_finished_replay_is_made_once_and_asked_a_few_at_a_time(
+        st: Stack, nats_url: str) -> None:
+    """다시 보기 of a finished game (security audit: 32 asks at once from one
+    token — each a whole record read and its game re-run — held every
+    player's frames on that gateway up to 1.5 s). Asked again, it is the
+    one made before (the record is not read again), with the names as
+    they are now; one player's asks are made at most 2 at a time on a
+    gateway, more are refused rate_limited (429)."""
+    c, gid = await solo_finished(st, "또보기", "onecard", 2)
+    http, token = st.http(1), c.ident["token"]
+    code, first = await asyncio.to_thread(call, http, f"/api/replay/{gid}", token=token)
+    assert code == 200 and first["finished"], first
+    nc = await nats.connect(nats_url)
+    reads: list[str] = []
+
+    async def seen(m: Any) -> None:
+        if ".TTANJIT_RECORDS" in m.subject:
+            reads.append(m.subject)
+    await nc.subscribe("$JS.API.CONSUMER.>", cb=seen)
+    await nc.flush()
+    code, renamed = call(http, "/api/nickname", {"nickname": "새이름"}, token)
+    assert code == 200
+    code, again = await asyncio.to_thread(call, http, f"/api/replay/{gid}", token=renamed["token"])
+    await nc.flush()
+    assert code == 200 and reads == [], reads
+    mine = str(first["my_seat"])
+    assert again["nicknames"][mine] == "새이름" and first["nicknames"][mine] == "또보기"
+    assert {**again, "nicknames": first["nicknames"]} == first
+    await nc.close()
+    # eight at once: two are made, the others told to wait a second
+    got: list[tuple[int, dict[str, Any]]] = []
+
+    def ask() -> None:
+        got.append(call(http, f"/api/replay/{gid}", token=token))
+    asks = [threading.Thread(target=ask) for _ in range(8)]
+    for t in asks:
+        t.start()
+    for t in asks:
+        t.join()
+    refused = [doc for code, doc in got if code == 429]
+    assert refused and all(d["code"] == "rate_limited" for d in refused), got
+    assert all(code == 200 for code, _ in got if code != 429)
+    assert len(refused) <= 6
     await c.close()
 
 

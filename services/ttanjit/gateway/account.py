@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 from fastapi import FastAPI, Header, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 from nats.errors import Error as NatsError
 from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
@@ -343,6 +343,50 @@ class CodeIn(BaseModel):
 STORE_RETRY_S = "2"  # Retry-After of a 503 store_unavailable
 RENAME_RATE, RENAME_BURST = 1 / 10, 5  # nickname changes: 5 at once, then one every 10 s
 CODE_RATE, CODE_BURST = 1 / 60, 5  # 다른 기기에서 계속하기 codes: 5 at once, then one a minute
+# 다시 보기: a player's replays being made at once on a gateway (each reads
+# a whole record and re-runs its game: ~0.2 s of CPU and 2 MB for a long
+# 10-seat game — 32 at once from one token held every player's frames on
+# that gateway up to 1.5 s: security audit)
+REPLAYS_AT_ONCE = 2
+# finished games' replays kept made (encoded, without the asker's part):
+# the same one asked again is read from here
+REPLAYS_KEPT, REPLAYS_KEPT_BYTES = 16, 32 * 1024 * 1024
+
+
+class Replays:
+    """Finished games' replay documents, encoded, by (game, seat): a
+    finished game's steps never change, so the same one asked again (the
+    page reloaded, another seat of the table, or a flood of asks) costs a
+    header read and a splice instead of the record's read and its game
+    re-run. Least recently used go first, past a count or a size."""
+
+    def __init__(self, most: int = REPLAYS_KEPT, most_bytes: int = REPLAYS_KEPT_BYTES) -> None:
+        self.most, self.most_bytes = most, most_bytes
+        self.kept: OrderedDict[tuple[str, int], bytes] = OrderedDict()
+        self.size = 0
+
+    def get(self, game_id: str, seat: int) -> bytes | None:
+        body = self.kept.get((game_id, seat))
+        if body is not None:
+            self.kept.move_to_end((game_id, seat))
+        return body
+
+    def put(self, game_id: str, seat: int, body: bytes) -> None:
+        if len(body) > self.most_bytes // 4:
+            return  # (one would push out most of the others)
+        old = self.kept.pop((game_id, seat), None)
+        self.size += len(body) - (len(old) if old is not None else 0)
+        self.kept[(game_id, seat)] = body
+        while len(self.kept) > self.most or self.size > self.most_bytes:
+            _, gone = self.kept.popitem(last=False)
+            self.size -= len(gone)
+
+
+def with_fields(body: bytes, extra: dict[str, Any]) -> bytes:
+    """An encoded JSON object with ``extra``'s fields added (none of them
+    in it): the kept replay with the asker's own part."""
+    more = orjson.dumps(extra)
+    return more if body == b"{}" else body[:-1] + b"," + more[1:]
 
 
 @contextlib.asynccontextmanager
@@ -515,6 +559,9 @@ def install(api: FastAPI, gw: Any) -> Account:
             return {"game": game, "total": len(games), "offset": offset, "games": page}
         return await guarded(go)
 
+    replays = Replays()
+    replaying: dict[str, int] = {}  # player -> replays being made for them now
+
     @api.get("/api/replay/{game_id}")
     async def replay(game_id: str, seat: int | None = Query(None, ge=0, le=9),
                      authorization: str | None = Header(None)) -> Any:
@@ -522,12 +569,23 @@ def install(api: FastAPI, gw: Any) -> Account:
         (the code path of ``ttanjit replay``): one view per step, from my
         seat (or, the game being over, any seat's: ``seat``)."""
         async def go() -> Any:
-            from ttanjit.shard import records
-            from ttanjit.shard.game import record_from_messages
-
             me = acc.who(authorization)
             if not codec.is_game_id(game_id):
                 raise FrameError("no_record")
+            if replaying.get(me.player, 0) >= REPLAYS_AT_ONCE:
+                return refusal("rate_limited", 429, headers={"Retry-After": "1"})
+            replaying[me.player] = replaying.get(me.player, 0) + 1
+            try:
+                return await made(me.player)
+            finally:
+                replaying[me.player] -= 1
+                if not replaying[me.player]:
+                    del replaying[me.player]
+
+        async def made(player: str) -> Any:
+            from ttanjit.shard import records
+            from ttanjit.shard.game import record_from_messages
+
             subject = Subjects(gw.prefix).record(game_id)
             try:
                 # who sat in it first, from its header alone: a stranger's
@@ -540,41 +598,48 @@ def install(api: FastAPI, gw: Any) -> Account:
                 raise FrameError("no_record") from None
             if head is None:
                 raise FrameError("no_record")
-            if not isinstance((head.get("players") or {}).get(me.player), int):
-                raise FrameError("not_your_game")
-            try:
-                rec = await records.read(gw.nc.jetstream(), subject)
-            except (NatsError, TimeoutError):
-                raise  # JetStream away: 503 store_unavailable (guarded), try again later
-            except Exception as exc:  # noqa: BLE001 - a record that cannot be read as one
-                log.warning("record unreadable: %r", exc, extra={"game": game_id})
-                raise FrameError("no_record") from None
-            if rec is None:
-                raise FrameError("no_record")
-            players = rec.header.get("players") or {}
-            mine = players.get(me.player)
+            players = head.get("players") or {}
+            mine = players.get(player)
             if not isinstance(mine, int):
                 raise FrameError("not_your_game")
-            try:  # (a newer release's record, read during a rolling upgrade: 500 before)
-                record = record_from_messages(rec.header, rec.entries)
-            except RecordError:
-                raise FrameError("no_record") from None
-            if seat is not None and seat >= len(record.setup.seats):
-                # a seat the game does not have (it said no_record: fuzz finding)
-                return refusal("bad_field", 422, field="seat")
-            try:
-                doc = await asyncio.to_thread(seat_steps, record, mine if seat is None else seat)
-            except RecordError:
-                raise FrameError("no_record") from None
-            if seat is not None and seat != mine and not doc["finished"]:
-                # other seats only after the end (it said not_your_game, "내가
-                # 참여한 게임만 …", of my own game: replay audit)
-                raise FrameError("game_not_finished")
-            doc["game_id"] = game_id
-            doc["my_seat"] = mine
+            body = replays.get(game_id, mine if seat is None else seat)
+            if body is None:
+                try:
+                    rec = await records.read(gw.nc.jetstream(), subject)
+                except (NatsError, TimeoutError):
+                    raise  # JetStream away: 503 store_unavailable (guarded), try again later
+                except Exception as exc:  # noqa: BLE001 - a record that cannot be read as one
+                    log.warning("record unreadable: %r", exc, extra={"game": game_id})
+                    raise FrameError("no_record") from None
+                if rec is None:
+                    raise FrameError("no_record")
+                players = rec.header.get("players") or {}
+                mine = players.get(player)
+                if not isinstance(mine, int):
+                    raise FrameError("not_your_game")
+                try:  # (a newer release's record, read during a rolling upgrade: 500 before)
+                    record = record_from_messages(rec.header, rec.entries)
+                except RecordError:
+                    raise FrameError("no_record") from None
+                if seat is not None and seat >= len(record.setup.seats):
+                    # a seat the game does not have (it said no_record: fuzz finding)
+                    return refusal("bad_field", 422, field="seat")
+                try:  # (made and encoded beside the event loop)
+                    doc = await asyncio.to_thread(seat_steps, record, mine if seat is None else seat)
+                except RecordError:
+                    raise FrameError("no_record") from None
+                if seat is not None and seat != mine and not doc["finished"]:
+                    # other seats only after the end (it said not_your_game, "내가
+                    # 참여한 게임만 …", of my own game: replay audit)
+                    raise FrameError("game_not_finished")
+                body = await asyncio.to_thread(orjson.dumps, doc)
+                if doc["finished"]:  # (a live game's own seat grows: made anew each time)
+                    replays.put(game_id, mine if seat is None else seat, body)
             names = await acc.nicknames(players)
-            doc["nicknames"] = {str(s): names[p] for p, s in players.items()}
-            return JSONResponse(orjson.loads(orjson.dumps(doc)))
+            return Response(with_fields(body, {
+                "game_id": game_id, "my_seat": mine,
+                "nicknames": {str(s): names[p] for p, s in players.items()}}),
+                media_type="application/json")
         return await guarded(go)
 
     @api.get("/api/live")
