@@ -434,6 +434,39 @@ async def test_bad_frames_get_errors_and_change_nothing(gw: Stack, raw: str, cod
     await c.close()
 
 
+async def test_wrong_room_codes_are_limited_per_player(gw: Stack) -> None:
+    """docs/websocket.md 6 ``too_many_attempts`` (security audit: one socket
+    tried 19 room codes a second without end, ~1e9 codes and rooms that
+    wait minutes): 10 wrong codes, then the next — even a right one — is
+    refused without asking the lobby; a code that found its room gives its
+    try back (a friend's code typed right costs nothing), and another
+    player is not held by it."""
+    host = await WSClient.signed_in(gw.http(), "방장님")
+    guesser = await WSClient.signed_in(gw.http(), "찍는이")
+    await host.send({"type": "room_create", "game": "onecard", "seats": 3})
+    code = str((await host.wait_type("room"))["room"]["code"])
+    for _ in range(3):  # right codes cost nothing: in and out again
+        await guesser.send({"type": "room_join", "code": code})
+        await guesser.wait_type("room")
+        await guesser.send({"type": "room_leave"})
+        await guesser.wait_type("room_left")
+    wrong = [g for g in (f"ZZZZ{a}{b}" for a in "YZ" for b in "23456789") if g != code]
+    for guess in wrong[:10]:
+        await guesser.send({"type": "room_join", "code": guess})
+        assert (await guesser.wait_type("error"))["code"] == "room_not_found"
+    await guesser.send({"type": "room_join", "code": code})
+    err = await guesser.wait_type("error")
+    assert err["code"] == "too_many_attempts" and err["message"] == MESSAGES["too_many_attempts"]
+    await guesser.send({"type": "room_join", "code": wrong[10]})
+    assert (await guesser.wait_type("error"))["code"] == "too_many_attempts"
+    # nobody else is held by it: the host's friend joins by the code
+    friend = await WSClient.signed_in(gw.http(), "친구")
+    await friend.send({"type": "room_join", "code": code})
+    assert (await friend.wait_type("room"))["room"]["code"] == code
+    for c in (host, guesser, friend):
+        await c.close()
+
+
 async def test_a_bad_frame_names_the_frame_it_refuses(gw: Stack) -> None:
     """docs/websocket.md 3: ``bad_frame`` carries ``ref`` (and an action's
     ``cmd_id``) like every other refusal."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ttanjit.gateway.limits import Attempts
+from ttanjit.gateway.limits import Attempts, RoomCodes, address_key, counted_address
 
 
 def test_burst_then_one_per_period_and_the_wait_until_the_next() -> None:
@@ -44,3 +44,34 @@ def test_the_table_forgets_refilled_addresses_then_the_least_recently_used() -> 
     assert len(b) == 9
     assert b.take("k10", 0.0) == 0.0 and b.take("k10", 0.0) == pytest.approx(1.0)  # kept
     assert b.take("k0", 0.0) == 0.0 and b.take("k0", 0.0) == 0.0  # forgotten: a full bucket
+
+
+def test_an_ipv6_client_counts_as_its_64() -> None:
+    """Security audit: 40 sign-ups from 40 addresses of one /64 all passed a
+    limit of 30 — a host picks any address of its /64 at will."""
+    assert address_key("2001:db8:1:2:aaaa::1") == address_key("2001:db8:1:2:ffff::9") \
+        == "2001:db8:1:2::/64"
+    assert address_key("2001:db8:1:3::1") != address_key("2001:db8:1:2::1")
+    assert address_key("203.0.113.7") == "203.0.113.7"
+    assert address_key("::1") == "::1" and not counted_address(address_key("::1"), False)
+    assert address_key("::ffff:203.0.113.7") == "::ffff:203.0.113.7"
+    assert address_key("testclient") == "testclient"
+    assert counted_address(address_key("2001:db8::5"), False)
+
+
+def test_wrong_room_codes_per_player_and_per_address() -> None:
+    """docs/websocket.md 6 too_many_attempts: 10 wrong room codes per player
+    at once, then one per 30 s; 30 per address, then one per 10 s; a code
+    that found its room gives both back; a refused try takes nothing."""
+    r = RoomCodes()
+    for _ in range(10):
+        assert r.take("p1", "198.51.100.1", 0.0) == 0.0
+    assert r.take("p1", "198.51.100.1", 0.0) == pytest.approx(30.0)
+    r.give_back("p1", "198.51.100.1", 0.0)  # (the last one found its room)
+    assert r.take("p1", "198.51.100.1", 0.0) == 0.0
+    # the address's other players: 20 more of its 30, then the wait of the address
+    for i in range(20):
+        assert r.take(f"q{i}", "198.51.100.1", 1.0) == 0.0
+    assert r.take("p2", "198.51.100.1", 1.0) == pytest.approx(9.0)
+    assert r.take("p2", "198.51.100.2", 1.0) == 0.0  # not p2's own count: refused took nothing
+    assert r.take("p2", None, 1.0) == 0.0  # an address not counted (loopback)
