@@ -321,6 +321,36 @@ def test_security_headers_on_every_response(gw: Stack) -> None:
                                                          f"wss://{host}"], path
 
 
+def test_api_answers_are_kept_by_no_cache_and_its_pages_are_a_local_runs(gw: Stack) -> None:
+    """Security audit: the API's answers (tokens, the lasting credential, a
+    history) came without Cache-Control; its pages (/docs, /redoc) run a
+    CDN's unpinned script on the origin that keeps the players' lasting
+    credentials, without a CSP (framed by anyone). A gateway of a real
+    deployment (no TTANJIT_DEV) serves no such page; a local run's are
+    framed by nobody."""
+    ident = sign_in(gw.http(), "캐시")
+    for path, body, token in (("/api/guest", {"nickname": "캐시둘"}, None),
+                              ("/api/history/onecard", None, ident["token"]),
+                              ("/api/live", None, None)):  # (refused: 401 kept by none either)
+        headers = {"Content-Type": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        data = None if body is None else json.dumps(body).encode()
+        with _open(urllib.request.Request(gw.http() + path, data=data, headers=headers)) as r:
+            assert r.headers["Cache-Control"] == "no-store", path
+    with _open(gw.http() + "/") as r:
+        assert r.headers["Cache-Control"] == "no-cache"  # (the client's files: asked again)
+    with _open(gw.http() + "/docs") as r:  # the test stack runs as a local run does
+        assert r.status == 200 and "frame-ancestors 'none'" in r.headers["Content-Security-Policy"]
+    real = gw.add_gateway(TTANJIT_DEV="")
+    http = f"http://127.0.0.1:{real.ports['http']}"
+    for path in ("/docs", "/redoc"):
+        assert _get(http + path)[0] == 404, path
+    assert _get(http + "/openapi.json")[0] == 200
+    gw.gateways.remove(real)
+    real.stop()
+
+
 def test_the_client_files_are_asked_for_again_but_the_fonts(gw: Stack) -> None:
     """Version-skew audit: without Cache-Control a browser kept the web
     client's modules by its own guess (a fraction of the time since their

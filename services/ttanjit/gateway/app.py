@@ -117,7 +117,7 @@ PLACEHOLDER = """<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
 <body><h1>딴짓</h1><p>웹 클라이언트를 준비하고 있어요. 곧 여기서 원카드, 줄줄이 벌점,
 하카 카드를 할 수 있어요.</p><p>지금은 <code>/ws</code> WebSocket과
-<a href="/docs">HTTP API</a>를 쓸 수 있어요.</p></body></html>
+<a href="/openapi.json">HTTP API</a>를 쓸 수 있어요.</p></body></html>
 """
 
 
@@ -687,9 +687,14 @@ def create_app(settings: Settings | None = None) -> Any:
         finally:
             await gw.stop()
 
+    # the API's pages only in a local run (TTANJIT_DEV=1): they run a CDN's
+    # script, unpinned, on the origin that keeps the players' lasting
+    # credentials (security audit); /openapi.json describes the API anywhere
+    pages = gw.s.dev
     api = FastAPI(title="ttanjit gateway", version="1",
                   description="Guest sign-in and health. The game protocol is the "
                               "WebSocket at /ws (docs/websocket.md).", lifespan=lifespan,
+                  docs_url="/docs" if pages else None, redoc_url="/redoc" if pages else None,
                   # an address with a slash too many is not_found like any
                   # other, not a bodyless 307 to it without (identity audit)
                   redirect_slashes=False)

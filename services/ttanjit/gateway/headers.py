@@ -2,7 +2,8 @@
 1): ``X-Content-Type-Options: nosniff`` everywhere, and a
 Content-Security-Policy strict enough to matter on everything but the
 OpenAPI pages (``/docs``, ``/redoc``: FastAPI's Swagger UI loads its script
-from a CDN and starts it inline).
+from a CDN and starts it inline; they are a local run's only, TTANJIT_DEV=1,
+and framed by nobody); ``Cache-Control: no-store`` on the API's answers.
 
 The web client (``static/``) needs nothing else: a classic script
 (``js/boot.js``), one module script (``js/main.js``) and stylesheets from
@@ -37,12 +38,22 @@ def csp(host: bytes | None) -> bytes:
     return BASE_CSP.encode("ascii")
 
 
+# the API pages (a local run's only, app.create_app) are framed by nobody
+DOCS_CSP = (b"content-security-policy", b"frame-ancestors 'none'")
+# an API answer is the asker's own (tokens, the lasting credential, a
+# history): kept by no cache, shared or the browser's (security audit)
+NO_STORE = (b"cache-control", b"no-store")
+
+
 def headers_for(scope: dict[str, Any]) -> list[tuple[bytes, bytes]]:
     path: str = scope.get("path", "")
     if path.startswith(NO_CSP):
-        return [NOSNIFF]
+        return [NOSNIFF, DOCS_CSP]
     host = next((v for k, v in scope.get("headers", ()) if k == b"host"), None)
-    return [NOSNIFF, (b"content-security-policy", csp(host))]
+    out = [NOSNIFF, (b"content-security-policy", csp(host))]
+    if path.startswith("/api/"):
+        out.append(NO_STORE)
+    return out
 
 
 def with_security_headers(app: Any) -> Any:
