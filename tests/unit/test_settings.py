@@ -117,6 +117,7 @@ def test_every_env_var_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
         "TTANJIT_WS_IDLE_MS": "12", "TTANJIT_WS_HELLO_MS": "13",
         "TTANJIT_RECORD_SAMPLE": "0.25", "TTANJIT_RECORD_DIR": "/tmp/caps",
         "TTANJIT_RECORD_MAX_MB": "1.5", "TTANJIT_SIGNUP_BURST": "14", "TTANJIT_SIGNUP_PER_MIN": "15",
+        "TTANJIT_MAX_CONNECTIONS": "16",
     }
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -136,10 +137,15 @@ def test_every_env_var_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
         assert s.bot_capacity == 1  # at least one
         assert (s.ws_idle_ms, s.ws_hello_ms) == (12, 13)
         assert (s.record_sample, s.record_dir, s.record_max_mb) == (0.25, "/tmp/caps", 1.5)
-        assert (s.signup_burst, s.signup_per_min) == (14, 15)
+        assert (s.signup_burst, s.signup_per_min, s.max_connections) == (14, 15, 16)
         assert not s.ephemeral_secret
     described = Settings.from_env("gateway").describe()
     assert described["token_secret"] == "***"
+    # a user's password or token in the NATS address is not logged (security audit)
+    monkeypatch.setenv("TTANJIT_NATS_URL", "nats://ttanjit:S3cret@nats-0:4222, tls://tok@nats-1:4222")
+    assert Settings.from_env("gateway").describe()["nats_url"] == \
+        "nats://***@nats-0:4222,tls://***@nats-1:4222"
+    assert Settings.from_env("gateway").nats_url.startswith("nats://ttanjit:S3cret@")
     assert set(described) == {f.name for f in fields(Settings)} - {"extra"}
 
 

@@ -7,6 +7,7 @@ others' 7100) and the gateway's required token secret."""
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import socket
 from dataclasses import dataclass, field, fields, replace
@@ -198,7 +199,16 @@ class Settings:
             raise SystemExit(f"{service}: {e}") from None
 
     def describe(self) -> dict[str, object]:
-        """Settings for the start-up log line (the secret masked)."""
+        """Settings for the start-up log line (the secret masked, and a
+        user's password or token in the NATS address: security audit)."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
         out["token_secret"] = "***"
+        out["nats_url"] = masked_urls(self.nats_url)
         return out
+
+
+def masked_urls(urls: str) -> str:
+    """Server addresses (one or several, comma-separated) with what comes
+    before an ``@`` — ``user:password`` or a token — as ``***``."""
+    return ",".join(re.sub(r"^([a-z]+://)?[^/@]*@", lambda m: f"{m.group(1) or ''}***@", u.strip())
+                    for u in urls.split(","))
