@@ -373,6 +373,24 @@ def test_given_token_secret_is_used(template: Callable[..., Any]) -> None:
     assert base64.b64decode(data["token-secret"]).decode() == secret
 
 
+def test_a_nats_address_with_credentials_comes_from_a_secret(template: Callable[..., Any]) -> None:
+    """Security audit: a user in nats.url was rendered as a plain value in
+    every Deployment. With nats.existingSecret every service reads the
+    address from that Secret, and no manifest holds it."""
+    done = template("--set", "nats.url=nats://ttanjit:S3cret@nats:4222",
+                    "--set", "nats.existingSecret=ttanjit-nats", "--set", "auth.tokenSecret=" + "s" * 40)
+    assert done.returncode == 0, done.stderr
+    assert "S3cret" not in done.stdout
+    specs = pod_specs([d for d in yaml.safe_load_all(done.stdout) if d])
+    assert len(specs) >= 4
+    for workload, pod in specs.items():
+        (c,) = pod["containers"]
+        (url,) = [e for e in c["env"] if e["name"] == "TTANJIT_NATS_URL"]
+        assert url == {"name": "TTANJIT_NATS_URL", "valueFrom": {"secretKeyRef": {
+            "name": "ttanjit-nats", "key": "nats-url"}}}, workload
+    assert template("--set", "nats.existingSecret=Not_A_Name").returncode != 0
+
+
 def _labels_match(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 

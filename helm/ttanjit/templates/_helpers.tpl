@@ -93,7 +93,14 @@ app.kubernetes.io/component: {{ .component }}
 {{/* Environment common to every service (docs/protocol.md §6). */}}
 {{- define "ttanjit.env" -}}
 - name: TTANJIT_NATS_URL
+{{- if .Values.nats.existingSecret }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.nats.existingSecret | quote }}
+      key: {{ .Values.nats.existingSecretKey | default "nats-url" | quote }}
+{{- else }}
   value: {{ .Values.nats.url | quote }}
+{{- end }}
 - name: TTANJIT_NATS_PREFIX
   value: {{ .Values.nats.prefix | quote }}
 - name: TTANJIT_JS_REPLICAS
