@@ -578,10 +578,30 @@ async def test_idle_and_silent_connections_are_closed(gw: Stack) -> None:
     silent = WSClient(http, sign_in(http, "조용"))
     await silent.connect()
     idle = await WSClient.signed_in(http, "잠수")
+    # below the WebSocket (security audit): a connection that sends nothing,
+    # and one that sends half a request, stayed open for good — 20,000 took
+    # every file descriptor; now they have the hello's time
+    nothing = socket.create_connection(("127.0.0.1", short.ports["http"]))
+    half = socket.create_connection(("127.0.0.1", short.ports["http"]))
+    half.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+    t0 = time.monotonic()
     for c, code in ((silent, 4003), (idle, 4002)):
         with pytest.raises(websockets.ConnectionClosed) as exc:
             await c.recv(6)
         assert exc.value.rcvd is not None and exc.value.rcvd.code == code
+    for sock in (nothing, half):
+        sock.settimeout(8)
+        try:
+            got = sock.recv(100)
+        except TimeoutError:
+            raise AssertionError("a connection without a request was kept") from None
+        except ConnectionResetError:
+            got = b""
+        assert got == b"", got
+        sock.close()
+    assert time.monotonic() - t0 < 8
+    text = _get(f"http://127.0.0.1:{short.ports['metrics']}/metrics")[2]
+    assert re.search(r"^ttanjit_gateway_connections_without_request_total 2\.0$", text, re.M)
     short.stop()
 
 

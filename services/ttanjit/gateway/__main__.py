@@ -7,16 +7,19 @@ Refuses to start (exit 1) without ``TTANJIT_TOKEN_SECRET`` unless
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import socket
 from collections.abc import Generator
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ttanjit.common import log as logsetup
 from ttanjit.common import metrics_http
 from ttanjit.common.config import Settings
+from ttanjit.gateway import metrics as m
 from ttanjit.gateway.app import create_app
 from ttanjit.gateway.limits import HARD_MAX_FRAME
 
@@ -34,7 +37,7 @@ def main() -> None:
         loop = "asyncio"
     config = uvicorn.Config(
         app, host=settings.http_host, port=settings.http_port, loop=loop,
-        ws=settings.ws_impl,
+        http=request_within(settings.ws_hello_ms / 1000), ws=settings.ws_impl,
         ws_per_message_deflate=False, ws_max_size=HARD_MAX_FRAME,
         ws_ping_interval=20.0, ws_ping_timeout=20.0, lifespan="on",
         proxy_headers=True, forwarded_allow_ips=settings.forwarded_allow_ips,
@@ -42,6 +45,44 @@ def main() -> None:
         log_config=None,
     )
     Server(config).run()
+
+
+def request_within(seconds: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol, and a connection whose first request's
+    headers have not all come ``seconds`` after it opened is closed
+    (TTANJIT_WS_HELLO_MS: the same 10 s a socket has for its hello).
+    Before, a connection that sent nothing, or half a request a byte at a
+    time, stayed open for good, and 20,000 of them from one client took the
+    gateway's every file descriptor — /healthz unanswered, the Pod
+    restarted with its players (security audit). Later requests on the
+    connection have uvicorn's keep-alive timeout."""
+
+    class RequestWithin(H11Protocol):
+        _waiting: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            super().connection_made(transport)  # type: ignore[arg-type]
+            self._waiting = self.loop.call_later(seconds, self._no_request)
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self._waiting is not None and self.scope is not None:  # a request came
+                self._waiting.cancel()
+                self._waiting = None
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._waiting is not None:
+                self._waiting.cancel()
+                self._waiting = None
+            super().connection_lost(exc)
+
+        def _no_request(self) -> None:
+            self._waiting = None
+            if self.scope is None and not self.transport.is_closing():
+                m.NO_REQUEST.inc()
+                self.transport.close()
+
+    return RequestWithin
 
 
 class Server(uvicorn.Server):

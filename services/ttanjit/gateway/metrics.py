@@ -12,6 +12,10 @@ CONNECTIONS = Gauge("ttanjit_gateway_connections", "Open WebSockets")
 # players kept out, their clients trying again a few seconds later
 REFUSED_FULL = Counter("ttanjit_gateway_connections_refused_total",
                        "WebSockets refused: the gateway held its most (close 1013)")
+# connections closed for sending no request's headers within the hello
+# timeout (__main__.request_within): idle or slowloris sockets
+NO_REQUEST = Counter("ttanjit_gateway_connections_without_request_total",
+                     "Connections closed: no whole request within the hello timeout")
 FRAMES_IN = Counter("ttanjit_gateway_frames_in_total", "Client frames by type", ["type"])
 FRAMES_OUT = Counter("ttanjit_gateway_frames_out_total", "Server frames by type", ["type"])
 COMMAND_RTT = Histogram("ttanjit_gateway_command_rtt_seconds",
