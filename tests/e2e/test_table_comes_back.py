@@ -88,6 +88,26 @@ def test_empty_nickname_is_answered_in_korean(new_page: Any) -> None:
     assert page.locator(".game-card").count() == 0
 
 
+def test_a_nickname_of_emoji_is_typed_whole_and_a_long_one_is_said(new_page: Any) -> None:
+    """Defect: the box's maxlength counted UTF-16 units, so typing 10 emoji
+    (of the 16 characters the server allows) stopped at 8, cut without a
+    word. Now the box takes what the server does, and a name over 16
+    characters is said by the form, not sent."""
+    page = new_page(width=360, height=740)
+    box = page.locator("#nickname")
+    box.fill("")
+    box.press_sequentially("a" * 17)  # (typed: the browser holds it to maxlength)
+    page.get_by_role("button", name="손님으로 시작하기").click()
+    page.wait_for_selector('.form-error:has-text("닉네임은 16자까지예요.")')
+    assert page.locator(".game-card").count() == 0
+    box.fill("")
+    box.press_sequentially("🃏" * 10)
+    assert box.input_value() == "🃏" * 10
+    page.get_by_role("button", name="손님으로 시작하기").click()
+    page.wait_for_selector(".game-card")
+    assert page.locator("#who").inner_text() == "🃏" * 10
+
+
 def test_onecard_attacker_has_no_take_button(new_page: Any) -> None:
     """Defect (One Card, 2 players): after I attacked, my own bar showed a
     red, disabled "공격 3장 받기" — the opponent's to press, not mine."""

@@ -3,7 +3,7 @@
 import { h, mount, button, toast, announce, oneAtATime } from "./ui.js";
 import { net } from "./net.js";
 import * as store from "./store.js";
-import { state, GAMES, LEVELS, roomCode, hangulTyped, HANGUL_CODE } from "./state.js";
+import { state, GAMES, LEVELS, roomCode, hangulTyped, HANGUL_CODE, NICK_MAX, NICK_TOO_LONG, nicknameTooLong } from "./state.js";
 import { signInAsGuest } from "./identity.js";
 import { accountBox, claimBox, ratingLabel } from "./records.js";
 import { liveBox } from "./watch.js";
@@ -138,7 +138,7 @@ function lobbyBusy() {
 
 function signIn() {
   const out = store.signedOut();
-  const input = h("input#nickname", { name: "nickname", maxlength: 16, autocomplete: "nickname",
+  const input = h("input#nickname", { name: "nickname", maxlength: 2 * NICK_MAX, autocomplete: "nickname",
     placeholder: "닉네임 (1~16자)", value: out ? "" : store.lastNickname() });
   const msg = h("p.form-error", { role: "alert" });
   const signUp = oneAtATime(signInAsGuest);
@@ -148,6 +148,11 @@ function signIn() {
     const nickname = input.value.trim();
     if (!nickname) { // our own words, not the browser's English "Please fill out this field."
       msg.textContent = "닉네임을 입력해 주세요.";
+      input.focus();
+      return;
+    }
+    if (nicknameTooLong(nickname)) {
+      msg.textContent = NICK_TOO_LONG;
       input.focus();
       return;
     }

@@ -7,7 +7,8 @@ import { h, mount, button, toast, oneAtATime } from "./ui.js";
 import { net } from "./net.js";
 import { serverNow } from "./clock.js";
 import * as store from "./store.js";
-import { state, GAMES, seatNames, placeText, josa, signed, boardLine, hangulTyped, HANGUL_CODE } from "./state.js";
+import { state, GAMES, seatNames, placeText, josa, signed, boardLine, hangulTyped, HANGUL_CODE, NICK_MAX, NICK_TOO_LONG,
+  nicknameTooLong } from "./state.js";
 import * as identity from "./identity.js";
 import * as onecard from "./onecard.js";
 import * as penalty from "./penalty.js";
@@ -97,13 +98,14 @@ function codeLine(out) {
 }
 
 export function accountBox(rerender) {
-  const nick = h("input", { name: "new-nickname", maxlength: 16, value: typedNick ?? store.get("nickname", ""),
+  const nick = h("input", { name: "new-nickname", maxlength: 2 * NICK_MAX, value: typedNick ?? store.get("nickname", ""),
     "aria-label": "새 닉네임", oninput: () => { typedNick = nick.value; } });
   const out = h("div.code-out", { role: "status" });
   if (transfer && transfer.expires_ms > serverNow()) codeLine(out);
   const renamed = oneAtATime(identity.rename);
   const rename = async (ev) => {
     ev.preventDefault();
+    if (nicknameTooLong(nick.value)) { toast(NICK_TOO_LONG, "error"); return; }
     const r = await renamed(nick.value.trim());
     if (!r) return;
     if (!r.ok) { toast(r.body.message || "닉네임을 확인해 주세요.", "error"); return; }

@@ -162,6 +162,17 @@ export function roomNews(before, after, me) {
 /** A code typed with the keyboard in 한글 mode ("abcd" comes out "뮻ㅇ"):
  * said before it is sent, as what to do — it went as typed and was refused
  * as a code not found, or a wrong one (IME audit). */
+/** A nickname's most characters as the server counts them (auth.py
+ * NICK_MAX: code points — an emoji one, a joined one a few), not as the
+ * browser's maxlength does (UTF-16 units: an emoji two — the box took 8
+ * of the 16 emoji the server allows). The boxes let 2 × NICK_MAX units in
+ * and the form says a longer one before it is sent. */
+export const NICK_MAX = 16;
+export const NICK_TOO_LONG = `닉네임은 ${NICK_MAX}자까지예요.`;
+export function nicknameTooLong(text) {
+  return [...text.normalize("NFC").trim()].length > NICK_MAX;
+}
+
 export const HANGUL_CODE = "한글로 입력됐어요. 한/영 키를 눌러 영문으로 넣어 주세요.";
 export function hangulTyped(text) {
   return /[\u1100-\u11FF\u3131-\u318E\uAC00-\uD7A3]/.test(String(text));

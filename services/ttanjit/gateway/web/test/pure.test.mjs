@@ -316,3 +316,18 @@ test("a code typed with the keyboard in 한글 mode is told apart (IME audit)", 
   assert.equal(hangulTyped("ABCD-EFGH"), false);
   assert.equal(hangulTyped(" abcd efgh "), false);
 });
+
+test("a nickname's length is counted as the server counts it, not in UTF-16 units", async () => {
+  const { nicknameTooLong, NICK_MAX } = await import("../../static/js/state.js");
+  const { readFileSync } = await import("node:fs");
+  const auth = readFileSync(new URL("../../auth.py", import.meta.url), "utf8");
+  assert.match(auth, new RegExp(`^NICK_MAX = ${NICK_MAX}$`, "m")); // the server's own most
+  assert.equal(nicknameTooLong("😀".repeat(16)), false); // 32 UTF-16 units: the box took 8
+  assert.equal(nicknameTooLong("😀".repeat(17)), true);
+  assert.equal(nicknameTooLong("가".repeat(16)), false);
+  assert.equal(nicknameTooLong("a".repeat(17)), true);
+  assert.equal(nicknameTooLong(`  ${"김".repeat(16)}  `), false); // blanks around are dropped, as the server does
+  assert.equal(nicknameTooLong("👨‍💻".repeat(5) + "a"), false); // a joined emoji: 3 of 16
+  assert.equal(nicknameTooLong("👨‍💻".repeat(5) + "ab"), true);
+  assert.equal(nicknameTooLong("\u1100\u1161".repeat(16)), false); // 가 in parts: one once composed (NFC)
+});
