@@ -155,6 +155,48 @@ def test_a_token_left_after_signing_out_makes_nothing_lasting(st: Stack) -> None
     assert code == 200 and other["nickname"] == "나간사람"
 
 
+async def test_signing_out_closes_the_sockets_it_signed_in(st: Stack) -> None:
+    """Security audit: after 로그아웃 (or a stolen copy's use revoking the
+    family) a token left from it still said hello, read the history and
+    kept its socket, playing on as the player for up to an hour. Now the
+    family's sockets on every gateway close with 4004, its tokens' hello is
+    bad_token and the history refused; the player's other devices (other
+    families) are not touched."""
+    me = sign_in(st.http(0), "여러기기")
+    devices = []
+    for _ in range(2):  # two more devices: a code each, claimed
+        _, tr = call(st.http(0), "/api/transfer", {}, me["token"])
+        code, dev = call(st.http(1), "/api/transfer/claim", {"code": tr["code"]})
+        assert code == 200
+        devices.append(dev)
+    b, c = devices
+    on_b = WSClient(st.http(0), b)
+    await on_b.connect()
+    await on_b.hello()
+    assert call(st.http(1), "/api/signout", {"refresh": me["refresh"]})[1] == {"revoked": True}
+    await asyncio.sleep(1.5)  # (the removal reached every gateway by now)
+    await on_b.send({"type": "ping", "client_ms": 1})
+    await on_b.wait_type("pong")  # another device's socket stays
+    on_c = WSClient(st.http(1), c)  # (takes the player over from b: one socket a player)
+    await on_c.connect()
+    await on_c.hello()
+    assert call(st.http(0), "/api/signout", {"refresh": c["refresh"]})[1] == {"revoked": True}
+    with pytest.raises(websockets.ConnectionClosed) as closed:
+        await on_c.wait_type("never", timeout=10)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4004
+    left = WSClient(st.http(1), me)
+    await left.connect()
+    await left.send({"type": "hello", "token": me["token"]})
+    err = await left.wait_type("error")
+    assert (err["code"], err["ref"]) == ("bad_token", "hello")
+    await left.close()
+    for tok in (me["token"], c["token"]):
+        code, err = call(st.http(0), "/api/history/onecard", token=tok)
+        assert (code, err["code"]) == (401, "bad_token")
+    assert call(st.http(0), "/api/history/onecard", token=b["token"])[0] == 200
+    await on_b.close()
+
+
 def test_a_token_of_an_older_release_still_renames_and_makes_codes(st: Stack) -> None:
     """Version-skew audit: during an upgrade the older gateways issue
     tokens that name no refresh family (and the web client's live an hour):

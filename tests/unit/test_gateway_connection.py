@@ -135,6 +135,9 @@ class FakeGateway:
     def full(self) -> bool:  # (app.websocket: room for every socket here)
         return False
 
+    async def family_stands(self, ident: Any) -> bool:  # (every token's family stands here)
+        return True
+
     def unregister(self, conn: Connection) -> None:
         self.registered.remove(conn)
 

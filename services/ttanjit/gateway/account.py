@@ -541,7 +541,9 @@ def install(api: FastAPI, gw: Any) -> Account:
                       authorization: str | None = Header(None)) -> Any:
         """내 기록: my last 50 games of a game, newest first, paginated."""
         async def go() -> Any:
-            me = acc.who(authorization)  # (first, as every route of mine: identity audit)
+            # (first, as every route of mine: identity audit; a token left
+            # after 로그아웃 reads no history: security audit)
+            me = await acc.standing(authorization)
             if game not in GAMES:
                 raise FrameError("unknown_game")
             assert acc.history is not None
@@ -569,7 +571,7 @@ def install(api: FastAPI, gw: Any) -> Account:
         (the code path of ``ttanjit replay``): one view per step, from my
         seat (or, the game being over, any seat's: ``seat``)."""
         async def go() -> Any:
-            me = acc.who(authorization)
+            me = await acc.standing(authorization)  # (not a token left after 로그아웃)
             if not codec.is_game_id(game_id):
                 raise FrameError("no_record")
             if replaying.get(me.player, 0) >= REPLAYS_AT_ONCE:

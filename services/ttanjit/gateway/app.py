@@ -35,7 +35,7 @@ from nats.aio.client import Client
 from nats.errors import Error as NatsError
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
-from nats.js.kv import KeyValue
+from nats.js.kv import KV_DEL, KV_OP, KV_PURGE, KeyValue
 from pydantic import BaseModel
 from websockets.protocol import State
 
@@ -57,7 +57,7 @@ from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
 from ttanjit.gateway.account import install as install_account
 from ttanjit.gateway.account import store_unavailable
-from ttanjit.gateway.auth import Tokens, clean_nickname, new_player_id
+from ttanjit.gateway.auth import Identity, Tokens, clean_nickname, new_player_id
 from ttanjit.gateway.capture import GatewayRecorder
 from ttanjit.gateway.conn import (
     HANDLERS,
@@ -191,6 +191,12 @@ class Gateway:
                                                   cb=self.on_games,
                                                   pending_msgs_limit=65536,
                                                   pending_bytes_limit=64 * 1024 * 1024)
+        # a refresh family removed (로그아웃, a stolen copy of it used,
+        # expired): the sockets it signed in are closed — its refresh would
+        # fail, and a token left from it played on for up to an hour as
+        # the player, whose 로그아웃 said nothing to it (security audit)
+        self._families_sub = await self.nc.subscribe(f"$KV.{IDENTITY_BUCKET}.r.*",
+                                                     cb=self.on_family)
         await subscribed(self.nc)  # before ready: a shard's first burst for us is routed
         buckets = await ensure_jetstream(self.nc.jetstream(), self.subjects, self.s.js_replicas)
         self.kv = buckets[SESSIONS_BUCKET]
@@ -207,6 +213,33 @@ class Gateway:
         gc.collect()
         gc.freeze()  # start-up objects never need collecting again (PERFORMANCE.md)
         gc.set_threshold(20_000, 20, 20)  # fewer passes over 1,000s of sockets
+
+    async def on_family(self, msg: Any) -> None:
+        """A refresh family's entry changed: if removed, its sockets are
+        closed with 4004 (the client signs in again; docs/websocket.md 4)."""
+        if (msg.headers or {}).get(KV_OP) not in (KV_DEL, KV_PURGE):
+            return  # (a rotation)
+        family = msg.subject.rsplit(".", 1)[-1]
+        gone = [c for c in self.conns if c.family == family]
+        if gone:
+            m.SIGNED_OUT.inc(len(gone))
+            await asyncio.gather(*(c.close(4004, "signed_out") for c in gone))
+
+    async def family_stands(self, ident: Identity) -> bool:
+        """Whether a hello's token still signs its player in: its refresh
+        family stands (not signed out of, revoked or expired). A token of an
+        older release (no family) does, as on its routes (account.standing);
+        so does one JetStream cannot answer for within a second (a hello is
+        not held up by it: the socket is closed if the family's removal
+        comes later, on_family)."""
+        if not ident.family:
+            return True
+        try:
+            return await asyncio.wait_for(
+                self.ids.stands(ident.family, ident.player, now_ms()), NICKNAME_S)
+        except Exception as exc:  # noqa: BLE001 - JetStream away or slow
+            log.warning("a hello's refresh family not checked: %r", exc)
+            return True
 
     def full(self, share: float = 1.0) -> bool:
         """Holding ``share`` of the most sockets it takes

@@ -28,7 +28,7 @@ from ttanjit.common.grpcutil import opened_md
 from ttanjit.games.base import flat_object
 from ttanjit.gateway import codec
 from ttanjit.gateway import metrics as m
-from ttanjit.gateway.auth import Tokens
+from ttanjit.gateway.auth import Identity, Tokens
 from ttanjit.gateway.errors import FrameError
 from ttanjit.gateway.limits import (
     EMOTE_BURST,
@@ -159,6 +159,7 @@ class GatewayLink(Protocol):
     async def game_lives(self, game_id: str) -> bool: ...
     async def seated_match(self, game_id: str) -> dict[str, Any] | None: ...
     async def nickname(self, player: str) -> str | None: ...
+    async def family_stands(self, ident: Identity) -> bool: ...
     async def subscribe_player(self, player: str,
                                cb: Callable[[Any], Awaitable[None]]) -> Any: ...
     async def table_players(self, game_id: str) -> list[str]: ...
@@ -203,6 +204,7 @@ class Connection:
         # the client's address as per-address limits count it (app.websocket;
         # None: not counted — loopback, limits.counted_address)
         self.address: str | None = None
+        self.family = ""  # the refresh family its hello's token came from (app.on_family)
         self.superseded = False  # closed for a later-opened one: saves nothing
         self.last_rx = now
         self.lock = asyncio.Lock()
@@ -377,6 +379,9 @@ class Connection:
         if self.session is not None:
             raise FrameError("already_hello")
         ident = self.gw.tokens.verify(f.get("token"), now_ms())
+        if not await self.gw.family_stands(ident):  # signed out of (or revoked) since
+            raise FrameError("bad_token")
+        self.family = ident.family
         # the nickname as last set on any device (a token keeps the one it
         # was issued with, for up to an hour)
         nickname = await self.gw.nickname(ident.player) or ident.nickname

@@ -16,6 +16,10 @@ REFUSED_FULL = Counter("ttanjit_gateway_connections_refused_total",
 # timeout (__main__.request_within): idle or slowloris sockets
 NO_REQUEST = Counter("ttanjit_gateway_connections_without_request_total",
                      "Connections closed: no whole request within the hello timeout")
+# sockets closed because the refresh family that signed them in was
+# removed (로그아웃, a stolen copy used, expired): close 4004
+SIGNED_OUT = Counter("ttanjit_gateway_signed_out_total",
+                     "WebSockets closed: their sign-in's refresh family was removed")
 FRAMES_IN = Counter("ttanjit_gateway_frames_in_total", "Client frames by type", ["type"])
 FRAMES_OUT = Counter("ttanjit_gateway_frames_out_total", "Server frames by type", ["type"])
 COMMAND_RTT = Histogram("ttanjit_gateway_command_rtt_seconds",
