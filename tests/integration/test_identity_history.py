@@ -556,14 +556,9 @@ def test_display_math() -> None:
     assert "자리를 비운" not in standings.change("g", "penalty_rows", "loss", 5, 5.1, 12, seats=3)["why"]
 
 
-@pytest.mark.parametrize("game,seats", [("onecard", 3), ("penalty_rows", 2), ("hakka", 4)])
-async def test_replay_matches_the_record(st: Stack, nats_url: str, game: str,
-                                         seats: int) -> None:
-    c, gid = await solo_finished(st, "다시보기", game, seats, **(
-        {"rounds": 3} if game == "penalty_rows" else {}))
-    other = sign_in(st.http(0), "남의게임")
-    # a stranger is refused from the record's header alone: no consumer
-    # reads the rest (its whole record was read before the 403: identity audit)
+async def record_reads(nats_url: str) -> tuple[Any, list[str]]:
+    """A NATS connection and the list it fills with each consumer made on
+    the records stream from now on (a replay reading a whole record)."""
     nc = await nats.connect(nats_url)
     reads: list[str] = []
 
@@ -572,6 +567,18 @@ async def test_replay_matches_the_record(st: Stack, nats_url: str, game: str,
             reads.append(m.subject)
     await nc.subscribe("$JS.API.CONSUMER.>", cb=seen)
     await nc.flush()
+    return nc, reads
+
+
+@pytest.mark.parametrize("game,seats", [("onecard", 3), ("penalty_rows", 2), ("hakka", 4)])
+async def test_replay_matches_the_record(st: Stack, nats_url: str, game: str,
+                                         seats: int) -> None:
+    c, gid = await solo_finished(st, "다시보기", game, seats, **(
+        {"rounds": 3} if game == "penalty_rows" else {}))
+    other = sign_in(st.http(0), "남의게임")
+    # a stranger is refused from the record's header alone: no consumer
+    # reads the rest (its whole record was read before the 403: identity audit)
+    nc, reads = await record_reads(nats_url)
     code, err = await asyncio.to_thread(call, st.http(0), f"/api/replay/{gid}", token=other["token"])
     assert code == 403 and err["code"] == "not_your_game"
     await nc.flush()
@@ -613,14 +620,7 @@ async def test_a_finished_replay_is_made_once_and_asked_a_few_at_a_time(
     http, token = st.http(1), c.ident["token"]
     code, first = await asyncio.to_thread(call, http, f"/api/replay/{gid}", token=token)
     assert code == 200 and first["finished"], first
-    nc = await nats.connect(nats_url)
-    reads: list[str] = []
-
-    async def seen(m: Any) -> None:
-        if ".TTANJIT_RECORDS" in m.subject:
-            reads.append(m.subject)
-    await nc.subscribe("$JS.API.CONSUMER.>", cb=seen)
-    await nc.flush()
+    nc, reads = await record_reads(nats_url)
     code, renamed = call(http, "/api/nickname", {"nickname": "새이름"}, token)
     assert code == 200
     code, again = await asyncio.to_thread(call, http, f"/api/replay/{gid}", token=renamed["token"])
