@@ -200,7 +200,10 @@ export class Session extends EventTarget {
       }
       this.pendingChanged();
     }
-    if (typeof f.seq === "number") {
+    // (a frame of no session — a full gateway's refusal, an error before
+    // hello — says seq 0: the session's last seq stays, for the resume to
+    // be gapless; it was a resync after every refusal: review finding)
+    if (typeof f.seq === "number" && f.seq > 0) {
       this.lastSeq = f.seq;
       store.set("last_seq", f.seq);
     }

@@ -14,7 +14,12 @@ test("refused as full, the tries again wait longer each time, up to 15–30 s", 
   const realSetTimeout = globalThis.setTimeout;
   globalThis.setTimeout = (f, ms) => { waits.push(ms); return 0; };
   try {
-    for (let i = 0; i < 5; i++) net.onClose({ code: 1013 });
+    net.lastSeq = 9; // the session's, as the gateway that went had numbered it
+    for (let i = 0; i < 5; i++) {
+      net.onFrame(JSON.stringify({ type: "error", code: "server_full", message: "…", seq: 0 }));
+      net.onClose({ code: 1013 });
+    }
+    assert.equal(net.lastSeq, 9); // the resume says it: gapless (a refusal's seq 0 made it a resync)
     const bounds = [[2500, 5000], [5000, 10000], [10000, 20000], [15000, 30000], [15000, 30000]];
     assert.equal(waits.length, 5);
     waits.forEach((w, i) => assert.ok(w >= bounds[i][0] && w <= bounds[i][1], `try ${i + 1}: ${w} ms`));
