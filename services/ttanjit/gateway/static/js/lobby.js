@@ -138,7 +138,7 @@ function lobbyBusy() {
 
 function signIn() {
   const out = store.signedOut();
-  const input = h("input#nickname", { name: "nickname", maxlength: 2 * NICK_MAX, autocomplete: "nickname",
+  const input = h("input#nickname", { name: "nickname", maxlength: 4 * NICK_MAX, autocomplete: "nickname",
     placeholder: "닉네임 (1~16자)", value: out ? "" : store.lastNickname() });
   const msg = h("p.form-error", { role: "alert" });
   const signUp = oneAtATime(signInAsGuest);

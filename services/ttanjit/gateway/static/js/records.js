@@ -98,7 +98,7 @@ function codeLine(out) {
 }
 
 export function accountBox(rerender) {
-  const nick = h("input", { name: "new-nickname", maxlength: 2 * NICK_MAX, value: typedNick ?? store.get("nickname", ""),
+  const nick = h("input", { name: "new-nickname", maxlength: 4 * NICK_MAX, value: typedNick ?? store.get("nickname", ""),
     "aria-label": "새 닉네임", oninput: () => { typedNick = nick.value; } });
   const out = h("div.code-out", { role: "status" });
   if (transfer && transfer.expires_ms > serverNow()) codeLine(out);

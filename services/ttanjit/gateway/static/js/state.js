@@ -159,20 +159,24 @@ export function roomNews(before, after, me) {
   return out;
 }
 
-/** A code typed with the keyboard in 한글 mode ("abcd" comes out "뮻ㅇ"):
- * said before it is sent, as what to do — it went as typed and was refused
- * as a code not found, or a wrong one (IME audit). */
 /** A nickname's most characters as the server counts them (auth.py
- * NICK_MAX: code points — an emoji one, a joined one a few), not as the
- * browser's maxlength does (UTF-16 units: an emoji two — the box took 8
- * of the 16 emoji the server allows). The boxes let 2 × NICK_MAX units in
+ * NICK_MAX: code points of its NFC form, blanks around dropped — an emoji
+ * one, a joined one a few), not as the browser's maxlength does (UTF-16
+ * units: an emoji two — the box took 8 of the 16 emoji the server allows).
+ * The boxes let 4 × NICK_MAX units in (16 syllables typed in parts: 48)
  * and the form says a longer one before it is sent. */
 export const NICK_MAX = 16;
 export const NICK_TOO_LONG = `닉네임은 ${NICK_MAX}자까지예요.`;
+// the blanks Python's str.strip drops (str.isspace), which are not JS trim's
+const BLANKS = "[\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+const AROUND = new RegExp(`^${BLANKS}+|${BLANKS}+$`, "gu");
 export function nicknameTooLong(text) {
-  return [...text.normalize("NFC").trim()].length > NICK_MAX;
+  return [...text.normalize("NFC").replace(AROUND, "")].length > NICK_MAX;
 }
 
+/** A code typed with the keyboard in 한글 mode ("abcd" comes out "뮻ㅇ"):
+ * said before it is sent, as what to do — it went as typed and was refused
+ * as a code not found, or a wrong one (IME audit). */
 export const HANGUL_CODE = "한글로 입력됐어요. 한/영 키를 눌러 영문으로 넣어 주세요.";
 export function hangulTyped(text) {
   return /[\u1100-\u11FF\u3131-\u318E\uAC00-\uD7A3]/.test(String(text));

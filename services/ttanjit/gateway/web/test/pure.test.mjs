@@ -330,4 +330,8 @@ test("a nickname's length is counted as the server counts it, not in UTF-16 unit
   assert.equal(nicknameTooLong("👨‍💻".repeat(5) + "a"), false); // a joined emoji: 3 of 16
   assert.equal(nicknameTooLong("👨‍💻".repeat(5) + "ab"), true);
   assert.equal(nicknameTooLong("\u1100\u1161".repeat(16)), false); // 가 in parts: one once composed (NFC)
+  // the blanks around are Python's (str.strip), not JS trim's (review finding)
+  assert.equal(nicknameTooLong("가".repeat(16) + "\u0085"), false);
+  assert.equal(nicknameTooLong("\u001f" + "가".repeat(16)), false);
+  assert.equal(nicknameTooLong("가".repeat(16) + "\ufeff"), true); // kept by the server: 17
 });
