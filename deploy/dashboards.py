@@ -234,7 +234,7 @@ def shards() -> Board:
          "players come back here all at once (a reconnect herd).",
          [(quant(0.5, "ttanjit_gateway_hello_seconds"), "p50"),
           (quant(0.99, "ttanjit_gateway_hello_seconds"), "p99")], unit="s")
-    b.ts("Refused: full", "WebSockets refused per second at a gateway's most "
+    b.ts("Refused: full", "Hellos refused per second at a gateway's most players "
          "(gateway.maxConnections: server_full, close 1013), per gateway: players kept out, "
          "their clients trying again in 2.5–30 s. A minute of them after another gateway is "
          "lost is the cap at work; more is too few gateways (alert TtanjitGatewaysFull).",

@@ -605,45 +605,57 @@ async def test_idle_and_silent_connections_are_closed(gw: Stack) -> None:
     short.stop()
 
 
-async def test_a_full_gateway_refuses_sockets_until_one_goes(gw: Stack) -> None:
+async def test_a_full_gateway_refuses_players_until_one_goes(gw: Stack) -> None:
     """docs/websocket.md 5: a gateway holding TTANJIT_MAX_CONNECTIONS
-    sockets answers the next one ``server_full`` (in its subprotocol) and
-    closes it with 1013 before any hello is worked on; /readyz says
-    ``full`` from 95 % on (the Service sends sockets elsewhere); a socket
-    that goes makes room (overload audit's left-alone item: a reconnect
-    herd took a gateway past the memory it is sized for)."""
+    players answers the next player's hello ``server_full`` (in its
+    subprotocol) and closes with 1013 before the hello's work; a player
+    already there takes their own socket over; sockets that never said
+    hello count for nothing (silent ones kept every player out: review
+    finding); /readyz stays ready, saying it is full (a gateway out of its
+    Service served no sign-in either); a player who goes makes room
+    (overload audit's left-alone item: a reconnect herd took a gateway past
+    the memory it is sized for)."""
     small = gw.add_gateway(TTANJIT_MAX_CONNECTIONS="2")
     http = f"http://127.0.0.1:{small.ports['http']}"
     one = await WSClient.signed_in(http, "첫째")
-    assert _ready(small) == (200, "ready")
-    two = await WSClient.signed_in(http, "둘째")
-    assert _ready(small) == (503, "full")
+    silent = [WSClient(http, {}) for _ in range(3)]
+    for c in silent:
+        await c.connect()
+    two = await WSClient.signed_in(http, "둘째")  # (the silent three hold no place)
+    assert _ready(small) == (200, "ready", True)
     for proto in (False, True):
         third = WSClient(http, sign_in(http, "셋째"), proto=proto)
         await third.connect()
+        await third.send({"type": "hello", "token": third.ident["token"]})
         refused = await third.recv()
-        assert (refused["type"], refused["code"]) == ("error", "server_full")
+        assert (refused["type"], refused["code"], refused["ref"]) == ("error", "server_full", "hello")
         assert refused["message"] == MESSAGES["server_full"]
         with pytest.raises(websockets.ConnectionClosed) as exc:
             await third.recv(5)
         assert exc.value.rcvd is not None and exc.value.rcvd.code == 1013
     assert _counter(small, "ttanjit_gateway_connections_refused_total") == 2
-    assert _counter(small, "ttanjit_gateway_connections") == 2  # the refused never counted
-    await one.close()
+    again = WSClient(http, one.ident)  # the first player's reload: their own place
+    await again.connect()
+    assert (await again.hello())["type"] == "welcome"
+    with pytest.raises(websockets.ConnectionClosed) as exc:
+        await one.recv(5)
+    assert exc.value.rcvd is not None and exc.value.rcvd.code == 4001
+    await again.close()
     deadline = time.monotonic() + 10
-    while _ready(small) != (200, "ready"):
-        assert time.monotonic() < deadline, "the gone socket's room never came back"
+    while _ready(small)[2]:
+        assert time.monotonic() < deadline, "the gone player's place never came back"
         await asyncio.sleep(0.1)
     third = await WSClient.signed_in(http, "셋째")
     assert third.frames[0]["type"] == "welcome"
-    await third.close()
-    await two.close()
+    for c in (third, two, *silent):
+        await c.close()
     small.stop()
 
 
-def _ready(p: Any) -> tuple[int, str]:
+def _ready(p: Any) -> tuple[int, str, bool]:
     status, _, body = _get(f"http://127.0.0.1:{p.ports['http']}/readyz")
-    return status, json.loads(body)["status"]
+    ready = json.loads(body)
+    return status, ready["status"], ready["full"]
 
 
 def _counter(p: Any, name: str) -> float:

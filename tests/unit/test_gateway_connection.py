@@ -138,6 +138,12 @@ class FakeGateway:
     async def family_stands(self, ident: Any) -> bool:  # (every token's family stands here)
         return True
 
+    def admits(self, conn: Any, player: str) -> bool:  # (room for every player here)
+        return True
+
+    def entered(self, conn: Any) -> None:
+        pass
+
     def unregister(self, conn: Connection) -> None:
         self.registered.remove(conn)
 

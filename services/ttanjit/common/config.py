@@ -82,10 +82,9 @@ class Settings:
     ws_impl: str = "websockets-sansio"  # uvicorn's WebSocket implementation
     ws_idle_ms: int = 60_000  # a socket silent this long is closed (shorter in tests)
     ws_hello_ms: int = 10_000  # a socket without hello this long is closed
-    # WebSockets a gateway holds at most; one more is refused (close 1013,
-    # ``server_full``) and /readyz says ``full`` from 95 % of it on
-    # (docs/capacity.md: ~43 KiB per player in a game, the chart's 1Gi);
-    # 0 = no cap
+    # players (sockets that said hello) a gateway holds at most; one more
+    # hello is refused (``server_full``, close 1013; docs/capacity.md: ~43 KiB
+    # per player in a game, the chart's 1Gi); 0 = no cap
     max_connections: int = 12_000
     # A sample of sessions recorded to capture files (docs/capacity.md):
     # 0 = none, 1 = every session.

@@ -104,9 +104,6 @@ SETTLE_S = LOBBY_TIMEOUT_S + 11
 # a whole view asks for the seat's last events too, as many as a One Card log
 # shows (docs/protocol.md 2 `recent`)
 RECENT_EVENTS = 30
-# /readyz says full from this share of TTANJIT_MAX_CONNECTIONS on (a
-# socket is refused only at the whole of it)
-READY_SHARE = 0.95
 
 log = logging.getLogger("ttanjit.gateway")
 NICKNAME_S = 1.0  # a hello waits this long at most for the nickname as last set
@@ -176,6 +173,7 @@ class Gateway:
         self.mm: matchmaker_pb2_grpc.MatchmakerStub = None  # type: ignore[assignment]
         self.replicas: Replicas | None = None  # the matchmaker's
         self.by_player: dict[str, Connection] = {}
+        self.entering: set[Connection] = set()  # hellos let in, not yet signed in (admits)
         self.conns: set[Connection] = set()
         self.ready = False
         self._sweeper: asyncio.Task[None] | None = None
@@ -241,11 +239,32 @@ class Gateway:
             log.warning("a hello's refresh family not checked: %r", exc)
             return True
 
-    def full(self, share: float = 1.0) -> bool:
-        """Holding ``share`` of the most sockets it takes
-        (TTANJIT_MAX_CONNECTIONS; 0: no most)."""
+    def full(self) -> bool:
+        """Holding the most players it takes (TTANJIT_MAX_CONNECTIONS; 0: no
+        most): sockets whose hello was let in, signed in or on their way. A
+        socket that has not said hello is not counted: silent ones, closed
+        after the hello's 10 s, filled the cap and kept every player out
+        (review finding)."""
         cap = self.s.max_connections
-        return cap > 0 and len(self.conns) >= cap * share
+        return cap > 0 and len(self.by_player) + len(self.entering) >= cap
+
+    def admits(self, conn: Connection, player: str) -> bool:
+        """Let ``conn``'s hello of ``player`` in: the player is here already
+        (their own place, taken over), or the gateway is not full — then the
+        place is held for it until it is signed in (:meth:`register`) or
+        gone (:meth:`entered`): hellos at once each found the last place
+        free before any was signed in."""
+        if player in self.by_player:
+            return True
+        if self.full():
+            return False
+        self.entering.add(conn)
+        return True
+
+    def entered(self, conn: Connection) -> None:
+        """``conn``'s hello is over (signed in, refused or gone): it holds
+        no place of :attr:`entering`."""
+        self.entering.discard(conn)
 
     async def going_away(self) -> None:
         """Shutdown, first step (before the HTTP server lets go of its
@@ -293,6 +312,7 @@ class Gateway:
     # -- connections ---------------------------------------------------------------
     def register(self, conn: Connection) -> None:
         assert conn.session is not None
+        self.entering.discard(conn)
         self.by_player[conn.session.player] = conn
 
     def unregister(self, conn: Connection) -> None:
@@ -663,16 +683,6 @@ async def websocket(gw: Gateway, scope: dict[str, Any], receive: Any, send: Any)
     host = address_key((scope.get("client") or ("",))[0])
     forwarded = any(k == b"x-forwarded-for" for k, _ in scope.get("headers") or ())
     conn.address = host if counted_address(host, forwarded) else None
-    if gw.full():
-        # at its most (a reconnect herd, too few gateways): said and closed
-        # with "try again later" before any hello is worked on — the client
-        # comes back in a few seconds, to this gateway or another (its
-        # /readyz said full from 95 % on); a browser cannot read a refused
-        # upgrade's status, so the socket is accepted to say it
-        m.REFUSED_FULL.inc()
-        await conn.reject("server_full")
-        await conn.close(1013, "server_full")
-        return
     gw.conns.add(conn)
     m.CONNECTIONS.inc()
     try:
@@ -779,14 +789,14 @@ def create_app(settings: Settings | None = None) -> Any:
 
     @api.get("/readyz")
     async def readyz() -> Response:
-        """Readiness: connected to NATS and started, and not near its most
-        sockets (``full`` from 95 % of TTANJIT_MAX_CONNECTIONS on: the
-        Service sends new sockets to the other gateways before this one
-        must refuse them; those it holds stay)."""
+        """Readiness: connected to NATS and started. (Not whether it is full:
+        a gateway out of its Service serves no sign-in or page either, and
+        every gateway full would leave the Service none — the ingress's 503
+        instead of the refusal the client waits out: review finding.)"""
         ok = gw.ready and gw.nc is not None and gw.nc.is_connected
-        status = "not_ready" if not ok else "full" if gw.full(READY_SHARE) else "ready"
-        return JSONResponse({"status": status, "connections": len(gw.conns)},
-                            status_code=200 if status == "ready" else 503)
+        return JSONResponse({"status": "ready" if ok else "not_ready",
+                             "connections": len(gw.conns), "players": len(gw.by_player),
+                             "full": gw.full()}, status_code=200 if ok else 503)
 
     account = install_account(api, gw)  # issue 15's routes, before the client's mount
 

@@ -160,6 +160,8 @@ class GatewayLink(Protocol):
     async def seated_match(self, game_id: str) -> dict[str, Any] | None: ...
     async def nickname(self, player: str) -> str | None: ...
     async def family_stands(self, ident: Identity) -> bool: ...
+    def admits(self, conn: Connection, player: str) -> bool: ...
+    def entered(self, conn: Connection) -> None: ...
     async def subscribe_player(self, player: str,
                                cb: Callable[[Any], Awaitable[None]]) -> Any: ...
     async def table_players(self, game_id: str) -> list[str]: ...
@@ -264,6 +266,14 @@ class Connection:
                 self.closed = True
                 return
         m.frame_out(frame["type"])
+
+    async def refuse_full(self) -> None:
+        """The gateway holds its most players (TTANJIT_MAX_CONNECTIONS): said
+        (``server_full``) and closed with 1013, try again later
+        (docs/websocket.md 5)."""
+        m.REFUSED_FULL.inc()
+        await self.reject("server_full", "hello")
+        await self.close(1013, "server_full")
 
     async def reject(self, code: str, ref: str | None = None, cmd_id: Any = None,
                      message: str | None = None, game_id: str | None = None) -> None:
@@ -381,6 +391,14 @@ class Connection:
         ident = self.gw.tokens.verify(f.get("token"), now_ms())
         if not await self.gw.family_stands(ident):  # signed out of (or revoked) since
             raise FrameError("bad_token")
+        if not self.gw.admits(self, ident.player):
+            # at its most players (a reconnect herd, too few gateways): said
+            # and closed with "try again later" before the hello's work —
+            # the client comes back in a few seconds, to this gateway or
+            # another (a browser cannot read a refused upgrade's status, so
+            # the socket is accepted to say it)
+            await self.refuse_full()
+            return
         self.family = ident.family
         # the nickname as last set on any device (a token keeps the one it
         # was issued with, for up to an hour)
@@ -821,6 +839,7 @@ class Connection:
         self._finishing = asyncio.get_running_loop().create_future()
         try:
             self.closed = True
+            self.gw.entered(self)  # (a hello let in that never signed in)
             s = self.session
             if s is None:
                 return
