@@ -295,8 +295,9 @@ async def test_a_queue_the_gateway_refuses_fails_its_players_at_once(st: Stack) 
 async def test_players_a_full_gateway_refuses_try_again_and_do_not_fail(st: Stack) -> None:
     """A gateway that holds one socket (TTANJIT_MAX_CONNECTIONS=1) refuses
     the second player (``server_full``, close 1013): as the web client,
-    that player tries again while it lasts (counted ``refused_full``),
-    not a failed player — before, its hello's refusal failed it at once."""
+    that player tries again while it lasts (counted ``refused_full``, and
+    ``not_admitted`` if it lasts to the end), not a failed player — before,
+    its hello's refusal failed it at once."""
     gw = st.add_gateway(TTANJIT_MAX_CONNECTIONS="1")
     try:
         http = f"http://127.0.0.1:{gw.ports['http']}"
@@ -308,7 +309,8 @@ async def test_players_a_full_gateway_refuses_try_again_and_do_not_fail(st: Stac
     counts = report["counts"]
     assert counts["player_failures"] == 0, report["failures"]
     assert counts["refused_full"] >= 2, counts  # tried again, at 2.5–5 s, then 5–10 s
-    assert report["rtt"]["hello"]["count"] == 1  # one welcome: the other kept out
+    assert counts["not_admitted"] == 1  # the other kept out to the end: said, no failure
+    assert report["disconnects"] == 0  # (a refusal is none)
 
 
 async def test_a_player_whose_gateway_restarts_resumes_on_it(st: Stack) -> None:

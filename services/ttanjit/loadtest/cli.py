@@ -180,6 +180,11 @@ def _finish(args: argparse.Namespace, report: dict[str, Any]) -> int:
         print(f"{failed} player(s) failed:", file=sys.stderr)
         for line in report.get("failures") or []:
             print(f"  {line}", file=sys.stderr)
+    kept_out = int(counts.get("not_admitted") or 0)
+    if kept_out:  # a finding, not a failure: the gateways held their most players
+        print(f"{kept_out} player(s) never let in: the gateways were full (server_full "
+              f"{counts.get('refused_full', 0)} time(s); their TTANJIT_MAX_CONNECTIONS)",
+              file=sys.stderr)
     if cut:  # the gateway went away under them, or closed them: neither
         parts = [f"{k} {counts[k]}" + (" (no gateway took the resume)"
                                        if k == "reconnect_failures" else "")

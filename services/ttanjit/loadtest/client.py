@@ -174,8 +174,8 @@ class Conn:
             traceback.print_exc()
         finally:
             self.close_code = ws.close_code
-            if not self.closing:
-                self.stats.count["disconnects"] += 1
+            if not self.closing and ws.close_code != 1013:  # (a full gateway's refusal:
+                self.stats.count["disconnects"] += 1          # refused_full, player.py)
             if self.writer is not None:
                 self.writer.close_conn(self.label, ws.close_code,
                                        "client" if self.closing else "server")

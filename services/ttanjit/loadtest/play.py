@@ -126,6 +126,9 @@ async def play(base: str, players: int, cfg: PlayConfig, *, ramp_s: float = 0.0,
             print(file=sys.stderr)
         stop.set()
         await asyncio.wait({everyone}, timeout=5)
+        # players a full gateway kept out to the end (refused_full): no
+        # failure of theirs, a finding of the run's
+        stats.count["not_admitted"] = sum(1 for p in roster if p.refused and not p.admitted)
         for p in roster:
             await p.stop()
         everyone.cancel()

@@ -13,7 +13,6 @@ resumes its session.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import time
 from dataclasses import dataclass, field
@@ -196,12 +195,15 @@ class Player:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.stopping = False
         self.online = False
+        self.admitted = False  # a gateway took its first hello (play.py: not_admitted)
+        self.refused = False  # a full gateway refused it (server_full) at least once
         self.round = 0
 
     # -- connection --------------------------------------------------------------
     async def start(self) -> None:
         self.ident = await sign_in(self.http, self.base, f"부하{self.n}")
         await self._connect_until_in(None, None)
+        self.admitted = True
         self._online(True)
 
     def _online(self, on: bool) -> None:
@@ -221,11 +223,8 @@ class Player:
         self.conn = conn
         welcome = await conn.hello(self.ident["token"], resume)
         if welcome.get("type") != "welcome":
-            if welcome.get("code") == "connection_closed":  # (server_full has no ref)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(conn.closed.wait(), 5)
-                if conn.close_code == 1013:
-                    raise GatewayFull(hello_refused({"code": "server_full"}))
+            if welcome.get("code") == "server_full":
+                raise GatewayFull(hello_refused(welcome))
             raise RuntimeError(hello_refused(welcome))
         self._spawn(self._watch(conn))
 
@@ -243,6 +242,7 @@ class Player:
                 await self._connect(resume)
                 return
             except GatewayFull:
+                self.refused = True
                 self.stats.count["refused_full"] += 1
                 busy = min(busy * 2 if busy else BUSY_S[0], BUSY_S[1])
                 wait = spread(busy, self.rng)

@@ -46,7 +46,8 @@ def summary(samples: list[float]) -> dict[str, float]:
 # counts a run reports (and pushes) as 0 when nothing happened: a dashboard
 # or an alert on them read "No data" for a clean run (load tester audit)
 ZERO_COUNTS = ("games_finished", "player_failures", "client_errors", "drops", "seq_gaps",
-               "game_seq_gaps", "reconnect_failures", "connections_lost", "refused_full")
+               "game_seq_gaps", "reconnect_failures", "connections_lost", "refused_full",
+               "not_admitted")
 ZERO_RESUMES = ("gapless", "resync", "failed")
 
 
