@@ -13,6 +13,7 @@ import logging
 import socket
 from collections.abc import Generator
 
+import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -48,27 +49,45 @@ def main() -> None:
 
 
 def request_within(seconds: float) -> type[asyncio.Protocol]:
-    """uvicorn's h11 protocol, and a connection whose first request's
-    headers have not all come ``seconds`` after it opened is closed
-    (TTANJIT_WS_HELLO_MS: the same 10 s a socket has for its hello).
-    Before, a connection that sent nothing, or half a request a byte at a
-    time, stayed open for good, and 20,000 of them from one client took the
-    gateway's every file descriptor — /healthz unanswered, the Pod
-    restarted with its players (security audit). Later requests on the
-    connection have uvicorn's keep-alive timeout."""
+    """uvicorn's h11 protocol, and each request must have come whole —
+    headers and body — within ``seconds`` of the connection's opening or of
+    the answer before it (TTANJIT_WS_HELLO_MS: the same 10 s a socket has
+    for its hello); else the connection is closed. Before, a connection
+    that sent nothing, or half a request, stayed open for good, and 20,000
+    of them from one client took the gateway's every file descriptor —
+    /healthz unanswered, the Pod restarted with its players (security
+    audit); uvicorn's own keep-alive timeout is undone by any byte that
+    comes, so a second request begun and never finished, or a body never
+    finished, held it as well (review finding)."""
 
     class RequestWithin(H11Protocol):
         _waiting: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             super().connection_made(transport)  # type: ignore[arg-type]
-            self._waiting = self.loop.call_later(seconds, self._no_request)
+            self._wait()
+
+        def _wait(self) -> None:
+            if self._waiting is None:
+                self._waiting = self.loop.call_later(seconds, self._no_request)
+
+        def _coming(self) -> bool:
+            """A request is awaited or under way, not all of it here (and
+            the connection is still HTTP's: an upgraded one is the
+            WebSocket's, with its hello and idle timeouts)."""
+            return self.transport.get_protocol() is self and \
+                self.conn.their_state in (h11.IDLE, h11.SEND_BODY)
 
         def handle_events(self) -> None:
             super().handle_events()
-            if self._waiting is not None and self.scope is not None:  # a request came
+            if self._waiting is not None and not self._coming():  # all of it came
                 self._waiting.cancel()
                 self._waiting = None
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()  # (may take a pipelined request)
+            if not self.transport.is_closing() and self._coming():
+                self._wait()  # the next request's time
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self._waiting is not None:
@@ -78,7 +97,7 @@ def request_within(seconds: float) -> type[asyncio.Protocol]:
 
         def _no_request(self) -> None:
             self._waiting = None
-            if self.scope is None and not self.transport.is_closing():
+            if self._coming() and not self.transport.is_closing():
                 m.NO_REQUEST.inc()
                 self.transport.close()
 
