@@ -24,7 +24,7 @@ from ttanjit.gateway import codec
 from ttanjit.gateway import conn as conn_mod
 from ttanjit.gateway.auth import Tokens
 from ttanjit.gateway.conn import Connection, GatewayLink, Superseded
-from ttanjit.gateway.limits import MAX_FRAME, RoomCodes, limits_json
+from ttanjit.gateway.limits import MAX_FRAME, Attempts, limits_json
 from ttanjit.gateway.session import RESUME_AHEAD, Session
 from ttanjit.shard.game import Part, envelope
 from ttanjit.v1 import matchmaker_pb2
@@ -119,7 +119,7 @@ class FakeGateway:
         self.published: list[tuple[str, dict[str, Any]]] = []
         self.emotes: list[tuple[str, dict[str, Any]]] = []  # for spectators
         self.limits = limits_json(60_000, 10_000)
-        self.room_codes = RoomCodes()
+        self.room_codes = Attempts()
         self.tables: dict[str, list[str]] = {}
         self.finals: dict[str, dict[str, Any]] = {}
         self.live: set[str] = set()  # games whose directory entry says live

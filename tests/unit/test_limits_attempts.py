@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ttanjit.gateway.limits import Attempts, RoomCodes, address_key, counted_address
+from ttanjit.gateway.limits import Attempts, address_key, counted_address
 
 
 def test_burst_then_one_per_period_and_the_wait_until_the_next() -> None:
@@ -57,21 +57,3 @@ def test_an_ipv6_client_counts_as_its_64() -> None:
     assert address_key("::ffff:203.0.113.7") == "::ffff:203.0.113.7"
     assert address_key("testclient") == "testclient"
     assert counted_address(address_key("2001:db8::5"), False)
-
-
-def test_wrong_room_codes_per_player_and_per_address() -> None:
-    """docs/websocket.md 6 too_many_attempts: 10 wrong room codes per player
-    at once, then one per 30 s; 30 per address, then one per 10 s; a code
-    that found its room gives both back; a refused try takes nothing."""
-    r = RoomCodes()
-    for _ in range(10):
-        assert r.take("p1", "198.51.100.1", 0.0) == 0.0
-    assert r.take("p1", "198.51.100.1", 0.0) == pytest.approx(30.0)
-    r.give_back("p1", "198.51.100.1", 0.0)  # (the last one found its room)
-    assert r.take("p1", "198.51.100.1", 0.0) == 0.0
-    # the address's other players: 20 more of its 30, then the wait of the address
-    for i in range(20):
-        assert r.take(f"q{i}", "198.51.100.1", 1.0) == 0.0
-    assert r.take("p2", "198.51.100.1", 1.0) == pytest.approx(9.0)
-    assert r.take("p2", "198.51.100.2", 1.0) == 0.0  # not p2's own count: refused took nothing
-    assert r.take("p2", None, 1.0) == 0.0  # an address not counted (loopback)

@@ -81,9 +81,9 @@ from ttanjit.gateway.httperrors import install as install_http_errors
 from ttanjit.gateway.httperrors import refusal, with_body_limit
 from ttanjit.gateway.identity import Identities
 from ttanjit.gateway.limits import (
+    ROOM_CODE_BURST,
+    ROOM_CODE_RATE,
     Attempts,
-    RoomCodes,
-    address_key,
     client_address,
     counted_address,
     limits_json,
@@ -162,7 +162,8 @@ class Gateway:
         self.links = Links(self.id, self.on_burst, self.on_link_lost)
         self.tokens = Tokens(settings.token_secret)
         self.limits = limits_json(settings.ws_idle_ms, settings.ws_hello_ms)  # the welcome's
-        self.room_codes = RoomCodes()  # wrong room codes, per player and address
+        # wrong room codes, per player (docs/websocket.md 5)
+        self.room_codes = Attempts(ROOM_CODE_RATE, ROOM_CODE_BURST)
         # TTANJIT_RECORD_SAMPLE / TTANJIT_RECORD_DIR: a sample of sessions to a capture file
         self.recorder = GatewayRecorder.from_settings(settings)
         self.nc: Client = None  # type: ignore[assignment]
@@ -679,10 +680,6 @@ async def websocket(gw: Gateway, scope: dict[str, Any], receive: Any, send: Any)
     # (no token from the address: a secret in a URL is logged by proxies;
     # the hello frame carries it, docs/websocket.md 1.1)
     conn = Connection(gw, AsgiTransport(send), proto, opened)
-    # (uvicorn put the client a named proxy forwarded for in scope["client"])
-    host = address_key((scope.get("client") or ("",))[0])
-    forwarded = any(k == b"x-forwarded-for" for k, _ in scope.get("headers") or ())
-    conn.address = host if counted_address(host, forwarded) else None
     gw.conns.add(conn)
     m.CONNECTIONS.inc()
     try:

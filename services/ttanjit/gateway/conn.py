@@ -35,7 +35,7 @@ from ttanjit.gateway.limits import (
     EMOTE_RATE,
     EMOTES,
     MAX_FRAME,
-    RoomCodes,
+    Attempts,
     TokenBucket,
 )
 from ttanjit.gateway.session import RESUME_AHEAD, Session, match_of, new_session_id
@@ -144,7 +144,7 @@ class GatewayLink(Protocol):
     tokens: Tokens  # sign-in tokens (hello)
     mm: matchmaker_pb2_grpc.MatchmakerStub  # lobby calls
     limits: dict[str, float]  # the welcome's (limits.limits_json)
-    room_codes: RoomCodes  # wrong room codes still to try, per player and address
+    room_codes: Attempts  # wrong room codes still to try, per player (limits.ROOM_CODE_*)
 
     def register(self, conn: Connection) -> None: ...
     def unregister(self, conn: Connection) -> None: ...
@@ -203,9 +203,6 @@ class Connection:
         # hellos of its older ones are handled in. ``opened_ms``: when the
         # socket's upgrade request came (before the accept was sent)
         self.opened_at: tuple[int, str] = (opened_ms or now_ms(), self.id)
-        # the client's address as per-address limits count it (app.websocket;
-        # None: not counted — loopback, limits.counted_address)
-        self.address: str | None = None
         self.family = ""  # the refresh family its hello's token came from (app.on_family)
         self.superseded = False  # closed for a later-opened one: saves nothing
         self.last_rx = now
@@ -945,8 +942,8 @@ class Connection:
             raise FrameError("missing_field")
         self._not_in_game()
         player = self._player_ref().player
-        if self.gw.room_codes.take(player, self.address, time.monotonic()):
-            raise FrameError("too_many_attempts")  # (wrong codes: limits.RoomCodes)
+        if self.gw.room_codes.take(player, time.monotonic()):
+            raise FrameError("too_many_attempts")  # (wrong codes: limits.ROOM_CODE_*)
         wrong = False
         try:
             rep = await self.mm.JoinRoom(matchmaker_pb2.JoinRoomRequest(
@@ -954,7 +951,7 @@ class Connection:
             wrong = rep.error_code == "room_not_found"
         finally:
             if not wrong:
-                self.gw.room_codes.give_back(player, self.address, time.monotonic())
+                self.gw.room_codes.give_back(player, time.monotonic())
         if rep.error_code == "room_started" and codec.is_game_id(rep.game_id):
             raise FrameError("room_started", game_id=rep.game_id)  # late: 관전 is offered
         _check(rep)

@@ -180,37 +180,10 @@ class Attempts:
             del self._buckets[next(iter(self._buckets))]
 
 
-# Wrong room codes (``room_join`` answered ``room_not_found``): per player
-# 10 at once, then one every 30 s; per client address 30, then one every
-# 10 s (a class behind one school's address typing codes). A code is 6 of
-# 32 characters (~1.07e9) and a room waits for its friends for minutes:
-# one socket tried 19 a second without end (security audit).
-ROOM_CODE_PLAYER = (1 / 30, 10.0)
-ROOM_CODE_ADDRESS = (1 / 10, 30.0)
-
-
-class RoomCodes:
-    """The wrong room codes a player and an address may still try. A try
-    takes from both before the lobby is asked; one that finds its room (or
-    is refused for another reason, or not answered) gives both back: only
-    a code that named no room counts."""
-
-    def __init__(self) -> None:
-        self.players = Attempts(*ROOM_CODE_PLAYER)
-        self.addresses = Attempts(*ROOM_CODE_ADDRESS)
-
-    def take(self, player: str, address: str | None, now: float) -> float:
-        """0.0 (taken), or the seconds until a try is back (nothing taken).
-        ``address`` None: not counted (loopback, :func:`counted_address`)."""
-        wait = self.players.take(player, now)
-        if wait or address is None:
-            return wait
-        wait = self.addresses.take(address, now)
-        if wait:
-            self.players.give_back(player, now)
-        return wait
-
-    def give_back(self, player: str, address: str | None, now: float) -> None:
-        self.players.give_back(player, now)
-        if address is not None:
-            self.addresses.give_back(address, now)
+# Wrong room codes (``room_join`` answered ``room_not_found``) per player:
+# 10 at once, then one every 30 s (each gateway process on its own). A code
+# is 6 of 32 characters (~1.07e9) and a room waits for its friends for
+# minutes: one socket tried 19 a second without end (security audit). Not
+# per client address: one player behind a school's or a carrier's shared
+# address would keep everyone there from a right code (review finding).
+ROOM_CODE_RATE, ROOM_CODE_BURST = 1 / 30, 10.0
