@@ -146,6 +146,10 @@ def test_every_env_var_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     assert Settings.from_env("gateway").describe()["nats_url"] == \
         "nats://***@nats-0:4222,tls://***@nats-1:4222"
     assert Settings.from_env("gateway").nats_url.startswith("nats://ttanjit:S3cret@")
+    for url in ("nats://u:p@ss@nats-0:4222", "NATS://u:pw@nats-0:4222", "tls://u:p/w@nats-0:4222"):
+        monkeypatch.setenv("TTANJIT_NATS_URL", url)
+        shown = str(Settings.from_env("gateway").describe()["nats_url"])
+        assert shown.endswith("://***@nats-0:4222") and "p" not in shown.split("@")[0][7:], shown
     assert set(described) == {f.name for f in fields(Settings)} - {"extra"}
 
 

@@ -7,7 +7,6 @@ others' 7100) and the gateway's required token secret."""
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import socket
 from dataclasses import dataclass, field, fields, replace
@@ -208,6 +207,15 @@ class Settings:
 
 def masked_urls(urls: str) -> str:
     """Server addresses (one or several, comma-separated) with what comes
-    before an ``@`` — ``user:password`` or a token — as ``***``."""
-    return ",".join(re.sub(r"^([a-z]+://)?[^/@]*@", lambda m: f"{m.group(1) or ''}***@", u.strip())
-                    for u in urls.split(","))
+    before the host's ``@`` — ``user:password`` or a token, an ``@`` or a
+    ``/`` in it too — as ``***``, whatever the scheme's case (review
+    finding)."""
+    out = []
+    for u in urls.split(","):
+        scheme, sep, rest = u.strip().partition("://")
+        if not sep:
+            scheme, rest = "", scheme
+        if "@" in rest:  # (up to the last: a password may hold a "/" or an "@")
+            rest = "***@" + rest.rsplit("@", 1)[1]
+        out.append(f"{scheme}{sep}{rest}")
+    return ",".join(out)
