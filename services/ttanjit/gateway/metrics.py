@@ -8,12 +8,12 @@ import grpc
 from prometheus_client import Counter, Gauge, Histogram
 
 CONNECTIONS = Gauge("ttanjit_gateway_connections", "Open WebSockets")
-# sockets refused at the gateway's connection cap (TTANJIT_MAX_CONNECTIONS):
+# hellos refused at the gateway's most players (TTANJIT_MAX_CONNECTIONS):
 # players kept out, their clients trying again a few seconds later
 REFUSED_FULL = Counter("ttanjit_gateway_connections_refused_total",
-                       "WebSockets refused: the gateway held its most (close 1013)")
-# connections closed for sending no request's headers within the hello
-# timeout (__main__.request_within): idle or slowloris sockets
+                       "Hellos refused: the gateway held its most players (close 1013)")
+# connections closed for sending no whole request (headers and body) within
+# the hello timeout (__main__.request_within): idle or slowloris sockets
 NO_REQUEST = Counter("ttanjit_gateway_connections_without_request_total",
                      "Connections closed: no whole request within the hello timeout")
 # sockets closed because the refresh family that signed them in was

@@ -119,7 +119,8 @@ def spread(wait: float, rng: random.Random) -> float:
 
 
 class GatewayFull(RuntimeError):
-    """The gateway refused the socket: it holds its most (close 1013)."""
+    """The gateway refused the hello: it holds its most players
+    (``server_full``, close 1013)."""
 
 
 class Refused(RuntimeError):
