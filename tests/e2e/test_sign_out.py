@@ -88,3 +88,34 @@ def test_another_tab_follows_a_sign_out(new_page: Any) -> None:
     page.get_by_role("button", name="손님으로 시작하기").click()
     other.wait_for_selector(".game-card")
     assert other.locator("#who").inner_text() == "새로시작"
+
+
+def test_a_tab_whose_socket_the_sign_out_closed_says_so_too(new_page: Any) -> None:
+    """The server closes a signed-out family's sockets with 4004
+    (docs/websocket.md 4). Another tab's socket is closed before the tab
+    that signed out has its answer (here held 2 s, as on a slow network):
+    that tab used to sign out at once, before the 로그아웃 was said, and
+    showed the sign-in without its note (CI finding). It asks again,
+    finds its credential refused, and says so; the tab that signed out
+    says its 로그아웃, with no word of an expiry."""
+    page = new_page(width=390, height=844)
+    sign_in(page, "느린로그아웃")
+    other = page.context.new_page()
+    other.goto(page.url)
+    other.wait_for_selector('#net[data-state="open"]')
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+
+    def slow(route: Any) -> None:
+        answer = route.fetch()  # (revoked now: the server closes both sockets)
+        other.wait_for_selector("#nickname", timeout=20_000)  # the other tab followed first
+        route.fulfill(response=answer)
+    page.route("**/api/signout", slow)
+    page.on("dialog", lambda d: d.accept())
+    page.bring_to_front()
+    page.locator('[data-act="signout"]').click()
+    assert "새 계정" in other.locator(".signed-out").inner_text()
+    page.wait_for_selector("#nickname")
+    assert "새 계정" in page.locator(".signed-out").inner_text()
+    toasts = page.locator("#toasts .toast").all_inner_texts()
+    assert not any("만료" in t for t in toasts), toasts

@@ -50,6 +50,7 @@ export class Session extends EventTarget {
     this.waiters = []; // {type, resolve, reject, timer}
     this.backoff = 500;
     this.busy = 0; // the wait while gateways refuse us as full (1013), 0 when not
+    this.leaving = false; // this tab is signing out (records.js): its close is no loss
     this.pingTimer = null;
     this.pingMs = PING_MS;
     this.pongWaitMs = PONG_WAIT_MS;
@@ -146,10 +147,21 @@ export class Session extends EventTarget {
       this.setState("replaced");
       return;
     }
-    if (ev.code === 1008 || ev.code === 4004) { // bad token: sign in again
+    if (ev.code === 1008) { // bad token: sign in again
       store.clearAuth();
       this.setState("closed");
       this.emit("signed_out", {});
+      return;
+    }
+    // 4004: the sign-in's refresh family was removed — this tab's own
+    // 로그아웃 (under way: nothing to do), another tab's (followed when it
+    // clears the player: main.js's storage listener, which says 로그아웃),
+    // or a stolen copy used. The next hello finds out (bad_token, then a
+    // refresh refused: signed out, said as refused); signed out at once, a
+    // tab showed the sign-in before the other tab's 로그아웃 was said
+    // (CI finding)
+    if (ev.code === 4004 && this.leaving) {
+      this.setState("closed");
       return;
     }
     let wait;

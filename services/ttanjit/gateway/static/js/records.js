@@ -147,8 +147,14 @@ export function accountBox(rerender) {
         const also = game.playsNow() ? " 진행 중인 게임은 1분 뒤 봇이 내 자리를 이어받아요."
           : state.room ? " 들어가 있는 방의 자리는 1분 뒤 비워져요." : "";
         if (!confirm(`이 브라우저에서 로그아웃할까요?${also} 다시 들어오려면 다른 기기에서 받은 코드가 필요해요.`)) return;
+        net.leaving = true; // (the server closes this tab's socket with 4004 meanwhile)
         const why = await identity.signOut();
-        if (why) { toast(why, "error"); return; } // still signed in: nothing was revoked
+        if (why) { // still signed in: nothing was revoked
+          net.leaving = false;
+          net.connect();
+          toast(why, "error");
+          return;
+        }
         location.hash = "#/";
         location.reload();
       }, { class: "small", dataset: { act: "signout" } })),
