@@ -174,7 +174,10 @@ class Gateway:
         self.mm: matchmaker_pb2_grpc.MatchmakerStub = None  # type: ignore[assignment]
         self.replicas: Replicas | None = None  # the matchmaker's
         self.by_player: dict[str, Connection] = {}
-        self.entering: set[Connection] = set()  # hellos let in, not yet signed in (admits)
+        # the places of players (admits): one per player signed in here and
+        # one per hello of theirs let in and not yet signed in (entering)
+        self.places: dict[str, int] = {}
+        self.entering: dict[Connection, str] = {}
         self.conns: set[Connection] = set()
         self.ready = False
         self._sweeper: asyncio.Task[None] | None = None
@@ -242,30 +245,42 @@ class Gateway:
 
     def full(self) -> bool:
         """Holding the most players it takes (TTANJIT_MAX_CONNECTIONS; 0: no
-        most): sockets whose hello was let in, signed in or on their way. A
-        socket that has not said hello is not counted: silent ones, closed
-        after the hello's 10 s, filled the cap and kept every player out
-        (review finding)."""
+        most): players signed in or with a hello let in. A socket that has
+        not said hello is not counted: silent ones, closed after the
+        hello's 10 s, filled the cap and kept every player out (review
+        finding)."""
         cap = self.s.max_connections
-        return cap > 0 and len(self.by_player) + len(self.entering) >= cap
+        return cap > 0 and len(self.places) >= cap
 
     def admits(self, conn: Connection, player: str) -> bool:
-        """Let ``conn``'s hello of ``player`` in: the player is here already
-        (their own place, taken over), or the gateway is not full — then the
-        place is held for it until it is signed in (:meth:`register`) or
-        gone (:meth:`entered`): hellos at once each found the last place
-        free before any was signed in."""
-        if player in self.by_player:
-            return True
-        if self.full():
+        """Let ``conn``'s hello of ``player`` in: the player has a place here
+        already (signed in, or another hello of theirs on its way: a tab
+        taking over their own), or the gateway is not full. The hello holds
+        the player's place until it is signed in (:meth:`register`) or
+        gone (:meth:`entered`) — hellos at once each found the last place
+        free before any was signed in, and a player's place was free
+        between their old socket's end and their new one's sign-in (review
+        findings)."""
+        if player not in self.places and self.full():
             return False
-        self.entering.add(conn)
+        if conn not in self.entering:
+            self.entering[conn] = player
+            self._hold(player, 1)
         return True
 
     def entered(self, conn: Connection) -> None:
         """``conn``'s hello is over (signed in, refused or gone): it holds
-        no place of :attr:`entering`."""
-        self.entering.discard(conn)
+        no place any more."""
+        player = self.entering.pop(conn, None)
+        if player is not None:
+            self._hold(player, -1)
+
+    def _hold(self, player: str, n: int) -> None:
+        left = self.places.get(player, 0) + n
+        if left > 0:
+            self.places[player] = left
+        else:
+            self.places.pop(player, None)
 
     async def going_away(self) -> None:
         """Shutdown, first step (before the HTTP server lets go of its
@@ -313,12 +328,16 @@ class Gateway:
     # -- connections ---------------------------------------------------------------
     def register(self, conn: Connection) -> None:
         assert conn.session is not None
-        self.entering.discard(conn)
-        self.by_player[conn.session.player] = conn
+        player = conn.session.player
+        if player not in self.by_player:
+            self._hold(player, 1)  # (before its hello's hold goes: the place is kept)
+        self.entered(conn)
+        self.by_player[player] = conn
 
     def unregister(self, conn: Connection) -> None:
         if conn.session and self.by_player.get(conn.session.player) is conn:
             del self.by_player[conn.session.player]
+            self._hold(conn.session.player, -1)
 
     async def take_over(self, player: str, new: Connection) -> Session | None:
         """Close the player's older connection (on any gateway) and get its
@@ -792,7 +811,7 @@ def create_app(settings: Settings | None = None) -> Any:
         instead of the refusal the client waits out: review finding.)"""
         ok = gw.ready and gw.nc is not None and gw.nc.is_connected
         return JSONResponse({"status": "ready" if ok else "not_ready",
-                             "connections": len(gw.conns), "players": len(gw.by_player),
+                             "connections": len(gw.conns), "players": len(gw.places),
                              "full": gw.full()}, status_code=200 if ok else 503)
 
     account = install_account(api, gw)  # issue 15's routes, before the client's mount
