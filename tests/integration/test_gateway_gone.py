@@ -13,16 +13,19 @@ shard sees a gateway: a route from a command's or sync's ``gw``."""
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 import time
+import urllib.request
 from typing import Any
 
 import nats
 import orjson
 import pytest
+import websockets
 from conftest import Proc, Services
 from shardkit import RecordTail, create_game, metric, metrics_text, player_id, raw_request, until
-from wsclient import WSClient, two_in_a_room
+from wsclient import WSClient, sign_in, two_in_a_room
 
 from ttanjit.common.nats import GAMES_BUCKET
 from ttanjit.common.natsserver import free_port
@@ -355,3 +358,59 @@ async def cut_off_and_back(svc: Services, proxy: Cuttable) -> None:
     assert (await guest.wait_type("matched", 20))["game_id"]
     for c in (host, guest, waiting):
         await c.close()
+
+
+async def test_a_sign_out_unheard_while_cut_off_closes_the_socket_once_back(
+        svc: Services) -> None:
+    """docs/websocket.md 4, 4004: a gateway cut off from NATS when the
+    player signed out on another gateway never heard the family's removal
+    (nothing is kept for an absent subscriber), and its socket played on as
+    the player signed out (second review). Back on NATS, it asks for its
+    sockets' families and closes those that fell."""
+    assert svc.nats is not None
+    proxy = Cuttable(svc.nats.port)
+    proxy.mend()
+    try:
+        _, gws, http = lobby(svc, 2, {}, {1: f"nats://127.0.0.1:{proxy.port}"})
+        player = await WSClient.signed_in(http[1], "끊긴곳")
+        proxy.cut()
+        req = urllib.request.Request(http[0] + "/api/signout", data=orjson.dumps(
+            {"refresh": player.ident["refresh"]}), headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            assert orjson.loads(r.read()) == {"revoked": True}
+        await asyncio.sleep(2)
+        await player.send({"type": "ping", "client_ms": 1})
+        await player.wait_type("pong")  # (cut off: not heard yet)
+        proxy.mend()
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            await player.wait_type("never", timeout=30)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4004
+        assert metric(metrics_text(gws[1].ports["metrics"]), "ttanjit_gateway_signed_out_total") == 1
+    finally:
+        proxy.close()
+
+
+async def test_a_hello_let_in_unchecked_is_checked_again(svc: Services) -> None:
+    """A hello whose refresh family JetStream does not answer for within a
+    second is let in (a slow moment holds no one up), and asked for again a
+    few seconds later: a token left after 로그아웃, trying in such a moment,
+    was let in for good (second review). Closed with 4004."""
+    assert svc.nats is not None and svc.nats.proc is not None
+    _, gws, http = lobby(svc, 1, {})
+    ident = sign_in(http[0], "느린순간")
+    req = urllib.request.Request(http[0] + "/api/signout", data=orjson.dumps(
+        {"refresh": ident["refresh"]}), headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        assert orjson.loads(r.read()) == {"revoked": True}
+    left = WSClient(http[0], ident)
+    await left.connect()
+    svc.nats.proc.send_signal(signal.SIGSTOP)  # JetStream slow: no answer for 2.5 s
+    try:
+        await left.send({"type": "hello", "token": ident["token"]})
+        await asyncio.sleep(2.5)
+    finally:
+        svc.nats.proc.send_signal(signal.SIGCONT)
+    assert (await left.recv(20))["type"] == "welcome"  # let in, unchecked
+    with pytest.raises(websockets.ConnectionClosed) as closed:
+        await left.wait_type("never", timeout=30)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 4004

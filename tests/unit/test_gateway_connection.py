@@ -135,7 +135,7 @@ class FakeGateway:
     def full(self) -> bool:  # (app.websocket: room for every socket here)
         return False
 
-    async def family_stands(self, ident: Any) -> bool:  # (every token's family stands here)
+    async def family_stands(self, ident: Any, conn: Any = None) -> bool:  # (all stand here)
         return True
 
     def admits(self, conn: Any, player: str) -> bool:  # (room for every player here)

@@ -107,6 +107,10 @@ RECENT_EVENTS = 30
 
 log = logging.getLogger("ttanjit.gateway")
 NICKNAME_S = 1.0  # a hello waits this long at most for the nickname as last set
+# a hello's refresh family JetStream did not answer for is asked again
+# after this long; checks of many families run this many at once
+FAMILY_AGAIN_S = 5.0
+FAMILY_CHECKS = 16
 
 STATIC = Path(__file__).parent / "static"
 PLACEHOLDER = """<!doctype html>
@@ -182,6 +186,7 @@ class Gateway:
         self.ready = False
         self._sweeper: asyncio.Task[None] | None = None
         self._checkpoints: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Future[None]] = set()  # (_later)
         self._games_sub: Any = None
 
     async def start(self) -> None:
@@ -227,7 +232,7 @@ class Gateway:
             m.SIGNED_OUT.inc(len(gone))
             await asyncio.gather(*(c.close(4004, "signed_out") for c in gone))
 
-    async def family_stands(self, ident: Identity) -> bool:
+    async def family_stands(self, ident: Identity, conn: Connection | None = None) -> bool:
         """Whether a hello's token still signs its player in: its refresh
         family stands (not signed out of, revoked or expired). A token of an
         older release (no family) does, as on its routes (account.standing);
@@ -241,6 +246,10 @@ class Gateway:
                 self.ids.stands(ident.family, ident.player, now_ms()), NICKNAME_S)
         except Exception as exc:  # noqa: BLE001 - JetStream away or slow
             log.warning("a hello's refresh family not checked: %r", exc)
+            # asked again in a while: a stolen token's hello in a slow moment
+            # was let in for good (second review)
+            if conn is not None:
+                self._later(self.recheck_families([conn], FAMILY_AGAIN_S))
             return True
 
     def full(self) -> bool:
@@ -454,6 +463,39 @@ class Gateway:
         shard they are here)."""
         log.warning("nats reconnected: catching up players not on a shard link")
         self.catch_up_unlinked()
+        # a refresh family removed meanwhile was not heard (on_family): its
+        # sockets played on as the player signed out (second review)
+        self._later(self.recheck_families(list(self.conns), FAMILY_AGAIN_S))
+
+    def _later(self, coro: Any) -> None:
+        """Run ``coro`` beside the caller, kept until done."""
+        task = asyncio.ensure_future(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def recheck_families(self, conns: list[Connection], wait_s: float = 0.0) -> None:
+        """Close with 4004 (as :meth:`on_family`) those of ``conns`` whose
+        refresh family no longer stands — removed while this gateway could
+        not hear it (its NATS away: nothing is kept for an absent
+        subscriber), or let in by a hello that JetStream did not answer
+        for. A check JetStream cannot answer now is left for the next."""
+        if wait_s:
+            await asyncio.sleep(wait_s)
+        sem = asyncio.Semaphore(FAMILY_CHECKS)
+
+        async def one(c: Connection) -> None:
+            s = c.session
+            if not c.family or s is None or c.closed:
+                return
+            async with sem:
+                try:
+                    stands = await self.ids.stands(c.family, s.player, now_ms())
+                except Exception:  # noqa: BLE001 - still away: asked again at the next
+                    return
+            if not stands and not c.closed:
+                m.SIGNED_OUT.inc()
+                await c.close(4004, "signed_out")
+        await asyncio.gather(*(one(c) for c in conns))
 
     def catch_up_unlinked(self, lost: str | None = None) -> None:
         """Every player here in a live game whose bursts may have been lost:
