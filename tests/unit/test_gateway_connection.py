@@ -1374,3 +1374,30 @@ async def test_a_socket_ends_its_session_after_its_lobby_requests_even_at_shutdo
     assert not gw.conns
     assert gw.saved and [n for n, _ in gw.mm.calls][-1] == "Away"  # finished all the same
     release.set()
+
+
+async def test_a_hello_whose_socket_went_takes_no_one_over() -> None:
+    """Second review: a hello went on after its socket closed (its client
+    gave up waiting, or a 4004), taking the player over from their other
+    device (4001) for a socket nobody reads. It stops before that."""
+    c, t, gw = make()
+    gate = asyncio.Event()
+    took: list[str] = []
+
+    async def slow_nickname(player: str) -> str | None:
+        await gate.wait()  # (JetStream slow)
+        return None
+
+    async def take_over(player: str, new: Connection) -> Session | None:
+        took.append(player)
+        return None
+    gw.nickname = slow_nickname  # type: ignore[method-assign]
+    gw.take_over = take_over  # type: ignore[method-assign]
+    handled = asyncio.ensure_future(
+        c.on_frame(orjson.dumps({"type": "hello", "token": token(gw)}).decode()))
+    await asyncio.sleep(0.01)
+    c.gone = True  # the client closed the socket (app.websocket)
+    gate.set()
+    await asyncio.wait_for(handled, 5)
+    await c.settle()
+    assert took == [] and c.session is None and not gw.registered

@@ -750,6 +750,7 @@ async def websocket(gw: Gateway, scope: dict[str, Any], receive: Any, send: Any)
                 data = msg.get("text")
                 await conn.on_frame(data if data is not None else msg.get("bytes") or b"")
             elif msg["type"] == "websocket.disconnect":
+                conn.gone = True  # (its frames still waiting are handled: settle)
                 break
     finally:
         try:

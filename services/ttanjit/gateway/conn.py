@@ -204,6 +204,7 @@ class Connection:
         # socket's upgrade request came (before the accept was sent)
         self.opened_at: tuple[int, str] = (opened_ms or now_ms(), self.id)
         self.family = ""  # the refresh family its hello's token came from (app.on_family)
+        self.gone = False  # its client closed the socket (app.websocket)
         self.superseded = False  # closed for a later-opened one: saves nothing
         self.last_rx = now
         self.lock = asyncio.Lock()
@@ -400,6 +401,11 @@ class Connection:
         # the nickname as last set on any device (a token keeps the one it
         # was issued with, for up to an hour)
         nickname = await self.gw.nickname(ident.player) or ident.nickname
+        if self.closed or self.gone:
+            # the socket went while the hello waited (its client gave up, or
+            # its family was removed: 4004): no taking the player over from
+            # their other device for a socket nobody reads (second review)
+            return
         try:
             prior = await self.gw.take_over(ident.player, self)
         except Superseded:  # a later-opened connection of the player is live
