@@ -23,6 +23,7 @@ import websockets
 from conftest import Services
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shardkit import metric, metrics_text
 from stack import Stack, stack
 from websockets.sync.client import connect as sync_connect
 from wsclient import WSClient, sign_in
@@ -613,8 +614,8 @@ async def test_idle_and_silent_connections_are_closed(gw: Stack) -> None:
         assert got.count(b"HTTP/1.1 200") == answers, got
         sock.close()
     assert time.monotonic() - t0 < 8
-    text = _get(f"http://127.0.0.1:{short.ports['metrics']}/metrics")[2]
-    assert re.search(r"^ttanjit_gateway_connections_without_request_total 4\.0$", text, re.M)
+    assert metric(metrics_text(short.ports["metrics"]),
+                  "ttanjit_gateway_connections_without_request_total") == 4
     short.stop()
 
 
@@ -646,7 +647,8 @@ async def test_a_full_gateway_refuses_players_until_one_goes(gw: Stack) -> None:
         with pytest.raises(websockets.ConnectionClosed) as exc:
             await third.recv(5)
         assert exc.value.rcvd is not None and exc.value.rcvd.code == 1013
-    assert _counter(small, "ttanjit_gateway_connections_refused_total") == 2
+    assert metric(metrics_text(small.ports["metrics"]),
+                  "ttanjit_gateway_connections_refused_total") == 2
     again = WSClient(http, one.ident)  # the first player's reload: their own place
     await again.connect()
     assert (await again.hello())["type"] == "welcome"
@@ -669,13 +671,6 @@ def _ready(p: Any) -> tuple[int, str, bool]:
     status, _, body = _get(f"http://127.0.0.1:{p.ports['http']}/readyz")
     ready = json.loads(body)
     return status, ready["status"], ready["full"]
-
-
-def _counter(p: Any, name: str) -> float:
-    text = _get(f"http://127.0.0.1:{p.ports['metrics']}/metrics")[2]
-    found = re.search(rf"^{name} (\S+)$", text, re.M)
-    assert found is not None, name
-    return float(found.group(1))
 
 
 async def test_a_room_that_started_says_so(gw: Stack) -> None:

@@ -16,7 +16,6 @@ import asyncio
 import signal
 import threading
 import time
-import urllib.request
 from typing import Any
 
 import nats
@@ -25,7 +24,7 @@ import pytest
 import websockets
 from conftest import Proc, Services
 from shardkit import RecordTail, create_game, metric, metrics_text, player_id, raw_request, until
-from wsclient import WSClient, sign_in, two_in_a_room
+from wsclient import WSClient, sign_in, sign_out, two_in_a_room
 
 from ttanjit.common.nats import GAMES_BUCKET
 from ttanjit.common.natsserver import free_port
@@ -374,10 +373,7 @@ async def test_a_sign_out_unheard_while_cut_off_closes_the_socket_once_back(
         _, gws, http = lobby(svc, 2, {}, {1: f"nats://127.0.0.1:{proxy.port}"})
         player = await WSClient.signed_in(http[1], "끊긴곳")
         proxy.cut()
-        req = urllib.request.Request(http[0] + "/api/signout", data=orjson.dumps(
-            {"refresh": player.ident["refresh"]}), headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            assert orjson.loads(r.read()) == {"revoked": True}
+        assert sign_out(http[0], player.ident["refresh"]) == {"revoked": True}
         await asyncio.sleep(2)
         await player.send({"type": "ping", "client_ms": 1})
         await player.wait_type("pong")  # (cut off: not heard yet)
@@ -398,10 +394,7 @@ async def test_a_hello_let_in_unchecked_is_checked_again(svc: Services) -> None:
     assert svc.nats is not None and svc.nats.proc is not None
     _, gws, http = lobby(svc, 1, {})
     ident = sign_in(http[0], "느린순간")
-    req = urllib.request.Request(http[0] + "/api/signout", data=orjson.dumps(
-        {"refresh": ident["refresh"]}), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        assert orjson.loads(r.read()) == {"revoked": True}
+    assert sign_out(http[0], ident["refresh"]) == {"revoked": True}
     left = WSClient(http[0], ident)
     await left.connect()
     svc.nats.proc.send_signal(signal.SIGSTOP)  # JetStream slow: no answer for 2.5 s

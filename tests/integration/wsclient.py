@@ -16,12 +16,22 @@ import websockets
 from ttanjit.gateway import codec
 
 
-def sign_in(http: str, nickname: str) -> dict[str, Any]:
-    req = urllib.request.Request(f"{http}/api/guest", data=json.dumps(
-        {"nickname": nickname}).encode(), headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=5) as r:
+def post(http: str, path: str, body: dict[str, Any], timeout: float = 5) -> dict[str, Any]:
+    """A JSON POST to the gateway at ``http``: its answer."""
+    req = urllib.request.Request(f"{http}{path}", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
         out: dict[str, Any] = json.loads(r.read())
         return out
+
+
+def sign_in(http: str, nickname: str) -> dict[str, Any]:
+    return post(http, "/api/guest", {"nickname": nickname})
+
+
+def sign_out(http: str, refresh: str) -> dict[str, Any]:
+    """``POST /api/signout`` with a lasting credential: its answer."""
+    return post(http, "/api/signout", {"refresh": refresh}, timeout=10)
 
 
 class WSClient:

@@ -227,10 +227,13 @@ class Gateway:
         if (msg.headers or {}).get(KV_OP) not in (KV_DEL, KV_PURGE):
             return  # (a rotation)
         family = msg.subject.rsplit(".", 1)[-1]
-        gone = [c for c in self.conns if c.family == family]
-        if gone:
-            m.SIGNED_OUT.inc(len(gone))
-            await asyncio.gather(*(c.close(4004, "signed_out") for c in gone))
+        await asyncio.gather(*(self.signed_out(c) for c in list(self.conns) if c.family == family))
+
+    @staticmethod
+    async def signed_out(conn: Connection) -> None:
+        """Close ``conn``, its sign-in's refresh family removed (4004)."""
+        m.SIGNED_OUT.inc()
+        await conn.close(4004, "signed_out")
 
     async def family_stands(self, ident: Identity, conn: Connection | None = None) -> bool:
         """Whether a hello's token still signs its player in: its refresh
@@ -493,8 +496,7 @@ class Gateway:
                 except Exception:  # noqa: BLE001 - still away: asked again at the next
                     return
             if not stands and not c.closed:
-                m.SIGNED_OUT.inc()
-                await c.close(4004, "signed_out")
+                await self.signed_out(c)
         await asyncio.gather(*(one(c) for c in conns))
 
     def catch_up_unlinked(self, lost: str | None = None) -> None:
