@@ -571,13 +571,16 @@ def install(api: FastAPI, gw: Any) -> Account:
         (the code path of ``ttanjit replay``): one view per step, from my
         seat (or, the game being over, any seat's: ``seat``)."""
         async def go() -> Any:
-            me = await acc.standing(authorization)  # (not a token left after 로그아웃)
-            if not codec.is_game_id(game_id):
-                raise FrameError("no_record")
+            me = acc.who(authorization)
+            # counted from the token's check on: the family's read is one of
+            # the asks' store reads a flood would multiply
             if replaying.get(me.player, 0) >= REPLAYS_AT_ONCE:
                 return refusal("rate_limited", 429, headers={"Retry-After": "1"})
             replaying[me.player] = replaying.get(me.player, 0) + 1
             try:
+                await acc.standing(authorization)  # (not a token left after 로그아웃)
+                if not codec.is_game_id(game_id):
+                    raise FrameError("no_record")
                 return await made(me.player)
             finally:
                 replaying[me.player] -= 1
