@@ -391,6 +391,38 @@ def test_a_nats_address_with_credentials_comes_from_a_secret(template: Callable[
     assert template("--set", "nats.existingSecret=Not_A_Name").returncode != 0
 
 
+def test_the_bot_workers_can_have_a_nats_user_of_their_own(template: Callable[..., Any]) -> None:
+    """With nats.botsExistingSecret the bot workers read their address —
+    NATS's ttanjit-bots user, asks and answers only (deploy/nats/values.yaml)
+    — from that Secret, every other service from nats.existingSecret's;
+    unset, the bot workers use the services' address."""
+    def urls(*args: str) -> dict[str, Any]:
+        done = template("--set", "auth.tokenSecret=" + "s" * 40, *args)
+        assert done.returncode == 0, done.stderr
+        specs = pod_specs([d for d in yaml.safe_load_all(done.stdout) if d])
+        assert len(specs) >= 4
+        return {w: next(e for e in pod["containers"][0]["env"] if e["name"] == "TTANJIT_NATS_URL")
+                for w, pod in specs.items()}
+
+    def secret(name: str) -> dict[str, Any]:
+        return {"name": "TTANJIT_NATS_URL", "valueFrom": {"secretKeyRef": {
+            "name": name, "key": "nats-url"}}}
+    got = urls("--set", "nats.existingSecret=ttanjit-nats",
+               "--set", "nats.botsExistingSecret=ttanjit-nats-bots")
+    bots = [w for w in got if w.endswith("-bots")]
+    assert len(bots) == 1
+    assert got.pop(bots[0]) == secret("ttanjit-nats-bots")
+    assert all(e == secret("ttanjit-nats") for e in got.values()), got
+    # without the services' Secret, they keep nats.url
+    got = urls("--set", "nats.botsExistingSecret=ttanjit-nats-bots")
+    assert got.pop(bots[0]) == secret("ttanjit-nats-bots")
+    assert all(e == {"name": "TTANJIT_NATS_URL", "value": "nats://nats:4222"}
+               for e in got.values()), got
+    assert all(e == {"name": "TTANJIT_NATS_URL", "value": "nats://nats:4222"}
+               for e in urls().values())
+    assert template("--set", "nats.botsExistingSecret=Not_A_Name").returncode != 0
+
+
 def _labels_match(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 

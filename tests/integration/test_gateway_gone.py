@@ -335,7 +335,7 @@ async def test_a_gateway_cut_off_from_nats_alone_has_its_lobby_players_back(
 
 async def cut_off_and_back(svc: Services, proxy: Cuttable) -> None:
     mm, _, http = lobby(svc, 2, {"TTANJIT_BOT_WAIT_MS": "600000"},
-                        {1: f"nats://127.0.0.1:{proxy.port}"})
+                        {1: svc.url_at(proxy.port)})
     host, guest, waiting = await room_and_queue(http[0], http[1], http[1])
     gp = guest.ident["player"]
 
@@ -370,7 +370,7 @@ async def test_a_sign_out_unheard_while_cut_off_closes_the_socket_once_back(
     proxy = Cuttable(svc.nats.port)
     proxy.mend()
     try:
-        _, gws, http = lobby(svc, 2, {}, {1: f"nats://127.0.0.1:{proxy.port}"})
+        _, gws, http = lobby(svc, 2, {}, {1: svc.url_at(proxy.port)})
         player = await WSClient.signed_in(http[1], "끊긴곳")
         proxy.cut()
         assert sign_out(http[0], player.ident["refresh"]) == {"revoked": True}

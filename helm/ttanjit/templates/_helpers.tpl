@@ -90,10 +90,17 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* Pod pieces shared by every component ------------------------------- */}}
 
-{{/* Environment common to every service (docs/protocol.md §6). */}}
+{{/* Environment common to every service (docs/protocol.md §6); the bot
+workers' (dict "Values" .Values "bots" true) read their address from
+nats.botsExistingSecret when it is set: the bots' NATS user. */}}
 {{- define "ttanjit.env" -}}
 - name: TTANJIT_NATS_URL
-{{- if .Values.nats.existingSecret }}
+{{- if and .bots .Values.nats.botsExistingSecret }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.nats.botsExistingSecret | quote }}
+      key: {{ .Values.nats.botsExistingSecretKey | default "nats-url" | quote }}
+{{- else if .Values.nats.existingSecret }}
   valueFrom:
     secretKeyRef:
       name: {{ .Values.nats.existingSecret | quote }}

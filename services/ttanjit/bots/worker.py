@@ -31,10 +31,11 @@ import orjson
 from ttanjit import bots
 from ttanjit.bots import metrics
 from ttanjit.common.nats import Subjects, subscribed
+from ttanjit.common.natsauth import BOTS_QUEUE
 
 log = logging.getLogger("ttanjit.bots")
 
-QUEUE_GROUP = "bots"
+QUEUE_GROUP = BOTS_QUEUE
 
 # Search time a level may use at most, whatever budget the shard offers (ms):
 # the shard offers the seat's remaining time, the bot needs far less.

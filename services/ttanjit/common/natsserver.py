@@ -4,6 +4,7 @@ by the integration tests (never a mock of NATS)."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -14,6 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 
 def nats_server_binary() -> str:
@@ -92,28 +94,60 @@ def wait_port(host: str, port: int, timeout: float = 10.0) -> None:
 
 
 class NatsServer:
-    """A nats-server process with JetStream, data in ``store_dir``."""
+    """A nats-server process with JetStream, data in ``store_dir``; with
+    ``users`` (``ttanjit.common.natsauth.users``) a client must be one of
+    them, and :attr:`url` is the first's address."""
 
     def __init__(self, port: int | None = None, store_dir: str | None = None,
-                 host: str = "127.0.0.1", http_port: int | None = None) -> None:
+                 host: str = "127.0.0.1", http_port: int | None = None,
+                 users: list[dict[str, Any]] | None = None) -> None:
         self.host = host
         self.port = port or free_port(host)
         self.http_port = http_port
+        self.users = users or []
         self._tmp = None if store_dir else tempfile.TemporaryDirectory(prefix="ttanjit-nats-")
         self.store_dir = store_dir or self._tmp.name  # type: ignore[union-attr]
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
+        return self.url_as(self.users[0]["user"]) if self.users else self.address
+
+    @property
+    def address(self) -> str:
+        """The server's address, no user in it."""
         return f"nats://{self.host}:{self.port}"
+
+    @property
+    def logfile(self) -> Path:
+        return Path(self.store_dir) / "nats-server.log"
+
+    def log(self) -> str:
+        """What the server has logged (every start's)."""
+        return self.logfile.read_text(encoding="utf-8", errors="replace")
+
+    def url_as(self, user: str) -> str:
+        """The address with ``user``'s name and password in it."""
+        from ttanjit.common.natsauth import as_user
+
+        (entry,) = [u for u in self.users if u["user"] == user]
+        return as_user(self.address, user, entry["password"])
 
     def start(self) -> NatsServer:
         os.makedirs(self.store_dir, exist_ok=True)
         cmd = [nats_server_binary(), "-a", self.host, "-p", str(self.port), "-js",
                "-sd", self.store_dir]
+        if self.users:
+            conf = Path(self.store_dir) / "users.conf"  # (JetStream's own is jetstream/)
+            conf.write_text(json.dumps({"authorization": {"users": self.users}}), encoding="utf-8")
+            conf.chmod(0o600)
+            cmd += ["-c", str(conf)]
         if self.http_port:
             cmd += ["-m", str(self.http_port)]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # its log in a file (a pipe nobody read would stop the server once
+        # full: each permission violation and slow consumer writes a line)
+        with open(self.logfile, "ab") as log:
+            self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log)
         try:
             wait_port(self.host, self.port)
         except TimeoutError:

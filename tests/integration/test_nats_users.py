@@ -1,0 +1,159 @@
+"""ttanjit's NATS users (ttanjit.common.natsauth; README "Install", step 2):
+the bot workers' user may take the shards' asks and answer them, nothing
+else — on the tests' nats-server (every integration test's bot worker is
+that user) and as deploy/nats/values.yaml gives them to the NATS chart."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import secrets
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+import yaml
+from stack import stack
+from wsclient import WSClient, start_with_bot
+
+from ttanjit.common import natsauth
+from ttanjit.common.natsserver import NatsServer, free_port, nats_server_binary, wait_port
+
+ROOT = Path(__file__).resolve().parents[2]
+PREFIX = "ttanjit.v1"
+
+
+async def bots_user_is_held_to_asks(full_url: str, bots_url: str) -> None:
+    """As the bots' user: an ask in the queue group is taken and answered;
+    a player's frames, a game's public part and every subject are not
+    heard, no command or event is published, JetStream does not answer,
+    and the asks are not heard outside the queue group."""
+    refused: list[str] = []
+
+    async def on_error(exc: Exception) -> None:
+        refused.append(str(exc))
+    services = await nats.connect(full_url)
+    bot = await nats.connect(bots_url, error_cb=on_error, max_reconnect_attempts=0)
+    try:
+        heard: list[str] = []
+
+        async def overheard(msg: Any) -> None:
+            heard.append(msg.subject)
+
+        async def answer(msg: Any) -> None:
+            await msg.respond(b'{"action": {"type": "draw"}}')
+        await bot.subscribe(f"{PREFIX}.bots.decide", queue=natsauth.BOTS_QUEUE, cb=answer)
+        for subject in (f"{PREFIX}.player.*.events", f"{PREFIX}.game.*.public", ">"):
+            await bot.subscribe(subject, cb=overheard)
+        await bot.subscribe(f"{PREFIX}.bots.decide", cb=overheard)  # (no queue group)
+        commands = await services.subscribe(f"{PREFIX}.game.*.cmd")
+        await bot.publish(f"{PREFIX}.game.g1.cmd", b'{"type": "action"}')
+        await bot.publish(f"{PREFIX}.player.p1.events", b"{}")
+        await bot.flush()
+        reply = await services.request(f"{PREFIX}.bots.decide", b"{}", timeout=5)
+        assert json.loads(reply.data) == {"action": {"type": "draw"}}
+        await services.publish(f"{PREFIX}.player.p1.events", b'{"hand": ["S1"]}')
+        await services.publish(f"{PREFIX}.game.g1.public", b"{}")
+        await services.flush()
+        with pytest.raises(nats.errors.TimeoutError):
+            await bot.jetstream(timeout=1).account_info()
+        await asyncio.sleep(0.3)
+        await bot.flush()
+        assert heard == [] and commands.pending_msgs == 0
+        wanted = [f'subscription to "{PREFIX}.player.*.events"',
+                  f'subscription to "{PREFIX}.game.*.public"', 'subscription to ">"',
+                  f'subscription to "{PREFIX}.bots.decide"',
+                  f'publish to "{PREFIX}.game.g1.cmd"', f'publish to "{PREFIX}.player.p1.events"',
+                  'publish to "$js.api.info"']
+        for w in wanted:
+            assert any(w.lower() in r.lower() for r in refused), (w, refused)
+    finally:
+        await bot.close()
+        await services.close()
+
+
+async def test_a_bot_worker_may_take_asks_and_answer_them_only(nats_server: NatsServer) -> None:
+    await bots_user_is_held_to_asks(nats_server.url_as(natsauth.SERVICES),
+                                    nats_server.url_as(natsauth.BOTS))
+    assert "Subscription Violation" in nats_server.log()  # (said by the server too)
+
+
+async def test_the_bot_workers_play_as_the_bots_user(nats_url: str,
+                                                    nats_server: NatsServer) -> None:
+    """A game the bots play out (its player left at once), whose worker is
+    the bots' user: it ends (the worker needed nothing its user may not
+    do), and the server refused that user nothing."""
+    before = nats_server.log().count('"$G/user:ttanjit-bots"')
+    with stack(nats_url, shards=1, gateways=1, bots=True) as st:
+        assert st.bots is not None and f"{natsauth.BOTS}:" in st.bots.env["TTANJIT_NATS_URL"]
+        c = await WSClient.signed_in(st.http(0), "봇상대")
+        try:
+            gid = await start_with_bot(c, "onecard")
+            await c.action(gid, {"type": "leave"})
+            await c.wait_event(lambda e: e["type"] in ("game_over", "game_ended"), 120)
+        finally:
+            await c.close()
+    log = nats_server.log()
+    assert log.count('"$G/user:ttanjit-bots"') == before, log[-2000:]
+
+
+def chart_values() -> dict[str, Any]:
+    return yaml.safe_load((ROOT / "deploy/nats/values.yaml").read_text(encoding="utf-8"))
+
+
+def test_the_nats_charts_users_are_ttanjits() -> None:
+    """deploy/nats/values.yaml's users are natsauth's, their passwords from
+    the Secret README step 2 makes."""
+    values = chart_values()
+    users = values["config"]["merge"]["authorization"]["users"]
+    env = values["container"]["env"]
+    passwords = {}
+    for u in users:
+        (var,) = re.fullmatch(r"<< \$(\w+) >>", u["password"]).groups()  # type: ignore[union-attr]
+        assert env[var] == {"valueFrom": {"secretKeyRef": {
+            "name": "ttanjit-nats-users", "key": u["user"]}}}
+        passwords[u["user"]] = u["password"]
+    assert users == natsauth.users(passwords, PREFIX)
+    assert set(passwords) == {natsauth.SERVICES, natsauth.BOTS}
+
+
+async def test_the_nats_charts_users_on_a_real_server() -> None:
+    """The values' ``config.merge`` as nats-server reads it (the chart
+    writes ``<< $X >>`` as ``$X``: the environment's), the passwords in
+    the environment as the Secret puts them there: the services' user
+    uses JetStream, the bots' user is held to asks and answers."""
+    merge = chart_values()["config"]["merge"]
+    conf = re.sub(r'"<< (\$\w+) >>"', r"\1", json.dumps(merge))
+    passwords = {"TTANJIT_NATS_PASSWORD": secrets.token_hex(12),
+                 "TTANJIT_BOTS_NATS_PASSWORD": secrets.token_hex(12)}
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="ttanjit-natsconf-") as tmp:
+        Path(tmp, "nats.conf").write_text(conf, encoding="utf-8")
+        with open(Path(tmp, "server.log"), "wb") as log:
+            proc = subprocess.Popen(
+                [nats_server_binary(), "-c", str(Path(tmp, "nats.conf")), "-a", "127.0.0.1",
+                 "-p", str(port), "-js", "-sd", str(Path(tmp, "js"))],
+                env={**os.environ, **passwords}, stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            wait_port("127.0.0.1", port)
+            address = f"nats://127.0.0.1:{port}"
+            full = natsauth.as_user(address, natsauth.SERVICES, passwords["TTANJIT_NATS_PASSWORD"])
+            bots = natsauth.as_user(address, natsauth.BOTS, passwords["TTANJIT_BOTS_NATS_PASSWORD"])
+            nc = await nats.connect(full)
+            try:
+                kv = await nc.jetstream().create_key_value(bucket="users_check")
+                await kv.put("k", b"v")
+                assert (await kv.get("k")).value == b"v"
+            finally:
+                await nc.close()
+            with pytest.raises(nats.errors.Error, match="Authorization Violation"):
+                await nats.connect(address, allow_reconnect=False)  # no user, no way in
+            await bots_user_is_held_to_asks(full, bots)
+        finally:
+            proc.terminate()
+            proc.wait(10)
