@@ -51,7 +51,8 @@ class Stack:
     def __init__(self, logdir: Path, mm_env: dict[str, str] | None = None,
                  gw_env: dict[str, str] | None = None) -> None:
         it = _integration_helpers()
-        self.nats = NatsServer().start()
+        # (the production NATS users: the bot worker as the bots' user)
+        self.nats = NatsServer(users=it.USERS).start()
         self.svc = it.Services(self.nats.url, logdir)
         try:
             # a short drain: at the end nobody is left to hand live games to
