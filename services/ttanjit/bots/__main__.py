@@ -16,7 +16,7 @@ from ttanjit.bots.worker import QUEUE_GROUP, BotWorker
 from ttanjit.common import log as logsetup
 from ttanjit.common import metrics_http
 from ttanjit.common.config import Settings
-from ttanjit.common.nats import connect
+from ttanjit.common.nats import Stopped, connect
 
 
 async def main(cfg: Settings) -> int:
@@ -26,7 +26,11 @@ async def main(cfg: Settings) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    nc = await connect(cfg.nats_url, "ttanjit-bots")
+    try:
+        nc = await connect(cfg.nats_url, "ttanjit-bots", stop=stop)
+    except Stopped:
+        log.info("stopped before NATS answered")
+        return 0
     worker = BotWorker(nc, cfg.prefix, capacity)
     await worker.start()
     if cfg.metrics_port:

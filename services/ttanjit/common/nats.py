@@ -17,7 +17,7 @@ import logging
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import nats
 import nats.errors
@@ -36,6 +36,7 @@ from nats.js.errors import APIError, BadRequestError, KeyWrongLastSequenceError
 from nats.js.kv import KV_DEL, KV_OP, KV_PURGE, MSG_ROLLUP_SUBJECT, KeyValue
 
 log = logging.getLogger("ttanjit.nats")
+T = TypeVar("T")
 
 RECORDS_STREAM = "TTANJIT_RECORDS"
 RESULTS_STREAM = "TTANJIT_RESULTS"
@@ -199,12 +200,19 @@ def _bounded_close_wait() -> None:
 _bounded_close_wait()
 
 
+class Stopped(Exception):
+    """Asked to stop (``connect``'s ``stop``) before NATS answered."""
+
+
 async def connect(url: str, name: str, *,
                   disconnected_cb: Callable[[], Awaitable[None]] | None = None,
                   reconnected_cb: Callable[[], Awaitable[None]] | None = None,
+                  stop: asyncio.Event | None = None,
                   **kwargs: object) -> Client:
     """Connect, retrying until a server is there; reconnects forever (to any
-    server of the list or that the cluster announces)."""
+    server of the list or that the cluster announces). ``stop`` set
+    meanwhile (SIGTERM) raises :class:`Stopped`: a Pod deleted while NATS
+    was away waited out its grace period to be killed."""
     lost = asyncio.Event()
     made: list[Client] = []
 
@@ -236,7 +244,7 @@ async def connect(url: str, name: str, *,
     opts.update(kwargs)
     for attempt in range(60):
         try:
-            nc = await nats.connect(**opts)  # type: ignore[arg-type]
+            nc = await _unless(stop, nats.connect(**opts))  # type: ignore[arg-type]
             made.append(nc)
             _LOST[nc] = lost
             return nc
@@ -244,8 +252,33 @@ async def connect(url: str, name: str, *,
             if attempt == 59:
                 raise
             log.info("waiting for NATS at %s: %s", url, exc)
-            await asyncio.sleep(0.5)
+            await _unless(stop, asyncio.sleep(0.5))
     raise RuntimeError("unreachable")
+
+
+async def _unless(stop: asyncio.Event | None, aw: Awaitable[T]) -> T:
+    """``aw``'s result, or :class:`Stopped` (``aw`` cancelled) once ``stop``
+    is set."""
+    if stop is None:
+        return await aw
+    if stop.is_set():
+        if asyncio.iscoroutine(aw):
+            aw.close()
+        raise Stopped
+    work = asyncio.ensure_future(aw)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({work, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:  # (cancelled itself)
+        work.cancel()
+        raise
+    finally:
+        stopped.cancel()
+    if not work.done():
+        work.cancel()
+        await asyncio.gather(work, return_exceptions=True)
+        raise Stopped
+    return work.result()
 
 
 # nats-py's KeyValue.keys() leaves its consumer on the server for 5 minutes

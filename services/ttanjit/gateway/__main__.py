@@ -12,6 +12,7 @@ import contextlib
 import logging
 import socket
 from collections.abc import Generator
+from types import FrameType
 
 import h11
 import uvicorn
@@ -20,6 +21,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from ttanjit.common import log as logsetup
 from ttanjit.common import metrics_http
 from ttanjit.common.config import Settings
+from ttanjit.common.nats import Stopped
 from ttanjit.gateway import metrics as m
 from ttanjit.gateway.app import create_app
 from ttanjit.gateway.limits import HARD_MAX_FRAME
@@ -105,7 +107,23 @@ def request_within(seconds: float) -> type[asyncio.Protocol]:
 
 
 class Server(uvicorn.Server):
+    _stop: asyncio.Event | None = None
+    _loop: asyncio.AbstractEventLoop | None = None
+
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        # NATS first, minding SIGTERM: uvicorn takes signals from here on
+        # but looks at them only once the app has started, and a gateway
+        # waiting for NATS waited out its Pod's grace period to be killed
+        gw = getattr(self.config.app, "gateway", None)
+        if gw is not None:
+            self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
+            if self.should_exit:
+                self._stop.set()
+            try:
+                await gw.connect(self._stop)
+            except Stopped:
+                logging.getLogger("ttanjit.gateway").info("stopped before NATS answered")
+                return  # (should_exit: no app started, nothing to shut down)
         await super().startup(sockets)
         if self.started:  # NATS connected, port listening
             logging.getLogger("ttanjit.gateway").info(
@@ -124,6 +142,11 @@ class Server(uvicorn.Server):
             await gw.going_away()
         await super().shutdown(sockets)
         logging.getLogger("ttanjit.gateway").info("gateway stopped")
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        super().handle_exit(sig, frame)
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)  # (a signal handler)
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:

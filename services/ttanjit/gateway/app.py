@@ -189,8 +189,15 @@ class Gateway:
         self._background: set[asyncio.Future[None]] = set()  # (_later)
         self._games_sub: Any = None
 
+    async def connect(self, stop: asyncio.Event | None = None) -> None:
+        """NATS (``Stopped`` when ``stop`` is set first: a SIGTERM while
+        NATS is away)."""
+        if self.nc is None:
+            self.nc = await connect(self.s.nats_url, "gateway", reconnected_cb=self.on_nats_back,
+                                    stop=stop)
+
     async def start(self) -> None:
-        self.nc = await connect(self.s.nats_url, "gateway", reconnected_cb=self.on_nats_back)
+        await self.connect()  # (__main__ has connected it, minding SIGTERM)
         self.replies = Replies(self.nc)
         await self.replies.start()
         # one subscription (one task) for the game traffic of every local player

@@ -1,16 +1,17 @@
 """``python -m ttanjit.matchmaker``: settings from ``TTANJIT_*`` env vars
 (docs/protocol.md 6; ``TTANJIT_BOT_WAIT_MS`` default 15000,
 ``TTANJIT_TEST_OPTIONS=1`` accepts test-only room options); SIGTERM/SIGINT
-stop it cleanly."""
+stop it cleanly (also while it waits for NATS)."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 
 from ttanjit.common import log as logsetup
 from ttanjit.common.config import Settings
-from ttanjit.common.nats import connect
+from ttanjit.common.nats import Stopped, connect
 from ttanjit.matchmaker.service import serve
 
 
@@ -24,7 +25,11 @@ async def main() -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    nc = await connect(settings.nats_url, "matchmaker")
+    try:
+        nc = await connect(settings.nats_url, "matchmaker", stop=stop)
+    except Stopped:
+        logging.getLogger("ttanjit.matchmaker").info("stopped before NATS answered")
+        return
     try:
         await serve(settings, nc, stop)
     finally:
