@@ -329,6 +329,8 @@ class Gateway:
             self._sweeper.cancel()
         for task in list(self._checkpoints):  # going_away saves every session
             task.cancel()
+        for bg in list(self._background):  # (family rechecks: the sockets are closing)
+            bg.cancel()
         await self.going_away()
         self.links.close()
         if self.replicas:
