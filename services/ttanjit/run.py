@@ -16,6 +16,9 @@ with the address: NATS's URL, every process's ``/metrics`` and the shards'
 gRPC addresses (for ``ttanjit drain --addr``). The ``/metrics`` addresses
 are also written to ``var/prometheus-targets.json`` for a local
 Prometheus's ``file_sd_configs``.
+NATS asks for a user, as in a deployment (``ttanjit.common.natsauth``):
+the services' and the bot worker's, with passwords made at each start
+(``var/nats-users.conf``); the NATS URL printed is the services'.
 ``TTANJIT_VAR_DIR`` moves ``./var`` (NATS's data and the gateway's token
 secret, ``var/token_secret``, both kept across runs); one ``make run`` at a
 time uses a var folder (``var/run.lock``). Each process is kept by
@@ -27,6 +30,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -36,10 +40,12 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import unquote, urlsplit
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from ttanjit.common import natsauth
 from ttanjit.common.natsserver import free_port, nats_server_binary
 from ttanjit.matchmaker.readiness import PLACEMENT_SERVICE
 
@@ -112,7 +118,6 @@ def stack_env(var: Path | None = None) -> dict[str, str]:
         "TTANJIT_NATS_BIN": nats_server_binary(),
         "TTANJIT_VAR_DIR": str(var),
         "TTANJIT_NATS_PORT": str(nats_port),
-        "TTANJIT_NATS_URL": f"nats://127.0.0.1:{nats_port}",
         "TTANJIT_HTTP_PORT": str(http_port),
         "TTANJIT_MM_PORT": str(mm_port),
         "TTANJIT_MM2_PORT": str(mm2_port),
@@ -140,7 +145,28 @@ def stack_env(var: Path | None = None) -> dict[str, str]:
         env[f"TTANJIT_{name}_PORT"] = str(port_from_env(f"TTANJIT_{name}_PORT"))
     if "TTANJIT_TOKEN_SECRET" not in env:
         env["TTANJIT_TOKEN_SECRET"] = token_secret(var)
+    # NATS's users, as in a deployment (ttanjit.common.natsauth): the
+    # services' and the bot worker's, whose may only take asks and answer
+    # them; passwords made for this run (var/nats-users.conf, written by main)
+    address = f"nats://127.0.0.1:{nats_port}"
+    for user, key in ((natsauth.SERVICES, "TTANJIT_NATS_URL"),
+                      (natsauth.BOTS, "TTANJIT_BOTS_NATS_URL")):
+        env[key] = natsauth.as_user(address, user, secrets.token_hex(16))
+    env["TTANJIT_NATS_CONF"] = str(var / "nats-users.conf")
     return env
+
+
+def nats_users(env: dict[str, str]) -> None:
+    """Write the nats-server config (``TTANJIT_NATS_CONF``, 0600) that
+    makes the users of ``env``'s two addresses."""
+    passwords = {}
+    for key in ("TTANJIT_NATS_URL", "TTANJIT_BOTS_NATS_URL"):
+        creds = urlsplit(env[key])
+        passwords[unquote(creds.username or "")] = unquote(creds.password or "")
+    users = natsauth.users(passwords, env.get("TTANJIT_NATS_PREFIX") or "ttanjit.v1")
+    fd = os.open(env["TTANJIT_NATS_CONF"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump({"authorization": {"users": users}}, f)
 
 
 def token_secret(var: Path) -> str:
@@ -255,6 +281,7 @@ def main() -> int:
               file=sys.stderr, flush=True)
         return 1
     env = stack_env(var)
+    nats_users(env)
     targets = var / "prometheus-targets.json"
     targets.write_text(json.dumps(prometheus_targets(env), indent=2) + "\n", encoding="utf-8")
     cmd = [sys.executable, "-m", "honcho", "-f", str(PROCFILE), "-d", str(ROOT), "start"]

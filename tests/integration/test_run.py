@@ -23,6 +23,8 @@ import urllib.request
 from pathlib import Path
 
 import grpc
+import nats
+import nats.errors
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from wsclient import WSClient
@@ -158,7 +160,18 @@ async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) ->
         assert {t["labels"]["pod"]: t["labels"]["job"] for t in sd} == {
             "gateway": "gateway", "matchmaker-1": "matchmaker", "matchmaker-2": "matchmaker",
             "shard-1": "shard", "shard-2": "shard", "bots": "bots"}
-        assert f"NATS      nats://127.0.0.1:{env['TTANJIT_NATS_PORT']}" in "".join(out)
+        # NATS asks for a user, as deployed: the address printed has the
+        # services' (ttanjit.common.natsauth), and without one nobody is let in
+        printed_nats = re.search(r"NATS      (nats://ttanjit:[0-9a-f]{32}@127\.0\.0\.1:(\d+))$",
+                                 "".join(out), re.M)
+        assert printed_nats and printed_nats.group(2) == env["TTANJIT_NATS_PORT"], out
+        nc = await nats.connect(printed_nats.group(1))
+        assert (await nc.jetstream().account_info()).streams >= 1
+        await nc.close()
+        with pytest.raises(nats.errors.Error, match="Authorization Violation"):
+            await nats.connect(f"nats://127.0.0.1:{env['TTANJIT_NATS_PORT']}",
+                               allow_reconnect=False)
+        assert oct((tmp_path / "var" / "nats-users.conf").stat().st_mode & 0o777) == "0o600"
         assert "ttanjit drain --addr" in "".join(out)
         grpc_addrs = dict(shard_line.findall("".join(out)))
         assert sorted(grpc_addrs) == ["shard-1", "shard-2"], "".join(out[-30:])
@@ -218,6 +231,8 @@ async def test_make_run_starts_everything_and_ctrl_c_stops_it(tmp_path: Path) ->
         # draining shard waited out its NATS timeouts), and the gateway's
         # session saves did not outlive uvicorn's graceful shutdown
         assert "sending SIGKILL" not in out[-1], out[-1][-4000:]
+        # the bot worker, NATS's ttanjit-bots, needed nothing its user may not do
+        assert "Violation" not in "".join(out), "".join(out)[-4000:]
         assert "Exception in ASGI application" not in out[-1], out[-1][-4000:]
         assert "Application shutdown failed" not in out[-1], out[-1][-4000:]
         end = time.monotonic() + 15
