@@ -167,8 +167,16 @@ async def test_bot_only_game_plays_out_and_is_recorded(svc: Services, game: str,
     rc = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "ttanjit", "record",
                                                   "gameisnthere", "--nats", svc.nats_url],
                                  capture_output=True, text=True, timeout=30)
+    masked = svc.nats_url.replace(f"{svc.nats_url[7:].split('@')[0]}@", "***@")  # (its password)
     assert rc.returncode == 2 and rc.stderr.startswith(
-        f"ttanjit record: no record for game gameisnthere at {svc.nats_url} (--nats"), rc.stderr
+        f"ttanjit record: no record for game gameisnthere at {masked} (--nats"), rc.stderr
+    assert "***@" in masked
+    # a NATS that asks for a user, asked without one: says so (make run's does)
+    assert svc.nats is not None
+    rc = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "ttanjit", "record",
+                                                  gid, "--nats", svc.nats.address],
+                                 capture_output=True, text=True, timeout=30)
+    assert rc.returncode == 1 and "asks for a user and password" in rc.stderr, rc.stderr
     done = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "ttanjit", "replay",
                                                     str(path)], capture_output=True, text=True,
                                    timeout=60)

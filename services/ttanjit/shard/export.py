@@ -15,6 +15,7 @@ import nats
 from nats.errors import NoServersError
 
 from ttanjit.cli import writable
+from ttanjit.common.config import masked_urls
 from ttanjit.common.nats import Subjects, server_urls
 from ttanjit.shard import records
 from ttanjit.shard.game import record_from_messages
@@ -44,17 +45,20 @@ def main(url: str, game_id: str, prefix: str, out: str | None) -> int:
     if why:
         print(f"ttanjit record: cannot write {out}: {why}", file=sys.stderr)
         return 2
+    shown = masked_urls(url)  # (a password in it stays off the terminal's history)
     try:
         doc = asyncio.run(fetch(url, game_id, prefix))
     except Exception as exc:  # noqa: BLE001 - a CLI reports and exits
         why = "no NATS server there" if isinstance(exc, (OSError, NoServersError)) else repr(exc)
-        print(f"ttanjit record: cannot read {url}: {why} (--nats, or TTANJIT_NATS_URL)",
+        if "Authorization Violation" in str(exc):  # (make run's asks for a user too)
+            why = "that NATS asks for a user and password (`make run` prints its address with them)"
+        print(f"ttanjit record: cannot read {shown}: {why} (--nats, or TTANJIT_NATS_URL)",
               file=sys.stderr)
         return 1
     if doc is None:
         # which NATS it asked (the default reached another one than `make
         # run`'s, and "no record" read as a game that is not there: docs audit)
-        print(f"ttanjit record: no record for game {game_id} at {url} (--nats, or "
+        print(f"ttanjit record: no record for game {game_id} at {shown} (--nats, or "
               "TTANJIT_NATS_URL: `make run` prints its NATS address)", file=sys.stderr)
         return 2
     text = json.dumps(doc, ensure_ascii=False)
