@@ -198,6 +198,20 @@ CASES = {
         [{}],
         "400m",  # 6 a 15 s step: per second
     ),
+    "TtanjitNatsRefused": Case(
+        # one refusal is enough (never in a sound deployment): the bot
+        # worker's subscription, refused at each of its restarts
+        [series("ttanjit_nats_refused_total", 'job="bots",pod="ttanjit-bots-0",op="subscribe"',
+                "0x4 1x200")],
+        [series("ttanjit_nats_refused_total", 'job="shard",pod="ttanjit-shard-0",op="publish"',
+                "0x200"),
+         # refused long before (a mistake mended since): no more now
+         series("ttanjit_nats_refused_total", 'job="bots",pod="ttanjit-bots-1",op="subscribe"',
+                "3x200", ns="other")],
+        "3m",
+        [{"job": "bots"}],
+        "1",
+    ),
     "TtanjitRecordAppendFailing": Case(
         [series("ttanjit_shard_record_append_failures_total", 'pod="ttanjit-shard-0"',
                 "0x4 1+1x200")],

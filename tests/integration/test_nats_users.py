@@ -18,6 +18,7 @@ from typing import Any
 import nats
 import pytest
 import yaml
+from conftest import Services
 from stack import stack
 from wsclient import WSClient, start_with_bot
 
@@ -100,6 +101,46 @@ async def test_the_bot_workers_play_as_the_bots_user(nats_url: str,
             await c.close()
     log = nats_server.log()
     assert log.count('"$G/user:ttanjit-bots"') == before, log[-2000:]
+
+
+async def test_what_nats_refuses_is_counted_and_said(nats_server: NatsServer,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """A subscription or publish NATS refuses a service's user is counted
+    (ttanjit_nats_refused_total, alert TtanjitNatsRefused) and logged as an
+    error saying what; the connection keeps the refusals it was told of."""
+    from prometheus_client import REGISTRY
+
+    from ttanjit.common.nats import connect, refusals, subscribed
+
+    def count(op: str) -> float:
+        return REGISTRY.get_sample_value("ttanjit_nats_refused_total", {"op": op}) or 0.0
+    before = count("subscribe"), count("publish")
+    nc = await connect(nats_server.url_as(natsauth.BOTS), "refusals-test")
+    try:
+        async def nothing(_: Any) -> None:
+            pass
+        await nc.subscribe(f"{PREFIX}.player.p1.events", cb=nothing)
+        await nc.publish(f"{PREFIX}.game.g1.cmd", b"{}")
+        await subscribed(nc)
+        assert (count("subscribe"), count("publish")) == (before[0] + 1, before[1] + 1)
+        said = refusals(nc)
+        assert len(said) == 2 and f'"{PREFIX}.player.p1.events"' in said[0], said
+        assert [r.levelname for r in caplog.records if "NATS refused" in r.getMessage()] == \
+            ["ERROR", "ERROR"]
+    finally:
+        await nc.close()
+
+
+def test_a_bot_worker_refused_its_subject_exits_saying_why(services: Services) -> None:
+    """The bots' user allowed another prefix's asks than the worker's (the
+    NATS chart's values and nats.prefix disagree): it exits 1 at its start,
+    saying so — it was "ready" and healthy, and no ask ever reached it."""
+    bots = services.start("bots", name="bots-other-prefix", wait=False,
+                          env={"TTANJIT_NATS_PREFIX": "other.v1"})
+    assert bots.proc.wait(30) == 1, bots.log()
+    log = bots.log()
+    assert "NATS refuses this user the bots' subject other.v1.bots.decide" in log, log
+    assert "bot worker ready" not in log
 
 
 def chart_values() -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import signal
 
-from ttanjit.bots.worker import QUEUE_GROUP, BotWorker
+from ttanjit.bots.worker import QUEUE_GROUP, BotWorker, NotAllowed
 from ttanjit.common import log as logsetup
 from ttanjit.common import metrics_http
 from ttanjit.common.config import Settings
@@ -32,7 +32,12 @@ async def main(cfg: Settings) -> int:
         log.info("stopped before NATS answered")
         return 0
     worker = BotWorker(nc, cfg.prefix, capacity)
-    await worker.start()
+    try:
+        await worker.start()
+    except NotAllowed as exc:  # (its Pod restarts, saying why each time)
+        log.error("%s", exc)
+        await nc.close()
+        return 1
     if cfg.metrics_port:
         metrics_http.serve(cfg.metrics_port, cfg.metrics_host, healthy=lambda: nc.is_connected)
     # (one line: the worker logged its start a second time: operator audit)

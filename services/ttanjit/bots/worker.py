@@ -30,7 +30,7 @@ import orjson
 
 from ttanjit import bots
 from ttanjit.bots import metrics
-from ttanjit.common.nats import Subjects, subscribed
+from ttanjit.common.nats import Subjects, refusals, subscribed
 from ttanjit.common.natsauth import BOTS_QUEUE
 
 log = logging.getLogger("ttanjit.bots")
@@ -130,6 +130,10 @@ def answer(req: Request, started: float | None = None) -> dict[str, Any]:
     return {"action": action}
 
 
+class NotAllowed(RuntimeError):
+    """NATS refused the bot worker's user its subscription."""
+
+
 class BotWorker:
     """One worker process's NATS side. ``capacity`` decisions run at once."""
 
@@ -147,6 +151,12 @@ class BotWorker:
         self._sub = await self.nc.subscribe(self.subject, queue=QUEUE_GROUP, cb=self._on_msg,
                                             pending_msgs_limit=10_000)
         await subscribed(self.nc)  # "ready" means a shard's next ask reaches us
+        # (a refused subscription is said before the flushes' answers)
+        if any(self.subject in r for r in refusals(self.nc)):
+            raise NotAllowed(
+                f"NATS refuses this user the bots' subject {self.subject} (queue "
+                f"{QUEUE_GROUP}): the NATS users' permissions (deploy/nats/values.yaml) "
+                "and nats.prefix disagree, or this is not the bots' user")
 
     async def _on_msg(self, msg: Any) -> None:
         task = asyncio.get_running_loop().create_task(self._handle(msg))

@@ -34,6 +34,7 @@ from nats.js.api import (
 )
 from nats.js.errors import APIError, BadRequestError, KeyWrongLastSequenceError
 from nats.js.kv import KV_DEL, KV_OP, KV_PURGE, MSG_ROLLUP_SUBJECT, KeyValue
+from prometheus_client import Counter
 
 log = logging.getLogger("ttanjit.nats")
 T = TypeVar("T")
@@ -200,6 +201,37 @@ def _bounded_close_wait() -> None:
 _bounded_close_wait()
 
 
+# NATS refused this process's user a subscription or a publish (its
+# permissions, ttanjit.common.natsauth): nats-py says it in an error
+# callback, "nats: permissions violation for subscription to …"
+PERMISSIONS = "permissions violation"
+REFUSED = Counter(
+    "ttanjit_nats_refused_total",
+    "Subscriptions and publishes NATS refused this process's user: the NATS users' "
+    "permissions and nats.prefix disagree, or a service runs as another's user",
+    ["op"])
+for _op in ("subscribe", "publish"):  # (0 from the start: increase() sees the first)
+    REFUSED.labels(_op)
+_REFUSALS: weakref.WeakKeyDictionary[Client, list[str]] = weakref.WeakKeyDictionary()
+
+
+def refused(nc: Client | None, what: str) -> None:
+    """Count and say a refusal (``what``: nats-py's words)."""
+    REFUSED.labels("subscribe" if "subscription" in what.lower() else "publish").inc()
+    log.error("NATS refused this process's user: %s (the NATS users' permissions — "
+              "deploy/nats/values.yaml — and nats.prefix disagree, or this service runs "
+              "as another's user)", what)
+    if nc is not None:
+        kept = _REFUSALS.setdefault(nc, [])
+        kept[:] = [*kept[-19:], what]
+
+
+def refusals(nc: Client) -> list[str]:
+    """The last refusals (nats-py's words) ``nc`` was told of: a
+    subscription's comes before the answer to a flush that follows it."""
+    return list(_REFUSALS.get(nc, ()))
+
+
 class Stopped(Exception):
     """Asked to stop (``connect``'s ``stop``) before NATS answered."""
 
@@ -217,7 +249,10 @@ async def connect(url: str, name: str, *,
     made: list[Client] = []
 
     async def _err(exc: Exception) -> None:
-        log.warning("nats error: %s", exc)
+        if PERMISSIONS in str(exc).lower():
+            refused(made[0] if made else None, str(exc))
+        else:
+            log.warning("nats error: %s", exc)
 
     async def _disc() -> None:
         lost.set()
