@@ -88,6 +88,31 @@ def test_rebuild_from_record_equals_first_owner(game: str) -> None:
     assert second.dedup == first.dedup
 
 
+def test_the_bots_numbers_follow_the_record_and_not_the_deal() -> None:
+    """docs/protocol.md 3: a bot decision's numbers (its ask's ``rng``, its
+    thinking pause) are the same on every ask and on the shard that replays
+    the game after a failover — and not a function of the deal's seed: they
+    were ``hash((seed, inputs, seat))``, sent in every ask, and a bot
+    worker's user reversed them to the seed and dealt every hand (review
+    finding). Two games of one deal get unrelated numbers."""
+    first, entries = play("onecard", 5, moves=40)
+    second = HostedGame.from_header(orjson.loads(orjson.dumps(first.header())), backlog=32)
+    for e in entries:
+        second.replay_entry(orjson.loads(orjson.dumps(e)))
+    assert second.inputs == first.inputs
+    numbers = [first.bot_seed(seat, salt) for seat in range(4) for salt in (0, 1)]
+    assert [second.bot_seed(seat, salt) for seat in range(4) for salt in (0, 1)] == numbers
+    assert len(set(numbers)) == len(numbers)  # per seat and per use
+    same_deal, _ = play("onecard", 5, moves=40)
+    assert same_deal.engine.state() == first.engine.state()
+    assert [same_deal.bot_seed(seat, salt) for seat in range(4) for salt in (0, 1)] != numbers
+    assert first.bot_seed(0) != hash((first.setup.seed, first.inputs, 0)) & 0xFFFFFFFF
+    # a game an older release started (no key in its header): from its seed, as before
+    old = {k: v for k, v in first.header().items() if k != "bot_key"}
+    a, b = HostedGame.from_header(dict(old)), HostedGame.from_header(dict(old))
+    assert a.bot_seed(1) == b.bot_seed(1) and len(a.bot_key) == 16
+
+
 # view fields that follow the clock, not the game (a client counts down from
 # ``deadline``): they may differ after an input with no event
 CLOCK_FIELDS = ("t", "remaining_ms")

@@ -13,9 +13,11 @@ them.
 
 from __future__ import annotations
 
+import secrets
 from collections import OrderedDict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from hashlib import blake2b
 from itertools import islice
 from typing import Any
 
@@ -177,6 +179,11 @@ class HostedGame:
         # 관전 allowed (the room's ``spectators`` option, issue 15): kept in
         # the record header and the directory entry, never an engine option
         self.spectators = True
+        # the key of the bots' per-decision numbers (:meth:`bot_seed`): the
+        # game's own secret, kept in its record header. They were a hash of
+        # the deal's seed, the inputs and the seat, sent in every ask: a bot
+        # worker's user reversed it and dealt every hand (review finding)
+        self.bot_key = secrets.token_bytes(16)
 
     # -- the record header -------------------------------------------------
     def header(self) -> JSON:
@@ -186,7 +193,16 @@ class HostedGame:
         doc["origin_ms"] = self.origin_ms
         if not self.spectators:
             doc["spectators"] = False
+        doc["bot_key"] = self.bot_key.hex()
         return doc
+
+    def bot_seed(self, seat: int, salt: int = 0) -> int:
+        """32 bits for ``seat``'s decision now (its thinking pause, its ask's
+        ``rng``; ``salt`` 1: a 원카드! press), the same on every ask and on
+        the shard that replays the game after a failover, and nothing of
+        the deal in them (docs/protocol.md 3)."""
+        data = b"%d.%d.%d" % (self.inputs, seat, salt)
+        return int.from_bytes(blake2b(data, key=self.bot_key, digest_size=4).digest(), "big")
 
     @classmethod
     def from_header(cls, doc: JSON, backlog: int = 256) -> HostedGame:
@@ -197,6 +213,13 @@ class HostedGame:
         game = cls(doc["game_id"], setup, {str(k): int(v) for k, v in doc["players"].items()},
                    int(doc.get("origin_ms", 0)), backlog)
         game.spectators = doc.get("spectators") is not False
+        key = doc.get("bot_key")
+        try:
+            game.bot_key = bytes.fromhex(key) if isinstance(key, str) and len(key) >= 32 else b""
+        except ValueError:
+            game.bot_key = b""
+        if not game.bot_key:  # an older release's game: from its seed, as before
+            game.bot_key = blake2b(b"%d" % setup.seed, digest_size=16).digest()
         return game
 
     # -- who ---------------------------------------------------------------

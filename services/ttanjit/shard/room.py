@@ -793,8 +793,8 @@ class Room:
         version = hosted.version
         try:
             level = hosted.level_of(seat)
-            # deterministic per game seed (RULES.md 4, docs/protocol.md 3)
-            seed = hash((hosted.setup.seed, hosted.inputs, seat)) & 0xFFFFFFFF
+            # the same on every ask and after a failover (docs/protocol.md 3)
+            seed = hosted.bot_seed(seat)
             # (none before completing a choice already made: a bot's 줄줄이
             # 벌점 pick waited twice, for its select and for its confirm,
             # 1.2-3.6 s; solo-player audit)
@@ -947,7 +947,7 @@ class Room:
             old = self.windows.pop(seat, None)
             if old is not None:
                 old.cancel()
-            seed = hash((hosted.setup.seed, hosted.inputs, seat, 1)) & 0xFFFFFFFF
+            seed = hosted.bot_seed(seat, 1)
             delay = timing.press_delay_ms(hosted.level_of(seat), seed)
             if delay is None:
                 continue

@@ -35,7 +35,6 @@ import asyncio
 import gc
 import logging
 import os
-import random
 import secrets
 from collections.abc import Coroutine, Sequence
 from typing import Any
@@ -162,7 +161,6 @@ class Shard:
         self.claims_from = 0.0  # loop time before which no failover claim is made
         self.nats_back = asyncio.Event()  # set (and replaced) when NATS reconnects
         self.nats_back_at = -1e9  # loop time of the last reconnect
-        self.rng = random.Random()
         self.loop = asyncio.get_running_loop()
         self.out = Outbox(self)
         self.committer = Committer(self)  # the group commit of every room's appends
@@ -317,7 +315,9 @@ class Shard:
             opts["absence_ms"] = self.cfg.absence_ms
         if self.cfg.abandon_ms and "abandon_ms" not in opts:
             opts["abandon_ms"] = self.cfg.abandon_ms
-        setup = Setup(game, opts, specs, seed if seed is not None else self.rng.getrandbits(48))
+        # (a deal from the system's randomness: the shard's own Random was
+        # a Mersenne Twister, its next seeds foretold by enough of its last)
+        setup = Setup(game, opts, specs, seed if seed is not None else secrets.randbits(48))
         return setup, players
 
     async def create_game(self, game: str, options: JSON, seats: list[JSON],
