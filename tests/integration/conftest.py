@@ -175,8 +175,9 @@ class Services:
         ports = {key: int(env[var]) if var in env else free_port() for key, var in (
             ("grpc", "TTANJIT_GRPC_PORT"), ("metrics", "TTANJIT_METRICS_PORT"),
             ("http", "TTANJIT_HTTP_PORT"))}
-        if svc == "bots" and "TTANJIT_NATS_URL" not in env:
-            env = {**env, "TTANJIT_NATS_URL": bots_url(self.nats_url)}
+        if svc == "bots":
+            env = {**env, "TTANJIT_NATS_URL": bots_url(env.get("TTANJIT_NATS_URL")
+                                                       or self.nats_url)}
         full = self.env(**{"TTANJIT_GRPC_PORT": str(ports["grpc"]),
                            "TTANJIT_METRICS_PORT": str(ports["metrics"]),
                            "TTANJIT_HTTP_PORT": str(ports["http"]),

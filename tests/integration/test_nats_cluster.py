@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Services, _show_logs_on_failure
+from conftest import USERS, Services, _show_logs_on_failure
 
 from ttanjit.chaos import audit
 from ttanjit.chaos.natsplay import Tables
@@ -48,7 +48,9 @@ class ClusterServices(Services):
 @pytest.fixture
 def cluster(tmp_path: Path, request: pytest.FixtureRequest
             ) -> Iterator[tuple[NatsCluster, ClusterServices]]:
-    nats = NatsCluster(3, base_dir=str(tmp_path / "nats")).start()
+    # (with the production users: a client learns the other nodes from the
+    # one it was given, and must sign in to them too — review finding)
+    nats = NatsCluster(3, base_dir=str(tmp_path / "nats"), users=USERS).start()
     svc = ClusterServices(nats.url, tmp_path)
     try:
         yield nats, svc

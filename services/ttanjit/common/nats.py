@@ -13,11 +13,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import nats
 import nats.errors
@@ -35,6 +37,8 @@ from nats.js.api import (
 from nats.js.errors import APIError, BadRequestError, KeyWrongLastSequenceError
 from nats.js.kv import KV_DEL, KV_OP, KV_PURGE, MSG_ROLLUP_SUBJECT, KeyValue
 from prometheus_client import Counter
+
+from ttanjit.common.config import masked_urls
 
 log = logging.getLogger("ttanjit.nats")
 T = TypeVar("T")
@@ -133,6 +137,23 @@ def server_urls(url: str) -> list[str]:
     if not urls:
         raise ValueError(f"no NATS server in {url!r}")
     return urls
+
+
+def server_options(url: str) -> dict[str, Any]:
+    """nats-py's ``servers`` for ``url`` (:func:`server_urls`), with the user
+    and password (or token) in them taken out and given as ``user`` and
+    ``password`` (``token``), percent-decoded: nats-py sends a URL's user to
+    that server only, so a server the cluster announced (reached once the
+    ones named went) got none and refused every try (review finding), and
+    it sent them still percent-encoded."""
+    servers, creds = [], {}
+    for one in server_urls(url):
+        parts = urlsplit(one if "://" in one else f"nats://{one}")
+        if parts.username is not None and not creds:
+            creds = ({"user": unquote(parts.username), "password": unquote(parts.password)}
+                     if parts.password is not None else {"token": unquote(parts.username)})
+        servers.append(urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2])))
+    return {"servers": servers, **creds}
 
 
 # each connection's "disconnected" state, for :func:`unless_disconnected`
@@ -271,7 +292,7 @@ async def connect(url: str, name: str, *,
             log.info("nats reconnected")
 
     opts: dict[str, object] = dict(
-        servers=server_urls(url), name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
+        **server_options(url), name=name, max_reconnect_attempts=-1, reconnect_time_wait=0.5,
         connect_timeout=2, error_cb=_err, disconnected_cb=_disc, reconnected_cb=_recon,
         allow_reconnect=True, pending_size=64 * 1024 * 1024,
         ping_interval=PING_INTERVAL_S, max_outstanding_pings=MAX_OUTSTANDING_PINGS,
@@ -279,14 +300,20 @@ async def connect(url: str, name: str, *,
     opts.update(kwargs)
     for attempt in range(60):
         try:
-            nc = await _unless(stop, nats.connect(**opts))  # type: ignore[arg-type]
+            nc = Client()
+            try:
+                await _unless(stop, nc.connect(**opts))  # type: ignore[arg-type]
+            except Stopped:  # (its socket, if one was opened, goes too)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(nc.close(), 2.0)
+                raise
             made.append(nc)
             _LOST[nc] = lost
             return nc
         except (TimeoutError, OSError, nats.errors.NoServersError) as exc:
             if attempt == 59:
                 raise
-            log.info("waiting for NATS at %s: %s", url, exc)
+            log.info("waiting for NATS at %s: %s", masked_urls(url), exc)
             await _unless(stop, asyncio.sleep(0.5))
     raise RuntimeError("unreachable")
 

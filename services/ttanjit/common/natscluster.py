@@ -36,6 +36,8 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 from ttanjit.common.natsserver import free_port, nats_server_binary, wait_port
 
@@ -47,8 +49,10 @@ LOG_TAIL_LINES = 12  # of an unhealthy node's log, in a TimeoutError
 class Node:
     """One cluster member. Ports and store dir stay the same across restarts."""
 
-    def __init__(self, name: str, store_dir: str, host: str = "127.0.0.1") -> None:
+    def __init__(self, name: str, store_dir: str, host: str = "127.0.0.1",
+                 conf: str = "", creds: str = "") -> None:
         self.name, self.store_dir, self.host = name, store_dir, host
+        self.conf, self.creds = conf, creds  # (users: the config, "user:password@")
         self.port, self.route_port, self.http_port = free_port(host), free_port(host), free_port(host)
         self.proc: subprocess.Popen[bytes] | None = None
         self.logfile = Path(store_dir).parent / f"{name}.log"
@@ -58,7 +62,7 @@ class Node:
 
     @property
     def url(self) -> str:
-        return f"nats://{self.host}:{self.port}"
+        return f"nats://{self.creds}{self.host}:{self.port}"
 
     @property
     def route_url(self) -> str:
@@ -69,6 +73,8 @@ class Node:
         os.makedirs(self.store_dir, exist_ok=True)
         cmd = [nats_server_binary(), "-a", self.host, "-p", str(self.port), "-js",
                "-sd", self.store_dir, "-n", self.name, "-m", str(self.http_port)]
+        if self.conf:
+            cmd += ["-c", self.conf]
         if routes:
             cmd += ["--cluster_name", CLUSTER_NAME, "--cluster", self.route_url,
                     "--routes", ",".join(r for r in routes if r != self.route_url)]
@@ -129,13 +135,23 @@ class Node:
 
 class NatsCluster:
     """``size`` routed nats-server nodes with JetStream (``size`` 1: a plain
-    single node with the same interface, for R1 comparisons)."""
+    single node with the same interface, for R1 comparisons); with ``users``
+    (``ttanjit.common.natsauth.users``) a client must be one of them, and
+    the URLs are the first's."""
 
     def __init__(self, size: int = 3, base_dir: str | None = None,
-                 host: str = "127.0.0.1") -> None:
+                 host: str = "127.0.0.1", users: list[dict[str, Any]] | None = None) -> None:
         self._tmp = None if base_dir else tempfile.TemporaryDirectory(prefix="ttanjit-natsc-")
         self.base_dir = base_dir or self._tmp.name  # type: ignore[union-attr]
-        self.nodes = [Node(f"n{i + 1}", os.path.join(self.base_dir, f"n{i + 1}"), host)
+        conf, creds = "", ""
+        if users:
+            os.makedirs(self.base_dir, exist_ok=True)
+            conf = os.path.join(self.base_dir, "users.conf")
+            Path(conf).write_text(json.dumps({"authorization": {"users": users}}),
+                                  encoding="utf-8")
+            creds = f"{quote(users[0]['user'], safe='')}:{quote(users[0]['password'], safe='')}@"
+        self.nodes = [Node(f"n{i + 1}", os.path.join(self.base_dir, f"n{i + 1}"), host,
+                           conf, creds)
                       for i in range(size)]
 
     @property

@@ -16,7 +16,7 @@ from nats.errors import NoServersError
 
 from ttanjit.cli import writable
 from ttanjit.common.config import masked_urls
-from ttanjit.common.nats import Subjects, server_urls
+from ttanjit.common.nats import Subjects, server_options
 from ttanjit.shard import records
 from ttanjit.shard.game import record_from_messages
 
@@ -25,7 +25,7 @@ async def fetch(url: str, game_id: str, prefix: str = "ttanjit.v1") -> dict[str,
     async def quiet(_exc: Exception) -> None:  # the failure is main()'s one line
         return None
 
-    nc = await nats.connect(server_urls(url), connect_timeout=3, max_reconnect_attempts=1,
+    nc = await nats.connect(**server_options(url), connect_timeout=3, max_reconnect_attempts=1,
                             allow_reconnect=False, error_cb=quiet)
     try:
         rec = await records.read(nc.jetstream(), Subjects(prefix).record(game_id))
