@@ -23,3 +23,17 @@ def test_a_service_waiting_for_nats_stops_when_asked(services: Services, svc: st
     else:
         assert code == 0, p.log()
         assert "stopped before NATS answered" in p.log()
+
+
+@pytest.mark.parametrize("svc_name", ["gateway", "matchmaker", "bots"])
+def test_a_service_whose_nats_went_away_stops_when_asked(svc: Services, svc_name: str) -> None:
+    """NATS gone while it runs, then SIGTERM: it stops cleanly (the bot
+    worker exited 1 with a traceback, its drain asking the absent server:
+    review finding)."""
+    p = svc.start(svc_name, name=f"{svc_name}-left")
+    assert svc.nats is not None
+    svc.nats.stop()
+    p.wait_log("disconnected", 30)
+    code = p.terminate(timeout=15)
+    assert code == 0, p.log()
+    assert "Traceback" not in p.log(), p.log()

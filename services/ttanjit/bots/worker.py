@@ -207,10 +207,16 @@ class BotWorker:
     def inflight(self) -> int:
         return len(self._tasks)
 
-    async def drain(self) -> None:
-        """Stop taking requests, answer those in flight, then return."""
+    async def drain(self, unsubscribe: bool = True) -> None:
+        """Stop taking requests, answer those in flight, then return
+        (``unsubscribe`` False: NATS is away, the subscription cannot be
+        drained there; the requests already here are still answered)."""
         if self._sub is not None:
-            await self._sub.drain()  # no new requests; buffered ones still run
+            if unsubscribe:
+                try:
+                    await self._sub.drain()  # no new requests; buffered ones still run
+                except Exception as exc:  # noqa: BLE001 - NATS went away meanwhile
+                    log.warning("could not drain the subscription: %r", exc)
             self._sub = None
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
