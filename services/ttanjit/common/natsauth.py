@@ -6,9 +6,11 @@ chart).
   tools): everything on the account, JetStream included.
 - ``ttanjit-bots`` — the bot workers: they take ``<prefix>.bots.decide`` in
   the queue group ``bots`` and answer each ask on its reply subject, and do
-  nothing else. An ask carries one bot seat's view (docs/protocol.md 3), so
-  a bot worker — or whoever holds its password — sees only the seats bots
-  play: no hand of a player, no command, no record, no identity.
+  nothing else. An ask carries the view of one seat the shard plays
+  (docs/protocol.md 3): a bot's, or an away player's on autopilot (a bot
+  plays for them meanwhile), and numbers keyed by a secret of the game, not
+  its deal. So a bot worker — or whoever holds its password — sees those
+  seats only: no other player's hand, no command, no record, no identity.
 
 The integration tests run every service against a nats-server with these
 users (``tests/integration/conftest.py``).
