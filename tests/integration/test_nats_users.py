@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import secrets
@@ -129,6 +130,67 @@ async def test_what_nats_refuses_is_counted_and_said(nats_server: NatsServer,
             ["ERROR", "ERROR"]
     finally:
         await nc.close()
+
+
+async def test_an_answer_held_over_a_reconnect_is_dropped_not_counted(
+        svc: Services, caplog: pytest.LogCaptureFixture) -> None:
+    """NATS lets the bots' user answer an ask on the connection it came on
+    only: a decision still being made when NATS restarted was answered on
+    the next connection, refused, and counted as a misconfiguration (alert
+    TtanjitNatsRefused paging at every NATS rolling restart under bot load:
+    review finding). The worker drops such an answer (the shard asks
+    again), and a refused late answer is not counted."""
+    from prometheus_client import REGISTRY
+
+    from ttanjit.bots.worker import BotWorker
+    from ttanjit.common.nats import connect, refusals
+
+    def published_refused() -> float:
+        return REGISTRY.get_sample_value("ttanjit_nats_refused_total", {"op": "publish"}) or 0.0
+    caplog.set_level(logging.INFO, logger="ttanjit")
+    server = svc.nats
+    assert server is not None and server.users
+    held: list[Any] = []
+    bot = await connect(server.url_as(natsauth.BOTS), "late-answers")
+    services = await connect(server.url, "asker")
+    worker = BotWorker(bot, PREFIX)
+    try:
+        async def hold(msg: Any) -> None:  # (the worker's _on_msg, the decision not made yet)
+            msg.ttanjit_conn = bot.stats["reconnects"]
+            held.append(msg)
+        await bot.subscribe(f"{PREFIX}.bots.decide", queue=natsauth.BOTS_QUEUE, cb=hold)
+        await bot.flush()
+        await bot.flush()
+        asks = [asyncio.ensure_future(services.request(f"{PREFIX}.bots.decide", b"{}", timeout=20))
+                for _ in range(2)]
+        for _ in range(100):
+            if len(held) == 2:
+                break
+            await asyncio.sleep(0.05)
+        assert len(held) == 2
+        before = published_refused()
+        server.stop()
+        server.start()  # (same port and store)
+        for _ in range(200):
+            if bot.is_connected and services.is_connected and bot.stats["reconnects"]:
+                break
+            await asyncio.sleep(0.05)
+        assert bot.stats["reconnects"] >= 1
+        # the worker's answer: dropped, nothing sent
+        await worker._reply(held[0], {"action": {"type": "draw"}})
+        # an answer sent all the same (the old way): refused, and not counted
+        await held[1].respond(b'{"action": null}')
+        await bot.flush()
+        await bot.flush()
+        await asyncio.sleep(0.3)
+        assert published_refused() == before and refusals(bot) == []
+        assert any("before it reconnected" in r.getMessage() for r in caplog.records)
+        for ask in asks:
+            ask.cancel()
+        await asyncio.gather(*asks, return_exceptions=True)
+    finally:
+        await bot.close()
+        await services.close()
 
 
 def test_a_bot_worker_refused_its_subject_exits_saying_why(services: Services) -> None:

@@ -21,3 +21,13 @@ def test_a_token_and_no_user() -> None:
                                                        "token": "t0k3n"}
     assert server_options("nats://10.0.0.9:4222, nats://[::1]:4223") == {
         "servers": ["nats://10.0.0.9:4222", "nats://[::1]:4223"]}
+
+
+def test_addresses_naming_different_users_are_refused() -> None:
+    """One connection signs in as one user: a list whose entries name
+    different users was read as the first's everywhere, saying nothing."""
+    import pytest
+
+    with pytest.raises(ValueError, match="different users"):
+        server_options("nats://ttanjit-bots:a@n1:4222,nats://ttanjit:b@n2:4222")
+    assert server_options("nats://u:p@n1:4222,nats://n2:4222")["user"] == "u"

@@ -159,6 +159,8 @@ class BotWorker:
                 "and nats.prefix disagree, or this is not the bots' user")
 
     async def _on_msg(self, msg: Any) -> None:
+        # the connection it came on (a reply is let through on that one only)
+        msg.ttanjit_conn = self.nc.stats["reconnects"]
         task = asyncio.get_running_loop().create_task(self._handle(msg))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -200,8 +202,18 @@ class BotWorker:
         metrics.DECISION_SECONDS.labels(*labels).observe(time.perf_counter() - started)
 
     async def _reply(self, msg: Any, body: dict[str, Any]) -> None:
-        if msg.reply:
-            await msg.respond(orjson.dumps(body))
+        """Answer on the connection the ask came on, or not at all: NATS lets
+        the bots' user answer an ask there only (``allow_responses``), and
+        an answer held over a reconnect was refused — counted as a
+        misconfiguration, paging (review finding). The shard asks again."""
+        if not msg.reply:
+            return
+        if not self.nc.is_connected or self.nc.stats["reconnects"] != getattr(
+                msg, "ttanjit_conn", self.nc.stats["reconnects"]):
+            log.info("an answer to an ask from before NATS reconnected is dropped "
+                     "(the shard asks again)")
+            return
+        await msg.respond(orjson.dumps(body))
 
     @property
     def inflight(self) -> int:

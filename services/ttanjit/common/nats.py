@@ -149,9 +149,13 @@ def server_options(url: str) -> dict[str, Any]:
     servers, creds = [], {}
     for one in server_urls(url):
         parts = urlsplit(one if "://" in one else f"nats://{one}")
-        if parts.username is not None and not creds:
-            creds = ({"user": unquote(parts.username), "password": unquote(parts.password)}
+        if parts.username is not None:
+            these = ({"user": unquote(parts.username), "password": unquote(parts.password)}
                      if parts.password is not None else {"token": unquote(parts.username)})
+            if creds and these != creds:  # (one connection signs in as one user)
+                raise ValueError("the NATS addresses name different users: "
+                                 f"{masked_urls(url)} (give them all the same)")
+            creds = these
         servers.append(urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2])))
     return {"servers": servers, **creds}
 
@@ -226,6 +230,7 @@ _bounded_close_wait()
 # permissions, ttanjit.common.natsauth): nats-py says it in an error
 # callback, "nats: permissions violation for subscription to …"
 PERMISSIONS = "permissions violation"
+LATE_REPLY = 'publish to "_inbox.'  # (nats-py's words are lowered)
 REFUSED = Counter(
     "ttanjit_nats_refused_total",
     "Subscriptions and publishes NATS refused this process's user: the NATS users' "
@@ -270,8 +275,15 @@ async def connect(url: str, name: str, *,
     made: list[Client] = []
 
     async def _err(exc: Exception) -> None:
-        if PERMISSIONS in str(exc).lower():
-            refused(made[0] if made else None, str(exc))
+        text = str(exc)
+        if PERMISSIONS in text.lower() and LATE_REPLY in text.lower():
+            # an answer sent on a later connection than its ask came on
+            # (nats-py holds publishes over a reconnect): refused to a user
+            # held to answering (the bots'), its asker asks again — not a
+            # misconfiguration
+            log.info("NATS refused an answer to an ask from before it reconnected: %s", text)
+        elif PERMISSIONS in text.lower():
+            refused(made[0] if made else None, text)
         else:
             log.warning("nats error: %s", exc)
 
