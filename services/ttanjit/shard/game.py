@@ -218,7 +218,9 @@ class HostedGame:
             game.bot_key = bytes.fromhex(key) if isinstance(key, str) and len(key) >= 32 else b""
         except ValueError:
             game.bot_key = b""
-        if not game.bot_key:  # an older release's game: from its seed, as before
+        if not game.bot_key:  # an older release's game: a key made from its seed
+            # (its bots' numbers change across the upgrade: harmless, their
+            # answers are recorded inputs)
             game.bot_key = blake2b(b"%d" % setup.seed, digest_size=16).digest()
         return game
 
