@@ -40,12 +40,12 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import unquote, urlsplit
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from ttanjit.common import natsauth
+from ttanjit.common.nats import server_options
 from ttanjit.common.natsserver import free_port, nats_server_binary
 from ttanjit.matchmaker.readiness import PLACEMENT_SERVICE
 
@@ -161,12 +161,12 @@ def nats_users(env: dict[str, str]) -> None:
     makes the users of ``env``'s two addresses."""
     passwords = {}
     for key in ("TTANJIT_NATS_URL", "TTANJIT_BOTS_NATS_URL"):
-        creds = urlsplit(env[key])
-        passwords[unquote(creds.username or "")] = unquote(creds.password or "")
+        creds = server_options(env[key])
+        passwords[creds["user"]] = creds["password"]
     users = natsauth.users(passwords, env.get("TTANJIT_NATS_PREFIX") or "ttanjit.v1")
     fd = os.open(env["TTANJIT_NATS_CONF"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump({"authorization": {"users": users}}, f)
+        f.write(natsauth.server_config(users))
 
 
 def token_secret(var: Path) -> str:

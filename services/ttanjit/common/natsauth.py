@@ -18,6 +18,7 @@ users (``tests/integration/conftest.py``).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import quote
 
@@ -48,10 +49,20 @@ def users(passwords: dict[str, str], prefix: str) -> list[dict[str, Any]]:
     return out
 
 
+def server_config(users: list[dict[str, Any]]) -> str:
+    """A nats-server config (``-c``) that makes ``users`` (:func:`users`)."""
+    return json.dumps({"authorization": {"users": users}})
+
+
+def userinfo(user: str, password: str) -> str:
+    """``user:password@`` for an address, percent-encoded."""
+    return f"{quote(user, safe='')}:{quote(password, safe='')}@"
+
+
 def as_user(url: str, user: str, password: str) -> str:
     """``url`` (a comma-separated list of NATS addresses) with ``user`` and
     ``password`` in each address instead of any it had."""
-    creds = f"{quote(user, safe='')}:{quote(password, safe='')}@"
+    creds = userinfo(user, password)
     out = []
     for one in url.split(","):
         scheme, sep, rest = one.strip().partition("://")

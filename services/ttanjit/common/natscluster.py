@@ -37,8 +37,8 @@ import time
 import urllib.request
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
+from ttanjit.common.natsauth import server_config, userinfo
 from ttanjit.common.natsserver import free_port, nats_server_binary, wait_port
 
 CLUSTER_NAME = "ttanjit"
@@ -147,9 +147,8 @@ class NatsCluster:
         if users:
             os.makedirs(self.base_dir, exist_ok=True)
             conf = os.path.join(self.base_dir, "users.conf")
-            Path(conf).write_text(json.dumps({"authorization": {"users": users}}),
-                                  encoding="utf-8")
-            creds = f"{quote(users[0]['user'], safe='')}:{quote(users[0]['password'], safe='')}@"
+            Path(conf).write_text(server_config(users), encoding="utf-8")
+            creds = userinfo(users[0]["user"], users[0]["password"])
         self.nodes = [Node(f"n{i + 1}", os.path.join(self.base_dir, f"n{i + 1}"), host,
                            conf, creds)
                       for i in range(size)]

@@ -4,7 +4,6 @@ by the integration tests (never a mock of NATS)."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -16,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from ttanjit.common.natsauth import as_user, server_config
 
 
 def nats_server_binary() -> str:
@@ -128,8 +129,6 @@ class NatsServer:
 
     def url_as(self, user: str) -> str:
         """The address with ``user``'s name and password in it."""
-        from ttanjit.common.natsauth import as_user
-
         (entry,) = [u for u in self.users if u["user"] == user]
         return as_user(self.address, user, entry["password"])
 
@@ -139,7 +138,7 @@ class NatsServer:
                "-sd", self.store_dir]
         if self.users:
             conf = Path(self.store_dir) / "users.conf"  # (JetStream's own is jetstream/)
-            conf.write_text(json.dumps({"authorization": {"users": self.users}}), encoding="utf-8")
+            conf.write_text(server_config(self.users), encoding="utf-8")
             conf.chmod(0o600)
             cmd += ["-c", str(conf)]
         if self.http_port:

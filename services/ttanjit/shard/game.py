@@ -215,7 +215,8 @@ class HostedGame:
         game.spectators = doc.get("spectators") is not False
         key = doc.get("bot_key")
         try:
-            game.bot_key = bytes.fromhex(key) if isinstance(key, str) and len(key) >= 32 else b""
+            game.bot_key = bytes.fromhex(key) if isinstance(key, str) and 32 <= len(key) <= 128 \
+                else b""  # (16 to 64 bytes: BLAKE2b's keys)
         except ValueError:
             game.bot_key = b""
         if not game.bot_key:  # an older release's game: a key made from its seed
