@@ -109,13 +109,9 @@ async def test_what_nats_refuses_is_counted_and_said(nats_server: NatsServer,
     """A subscription or publish NATS refuses a service's user is counted
     (ttanjit_nats_refused_total, alert TtanjitNatsRefused) and logged as an
     error saying what; the connection keeps the refusals it was told of."""
-    from prometheus_client import REGISTRY
-
     from ttanjit.common.nats import connect, refusals, subscribed
 
-    def count(op: str) -> float:
-        return REGISTRY.get_sample_value("ttanjit_nats_refused_total", {"op": op}) or 0.0
-    before = count("subscribe"), count("publish")
+    before = refused_count("subscribe"), refused_count("publish")
     nc = await connect(nats_server.url_as(natsauth.BOTS), "refusals-test")
     try:
         async def nothing(_: Any) -> None:
@@ -123,7 +119,7 @@ async def test_what_nats_refuses_is_counted_and_said(nats_server: NatsServer,
         await nc.subscribe(f"{PREFIX}.player.p1.events", cb=nothing)
         await nc.publish(f"{PREFIX}.game.g1.cmd", b"{}")
         await subscribed(nc)
-        assert (count("subscribe"), count("publish")) == (before[0] + 1, before[1] + 1)
+        assert (refused_count("subscribe"), refused_count("publish")) == (before[0] + 1, before[1] + 1)
         said = refusals(nc)
         assert len(said) == 2 and f'"{PREFIX}.player.p1.events"' in said[0], said
         assert [r.levelname for r in caplog.records if "NATS refused" in r.getMessage()] == \
@@ -140,13 +136,9 @@ async def test_an_answer_held_over_a_reconnect_is_dropped_not_counted(
     TtanjitNatsRefused paging at every NATS rolling restart under bot load:
     review finding). The worker drops such an answer (the shard asks
     again), and a refused late answer is not counted."""
-    from prometheus_client import REGISTRY
-
     from ttanjit.bots.worker import BotWorker
-    from ttanjit.common.nats import connect, refusals
+    from ttanjit.common.nats import connect, refusals, subscribed
 
-    def published_refused() -> float:
-        return REGISTRY.get_sample_value("ttanjit_nats_refused_total", {"op": "publish"}) or 0.0
     caplog.set_level(logging.INFO, logger="ttanjit")
     server = svc.nats
     assert server is not None and server.users
@@ -159,8 +151,7 @@ async def test_an_answer_held_over_a_reconnect_is_dropped_not_counted(
             msg.ttanjit_conn = bot.stats["reconnects"]
             held.append(msg)
         await bot.subscribe(f"{PREFIX}.bots.decide", queue=natsauth.BOTS_QUEUE, cb=hold)
-        await bot.flush()
-        await bot.flush()
+        await subscribed(bot)
         asks = [asyncio.ensure_future(services.request(f"{PREFIX}.bots.decide", b"{}", timeout=20))
                 for _ in range(2)]
         for _ in range(100):
@@ -168,7 +159,7 @@ async def test_an_answer_held_over_a_reconnect_is_dropped_not_counted(
                 break
             await asyncio.sleep(0.05)
         assert len(held) == 2
-        before = published_refused()
+        before = refused_count("publish")
         server.stop()
         server.start()  # (same port and store)
         for _ in range(200):
@@ -180,10 +171,9 @@ async def test_an_answer_held_over_a_reconnect_is_dropped_not_counted(
         await worker._reply(held[0], {"action": {"type": "draw"}})
         # an answer sent all the same (the old way): refused, and not counted
         await held[1].respond(b'{"action": null}')
-        await bot.flush()
-        await bot.flush()
+        await subscribed(bot)  # (a refusal is said before these flushes' answers)
         await asyncio.sleep(0.3)
-        assert published_refused() == before and refusals(bot) == []
+        assert refused_count("publish") == before and refusals(bot) == []
         assert any("before it reconnected" in r.getMessage() for r in caplog.records)
         for ask in asks:
             ask.cancel()
@@ -203,6 +193,13 @@ def test_a_bot_worker_refused_its_subject_exits_saying_why(services: Services) -
     log = bots.log()
     assert "NATS refuses this user the bots' subject other.v1.bots.decide" in log, log
     assert "bot worker ready" not in log
+
+
+def refused_count(op: str) -> float:
+    """This process's ttanjit_nats_refused_total{op}."""
+    from prometheus_client import REGISTRY
+
+    return REGISTRY.get_sample_value("ttanjit_nats_refused_total", {"op": op}) or 0.0
 
 
 def chart_values() -> dict[str, Any]:
