@@ -51,6 +51,10 @@ from ttanjit.matchmaker.readiness import PLACEMENT_SERVICE
 
 ROOT = Path(__file__).resolve().parents[2]
 PROCFILE = ROOT / "deploy" / "Procfile"
+# NATS users and the variables with their addresses (deploy/Procfile)
+NATS_USERS = ((natsauth.SERVICES, "TTANJIT_NATS_URL"),
+              (natsauth.GATEWAY, "TTANJIT_GATEWAY_NATS_URL"),
+              (natsauth.BOTS, "TTANJIT_BOTS_NATS_URL"))
 
 
 def port_or_free(port: int) -> int:
@@ -146,11 +150,12 @@ def stack_env(var: Path | None = None) -> dict[str, str]:
     if "TTANJIT_TOKEN_SECRET" not in env:
         env["TTANJIT_TOKEN_SECRET"] = token_secret(var)
     # NATS's users, as in a deployment (ttanjit.common.natsauth): the
-    # services' and the bot worker's, whose may only take asks and answer
-    # them; passwords made for this run (var/nats-users.conf, written by main)
+    # services', the gateway's (no records, results or shards' say, no
+    # streams made or deleted) and the bot worker's, whose may only take
+    # asks and answer them; passwords made for this run
+    # (var/nats-users.conf, written by main)
     address = f"nats://127.0.0.1:{nats_port}"
-    for user, key in ((natsauth.SERVICES, "TTANJIT_NATS_URL"),
-                      (natsauth.BOTS, "TTANJIT_BOTS_NATS_URL")):
+    for user, key in NATS_USERS:
         env[key] = natsauth.as_user(address, user, secrets.token_hex(16))
     env["TTANJIT_NATS_CONF"] = str(var / "nats-users.conf")
     return env
@@ -158,9 +163,9 @@ def stack_env(var: Path | None = None) -> dict[str, str]:
 
 def nats_users(env: dict[str, str]) -> None:
     """Write the nats-server config (``TTANJIT_NATS_CONF``, 0600) that
-    makes the users of ``env``'s two addresses."""
+    makes the users of ``env``'s addresses (:data:`NATS_USERS`)."""
     passwords = {}
-    for key in ("TTANJIT_NATS_URL", "TTANJIT_BOTS_NATS_URL"):
+    for _, key in NATS_USERS:
         creds = server_options(env[key])
         passwords[creds["user"]] = creds["password"]
     users = natsauth.users(passwords, env.get("TTANJIT_NATS_PREFIX") or "ttanjit.v1")

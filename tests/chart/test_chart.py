@@ -346,8 +346,9 @@ def test_configuration_follows_the_env_contract(rendered: Rendered, values: str)
         assert set(env) <= known, (workload, set(env) - known)
         nats = env["TTANJIT_NATS_URL"]
         if "valueFrom" in nats:  # (an address with a user in it: a Secret of the operator's)
-            assert nats["valueFrom"]["secretKeyRef"]["name"] in (
-                "ttanjit-nats-bots" if workload.endswith("-bots") else "ttanjit-nats",)
+            own = {"bots": "ttanjit-nats-bots", "gateway": "ttanjit-nats-gateway"}
+            assert nats["valueFrom"]["secretKeyRef"]["name"] == own.get(
+                workload.rpartition("-")[2], "ttanjit-nats")
         else:
             assert nats["value"].startswith("nats://")
         replicas = "1" if values == "single-nats-values.yaml" else "3"
@@ -396,11 +397,15 @@ def test_a_nats_address_with_credentials_comes_from_a_secret(template: Callable[
     assert template("--set", "nats.existingSecret=Not_A_Name").returncode != 0
 
 
-def test_the_bot_workers_can_have_a_nats_user_of_their_own(template: Callable[..., Any]) -> None:
-    """With nats.botsExistingSecret the bot workers read their address —
-    NATS's ttanjit-bots user, asks and answers only (deploy/nats/values.yaml)
-    — from that Secret, every other service from nats.existingSecret's;
-    unset, the bot workers use the services' address."""
+@pytest.mark.parametrize("user", ["bots", "gateway"])
+def test_the_bot_workers_and_gateways_can_have_a_nats_user_of_their_own(
+        template: Callable[..., Any], user: str) -> None:
+    """With nats.botsExistingSecret (nats.gatewayExistingSecret) the bot
+    workers (the gateways) read their address — NATS's ttanjit-bots user,
+    asks and answers only; ttanjit-gateway, no records, results or streams
+    made or deleted (deploy/nats/values.yaml) — from that Secret, every
+    other service from nats.existingSecret's; unset, they use the
+    services' address."""
     def urls(*args: str) -> dict[str, Any]:
         done = template("--set", "auth.tokenSecret=" + "s" * 40, *args)
         assert done.returncode == 0, done.stderr
@@ -412,20 +417,19 @@ def test_the_bot_workers_can_have_a_nats_user_of_their_own(template: Callable[..
     def secret(name: str) -> dict[str, Any]:
         return {"name": "TTANJIT_NATS_URL", "valueFrom": {"secretKeyRef": {
             "name": name, "key": "nats-url"}}}
-    got = urls("--set", "nats.existingSecret=ttanjit-nats",
-               "--set", "nats.botsExistingSecret=ttanjit-nats-bots")
-    bots = [w for w in got if w.endswith("-bots")]
-    assert len(bots) == 1
-    assert got.pop(bots[0]) == secret("ttanjit-nats-bots")
+    own = f"--set=nats.{user}ExistingSecret=ttanjit-nats-{user}"
+    got = urls("--set", "nats.existingSecret=ttanjit-nats", own)
+    (mine,) = [w for w in got if w.endswith(f"-{user}")]
+    assert got.pop(mine) == secret(f"ttanjit-nats-{user}")
     assert all(e == secret("ttanjit-nats") for e in got.values()), got
-    # without the services' Secret, they keep nats.url
-    got = urls("--set", "nats.botsExistingSecret=ttanjit-nats-bots")
-    assert got.pop(bots[0]) == secret("ttanjit-nats-bots")
+    # without the services' Secret, the others keep nats.url
+    got = urls(own)
+    assert got.pop(mine) == secret(f"ttanjit-nats-{user}")
     assert all(e == {"name": "TTANJIT_NATS_URL", "value": "nats://nats:4222"}
                for e in got.values()), got
     assert all(e == {"name": "TTANJIT_NATS_URL", "value": "nats://nats:4222"}
                for e in urls().values())
-    assert template("--set", "nats.botsExistingSecret=Not_A_Name").returncode != 0
+    assert template(f"--set=nats.{user}ExistingSecret=Not_A_Name").returncode != 0
 
 
 def _labels_match(selector: dict[str, str], labels: dict[str, str]) -> bool:

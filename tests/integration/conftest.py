@@ -25,6 +25,8 @@ Every process listens on free ports only; nothing is left running.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import os
 import secrets
 import signal
@@ -35,10 +37,12 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import nats
 import pytest
 import pytest_asyncio
 
 from ttanjit.common import natsauth
+from ttanjit.common.nats import Subjects, ensure_jetstream
 from ttanjit.common.natsserver import NatsServer, free_port, wait_port
 
 READY = {
@@ -49,12 +53,14 @@ READY = {
 }
 
 
-# The production users (ttanjit.common.natsauth): the services connect as
-# ``ttanjit``, the bot workers as ``ttanjit-bots``, which may only take asks
-# and answer them — so every test also checks that a bot worker needs
-# nothing more.
+# The production users (ttanjit.common.natsauth): the shards and matchmakers
+# connect as ``ttanjit``, the gateways as ``ttanjit-gateway`` (no records,
+# results or shards' subjects, no streams made or deleted), the bot workers
+# as ``ttanjit-bots``, which may only take asks and answer them — so every
+# test also checks that a gateway and a bot worker need nothing more.
 PASSWORD = secrets.token_hex(12)
-USERS = natsauth.users({natsauth.SERVICES: PASSWORD, natsauth.BOTS: PASSWORD}, "ttanjit.v1")
+USERS = natsauth.users({natsauth.SERVICES: PASSWORD, natsauth.GATEWAY: PASSWORD,
+                        natsauth.BOTS: PASSWORD}, "ttanjit.v1")
 
 
 @pytest.fixture(scope="session")
@@ -130,10 +136,22 @@ class Proc:
             self._fh.close()
 
 
+def user_url(url: str, user: str) -> str:
+    """``user``'s address on a test server whose ``ttanjit`` address is
+    ``url`` (the users share the session's password)."""
+    return natsauth.as_user(url, user, PASSWORD) if PASSWORD in url else url
+
+
 def bots_url(url: str) -> str:
-    """The bot workers' address on a test server whose ``ttanjit`` address
-    is ``url`` (the two users share the session's password)."""
-    return natsauth.as_user(url, natsauth.BOTS, PASSWORD) if PASSWORD in url else url
+    """The bot workers' address (:func:`user_url`)."""
+    return user_url(url, natsauth.BOTS)
+
+
+# what a service logs when NATS refuses it something (common.nats.refused)
+REFUSED = "NATS refused this process's user"
+
+# who each service connects as (the others: ``ttanjit``)
+SERVICE_USERS = {"bots": natsauth.BOTS, "gateway": natsauth.GATEWAY}
 
 
 class Services:
@@ -147,6 +165,8 @@ class Services:
         # a lobby of its own (docs/protocol.md 4.1): tests share the session's
         # JetStream, and one test's queued tickets must not meet the next's
         self.lobby = "it-" + secrets.token_hex(4)
+        self._jetstream_made = False  # (make_jetstream)
+        self.refusals_expected = False  # (else a refusal in a log fails the test)
 
     def url_at(self, port: int) -> str:
         """The services' NATS address, user and all, at ``port`` (a proxy
@@ -165,9 +185,11 @@ class Services:
 
     def start(self, svc: str, name: str | None = None, *, ready: str | None = None,
               env: dict[str, str] | None = None, wait: bool = True,
-              timeout: float = 30.0) -> Proc:
+              timeout: float = 30.0, streams_first: bool = True) -> Proc:
         """Start a service with free gRPC/metrics/HTTP ports; wait until its
-        log shows ``ready`` (default per service in ``READY``)."""
+        log shows ``ready`` (default per service in ``READY``). A gateway
+        finds JetStream's streams made (:meth:`make_jetstream`) unless
+        ``streams_first`` is false."""
         name = name or f"{svc}-{len(self.procs)}"
         env = env or {}
         # free ports, but one ``env`` names (a process started again on its
@@ -175,9 +197,11 @@ class Services:
         ports = {key: int(env[var]) if var in env else free_port() for key, var in (
             ("grpc", "TTANJIT_GRPC_PORT"), ("metrics", "TTANJIT_METRICS_PORT"),
             ("http", "TTANJIT_HTTP_PORT"))}
-        if svc == "bots":
-            env = {**env, "TTANJIT_NATS_URL": bots_url(env.get("TTANJIT_NATS_URL")
-                                                       or self.nats_url)}
+        if svc == "gateway" and streams_first:
+            self.make_jetstream()
+        if svc in SERVICE_USERS:
+            env = {**env, "TTANJIT_NATS_URL": user_url(env.get("TTANJIT_NATS_URL")
+                                                       or self.nats_url, SERVICE_USERS[svc])}
         full = self.env(**{"TTANJIT_GRPC_PORT": str(ports["grpc"]),
                            "TTANJIT_METRICS_PORT": str(ports["metrics"]),
                            "TTANJIT_HTTP_PORT": str(ports["http"]),
@@ -193,16 +217,42 @@ class Services:
                 wait_port("127.0.0.1", ports["metrics"], timeout)
         return proc
 
+    def make_jetstream(self) -> None:
+        """The streams and buckets on the test's server, as a deployment's
+        shards and matchmakers make them at their start: a gateway may not
+        make them, and waits for them (``common.nats.find_jetstream``)
+        whatever a test starts first. Once per server (in a thread: tests
+        that run an event loop call ``start`` too)."""
+        if self._jetstream_made:
+            return
+
+        async def make() -> None:
+            nc = await nats.connect(self.nats_url, max_reconnect_attempts=0)
+            try:
+                await ensure_jetstream(nc.jetstream(), Subjects())
+            finally:
+                await nc.close()
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            pool.submit(asyncio.run, make()).result(30)
+        self._jetstream_made = True
+
     def stop_all(self) -> None:
         for p in self.procs:
             p.stop()
 
 
 def _show_logs_on_failure(request: pytest.FixtureRequest, svc: Services) -> None:
+    """The processes' logs when the test failed; else, a service that NATS
+    refused something (its user may not: a gateway's or a bot worker's
+    permissions, common.natsauth, short of what it does) fails the test."""
     rep = getattr(request.node, "rep_call", None)
     if rep is not None and rep.failed:
         for p in svc.procs:
             print(f"\n===== {p.name} log =====\n{p.log()[-6000:]}")
+    elif rep is not None and rep.passed and not svc.refusals_expected:
+        refused = [f"{p.name}: {line}" for p in svc.procs for line in p.log().splitlines()
+                   if REFUSED in line]
+        assert not refused, "NATS refused a service:\n" + "\n".join(refused)
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""The streams and buckets every service makes at start (docs/protocol.md
-5; ``common.nats.ensure_jetstream``), on a NATS server of the test's own."""
+"""The streams and buckets the shards and matchmakers make at start and the
+gateways find (docs/protocol.md 5; ``common.nats.ensure_jetstream``,
+``find_jetstream``), on a NATS server of the test's own."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from ttanjit.common.nats import (
     NatsTaken,
     Subjects,
     ensure_jetstream,
+    find_jetstream,
 )
 from ttanjit.common.natsserver import NatsServer
 
@@ -33,6 +35,8 @@ async def test_a_second_release_on_the_same_nats_account_takes_nothing_from_the_
             await ensure_jetstream(js, Subjects("ttanjit.v1"))
             with pytest.raises(NatsTaken, match="NATS account of its own"):
                 await ensure_jetstream(js, Subjects("staging.v1"))
+            with pytest.raises(NatsTaken, match="NATS account of its own"):  # (its gateways)
+                await find_jetstream(js, Subjects("staging.v1"))
             assert (await js.stream_info(RECORDS_STREAM)).config.subjects == ["ttanjit.v1.record.*"]
             assert (await js.stream_info(RESULTS_STREAM)).config.subjects == ["ttanjit.v1.result.*"]
             await js.publish("ttanjit.v1.record.g1", b"{}")  # the first release's appends go on

@@ -1,7 +1,9 @@
 """ttanjit's NATS users (ttanjit.common.natsauth; README "Install", step 2):
 the bot workers' user may take the shards' asks and answer them, nothing
-else — on the tests' nats-server (every integration test's bot worker is
-that user) and as deploy/nats/values.yaml gives them to the NATS chart."""
+else; the gateways' user may do a gateway's work and not a shard's or a
+matchmaker's — on the tests' nats-server (every integration test's bot
+worker and gateway is that user) and as deploy/nats/values.yaml gives them
+to the NATS chart."""
 
 from __future__ import annotations
 
@@ -77,6 +79,109 @@ async def bots_user_is_held_to_asks(full_url: str, bots_url: str) -> None:
     finally:
         await bot.close()
         await services.close()
+
+
+async def gateway_user_is_held(full_url: str, gateway_url: str) -> None:
+    """As the gateways' user, on a server whose streams a shard has made:
+    what a gateway does works (sessions, sign-ins and 관전 counts written,
+    the other buckets and the records read, commands and lobby frames
+    sent); a game's record or result, a shard's say and the other buckets
+    are not written, no stream is made, changed, purged or emptied of a
+    message, no durable consumer made or deleted — and NATS says so for
+    each. (A server of the test's own: a permission missing from the list
+    would delete its streams.)"""
+    from ttanjit.common.nats import (
+        GAMES_BUCKET,
+        HISTORY_BUCKET,
+        IDENTITY_BUCKET,
+        LOBBY_BUCKET,
+        OWNERS_BUCKET,
+        RATINGS_BUCKET,
+        RECORDS_STREAM,
+        RESULTS_STREAM,
+        SESSIONS_BUCKET,
+        WATCHERS_BUCKET,
+        Subjects,
+        ensure_jetstream,
+        find_jetstream,
+    )
+    from ttanjit.shard import records
+
+    refused: list[str] = []
+
+    async def on_error(exc: Exception) -> None:
+        refused.append(str(exc))
+    services = await nats.connect(full_url)
+    gw = await nats.connect(gateway_url, error_cb=on_error, max_reconnect_attempts=0)
+    try:
+        js = services.jetstream()
+        made = await ensure_jetstream(js, Subjects())
+        await made[OWNERS_BUCKET].put("g1", b'{"shard": "s1"}')
+        await js.publish(f"{PREFIX}.record.g1", b'{"players": ["p1"]}')
+        heard = await services.subscribe(f"{PREFIX}.>")
+        # what a gateway does
+        gjs = gw.jetstream(timeout=5)
+        buckets = await find_jetstream(gjs, Subjects())
+        for name in (SESSIONS_BUCKET, IDENTITY_BUCKET, WATCHERS_BUCKET):
+            await buckets[name].put("k1", b"{}")
+        assert (await buckets[OWNERS_BUCKET].get("g1")).value == b'{"shard": "s1"}'
+        rec = await records.read(gjs, f"{PREFIX}.record.g1")
+        assert rec is not None and rec.header == {"players": ["p1"]}
+        await gw.publish(f"{PREFIX}.game.g1.cmd", b"{}")
+        await gw.publish(f"{PREFIX}.player.p1.lobby", b"{}")
+        # and what it may not
+        denied = [f"{PREFIX}.record.g1", f"{PREFIX}.result.g1", f"{PREFIX}.shards.heartbeat",
+                  f"{PREFIX}.shard.s1.adopt", f"{PREFIX}.bots.decide",
+                  f"{PREFIX}.player.p1.events", f"{PREFIX}.gw.gw1.games",
+                  f"{PREFIX}.game.g1.public",
+                  *(f"$KV.{b}.g1" for b in (OWNERS_BUCKET, GAMES_BUCKET, RATINGS_BUCKET,
+                                            LOBBY_BUCKET, HISTORY_BUCKET)),
+                  *(f"$JS.API.STREAM.{op}.{RECORDS_STREAM}" for op in (
+                      "CREATE", "UPDATE", "DELETE", "PURGE", "MSG.DELETE", "SNAPSHOT")),
+                  f"$JS.API.STREAM.DELETE.KV_{SESSIONS_BUCKET}",
+                  f"$JS.API.CONSUMER.DELETE.{RESULTS_STREAM}.matchmaker-ratings",
+                  f"$JS.API.CONSUMER.DURABLE.CREATE.{RECORDS_STREAM}.mine",
+                  f"$JS.API.CONSUMER.CREATE.{RESULTS_STREAM}.mine"]
+        for subject in denied:
+            await gw.publish(subject, b'{"name": "x"}', reply="_INBOX.refused")
+        await gw.flush()
+        await asyncio.sleep(0.3)
+        await services.flush()
+        got = []
+        while heard.pending_msgs:
+            got.append((await heard.next_msg(timeout=1)).subject)
+        assert got == [f"{PREFIX}.game.g1.cmd", f"{PREFIX}.player.p1.lobby"], got
+        for subject in denied:
+            assert any(f'publish to "{subject}"'.lower() in r.lower() for r in refused), (
+                subject, refused)
+        assert (await js.stream_info(RECORDS_STREAM)).state.messages == 1
+        assert (await made[OWNERS_BUCKET].get("g1")).value == b'{"shard": "s1"}'
+        assert len(refused) == len(denied), refused  # (and nothing it does)
+    finally:
+        await gw.close()
+        await services.close()
+
+
+async def test_a_gateway_may_do_a_gateways_work_only(svc: Services) -> None:
+    assert svc.nats is not None
+    await gateway_user_is_held(svc.nats.url_as(natsauth.SERVICES),
+                               svc.nats.url_as(natsauth.GATEWAY))
+
+
+def test_a_gateway_waits_for_a_shard_to_make_the_streams(svc: Services) -> None:
+    """A gateway started on a NATS with no streams yet (a new install whose
+    shards start after it) may not make them: it waits, saying so, and
+    serves once a shard has made them; SIGTERM meanwhile stops it at once."""
+    early = svc.start("gateway", name="gateway-early", wait=False, streams_first=False)
+    early.wait_log("waiting for a shard or matchmaker to make JetStream's", 30)
+    stopped = svc.start("gateway", name="gateway-stopped", wait=False, streams_first=False)
+    stopped.wait_log("waiting for a shard or matchmaker to make JetStream's", 30)
+    assert stopped.terminate(timeout=5) == 0, stopped.log()
+    assert "stopped before JetStream's streams were made" in stopped.log()
+    assert "gateway ready" not in early.log()
+    svc.start("shard", name="shard-maker")
+    early.wait_log('"msg":"gateway ready"', 30)
+    assert "JetStream's streams and buckets are there" in early.log()
 
 
 async def test_a_bot_worker_may_take_asks_and_answer_them_only(nats_server: NatsServer) -> None:
@@ -187,6 +292,7 @@ def test_a_bot_worker_refused_its_subject_exits_saying_why(services: Services) -
     """The bots' user allowed another prefix's asks than the worker's (the
     NATS chart's values and nats.prefix disagree): it exits 1 at its start,
     saying so — it was "ready" and healthy, and no ask ever reached it."""
+    services.refusals_expected = True
     bots = services.start("bots", name="bots-other-prefix", wait=False,
                           env={"TTANJIT_NATS_PREFIX": "other.v1"})
     assert bots.proc.wait(30) == 1, bots.log()
@@ -219,17 +325,19 @@ def test_the_nats_charts_users_are_ttanjits() -> None:
             "name": "ttanjit-nats-users", "key": u["user"]}}}
         passwords[u["user"]] = u["password"]
     assert users == natsauth.users(passwords, PREFIX)
-    assert set(passwords) == {natsauth.SERVICES, natsauth.BOTS}
+    assert set(passwords) == {natsauth.SERVICES, natsauth.GATEWAY, natsauth.BOTS}
 
 
 async def test_the_nats_charts_users_on_a_real_server() -> None:
     """The values' ``config.merge`` as nats-server reads it (the chart
     writes ``<< $X >>`` as ``$X``: the environment's), the passwords in
     the environment as the Secret puts them there: the services' user
-    uses JetStream, the bots' user is held to asks and answers."""
+    uses JetStream, the gateways' does a gateway's work only, the bots'
+    user is held to asks and answers."""
     merge = chart_values()["config"]["merge"]
     conf = re.sub(r'"<< (\$\w+) >>"', r"\1", json.dumps(merge))
     passwords = {"TTANJIT_NATS_PASSWORD": secrets.token_hex(12),
+                 "TTANJIT_GATEWAY_NATS_PASSWORD": secrets.token_hex(12),
                  "TTANJIT_BOTS_NATS_PASSWORD": secrets.token_hex(12)}
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="ttanjit-natsconf-") as tmp:
@@ -254,6 +362,8 @@ async def test_the_nats_charts_users_on_a_real_server() -> None:
             with pytest.raises(nats.errors.Error, match="Authorization Violation"):
                 await nats.connect(address, allow_reconnect=False)  # no user, no way in
             await bots_user_is_held_to_asks(full, bots)
+            await gateway_user_is_held(full, natsauth.as_user(
+                address, natsauth.GATEWAY, passwords["TTANJIT_GATEWAY_NATS_PASSWORD"]))
         finally:
             proc.terminate()
             proc.wait(10)

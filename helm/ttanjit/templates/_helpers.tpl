@@ -90,16 +90,24 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* Pod pieces shared by every component ------------------------------- */}}
 
-{{/* Environment common to every service (docs/protocol.md §6); the bot
-workers' (dict "Values" .Values "bots" true) read their address from
-nats.botsExistingSecret when it is set: the bots' NATS user. */}}
+{{/* Environment common to every service (docs/protocol.md §6). The
+gateways (dict "Values" .Values "user" "gateway") and the bot workers
+("user" "bots") read their address from nats.gatewayExistingSecret,
+nats.botsExistingSecret when set: NATS's ttanjit-gateway and ttanjit-bots
+users (deploy/nats/values.yaml). */}}
 {{- define "ttanjit.env" -}}
+{{- $user := .user | default "" }}
 - name: TTANJIT_NATS_URL
-{{- if and .bots .Values.nats.botsExistingSecret }}
+{{- if and (eq $user "bots") .Values.nats.botsExistingSecret }}
   valueFrom:
     secretKeyRef:
       name: {{ .Values.nats.botsExistingSecret | quote }}
       key: {{ .Values.nats.botsExistingSecretKey | default "nats-url" | quote }}
+{{- else if and (eq $user "gateway") .Values.nats.gatewayExistingSecret }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.nats.gatewayExistingSecret | quote }}
+      key: {{ .Values.nats.gatewayExistingSecretKey | default "nats-url" | quote }}
 {{- else if .Values.nats.existingSecret }}
   valueFrom:
     secretKeyRef:

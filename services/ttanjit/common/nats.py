@@ -7,7 +7,9 @@
   connection is lost (shutdowns that must not wait out NATS timeouts).
 - :func:`subscribed`: wait until the server holds a connection's subscriptions.
 - :func:`ensure_jetstream`: creates (or updates) the streams and KV buckets of
-  docs/protocol.md section 5, idempotently; every service may call it at start.
+  docs/protocol.md section 5, idempotently; the shards and matchmakers call
+  it at start. :func:`find_jetstream`: the gateway's, which may not make
+  them (its NATS user, ``common.natsauth``), waits for them instead.
 """
 
 from __future__ import annotations
@@ -597,3 +599,49 @@ async def ensure_jetstream(js: JetStreamContext, subjects: Subjects, replicas: i
     for bucket in (IDENTITY_BUCKET, OWNERS_BUCKET):  # entries that expire, markers that go
         await _allow_msg_ttl(js, bucket)
     return buckets
+
+
+BUCKETS = (OWNERS_BUCKET, GAMES_BUCKET, RATINGS_BUCKET, SESSIONS_BUCKET, LOBBY_BUCKET,
+           IDENTITY_BUCKET, HISTORY_BUCKET, WATCHERS_BUCKET)
+
+
+async def find_jetstream(js: JetStreamContext, subjects: Subjects,
+                         stop: asyncio.Event | None = None) -> dict[str, KeyValue]:
+    """The KV buckets by name, once :func:`ensure_jetstream` (a shard's or a
+    matchmaker's) has made every stream and bucket: a gateway's NATS user
+    may not make them. Waits for them (logging what it waits for), and
+    raises :class:`NatsTaken` as ``ensure_jetstream`` does when a stream
+    serves another release's subjects; ``stop`` set meanwhile raises
+    :class:`Stopped`."""
+    p = subjects.prefix
+    streams = {RECORDS_STREAM: [f"{p}.record.*"], RESULTS_STREAM: [f"{p}.result.*"]}
+    said = False
+    while True:
+        missing = []
+        for name, want in streams.items():
+            try:
+                have = (await js.stream_info(name)).config.subjects or []
+            except nats.js.errors.NotFoundError:
+                missing.append(name)
+                continue
+            if sorted(have) != sorted(want):
+                raise NatsTaken(
+                    f"stream {name} on this NATS account serves {', '.join(have)}, not "
+                    f"{', '.join(want)}: another release uses this account (its streams "
+                    "and buckets have the same names whatever the prefix); give each "
+                    "release a NATS account of its own (its user in TTANJIT_NATS_URL)")
+        buckets = {}
+        for bucket in BUCKETS:
+            try:
+                buckets[bucket] = await js.key_value(bucket)
+            except nats.js.errors.BucketNotFoundError:
+                missing.append(bucket)
+        if not missing:
+            if said:
+                log.info("JetStream's streams and buckets are there")
+            return buckets
+        if not said:
+            log.info("waiting for a shard or matchmaker to make JetStream's %s",
+                     ", ".join(missing))
+            said = True
+        await _unless(stop, asyncio.sleep(1.0))

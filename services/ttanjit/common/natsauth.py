@@ -2,8 +2,19 @@
 "Install", step 2; deploy/nats/values.yaml says the same for the NATS
 chart).
 
-- ``ttanjit`` — the gateways, shards and matchmakers (and the ``ttanjit``
-  tools): everything on the account, JetStream included.
+- ``ttanjit`` — the shards and matchmakers (and the ``ttanjit`` tools):
+  everything on the account, JetStream included; they make and converge
+  the streams and buckets (``common.nats.ensure_jetstream``).
+- ``ttanjit-gateway`` — the gateways, the processes the internet reaches:
+  what a gateway does (players' sessions, sign-ins, 관전 counts, commands
+  and the lobby's frames, reading the rest), and not what a shard or a
+  matchmaker does. It may not write a game's record or result, the owners,
+  the games' directory, ratings, the lobby or 내 기록, speak for a shard
+  (heartbeats, adoptions, a game's events or public part, asks to bots),
+  or make, change, purge or delete a stream, a bucket or a durable
+  consumer. So a gateway taken over can still act for the players who
+  sign in through it, but not rewrite a finished game, a rating or a
+  shard's say, nor delete what JetStream keeps (security review).
 - ``ttanjit-bots`` — the bot workers: they take ``<prefix>.bots.decide`` in
   the queue group ``bots`` and answer each ask on its reply subject, and do
   nothing else. An ask carries the view of one seat the shard plays
@@ -22,7 +33,10 @@ import json
 from typing import Any
 from urllib.parse import quote
 
+from ttanjit.common import nats as n
+
 SERVICES = "ttanjit"
+GATEWAY = "ttanjit-gateway"
 BOTS = "ttanjit-bots"
 BOTS_QUEUE = "bots"  # the bot workers' queue group
 
@@ -35,14 +49,37 @@ def bots_permissions(prefix: str) -> dict[str, Any]:
             "allow_responses": {"max": 1}}
 
 
+def gateway_permissions(prefix: str) -> dict[str, Any]:
+    """The gateways' permissions: everything but the publishes of the
+    module's list (NATS checks a JetStream API call as a publish to its
+    subject; a KV write is a publish to ``$KV.<bucket>.<key>``)."""
+    p = prefix
+    return {"publish": {"deny": [
+        f"{p}.record.*", f"{p}.result.*",  # a game's record and result
+        f"{p}.shards.heartbeat", f"{p}.shard.*.adopt", f"{p}.bots.decide",  # a shard's say
+        f"{p}.player.*.events", f"{p}.gw.*.games", f"{p}.game.*.public",
+        *(f"$KV.{b}.>" for b in (n.OWNERS_BUCKET, n.GAMES_BUCKET, n.RATINGS_BUCKET,
+                                 n.LOBBY_BUCKET, n.HISTORY_BUCKET)),
+        *(f"$JS.API.STREAM.{op}.>" for op in (
+            "CREATE", "UPDATE", "DELETE", "PURGE", "MSG.DELETE", "SNAPSHOT", "RESTORE",
+            "PEER", "LEADER")),
+        "$JS.API.CONSUMER.DELETE.>", "$JS.API.CONSUMER.DURABLE.>",
+        "$JS.API.CONSUMER.LEADER.>",
+        f"$JS.API.CONSUMER.CREATE.{n.RESULTS_STREAM}", f"$JS.API.CONSUMER.CREATE.{n.RESULTS_STREAM}.>",
+        "$JS.API.META.>", "$JS.API.ACCOUNT.>", "$JS.API.SERVER.>",
+    ]}}
+
+
 def users(passwords: dict[str, str], prefix: str) -> list[dict[str, Any]]:
     """nats-server's ``authorization.users`` for ``passwords`` by user
-    (:data:`SERVICES`, :data:`BOTS`)."""
+    (:data:`SERVICES`, :data:`GATEWAY`, :data:`BOTS`)."""
     out: list[dict[str, Any]] = []
     for user, password in passwords.items():
         entry: dict[str, Any] = {"user": user, "password": password}
         if user == BOTS:
             entry["permissions"] = bots_permissions(prefix)
+        elif user == GATEWAY:
+            entry["permissions"] = gateway_permissions(prefix)
         elif user != SERVICES:
             raise ValueError(f"no such ttanjit NATS user: {user}")
         out.append(entry)

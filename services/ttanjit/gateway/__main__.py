@@ -111,9 +111,10 @@ class Server(uvicorn.Server):
     _loop: asyncio.AbstractEventLoop | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        # NATS first, minding SIGTERM: uvicorn takes signals from here on
-        # but looks at them only once the app has started, and a gateway
-        # waiting for NATS waited out its Pod's grace period to be killed
+        # NATS (and JetStream's streams, which the shards make) first,
+        # minding SIGTERM: uvicorn takes signals from here on but looks at
+        # them only once the app has started, and a gateway waiting for NATS
+        # waited out its Pod's grace period to be killed
         gw = getattr(self.config.app, "gateway", None)
         if gw is not None:
             self._loop, self._stop = asyncio.get_running_loop(), asyncio.Event()
@@ -122,7 +123,9 @@ class Server(uvicorn.Server):
             try:
                 await gw.connect(self._stop)
             except Stopped:
-                logging.getLogger("ttanjit.gateway").info("stopped before NATS answered")
+                logging.getLogger("ttanjit.gateway").info(
+                    "stopped before NATS answered" if gw.nc is None
+                    else "stopped before JetStream's streams were made")
                 return  # (should_exit: no app started, nothing to shut down)
         await super().startup(sockets)
         if self.started:  # NATS connected, port listening

@@ -48,7 +48,7 @@ from ttanjit.common.nats import (
     SESSIONS_BUCKET,
     Subjects,
     connect,
-    ensure_jetstream,
+    find_jetstream,
     passing,
     subscribed,
     unless_disconnected,
@@ -188,13 +188,18 @@ class Gateway:
         self._checkpoints: set[asyncio.Task[None]] = set()
         self._background: set[asyncio.Future[None]] = set()  # (_later)
         self._games_sub: Any = None
+        self.buckets: dict[str, KeyValue] = {}  # JetStream's (connect)
 
     async def connect(self, stop: asyncio.Event | None = None) -> None:
-        """NATS (``Stopped`` when ``stop`` is set first: a SIGTERM while
-        NATS is away)."""
+        """NATS, and JetStream's streams and buckets, which the shards and
+        matchmakers make (``common.natsauth``: a gateway's user may not);
+        ``Stopped`` when ``stop`` is set first (a SIGTERM while NATS, or
+        JetStream's streams, are not there yet)."""
         if self.nc is None:
             self.nc = await connect(self.s.nats_url, "gateway", reconnected_cb=self.on_nats_back,
                                     stop=stop)
+        if not self.buckets:
+            self.buckets = await find_jetstream(self.nc.jetstream(), self.subjects, stop)
 
     async def start(self) -> None:
         await self.connect()  # (__main__ has connected it, minding SIGTERM)
@@ -212,7 +217,7 @@ class Gateway:
         self._families_sub = await self.nc.subscribe(f"$KV.{IDENTITY_BUCKET}.r.*",
                                                      cb=self.on_family)
         await subscribed(self.nc)  # before ready: a shard's first burst for us is routed
-        buckets = await ensure_jetstream(self.nc.jetstream(), self.subjects, self.s.js_replicas)
+        buckets = self.buckets
         self.kv = buckets[SESSIONS_BUCKET]
         self.ids = Identities(buckets[IDENTITY_BUCKET], self.nc.jetstream())
         self.games = buckets[GAMES_BUCKET]
