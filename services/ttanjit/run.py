@@ -150,8 +150,8 @@ def stack_env(var: Path | None = None) -> dict[str, str]:
     if "TTANJIT_TOKEN_SECRET" not in env:
         env["TTANJIT_TOKEN_SECRET"] = token_secret(var)
     # NATS's users, as in a deployment (ttanjit.common.natsauth): the
-    # services', the gateway's (no records, results or shards' say, no
-    # streams made or deleted) and the bot worker's, whose may only take
+    # services', the gateway's (publishes no records, results or shards'
+    # subjects, makes or deletes no streams) and the bot worker's, whose may only take
     # asks and answer them; passwords made for this run
     # (var/nats-users.conf, written by main)
     address = f"nats://127.0.0.1:{nats_port}"

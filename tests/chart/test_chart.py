@@ -402,8 +402,8 @@ def test_the_bot_workers_and_gateways_can_have_a_nats_user_of_their_own(
         template: Callable[..., Any], user: str) -> None:
     """With nats.botsExistingSecret (nats.gatewayExistingSecret) the bot
     workers (the gateways) read their address — NATS's ttanjit-bots user,
-    asks and answers only; ttanjit-gateway, no records, results or streams
-    made or deleted (deploy/nats/values.yaml) — from that Secret, every
+    asks and answers only; ttanjit-gateway, publishing no records or
+    results, making or deleting no streams (deploy/nats/values.yaml) — from that Secret, every
     other service from nats.existingSecret's; unset, they use the
     services' address."""
     def urls(*args: str) -> dict[str, Any]:

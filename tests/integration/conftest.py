@@ -54,8 +54,8 @@ READY = {
 
 
 # The production users (ttanjit.common.natsauth): the shards and matchmakers
-# connect as ``ttanjit``, the gateways as ``ttanjit-gateway`` (no records,
-# results or shards' subjects, no streams made or deleted), the bot workers
+# connect as ``ttanjit``, the gateways as ``ttanjit-gateway`` (publishes no
+# records, results or shards' subjects, makes or deletes no streams), the bot workers
 # as ``ttanjit-bots``, which may only take asks and answer them — so every
 # test also checks that a gateway and a bot worker need nothing more.
 PASSWORD = secrets.token_hex(12)

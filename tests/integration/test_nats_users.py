@@ -15,10 +15,12 @@ import re
 import secrets
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import nats
+import orjson
 import pytest
 import yaml
 from conftest import Services
@@ -141,9 +143,18 @@ async def gateway_user_is_held(full_url: str, gateway_url: str) -> None:
                   f"$JS.API.STREAM.DELETE.KV_{SESSIONS_BUCKET}",
                   f"$JS.API.CONSUMER.DELETE.{RESULTS_STREAM}.matchmaker-ratings",
                   f"$JS.API.CONSUMER.DURABLE.CREATE.{RECORDS_STREAM}.mine",
-                  f"$JS.API.CONSUMER.CREATE.{RESULTS_STREAM}.mine"]
+                  f"$JS.API.CONSUMER.CREATE.{RECORDS_STREAM}.mine",
+                  *(f"$JS.API.CONSUMER.{op}.{RESULTS_STREAM}.matchmaker-ratings"
+                    for op in ("MSG.NEXT", "PAUSE", "RESET", "UNPIN")),
+                  f"$JS.ACK.{RESULTS_STREAM}.matchmaker-ratings.1.1.1.1.0"]
         for subject in denied:
             await gw.publish(subject, b'{"name": "x"}', reply="_INBOX.refused")
+        # nor hear what a shard is asked (its answer would be the shard's say)
+        asked = [f"{PREFIX}.game.*.cmd", f"{PREFIX}.game.g1.sync", f"{PREFIX}.shard.s1.adopt",
+                 f"{PREFIX}.shards.heartbeat", f"{PREFIX}.bots.decide"]
+        for subject in asked:
+            await gw.subscribe(subject)
+        await gw.subscribe(f"{PREFIX}.bots.decide", queue=natsauth.BOTS_QUEUE)
         await gw.flush()
         await asyncio.sleep(0.3)
         await services.flush()
@@ -154,9 +165,14 @@ async def gateway_user_is_held(full_url: str, gateway_url: str) -> None:
         for subject in denied:
             assert any(f'publish to "{subject}"'.lower() in r.lower() for r in refused), (
                 subject, refused)
+        for subject in asked:
+            assert any(f'subscription to "{subject}"'.lower() in r.lower() for r in refused), (
+                subject, refused)
+        assert any(f'subscription to "{PREFIX}.bots.decide" using queue'.lower() in r.lower()
+                   for r in refused), refused
         assert (await js.stream_info(RECORDS_STREAM)).state.messages == 1
         assert (await made[OWNERS_BUCKET].get("g1")).value == b'{"shard": "s1"}'
-        assert len(refused) == len(denied), refused  # (and nothing it does)
+        assert len(refused) == len(denied) + len(asked) + 1, refused  # (and nothing it does)
     finally:
         await gw.close()
         await services.close()
@@ -166,6 +182,79 @@ async def test_a_gateway_may_do_a_gateways_work_only(svc: Services) -> None:
     assert svc.nats is not None
     await gateway_user_is_held(svc.nats.url_as(natsauth.SERVICES),
                                svc.nats.url_as(natsauth.GATEWAY))
+
+
+async def test_a_gateway_cannot_speak_for_a_shard_through_jetstream(svc: Services) -> None:
+    """NATS checks what a user publishes, not where JetStream sends for it:
+    as the gateways' user, a heartbeat written to a bucket it may write
+    reaches the shards' heartbeat subject through a push consumer it makes
+    (delivered there), and JetStream's answer to a read it asks with that
+    reply subject reaches it too. The matchmaker drops the first
+    (common.nats.relayed) and reads no shard in the second: it knows none,
+    where the same heartbeat published by a shard makes games placeable
+    (review finding: a forged heartbeat moved a shard's games to an
+    address of the forger's)."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+    from ttanjit.common.nats import SESSIONS_BUCKET, find_jetstream
+    from ttanjit.common.nats import Subjects as Subj
+    from ttanjit.matchmaker.readiness import PLACEMENT_SERVICE
+
+    assert svc.nats is not None
+    mm = svc.start("matchmaker", name="mm-forged")
+    serving = health_pb2.HealthCheckResponse.SERVING
+    heartbeat = f"{PREFIX}.shards.heartbeat"
+    gw = await nats.connect(svc.nats.url_as(natsauth.GATEWAY))
+    full = await nats.connect(svc.nats.url_as(natsauth.SERVICES))
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{mm.ports['grpc']}") as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+
+            def placeable() -> bool:
+                return stub.Check(health_pb2.HealthCheckRequest(service=PLACEMENT_SERVICE),
+                                  timeout=5).status == serving
+
+            async def beat_for(s: float) -> bool:  # placeable at any time meanwhile
+                for _ in range(int(s / 0.1)):
+                    await asyncio.sleep(0.1)
+                    if placeable():
+                        return True
+                return False
+            assert not placeable()
+            gjs = gw.jetstream(timeout=5)
+            sessions = (await find_jetstream(gjs, Subj()))[SESSIONS_BUCKET]
+            await gjs.add_consumer(f"KV_{SESSIONS_BUCKET}", ConsumerConfig(
+                deliver_subject=heartbeat, filter_subject=f"$KV.{SESSIONS_BUCKET}.hb",
+                deliver_policy=DeliverPolicy.NEW, ack_policy=AckPolicy.NONE))
+            heard = await full.subscribe(heartbeat)
+            await full.flush()
+            for _ in range(5):
+                doc = orjson.dumps({"shard": "shard-forged", "grpc": "forger.example:50051",
+                                    "games": 0, "players": 0, "draining": False,
+                                    "capacity": 100000, "ts": int(time.time() * 1000)})
+                await sessions.put("hb", doc)  # delivered onto the heartbeat subject
+                await gw.publish(f"$JS.API.STREAM.MSG.GET.KV_{SESSIONS_BUCKET}",
+                                 orjson.dumps({"last_by_subj": f"$KV.{SESSIONS_BUCKET}.hb"}),
+                                 reply=heartbeat)  # answered onto it (a JSON wrapping)
+                await gw.flush()
+                await asyncio.sleep(0.2)
+            got = []
+            while heard.pending_msgs:
+                got.append(await heard.next_msg(timeout=1))
+            # both ways, every time: they do reach the subject
+            assert sorted(m.subject for m in got) == [f"$KV.{SESSIONS_BUCKET}.hb"] * 5 + [
+                heartbeat] * 5, got
+            assert not await beat_for(2.0), "a relayed heartbeat was taken for a shard's"
+            assert "a heartbeat relayed by JetStream, dropped" in mm.log()
+            # the same beat, published by a shard's user: taken
+            await full.publish(heartbeat, doc)
+            await full.flush()
+            assert await beat_for(5.0)
+    finally:
+        await gw.close()
+        await full.close()
 
 
 def test_a_gateway_waits_for_a_shard_to_make_the_streams(svc: Services) -> None:

@@ -357,6 +357,18 @@ async def _unless(stop: asyncio.Event | None, aw: Awaitable[T]) -> T:
     return work.result()
 
 
+def relayed(msg: Any, subject: str) -> bool:
+    """Whether ``msg``, heard on the literal ``subject``, was sent there on
+    someone's behalf instead of published by a peer: a push consumer's
+    delivery (it keeps the subject it was stored under) or a direct get's
+    answer to a reply subject its asker named (it carries the stream's
+    headers). NATS checks what a user publishes, not where JetStream sends
+    for it (``common.natsauth``): the gateways' user, refused the shards'
+    subjects, got a heartbeat heard through either (review finding). The
+    receivers of a shard's or matchmaker's say drop these."""
+    return msg.subject != subject or bool(msg.headers and "Nats-Stream" in msg.headers)
+
+
 # nats-py's KeyValue.keys() leaves its consumer on the server for 5 minutes
 # (the watch's inactive threshold): a stream takes 1,000 consumers (the
 # server's default), so 1,000 listings in 5 minutes (the 관전 list, 2 s per
@@ -609,39 +621,47 @@ async def find_jetstream(js: JetStreamContext, subjects: Subjects,
                          stop: asyncio.Event | None = None) -> dict[str, KeyValue]:
     """The KV buckets by name, once :func:`ensure_jetstream` (a shard's or a
     matchmaker's) has made every stream and bucket: a gateway's NATS user
-    may not make them. Waits for them (logging what it waits for), and
-    raises :class:`NatsTaken` as ``ensure_jetstream`` does when a stream
-    serves another release's subjects; ``stop`` set meanwhile raises
-    :class:`Stopped`."""
+    may not make them. Waits for them — and for JetStream while it does
+    not answer (a cluster without its leader yet, a server started without
+    JetStream) — logging what it waits for; raises :class:`NatsTaken` as
+    ``ensure_jetstream`` does when a stream serves another release's
+    subjects; ``stop`` set meanwhile raises :class:`Stopped`."""
     p = subjects.prefix
     streams = {RECORDS_STREAM: [f"{p}.record.*"], RESULTS_STREAM: [f"{p}.result.*"]}
-    said = False
+    said = ""
     while True:
-        missing = []
-        for name, want in streams.items():
-            try:
-                have = (await js.stream_info(name)).config.subjects or []
-            except nats.js.errors.NotFoundError:
-                missing.append(name)
-                continue
-            if sorted(have) != sorted(want):
-                raise NatsTaken(
-                    f"stream {name} on this NATS account serves {', '.join(have)}, not "
-                    f"{', '.join(want)}: another release uses this account (its streams "
-                    "and buckets have the same names whatever the prefix); give each "
-                    "release a NATS account of its own (its user in TTANJIT_NATS_URL)")
-        buckets = {}
-        for bucket in BUCKETS:
-            try:
-                buckets[bucket] = await js.key_value(bucket)
-            except nats.js.errors.BucketNotFoundError:
-                missing.append(bucket)
-        if not missing:
+        missing: list[str] = []
+        buckets: dict[str, KeyValue] = {}
+        try:
+            for name, want in streams.items():
+                try:
+                    info = await _unless(stop, js.stream_info(name))
+                except nats.js.errors.NotFoundError:
+                    missing.append(name)
+                    continue
+                have = info.config.subjects or []
+                if sorted(have) != sorted(want):
+                    raise NatsTaken(
+                        f"stream {name} on this NATS account serves {', '.join(have)}, not "
+                        f"{', '.join(want)}: another release uses this account (its streams "
+                        "and buckets have the same names whatever the prefix); give each "
+                        "release a NATS account of its own (its user in TTANJIT_NATS_URL)")
+            for bucket in BUCKETS:
+                try:
+                    buckets[bucket] = await _unless(stop, js.key_value(bucket))
+                except nats.js.errors.BucketNotFoundError:
+                    missing.append(bucket)
+            waiting = ("a shard or matchmaker to make JetStream's " + ", ".join(missing)
+                       if missing else "")
+        except Exception as exc:  # noqa: BLE001 - sorted below
+            if not passing(exc):
+                raise
+            waiting = f"JetStream to answer ({exc!r})"
+        if not waiting:
             if said:
                 log.info("JetStream's streams and buckets are there")
             return buckets
-        if not said:
-            log.info("waiting for a shard or matchmaker to make JetStream's %s",
-                     ", ".join(missing))
-            said = True
+        if waiting != said:
+            log.info("waiting for %s", waiting)
+            said = waiting
         await _unless(stop, asyncio.sleep(1.0))

@@ -8,13 +8,28 @@ chart).
 - ``ttanjit-gateway`` — the gateways, the processes the internet reaches:
   what a gateway does (players' sessions, sign-ins, 관전 counts, commands
   and the lobby's frames, reading the rest), and not what a shard or a
-  matchmaker does. It may not write a game's record or result, the owners,
-  the games' directory, ratings, the lobby or 내 기록, speak for a shard
-  (heartbeats, adoptions, a game's events or public part, asks to bots),
-  or make, change, purge or delete a stream, a bucket or a durable
-  consumer. So a gateway taken over can still act for the players who
-  sign in through it, but not rewrite a finished game, a rating or a
-  shard's say, nor delete what JetStream keeps (security review).
+  matchmaker does. It may not publish a game's record or result, the
+  owners, the games' directory, ratings, the lobby or 내 기록, nor speak
+  for a shard (heartbeats, adoptions, a game's events or public part,
+  asks to bots), nor hear what a shard is asked (commands, catch-ups,
+  adoptions, heartbeats, the bots' asks: a gateway's answer would have
+  been the shard's say); of the JetStream API it has the reads and
+  unnamed consumers only (nats-py's ordered consumers and KV watches): no
+  stream, bucket, durable or named consumer made, changed, purged or
+  deleted, no other consumer's messages taken, paused or skipped. So a
+  gateway's bug, or one taken over, cannot delete or empty what JetStream
+  keeps, nor stop the ratings. It is no wall: a gateway holds the token
+  secret and acts for any player; it sends lobby frames and 다른 곳에서
+  접속 kicks to any player; it may empty its own buckets (sessions,
+  identity, watchers: a rollup), and make ephemeral consumers up to a
+  stream's limit. And NATS checks what a user publishes, not where
+  JetStream or another service sends for it — a push consumer's
+  deliveries, an answer to a reply subject it names — which reach any
+  subject, the records' too (checked on nats-server 2.15; nats-io/nats-
+  server issue 8274): the receivers of a shard's or matchmaker's say drop
+  JetStream's deliveries (``common.nats.relayed``), a record does not.
+  Keeping a gateway out of the shards' subjects altogether takes a NATS
+  account of its own.
 - ``ttanjit-bots`` — the bot workers: they take ``<prefix>.bots.decide`` in
   the queue group ``bots`` and answer each ask on its reply subject, and do
   nothing else. An ask carries the view of one seat the shard plays
@@ -50,9 +65,14 @@ def bots_permissions(prefix: str) -> dict[str, Any]:
 
 
 def gateway_permissions(prefix: str) -> dict[str, Any]:
-    """The gateways' permissions: everything but the publishes of the
-    module's list (NATS checks a JetStream API call as a publish to its
-    subject; a KV write is a publish to ``$KV.<bucket>.<key>``)."""
+    """The gateways' permissions: no publish of the module's list (NATS
+    checks a JetStream API call as a publish to its subject; a KV write is
+    a publish to ``$KV.<bucket>.<key>``) — of the JetStream API, only the
+    reads, and consumers that are neither named nor durable (nats-py's
+    ordered consumers and KV watches: ``$JS.API.CONSUMER.CREATE.<stream>``)
+    — and no subscription to what a shard is asked (commands, catch-ups,
+    adoptions, heartbeats, the bots' asks: one answered by a gateway would
+    have been its say)."""
     p = prefix
     return {"publish": {"deny": [
         f"{p}.record.*", f"{p}.result.*",  # a game's record and result
@@ -62,11 +82,15 @@ def gateway_permissions(prefix: str) -> dict[str, Any]:
                                  n.LOBBY_BUCKET, n.HISTORY_BUCKET)),
         *(f"$JS.API.STREAM.{op}.>" for op in (
             "CREATE", "UPDATE", "DELETE", "PURGE", "MSG.DELETE", "SNAPSHOT", "RESTORE",
-            "PEER", "LEADER")),
-        "$JS.API.CONSUMER.DELETE.>", "$JS.API.CONSUMER.DURABLE.>",
-        "$JS.API.CONSUMER.LEADER.>",
-        f"$JS.API.CONSUMER.CREATE.{n.RESULTS_STREAM}", f"$JS.API.CONSUMER.CREATE.{n.RESULTS_STREAM}.>",
+            "PEER", "LEADER", "CANCEL_MOVE")),
+        *(f"$JS.API.CONSUMER.{op}.>" for op in (
+            "DELETE", "DURABLE", "LEADER", "PEER", "MSG", "PAUSE", "RESET", "UNPIN")),
+        "$JS.API.CONSUMER.CREATE.*.>",  # (named, durable or not: only the unnamed kind)
         "$JS.API.META.>", "$JS.API.ACCOUNT.>", "$JS.API.SERVER.>",
+        "$JS.ACK.>",  # (another's consumer's messages: its own consumers ack nothing)
+    ]}, "subscribe": {"deny": [
+        f"{p}.game.*.cmd", f"{p}.game.*.sync", f"{p}.shard.*.adopt", f"{p}.shards.heartbeat",
+        f"{p}.bots.decide",
     ]}}
 
 

@@ -50,6 +50,7 @@ from ttanjit.common.nats import (
     connect,
     find_jetstream,
     passing,
+    relayed,
     subscribed,
     unless_disconnected,
 )
@@ -206,7 +207,8 @@ class Gateway:
         self.replies = Replies(self.nc)
         await self.replies.start()
         # one subscription (one task) for the game traffic of every local player
-        self._games_sub = await self.nc.subscribe(self.subjects.gateway_games(self.id),
+        self._games_subject = self.subjects.gateway_games(self.id)
+        self._games_sub = await self.nc.subscribe(self._games_subject,
                                                   cb=self.on_games,
                                                   pending_msgs_limit=65536,
                                                   pending_bytes_limit=64 * 1024 * 1024)
@@ -441,6 +443,9 @@ class Gateway:
         await asyncio.gather(*(self.save(s, pointer=False) for s in sessions))
 
     async def on_games(self, msg: Any) -> None:
+        if relayed(msg, self._games_subject):  # (not a shard's: common.nats.relayed)
+            log.warning("a burst relayed by JetStream, dropped")
+            return
         if msg.reply:  # a shard asking whether we are still here (docs/protocol.md 2.1)
             await msg.respond(b"")
             return

@@ -33,6 +33,7 @@ import orjson
 from nats.errors import NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
+from ttanjit.common.nats import relayed
 from ttanjit.gateway import codec, finals, watchers
 from ttanjit.gateway import conn as conn_mod
 from ttanjit.gateway.conn import Connection, _deadline, burst_parts
@@ -140,6 +141,8 @@ async def h_spectate(c: Connection, f: dict[str, Any]) -> None:
         async def on_msg(msg: Any) -> None:
             if c.closed:
                 await stop(c)
+                return
+            if relayed(msg, c.gw.subjects.public(gid)):  # (not a shard's)
                 return
             try:  # the public part of a burst (docs/protocol.md 2)
                 (_, (_, first, last, _, body)), = burst_parts(msg.data)

@@ -47,6 +47,7 @@ from ttanjit.common.nats import (
     Subjects,
     ensure_jetstream,
     passing,
+    relayed,
     subscribed,
 )
 from ttanjit.games import GAMES
@@ -1492,6 +1493,9 @@ async def serve(settings: Settings, nc: Client, stop: asyncio.Event,
     mm = Matchmaker(nc, buckets[RATINGS_BUCKET], settings, buckets[LOBBY_BUCKET])
 
     async def on_heartbeat(msg: Any) -> None:
+        if relayed(msg, mm.subjects.heartbeat):  # (not a shard's: common.nats.relayed)
+            log.warning("a heartbeat relayed by JetStream, dropped")
+            return
         try:
             mm.shards.heartbeat(orjson.loads(msg.data), now_ms())
         except (orjson.JSONDecodeError, TypeError, ValueError, AttributeError):

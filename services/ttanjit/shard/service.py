@@ -56,6 +56,7 @@ from ttanjit.common.nats import (
     Subjects,
     connect,
     ensure_jetstream,
+    relayed,
     subscribed,
     unless_disconnected,
 )
@@ -1070,6 +1071,9 @@ class Shard:
                 await asyncio.gather(ask, return_exceptions=True)
 
     async def _on_adopt(self, msg: Msg) -> None:
+        if relayed(msg, self.subj.adopt(self.id)):  # (not a shard's: common.nats.relayed)
+            log.warning("an adoption relayed by JetStream, dropped")
+            return
         try:
             req = orjson.loads(msg.data)
             games = req["games"]
