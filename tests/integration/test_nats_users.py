@@ -23,7 +23,7 @@ import nats
 import orjson
 import pytest
 import yaml
-from conftest import Services
+from conftest import PASSWORD, USERS, Services
 from stack import stack
 from wsclient import WSClient, start_with_bot
 
@@ -255,6 +255,32 @@ async def test_a_gateway_cannot_speak_for_a_shard_through_jetstream(svc: Service
     finally:
         await gw.close()
         await full.close()
+
+
+def test_a_gateway_waits_while_jetstream_does_not_answer(services: Services,
+                                                          tmp_path: Path) -> None:
+    """A gateway whose NATS has no JetStream yet (a cluster electing its
+    leader; here a server started without it) waits for it, saying so,
+    and stops at once when asked — it exited 1 with JetStream's 503
+    (review finding)."""
+    conf = tmp_path / "nats.conf"
+    conf.write_text(natsauth.server_config(USERS), encoding="utf-8")
+    port = free_port()
+    with open(tmp_path / "server.log", "wb") as log:
+        proc = subprocess.Popen([nats_server_binary(), "-c", str(conf), "-a", "127.0.0.1",
+                                 "-p", str(port)], stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        wait_port("127.0.0.1", port)
+        url = natsauth.as_user(f"nats://127.0.0.1:{port}", natsauth.SERVICES, PASSWORD)
+        gw = services.start("gateway", name="gateway-no-js", wait=False, streams_first=False,
+                            env={"TTANJIT_NATS_URL": url})
+        gw.wait_log("waiting for JetStream to answer", 30)
+        assert gw.alive(), gw.log()
+        assert gw.terminate(timeout=5) == 0, gw.log()
+        assert "stopped before JetStream's streams were made" in gw.log()
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def test_a_gateway_waits_for_a_shard_to_make_the_streams(svc: Services) -> None:
