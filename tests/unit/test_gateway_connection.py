@@ -135,8 +135,11 @@ class FakeGateway:
     def full(self) -> bool:  # (app.websocket: room for every socket here)
         return False
 
-    async def family_stands(self, ident: Any, conn: Any = None) -> bool:  # (all stand here)
+    async def family_stands(self, ident: Any) -> bool:  # (all stand here)
         return True
+
+    def recheck_later(self, conn: Any) -> None:  # (never unknown here)
+        raise AssertionError("no family is unknown here")
 
     def admits(self, conn: Any, player: str) -> bool:  # (room for every player here)
         return True

@@ -249,13 +249,12 @@ class Gateway:
         m.SIGNED_OUT.inc()
         await conn.close(4004, "signed_out")
 
-    async def family_stands(self, ident: Identity, conn: Connection | None = None) -> bool:
+    async def family_stands(self, ident: Identity) -> bool | None:
         """Whether a hello's token still signs its player in: its refresh
         family stands (not signed out of, revoked or expired). A token of an
         older release (no family) does, as on its routes (account.standing);
-        so does one JetStream cannot answer for within a second (a hello is
-        not held up by it: the socket is closed if the family's removal
-        comes later, on_family)."""
+        None when JetStream cannot answer for it within a second (a hello
+        is not held up by it: :meth:`recheck_later`)."""
         if not ident.family:
             return True
         try:
@@ -263,11 +262,14 @@ class Gateway:
                 self.ids.stands(ident.family, ident.player, now_ms()), NICKNAME_S)
         except Exception as exc:  # noqa: BLE001 - JetStream away or slow
             log.warning("a hello's refresh family not checked: %r", exc)
-            # asked again in a while: a stolen token's hello in a slow moment
-            # was let in for good (second review)
-            if conn is not None:
-                self._later(self.recheck_families([conn], FAMILY_AGAIN_S))
-            return True
+            return None
+
+    def recheck_later(self, conn: Connection) -> None:
+        """Ask again in a while whether ``conn``'s refresh family stands (a
+        hello let in unchecked: a stolen token's hello in a slow moment was
+        let in for good: second review); closed with 4004 if not, as when
+        its removal comes (:meth:`on_family`)."""
+        self._later(self.recheck_families([conn], FAMILY_AGAIN_S))
 
     def full(self) -> bool:
         """Holding the most players it takes (TTANJIT_MAX_CONNECTIONS; 0: no
