@@ -60,3 +60,34 @@ async def test_sends_never_overtake_each_other(nats_url: str) -> None:
     finally:
         await nc.close()
         await sub_nc.close()
+
+
+async def test_a_bad_subject_costs_its_own_message_only(nats_url: str) -> None:
+    """A message whose subject nats-py refuses (a route named after a
+    gateway id with a space: the shard now takes only ids that are one
+    subject token, room.GATEWAY_ID) is not sent, and the rest of the send
+    goes on: before, it stopped there and lost the other players' parts,
+    replies and appends queued after it (review finding)."""
+    from ttanjit.shard.room import GATEWAY_ID
+
+    nc = await nats.connect(nats_url)
+    subject = f"t.outbox.{secrets.token_hex(4)}"
+    tasks: set[asyncio.Task[None]] = set()
+    shard = SimpleNamespace(loop=asyncio.get_running_loop(), nc=nc,
+                            link=SimpleNamespace(addr=""),
+                            spawn=lambda coro: tasks.add(asyncio.ensure_future(coro)))
+    try:
+        sub = await nc.subscribe(subject)
+        await subscribed(nc)
+        out = Outbox(shard)  # type: ignore[arg-type]
+        out.put(subject, b"1")
+        out.put("ttanjit.v1.gw.a b.games", b"2")
+        out.put(subject, b"3")
+        await out.send()
+        await asyncio.gather(*tasks)
+        await nc.flush()
+        got = [(await sub.next_msg(timeout=5)).data for _ in range(2)]
+        assert got == [b"1", b"3"] and not out.queue
+        assert GATEWAY_ID.fullmatch("3f9a0c1b2d4e5f60") and not GATEWAY_ID.fullmatch("a b")
+    finally:
+        await nc.close()

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections import Counter
 from typing import TYPE_CHECKING
@@ -42,7 +43,7 @@ from typing import TYPE_CHECKING
 import orjson
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-from nats.errors import ConnectionClosedError, NoRespondersError
+from nats.errors import BadSubjectError, ConnectionClosedError, NoRespondersError
 from nats.errors import TimeoutError as NatsTimeout
 
 from ttanjit.games.base import ABANDONED, JSON, Engine, Result, flat_object, message_for
@@ -63,6 +64,13 @@ if TYPE_CHECKING:
     from ttanjit.shard.service import Shard
 
 log = logging.getLogger("ttanjit.shard")
+
+# A gateway's id as its commands and catch-ups name it (``gw``): one token
+# of a NATS subject (the route of a player's parts, <prefix>.gw.<id>.games).
+# Unchecked, an id with a space made the subject nats-py refuses, and the
+# rest of that send was lost: other players' parts, replies and appends
+# (review finding).
+GATEWAY_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 FINALIZE_RETRY_S = 0.5  # a finalize that failed is tried again after this, doubling
 FINALIZE_RETRY_MAX_S = 5.0
@@ -136,7 +144,10 @@ class Outbox:
             while self.queue:
                 out, self.queue = self.queue, []
                 for subject, data, reply, headers in out:
-                    await publish(subject, data, reply, headers)
+                    try:
+                        await publish(subject, data, reply, headers)
+                    except BadSubjectError:  # one bad message costs itself, not the rest
+                        log.error("not sent: a bad subject %r", subject)
         finally:
             self.sending = False
 
@@ -313,7 +324,7 @@ class Room:
         if seat is None:
             return self._refuse(msg, t0, refusal("not_seated", cmd_id))
         gw = req.get("gw")
-        if isinstance(gw, str) and gw and not (
+        if isinstance(gw, str) and GATEWAY_ID.fullmatch(gw) and not (
                 isinstance(action, dict) and action.get("type") == "disconnect"):
             # (a goodbye may come from a connection already replaced on
             # another gateway: it never moves the route)
@@ -370,7 +381,7 @@ class Room:
             if not isinstance(player, str) or player not in self.hosted.players:
                 return self.out.reply(msg, refusal("not_seated"))
             gw = req.get("gw")
-            if isinstance(gw, str) and gw:
+            if isinstance(gw, str) and GATEWAY_ID.fullmatch(gw):
                 self.routes[player] = gw
                 if player in self.marked_away:
                     self.mark_back(player)
