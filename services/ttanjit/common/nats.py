@@ -360,13 +360,16 @@ async def _unless(stop: asyncio.Event | None, aw: Awaitable[T]) -> T:
 def relayed(msg: Any, subject: str) -> bool:
     """Whether ``msg``, heard on the literal ``subject``, was sent there on
     someone's behalf instead of published by a peer: a push consumer's
-    delivery (it keeps the subject it was stored under) or a direct get's
-    answer to a reply subject its asker named (it carries the stream's
-    headers). NATS checks what a user publishes, not where JetStream sends
-    for it (``common.natsauth``): the gateways' user, refused the shards'
-    subjects, got a heartbeat heard through either (review finding). The
-    receivers of a shard's or matchmaker's say drop these."""
-    return msg.subject != subject or bool(msg.headers and "Nats-Stream" in msg.headers)
+    delivery (it keeps the subject it was stored under), a consumer's idle
+    heartbeat or flow control (a ``Status`` header, no body) or a direct
+    get's answer to a reply subject its asker named (it carries the
+    stream's headers). NATS checks what a user publishes, not where
+    JetStream sends for it (``common.natsauth``): the gateways' user,
+    refused the shards' subjects, got a heartbeat heard through a consumer
+    it made (review finding). The receivers of a shard's or matchmaker's
+    say drop these."""
+    return msg.subject != subject or bool(msg.headers and (
+        "Nats-Stream" in msg.headers or "Status" in msg.headers))
 
 
 # nats-py's KeyValue.keys() leaves its consumer on the server for 5 minutes

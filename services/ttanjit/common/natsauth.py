@@ -6,30 +6,33 @@ chart).
   everything on the account, JetStream included; they make and converge
   the streams and buckets (``common.nats.ensure_jetstream``).
 - ``ttanjit-gateway`` — the gateways, the processes the internet reaches:
-  what a gateway does (players' sessions, sign-ins, 관전 counts, commands
-  and the lobby's frames, reading the rest), and not what a shard or a
-  matchmaker does. It may not publish a game's record or result, the
-  owners, the games' directory, ratings, the lobby or 내 기록, nor speak
-  for a shard (heartbeats, adoptions, a game's events or public part,
-  asks to bots), nor hear what a shard is asked (commands, catch-ups,
-  adoptions, heartbeats, the bots' asks: a gateway's answer would have
-  been the shard's say); of the JetStream API it has the reads and
-  unnamed consumers only (nats-py's ordered consumers and KV watches): no
-  stream, bucket, durable or named consumer made, changed, purged or
-  deleted, no other consumer's messages taken, paused or skipped. So a
-  gateway's bug, or one taken over, cannot delete or empty what JetStream
-  keeps, nor stop the ratings. It is no wall: a gateway holds the token
-  secret and acts for any player; it sends lobby frames and 다른 곳에서
-  접속 kicks to any player; it may empty its own buckets (sessions,
-  identity, watchers: a rollup), and make ephemeral consumers up to a
-  stream's limit. And NATS checks what a user publishes, not where
-  JetStream or another service sends for it — a push consumer's
+  what a gateway does (players' sessions, sign-ins, 관전 counts, commands and
+  the lobby's frames, reading the rest), and not what a shard or a
+  matchmaker does. It may not publish a game's record or result, the owners,
+  the games' directory, ratings, the lobby or 내 기록, nor speak for a shard
+  (heartbeats, adoptions, a game's events or public part, asks to bots), nor
+  hear what a shard is asked (commands, catch-ups, adoptions, heartbeats,
+  the bots' asks: a gateway's answer would have been the shard's say); of
+  the JetStream API it has the reads and unnamed consumers only (nats-py's
+  ordered consumers and KV watches), none on the results, and no other
+  consumer's name: no stream or bucket made, changed, purged or deleted, no
+  durable or named consumer made or deleted, the ratings' durable neither
+  changed nor read, paused or skipped. So a gateway's bug, or one taken
+  over, cannot delete or empty what JetStream keeps, nor stop the ratings.
+  Not the shards' watches: an unnamed create naming an existing consumer in
+  its body changes it, and a name a gateway guesses would let it blind one
+  (the shards read the bucket itself before they act on a watch). It is no
+  wall: a gateway holds the token secret and acts for any player; it sends
+  lobby frames and 다른 곳에서 접속 kicks to any player; it may empty its own
+  buckets (sessions, identity, watchers: a rollup), and make ephemeral
+  consumers up to a stream's limit. And NATS checks what a user publishes,
+  not where JetStream or another service sends for it — a push consumer's
   deliveries, an answer to a reply subject it names — which reach any
-  subject, the records' too (checked on nats-server 2.15; nats-io/nats-
-  server issue 8274): the receivers of a shard's or matchmaker's say drop
-  JetStream's deliveries (``common.nats.relayed``), a record does not.
-  Keeping a gateway out of the shards' subjects altogether takes a NATS
-  account of its own.
+  subject, the records' too (checked on nats-server 2.15;
+  nats-io/nats-server issue 8274): the receivers of a shard's or
+  matchmaker's say drop JetStream's deliveries and status messages
+  (``common.nats.relayed``), a record does not. Keeping a gateway out of the
+  shards' subjects altogether takes a NATS account of its own.
 - ``ttanjit-bots`` — the bot workers: they take ``<prefix>.bots.decide`` in
   the queue group ``bots`` and answer each ask on its reply subject, and do
   nothing else. An ask carries the view of one seat the shard plays
@@ -66,13 +69,13 @@ def bots_permissions(prefix: str) -> dict[str, Any]:
 
 def gateway_permissions(prefix: str) -> dict[str, Any]:
     """The gateways' permissions: no publish of the module's list (NATS
-    checks a JetStream API call as a publish to its subject; a KV write is
-    a publish to ``$KV.<bucket>.<key>``) — of the JetStream API, only the
+    checks a JetStream API call as a publish to its subject; a KV write is a
+    publish to ``$KV.<bucket>.<key>``) — of the JetStream API, only the
     reads, and consumers that are neither named nor durable (nats-py's
     ordered consumers and KV watches: ``$JS.API.CONSUMER.CREATE.<stream>``)
-    — and no subscription to what a shard is asked (commands, catch-ups,
-    adoptions, heartbeats, the bots' asks: one answered by a gateway would
-    have been its say)."""
+    — none at all on the results — and no subscription to what a shard is
+    asked (commands, catch-ups, adoptions, heartbeats, the bots' asks: one
+    answered by a gateway would have been its say)."""
     p = prefix
     return {"publish": {"deny": [
         f"{p}.record.*", f"{p}.result.*",  # a game's record and result
@@ -84,8 +87,12 @@ def gateway_permissions(prefix: str) -> dict[str, Any]:
             "CREATE", "UPDATE", "DELETE", "PURGE", "MSG.DELETE", "SNAPSHOT", "RESTORE",
             "PEER", "LEADER", "CANCEL_MOVE")),
         *(f"$JS.API.CONSUMER.{op}.>" for op in (
-            "DELETE", "DURABLE", "LEADER", "PEER", "MSG", "PAUSE", "RESET", "UNPIN")),
+            "DELETE", "DURABLE", "LEADER", "PEER", "MSG", "PAUSE", "RESET", "UNPIN",
+            "INFO", "NAMES", "LIST")),  # (another's consumer is not even named to it)
         "$JS.API.CONSUMER.CREATE.*.>",  # (named, durable or not: only the unnamed kind)
+        # none on the results: an unnamed create naming the ratings' durable
+        # in its body changed it (second review)
+        f"$JS.API.CONSUMER.CREATE.{n.RESULTS_STREAM}",
         "$JS.API.META.>", "$JS.API.ACCOUNT.>", "$JS.API.SERVER.>",
         "$JS.ACK.>",  # (another's consumer's messages: its own consumers ack nothing)
     ]}, "subscribe": {"deny": [
