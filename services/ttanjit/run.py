@@ -151,8 +151,8 @@ def stack_env(var: Path | None = None) -> dict[str, str]:
         env["TTANJIT_TOKEN_SECRET"] = token_secret(var)
     # NATS's users, as in a deployment (ttanjit.common.natsauth): the
     # services', the gateway's (publishes no records, results or shards'
-    # subjects, makes or deletes no streams) and the bot worker's, whose may only take
-    # asks and answer them; passwords made for this run
+    # subjects, makes or deletes no streams) and the bot worker's, whose
+    # may only take asks and answer them; passwords made for this run
     # (var/nats-users.conf, written by main)
     address = f"nats://127.0.0.1:{nats_port}"
     for user, key in NATS_USERS:

@@ -163,6 +163,7 @@ class Gateway:
         # this process's name in the shards' routes: its players' parts of
         # every game burst come in one message on its own subject (issue 13)
         self.id = secrets.token_hex(8)
+        self._games_subject = self.subjects.gateway_games(self.id)
         # direct links to owner shards
         self.links = Links(self.id, self.on_burst, self.on_link_lost)
         self.tokens = Tokens(settings.token_secret)
@@ -207,7 +208,6 @@ class Gateway:
         self.replies = Replies(self.nc)
         await self.replies.start()
         # one subscription (one task) for the game traffic of every local player
-        self._games_subject = self.subjects.gateway_games(self.id)
         self._games_sub = await self.nc.subscribe(self._games_subject,
                                                   cb=self.on_games,
                                                   pending_msgs_limit=65536,
