@@ -88,11 +88,13 @@ def gateway_permissions(prefix: str) -> dict[str, Any]:
             "PEER", "LEADER", "CANCEL_MOVE")),
         *(f"$JS.API.CONSUMER.{op}.>" for op in (
             "DELETE", "DURABLE", "LEADER", "PEER", "MSG", "PAUSE", "RESET", "UNPIN",
-            "INFO", "NAMES", "LIST")),  # (another's consumer is not even named to it)
+            "NAMES", "LIST")),  # (another's consumer is not even named to it; INFO
+        # stays: nats-py's KV watch asks after its own consumer)
         "$JS.API.CONSUMER.CREATE.*.>",  # (named, durable or not: only the unnamed kind)
         # none on the results: an unnamed create naming the ratings' durable
         # in its body changed it (second review)
         f"$JS.API.CONSUMER.CREATE.{n.RESULTS_STREAM}",
+        f"$JS.API.CONSUMER.INFO.{n.RESULTS_STREAM}.>",
         "$JS.API.META.>", "$JS.API.ACCOUNT.>", "$JS.API.SERVER.>",
         "$JS.ACK.>",  # (another's consumer's messages: its own consumers ack nothing)
     ]}, "subscribe": {"deny": [
