@@ -136,6 +136,21 @@ class Proc:
             self._fh.close()
 
 
+def freeze(proc: subprocess.Popen[bytes]) -> None:
+    """SIGSTOP ``proc`` and return once every thread of it has stopped: a
+    signal lands when each thread next leaves the kernel, and a nats-server
+    thread already serving a request sent its answer after ``kill`` had
+    returned (1 in 60 in a loop here; a CI run's replay test was answered
+    by a "stopped" JetStream). ``proc.send_signal(SIGCONT)`` thaws it."""
+    proc.send_signal(signal.SIGSTOP)
+    deadline = time.monotonic() + 5
+    tasks = Path(f"/proc/{proc.pid}/task")
+    while any((t / "stat").read_text().rsplit(")", 1)[1].split()[0] not in ("T", "t")
+              for t in tasks.iterdir()):
+        assert time.monotonic() < deadline, f"{proc.pid} did not stop"
+        time.sleep(0.001)
+
+
 def user_url(url: str, user: str) -> str:
     """``user``'s address on a test server whose ``ttanjit`` address is
     ``url`` (the users share the session's password)."""

@@ -22,7 +22,7 @@ import nats
 import orjson
 import pytest
 import websockets
-from conftest import Proc, Services
+from conftest import Proc, Services, freeze
 from shardkit import RecordTail, create_game, metric, metrics_text, player_id, raw_request, until
 from wsclient import WSClient, sign_in, sign_out, two_in_a_room
 
@@ -397,7 +397,7 @@ async def test_a_hello_let_in_unchecked_is_checked_again(svc: Services) -> None:
     assert sign_out(http[0], ident["refresh"]) == {"revoked": True}
     left = WSClient(http[0], ident)
     await left.connect()
-    svc.nats.proc.send_signal(signal.SIGSTOP)  # JetStream slow: no answer
+    freeze(svc.nats.proc)  # JetStream slow: no answer
     try:
         await left.send({"type": "hello", "token": ident["token"]})
         # until the gateway gave up asking (a fixed 2.5 s was not always

@@ -22,6 +22,7 @@ import nats.js.errors
 import orjson
 import pytest
 import websockets
+from conftest import freeze
 from nats.js.api import DiscardPolicy, StorageType, StreamConfig
 from stack import SECRET, Stack, stack
 from wsclient import WSClient, flat, sign_in, start_with_bot
@@ -643,7 +644,7 @@ async def test_a_finished_replay_is_made_once_and_asked_a_few_at_a_time(
         answered.release()
     asks = [threading.Thread(target=ask) for _ in range(8)]
     assert nats_server.proc is not None
-    nats_server.proc.send_signal(signal.SIGSTOP)
+    freeze(nats_server.proc)
     try:
         for t in asks:
             t.start()
