@@ -256,7 +256,7 @@ class Services:
             p.stop()
 
 
-def _show_logs_on_failure(request: pytest.FixtureRequest, svc: Services) -> None:
+def after_test(request: pytest.FixtureRequest, svc: Services) -> None:
     """The processes' logs when the test failed; else, a service that NATS
     refused something (its user may not: a gateway's or a bot worker's
     permissions, common.natsauth, short of what it does) fails the test."""
@@ -279,7 +279,7 @@ def services(nats_url: str, request: pytest.FixtureRequest) -> Iterator[Services
             yield svc
         finally:
             svc.stop_all()
-            _show_logs_on_failure(request, svc)
+            after_test(request, svc)
 
 
 @pytest.fixture
@@ -296,7 +296,7 @@ def svc(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Services]:
     finally:
         services.stop_all()
         server.stop()
-        _show_logs_on_failure(request, services)
+        after_test(request, services)
 
 
 @pytest.hookimpl(tryfirst=True, hookwrapper=True)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import USERS, Services, _show_logs_on_failure
+from conftest import USERS, Services, after_test
 
 from ttanjit.chaos import audit
 from ttanjit.chaos.natsplay import Tables
@@ -57,7 +57,7 @@ def cluster(tmp_path: Path, request: pytest.FixtureRequest
     finally:
         svc.stop_all()
         nats.stop()
-        _show_logs_on_failure(request, svc)
+        after_test(request, svc)
 
 
 def now_ms() -> int:

@@ -34,17 +34,23 @@ ROOT = Path(__file__).resolve().parents[2]
 PREFIX = "ttanjit.v1"
 
 
+async def refused_to(url: str) -> tuple[Any, list[str]]:
+    """A connection as the user in ``url`` (no reconnects) and the list its
+    refusals are said into, as NATS tells them."""
+    refused: list[str] = []
+
+    async def on_error(exc: Exception) -> None:
+        refused.append(str(exc))
+    return await nats.connect(url, error_cb=on_error, max_reconnect_attempts=0), refused
+
+
 async def bots_user_is_held_to_asks(full_url: str, bots_url: str) -> None:
     """As the bots' user: an ask in the queue group is taken and answered;
     a player's frames, a game's public part and every subject are not
     heard, no command or event is published, JetStream does not answer,
     and the asks are not heard outside the queue group."""
-    refused: list[str] = []
-
-    async def on_error(exc: Exception) -> None:
-        refused.append(str(exc))
     services = await nats.connect(full_url)
-    bot = await nats.connect(bots_url, error_cb=on_error, max_reconnect_attempts=0)
+    bot, refused = await refused_to(bots_url)
     try:
         heard: list[str] = []
 
@@ -109,12 +115,8 @@ async def gateway_user_is_held(full_url: str, gateway_url: str) -> None:
     )
     from ttanjit.shard import records
 
-    refused: list[str] = []
-
-    async def on_error(exc: Exception) -> None:
-        refused.append(str(exc))
     services = await nats.connect(full_url)
-    gw = await nats.connect(gateway_url, error_cb=on_error, max_reconnect_attempts=0)
+    gw, refused = await refused_to(gateway_url)
     try:
         js = services.jetstream()
         made = await ensure_jetstream(js, Subjects())

@@ -491,14 +491,20 @@ async def _stream(js: JetStreamContext, cfg: StreamConfig) -> None:
         # release with its own prefix moved the first one's record stream
         # to its subjects (every append of the first then had no stream,
         # no move accepted: operator audit)
-        have = (await js.stream_info(cfg.name)).config.subjects or []
-        if sorted(have) != sorted(cfg.subjects or []):
-            raise NatsTaken(
-                f"stream {cfg.name} on this NATS account serves {', '.join(have)}, not "
-                f"{', '.join(cfg.subjects or [])}: another release uses this account (its "
-                "streams and buckets have the same names whatever the prefix); give each "
-                "release a NATS account of its own (its user in TTANJIT_NATS_URL)") from None
+        _not_taken(cfg, (await js.stream_info(cfg.name)).config.subjects or [])
         await js.update_stream(cfg)
+
+
+def _not_taken(cfg: StreamConfig, have: list[str]) -> None:
+    """:class:`NatsTaken` unless the stream ``cfg`` names serves its subjects
+    (``have``)."""
+    want = cfg.subjects or []
+    if sorted(have) != sorted(want):
+        raise NatsTaken(
+            f"stream {cfg.name} on this NATS account serves {', '.join(have)}, not "
+            f"{', '.join(want)}: another release uses this account (its streams and "
+            "buckets have the same names whatever the prefix); give each release a NATS "
+            "account of its own (its user in TTANJIT_NATS_URL)") from None
 
 
 async def _bucket(js: JetStreamContext, cfg: KeyValueConfig) -> KeyValue:
@@ -576,23 +582,24 @@ async def _allow_msg_ttl(js: JetStreamContext, bucket: str) -> None:
         log.warning("%s: no per-message TTLs on this NATS server: %s", bucket, e.description)
 
 
-async def ensure_jetstream(js: JetStreamContext, subjects: Subjects, replicas: int = 1
-                           ) -> dict[str, KeyValue]:
-    """Create the streams and buckets of docs/protocol.md section 5 if missing.
-    Returns the KV buckets by name."""
+def _streams(subjects: Subjects, replicas: int) -> list[StreamConfig]:
+    """The streams of docs/protocol.md section 5."""
     p = subjects.prefix
-    await _stream(js, StreamConfig(
-        name=RECORDS_STREAM, subjects=[f"{p}.record.*"], retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE, num_replicas=replicas, max_age=RECORDS_MAX_AGE_S,
-        discard=DiscardPolicy.OLD, duplicate_window=120.0,
-    ))
-    await _stream(js, StreamConfig(
-        name=RESULTS_STREAM, subjects=[f"{p}.result.*"], retention=RetentionPolicy.LIMITS,
-        storage=StorageType.FILE, num_replicas=replicas, max_age=365 * DAY_S,
-        duplicate_window=3600.0,
-    ))
-    buckets = {}
-    for cfg in (
+    return [
+        StreamConfig(
+            name=RECORDS_STREAM, subjects=[f"{p}.record.*"], retention=RetentionPolicy.LIMITS,
+            storage=StorageType.FILE, num_replicas=replicas, max_age=RECORDS_MAX_AGE_S,
+            discard=DiscardPolicy.OLD, duplicate_window=120.0),
+        StreamConfig(
+            name=RESULTS_STREAM, subjects=[f"{p}.result.*"], retention=RetentionPolicy.LIMITS,
+            storage=StorageType.FILE, num_replicas=replicas, max_age=365 * DAY_S,
+            duplicate_window=3600.0),
+    ]
+
+
+def _buckets(replicas: int) -> list[KeyValueConfig]:
+    """The KV buckets of docs/protocol.md section 5."""
+    return [
         KeyValueConfig(bucket=OWNERS_BUCKET, history=1, replicas=replicas,
                        storage=StorageType.FILE),
         KeyValueConfig(bucket=GAMES_BUCKET, history=1, replicas=replicas,
@@ -609,15 +616,21 @@ async def ensure_jetstream(js: JetStreamContext, subjects: Subjects, replicas: i
                        storage=StorageType.FILE),
         KeyValueConfig(bucket=WATCHERS_BUCKET, history=1, replicas=replicas,
                        storage=StorageType.MEMORY, ttl=600.0),
-    ):
+    ]
+
+
+async def ensure_jetstream(js: JetStreamContext, subjects: Subjects, replicas: int = 1
+                           ) -> dict[str, KeyValue]:
+    """Create the streams and buckets of docs/protocol.md section 5 if missing.
+    Returns the KV buckets by name."""
+    for stream in _streams(subjects, replicas):
+        await _stream(js, stream)
+    buckets = {}
+    for cfg in _buckets(replicas):
         buckets[cfg.bucket] = await _bucket(js, cfg)
     for bucket in (IDENTITY_BUCKET, OWNERS_BUCKET):  # entries that expire, markers that go
         await _allow_msg_ttl(js, bucket)
     return buckets
-
-
-BUCKETS = (OWNERS_BUCKET, GAMES_BUCKET, RATINGS_BUCKET, SESSIONS_BUCKET, LOBBY_BUCKET,
-           IDENTITY_BUCKET, HISTORY_BUCKET, WATCHERS_BUCKET)
 
 
 async def find_jetstream(js: JetStreamContext, subjects: Subjects,
@@ -629,31 +642,23 @@ async def find_jetstream(js: JetStreamContext, subjects: Subjects,
     JetStream) — logging what it waits for; raises :class:`NatsTaken` as
     ``ensure_jetstream`` does when a stream serves another release's
     subjects; ``stop`` set meanwhile raises :class:`Stopped`."""
-    p = subjects.prefix
-    streams = {RECORDS_STREAM: [f"{p}.record.*"], RESULTS_STREAM: [f"{p}.result.*"]}
     said = ""
     while True:
         missing: list[str] = []
         buckets: dict[str, KeyValue] = {}
         try:
-            for name, want in streams.items():
+            for stream in _streams(subjects, 1):
                 try:
-                    info = await _unless(stop, js.stream_info(name))
+                    info = await _unless(stop, js.stream_info(stream.name or ""))
                 except nats.js.errors.NotFoundError:
-                    missing.append(name)
+                    missing.append(stream.name or "")
                     continue
-                have = info.config.subjects or []
-                if sorted(have) != sorted(want):
-                    raise NatsTaken(
-                        f"stream {name} on this NATS account serves {', '.join(have)}, not "
-                        f"{', '.join(want)}: another release uses this account (its streams "
-                        "and buckets have the same names whatever the prefix); give each "
-                        "release a NATS account of its own (its user in TTANJIT_NATS_URL)")
-            for bucket in BUCKETS:
+                _not_taken(stream, info.config.subjects or [])
+            for cfg in _buckets(1):
                 try:
-                    buckets[bucket] = await _unless(stop, js.key_value(bucket))
+                    buckets[cfg.bucket] = await _unless(stop, js.key_value(cfg.bucket))
                 except nats.js.errors.BucketNotFoundError:
-                    missing.append(bucket)
+                    missing.append(cfg.bucket)
             waiting = ("a shard or matchmaker to make JetStream's " + ", ".join(missing)
                        if missing else "")
         except Exception as exc:  # noqa: BLE001 - sorted below
