@@ -28,6 +28,7 @@ from stack import stack
 from wsclient import WSClient, start_with_bot
 
 from ttanjit.common import natsauth
+from ttanjit.common.nats import subscribed
 from ttanjit.common.natsserver import NatsServer, free_port, nats_server_binary, wait_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,9 +65,10 @@ async def bots_user_is_held_to_asks(full_url: str, bots_url: str) -> None:
             await bot.subscribe(subject, cb=overheard)
         await bot.subscribe(f"{PREFIX}.bots.decide", cb=overheard)  # (no queue group)
         commands = await services.subscribe(f"{PREFIX}.game.*.cmd")
+        await subscribed(services)  # (one flush is not enough: common.nats.subscribed)
         await bot.publish(f"{PREFIX}.game.g1.cmd", b'{"type": "action"}')
         await bot.publish(f"{PREFIX}.player.p1.events", b"{}")
-        await bot.flush()
+        await subscribed(bot)  # (its queue subscription held: CI once had no responder)
         reply = await services.request(f"{PREFIX}.bots.decide", b"{}", timeout=5)
         assert json.loads(reply.data) == {"action": {"type": "draw"}}
         await services.publish(f"{PREFIX}.player.p1.events", b'{"hand": ["S1"]}')
