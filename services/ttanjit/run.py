@@ -17,10 +17,11 @@ gRPC addresses (for ``ttanjit drain --addr``). The ``/metrics`` addresses
 are also written to ``var/prometheus-targets.json`` for a local
 Prometheus's ``file_sd_configs``.
 NATS asks for a user, as in a deployment (``ttanjit.common.natsauth``):
-the services' and the bot worker's, with passwords made at each start
-(``var/nats-users.conf``); the NATS URL printed is the services'.
-``TTANJIT_VAR_DIR`` moves ``./var`` (NATS's data and the gateway's token
-secret, ``var/token_secret``, both kept across runs); one ``make run`` at a
+the services', the gateway's and the bot worker's, with passwords made at
+each start (``var/nats-users.conf``); the NATS URL printed is the services'.
+``TTANJIT_VAR_DIR`` moves ``./var`` (NATS's data, the gateway's token
+secret ``var/token_secret`` and the shards' record key ``var/record_key``,
+all kept across runs); one ``make run`` at a
 time uses a var folder (``var/run.lock``). Each process is kept by
 :mod:`ttanjit.keep`: started again when it crashes, nats-server stopped last.
 """
@@ -148,7 +149,11 @@ def stack_env(var: Path | None = None) -> dict[str, str]:
         # given (e.g. a local Prometheus's config), or picked
         env[f"TTANJIT_{name}_PORT"] = str(port_from_env(f"TTANJIT_{name}_PORT"))
     if "TTANJIT_TOKEN_SECRET" not in env:
-        env["TTANJIT_TOKEN_SECRET"] = token_secret(var)
+        env["TTANJIT_TOKEN_SECRET"] = kept_secret(var, "token_secret")
+    if "TTANJIT_RECORD_KEY" not in env:
+        # the shards sign their records' messages (ttanjit.shard.records);
+        # kept as the records are, in var/
+        env["TTANJIT_RECORD_KEY"] = kept_secret(var, "record_key")
     # NATS's users, as in a deployment (ttanjit.common.natsauth): the
     # services', the gateway's (publishes no records, results or shards'
     # subjects, makes or deletes no streams) and the bot worker's, whose
@@ -174,13 +179,14 @@ def nats_users(env: dict[str, str]) -> None:
         f.write(natsauth.server_config(users))
 
 
-def token_secret(var: Path) -> str:
-    """The local stack's token secret, kept in ``var/token_secret`` (0600)
-    and made on the first run: the players' tokens stay valid across a
-    restart, so an open tab just reconnects (a new secret each run made
-    every tab's first ``hello`` fail with ``bad_token`` and trade its refresh
-    credential for a new token)."""
-    path = var / "token_secret"
+def kept_secret(var: Path, name: str) -> str:
+    """A secret of the local stack, kept in ``var/<name>`` (0600) and made
+    on the first run. The token secret: the players' tokens stay valid
+    across a restart, so an open tab just reconnects (a new secret each run
+    made every tab's first ``hello`` fail with ``bad_token`` and trade its
+    refresh credential for a new token). The record key: the games JetStream
+    keeps in ``var/nats`` are read again by the next run's shards."""
+    path = var / name
     try:
         secret = path.read_text(encoding="ascii").strip()
         if len(secret) >= 32:

@@ -59,6 +59,9 @@ READY = {
 # as ``ttanjit-bots``, which may only take asks and answer them — so every
 # test also checks that a gateway and a bot worker need nothing more.
 PASSWORD = secrets.token_hex(12)
+# the shards sign their records' messages with it (ttanjit.shard.records),
+# as a deployment's do; the gateways and bot workers do not have it
+RECORD_KEY = secrets.token_hex(16)
 USERS = natsauth.users({natsauth.SERVICES: PASSWORD, natsauth.GATEWAY: PASSWORD,
                         natsauth.BOTS: PASSWORD}, "ttanjit.v1")
 
@@ -193,7 +196,7 @@ class Services:
         # TTANJIT_DEV=1: a gateway started without TTANJIT_TOKEN_SECRET uses a
         # random secret of its own instead of refusing to start
         env.update({"TTANJIT_NATS_URL": self.nats_url, "TTANJIT_LOG_LEVEL": "INFO",
-                    "TTANJIT_LOBBY": self.lobby,
+                    "TTANJIT_LOBBY": self.lobby, "TTANJIT_RECORD_KEY": RECORD_KEY,
                     "PYTHONUNBUFFERED": "1", "TTANJIT_DEV": "1"})
         env.update(extra)
         return env
@@ -215,8 +218,9 @@ class Services:
         if svc == "gateway" and streams_first:
             self.make_jetstream()
         if svc in SERVICE_USERS:
-            env = {**env, "TTANJIT_NATS_URL": user_url(env.get("TTANJIT_NATS_URL")
-                                                       or self.nats_url, SERVICE_USERS[svc])}
+            env = {"TTANJIT_RECORD_KEY": "", **env,
+                   "TTANJIT_NATS_URL": user_url(env.get("TTANJIT_NATS_URL")
+                                                or self.nats_url, SERVICE_USERS[svc])}
         full = self.env(**{"TTANJIT_GRPC_PORT": str(ports["grpc"]),
                            "TTANJIT_METRICS_PORT": str(ports["metrics"]),
                            "TTANJIT_HTTP_PORT": str(ports["http"]),

@@ -24,7 +24,7 @@ from nats.js.api import DeliverPolicy, DiscardPolicy
 
 from ttanjit.common.nats import RECORDS_STREAM, RESULTS_STREAM, Subjects
 from ttanjit.shard.game import HostedGame
-from ttanjit.shard.records import StoredRecord, split
+from ttanjit.shard.records import Chain, StoredRecord, split
 from ttanjit.v1 import shard_pb2, shard_pb2_grpc
 
 SUBJ = Subjects()
@@ -172,10 +172,14 @@ class EventLog:
 
 
 class RecordTail:
-    """Follows ``record.<game_id>`` and applies it to a local engine."""
+    """Follows ``record.<game_id>`` and applies it to a local engine: the
+    messages its shards wrote (signed with the tests' key, conftest), as a
+    shard reads it."""
 
     def __init__(self, nc: Client, gid: str) -> None:
+        from conftest import RECORD_KEY
         self.nc, self.gid = nc, gid
+        self.chain = Chain(SUBJ.record(gid), RECORD_KEY.encode())
         self.js = nc.jetstream()
         self.rec: StoredRecord | None = None
         self.hosted: HostedGame | None = None
@@ -184,6 +188,10 @@ class RecordTail:
 
     async def start(self) -> RecordTail:
         async def cb(msg: Any) -> None:
+            seq = msg.metadata.sequence.stream
+            if not self.chain.take(seq, msg.headers, msg.data):
+                self.seq = seq
+                return
             doc = orjson.loads(msg.data)
             if self.rec is None:
                 self.rec = StoredRecord(header=doc)
@@ -194,7 +202,7 @@ class RecordTail:
                 while self.applied < len(self.rec.entries):
                     self.hosted.replay_entry(self.rec.entries[self.applied])
                     self.applied += 1
-            self.seq = msg.metadata.sequence.stream
+            self.seq = seq
         self.sub = await self.js.subscribe(SUBJ.record(self.gid), cb=cb, ordered_consumer=True,
                                            deliver_policy=DeliverPolicy.ALL,
                                            stream=RECORDS_STREAM)

@@ -52,9 +52,9 @@ async def test_a_drain_waits_for_the_claim_under_way_and_counts_its_game(
     held = asyncio.Event()
     read = records.read
 
-    async def held_read(js: Any, subject: str) -> Any:
+    async def held_read(js: Any, subject: str, **kw: Any) -> Any:
         await held.wait()
-        return await read(js, subject)
+        return await read(js, subject, **kw)
 
     monkeypatch.setattr(records, "read", held_read)
     gid = games[0][0]

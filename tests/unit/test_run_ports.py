@@ -1,5 +1,5 @@
-"""``make run`` keeps its address and token secret across a restart
-(``ttanjit.run.port_or_free``, ``token_secret``):
+"""``make run`` keeps its address and secrets across a restart
+(``ttanjit.run.port_or_free``, ``kept_secret``):
 the gateway's port (``TTANJIT_HTTP_PORT``, default 8080) is taken again when
 the last run's connections linger in TIME_WAIT, as they do for a minute
 after Ctrl-C with a browser connected (the server closes them), and is
@@ -13,8 +13,10 @@ import socket
 import stat
 from pathlib import Path
 
+import pytest
+
 from ttanjit.common.natsserver import free_port
-from ttanjit.run import port_or_free, token_secret
+from ttanjit.run import kept_secret, port_or_free
 
 
 def _time_wait_on(port: int) -> None:
@@ -60,11 +62,14 @@ def test_a_port_with_a_listening_server_is_given_up() -> None:
             s.bind(("0.0.0.0", chosen))
 
 
-def test_the_token_secret_is_kept_across_runs(tmp_path: Path) -> None:
-    """``make run``'s gateway secret lives in ``var/token_secret`` (owner
-    only) and is the same the next run: players' tokens outlive a restart."""
-    first = token_secret(tmp_path)
-    assert len(first) == 64 and first == token_secret(tmp_path)
-    assert stat.S_IMODE((tmp_path / "token_secret").stat().st_mode) == 0o600
-    (tmp_path / "token_secret").write_text("short")  # damaged: a new one
-    assert token_secret(tmp_path) not in (first, "short")
+@pytest.mark.parametrize("name", ["token_secret", "record_key"])
+def test_the_secrets_are_kept_across_runs(tmp_path: Path, name: str) -> None:
+    """``make run``'s gateway secret lives in ``var/token_secret`` and the
+    shards' record key in ``var/record_key`` (owner only), the same the
+    next run: players' tokens outlive a restart, and the games JetStream
+    kept are read again."""
+    first = kept_secret(tmp_path, name)
+    assert len(first) == 64 and first == kept_secret(tmp_path, name)
+    assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600
+    (tmp_path / name).write_text("short")  # damaged: a new one
+    assert kept_secret(tmp_path, name) not in (first, "short")

@@ -102,7 +102,7 @@ async def fetch(nc: Client, game_ids: list[str], prefix: str = "ttanjit.v1",
     for gid in game_ids:
         for attempt in range(attempts):
             try:
-                out[gid] = await records.read(js, subj.record(gid))
+                out[gid] = await records.read(js, subj.record(gid), key=records.env_key())
                 break
             except Exception:  # noqa: BLE001 - a leader election: try again
                 if attempt == attempts - 1:

@@ -62,6 +62,9 @@ class Settings:
     shard_id: str = ""
     matchmaker_addr: str = "127.0.0.1:7200"
     token_secret: str = ""  # no built-in secret: the gateway refuses to start without one
+    # the shards' key for their records' messages (shard/records.py; the
+    # gateways must not have it): "" = records unsigned, as before
+    record_key: str = ""
     http_port: int = 8080
     log_level: str = "INFO"
     log_format: str = "json"  # json | text
@@ -151,6 +154,7 @@ class Settings:
             shard_id=_env_str("TTANJIT_SHARD_ID", host),
             matchmaker_addr=_env_str("TTANJIT_MATCHMAKER_ADDR", cls.matchmaker_addr),
             token_secret=secret,
+            record_key=record_key_from_env(),
             http_port=_env_int("TTANJIT_HTTP_PORT", cls.http_port),
             log_level=_env_str("TTANJIT_LOG_LEVEL", cls.log_level).upper(),
             log_format=_env_str("TTANJIT_LOG_FORMAT", cls.log_format),
@@ -201,8 +205,18 @@ class Settings:
         user's password or token in the NATS address: security audit)."""
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
         out["token_secret"] = "***"
+        out["record_key"] = "***" if self.record_key else ""
         out["nats_url"] = masked_urls(self.nats_url)
         return out
+
+
+def record_key_from_env() -> str:
+    """``TTANJIT_RECORD_KEY`` (``""``: none); a short one is ValueError."""
+    key = os.environ.get("TTANJIT_RECORD_KEY", "").strip()
+    if key and len(key) < 16:
+        raise ValueError("TTANJIT_RECORD_KEY is too short: at least 16 characters "
+                         "(a long random string)")
+    return key
 
 
 def masked_urls(urls: str) -> str:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from nats.aio.msg import Msg
 
-from ttanjit.shard.records import EXPECTED_LAST_SUBJECT_SEQ, MSG_ID
+from ttanjit.shard.records import EXPECTED_LAST_SUBJECT_SEQ, MSG_ID, SIG, sign
 
 if TYPE_CHECKING:
     from ttanjit.shard.service import Shard
@@ -61,8 +61,11 @@ class Committer:
         token = str(self.n)
         timer = self.shard.loop.call_later(ACK_TIMEOUT_S, self._expire, token)
         self.waiting[token] = (done, timer)
-        self.shard.out.put(subject, payload, f"{self.prefix}.{token}",
-                           {EXPECTED_LAST_SUBJECT_SEQ: str(expected_last), MSG_ID: msg_id})
+        headers = {EXPECTED_LAST_SUBJECT_SEQ: str(expected_last), MSG_ID: msg_id}
+        key = self.shard.record_key
+        if key is not None:
+            headers[SIG] = sign(key, subject, expected_last, payload)
+        self.shard.out.put(subject, payload, f"{self.prefix}.{token}", headers)
 
     def _expire(self, token: str) -> None:
         entry = self.waiting.pop(token, None)

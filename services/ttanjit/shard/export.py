@@ -28,7 +28,8 @@ async def fetch(url: str, game_id: str, prefix: str = "ttanjit.v1") -> dict[str,
     nc = await nats.connect(**server_options(url), connect_timeout=3, max_reconnect_attempts=1,
                             allow_reconnect=False, error_cb=quiet)
     try:
-        rec = await records.read(nc.jetstream(), Subjects(prefix).record(game_id))
+        rec = await records.read(nc.jetstream(), Subjects(prefix).record(game_id),
+                                 key=records.env_key())
     finally:
         await nc.close()
     if rec is None:

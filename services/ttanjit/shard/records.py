@@ -14,11 +14,29 @@ One subject per game, ``<prefix>.record.<game_id>``. Messages, in order:
 Every append carries ``Nats-Expected-Last-Subject-Sequence``: an owner that
 was replaced has a stale sequence and its append is rejected (fencing), and
 ``Nats-Msg-Id`` so a retried append is stored once.
+
+With a record key (``TTANJIT_RECORD_KEY``, the shards' alone) every message a
+shard writes also carries ``Ttanjit-Sig: <prev>.<mac>``: the stream sequence
+of the record's message before it (0 for the header) and an HMAC-SHA256 of
+the subject, that sequence and the payload. A record whose first message is
+signed is read as its shards' messages only: one whose ``prev`` is the last
+one taken and whose MAC holds (a reader without the key checks ``prev``
+only). Anything else on the subject (NATS checks who publishes, not where
+a service or JetStream sends an answer: a gateway taken over can have
+answers stored there by naming the subject as its request's reply) is
+skipped, and
+an append that finds only such messages after its own goes on after them
+instead of taking itself for fenced. A record whose first message is not
+signed (an older release's, or a shard without a key) is read whole, as
+before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hmac
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,13 +46,19 @@ from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
 from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 
+from ttanjit.common.config import record_key_from_env
 from ttanjit.common.nats import RECORDS_STREAM
 
 JSON = dict[str, Any]
+log = logging.getLogger(__name__)
 
 EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
 MSG_ID = "Nats-Msg-Id"
+SIG = "Ttanjit-Sig"
 WRONG_LAST_SEQUENCE = 10071
+# How many messages no shard wrote an append looks past before it gives up
+# (then the game is dropped and claimed again, its record read whole)
+SKIP_AT_MOST = 1000
 # How long an append keeps trying while the stream cannot answer (no leader:
 # a cluster node restarting hands its leaderships over within ~1-2 s); past
 # it the shard drops the game and re-claims it from its record.
@@ -45,12 +69,58 @@ class Fenced(Exception):
     """Our append was rejected: another shard owns the game now."""
 
 
+def env_key() -> bytes | None:
+    """``TTANJIT_RECORD_KEY`` (the CLIs' and the chaos audit's: who runs
+    them with the services' NATS user may have it), or None."""
+    return record_key_from_env().encode() or None
+
+
+def sign(key: bytes, subject: str, prev: int, payload: bytes) -> str:
+    """The ``Ttanjit-Sig`` of a record message written after ``prev``."""
+    mac = hmac.digest(key, b"%s\n%d\n%s" % (subject.encode(), prev, payload), "sha256")
+    return f"{prev}.{base64.urlsafe_b64encode(mac[:18]).decode()}"
+
+
+class Chain:
+    """Which messages of one game's record its shards wrote, taken in
+    stream order (:func:`read`, :func:`append`): the first message says
+    whether the record is signed; in a signed one a message counts if its
+    ``prev`` is the last one counted and (with ``key``) its MAC holds."""
+
+    __slots__ = ("subject", "key", "signed", "head", "skipped")
+
+    def __init__(self, subject: str, key: bytes | None, head: int = 0,
+                 signed: bool | None = None) -> None:
+        self.subject = subject
+        self.key = key
+        self.signed = signed  # None: no message seen yet
+        self.head = head  # stream sequence of the last message counted
+        self.skipped = 0
+
+    def take(self, seq: int, headers: dict[str, str] | None, data: bytes) -> bool:
+        sig = headers.get(SIG) if headers else None
+        if self.signed is None:
+            self.signed = sig is not None
+        if not self.signed:
+            self.head = seq
+            return True
+        if sig is None or sig.partition(".")[0] != str(self.head) or (
+                self.key is not None
+                and not hmac.compare_digest(sig, sign(self.key, self.subject, self.head, data))):
+            self.skipped += 1
+            return False
+        self.head = seq
+        return True
+
+
 @dataclass(slots=True)
 class StoredRecord:
     header: JSON
     entries: list[JSON] = field(default_factory=list)  # inputs, in order
     markers: list[tuple[int, JSON]] = field(default_factory=list)  # (index in entries, marker)
-    last_seq: int = 0
+    last_seq: int = 0  # the last message its shards wrote (an append goes after it)
+    signed: bool = False
+    skipped: int = 0  # messages on its subject no shard wrote
 
 
 def split(doc: JSON, rec: StoredRecord) -> None:
@@ -73,8 +143,10 @@ async def first(js: JetStreamContext, subject: str) -> JSON | None:
     return doc if isinstance(doc, dict) and "players" in doc else None
 
 
-async def read(js: JetStreamContext, subject: str, timeout: float = 5.0) -> StoredRecord | None:
-    """Every message on the game's subject (None: no record, or none whole)."""
+async def read(js: JetStreamContext, subject: str, timeout: float = 5.0,
+               key: bytes | None = None) -> StoredRecord | None:
+    """Every message its shards wrote on the game's subject (None: no
+    record, or none whole)."""
     try:
         last = await js.get_last_msg(RECORDS_STREAM, subject)
     except NotFoundError:
@@ -83,9 +155,15 @@ async def read(js: JetStreamContext, subject: str, timeout: float = 5.0) -> Stor
     sub = await js.subscribe(subject, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL,
                              stream=RECORDS_STREAM)
     rec: StoredRecord | None = None
+    chain = Chain(subject, key)
     try:
         while True:
             msg = await sub.next_msg(timeout=timeout)
+            seq = msg.metadata.sequence.stream
+            if not chain.take(seq, msg.headers, msg.data):
+                if seq >= last_seq:
+                    break
+                continue
             doc = orjson.loads(msg.data)
             if rec is None:
                 if "players" not in doc:
@@ -96,12 +174,15 @@ async def read(js: JetStreamContext, subject: str, timeout: float = 5.0) -> Stor
                 rec = StoredRecord(header=doc)
             else:
                 split(doc, rec)
-            if msg.metadata.sequence.stream >= last_seq:
+            if seq >= last_seq:
                 break
     finally:
         await sub.unsubscribe()
-    assert rec is not None
-    rec.last_seq = last_seq
+    if rec is None:
+        return None  # nothing its shards wrote
+    rec.last_seq = chain.head
+    rec.signed = bool(chain.signed)
+    rec.skipped = chain.skipped
     return rec
 
 
@@ -115,14 +196,57 @@ async def _last_if_ours(js: JetStreamContext, subject: str, msg_id: str) -> int:
     return 0
 
 
+async def _after(js: JetStreamContext, subject: str, head: int, msg_id: str,
+                 key: bytes) -> tuple[int, bool]:
+    """After an append was refused for a wrong last sequence: our own
+    earlier attempt's sequence if it landed (``(seq, True)``);
+    :class:`Fenced` if another shard wrote after ``head``; else (only
+    messages no shard wrote since) the last message's sequence, for the
+    append to go on after it (``(seq, False)``)."""
+    try:
+        head_msg = await js.get_msg(RECORDS_STREAM, seq=1, subject=subject, next=True)
+    except NotFoundError:
+        raise Fenced("the record is gone") from None
+    chain = Chain(subject, key, head=head)
+    chain.take(int(head_msg.seq or 0), head_msg.headers, head_msg.data or b"")
+    if not chain.signed:  # an unsigned record: every message on it is a shard's
+        landed = await _last_if_ours(js, subject, msg_id)
+        if landed:
+            return landed, True
+        raise Fenced("another shard appended")
+    chain.head, seq, last = head, head + 1, 0
+    while True:
+        try:
+            msg = await js.get_msg(RECORDS_STREAM, seq=seq, subject=subject, next=True)
+        except NotFoundError:
+            break
+        last = seq = int(msg.seq or 0)
+        if chain.take(seq, msg.headers, msg.data or b""):
+            if msg.headers and msg.headers.get(MSG_ID) == msg_id:
+                return seq, True  # ours
+            raise Fenced("another shard appended")
+        if chain.skipped > SKIP_AT_MOST:
+            raise Fenced(f"more than {SKIP_AT_MOST} messages no shard wrote")
+        seq += 1
+    if not last:
+        raise Fenced("nothing after our last message, yet the append was refused")
+    return last, False
+
+
 async def append(js: JetStreamContext, subject: str, doc: JSON, expected_last: int,
-                 msg_id: str, retries: int = 3, patience_s: float = APPEND_PATIENCE_S) -> int:
-    """Append one message after ``expected_last``; returns its sequence.
-    Raises :class:`Fenced` when someone else appended in between. A stream
-    without a leader (503, no responders) is asked again for ``patience_s``
-    (the same ``Nats-Msg-Id``, so an attempt that landed is stored once)."""
+                 msg_id: str, retries: int = 3, patience_s: float = APPEND_PATIENCE_S,
+                 key: bytes | None = None) -> int:
+    """Append one message after ``expected_last`` (the record's last message
+    its shards wrote); returns its sequence. Raises :class:`Fenced` when
+    another shard appended in between. A stream without a leader (503, no
+    responders) is asked again for ``patience_s`` (the same ``Nats-Msg-Id``,
+    so an attempt that landed is stored once). With ``key`` the message is
+    signed, and messages no shard wrote after ``expected_last`` are gone
+    past (module docstring)."""
     payload = orjson.dumps(doc)
     headers = {EXPECTED_LAST_SUBJECT_SEQ: str(expected_last), MSG_ID: msg_id}
+    if key is not None:
+        headers[SIG] = sign(key, subject, expected_last, payload)
     loop = asyncio.get_running_loop()
     give_up = loop.time() + patience_s
     waits = 0
@@ -135,10 +259,19 @@ async def append(js: JetStreamContext, subject: str, doc: JSON, expected_last: i
             if exc.err_code == WRONG_LAST_SEQUENCE:
                 # Our own earlier attempt may have landed (its ack lost, e.g.
                 # across a server restart): then this is success, not fencing.
-                landed = await _last_if_ours(js, subject, msg_id)
+                if key is None:
+                    landed = await _last_if_ours(js, subject, msg_id)
+                    if landed:
+                        return landed
+                    raise Fenced(str(exc.description)) from None
+                seq, landed = await _after(js, subject, expected_last, msg_id, key)
                 if landed:
-                    return landed
-                raise Fenced(str(exc.description)) from None
+                    return seq
+                # only messages no shard wrote: after them (a try of its own)
+                log.warning("record has messages no shard wrote after %d (the last at %d): "
+                            "appending after them", expected_last, seq,
+                            extra={"game": subject.rpartition(".")[2]})
+                headers[EXPECTED_LAST_SUBJECT_SEQ] = str(seq)
             if attempt == retries - 1:
                 raise
         except (NoStreamResponseError, NoRespondersError):

@@ -521,7 +521,8 @@ class Room:
         batch = self.batch
         try:
             seq = await records.append(self.shard.js, self.shard.subj.record(self.game_id),
-                                       self.batch_doc, self.last_seq, self.batch_id)
+                                       self.batch_doc, self.last_seq, self.batch_id,
+                                       key=self.shard.record_key)
         except records.Fenced:  # an ownership loss, not a failure (the alert's: operator audit)
             m.losses.inc()
             log.warning("fenced: another shard owns the game", extra={"game": self.game_id})
@@ -667,7 +668,7 @@ class Room:
         marker = asyncio.ensure_future(records.append(
             self.shard.js, self.shard.subj.record(self.game_id),
             {"handover": {"from": self.shard.id, "to": target, "t": t}}, self.last_seq,
-            f"{self.game_id}:{self.epoch}:{self.msg_no}"))
+            f"{self.game_id}:{self.epoch}:{self.msg_no}", key=self.shard.record_key))
         try:
             self.last_seq = await asyncio.shield(marker)
         except asyncio.CancelledError:

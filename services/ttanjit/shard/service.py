@@ -136,6 +136,8 @@ class Shard:
 
     def __init__(self, settings: Settings) -> None:
         self.cfg = settings
+        # signs the records' messages (records.py): None, unsigned
+        self.record_key = settings.record_key.encode() or None
         self.id = settings.shard_id or f"shard-{os.getpid()}"
         self.inc = secrets.token_hex(4)
         self.subj = Subjects(settings.prefix)
@@ -401,12 +403,14 @@ class Shard:
                 # one making's own id: a record an undone making began is
                 # not taken for this one's (its header is another's)
                 seq = await records.append(self.js, subject, hosted.header(), 0,
-                                           f"{gid}:h:{secrets.token_hex(4)}")
+                                           f"{gid}:h:{secrets.token_hex(4)}",
+                                           key=self.record_key)
             except records.Fenced:
                 raise IdTaken(f"game {gid} has a record already") from None
             claim = {"claim": {"shard": self.id, "inc": self.inc, "epoch": 1,
                                "reason": "create", "origin_ms": now}}
-            seq = await records.append(self.js, subject, claim, seq, f"{gid}:c1")
+            seq = await records.append(self.js, subject, claim, seq, f"{gid}:c1",
+                                       key=self.record_key)
             await self.directory.put(gid, orjson.dumps(hosted.directory_entry()))
         except BaseException:  # re-raised: no half-made game left behind
             # (the caller places it again)
@@ -444,13 +448,21 @@ class Shard:
             owned = True
             subject = self.subj.record(gid)
             for _ in range(5):
-                rec = await asyncio.wait_for(records.read(self.js, subject),
+                rec = await asyncio.wait_for(records.read(self.js, subject,
+                                                          key=self.record_key),
                                              RECORD_READ_TIMEOUT_S)
                 if rec is None:
                     log.error("no record for game", extra={"game": gid})
                     await self.owner_entries.remove(gid)
                     owned = False
                     return False
+                if rec.signed and self.record_key is None:
+                    # what this shard appended unsigned the others would skip
+                    raise Unreplayable("its record is signed and this shard has no "
+                                       "TTANJIT_RECORD_KEY")
+                if rec.skipped:
+                    log.warning("record has %d messages no shard wrote, skipped",
+                                rec.skipped, extra={"game": gid})
                 hosted = HostedGame.from_header(rec.header, self.cfg.backlog)
                 for entry in rec.entries:
                     hosted.replay_entry(entry)
@@ -471,7 +483,8 @@ class Shard:
                                     "reason": reason, "origin_ms": now - t}}
                 try:
                     seq = await records.append(self.js, subject, marker, rec.last_seq,
-                                               f"{gid}:c{epoch + 1}:{self.inc}")
+                                               f"{gid}:c{epoch + 1}:{self.inc}",
+                                               key=self.record_key)
                 except records.Fenced:
                     continue  # the old owner appended meanwhile: read again
                 break

@@ -1,0 +1,132 @@
+"""A game's record holds its shards' messages only (docs/protocol.md 5,
+``ttanjit.shard.records``). NATS checks what a user publishes, not where a
+service or JetStream answers: a gateway taken over (its own NATS user, which
+may not publish a record) can still have answers stored on a game's record
+subject by naming it as a request's reply subject — a JetStream API answer,
+a shard's answer to a catch-up. Before the shards signed their records each
+such message fenced the owner's next append (the game dropped and claimed
+again: a pause per message, as often as the gateway liked). (A push consumer's deliveries
+and a direct get of a gateway's own bucket, whose headers and payload it
+chooses, were tried too: JetStream does not store them.) Real nats-server
+with the production users, real shard processes."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from typing import Any
+
+import nats
+import orjson
+import pytest
+from conftest import RECORD_KEY, Services, user_url
+from shardkit import SUBJ, RecordTail, create_game, play_humans, player_id, sync
+
+from ttanjit.common import natsauth
+from ttanjit.common.nats import RECORDS_STREAM
+from ttanjit.shard import records
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+
+async def _stored(nc: Any, subject: str, after: int, count: int) -> list[Any]:
+    """The ``count`` messages stored on ``subject`` after ``after``."""
+    js = nc.jetstream()
+    deadline = time.monotonic() + 10
+    while True:
+        out, seq = [], after + 1
+        while True:
+            try:
+                msg = await js.get_msg(RECORDS_STREAM, seq=seq, subject=subject, next=True)
+            except Exception:  # noqa: BLE001 - none further
+                break
+            out.append(msg)
+            seq = int(msg.seq or 0) + 1
+        if len(out) >= count or time.monotonic() > deadline:
+            return out
+        await asyncio.sleep(0.05)
+
+
+async def test_what_a_gateway_has_stored_on_a_record_is_gone_past(svc: Services) -> None:
+    a = svc.start("shard", name="forged-a")
+    nc = await nats.connect(svc.nats_url)
+    gw = await nats.connect(user_url(svc.nats_url, natsauth.GATEWAY))
+    try:
+        pids = [player_id("f"), player_id("g")]
+        gid = await create_game(a.ports["grpc"], "onecard",
+                                [{"kind": "human", "player_id": p} for p in pids], seed=11)
+        subject = SUBJ.record(gid)
+        tail = await RecordTail(nc, gid).start()
+        rng = random.Random(3)
+        assert len(await play_humans(nc, tail, rng, max_moves=2, until_finished=False)) == 2
+        last = tail.seq
+
+        # as a gateway taken over may: a JetStream API answer and the
+        # owner's own answer to a catch-up, both sent to the record's subject
+        await gw.publish(f"$JS.API.STREAM.INFO.{RECORDS_STREAM}", b"", reply=subject)
+        await gw.publish(SUBJ.sync(gid), orjson.dumps({"player": pids[0], "last_seq": 0}),
+                         reply=subject)
+        await gw.flush()
+        junk = await _stored(nc, subject, last, 2)
+        assert len(junk) == 2, "the forger's messages were not stored: the test checks nothing"
+
+        # the owner goes on after them: the players' moves are accepted, the
+        # game never dropped
+        played = await play_humans(nc, tail, rng, max_moves=2, until_finished=False)
+        assert [m["reply"]["ok"] for m in played] == [True, True], played
+        assert "fenced" not in a.log() and "game dropped" not in a.log(), a.log()[-3000:]
+        assert "appending after them" in a.log()
+
+        # another shard reads the record (the owner killed): the game it
+        # serves is the players' moves alone
+        b = svc.start("shard", name="forged-b")
+        a.kill()
+        rec = await records.read(nc.jetstream(), subject, key=RECORD_KEY.encode())
+        assert rec is not None and rec.signed and rec.skipped == 2
+        assert rec.entries == tail.entries
+        h = tail.hosted
+        assert h is not None
+        for p, s in h.players.items():
+            view = (await sync(nc, gid, p, 0))["view"]
+            assert view["hand"] == h.engine.view(s)["hand"], (p, view)
+        played = await play_humans(nc, tail, rng, max_moves=2, until_finished=False)
+        assert [m["reply"]["ok"] for m in played] == [True, True], played
+        assert "2 messages no shard wrote" in b.log()
+        assert "Traceback" not in b.log() and "cannot replay" not in b.log(), b.log()[-3000:]
+        await tail.stop()
+    finally:
+        await gw.close()
+        await nc.close()
+
+
+async def test_a_shard_without_the_key_does_not_serve_a_signed_record(svc: Services) -> None:
+    """A signed record's messages from a shard without the key would be
+    skipped by the others (moves lost): it leaves the game to a shard with
+    the key, said once and counted as a game it cannot replay (alert
+    TtanjitGameUnreplayable)."""
+    a = svc.start("shard", name="keyed-a")
+    nc = await nats.connect(svc.nats_url)
+    try:
+        pids = [player_id("k"), player_id("l")]
+        gid = await create_game(a.ports["grpc"], "onecard",
+                                [{"kind": "human", "player_id": p} for p in pids], seed=12)
+        tail = await RecordTail(nc, gid).start()
+        await play_humans(nc, tail, random.Random(4), max_moves=1, until_finished=False)
+        b = svc.start("shard", name="keyless-b", env={"TTANJIT_RECORD_KEY": ""})
+        a.kill()
+        deadline = time.monotonic() + 30
+        while "this shard has no TTANJIT_RECORD_KEY" not in b.log():
+            assert time.monotonic() < deadline, b.log()[-3000:]
+            await asyncio.sleep(0.2)
+        last = await nc.jetstream().get_last_msg(RECORDS_STREAM, SUBJ.record(gid))
+        assert int(last.seq or 0) == tail.seq  # nothing written
+        # a shard with the key takes it when the keyless one goes
+        c = svc.start("shard", name="keyed-c")
+        b.kill()
+        view = (await sync(nc, gid, pids[0], 0))["view"]
+        assert view.get("hand") == tail.hosted.engine.view(tail.hosted.players[pids[0]])["hand"]
+        assert "claimed game" in c.log()
+        await tail.stop()
+    finally:
+        await nc.close()

@@ -1,0 +1,69 @@
+"""Which messages of a game's record its shards wrote
+(``ttanjit.shard.records.Chain``, docs/protocol.md 5): a signed record's
+message counts if it names the last one counted and its MAC holds; what
+else JetStream stored on the subject is skipped."""
+
+from __future__ import annotations
+
+from ttanjit.shard.records import SIG, Chain, sign
+
+KEY = b"k" * 32
+SUBJECT = "ttanjit.v1.record.g1"
+
+
+def signed(prev: int, data: bytes, key: bytes = KEY, subject: str = SUBJECT) -> dict[str, str]:
+    return {SIG: sign(key, subject, prev, data)}
+
+
+def taken(chain: Chain, messages: list[tuple[int, dict[str, str] | None, bytes]]) -> list[int]:
+    return [seq for seq, headers, data in messages if chain.take(seq, headers, data)]
+
+
+def test_a_signed_record_counts_its_shards_messages_only() -> None:
+    header, move, later = b'{"players": {}}', b'{"t": 1}', b'{"t": 2}'
+    messages = [
+        (3, signed(0, header), header),
+        (5, signed(3, move), move),
+        (6, None, b'{"type": "io.nats.jetstream.api.v1.stream_info_response"}'),  # an answer
+        (7, {SIG: "5." + "A" * 24}, later),  # the right previous message, a made-up MAC
+        (8, signed(0, header), header),  # a shard's message again, stored later
+        (9, signed(5, later, key=b"x" * 32), later),  # another key's
+        (10, signed(5, later, subject="ttanjit.v1.record.g2"), later),  # another game's
+        (11, signed(5, later), later),  # the owner's next append, after the rest
+    ]
+    chain = Chain(SUBJECT, KEY)
+    assert taken(chain, messages) == [3, 5, 11]
+    assert chain.signed and chain.head == 11 and chain.skipped == 5
+
+
+def test_the_mac_covers_the_payload() -> None:
+    header = b'{"players": {}}'
+    chain = Chain(SUBJECT, KEY)
+    assert taken(chain, [(1, signed(0, header), header),
+                         (2, signed(1, b'{"t": 1}'), b'{"t": 9}')]) == [1]
+
+
+def test_a_reader_without_the_key_checks_the_order_only() -> None:
+    """The gateways read records (다시 보기) without the shards' key: a
+    message naming the last one counted passes, MAC unchecked."""
+    header, move = b'{"players": {}}', b'{"t": 1}'
+    chain = Chain(SUBJECT, None)
+    assert taken(chain, [(1, signed(0, header), header), (2, None, b"{}"),
+                         (3, {SIG: "2.x"}, move), (4, {SIG: "1." + "A" * 24}, move)]) == [1, 4]
+
+
+def test_a_record_whose_first_message_is_not_signed_is_read_whole() -> None:
+    """An older release's record, or a shard's without a key: every
+    message, as before signing."""
+    header, move = b'{"players": {}}', b'{"t": 1}'
+    chain = Chain(SUBJECT, KEY)
+    assert taken(chain, [(1, None, header), (2, signed(1, move), move), (3, None, b"{}")]) \
+        == [1, 2, 3]
+    assert chain.signed is False and chain.skipped == 0
+
+
+def test_a_signature_is_short_and_names_its_place() -> None:
+    sig = sign(KEY, SUBJECT, 41, b"{}")
+    prev, _, mac = sig.partition(".")
+    assert prev == "41" and len(mac) == 24
+    assert sign(KEY, SUBJECT, 42, b"{}") != sig
