@@ -432,6 +432,33 @@ def test_the_bot_workers_and_gateways_can_have_a_nats_user_of_their_own(
     assert template(f"--set=nats.{user}ExistingSecret=Not_A_Name").returncode != 0
 
 
+def test_the_shards_alone_get_the_record_key(template: Callable[..., Any]) -> None:
+    """The shards sign the games' records with a key the gateways must not
+    have (docs/protocol.md 5): from records.existingSecret, or
+    records.signingKey put in a Secret of the release's; none given, no
+    Pod has one (records unsigned, NOTES warn)."""
+    def keys(*args: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        done = template("--set", "auth.tokenSecret=" + "s" * 40, *args)
+        assert done.returncode == 0, done.stderr
+        docs = [d for d in yaml.safe_load_all(done.stdout) if d]
+        specs = pod_specs(docs)
+        assert len(specs) >= 4
+        got = {w: e for w, pod in specs.items() for e in pod["containers"][0]["env"]
+               if e["name"] == "TTANJIT_RECORD_KEY"}
+        return got, by_kind(docs, "Secret")
+
+    got, _ = keys("--set", "records.existingSecret=ttanjit-records")
+    assert got == {"StatefulSet/ttanjit-shard": {"name": "TTANJIT_RECORD_KEY", "valueFrom": {
+        "secretKeyRef": {"name": "ttanjit-records", "key": "record-key"}}}}
+    key = "k" * 40
+    got, secrets = keys("--set", f"records.signingKey={key}")
+    ref = got.pop("StatefulSet/ttanjit-shard")["valueFrom"]["secretKeyRef"]
+    assert not got
+    assert base64.b64decode(secrets[ref["name"]]["data"][ref["key"]]).decode() == key
+    got, secrets = keys()
+    assert got == {} and not [n for n in secrets if n.endswith("-records")]
+
+
 def _labels_match(selector: dict[str, str], labels: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 
@@ -614,6 +641,8 @@ BAD_VALUES = [
     ("gateway.resources.requests.cpu=lots", "/gateway/resources/requests/cpu"),
     ("gateway.autoscaling.minReplicas=9,gateway.autoscaling.maxReplicas=3", "minReplicas"),
     ("auth.tokenSecret=short", "auth.tokenSecret"),
+    ("records.signingKey=short", "records.signingKey"),
+    ("records.signingKey=" + "k" * 40 + ",records.existingSecret=r", "not both"),
     ("shard.drain.timeoutSeconds=60", "must leave 10 s of shard.terminationGracePeriodSeconds"),
     # the SIGTERM drain's 5 s after a preStop drain of 59 outlast 60 (operator audit)
     ("shard.drain.timeoutSeconds=51", "must leave 10 s of shard.terminationGracePeriodSeconds (60)"),
@@ -642,6 +671,7 @@ def test_an_upgrade_that_reuses_a_releases_values_renders(helm: Path, tmp_path: 
     old = yaml.safe_load((CHART / "values.yaml").read_text(encoding="utf-8"))
     del old["gateway"]["signupLimit"]  # the values of a release from before it
     del old["gateway"]["maxConnections"]
+    del old["records"]  # (no record key then: unsigned, as that release's)
     (chart / "values.yaml").write_text(yaml.safe_dump(old), encoding="utf-8")
 
     def gw_env(path: Path, *args: str) -> dict[str, str]:

@@ -100,11 +100,16 @@ async def test_what_a_gateway_has_stored_on_a_record_is_gone_past(svc: Services)
         await nc.close()
 
 
-async def test_a_shard_without_the_key_does_not_serve_a_signed_record(svc: Services) -> None:
+@pytest.mark.parametrize(("key", "said"), [
+    ("", "this shard has no TTANJIT_RECORD_KEY"),
+    ("o" * 32, "is TTANJIT_RECORD_KEY the other shards'?")])
+async def test_a_shard_without_the_key_does_not_serve_a_signed_record(
+        svc: Services, key: str, said: str) -> None:
     """A signed record's messages from a shard without the key would be
-    skipped by the others (moves lost): it leaves the game to a shard with
-    the key, said once and counted as a game it cannot replay (alert
-    TtanjitGameUnreplayable)."""
+    skipped by the others (moves lost), and one with another key finds
+    none of the record's messages its own (the game was removed as having
+    no record): it leaves the game to a shard with the key, said once and
+    counted as a game it cannot replay (alert TtanjitGameUnreplayable)."""
     a = svc.start("shard", name="keyed-a")
     nc = await nats.connect(svc.nats_url)
     try:
@@ -113,10 +118,10 @@ async def test_a_shard_without_the_key_does_not_serve_a_signed_record(svc: Servi
                                 [{"kind": "human", "player_id": p} for p in pids], seed=12)
         tail = await RecordTail(nc, gid).start()
         await play_humans(nc, tail, random.Random(4), max_moves=1, until_finished=False)
-        b = svc.start("shard", name="keyless-b", env={"TTANJIT_RECORD_KEY": ""})
+        b = svc.start("shard", name="keyless-b", env={"TTANJIT_RECORD_KEY": key})
         a.kill()
         deadline = time.monotonic() + 30
-        while "this shard has no TTANJIT_RECORD_KEY" not in b.log():
+        while said not in b.log():
             assert time.monotonic() < deadline, b.log()[-3000:]
             await asyncio.sleep(0.2)
         last = await nc.jetstream().get_last_msg(RECORDS_STREAM, SUBJ.record(gid))

@@ -124,6 +124,29 @@ users (deploy/nats/values.yaml). */}}
   value: {{ .Values.logLevel | quote }}
 {{- end }}
 
+{{/* The shards' record key (values "records"; a release's values from
+     before it have none: helm upgrade --reuse-values): its Secret's name
+     and key, or "" when none is given. */}}
+{{- define "ttanjit.recordKeySecret" -}}
+{{- $r := .Values.records | default dict }}
+{{- if $r.existingSecret }}
+{{- $r.existingSecret }}
+{{- else if $r.signingKey }}
+{{- printf "%s-records" (include "ttanjit.fullname" .) }}
+{{- end }}
+{{- end }}
+
+{{- define "ttanjit.recordKeyEnv" -}}
+{{- $r := .Values.records | default dict }}
+{{- with include "ttanjit.recordKeySecret" . }}
+- name: TTANJIT_RECORD_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ . | quote }}
+      key: {{ ternary ($r.existingSecretKey | default "record-key") "record-key" (not (empty $r.existingSecret)) | quote }}
+{{- end }}
+{{- end }}
+
 {{- define "ttanjit.tokenSecretEnv" -}}
 - name: TTANJIT_TOKEN_SECRET
   valueFrom:

@@ -69,6 +69,11 @@ class Fenced(Exception):
     """Our append was rejected: another shard owns the game now."""
 
 
+class NotOurKey(Exception):
+    """A signed record none of whose messages holds with the reader's key
+    (another key: a shard given the wrong one, or the key changed)."""
+
+
 def env_key() -> bytes | None:
     """``TTANJIT_RECORD_KEY`` (the CLIs' and the chaos audit's: who runs
     them with the services' NATS user may have it), or None."""
@@ -87,7 +92,7 @@ class Chain:
     whether the record is signed; in a signed one a message counts if its
     ``prev`` is the last one counted and (with ``key``) its MAC holds."""
 
-    __slots__ = ("subject", "key", "signed", "head", "skipped")
+    __slots__ = ("subject", "key", "signed", "head", "skipped", "forged")
 
     def __init__(self, subject: str, key: bytes | None, head: int = 0,
                  signed: bool | None = None) -> None:
@@ -96,6 +101,7 @@ class Chain:
         self.signed = signed  # None: no message seen yet
         self.head = head  # stream sequence of the last message counted
         self.skipped = 0
+        self.forged = 0  # of them, in the record's order but their MAC wrong
 
     def take(self, seq: int, headers: dict[str, str] | None, data: bytes) -> bool:
         sig = headers.get(SIG) if headers else None
@@ -104,10 +110,13 @@ class Chain:
         if not self.signed:
             self.head = seq
             return True
-        if sig is None or sig.partition(".")[0] != str(self.head) or (
-                self.key is not None
-                and not hmac.compare_digest(sig, sign(self.key, self.subject, self.head, data))):
+        if sig is None or sig.partition(".")[0] != str(self.head):
             self.skipped += 1
+            return False
+        if self.key is not None and not hmac.compare_digest(
+                sig, sign(self.key, self.subject, self.head, data)):
+            self.skipped += 1
+            self.forged += 1
             return False
         self.head = seq
         return True
@@ -179,6 +188,8 @@ async def read(js: JetStreamContext, subject: str, timeout: float = 5.0,
     finally:
         await sub.unsubscribe()
     if rec is None:
+        if chain.forged:
+            raise NotOurKey(f"{subject}: none of its {chain.skipped} messages holds with this key")
         return None  # nothing its shards wrote
     rec.last_seq = chain.head
     rec.signed = bool(chain.signed)

@@ -448,9 +448,13 @@ class Shard:
             owned = True
             subject = self.subj.record(gid)
             for _ in range(5):
-                rec = await asyncio.wait_for(records.read(self.js, subject,
-                                                          key=self.record_key),
-                                             RECORD_READ_TIMEOUT_S)
+                try:
+                    rec = await asyncio.wait_for(records.read(self.js, subject,
+                                                              key=self.record_key),
+                                                 RECORD_READ_TIMEOUT_S)
+                except records.NotOurKey as exc:  # (not "no record": the game waits)
+                    raise Unreplayable(f"{exc}: is TTANJIT_RECORD_KEY the other shards'?") \
+                        from None
                 if rec is None:
                     log.error("no record for game", extra={"game": gid})
                     await self.owner_entries.remove(gid)
