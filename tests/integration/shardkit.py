@@ -179,7 +179,7 @@ class RecordTail:
     def __init__(self, nc: Client, gid: str) -> None:
         from conftest import RECORD_KEY
         self.nc, self.gid = nc, gid
-        self.chain = Chain(SUBJ.record(gid), RECORD_KEY.encode())
+        self.chain = Chain(SUBJ.record(gid), (RECORD_KEY.encode(),))
         self.js = nc.jetstream()
         self.rec: StoredRecord | None = None
         self.hosted: HostedGame | None = None

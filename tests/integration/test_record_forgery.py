@@ -82,7 +82,7 @@ async def test_what_a_gateway_has_stored_on_a_record_is_gone_past(svc: Services)
         # serves is the players' moves alone
         b = svc.start("shard", name="forged-b")
         a.kill()
-        rec = await records.read(nc.jetstream(), subject, key=RECORD_KEY.encode())
+        rec = await records.read(nc.jetstream(), subject, keys=(RECORD_KEY.encode(),))
         assert rec is not None and rec.signed and rec.skipped == 2
         assert rec.entries == tail.entries
         h = tail.hosted
@@ -94,6 +94,50 @@ async def test_what_a_gateway_has_stored_on_a_record_is_gone_past(svc: Services)
         assert [m["reply"]["ok"] for m in played] == [True, True], played
         assert "2 messages no shard wrote" in b.log()
         assert "Traceback" not in b.log() and "cannot replay" not in b.log(), b.log()[-3000:]
+        await tail.stop()
+    finally:
+        await gw.close()
+        await nc.close()
+
+
+async def test_a_burst_and_a_trickle_of_answers_do_not_stop_a_game(svc: Services) -> None:
+    """Review finding: more than a thousand answers at once made the
+    owner give up (fenced, then every claim fenced again: the game
+    unserved for good), and a trickle of 20 a second kept failing its
+    appends (an attempt and a sleep per pass). Now an append goes after
+    them at once, reading them in one go."""
+    a = svc.start("shard", name="flood-a")
+    nc = await nats.connect(svc.nats_url)
+    gw = await nats.connect(user_url(svc.nats_url, natsauth.GATEWAY))
+    stop = asyncio.Event()
+
+    async def trickle() -> None:
+        while not stop.is_set():
+            await gw.publish(f"$JS.API.STREAM.INFO.{RECORDS_STREAM}", b"", reply=subject)
+            await gw.flush()
+            await asyncio.sleep(0.05)
+
+    try:
+        pids = [player_id("b"), player_id("c")]
+        gid = await create_game(a.ports["grpc"], "onecard",
+                                [{"kind": "human", "player_id": p} for p in pids], seed=21)
+        subject = SUBJ.record(gid)
+        tail = await RecordTail(nc, gid).start()
+        rng = random.Random(5)
+        assert len(await play_humans(nc, tail, rng, max_moves=2, until_finished=False)) == 2
+        last = tail.seq
+        for _ in range(1005):
+            await gw.publish(f"$JS.API.STREAM.INFO.{RECORDS_STREAM}", b"", reply=subject)
+        await gw.flush()
+        assert len(await _stored(nc, subject, last, 1005)) == 1005
+        flow = asyncio.ensure_future(trickle())
+        try:
+            played = await play_humans(nc, tail, rng, max_moves=6, until_finished=False)
+        finally:
+            stop.set()
+            await flow
+        assert [m["reply"]["ok"] for m in played] == [True] * 6, played
+        assert "fenced" not in a.log() and "game dropped" not in a.log(), a.log()[-3000:]
         await tail.stop()
     finally:
         await gw.close()

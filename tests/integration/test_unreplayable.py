@@ -43,7 +43,7 @@ async def test_a_record_this_release_cannot_replay_is_said_once_and_counted(
         last = await js.get_last_msg(RECORDS_STREAM, SUBJ.record(gid))
         await records.append(js, SUBJ.record(gid),
                              {"t": 1, "seat": 0, "action": {"type": "select", "card": 0, "row": 1}},
-                             last.seq or 0, f"{gid}:skew", key=RECORD_KEY.encode())
+                             last.seq or 0, f"{gid}:skew", keys=(RECORD_KEY.encode(),))
         b = svc.start("shard", name="shard-new")
         deadline = time.monotonic() + 30
         while SAID not in b.log():

@@ -94,15 +94,18 @@ def judge(recs: dict[str, StoredRecord | None], accepted: list[tuple[str, str, s
 
 
 async def fetch(nc: Client, game_ids: list[str], prefix: str = "ttanjit.v1",
-                attempts: int = 20) -> dict[str, StoredRecord | None]:
-    """Every game's record (retried while JetStream settles after a fault)."""
+                attempts: int = 20, keys: records.Keys | None = None
+                ) -> dict[str, StoredRecord | None]:
+    """Every game's record (retried while JetStream settles after a fault),
+    as the shards read it with ``keys`` (default ``TTANJIT_RECORD_KEY``)."""
+    keys = keys or records.env_keys()
     js = nc.jetstream()
     subj = Subjects(prefix)
     out: dict[str, StoredRecord | None] = {}
     for gid in game_ids:
         for attempt in range(attempts):
             try:
-                out[gid] = await records.read(js, subj.record(gid), key=records.env_key())
+                out[gid] = await records.read(js, subj.record(gid), keys=keys)
                 break
             except Exception:  # noqa: BLE001 - a leader election: try again
                 if attempt == attempts - 1:

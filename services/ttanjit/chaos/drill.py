@@ -23,7 +23,7 @@ import httpx
 import orjson
 
 from ttanjit.chaos import audit
-from ttanjit.chaos.stack import ChaosStack
+from ttanjit.chaos.stack import RECORD_KEY, ChaosStack
 from ttanjit.common.nats import RECORDS_STREAM, connect, kv_keys
 from ttanjit.loadtest.player import PlayConfig, Player
 from ttanjit.loadtest.stats import Stats
@@ -241,7 +241,7 @@ async def drill(stack: ChaosStack, *, games: int, window_s: float, full: bool,
                 until_ms = int(time.time() * 1000)
                 if recovery is not None:
                     await recovery  # the process back before the next fault
-                recs = await audit.fetch(nc, sorted(ledger.games))
+                recs = await audit.fetch(nc, sorted(ledger.games), keys=(RECORD_KEY.encode(),))
                 acc = [(g, p, c) for g, p, c, t in ledger.accepted
                        if fault_ms - 1000 <= t <= until_ms]
                 v = audit.judge(recs, acc, since_ms=fault_ms - 1000, until_ms=until_ms,
@@ -264,7 +264,7 @@ async def drill(stack: ChaosStack, *, games: int, window_s: float, full: bool,
             # though its game's record, read a moment earlier, could not hold
             # it yet: a CI run's "whole run: 1 lost")
             cutoff_ms = int(time.time() * 1000)
-            recs = await audit.fetch(nc, sorted(ledger.games))
+            recs = await audit.fetch(nc, sorted(ledger.games), keys=(RECORD_KEY.encode(),))
             total = audit.judge(recs, [(g, p, c) for g, p, c, t in ledger.accepted if t <= cutoff_ms],
                                 since_ms=0, until_ms=cutoff_ms, finished=ledger.finished)
             rows.append(Row("whole run", 0.0, len(total.lost), 0, 0.0, len(recs),

@@ -17,6 +17,8 @@ from ttanjit.common.natscluster import NatsCluster
 from ttanjit.common.natsserver import free_port
 from ttanjit.loadtest.localstack import SECRET, Proc
 
+RECORD_KEY = os.urandom(24).hex()  # the shards' (ttanjit.shard.records)
+
 
 class ChaosStack:
     def __init__(self, nats_nodes: int = 3, matchmakers: int = 2, shards: int = 2,
@@ -58,7 +60,9 @@ class ChaosStack:
                 mm_ports.append(env["TTANJIT_GRPC_PORT"])
                 self._spawn("matchmaker", f"matchmaker-{i}", env)
             for i in range(self.counts["shard"]):
-                self._spawn("shard", f"shard-{i}", self._env(f"shard-{i}"))
+                # the shards sign their records, as a deployment's
+                self._spawn("shard", f"shard-{i}",
+                            self._env(f"shard-{i}", TTANJIT_RECORD_KEY=RECORD_KEY))
             for i in range(self.counts["bots"]):
                 self._spawn("bots", f"bots-{i}", self._env(f"bots-{i}"))
             addr = "ipv4:" + ",".join(f"127.0.0.1:{p}" for p in mm_ports)

@@ -211,12 +211,13 @@ class Settings:
 
 
 def record_key_from_env() -> str:
-    """``TTANJIT_RECORD_KEY`` (``""``: none); a short one is ValueError."""
-    key = os.environ.get("TTANJIT_RECORD_KEY", "").strip()
-    if key and len(key) < 16:
-        raise ValueError("TTANJIT_RECORD_KEY is too short: at least 16 characters "
-                         "(a long random string)")
-    return key
+    """``TTANJIT_RECORD_KEY`` (``""``: none): one key, or several
+    comma-separated (the first signs); a short one is ValueError."""
+    text = os.environ.get("TTANJIT_RECORD_KEY", "").strip()
+    if any(len(k.strip()) < 16 for k in text.split(",") if text):
+        raise ValueError("TTANJIT_RECORD_KEY: a key is too short: at least 16 characters "
+                         "each (long random strings, comma-separated)")
+    return text
 
 
 def masked_urls(urls: str) -> str:

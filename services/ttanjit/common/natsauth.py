@@ -28,12 +28,12 @@ chart).
   consumers up to a stream's limit. And NATS checks what a user publishes,
   not where JetStream or another service sends for it — a push consumer's
   deliveries, an answer to a reply subject it names — which reach any
-  subject, the records' too (checked on nats-server 2.15;
+  subject's subscribers (checked on nats-server 2.15;
   nats-io/nats-server issue 8274): the receivers of a shard's or
   matchmaker's say drop JetStream's deliveries and status messages
-  (``common.nats.relayed``), and shards with a record key skip in a
-  record what they did not sign (``shard.records``: answers stored there;
-  JetStream stores no push consumer's deliveries). Keeping a gateway out of the
+  (``common.nats.relayed``). A record stores such answers (not a push
+  consumer's deliveries): shards with a record key skip in a record what
+  they did not sign (``shard.records``). Keeping a gateway out of the
   shards' subjects altogether takes a NATS account of its own.
 - ``ttanjit-bots`` — the bot workers: they take ``<prefix>.bots.decide`` in
   the queue group ``bots`` and answer each ask on its reply subject, and do

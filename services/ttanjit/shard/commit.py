@@ -62,9 +62,9 @@ class Committer:
         timer = self.shard.loop.call_later(ACK_TIMEOUT_S, self._expire, token)
         self.waiting[token] = (done, timer)
         headers = {EXPECTED_LAST_SUBJECT_SEQ: str(expected_last), MSG_ID: msg_id}
-        key = self.shard.record_key
-        if key is not None:
-            headers[SIG] = sign(key, subject, expected_last, payload)
+        keys = self.shard.record_keys
+        if keys is not None:
+            headers[SIG] = sign(keys[0], subject, expected_last, payload)
         self.shard.out.put(subject, payload, f"{self.prefix}.{token}", headers)
 
     def _expire(self, token: str) -> None:

@@ -29,7 +29,7 @@ async def fetch(url: str, game_id: str, prefix: str = "ttanjit.v1") -> dict[str,
                             allow_reconnect=False, error_cb=quiet)
     try:
         rec = await records.read(nc.jetstream(), Subjects(prefix).record(game_id),
-                                 key=records.env_key())
+                                 keys=records.env_keys())
     finally:
         await nc.close()
     if rec is None:

@@ -35,15 +35,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hmac
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 from nats.errors import NoRespondersError
 from nats.js import JetStreamContext
-from nats.js.api import DeliverPolicy
+from nats.js.api import ConsumerConfig, DeliverPolicy
 from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 
 from ttanjit.common.config import record_key_from_env
@@ -56,9 +58,9 @@ EXPECTED_LAST_SUBJECT_SEQ = "Nats-Expected-Last-Subject-Sequence"
 MSG_ID = "Nats-Msg-Id"
 SIG = "Ttanjit-Sig"
 WRONG_LAST_SEQUENCE = 10071
-# How many messages no shard wrote an append looks past before it gives up
-# (then the game is dropped and claimed again, its record read whole)
-SKIP_AT_MOST = 1000
+# How many times an append goes after messages no shard wrote, more coming
+# meanwhile, before it fails (the game dropped and claimed again)
+MAX_PASSES = 20
 # How long an append keeps trying while the stream cannot answer (no leader:
 # a cluster node restarting hands its leaderships over within ~1-2 s); past
 # it the shard drops the game and re-claims it from its record.
@@ -74,10 +76,20 @@ class NotOurKey(Exception):
     (another key: a shard given the wrong one, or the key changed)."""
 
 
-def env_key() -> bytes | None:
+# The shards' record keys: the first signs, any of them holds (a key
+# changed in steps, README "Install" step 2)
+Keys = tuple[bytes, ...]
+
+
+def keys_of(text: str) -> Keys | None:
+    """``TTANJIT_RECORD_KEY``'s keys (comma-separated), or None."""
+    return tuple(k.strip().encode() for k in text.split(",") if k.strip()) or None
+
+
+def env_keys() -> Keys | None:
     """``TTANJIT_RECORD_KEY`` (the CLIs' and the chaos audit's: who runs
     them with the services' NATS user may have it), or None."""
-    return record_key_from_env().encode() or None
+    return keys_of(record_key_from_env())
 
 
 def sign(key: bytes, subject: str, prev: int, payload: bytes) -> str:
@@ -90,14 +102,15 @@ class Chain:
     """Which messages of one game's record its shards wrote, taken in
     stream order (:func:`read`, :func:`append`): the first message says
     whether the record is signed; in a signed one a message counts if its
-    ``prev`` is the last one counted and (with ``key``) its MAC holds."""
+    ``prev`` is the last one counted and (with ``keys``) its MAC holds
+    with one of them."""
 
-    __slots__ = ("subject", "key", "signed", "head", "skipped", "forged")
+    __slots__ = ("subject", "keys", "signed", "head", "skipped", "forged")
 
-    def __init__(self, subject: str, key: bytes | None, head: int = 0,
+    def __init__(self, subject: str, keys: Keys | None, head: int = 0,
                  signed: bool | None = None) -> None:
         self.subject = subject
-        self.key = key
+        self.keys = keys
         self.signed = signed  # None: no message seen yet
         self.head = head  # stream sequence of the last message counted
         self.skipped = 0
@@ -113,8 +126,9 @@ class Chain:
         if sig is None or sig.partition(".")[0] != str(self.head):
             self.skipped += 1
             return False
-        if self.key is not None and not hmac.compare_digest(
-                sig, sign(self.key, self.subject, self.head, data)):
+        if self.keys is not None and not any(
+                hmac.compare_digest(sig, sign(k, self.subject, self.head, data))
+                for k in self.keys):
             self.skipped += 1
             self.forged += 1
             return False
@@ -127,7 +141,8 @@ class StoredRecord:
     header: JSON
     entries: list[JSON] = field(default_factory=list)  # inputs, in order
     markers: list[tuple[int, JSON]] = field(default_factory=list)  # (index in entries, marker)
-    last_seq: int = 0  # the last message its shards wrote (an append goes after it)
+    last_seq: int = 0  # the last message its shards wrote (an append is signed after it)
+    stream_last: int = 0  # the subject's last message (an append is expected after it)
     signed: bool = False
     skipped: int = 0  # messages on its subject no shard wrote
 
@@ -152,28 +167,64 @@ async def first(js: JetStreamContext, subject: str) -> JSON | None:
     return doc if isinstance(doc, dict) and "players" in doc else None
 
 
-async def read(js: JetStreamContext, subject: str, timeout: float = 5.0,
-               key: bytes | None = None) -> StoredRecord | None:
-    """Every message its shards wrote on the game's subject (None: no
-    record, or none whole)."""
+async def _each(js: JetStreamContext, subject: str, start: int = 1, timeout: float = 5.0
+                ) -> AsyncIterator[tuple[int, dict[str, str] | None, bytes]]:
+    """The subject's messages from stream sequence ``start`` to its last
+    (as it was when asked), in order: ``(seq, headers, payload)``. One
+    ordered consumer, so many come in one go."""
     try:
         last = await js.get_last_msg(RECORDS_STREAM, subject)
     except NotFoundError:
-        return None
+        return
     last_seq = int(last.seq or 0)
-    sub = await js.subscribe(subject, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL,
-                             stream=RECORDS_STREAM)
-    rec: StoredRecord | None = None
-    chain = Chain(subject, key)
+    if last_seq < start:
+        return
+    if start > 1:
+        sub = await js.subscribe(subject, ordered_consumer=True, stream=RECORDS_STREAM,
+                                 deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+                                 config=ConsumerConfig(opt_start_seq=start))
+    else:
+        sub = await js.subscribe(subject, ordered_consumer=True, stream=RECORDS_STREAM,
+                                 deliver_policy=DeliverPolicy.ALL)
     try:
         while True:
             msg = await sub.next_msg(timeout=timeout)
             seq = msg.metadata.sequence.stream
-            if not chain.take(seq, msg.headers, msg.data):
-                if seq >= last_seq:
-                    break
+            yield seq, msg.headers, msg.data
+            if seq >= last_seq:
+                break
+    finally:
+        await sub.unsubscribe()
+
+
+def _unsigned_claim(headers: dict[str, str] | None, data: bytes) -> bool:
+    """An ownership marker with no signature: a shard without the key (of
+    a release before signing, during a one-step upgrade) took the game."""
+    if (headers and SIG in headers) or (b'"claim"' not in data and b'"handover"' not in data):
+        return False
+    try:
+        doc = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(doc, dict) and ("claim" in doc or "handover" in doc)
+
+
+async def read(js: JetStreamContext, subject: str, timeout: float = 5.0,
+               keys: Keys | None = None) -> StoredRecord | None:
+    """Every message its shards wrote on the game's subject (None: no
+    record, or none whole). :class:`NotOurKey`: a signed record none of
+    whose messages holds with ``keys``."""
+    rec: StoredRecord | None = None
+    chain = Chain(subject, keys)
+    last = 0
+    unsigned_claims = 0
+    async with contextlib.aclosing(_each(js, subject, 1, timeout)) as messages:
+        async for seq, headers, data in messages:
+            last = seq
+            if not chain.take(seq, headers, data):
+                unsigned_claims += _unsigned_claim(headers, data)
                 continue
-            doc = orjson.loads(msg.data)
+            doc = orjson.loads(data)
             if rec is None:
                 if "players" not in doc:
                     # its header aged out (the stream keeps each message 30
@@ -183,15 +234,17 @@ async def read(js: JetStreamContext, subject: str, timeout: float = 5.0,
                 rec = StoredRecord(header=doc)
             else:
                 split(doc, rec)
-            if seq >= last_seq:
-                break
-    finally:
-        await sub.unsubscribe()
     if rec is None:
         if chain.forged:
             raise NotOurKey(f"{subject}: none of its {chain.skipped} messages holds with this key")
         return None  # nothing its shards wrote
+    if unsigned_claims or chain.forged:
+        log.error("record has %d ownership markers without a signature and %d messages "
+                  "signed with another key: a shard without this key wrote to it (an older "
+                  "release's, or another key's), and what it wrote is not read",
+                  unsigned_claims, chain.forged, extra={"game": subject.rpartition(".")[2]})
     rec.last_seq = chain.head
+    rec.stream_last = last
     rec.signed = bool(chain.signed)
     rec.skipped = chain.skipped
     return rec
@@ -207,61 +260,63 @@ async def _last_if_ours(js: JetStreamContext, subject: str, msg_id: str) -> int:
     return 0
 
 
-async def _after(js: JetStreamContext, subject: str, head: int, msg_id: str,
-                 key: bytes) -> tuple[int, bool]:
-    """After an append was refused for a wrong last sequence: our own
-    earlier attempt's sequence if it landed (``(seq, True)``);
-    :class:`Fenced` if another shard wrote after ``head``; else (only
-    messages no shard wrote since) the last message's sequence, for the
-    append to go on after it (``(seq, False)``)."""
+async def _after(js: JetStreamContext, subject: str, head: int, known: int, msg_id: str,
+                 keys: Keys) -> tuple[int, bool]:
+    """After an append (signed after ``head``, expected after ``known``)
+    was refused for a wrong last sequence: our own earlier attempt's
+    sequence if it landed (``(seq, True)``); :class:`Fenced` if another
+    shard wrote after ``head``; else (only messages no shard wrote after
+    ``known``) the last message's sequence, for the append to go on after
+    it (``(seq, False)``)."""
     try:
-        head_msg = await js.get_msg(RECORDS_STREAM, seq=1, subject=subject, next=True)
+        first = await js.get_msg(RECORDS_STREAM, seq=1, subject=subject, next=True)
     except NotFoundError:
         raise Fenced("the record is gone") from None
-    chain = Chain(subject, key, head=head)
-    chain.take(int(head_msg.seq or 0), head_msg.headers, head_msg.data or b"")
-    if not chain.signed:  # an unsigned record: every message on it is a shard's
+    if not (first.headers and SIG in first.headers):
+        # an unsigned record: every message on it is a shard's
         landed = await _last_if_ours(js, subject, msg_id)
         if landed:
             return landed, True
         raise Fenced("another shard appended")
-    chain.head, seq, last = head, head + 1, 0
-    while True:
-        try:
-            msg = await js.get_msg(RECORDS_STREAM, seq=seq, subject=subject, next=True)
-        except NotFoundError:
-            break
-        last = seq = int(msg.seq or 0)
-        if chain.take(seq, msg.headers, msg.data or b""):
-            if msg.headers and msg.headers.get(MSG_ID) == msg_id:
-                return seq, True  # ours
-            raise Fenced("another shard appended")
-        if chain.skipped > SKIP_AT_MOST:
-            raise Fenced(f"more than {SKIP_AT_MOST} messages no shard wrote")
-        seq += 1
-    if not last:
+    chain = Chain(subject, keys, head=head, signed=True)
+    last = known
+    async with contextlib.aclosing(_each(js, subject, known + 1)) as messages:
+        async for seq, headers, data in messages:
+            last = seq
+            if chain.take(seq, headers, data):
+                if headers and headers.get(MSG_ID) == msg_id:
+                    return seq, True  # ours
+                raise Fenced("another shard appended")
+            if chain.forged or _unsigned_claim(headers, data):
+                # (not skipped: two owners would append on)
+                raise Fenced("a shard without this key appended (another key, or an older "
+                             "release's)")
+    if last == known:
         raise Fenced("nothing after our last message, yet the append was refused")
     return last, False
 
 
 async def append(js: JetStreamContext, subject: str, doc: JSON, expected_last: int,
                  msg_id: str, retries: int = 3, patience_s: float = APPEND_PATIENCE_S,
-                 key: bytes | None = None) -> int:
+                 keys: Keys | None = None, stream_last: int = 0) -> int:
     """Append one message after ``expected_last`` (the record's last message
     its shards wrote); returns its sequence. Raises :class:`Fenced` when
     another shard appended in between. A stream without a leader (503, no
     responders) is asked again for ``patience_s`` (the same ``Nats-Msg-Id``,
-    so an attempt that landed is stored once). With ``key`` the message is
-    signed, and messages no shard wrote after ``expected_last`` are gone
-    past (module docstring)."""
+    so an attempt that landed is stored once). With ``keys`` the message is
+    signed (with the first), and messages no shard wrote after ``expected_last`` are gone
+    past (module docstring): ``stream_last``, the subject's last message
+    when the caller read it, those up to it known to be such."""
     payload = orjson.dumps(doc)
-    headers = {EXPECTED_LAST_SUBJECT_SEQ: str(expected_last), MSG_ID: msg_id}
-    if key is not None:
-        headers[SIG] = sign(key, subject, expected_last, payload)
+    known = max(expected_last, stream_last if keys is not None else 0)
+    headers = {EXPECTED_LAST_SUBJECT_SEQ: str(known), MSG_ID: msg_id}
+    if keys is not None:
+        headers[SIG] = sign(keys[0], subject, expected_last, payload)
     loop = asyncio.get_running_loop()
     give_up = loop.time() + patience_s
     waits = 0
     attempt = 0
+    passes = 0  # times past messages no shard wrote
     while attempt < retries:
         try:
             ack = await js.publish(subject, payload, headers=dict(headers), timeout=2.0)
@@ -270,19 +325,24 @@ async def append(js: JetStreamContext, subject: str, doc: JSON, expected_last: i
             if exc.err_code == WRONG_LAST_SEQUENCE:
                 # Our own earlier attempt may have landed (its ack lost, e.g.
                 # across a server restart): then this is success, not fencing.
-                if key is None:
+                if keys is None:
                     landed = await _last_if_ours(js, subject, msg_id)
                     if landed:
                         return landed
                     raise Fenced(str(exc.description)) from None
-                seq, landed = await _after(js, subject, expected_last, msg_id, key)
+                seq, landed = await _after(js, subject, expected_last, known, msg_id, keys)
                 if landed:
                     return seq
-                # only messages no shard wrote: after them (a try of its own)
+                # only messages no shard wrote: after them, at once (not
+                # an attempt: more may come meanwhile)
                 log.warning("record has messages no shard wrote after %d (the last at %d): "
                             "appending after them", expected_last, seq,
                             extra={"game": subject.rpartition(".")[2]})
+                known = seq
                 headers[EXPECTED_LAST_SUBJECT_SEQ] = str(seq)
+                passes += 1
+                if passes <= MAX_PASSES:
+                    continue
             if attempt == retries - 1:
                 raise
         except (NoStreamResponseError, NoRespondersError):

@@ -522,7 +522,7 @@ class Room:
         try:
             seq = await records.append(self.shard.js, self.shard.subj.record(self.game_id),
                                        self.batch_doc, self.last_seq, self.batch_id,
-                                       key=self.shard.record_key)
+                                       keys=self.shard.record_keys)
         except records.Fenced:  # an ownership loss, not a failure (the alert's: operator audit)
             m.losses.inc()
             log.warning("fenced: another shard owns the game", extra={"game": self.game_id})
@@ -668,7 +668,7 @@ class Room:
         marker = asyncio.ensure_future(records.append(
             self.shard.js, self.shard.subj.record(self.game_id),
             {"handover": {"from": self.shard.id, "to": target, "t": t}}, self.last_seq,
-            f"{self.game_id}:{self.epoch}:{self.msg_no}", key=self.shard.record_key))
+            f"{self.game_id}:{self.epoch}:{self.msg_no}", keys=self.shard.record_keys))
         try:
             self.last_seq = await asyncio.shield(marker)
         except asyncio.CancelledError:

@@ -136,8 +136,8 @@ class Shard:
 
     def __init__(self, settings: Settings) -> None:
         self.cfg = settings
-        # signs the records' messages (records.py): None, unsigned
-        self.record_key = settings.record_key.encode() or None
+        # sign the records' messages (records.py): None, unsigned
+        self.record_keys = records.keys_of(settings.record_key)
         self.id = settings.shard_id or f"shard-{os.getpid()}"
         self.inc = secrets.token_hex(4)
         self.subj = Subjects(settings.prefix)
@@ -404,13 +404,13 @@ class Shard:
                 # not taken for this one's (its header is another's)
                 seq = await records.append(self.js, subject, hosted.header(), 0,
                                            f"{gid}:h:{secrets.token_hex(4)}",
-                                           key=self.record_key)
+                                           keys=self.record_keys)
             except records.Fenced:
                 raise IdTaken(f"game {gid} has a record already") from None
             claim = {"claim": {"shard": self.id, "inc": self.inc, "epoch": 1,
                                "reason": "create", "origin_ms": now}}
             seq = await records.append(self.js, subject, claim, seq, f"{gid}:c1",
-                                       key=self.record_key)
+                                       keys=self.record_keys)
             await self.directory.put(gid, orjson.dumps(hosted.directory_entry()))
         except BaseException:  # re-raised: no half-made game left behind
             # (the caller places it again)
@@ -450,7 +450,7 @@ class Shard:
             for _ in range(5):
                 try:
                     rec = await asyncio.wait_for(records.read(self.js, subject,
-                                                              key=self.record_key),
+                                                              keys=self.record_keys),
                                                  RECORD_READ_TIMEOUT_S)
                 except records.NotOurKey as exc:  # (not "no record": the game waits)
                     raise Unreplayable(f"{exc}: is TTANJIT_RECORD_KEY the other shards'?") \
@@ -460,7 +460,7 @@ class Shard:
                     await self.owner_entries.remove(gid)
                     owned = False
                     return False
-                if rec.signed and self.record_key is None:
+                if rec.signed and self.record_keys is None:
                     # what this shard appended unsigned the others would skip
                     raise Unreplayable("its record is signed and this shard has no "
                                        "TTANJIT_RECORD_KEY")
@@ -488,7 +488,7 @@ class Shard:
                 try:
                     seq = await records.append(self.js, subject, marker, rec.last_seq,
                                                f"{gid}:c{epoch + 1}:{self.inc}",
-                                               key=self.record_key)
+                                               keys=self.record_keys, stream_last=rec.stream_last)
                 except records.Fenced:
                     continue  # the old owner appended meanwhile: read again
                 break
