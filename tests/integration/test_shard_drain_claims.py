@@ -22,7 +22,7 @@ from typing import Any
 import nats
 import orjson
 import pytest
-from conftest import Services
+from conftest import RECORD_KEY, Services
 from shardkit import SUBJ, RecordTail
 from test_shard import AVAILABLE, _every_accepted_move_recorded, _games_on, _play_each
 
@@ -47,7 +47,8 @@ async def test_a_drain_waits_for_the_claim_under_way_and_counts_its_game(
     a.proc.kill()  # shard-a is gone; its handover offer below is what it would have sent
     a.proc.wait(10)
 
-    b = Shard(Settings(nats_url=svc.nats_url, shard_id="shard-b", drain_timeout_s=10))
+    b = Shard(Settings(nats_url=svc.nats_url, shard_id="shard-b", drain_timeout_s=10,
+                       record_key=RECORD_KEY))  # (shard-a signs its records)
     await b.start()
     held = asyncio.Event()
     read = records.read
