@@ -456,7 +456,16 @@ def test_the_shards_alone_get_the_record_key(template: Callable[..., Any]) -> No
     assert not got
     assert base64.b64decode(secrets[ref["name"]]["data"][ref["key"]]).decode() == key
     got, secrets = keys()
-    assert got == {} and not [n for n in secrets if n.endswith("-records")]
+    assert got == {} and not [n for n in secrets if n.endswith("-record-key")]
+
+    def rolled(*args: str) -> str:  # the shards' Pods change with the key: they roll
+        done = template("--set", "auth.tokenSecret=" + "s" * 40, *args)
+        assert done.returncode == 0, done.stderr
+        sts = by_kind([d for d in yaml.safe_load_all(done.stdout) if d], "StatefulSet")
+        (shard,) = sts.values()
+        return str(shard["spec"]["template"]["metadata"]["annotations"]["checksum/records"])
+    assert len({rolled(), rolled(f"--set=records.signingKey={key}"),
+                rolled(f"--set=records.signingKey={'n' * 40}\\,{key}")}) == 3
 
 
 def _labels_match(selector: dict[str, str], labels: dict[str, str]) -> bool:
@@ -642,6 +651,7 @@ BAD_VALUES = [
     ("gateway.autoscaling.minReplicas=9,gateway.autoscaling.maxReplicas=3", "minReplicas"),
     ("auth.tokenSecret=short", "auth.tokenSecret"),
     ("records.signingKey=short", "records.signingKey"),
+    ("records.signingKey=" + "k" * 40 + "\\,short", "records.signingKey"),
     ("records.signingKey=" + "k" * 40 + ",records.existingSecret=r", "not both"),
     ("shard.drain.timeoutSeconds=60", "must leave 10 s of shard.terminationGracePeriodSeconds"),
     # the SIGTERM drain's 5 s after a preStop drain of 59 outlast 60 (operator audit)

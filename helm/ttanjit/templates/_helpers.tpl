@@ -132,7 +132,7 @@ users (deploy/nats/values.yaml). */}}
 {{- if $r.existingSecret }}
 {{- $r.existingSecret }}
 {{- else if $r.signingKey }}
-{{- printf "%s-records" (include "ttanjit.fullname" .) }}
+{{- printf "%s-record-key" (include "ttanjit.fullname" .) }}
 {{- end }}
 {{- end }}
 

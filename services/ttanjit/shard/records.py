@@ -145,6 +145,9 @@ class StoredRecord:
     stream_last: int = 0  # the subject's last message (an append is expected after it)
     signed: bool = False
     skipped: int = 0  # messages on its subject no shard wrote
+    # of them, what a shard without these keys wrote (an ownership marker
+    # unsigned, a message signed with another key): the game went on there
+    foreign: int = 0
 
 
 def split(doc: JSON, rec: StoredRecord) -> None:
@@ -238,16 +241,26 @@ async def read(js: JetStreamContext, subject: str, timeout: float = 5.0,
         if chain.forged:
             raise NotOurKey(f"{subject}: none of its {chain.skipped} messages holds with this key")
         return None  # nothing its shards wrote
-    if unsigned_claims or chain.forged:
-        log.error("record has %d ownership markers without a signature and %d messages "
-                  "signed with another key: a shard without this key wrote to it (an older "
-                  "release's, or another key's), and what it wrote is not read",
-                  unsigned_claims, chain.forged, extra={"game": subject.rpartition(".")[2]})
+    rec.foreign = unsigned_claims + chain.forged
     rec.last_seq = chain.head
     rec.stream_last = last
     rec.signed = bool(chain.signed)
     rec.skipped = chain.skipped
     return rec
+
+
+async def holds(js: JetStreamContext, subject: str, keys: Keys | None) -> bool:
+    """Whether a shard with ``keys`` may serve the game: its record's first
+    message is unsigned (an older release's record, or no key's), or signed
+    with one of ``keys`` (no record: yes, the claim finds that out)."""
+    try:
+        first = await js.get_msg(RECORDS_STREAM, seq=1, subject=subject, next=True)
+    except NotFoundError:
+        return True
+    if not (first.headers and SIG in first.headers):
+        return True
+    return keys is not None and Chain(subject, keys).take(
+        int(first.seq or 0), first.headers, first.data or b"")
 
 
 async def _last_if_ours(js: JetStreamContext, subject: str, msg_id: str) -> int:

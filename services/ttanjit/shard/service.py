@@ -161,6 +161,7 @@ class Shard:
         # games owned here whose record this release cannot replay: tried
         # again slowly, said once (an upgrade's older shard, a rollback)
         self.unreplayable: set[str] = set()
+        self.not_ours: set[str] = set()  # games not claimed for their record's key (said)
         self.claims_from = 0.0  # loop time before which no failover claim is made
         self.nats_back = asyncio.Event()  # set (and replaced) when NATS reconnects
         self.nats_back_at = -1e9  # loop time of the last reconnect
@@ -438,6 +439,17 @@ class Shard:
         self.claiming.add(gid)
         owned = False  # the owner entry names us: a failure from here on retries
         try:
+            subject = self.subj.record(gid)
+            if not await records.holds(self.js, subject, self.record_keys):
+                # what it appended the others would skip: the game is left
+                # to a shard with the key its record is signed with
+                if gid not in self.not_ours:
+                    self.not_ours.add(gid)
+                    log.error("not claiming a game whose record is signed with a key this "
+                              "shard does not have (TTANJIT_RECORD_KEY: %s)",
+                              "none" if self.record_keys is None else "another",
+                              extra={"game": gid})
+                return False
             now = wall_ms()
             try:
                 new_rev = await self.owners.update(gid, orjson.dumps({
@@ -446,7 +458,6 @@ class Shard:
             except KeyWrongLastSequenceError:
                 return False  # another shard won the race
             owned = True
-            subject = self.subj.record(gid)
             for _ in range(5):
                 try:
                     rec = await asyncio.wait_for(records.read(self.js, subject,
@@ -464,6 +475,11 @@ class Shard:
                     # what this shard appended unsigned the others would skip
                     raise Unreplayable("its record is signed and this shard has no "
                                        "TTANJIT_RECORD_KEY")
+                if rec.foreign:  # (read on without them, the game would go back)
+                    raise Unreplayable(
+                        f"its record has {rec.foreign} messages of a shard without this "
+                        "shard's keys (an ownership marker unsigned, or another key's): is "
+                        "TTANJIT_RECORD_KEY the other shards'?")
                 if rec.skipped:
                     log.warning("record has %d messages no shard wrote, skipped",
                                 rec.skipped, extra={"game": gid})
