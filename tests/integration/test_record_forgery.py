@@ -48,18 +48,26 @@ async def _stored(nc: Any, subject: str, after: int, count: int) -> list[Any]:
         await asyncio.sleep(0.05)
 
 
+async def _two_moves_in(nc: Any, shard: Any, seed: int
+                        ) -> tuple[str, list[str], RecordTail, random.Random]:
+    """A game of 원카드 for two players on ``shard``, two moves played:
+    its id, players, record tail and the moves' random numbers."""
+    pids = [player_id("f"), player_id("g")]
+    gid = await create_game(shard.ports["grpc"], "onecard",
+                            [{"kind": "human", "player_id": p} for p in pids], seed=seed)
+    tail = await RecordTail(nc, gid).start()
+    rng = random.Random(seed)
+    assert len(await play_humans(nc, tail, rng, max_moves=2, until_finished=False)) == 2
+    return gid, pids, tail, rng
+
+
 async def test_what_a_gateway_has_stored_on_a_record_is_gone_past(svc: Services) -> None:
     a = svc.start("shard", name="forged-a")
     nc = await nats.connect(svc.nats_url)
     gw = await nats.connect(user_url(svc.nats_url, natsauth.GATEWAY))
     try:
-        pids = [player_id("f"), player_id("g")]
-        gid = await create_game(a.ports["grpc"], "onecard",
-                                [{"kind": "human", "player_id": p} for p in pids], seed=11)
+        gid, pids, tail, rng = await _two_moves_in(nc, a, 11)
         subject = SUBJ.record(gid)
-        tail = await RecordTail(nc, gid).start()
-        rng = random.Random(3)
-        assert len(await play_humans(nc, tail, rng, max_moves=2, until_finished=False)) == 2
         last = tail.seq
 
         # as a gateway taken over may: a JetStream API answer and the
@@ -118,13 +126,8 @@ async def test_a_burst_and_a_trickle_of_answers_do_not_stop_a_game(svc: Services
             await asyncio.sleep(0.05)
 
     try:
-        pids = [player_id("b"), player_id("c")]
-        gid = await create_game(a.ports["grpc"], "onecard",
-                                [{"kind": "human", "player_id": p} for p in pids], seed=21)
+        gid, _, tail, rng = await _two_moves_in(nc, a, 21)
         subject = SUBJ.record(gid)
-        tail = await RecordTail(nc, gid).start()
-        rng = random.Random(5)
-        assert len(await play_humans(nc, tail, rng, max_moves=2, until_finished=False)) == 2
         last = tail.seq
         for _ in range(1005):
             await gw.publish(f"$JS.API.STREAM.INFO.{RECORDS_STREAM}", b"", reply=subject)
@@ -157,11 +160,7 @@ async def test_a_shard_without_the_key_does_not_serve_a_signed_record(
     a = svc.start("shard", name="keyed-a")
     nc = await nats.connect(svc.nats_url)
     try:
-        pids = [player_id("k"), player_id("l")]
-        gid = await create_game(a.ports["grpc"], "onecard",
-                                [{"kind": "human", "player_id": p} for p in pids], seed=12)
-        tail = await RecordTail(nc, gid).start()
-        await play_humans(nc, tail, random.Random(4), max_moves=1, until_finished=False)
+        gid, pids, tail, _ = await _two_moves_in(nc, a, 12)
         b = svc.start("shard", name="keyless-b", env={"TTANJIT_RECORD_KEY": key})
         a.kill()
         deadline = time.monotonic() + 30
