@@ -15,20 +15,22 @@ Every append carries ``Nats-Expected-Last-Subject-Sequence``: an owner that
 was replaced has a stale sequence and its append is rejected (fencing), and
 ``Nats-Msg-Id`` so a retried append is stored once.
 
-With a record key (``TTANJIT_RECORD_KEY``, the shards' alone) every message a
-shard writes also carries ``Ttanjit-Sig: <prev>.<mac>``: the stream sequence
-of the record's message before it (0 for the header) and an HMAC-SHA256 of
-the subject, that sequence and the payload. A record whose first message is
-signed is read as its shards' messages only: one whose ``prev`` is the last
-one taken and whose MAC holds (a reader without the key checks ``prev``
-only). Anything else on the subject (NATS checks who publishes, not where
-a service or JetStream sends an answer: a gateway taken over can have
-answers stored there by naming the subject as its request's reply) is
-skipped, and
-an append that finds only such messages after its own goes on after them
-instead of taking itself for fenced. A record whose first message is not
-signed (an older release's, or a shard without a key) is read whole, as
-before.
+With a record key (``TTANJIT_RECORD_KEY``, the shards' alone; several,
+comma-separated, while it is changed: the first signs, any holds) every
+message a shard writes also carries ``Ttanjit-Sig: <prev>.<mac>``: the stream
+sequence of the record's message before it (0 for the header) and an
+HMAC-SHA256 of the subject, that sequence and the payload. A record whose
+first message is signed is read as its shards' messages only: one whose
+``prev`` is the last one taken and whose MAC holds (a reader without the key
+checks ``prev`` only). Anything else on the subject (NATS checks who
+publishes, not where a service or JetStream sends an answer: a gateway taken
+over can have answers stored there by naming the subject as its request's
+reply) is skipped, and an append that finds only such messages after its own
+goes on after them instead of taking itself for fenced. What a shard with
+other keys wrote (an ownership marker unsigned, a message signed with another
+key) is not taken for such: it fences an append, and a claim does not serve
+the game without it. A record whose first message is not signed (an older
+release's, or a shard's without a key) is read whole, as before.
 """
 
 from __future__ import annotations
@@ -317,9 +319,10 @@ async def append(js: JetStreamContext, subject: str, doc: JSON, expected_last: i
     another shard appended in between. A stream without a leader (503, no
     responders) is asked again for ``patience_s`` (the same ``Nats-Msg-Id``,
     so an attempt that landed is stored once). With ``keys`` the message is
-    signed (with the first), and messages no shard wrote after ``expected_last`` are gone
-    past (module docstring): ``stream_last``, the subject's last message
-    when the caller read it, those up to it known to be such."""
+    signed (with the first), and messages no shard wrote after
+    ``expected_last`` are gone past (module docstring): ``stream_last``, the
+    subject's last message when the caller read it, those up to it known to
+    be such."""
     payload = orjson.dumps(doc)
     known = max(expected_last, stream_last if keys is not None else 0)
     headers = {EXPECTED_LAST_SUBJECT_SEQ: str(known), MSG_ID: msg_id}
