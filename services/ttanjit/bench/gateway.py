@@ -296,11 +296,13 @@ def run(args: Any) -> dict[str, Any]:
         try:
             mm_port, http_port = free_port(), free_port()
             shard_urls = []
+            record_key = os.urandom(24).hex()
             for i in range(2):
                 mport = free_port()
                 shard_urls.append(f"http://127.0.0.1:{mport}")
+                # (the shards sign their records, as a deployment's should)
                 procs.start("shard", f"shard-{i}", TTANJIT_GRPC_PORT=str(free_port()),
-                            TTANJIT_METRICS_PORT=str(mport))
+                            TTANJIT_METRICS_PORT=str(mport), TTANJIT_RECORD_KEY=record_key)
             procs.start("bots", "bots")
             procs.start("matchmaker", "matchmaker", TTANJIT_GRPC_PORT=str(mm_port),
                         TTANJIT_BOT_WAIT_MS="600000")
