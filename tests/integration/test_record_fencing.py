@@ -98,3 +98,24 @@ async def test_another_shards_claim_fences(svc: Services, other: records.Keys | 
         assert rec is not None and rec.foreign == (0 if other == KEYS else 1)
     finally:
         await nc.close()
+
+
+async def test_a_record_whose_header_aged_out_is_no_record(svc: Services) -> None:
+    """Its header gone (the stream keeps a message 30 days), what is left
+    of a signed record is no record to a claim, whatever its keys (review
+    finding: ``holds`` took the first message left for another key's, and
+    the game's owner entry was never removed)."""
+    svc.make_jetstream()
+    nc = await nats.connect(svc.nats_url)
+    try:
+        js = nc.jetstream()
+        subject = SUBJ.record("aged1")
+        head = await _game(js, "aged1")
+        await records.append(js, subject, {"t": 1}, head, "aged1:m1", keys=KEYS)
+        first = await js.get_msg(RECORDS_STREAM, seq=1, subject=subject, next=True)
+        await js.delete_msg(RECORDS_STREAM, int(first.seq or 0))
+        for keys in (KEYS, (b"o" * 32,), None):
+            assert await records.holds(js, subject, keys)
+            assert await records.read(js, subject, keys=keys) is None
+    finally:
+        await nc.close()

@@ -21,11 +21,21 @@ import nats
 import orjson
 import pytest
 from conftest import RECORD_KEY, Services, user_url
-from shardkit import SUBJ, RecordTail, create_game, play_humans, player_id, sync
+from shardkit import (
+    SUBJ,
+    RecordTail,
+    create_game,
+    metric,
+    metrics_text,
+    play_humans,
+    player_id,
+    sync,
+)
 
 from ttanjit.common import natsauth
 from ttanjit.common.nats import RECORDS_STREAM
 from ttanjit.shard import records
+from ttanjit.shard.ownership import rendezvous
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 
@@ -176,5 +186,62 @@ async def test_a_shard_without_the_key_does_not_serve_a_signed_record(
         assert "claimed game" in c.log()
         assert b.log().count(said) == 1 and "claimed game" not in b.log()
         await tail.stop()
+    finally:
+        await nc.close()
+
+
+async def test_a_drain_offers_a_game_elsewhere_when_a_shard_lacks_its_key(
+        svc: Services) -> None:
+    """Review finding: a drain offered a signed game to a shard with
+    another key again and again (a handover marker a round) until its
+    budget ran out, then the game waited for its lease to expire. Now that
+    shard says it lacks the key, and the next round offers the game to a
+    shard that has it: every game handed over, the drain done at once."""
+    a = svc.start("shard", name="drain-a", env={"TTANJIT_DRAIN_TIMEOUT_S": "20"})
+    nc = await nats.connect(svc.nats_url)
+    try:
+        gids = [(await _two_moves_in(nc, a, 30 + i))[0] for i in range(6)]
+        svc.start("shard", name="drain-b", env={"TTANJIT_RECORD_KEY": "o" * 32})
+        svc.start("shard", name="drain-c")
+        to_b = [g for g in gids if rendezvous(g, ["drain-b", "drain-c"]) == "drain-b"]
+        assert to_b, "no game offered to the shard without the key: the test checks nothing"
+        t0 = time.monotonic()
+        assert await asyncio.to_thread(a.terminate, 60) == 0
+        assert time.monotonic() - t0 < 10, a.log()[-3000:]  # (its budget: 20 s)
+        owners = await nc.jetstream().key_value("ttanjit_owners")
+        for gid in gids:
+            own = orjson.loads((await owners.get(gid)).value)
+            assert (own["shard"], own["reason"]) == ("drain-c", "handover"), (gid, own)
+            rec = await records.read(nc.jetstream(), SUBJ.record(gid),
+                                     keys=(RECORD_KEY.encode(),))
+            assert rec is not None
+            assert sum("handover" in m for _, m in rec.markers) <= 2, rec.markers
+    finally:
+        await nc.close()
+
+
+async def test_a_game_no_shard_has_the_key_of_is_looked_at_slowly_and_counted(
+        svc: Services) -> None:
+    """Review finding: every shard asked for such a game's record five
+    times a second, and no metric said anything. Now once in 30 s, and
+    ``ttanjit_shard_unreplayable_games`` counts it (alert
+    TtanjitGameUnreplayable)."""
+    a = svc.start("shard", name="slow-a")
+    nc = await nats.connect(svc.nats_url)
+    try:
+        gid = (await _two_moves_in(nc, a, 40))[0]
+        b = svc.start("shard", name="slow-b", env={"TTANJIT_RECORD_KEY": "o" * 32})
+        a.kill()
+        deadline = time.monotonic() + 30
+        while metric(metrics_text(b.ports["metrics"]), "ttanjit_shard_unreplayable_games") != 1:
+            assert time.monotonic() < deadline, b.log()[-3000:]
+            await asyncio.sleep(0.2)
+        asks = await nc.subscribe(f"$JS.API.STREAM.MSG.GET.{RECORDS_STREAM}")
+        await nc.flush()
+        await asyncio.sleep(3)  # 15 scans of the orphans: none asks for its record again
+        assert asks.pending_msgs == 0, asks.pending_msgs
+        assert b.log().count("not claiming a game") == 1
+        owners = await nc.jetstream().key_value("ttanjit_owners")
+        assert orjson.loads((await owners.get(gid)).value)["shard"] == "slow-a"
     finally:
         await nc.close()

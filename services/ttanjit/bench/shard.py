@@ -43,6 +43,9 @@ SUBJ = Subjects()
 TARGETS = {"p99_command_ms": 20, "timer_lag_p99_ms": 20, "failover_s": 3, "drain_500_s": 10}
 
 
+BENCH_RECORD_KEY = os.urandom(24).hex()  # one for every shard of a run
+
+
 class ShardProc:
     def __init__(self, nats_url: str, name: str, logdir: Path, **env: str) -> None:
         self.name = name
@@ -51,7 +54,9 @@ class ShardProc:
         full.update(TTANJIT_NATS_URL=nats_url, TTANJIT_SHARD_ID=name,
                     TTANJIT_GRPC_PORT=str(self.grpc_port),
                     TTANJIT_METRICS_PORT=str(self.metrics_port),
-                    TTANJIT_ADVERTISE_HOST="127.0.0.1", TTANJIT_LOG_LEVEL="WARNING", **env)
+                    TTANJIT_ADVERTISE_HOST="127.0.0.1", TTANJIT_LOG_LEVEL="WARNING",
+                    # the shards sign their records, as a deployment's should
+                    TTANJIT_RECORD_KEY=BENCH_RECORD_KEY, **env)
         self.logfile = logdir / f"{name}.log"
         self._fh = open(self.logfile, "wb")  # noqa: SIM115
         full["TTANJIT_LOG_LEVEL"] = "INFO"

@@ -41,7 +41,9 @@ players_marked_away = Counter("ttanjit_shard_players_marked_away_total",
                               "Players marked away because their gateway was gone")
 unreplayable = Gauge("ttanjit_shard_unreplayable_games",
                      "Games this shard owns whose record it cannot replay (a newer release's, "
-                     "or an input its engine refuses): they wait, their players held")
+                     "an input its engine refuses, another record key's messages), and games "
+                     "it would take over whose record's key it lacks: they wait, their "
+                     "players held")
 games_abandoned = Counter("ttanjit_shard_games_abandoned_total",
                           "Games ended as abandoned: every human away 10 min (RULES.md 4)",
                           ["game"])

@@ -254,12 +254,14 @@ async def read(js: JetStreamContext, subject: str, timeout: float = 5.0,
 async def holds(js: JetStreamContext, subject: str, keys: Keys | None) -> bool:
     """Whether a shard with ``keys`` may serve the game: its record's first
     message is unsigned (an older release's record, or no key's), or signed
-    with one of ``keys`` (no record: yes, the claim finds that out)."""
+    with one of ``keys`` (no record, or its header aged out: yes, the
+    claim's read finds that out)."""
     try:
         first = await js.get_msg(RECORDS_STREAM, seq=1, subject=subject, next=True)
     except NotFoundError:
         return True
-    if not (first.headers and SIG in first.headers):
+    sig = first.headers.get(SIG) if first.headers else None
+    if sig is None or not sig.startswith("0."):
         return True
     return keys is not None and Chain(subject, keys).take(
         int(first.seq or 0), first.headers, first.data or b"")

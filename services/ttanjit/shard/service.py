@@ -161,7 +161,12 @@ class Shard:
         # games owned here whose record this release cannot replay: tried
         # again slowly, said once (an upgrade's older shard, a rollback)
         self.unreplayable: set[str] = set()
-        self.not_ours: set[str] = set()  # games not claimed for their record's key (said)
+        # games not claimed for their record's key: loop time of the last
+        # look (said once; looked at again every UNREPLAYABLE_RETRY_S, and
+        # counted with the unreplayable while it is that recent)
+        self.not_ours: dict[str, float] = {}
+        # a drain's games, by the shards that did not take them for that
+        self.refused_by: dict[str, set[str]] = {}
         self.claims_from = 0.0  # loop time before which no failover claim is made
         self.nats_back = asyncio.Event()  # set (and replaced) when NATS reconnects
         self.nats_back_at = -1e9  # loop time of the last reconnect
@@ -271,7 +276,24 @@ class Shard:
         if reclaim:  # (a no-op when it is not ours any more)
             self.spawn(self._reclaim(gid, ran_to))
 
+    def lacks_key_of(self, gid: str) -> bool:
+        """Whether this shard found lately that ``gid``'s record is signed
+        with a key it lacks (not asked again within UNREPLAYABLE_RETRY_S)."""
+        looked = self.not_ours.get(gid)
+        return looked is not None and self.loop.time() - looked < UNREPLAYABLE_RETRY_S
+
+    def count_unreplayable(self) -> None:
+        """``ttanjit_shard_unreplayable_games``: the games owned here whose
+        record this shard cannot replay, and those it would take over but
+        does not have the key of (looked at within the last minute and a
+        half: a shard with the key may have taken them since)."""
+        now = self.loop.time()
+        for gid in [g for g, t in self.not_ours.items() if now - t > 3 * UNREPLAYABLE_RETRY_S]:
+            del self.not_ours[gid]
+        m.unreplayable.set(len(self.unreplayable) + len(self.not_ours))
+
     def gauges(self) -> None:
+        self.count_unreplayable()
         counts = {"onecard": 0, "penalty_rows": 0, "hakka": 0}
         players = 0
         for room in self.rooms.values():
@@ -440,16 +462,23 @@ class Shard:
         owned = False  # the owner entry names us: a failure from here on retries
         try:
             subject = self.subj.record(gid)
+            looked = self.not_ours.get(gid)
+            if self.lacks_key_of(gid):
+                return False  # (review finding: asked 5 times a second by every shard)
             if not await records.holds(self.js, subject, self.record_keys):
                 # what it appended the others would skip: the game is left
                 # to a shard with the key its record is signed with
-                if gid not in self.not_ours:
-                    self.not_ours.add(gid)
+                if looked is None:
                     log.error("not claiming a game whose record is signed with a key this "
                               "shard does not have (TTANJIT_RECORD_KEY: %s)",
                               "none" if self.record_keys is None else "another",
                               extra={"game": gid})
+                self.not_ours[gid] = self.loop.time()
+                self.count_unreplayable()
                 return False
+            if looked is not None:
+                del self.not_ours[gid]
+                self.count_unreplayable()
             now = wall_ms()
             try:
                 new_rev = await self.owners.update(gid, orjson.dumps({
@@ -535,7 +564,7 @@ class Shard:
                     log.error("cannot replay the game's record, the game waits for a shard "
                               "of a release that can: %s", exc, extra={"game": gid})
                 self.unreplayable.add(gid)
-                m.unreplayable.set(len(self.unreplayable))
+                self.count_unreplayable()
             elif isinstance(exc, (APIError, NoRespondersError, TimeoutError)):  # NATS's too
                 # JetStream refused or did not answer (its storage full, a
                 # leader election): one line a try, not a traceback a game a second
@@ -563,7 +592,7 @@ class Shard:
             self.reclaiming.discard(gid)
             if gid in self.unreplayable:  # taken, gone or ended
                 self.unreplayable.discard(gid)
-                m.unreplayable.set(len(self.unreplayable))
+                self.count_unreplayable()
 
     async def _reclaim_loop(self, gid: str, ran_to: int) -> None:
         delay = 0.25
@@ -819,7 +848,7 @@ class Shard:
         takers = self.book.takers(now)
         picked = []
         for gid, own, lease in orphans:
-            if gid in self.rooms or gid in self.claiming:
+            if gid in self.rooms or gid in self.claiming or self.lacks_key_of(gid):
                 continue
             chosen = rendezvous(gid, takers)
             # the chosen shard claims at once; others step in when it did not
@@ -1029,7 +1058,16 @@ class Shard:
                 return
             by_target: dict[str, list[Room]] = {}
             for g in live_games:
-                by_target.setdefault(rendezvous(g.game_id, takers) or takers[0], []).append(g)
+                refused = self.refused_by.get(g.game_id, set())
+                willing = [t for t in takers if t not in refused]
+                if willing:
+                    by_target.setdefault(rendezvous(g.game_id, willing) or willing[0],
+                                         []).append(g)
+            if not by_target:
+                log.warning("no other shard has the key of these games' records; their leases "
+                            "will expire and a shard with it takes them",
+                            extra={"games": len(live_games)})
+                return
             before = progress["handed_over"]
             await asyncio.gather(*(self._handover(tgt, gs, progress)
                                    for tgt, gs in by_target.items()))
@@ -1062,7 +1100,12 @@ class Shard:
         try:
             msg = await self._ask_to_adopt(target, orjson.dumps({"from": self.id,
                                                                  "games": offer}))
-            taken = set(orjson.loads(msg.data).get("taken", []))
+            answer = orjson.loads(msg.data)
+            taken = set(answer.get("taken", []))
+            for gid in answer.get("not_ours", []):  # it lacks their record's key: offered
+                # to another shard next time (review finding: to it again, a
+                # handover marker a round, until the drain's budget ran out)
+                self.refused_by.setdefault(str(gid), set()).add(target)
         except (NoRespondersError, _TargetGone) as exc:  # it stopped listening, or
             # stopped before it answered: it is stopping too
             log.info("handover: %s %s", target, "stopped before it answered"
@@ -1142,4 +1185,7 @@ class Shard:
             got = await asyncio.gather(*(take(g) for g in games))
         finally:
             self.adopting -= 1
-        self.out.reply(msg, {"taken": [x for x in got if x]})
+        # those whose record's key it lacks: the drain offers them elsewhere
+        offered = {str(g.get("game_id")) for g in games if isinstance(g, dict)}
+        self.out.reply(msg, {"taken": [x for x in got if x],
+                             "not_ours": sorted(offered & self.not_ours.keys())})
