@@ -13,7 +13,9 @@ with the production users, real shard processes."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+import subprocess
 import time
 from typing import Any
 
@@ -31,6 +33,7 @@ from shardkit import (
     player_id,
     sync,
 )
+from test_drain_cli import prestop_command
 
 from ttanjit.common import natsauth
 from ttanjit.common.nats import RECORDS_STREAM
@@ -200,11 +203,12 @@ async def test_a_drain_offers_a_game_elsewhere_when_a_shard_lacks_its_key(
     a = svc.start("shard", name="drain-a", env={"TTANJIT_DRAIN_TIMEOUT_S": "20"})
     nc = await nats.connect(svc.nats_url)
     try:
-        gids = [(await _two_moves_in(nc, a, 30 + i))[0] for i in range(6)]
-        svc.start("shard", name="drain-b", env={"TTANJIT_RECORD_KEY": "o" * 32})
-        svc.start("shard", name="drain-c")
-        to_b = [g for g in gids if rendezvous(g, ["drain-b", "drain-c"]) == "drain-b"]
-        assert to_b, "no game offered to the shard without the key: the test checks nothing"
+        gids: list[str] = []
+        while len(gids) < 4 or not any(  # (game ids are random: till one goes to b)
+                rendezvous(g, ["drain-b", "drain-c"]) == "drain-b" for g in gids):
+            gids.append((await _two_moves_in(nc, a, 30 + len(gids)))[0])
+        b = svc.start("shard", name="drain-b", env={"TTANJIT_RECORD_KEY": "o" * 32})
+        await _leased(nc, b, svc.start("shard", name="drain-c"))
         t0 = time.monotonic()
         assert await asyncio.to_thread(a.terminate, 60) == 0
         assert time.monotonic() - t0 < 10, a.log()[-3000:]  # (its budget: 20 s)
@@ -243,5 +247,51 @@ async def test_a_game_no_shard_has_the_key_of_is_looked_at_slowly_and_counted(
         assert b.log().count("not claiming a game") == 1
         owners = await nc.jetstream().key_value("ttanjit_owners")
         assert orjson.loads((await owners.get(gid)).value)["shard"] == "slow-a"
+    finally:
+        await nc.close()
+
+
+async def _leased(nc: Any, *shards: Any) -> None:
+    """Until the owners bucket holds each shard's lease of its process (the
+    draining shard learns of a taker from it, a moment later)."""
+    owners = await nc.jetstream().key_value("ttanjit_owners")
+    deadline = time.monotonic() + 10
+    for shard in shards:
+        while True:
+            try:
+                lease = orjson.loads((await owners.get(f"shard.{shard.name}")).value)
+                if f'"inc":"{lease["inc"]}"' in shard.log().replace(" ", ""):
+                    break
+            except Exception:  # noqa: BLE001 - not there yet
+                pass
+            assert time.monotonic() < deadline, f"no lease of {shard.name}"
+            await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)
+
+
+def _drain(shard: Any) -> dict[str, Any]:
+    """``ttanjit drain`` of ``shard`` (the chart's preStop command, no exit)."""
+    done = subprocess.run([*prestop_command()[:-2], "--timeout", "8"], env=shard.env,
+                          capture_output=True, text=True, timeout=60)
+    out: dict[str, Any] = json.loads(done.stdout)
+    return out
+
+
+async def test_a_drain_forgets_the_refusals_of_the_one_before(svc: Services) -> None:
+    """Review finding: a shard that lacked the key when one drain offered
+    it games was never offered them again by the next drain, though it
+    came back with the key (the games went to a failover instead)."""
+    a = svc.start("shard", name="again-a")
+    nc = await nats.connect(svc.nats_url)
+    try:
+        gids = [(await _two_moves_in(nc, a, 60 + i))[0] for i in range(3)]
+        b = svc.start("shard", name="again-b", env={"TTANJIT_RECORD_KEY": "o" * 32})
+        await _leased(nc, b)
+        assert (await asyncio.to_thread(_drain, a))["left"] == 3  # (a serves them again)
+        assert b.terminate(30) == 0
+        await _leased(nc, svc.start("shard", name="again-b"))  # the same, now with the key
+        assert (await asyncio.to_thread(_drain, a))["handed_over"] == 3
+        owners = await nc.jetstream().key_value("ttanjit_owners")
+        assert {orjson.loads((await owners.get(g)).value)["shard"] for g in gids} == {"again-b"}
     finally:
         await nc.close()

@@ -290,7 +290,7 @@ class Shard:
         now = self.loop.time()
         for gid in [g for g, t in self.not_ours.items() if now - t > 3 * UNREPLAYABLE_RETRY_S]:
             del self.not_ours[gid]
-        m.unreplayable.set(len(self.unreplayable) + len(self.not_ours))
+        m.unreplayable.set(len(self.unreplayable | self.not_ours.keys()))
 
     def gauges(self) -> None:
         self.count_unreplayable()
@@ -477,7 +477,7 @@ class Shard:
                 self.count_unreplayable()
                 return False
             if looked is not None:
-                del self.not_ours[gid]
+                self.not_ours.pop(gid, None)  # (the gauges may have pruned it meanwhile)
                 self.count_unreplayable()
             now = wall_ms()
             try:
@@ -984,6 +984,7 @@ class Shard:
         """
         budget = timeout_s or self.cfg.drain_timeout_s
         first = self.drain_until is None
+        self.refused_by.clear()  # (a refusal of an earlier drain's: that shard may have the key now)
         self.stop_taking()
         if first:
             self.drain_until = asyncio.get_running_loop().time() + budget
