@@ -146,6 +146,27 @@ async def sync(nc: Client, gid: str, player: str | None, last_seq: int) -> dict[
             await asyncio.sleep(0.05)
 
 
+async def stored_after(nc: Client, subject: str, after: int, count: int,
+                       timeout: float = 10.0) -> list[Any]:
+    """The messages stored on a record's ``subject`` after stream sequence
+    ``after``, once there are ``count`` (or ``timeout`` has passed): an
+    answer sent there is stored a moment after its request."""
+    js = nc.jetstream()
+    deadline = time.monotonic() + timeout
+    while True:
+        out, seq = [], after + 1
+        while True:
+            try:
+                msg = await js.get_msg(RECORDS_STREAM, seq=seq, subject=subject, next=True)
+            except Exception:  # noqa: BLE001 - none further
+                break
+            out.append(msg)
+            seq = int(msg.seq or 0) + 1
+        if len(out) >= count or time.monotonic() > deadline:
+            return out
+        await asyncio.sleep(0.05)
+
+
 class EventLog:
     """Frames a player (or the public subject) received, by game."""
 

@@ -31,6 +31,7 @@ from shardkit import (
     metrics_text,
     play_humans,
     player_id,
+    stored_after,
     sync,
 )
 from test_drain_cli import prestop_command
@@ -41,24 +42,6 @@ from ttanjit.shard import records
 from ttanjit.shard.ownership import rendezvous
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
-
-
-async def _stored(nc: Any, subject: str, after: int, count: int) -> list[Any]:
-    """The ``count`` messages stored on ``subject`` after ``after``."""
-    js = nc.jetstream()
-    deadline = time.monotonic() + 10
-    while True:
-        out, seq = [], after + 1
-        while True:
-            try:
-                msg = await js.get_msg(RECORDS_STREAM, seq=seq, subject=subject, next=True)
-            except Exception:  # noqa: BLE001 - none further
-                break
-            out.append(msg)
-            seq = int(msg.seq or 0) + 1
-        if len(out) >= count or time.monotonic() > deadline:
-            return out
-        await asyncio.sleep(0.05)
 
 
 async def _two_moves_in(nc: Any, shard: Any, seed: int
@@ -89,7 +72,7 @@ async def test_what_a_gateway_has_stored_on_a_record_is_gone_past(svc: Services)
         await gw.publish(SUBJ.sync(gid), orjson.dumps({"player": pids[0], "last_seq": 0}),
                          reply=subject)
         await gw.flush()
-        junk = await _stored(nc, subject, last, 2)
+        junk = await stored_after(nc, subject, last, 2)
         assert len(junk) == 2, "the forger's messages were not stored: the test checks nothing"
 
         # the owner goes on after them: the players' moves are accepted, the
@@ -145,7 +128,7 @@ async def test_a_burst_and_a_trickle_of_answers_do_not_stop_a_game(svc: Services
         for _ in range(1005):
             await gw.publish(f"$JS.API.STREAM.INFO.{RECORDS_STREAM}", b"", reply=subject)
         await gw.flush()
-        assert len(await _stored(nc, subject, last, 1005)) == 1005
+        assert len(await stored_after(nc, subject, last, 1005)) == 1005
         flow = asyncio.ensure_future(trickle())
         try:
             played = await play_humans(nc, tail, rng, max_moves=6, until_finished=False)

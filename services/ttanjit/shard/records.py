@@ -47,7 +47,7 @@ from typing import Any
 import orjson
 from nats.errors import NoRespondersError
 from nats.js import JetStreamContext
-from nats.js.api import ConsumerConfig, DeliverPolicy
+from nats.js.api import ConsumerConfig, DeliverPolicy, RawStreamMsg
 from nats.js.errors import APIError, NoStreamResponseError, NotFoundError
 
 from ttanjit.common.config import record_key_from_env
@@ -161,12 +161,19 @@ def split(doc: JSON, rec: StoredRecord) -> None:
         rec.markers.append((len(rec.entries), doc))
 
 
+async def _first_msg(js: JetStreamContext, subject: str) -> RawStreamMsg | None:
+    """The subject's first message still kept (None: none)."""
+    try:
+        return await js.get_msg(RECORDS_STREAM, seq=1, subject=subject, next=True)
+    except NotFoundError:
+        return None
+
+
 async def first(js: JetStreamContext, subject: str) -> JSON | None:
     """The game's first message, its header (None: no record, or its header
     aged out): one request, for who may read the rest."""
-    try:
-        msg = await js.get_msg(RECORDS_STREAM, seq=1, subject=subject, next=True)
-    except NotFoundError:
+    msg = await _first_msg(js, subject)
+    if msg is None:
         return None
     doc = orjson.loads(msg.data or b"{}")
     return doc if isinstance(doc, dict) and "players" in doc else None
@@ -256,9 +263,8 @@ async def holds(js: JetStreamContext, subject: str, keys: Keys | None) -> bool:
     message is unsigned (an older release's record, or no key's), or signed
     with one of ``keys`` (no record, or its header aged out: yes, the
     claim's read finds that out)."""
-    try:
-        first = await js.get_msg(RECORDS_STREAM, seq=1, subject=subject, next=True)
-    except NotFoundError:
+    first = await _first_msg(js, subject)
+    if first is None:
         return True
     sig = first.headers.get(SIG) if first.headers else None
     if sig is None or not sig.startswith("0."):
@@ -285,10 +291,9 @@ async def _after(js: JetStreamContext, subject: str, head: int, known: int, msg_
     shard wrote after ``head``; else (only messages no shard wrote after
     ``known``) the last message's sequence, for the append to go on after
     it (``(seq, False)``)."""
-    try:
-        first = await js.get_msg(RECORDS_STREAM, seq=1, subject=subject, next=True)
-    except NotFoundError:
-        raise Fenced("the record is gone") from None
+    first = await _first_msg(js, subject)
+    if first is None:
+        raise Fenced("the record is gone")
     if not (first.headers and SIG in first.headers):
         # an unsigned record: every message on it is a shard's
         landed = await _last_if_ours(js, subject, msg_id)
