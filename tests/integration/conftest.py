@@ -169,7 +169,7 @@ def bots_url(url: str) -> str:
 REFUSED = "NATS refused this process's user"
 
 # who each service connects as (the others: ``ttanjit``)
-SERVICE_USERS = {"bots": natsauth.BOTS, "gateway": natsauth.GATEWAY}
+SERVICE_USERS = natsauth.SERVICE_USERS
 
 
 class Services:

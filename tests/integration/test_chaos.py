@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import REFUSED
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(420)]
 
@@ -33,3 +34,8 @@ def test_quick_chaos_drill_loses_nothing_and_stalls_nothing(tmp_path: Path) -> N
     # the drill's own reconnects after it kills a NATS node are not printed
     # among the rows (they read as a fault of the drill)
     assert "nats error" not in proc.stderr and "nats disconnected" not in proc.stderr, proc.stderr
+    # every service as its own NATS user (the gateways' and bot workers'
+    # may do less), as deployed: none was refused what it does
+    refused = [ln for f in sorted((tmp_path / "logs").glob("*.log"))
+               for ln in f.read_text(errors="replace").splitlines() if REFUSED in ln]
+    assert refused == [], refused[:5]

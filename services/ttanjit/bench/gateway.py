@@ -32,6 +32,7 @@ import nats
 import orjson
 import websockets
 
+from ttanjit.common import natsauth
 from ttanjit.common.nats import subscribed
 from ttanjit.common.natsserver import NatsServer, free_port, wait_port
 
@@ -54,14 +55,16 @@ def figures(xs: list[float]) -> dict[str, float]:
 
 
 class Procs:
-    def __init__(self, nats_url: str, logdir: Path) -> None:
-        self.nats_url, self.logdir = nats_url, logdir
+    def __init__(self, nats: NatsServer, logdir: Path) -> None:
+        self.nats, self.logdir = nats, logdir
         self.procs: list[subprocess.Popen[bytes]] = []
         self.pids: dict[str, int] = {}  # name -> pid of every process started
 
     def start(self, svc: str, name: str, **env: str) -> subprocess.Popen[bytes]:
         full = {k: v for k, v in os.environ.items() if not k.startswith("TTANJIT_")}
-        full.update(TTANJIT_NATS_URL=self.nats_url, TTANJIT_SHARD_ID=name,
+        # each as its own NATS user, as deployed (common.natsauth)
+        url = natsauth.service_url(self.nats.address, self.nats.users, svc)
+        full.update(TTANJIT_NATS_URL=url, TTANJIT_SHARD_ID=name,
                     TTANJIT_ADVERTISE_HOST="127.0.0.1", TTANJIT_LOG_LEVEL="WARNING", **env)
         log = open(self.logdir / f"{name}.log", "wb")  # noqa: SIM115 - lives with the process
         p = subprocess.Popen([sys.executable, "-m", f"ttanjit.{svc}"], env=full, stdout=log,
@@ -291,8 +294,8 @@ def run(args: Any) -> dict[str, Any]:
     players = 200 if quick else PLAYERS
     seconds = 5.0 if quick else 20.0
     with tempfile.TemporaryDirectory(prefix="ttanjit-bench-gw-") as tmp, \
-            NatsServer(store_dir=os.path.join(tmp, "js")) as ns:
-        procs = Procs(ns.url, Path(tmp))
+            NatsServer(store_dir=os.path.join(tmp, "js"), users=natsauth.made("ttanjit.v1")) as ns:
+        procs = Procs(ns, Path(tmp))
         try:
             mm_port, http_port = free_port(), free_port()
             shard_urls = []

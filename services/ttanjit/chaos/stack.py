@@ -3,7 +3,9 @@ replicas, two game shards, bot workers and two gateways, each
 ``python -m ttanjit.<service>`` on free loopback ports (as
 :mod:`ttanjit.loadtest.localstack`), plus what a fault needs: a signal to one
 process and a restart of it with the same name, ports and settings (what a
-Kubernetes controller does after a crash)."""
+Kubernetes controller does after a crash). As deployed: each service
+connects as its own NATS user (``common.natsauth``), the shards sign
+their records."""
 
 from __future__ import annotations
 
@@ -13,11 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from ttanjit.common import natsauth
 from ttanjit.common.natscluster import NatsCluster
 from ttanjit.common.natsserver import free_port
-from ttanjit.loadtest.localstack import SECRET, Proc
+from ttanjit.loadtest.localstack import RECORD_KEY, SECRET, Proc
 
-RECORD_KEY = os.urandom(24).hex()  # the shards' (ttanjit.shard.records)
+__all__ = ["RECORD_KEY", "ChaosStack"]
 
 
 class ChaosStack:
@@ -28,14 +31,17 @@ class ChaosStack:
         self.tmp = tempfile.TemporaryDirectory(prefix="ttanjit-chaos-")
         self.logdir = Path(keep_logs or self.tmp.name)
         self.logdir.mkdir(parents=True, exist_ok=True)
-        self.nats = NatsCluster(nats_nodes, base_dir=str(Path(self.tmp.name) / "nats"))
+        self.users = natsauth.made("ttanjit.v1")
+        self.nats = NatsCluster(nats_nodes, base_dir=str(Path(self.tmp.name) / "nats"),
+                                users=self.users)
         self.procs: dict[str, Proc] = {}
         self.envs: dict[str, dict[str, str]] = {}
         self.restarts: dict[str, int] = {}
 
-    def _env(self, name: str, **extra: str) -> dict[str, str]:
+    def _env(self, svc: str, name: str, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TTANJIT_")}
-        env.update(TTANJIT_NATS_URL=self.nats.url, TTANJIT_JS_REPLICAS=str(self.nats.size),
+        env.update(TTANJIT_NATS_URL=natsauth.service_url(self.nats.url, self.users, svc),
+                   TTANJIT_JS_REPLICAS=str(self.nats.size),
                    TTANJIT_LOG_LEVEL="INFO", PYTHONUNBUFFERED="1",
                    TTANJIT_GRPC_PORT=str(free_port()), TTANJIT_METRICS_PORT=str(free_port()),
                    TTANJIT_HTTP_PORT=str(free_port()), TTANJIT_SHARD_ID=name,
@@ -55,20 +61,20 @@ class ChaosStack:
         try:
             mm_ports = []
             for i in range(self.counts["matchmaker"]):
-                env = self._env(f"matchmaker-{i}", TTANJIT_TEST_OPTIONS="1",
+                env = self._env("matchmaker", f"matchmaker-{i}", TTANJIT_TEST_OPTIONS="1",
                                 TTANJIT_BOT_WAIT_MS="1000")
                 mm_ports.append(env["TTANJIT_GRPC_PORT"])
                 self._spawn("matchmaker", f"matchmaker-{i}", env)
             for i in range(self.counts["shard"]):
                 # the shards sign their records, as a deployment's
                 self._spawn("shard", f"shard-{i}",
-                            self._env(f"shard-{i}", TTANJIT_RECORD_KEY=RECORD_KEY))
+                            self._env("shard", f"shard-{i}", TTANJIT_RECORD_KEY=RECORD_KEY))
             for i in range(self.counts["bots"]):
-                self._spawn("bots", f"bots-{i}", self._env(f"bots-{i}"))
+                self._spawn("bots", f"bots-{i}", self._env("bots", f"bots-{i}"))
             addr = "ipv4:" + ",".join(f"127.0.0.1:{p}" for p in mm_ports)
             for i in range(self.counts["gateway"]):
                 self._spawn("gateway", f"gateway-{i}",
-                            self._env(f"gateway-{i}", TTANJIT_MATCHMAKER_ADDR=addr))
+                            self._env("gateway", f"gateway-{i}", TTANJIT_MATCHMAKER_ADDR=addr))
             for p in self.procs.values():
                 p.wait_ready(90)
         except BaseException:

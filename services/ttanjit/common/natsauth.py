@@ -50,6 +50,7 @@ users (``tests/integration/conftest.py``).
 from __future__ import annotations
 
 import json
+import secrets
 from typing import Any
 from urllib.parse import quote
 
@@ -59,6 +60,9 @@ SERVICES = "ttanjit"
 GATEWAY = "ttanjit-gateway"
 BOTS = "ttanjit-bots"
 BOTS_QUEUE = "bots"  # the bot workers' queue group
+# who each service (``python -m ttanjit.<service>``) connects as; the others
+# (shard, matchmaker) as SERVICES
+SERVICE_USERS = {"gateway": GATEWAY, "bots": BOTS}
 
 
 def bots_permissions(prefix: str) -> dict[str, Any]:
@@ -142,3 +146,18 @@ def as_user(url: str, user: str, password: str) -> str:
             scheme, rest = "nats", scheme
         out.append(f"{scheme}://{creds}{rest.rpartition('@')[2]}")
     return ",".join(out)
+
+
+def made(prefix: str) -> list[dict[str, Any]]:
+    """The three users (:func:`users`) with passwords made now, SERVICES
+    first (a server's own address is the first user's): a local stack's or
+    a benchmark's server, as a deployment's."""
+    return users({u: secrets.token_hex(16) for u in (SERVICES, GATEWAY, BOTS)}, prefix)
+
+
+def service_url(url: str, made_users: list[dict[str, Any]], service: str) -> str:
+    """``url`` as the user ``service`` connects as (:data:`SERVICE_USERS`),
+    with its password among ``made_users``."""
+    user = SERVICE_USERS.get(service, SERVICES)
+    (entry,) = [u for u in made_users if u["user"] == user]
+    return as_user(url, user, entry["password"])

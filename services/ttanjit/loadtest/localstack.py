@@ -1,7 +1,10 @@
 """A whole local stack for the capacity benchmark and ``loadtest --local``:
 a real ``nats-server`` (JetStream), game shards, a bot worker, the
 matchmaker (with test options on, so rooms accept ``seed``) and gateways,
-each ``python -m ttanjit.<service>`` on free loopback ports."""
+each ``python -m ttanjit.<service>`` on free loopback ports — as deployed:
+each service connects as its own NATS user (``common.natsauth``: the
+gateways' and the bot workers' may do only what theirs may), and the shards
+sign their records (``shard.records``)."""
 
 from __future__ import annotations
 
@@ -13,11 +16,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from ttanjit.common import natsauth
 from ttanjit.common.natsserver import NatsServer, free_port
 
 READY = {"shard": '"msg":"ready"', "bots": "ready", "matchmaker": "matchmaker ready",
          "gateway": "gateway ready"}
 SECRET = "loadtest-secret"
+RECORD_KEY = os.urandom(24).hex()  # the shards' (ttanjit.shard.records)
 
 
 class Proc:
@@ -77,10 +82,11 @@ class LocalStack:
         self.nats: NatsServer | None = None
         self.procs: list[Proc] = []
 
-    def _env(self, name: str, **extra: str) -> dict[str, str]:
+    def _env(self, svc: str, name: str, **extra: str) -> dict[str, str]:
         assert self.nats is not None
         env = {k: v for k, v in os.environ.items() if not k.startswith("TTANJIT_")}
-        env.update(TTANJIT_NATS_URL=self.nats.url, TTANJIT_LOG_LEVEL="WARNING",
+        env.update(TTANJIT_NATS_URL=natsauth.service_url(self.nats.address, self.nats.users, svc),
+                   TTANJIT_LOG_LEVEL="WARNING",
                    PYTHONUNBUFFERED="1", TTANJIT_GRPC_PORT=str(free_port()),
                    TTANJIT_METRICS_PORT=str(free_port()), TTANJIT_HTTP_PORT=str(free_port()),
                    TTANJIT_SHARD_ID=name, TTANJIT_ADVERTISE_HOST="127.0.0.1",
@@ -91,21 +97,23 @@ class LocalStack:
 
     def start(self) -> LocalStack:
         store = self.store.name if self.store is not None else str(self.logdir / "js")
-        self.nats = NatsServer(store_dir=store).start()
+        prefix = self.extra.get("TTANJIT_NATS_PREFIX") or "ttanjit.v1"
+        self.nats = NatsServer(store_dir=store, users=natsauth.made(prefix)).start()
         start = self.procs.append
         for i in range(self.n_shards):
-            start(Proc("shard", f"shard-{i}", self._env(f"shard-{i}", TTANJIT_LOG_LEVEL="INFO"),
-                       self.logdir))
+            start(Proc("shard", f"shard-{i}", self._env(
+                "shard", f"shard-{i}", TTANJIT_LOG_LEVEL="INFO", TTANJIT_RECORD_KEY=RECORD_KEY),
+                self.logdir))
         for i in range(self.n_bots):
-            start(Proc("bots", f"bots-{i}", self._env(f"bots-{i}", TTANJIT_LOG_LEVEL="INFO"),
-                       self.logdir))
+            start(Proc("bots", f"bots-{i}", self._env(
+                "bots", f"bots-{i}", TTANJIT_LOG_LEVEL="INFO"), self.logdir))
         mm = Proc("matchmaker", "matchmaker", self._env(
-            "matchmaker", TTANJIT_LOG_LEVEL="INFO", TTANJIT_TEST_OPTIONS="1",
+            "matchmaker", "matchmaker", TTANJIT_LOG_LEVEL="INFO", TTANJIT_TEST_OPTIONS="1",
             TTANJIT_BOT_WAIT_MS="2000"), self.logdir)
         start(mm)
         for i in range(self.n_gateways):
             start(Proc("gateway", f"gateway-{i}", self._env(
-                f"gateway-{i}", TTANJIT_LOG_LEVEL="INFO",
+                "gateway", f"gateway-{i}", TTANJIT_LOG_LEVEL="INFO",
                 TTANJIT_MATCHMAKER_ADDR=f"127.0.0.1:{mm.ports['grpc']}"), self.logdir))
         try:
             for p in self.procs:
