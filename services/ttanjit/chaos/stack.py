@@ -20,8 +20,6 @@ from ttanjit.common.natscluster import NatsCluster
 from ttanjit.common.natsserver import free_port
 from ttanjit.loadtest.localstack import RECORD_KEY, SECRET, Proc
 
-__all__ = ["RECORD_KEY", "ChaosStack"]
-
 
 class ChaosStack:
     def __init__(self, nats_nodes: int = 3, matchmakers: int = 2, shards: int = 2,
