@@ -53,6 +53,7 @@ def statefulset(name: str, replicas: str, ready: str, updated: str,
 
 
 RTT = "ttanjit_gateway_command_rtt_seconds"
+SKIPPED = "ttanjit_shard_record_skipped_messages_total"
 
 
 def rtt(ns: str, pod: str, per_step: dict[str, int]) -> list[dict[str, str]]:
@@ -230,6 +231,19 @@ CASES = {
         "10m",
         [{"pod": "ttanjit-shard-0"}],
         "1",
+    ),
+    "TtanjitRecordStoredByNoShard": Case(
+        # two answers stored on a live game's record, found by its owner's
+        # next append; two more on another, found by the shard that claims it
+        [series(SKIPPED, 'pod="ttanjit-shard-0",found_at="append"', "0x4 2x200"),
+         series(SKIPPED, 'pod="ttanjit-shard-1",found_at="claim"', "0x4 2x200")],
+        # none anywhere else; five found before (the counter flat since): none now
+        [series(SKIPPED, 'pod="ttanjit-shard-2",found_at="append"', "0x200"),
+         series(SKIPPED, 'pod="ttanjit-shard-0",found_at="claim"', "0x200"),
+         series(SKIPPED, 'pod="ttanjit-shard-0",found_at="append"', "5x200", ns="other")],
+        "3m",
+        [{"found_at": "append"}, {"found_at": "claim"}],
+        "2",
     ),
     "TtanjitMatchmakingWaitHigh": Case(
         # onecard: everyone waits 30–60 s → p90 57 s; penalty_rows: nobody is

@@ -81,10 +81,14 @@ async def test_what_a_gateway_has_stored_on_a_record_is_gone_past(svc: Services)
         assert [m["reply"]["ok"] for m in played] == [True, True], played
         assert "fenced" not in a.log() and "game dropped" not in a.log(), a.log()[-3000:]
         assert "appending after them" in a.log()
+        # counted for the SRE (alert TtanjitRecordStoredByNoShard)
+        skipped = 'ttanjit_shard_record_skipped_messages_total{found_at="%s"}'
+        assert metric(metrics_text(a.ports["metrics"]), skipped % "append") == 2
 
         # another shard reads the record (the owner killed): the game it
         # serves is the players' moves alone
         b = svc.start("shard", name="forged-b")
+        assert metric(metrics_text(b.ports["metrics"]), skipped % "claim") == 0
         a.kill()
         rec = await records.read(nc.jetstream(), subject, keys=(RECORD_KEY.encode(),))
         assert rec is not None and rec.signed and rec.skipped == 2
@@ -97,6 +101,7 @@ async def test_what_a_gateway_has_stored_on_a_record_is_gone_past(svc: Services)
         played = await play_humans(nc, tail, rng, max_moves=2, until_finished=False)
         assert [m["reply"]["ok"] for m in played] == [True, True], played
         assert "2 messages no shard wrote" in b.log()
+        assert metric(metrics_text(b.ports["metrics"]), skipped % "claim") == 2
         assert "Traceback" not in b.log() and "cannot replay" not in b.log(), b.log()[-3000:]
         await tail.stop()
     finally:

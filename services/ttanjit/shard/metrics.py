@@ -44,6 +44,13 @@ unreplayable = Gauge("ttanjit_shard_unreplayable_games",
                      "an input its engine refuses, another record key's messages), and games "
                      "it would take over whose record's key it lacks: they wait, their "
                      "players held")
+record_skipped = Counter(
+    "ttanjit_shard_record_skipped_messages_total",
+    "Messages on games' records that no shard wrote, skipped (answers some NATS user had "
+    "stored there by naming the record as a request's reply subject: a gateway's password "
+    "misused?), by where they were found: an append's look after a refusal (found as they "
+    "come), a claim's read (the game's whole record: counted again at its next claim)",
+    ["found_at"])
 games_abandoned = Counter("ttanjit_shard_games_abandoned_total",
                           "Games ended as abandoned: every human away 10 min (RULES.md 4)",
                           ["game"])
@@ -54,6 +61,8 @@ for _reason in ("create", "failover", "handover"):
     claims.labels(_reason)
 for _d in ("out", "in"):
     handovers.labels(_d)
+for _at in ("append", "claim"):
+    record_skipped.labels(_at)
 for _g in GAMES:  # at 0 from the start (see the matchmaker's metrics)
     games_live.labels(_g)
     games_abandoned.labels(_g)

@@ -40,7 +40,7 @@ import base64
 import contextlib
 import hmac
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -284,13 +284,14 @@ async def _last_if_ours(js: JetStreamContext, subject: str, msg_id: str) -> int:
 
 
 async def _after(js: JetStreamContext, subject: str, head: int, known: int, msg_id: str,
-                 keys: Keys) -> tuple[int, bool]:
+                 keys: Keys) -> tuple[int, bool, int]:
     """After an append (signed after ``head``, expected after ``known``)
     was refused for a wrong last sequence: our own earlier attempt's
-    sequence if it landed (``(seq, True)``); :class:`Fenced` if another
-    shard wrote after ``head``; else (only messages no shard wrote after
-    ``known``) the last message's sequence, for the append to go on after
-    it (``(seq, False)``)."""
+    sequence if it landed (``(seq, True, skipped)``); :class:`Fenced` if
+    another shard wrote after ``head``; else (only messages no shard wrote
+    after ``known``) the last message's sequence, for the append to go on
+    after it (``(seq, False, skipped)``); ``skipped``: how many messages no
+    shard wrote it went past."""
     first = await _first_msg(js, subject)
     if first is None:
         raise Fenced("the record is gone")
@@ -298,7 +299,7 @@ async def _after(js: JetStreamContext, subject: str, head: int, known: int, msg_
         # an unsigned record: every message on it is a shard's
         landed = await _last_if_ours(js, subject, msg_id)
         if landed:
-            return landed, True
+            return landed, True, 0
         raise Fenced("another shard appended")
     chain = Chain(subject, keys, head=head, signed=True)
     last = known
@@ -307,7 +308,7 @@ async def _after(js: JetStreamContext, subject: str, head: int, known: int, msg_
             last = seq
             if chain.take(seq, headers, data):
                 if headers and headers.get(MSG_ID) == msg_id:
-                    return seq, True  # ours
+                    return seq, True, chain.skipped  # ours
                 raise Fenced("another shard appended")
             if chain.forged or _unsigned_claim(headers, data):
                 # (not skipped: two owners would append on)
@@ -315,12 +316,13 @@ async def _after(js: JetStreamContext, subject: str, head: int, known: int, msg_
                              "release's)")
     if last == known:
         raise Fenced("nothing after our last message, yet the append was refused")
-    return last, False
+    return last, False, chain.skipped
 
 
 async def append(js: JetStreamContext, subject: str, doc: JSON, expected_last: int,
                  msg_id: str, retries: int = 3, patience_s: float = APPEND_PATIENCE_S,
-                 keys: Keys | None = None, stream_last: int = 0) -> int:
+                 keys: Keys | None = None, stream_last: int = 0,
+                 skipped: Callable[[int], None] | None = None) -> int:
     """Append one message after ``expected_last`` (the record's last message
     its shards wrote); returns its sequence. Raises :class:`Fenced` when
     another shard appended in between. A stream without a leader (503, no
@@ -329,7 +331,7 @@ async def append(js: JetStreamContext, subject: str, doc: JSON, expected_last: i
     signed (with the first), and messages no shard wrote after
     ``expected_last`` are gone past (module docstring): ``stream_last``, the
     subject's last message when the caller read it, those up to it known to
-    be such."""
+    be such; ``skipped`` is told how many it went past, each time."""
     payload = orjson.dumps(doc)
     known = max(expected_last, stream_last if keys is not None else 0)
     headers = {EXPECTED_LAST_SUBJECT_SEQ: str(known), MSG_ID: msg_id}
@@ -353,7 +355,10 @@ async def append(js: JetStreamContext, subject: str, doc: JSON, expected_last: i
                     if landed:
                         return landed
                     raise Fenced(str(exc.description)) from None
-                seq, landed = await _after(js, subject, expected_last, known, msg_id, keys)
+                seq, landed, junk = await _after(js, subject, expected_last, known, msg_id,
+                                                 keys)
+                if junk and skipped is not None:
+                    skipped(junk)
                 if landed:
                     return seq
                 # only messages no shard wrote: after them, at once (not

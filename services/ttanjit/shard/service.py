@@ -510,6 +510,7 @@ class Shard:
                         "shard's keys (an ownership marker unsigned, or another key's): is "
                         "TTANJIT_RECORD_KEY the other shards'?")
                 if rec.skipped:
+                    m.record_skipped.labels("claim").inc(rec.skipped)
                     log.warning("record has %d messages no shard wrote, skipped",
                                 rec.skipped, extra={"game": gid})
                 hosted = HostedGame.from_header(rec.header, self.cfg.backlog)
