@@ -752,9 +752,10 @@ def test_a_new_screen_and_a_new_result_open_at_their_top(new_page: Any) -> None:
     page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
     assert page.evaluate("() => window.scrollY") > 0
     # the round ends, then the game (the views as the last updates would leave
-    # them); the live game's own frames no longer change the view from here
-    # (a bot's pick landing between two steps took the result away: CI)
-    page.evaluate("() => { window.ttanjit.game.takeView = () => {}; }")
+    # them); the live game's own frames are older than what the tab holds
+    # from here, so they change nothing (a bot's pick landing between two
+    # steps took the result away: CI; a reveal's events would hold renders)
+    page.evaluate("() => { window.ttanjit.game.gameSeq = 1e9; }")
     for change, panel in (("phase: 'intermission'", "section.round-summary"),
                           ("finished: true, winners: [0], ended_by: 'rounds'", "section.results")):
         page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
@@ -848,7 +849,10 @@ def test_the_lobby_offers_games_again_once_the_one_under_way_ends(new_page: Any)
       m.onEvent(window.ttanjit.game, {type: 'one_card', seat: 1, game_seq: 999}); }""")
     assert page.locator(".toast.big").count() == 0
     # the game's end reaches the tab as a view, as it does from the shard
-    page.evaluate("() => { const g = window.ttanjit.game; g.takeView({ game_id: g.id, view: { ...g.view, finished: true } }); }")
+    # (the last: the live game's frames after it are older, and change
+    # nothing — a bot's move landing between two steps undid the end)
+    page.evaluate("""() => { const g = window.ttanjit.game;
+      g.takeView({ game_id: g.id, game_seq: 1e9, view: { ...g.view, finished: true } }); }""")
     page.wait_for_selector(".banner.playing", state="detached")
     assert quick.is_enabled()
     # and says it ended, with the way to its result (it ended silently: trial nitpick)

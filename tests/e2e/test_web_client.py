@@ -716,15 +716,22 @@ def test_penalty_rows_round(new_page: Any) -> None:
             shot(page, "penalty-rows-reveal", full_page=True)
             revealed = True
             page.evaluate("() => localStorage.setItem('ttanjit.anim', 'fast')")
-    summary = page.locator(".round-summary, section.results").first
-    summary.wait_for(timeout=10_000)
+    # what the round's summary shows, read in one go while it is up (the
+    # next round starts 5 s after it, and takes it away)
+    snap = page.wait_for_function("""() => {
+      const s = document.querySelector('.round-summary, section.results');
+      if (!s) return null;
+      const v = window.ttanjit.game.view;
+      return {text: s.innerText, mine: [...s.querySelectorAll('tr.me')].map((r) => r.innerText),
+              penalties: v.penalties, seat: v.seat,
+              badge: document.querySelector('.badge.end')?.innerText || ''}; }""",
+                                  timeout=10_000).json_value()
     assert picks == 10 and revealed, (picks, revealed)
-    v = view(page)
-    me = v["seat"]
-    assert f"{v['penalties'][me]}" in summary.inner_text()
-    mine = summary.locator("tr.me")  # my row stands out, "(나)" by my name (trial nitpick)
-    assert mine.count() == 1 and "(나)" in mine.inner_text()
-    assert page.locator(".badge.end").first.inner_text().startswith("빠른")
+    me = snap["seat"]
+    assert f"{snap['penalties'][me]}" in snap["text"], snap
+    # my row stands out, "(나)" by my name (trial nitpick)
+    assert len(snap["mine"]) == 1 and "(나)" in snap["mine"][0], snap
+    assert snap["badge"].startswith("빠른"), snap
     assert assert_update_frames_only(page, game_id) >= 10  # no sync: not after a pick, not after a reveal
     shot(page, "penalty-rows-round", full_page=True)
     page.on("dialog", lambda d: d.accept())
