@@ -210,9 +210,14 @@ async def test_host_role_passes_on(st: Stack) -> None:
 
 
 async def test_other_seat_and_reserved_actions_change_nothing(st: Stack) -> None:
+    # two players in a room: no bot moves between the two views (a quick
+    # match's bot, first to move half the time, did on a loaded machine)
     c = await WSClient.signed_in(st.http(), "남의자리")
-    await c.send({"type": "queue", "game": "onecard", "seats": 2})
+    other = await WSClient.signed_in(st.http(), "옆자리")
+    await two_in_a_room(c, other)
+    await c.send({"type": "room_start"})
     matched = await c.wait_type("matched", 20)
+    await other.wait_type("matched", 20)
     gid, seat = matched["game_id"], matched["seat"]
     before = await view_of(c, gid)
     for extra, action, code in (
@@ -229,7 +234,8 @@ async def test_other_seat_and_reserved_actions_change_nothing(st: Stack) -> None
     after = await view_of(c, gid)
     assert after["hand"] == before["hand"] and after["hand_counts"] == before["hand_counts"]
     await c.action(gid, {"type": "leave"})
-    await c.close()
+    for p in (c, other):
+        await p.close()
 
 
 async def test_drop_and_resume_on_another_gateway_without_a_gap(st: Stack) -> None:

@@ -54,14 +54,6 @@ async def test_matchmaker_places_retries_and_rates(services: Services, nc: objec
         player=matchmaker_pb2.PlayerRef(player=player, nickname="혼자"), game="onecard",
         seats=3))
     assert r.ticket and not r.error_code
-    again = await stub.Enqueue(matchmaker_pb2.EnqueueRequest(
-        player=matchmaker_pb2.PlayerRef(player=player, nickname="혼자"), game="onecard",
-        seats=3, bot_level="hard"))  # (a tab shown another tab's queue knows no level)
-    assert (again.ticket, again.error_code) == (r.ticket, "")  # the same queue: as it is
-    other = await stub.Enqueue(matchmaker_pb2.EnqueueRequest(
-        player=matchmaker_pb2.PlayerRef(player=player, nickname="혼자"), game="onecard",
-        seats=4))
-    assert other.error_code == "already_queued" and other.error_message
     msg = await lobby.next_msg(timeout=10)
     matched = orjson.loads(msg.data)
     assert matched["type"] == "matched" and matched["kind"] == "quick"
@@ -110,6 +102,29 @@ async def test_matchmaker_places_retries_and_rates(services: Services, nc: objec
         player=matchmaker_pb2.PlayerRef(player=pid(), nickname="길손"), code="ABCDEF"))
     assert room.error_code == "room_not_found"
     await channel.close()
+
+
+async def test_a_queue_asked_again_is_the_same_and_another_is_refused(
+        services: Services) -> None:
+    """A player's quick match asked for again (another tab shown the queue)
+    is the same ticket; another queue meanwhile is refused. On a
+    matchmaker whose bots never fill in: nothing timed between the asks
+    (bots filling after 200 ms came between them on a loaded machine)."""
+    mm = services.start("matchmaker", env={"TTANJIT_BOT_WAIT_MS": "600000"})
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{mm.ports['grpc']}") as channel:
+        stub = matchmaker_pb2_grpc.MatchmakerStub(channel)
+        me = matchmaker_pb2.PlayerRef(player=pid(), nickname="혼자")
+        r = await stub.Enqueue(matchmaker_pb2.EnqueueRequest(player=me, game="onecard", seats=3))
+        assert r.ticket and not r.error_code
+        again = await stub.Enqueue(matchmaker_pb2.EnqueueRequest(
+            player=me, game="onecard", seats=3,
+            bot_level="hard"))  # (a tab shown another tab's queue knows no level)
+        assert (again.ticket, again.error_code) == (r.ticket, "")  # the same queue: as it is
+        other = await stub.Enqueue(matchmaker_pb2.EnqueueRequest(player=me, game="onecard",
+                                                                 seats=4))
+        assert other.error_code == "already_queued" and other.error_message
+        gone = await stub.Cancel(matchmaker_pb2.CancelRequest(player=me.player))
+        assert gone.game == "onecard" and not gone.error_code
 
 
 async def test_rematch_waits_for_a_game_that_is_finishing(nc: object) -> None:

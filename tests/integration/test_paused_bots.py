@@ -65,7 +65,7 @@ async def test_a_paused_games_bots_wait_for_its_humans(svc: Services, game: str,
         act = bots.decide(req["game"], req["level"], req["seat"], req["view"], req["rng"])
         await msg.respond(orjson.dumps({"action": act}))
 
-    sub = await nc.subscribe(SUBJ.bots_decide, queue="bots", cb=worker)
+    sub = None
     try:
         me = player_id("me")
         mine = human_seat(game, n, options)
@@ -77,6 +77,10 @@ async def test_a_paused_games_bots_wait_for_its_humans(svc: Services, game: str,
         # socket closes): every human seat is away, the game is paused
         r = await command(nc, gid, me, {"type": "disconnect"})
         assert r["ok"] is True, r
+        # a bot worker from now on: every ask it gets came while paused (one
+        # there from the start was asked before the pause when a loaded
+        # machine took the bots' thinking time, 900 ms, to get here)
+        sub = await nc.subscribe(SUBJ.bots_decide, queue="bots", cb=worker)
         await asyncio.sleep(THINKING_S)
         await tail.caught_up()
         assert tail.hosted is not None and tail.hosted.engine.presence.paused
@@ -92,7 +96,8 @@ async def test_a_paused_games_bots_wait_for_its_humans(svc: Services, game: str,
             await asyncio.sleep(0.05)
         assert asked and any(e.get("by") == "bot" for e in tail.entries), asked
     finally:
-        await sub.unsubscribe()
+        if sub is not None:
+            await sub.unsubscribe()
         await nc.close()
 
 

@@ -31,7 +31,6 @@ async def test_substituted_player_cannot_retake_the_seat(svc: Services) -> None:
     and ``disconnect``; nothing of theirs is recorded afterwards; the bot
     plays both seats; both can still watch (a spectator's view)."""
     shard = svc.start("shard", name="shard-a", env={"TTANJIT_ABSENCE_MS": "1500"})
-    svc.start("bots", ready="ready")
     nc = await nats.connect(svc.nats_url)
     pids = [player_id(str(i)) for i in range(3)]
     gid = await create_game(shard.ports["grpc"], "penalty_rows",
@@ -40,8 +39,10 @@ async def test_substituted_player_cannot_retake_the_seat(svc: Services) -> None:
     watch = await EventLog().subscribe(nc, f"ttanjit.v1.player.{pids[2]}.events")
 
     async def try_seat(seat: int) -> int:
-        # right after the bot took the seat it is still thinking (>= 600 ms):
-        # the engine would accept these for the seat now
+        # no bot worker yet, so the bot that took the seat cannot pick: the
+        # engine would accept these for the seat now (a worker from the
+        # start picked and confirmed first when a loaded machine took its
+        # thinking time, >= 600 ms, to get here)
         await tail.caught_up()
         eng = tail.hosted.engine  # type: ignore[union-attr]
         assert eng.presence.substituted[seat]
@@ -59,6 +60,7 @@ async def test_substituted_player_cannot_retake_the_seat(svc: Services) -> None:
     await until(lambda: any(f["event"]["type"] == "substituted" and f["event"]["seat"] == 1
                             for f in watch.frames), 10, "seat 1 substituted by the timer")
     marks.append(await try_seat(1))
+    svc.start("bots", ready="ready")  # now the bot may play the seats
 
     # watching works, as a spectator watches: the bot's cards stay in the
     # shard (the seat's own view showed them, the bot's draws too: trial)
