@@ -369,7 +369,9 @@ def test_a_transfer_code_is_shown_where_the_player_looks_on_a_phone(new_page: An
     page.locator('[data-act="transfer"]').click()
     code = page.locator(".account .code")
     code.wait_for()
-    page.wait_for_timeout(300)  # a smooth scroll, if any, has ended
+    # a smooth scroll, if any, has ended: the page still for two frames
+    page.wait_for_function("""() => new Promise((ok) => { const y = window.scrollY;
+      requestAnimationFrame(() => requestAnimationFrame(() => ok(window.scrollY === y))); })""")
     box = code.bounding_box()
     assert box and 0 <= box["y"] and box["y"] + box["height"] <= 844, box
 

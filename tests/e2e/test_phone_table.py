@@ -22,6 +22,14 @@ pytestmark = pytest.mark.e2e
 PHONE = {"width": 360, "height": 740}
 
 
+
+def wait_popped(page: Any) -> None:
+    """Until the 원카드! float's pop-in animation has finished (a fixed
+    300 ms for its 0.15 s could measure it mid-way on a loaded machine)."""
+    page.wait_for_function("""() => { const f = document.querySelector(
+      '#onecard-float:not([hidden]) .float-inner');
+      return f && f.getAnimations({subtree: true}).every((a) => a.playState === 'finished'); }""")
+
 def box(page: Any, selector: str) -> dict[str, float]:
     found = page.evaluate("""(s) => { const e = document.querySelector(s);
       if (!e) return null; const r = e.getBoundingClientRect();
@@ -738,7 +746,7 @@ def test_the_one_card_prompt_leaves_my_attack_turn_in_view(new_page: Any, width:
     page.evaluate("""() => { window.__ctl.at = (t) => t;
       window.__mod.onEvent(window.__ctl, {type: 'one_card_window', holder: 1, closes_at: Date.now() + 60000},
                            {game_seq: 5}); }""")
-    page.wait_for_timeout(300)  # its pop-in (0.15 s) is over
+    wait_popped(page)  # its pop-in (0.15 s) is over
     got = page.evaluate("""() => {
       const r = (s) => { const e = document.querySelector(s); return e && e.getBoundingClientRect().toJSON(); };
       return {float: r('#onecard-float:not([hidden]) .float-inner'), top: r('.top-card'), bar: r('.topbar'),
@@ -1076,7 +1084,7 @@ def test_a_phone_on_its_side_shows_the_table_beside_the_dock(
         page.evaluate("""() => { window.__ctl.at = (t) => t;
           window.__mod.onEvent(window.__ctl, {type: 'one_card_window', holder: 1, closes_at: Date.now() + 60000},
                                {game_seq: 5}); }""")
-        page.wait_for_timeout(300)
+        wait_popped(page)
         pop = box(page, "#onecard-float:not([hidden]) .float-inner")
         for act in ("draw", "play"):
             assert not overlap(pop, box(page, f'[data-act="{act}"]')), act
