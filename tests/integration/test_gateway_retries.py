@@ -12,7 +12,7 @@ import asyncio
 import nats
 import pytest
 from conftest import Services
-from shardkit import RecordTail, records_refused
+from shardkit import RecordTail, records_refused, until
 from stack import Stack
 from wsclient import WSClient, two_in_a_room
 
@@ -36,7 +36,10 @@ async def test_a_move_the_owner_lost_in_flight_is_answered_by_the_game_taken_bac
         async with records_refused(nc):  # the shard's append fails: it drops the game
             move = asyncio.create_task(
                 host.action(gid, {"type": "select", "card": second, "row": 2}))
-            await asyncio.sleep(1.0)
+            # until its append was refused (a fixed second let a loaded
+            # machine's move reach the shard after the refusals ended)
+            await until(lambda: '"why":"append failed"' in st.shards[0].log(), 15,
+                        "the move's refused append")
         res = await move  # ... takes it back from its record, and answers
         assert res["type"] == "result", res
         shard = st.shards[0].log()

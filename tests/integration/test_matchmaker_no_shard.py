@@ -157,12 +157,13 @@ async def test_players_waiting_for_a_shard_show_in_metrics_and_logs(svc: Service
                     for r in ("error", "no_shard", "draining", "capacity")}
         assert failures["draining"] >= 5 and failures["error"] == 0, failures
         assert value(got, "ttanjit_mm_match_wait_seconds_count", game="onecard") == 0
-        # one failure a tick (5 a second), not one per match (11 a tick)
+        # one failure a tick (5 a second), not one per match (11 a tick);
+        # fewer when a loaded machine's matchmaker ticked late, never more
         before, t0 = failures["draining"], time.monotonic()
         await asyncio.sleep(2)
         rate = (value(samples(port), "ttanjit_mm_placement_failures_total", reason="draining")
                 - before) / (time.monotonic() - t0)
-        assert 2 <= rate <= 8, rate
+        assert 0 < rate <= 8, rate
 
         # the shard stops draining but is full: another reason, the same episode
         beat.update(draining=False, games=2000)
