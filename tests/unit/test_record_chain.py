@@ -36,8 +36,12 @@ def test_a_signed_record_counts_its_shards_messages_only() -> None:
         (11, signed(5, later), later),  # the owner's next append, after the rest
     ]
     chain = Chain(SUBJECT, (KEY,))
-    assert taken(chain, messages) == [3, 5, 11]
+    assert taken(chain, messages[:-1]) == [3, 5]
+    assert chain.skipped == 5 and chain.after_head == 5  # none gone past yet
+    assert taken(chain, messages[-1:]) == [11]
     assert chain.signed and chain.head == 11 and chain.skipped == 5
+    assert chain.after_head == 0  # the owner's append went past them (counted there)
+    assert not chain.take(12, None, b"{}") and chain.after_head == 1
 
 
 def test_the_mac_covers_the_payload() -> None:

@@ -48,9 +48,18 @@ record_skipped = Counter(
     "ttanjit_shard_record_skipped_messages_total",
     "Messages on games' records that no shard wrote, skipped (answers some NATS user had "
     "stored there by naming the record as a request's reply subject: a gateway's password "
-    "misused?), by where they were found: an append's look after a refusal (found as they "
-    "come), a claim's read (the game's whole record: counted again at its next claim)",
+    "misused?), each once, by where they were found: an append's look after a refusal, or "
+    "a claim's read (those after the record's last shard message, once its marker went "
+    "after them)",
     ["found_at"])
+
+
+def skipped_at_append(n: int) -> None:
+    """Messages no shard wrote that an append went past
+    (``records.append``'s ``skipped``)."""
+    record_skipped.labels("append").inc(n)
+
+
 games_abandoned = Counter("ttanjit_shard_games_abandoned_total",
                           "Games ended as abandoned: every human away 10 min (RULES.md 4)",
                           ["game"])

@@ -107,7 +107,7 @@ class Chain:
     ``prev`` is the last one counted and (with ``keys``) its MAC holds
     with one of them."""
 
-    __slots__ = ("subject", "keys", "signed", "head", "skipped", "forged")
+    __slots__ = ("subject", "keys", "signed", "head", "skipped", "forged", "after_head")
 
     def __init__(self, subject: str, keys: Keys | None, head: int = 0,
                  signed: bool | None = None) -> None:
@@ -117,6 +117,9 @@ class Chain:
         self.head = head  # stream sequence of the last message counted
         self.skipped = 0
         self.forged = 0  # of them, in the record's order but their MAC wrong
+        # of them, those after the last message counted (no shard's append
+        # has gone past them yet)
+        self.after_head = 0
 
     def take(self, seq: int, headers: dict[str, str] | None, data: bytes) -> bool:
         sig = headers.get(SIG) if headers else None
@@ -127,14 +130,17 @@ class Chain:
             return True
         if sig is None or sig.partition(".")[0] != str(self.head):
             self.skipped += 1
+            self.after_head += 1
             return False
         if self.keys is not None and not any(
                 hmac.compare_digest(sig, sign(k, self.subject, self.head, data))
                 for k in self.keys):
             self.skipped += 1
+            self.after_head += 1
             self.forged += 1
             return False
         self.head = seq
+        self.after_head = 0
         return True
 
 
@@ -147,6 +153,9 @@ class StoredRecord:
     stream_last: int = 0  # the subject's last message (an append is expected after it)
     signed: bool = False
     skipped: int = 0  # messages on its subject no shard wrote
+    # of them, those after its shards' last message: the others an
+    # append went past (counted then: ``append``'s ``skipped``)
+    skipped_after: int = 0
     # of them, what a shard without these keys wrote (an ownership marker
     # unsigned, a message signed with another key): the game went on there
     foreign: int = 0
@@ -255,6 +264,7 @@ async def read(js: JetStreamContext, subject: str, timeout: float = 5.0,
     rec.stream_last = last
     rec.signed = bool(chain.signed)
     rec.skipped = chain.skipped
+    rec.skipped_after = chain.after_head
     return rec
 
 

@@ -152,11 +152,6 @@ class Outbox:
             self.sending = False
 
 
-def skipped_at_append(n: int) -> None:
-    """Messages no shard wrote that an append went past (``records.append``)."""
-    m.record_skipped.labels("append").inc(n)
-
-
 def recordable(engine: Engine, action: JSON) -> bool:
     """An action a record may hold as sent, a player's or a bot's: flat
     (nothing nested, no long text: games/base.py) and no field its type
@@ -527,7 +522,7 @@ class Room:
         try:
             seq = await records.append(self.shard.js, self.shard.subj.record(self.game_id),
                                        self.batch_doc, self.last_seq, self.batch_id,
-                                       keys=self.shard.record_keys, skipped=skipped_at_append)
+                                       keys=self.shard.record_keys, skipped=m.skipped_at_append)
         except records.Fenced:  # an ownership loss, not a failure (the alert's: operator audit)
             m.losses.inc()
             log.warning("fenced: another shard owns the game", extra={"game": self.game_id})
@@ -674,7 +669,7 @@ class Room:
             self.shard.js, self.shard.subj.record(self.game_id),
             {"handover": {"from": self.shard.id, "to": target, "t": t}}, self.last_seq,
             f"{self.game_id}:{self.epoch}:{self.msg_no}", keys=self.shard.record_keys,
-            skipped=skipped_at_append))
+            skipped=m.skipped_at_append))
         try:
             self.last_seq = await asyncio.shield(marker)
         except asyncio.CancelledError:

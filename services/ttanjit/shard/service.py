@@ -427,13 +427,13 @@ class Shard:
                 # not taken for this one's (its header is another's)
                 seq = await records.append(self.js, subject, hosted.header(), 0,
                                            f"{gid}:h:{secrets.token_hex(4)}",
-                                           keys=self.record_keys)
+                                           keys=self.record_keys, skipped=m.skipped_at_append)
             except records.Fenced:
                 raise IdTaken(f"game {gid} has a record already") from None
             claim = {"claim": {"shard": self.id, "inc": self.inc, "epoch": 1,
                                "reason": "create", "origin_ms": now}}
             seq = await records.append(self.js, subject, claim, seq, f"{gid}:c1",
-                                       keys=self.record_keys)
+                                       keys=self.record_keys, skipped=m.skipped_at_append)
             await self.directory.put(gid, orjson.dumps(hosted.directory_entry()))
         except BaseException:  # re-raised: no half-made game left behind
             # (the caller places it again)
@@ -510,7 +510,6 @@ class Shard:
                         "shard's keys (an ownership marker unsigned, or another key's): is "
                         "TTANJIT_RECORD_KEY the other shards'?")
                 if rec.skipped:
-                    m.record_skipped.labels("claim").inc(rec.skipped)
                     log.warning("record has %d messages no shard wrote, skipped",
                                 rec.skipped, extra={"game": gid})
                 hosted = HostedGame.from_header(rec.header, self.cfg.backlog)
@@ -534,9 +533,12 @@ class Shard:
                 try:
                     seq = await records.append(self.js, subject, marker, rec.last_seq,
                                                f"{gid}:c{epoch + 1}:{self.inc}",
-                                               keys=self.record_keys, stream_last=rec.stream_last)
+                                               keys=self.record_keys, stream_last=rec.stream_last,
+                                               skipped=m.skipped_at_append)
                 except records.Fenced:
                     continue  # the old owner appended meanwhile: read again
+                if rec.skipped_after:  # gone past by this marker: counted once, here
+                    m.record_skipped.labels("claim").inc(rec.skipped_after)
                 break
             else:
                 return False
