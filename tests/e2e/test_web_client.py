@@ -641,7 +641,9 @@ def test_a_move_on_a_connection_gone_quiet_is_said_and_sent_once_back(stack: Any
     # a loaded machine's Playwright round trips ate the margin)
     moved = next(f["t"] for f in reversed(out) if f["type"] == "action")
     checked = [f["t"] - moved for f in out if f["type"] == "ping" and f["t"] >= moved]
-    assert len(checked) == 1 and checked[0] >= 1_400, checked  # (none before its 1.5 s)
+    # (none before its 1.5 s; an upper bound far under the 10 s of the
+    # pings put off, in the page's time)
+    assert len(checked) == 1 and 1_400 <= checked[0] <= 5_000, checked
     page.wait_for_function("""() => window.__frames.some((f) => f.dir === 'in' && f.cmd_id
       && (f.type === 'result' || f.type === 'error'))""", timeout=30_000)
     page.wait_for_function("() => window.ttanjit.net.pending.size === 0", timeout=10_000)
