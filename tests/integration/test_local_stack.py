@@ -8,7 +8,6 @@ drill's stack, ``ttanjit.chaos.stack``, likewise: ``test_chaos``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import nats
 import pytest
@@ -16,7 +15,7 @@ from conftest import REFUSED
 from nats.errors import Error as NatsError
 
 from ttanjit.common import natsauth
-from ttanjit.common.nats import RECORDS_STREAM, Subjects
+from ttanjit.common.nats import RECORDS_STREAM, Subjects, server_options
 from ttanjit.loadtest.localstack import RECORD_KEY, LocalStack
 from ttanjit.loadtest.play import play
 from ttanjit.loadtest.player import PlayConfig
@@ -31,7 +30,7 @@ def _environ(pid: int) -> dict[str, str]:
 
 
 def _user(url: str) -> str:
-    return unquote(urlsplit(url).username or "")
+    return str(server_options(url).get("user", ""))
 
 
 async def test_the_local_stack_runs_as_deployed() -> None:

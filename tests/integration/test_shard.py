@@ -44,7 +44,8 @@ from ttanjit.common.nats import OWNERS_BUCKET
 from ttanjit.games import GAMES, engine_class
 from ttanjit.games.record import Input, Record, replay
 from ttanjit.shard.game import record_from_messages
-from ttanjit.shard.ownership import SHARD_PREFIX
+from ttanjit.shard.ownership import SHARD_PREFIX, parse_lease
+from ttanjit.shard.room import wall_ms
 from ttanjit.shard.service import stop_budget
 from ttanjit.v1 import shard_pb2, shard_pb2_grpc
 
@@ -460,15 +461,12 @@ async def test_failover_keeps_the_remaining_time_of_the_clock(svc: Services) -> 
     await nc.close()
 
 
-def wall_ms() -> int:
-    return int(time.time() * 1000)
-
-
 async def _last_renewal(nc: Any, shard: str) -> int:
     """The wall ms of the last renewal of ``shard``'s lease (read after it
     was killed, before anything replaced it)."""
     kv = await nc.jetstream().key_value(OWNERS_BUCKET)
-    return int(orjson.loads((await kv.get(f"{SHARD_PREFIX}{shard}")).value)["renewed_ms"])
+    entry = await kv.get(f"{SHARD_PREFIX}{shard}")
+    return parse_lease(orjson.loads(entry.value), entry.revision).renewed_ms
 
 
 def _charged_to_the_last_renewal(full: int, left: int, asked_ms: int, told_ms: int,

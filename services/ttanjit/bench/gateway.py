@@ -35,6 +35,7 @@ import websockets
 from ttanjit.common import natsauth
 from ttanjit.common.nats import subscribed
 from ttanjit.common.natsserver import NatsServer, free_port, wait_port
+from ttanjit.loadtest.localstack import RECORD_KEY  # (the benchmark stacks' shards' key)
 
 PLAYERS = 1000
 TABLE = 10
@@ -299,13 +300,12 @@ def run(args: Any) -> dict[str, Any]:
         try:
             mm_port, http_port = free_port(), free_port()
             shard_urls = []
-            record_key = os.urandom(24).hex()
             for i in range(2):
                 mport = free_port()
                 shard_urls.append(f"http://127.0.0.1:{mport}")
                 # (the shards sign their records, as a deployment's should)
                 procs.start("shard", f"shard-{i}", TTANJIT_GRPC_PORT=str(free_port()),
-                            TTANJIT_METRICS_PORT=str(mport), TTANJIT_RECORD_KEY=record_key)
+                            TTANJIT_METRICS_PORT=str(mport), TTANJIT_RECORD_KEY=RECORD_KEY)
             procs.start("bots", "bots")
             procs.start("matchmaker", "matchmaker", TTANJIT_GRPC_PORT=str(mm_port),
                         TTANJIT_BOT_WAIT_MS="600000")

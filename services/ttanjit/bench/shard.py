@@ -38,12 +38,10 @@ from nats.errors import TimeoutError as NatsTimeout
 
 from ttanjit.common.nats import Subjects
 from ttanjit.common.natsserver import NatsServer, free_port
+from ttanjit.loadtest.localstack import RECORD_KEY  # (the benchmark stacks' shards' key)
 
 SUBJ = Subjects()
 TARGETS = {"p99_command_ms": 20, "timer_lag_p99_ms": 20, "failover_s": 3, "drain_500_s": 10}
-
-
-BENCH_RECORD_KEY = os.urandom(24).hex()  # one for every shard of a run
 
 
 class ShardProc:
@@ -56,7 +54,7 @@ class ShardProc:
                     TTANJIT_METRICS_PORT=str(self.metrics_port),
                     TTANJIT_ADVERTISE_HOST="127.0.0.1", TTANJIT_LOG_LEVEL="WARNING",
                     # the shards sign their records, as a deployment's should
-                    TTANJIT_RECORD_KEY=BENCH_RECORD_KEY, **env)
+                    TTANJIT_RECORD_KEY=RECORD_KEY, **env)
         self.logfile = logdir / f"{name}.log"
         self._fh = open(self.logfile, "wb")  # noqa: SIM115
         full["TTANJIT_LOG_LEVEL"] = "INFO"
